@@ -1,0 +1,25 @@
+"""The client half: ``Client``, its session, and what callbacks receive."""
+
+from answerback.client._callbacks import (
+    ClientRequestContext,
+    ElicitationCallback,
+    IncomingMessage,
+    ListRootsCallback,
+    LoggingCallback,
+    MessageHandler,
+    SamplingCallback,
+)
+from answerback.client._client import Client
+from answerback.client._session import ClientSession
+
+__all__ = [
+    "Client",
+    "ClientRequestContext",
+    "ClientSession",
+    "ElicitationCallback",
+    "IncomingMessage",
+    "ListRootsCallback",
+    "LoggingCallback",
+    "MessageHandler",
+    "SamplingCallback",
+]

@@ -1,0 +1,238 @@
+"""``Client``: connect to a server through any transport and talk MCP with it.
+
+The first argument picks the transport: an ``MCPServer`` (or anything with
+``serve_connection``) runs in-process, a ``StdioServer`` starts a subprocess, a URL
+string speaks streamable HTTP, and any object with ``connect()`` is used as it is.
+"""
+
+from __future__ import annotations
+
+from contextlib import AsyncExitStack
+from types import TracebackType
+from typing import Any, Literal, Self
+
+from answerback.client._callbacks import (
+    ElicitationCallback,
+    ListRootsCallback,
+    LoggingCallback,
+    MessageHandler,
+    SamplingCallback,
+    declared_capabilities,
+)
+from answerback.client._session import ClientSession
+from answerback.jsonrpc import Endpoint
+from answerback.transports import ClientTransport, ConnectionServer, InProcessTransport
+from answerback.types import (
+    CallToolRequestParams,
+    CallToolResult,
+    EmptyResult,
+    Implementation,
+    InitializeRequestParams,
+    InitializeResult,
+    ListToolsResult,
+    LoggingLevel,
+    MCPError,
+    PaginatedRequestParams,
+    SamplingCapability,
+    ServerCapabilities,
+    SetLevelRequestParams,
+    Tool,
+)
+from answerback.types._errors import INVALID_REQUEST
+from answerback.types._versions import LATEST_LEGACY_VERSION, LEGACY_VERSIONS
+
+Mode = Literal["auto", "legacy"] | str
+
+DEFAULT_CLIENT_INFO = Implementation(name="answerback", version="0.1.0")
+
+
+def transport_for(target: Any) -> ClientTransport:
+    """The transport that reaches ``target`` (see the module docstring)."""
+    if isinstance(target, str):
+        if target.startswith(("http://", "https://")):
+            from answerback.transports.http import StreamableHTTPTransport
+
+            return StreamableHTTPTransport(target)
+        raise ValueError(
+            f"Cannot connect to {target!r}: a string target must be an http(s) URL. "
+            "For a local program use answerback.StdioServer(command, args=[...])."
+        )
+    if isinstance(target, ConnectionServer):
+        return InProcessTransport(target)
+    if isinstance(target, ClientTransport):
+        return target
+    raise TypeError(
+        f"Cannot connect to a {type(target).__name__}: pass an MCPServer, a StdioServer, "
+        "an http(s) URL or a transport with a connect() method."
+    )
+
+
+class Client:
+    """An MCP client. Use as ``async with Client(target, ...) as client:``.
+
+    The callbacks answer the server's questions and are, at the same time, the
+    capability declaration: the client declares exactly what it has callbacks for.
+    """
+
+    def __init__(
+        self,
+        target: Any,
+        *,
+        mode: Mode = "auto",
+        elicitation_callback: ElicitationCallback | None = None,
+        sampling_callback: SamplingCallback | None = None,
+        sampling_capabilities: SamplingCapability | None = None,
+        list_roots_callback: ListRootsCallback | None = None,
+        logging_callback: LoggingCallback | None = None,
+        message_handler: MessageHandler | None = None,
+        log_level: LoggingLevel | None = None,
+        client_info: Implementation | None = None,
+        read_timeout_seconds: float | None = None,
+        input_required_max_rounds: int = 10,
+    ) -> None:
+        if mode not in ("auto", "legacy") and mode not in LEGACY_VERSIONS:
+            raise ValueError(
+                f"Unknown mode {mode!r}: use 'auto', 'legacy' or a protocol version "
+                f"({', '.join(LEGACY_VERSIONS)})."
+            )
+        if sampling_capabilities is not None and sampling_callback is None:
+            raise ValueError("sampling_capabilities needs a sampling_callback to answer with.")
+        self._transport = transport_for(target)
+        self.mode = mode
+        self.log_level: LoggingLevel | None = log_level
+        self.client_info = client_info or DEFAULT_CLIENT_INFO
+        self.input_required_max_rounds = input_required_max_rounds
+        self.session = ClientSession(
+            capabilities=declared_capabilities(
+                elicitation=elicitation_callback is not None,
+                sampling=sampling_callback is not None,
+                sampling_capabilities=sampling_capabilities,
+                roots=list_roots_callback is not None,
+            ),
+            elicitation_callback=elicitation_callback,
+            sampling_callback=sampling_callback,
+            list_roots_callback=list_roots_callback,
+            logging_callback=logging_callback,
+            message_handler=message_handler,
+            read_timeout_seconds=read_timeout_seconds,
+        )
+        self._exit_stack: AsyncExitStack | None = None
+        self._initialize_result: InitializeResult | None = None
+
+    async def __aenter__(self) -> Self:
+        if self._exit_stack is not None:
+            raise RuntimeError("This Client is already connected; a Client connects once.")
+        async with AsyncExitStack() as stack:
+            read_stream, write_stream = await stack.enter_async_context(self._transport.connect())
+            endpoint = Endpoint(
+                read_stream,
+                write_stream,
+                on_request=self.session.handle_request,
+                on_notification=self.session.handle_notification,
+                on_transport_error=self.session.handle_transport_error,
+                name="server",
+            )
+            self.session.attach(await stack.enter_async_context(endpoint))
+            await self._initialize()
+            self._exit_stack = stack.pop_all()
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        stack, self._exit_stack = self._exit_stack, None
+        if stack is not None:
+            await stack.__aexit__(exc_type, exc, tb)
+
+    async def _initialize(self) -> None:
+        version = self.mode if self.mode in LEGACY_VERSIONS else LATEST_LEGACY_VERSION
+        params = InitializeRequestParams(
+            protocol_version=version,
+            capabilities=self.session.capabilities,
+            client_info=self.client_info,
+        )
+        result = await self.session.send_request(
+            "initialize", params, InitializeResult, cancellable=False
+        )
+        if result.protocol_version not in LEGACY_VERSIONS:
+            raise MCPError(
+                INVALID_REQUEST,
+                f"The server chose protocol version {result.protocol_version!r}, which "
+                f"answerback does not speak ({', '.join(LEGACY_VERSIONS)}).",
+            )
+        self._initialize_result = result
+        self.session.server = result
+        await self.session.send_notification("notifications/initialized")
+        if self.log_level is not None and result.capabilities.logging is not None:
+            await self.set_logging_level(self.log_level)
+
+    # -- what the server said about itself -------------------------------------------
+
+    @property
+    def protocol_version(self) -> str:
+        """The protocol version in use on this connection."""
+        return self._connected().protocol_version
+
+    @property
+    def server_info(self) -> Implementation:
+        return self._connected().server_info
+
+    @property
+    def server_capabilities(self) -> ServerCapabilities:
+        return self._connected().capabilities
+
+    @property
+    def instructions(self) -> str | None:
+        return self._connected().instructions
+
+    def _connected(self) -> InitializeResult:
+        if self._initialize_result is None:
+            raise RuntimeError("Not connected: use the Client as `async with Client(...)`.")
+        return self._initialize_result
+
+    # -- requests --------------------------------------------------------------------
+
+    async def ping(self) -> None:
+        await self.session.send_request("ping", None, EmptyResult)
+
+    async def list_tools(self, cursor: str | None = None) -> ListToolsResult:
+        """One page of the server's tools (pass ``next_cursor`` for the next)."""
+        params = PaginatedRequestParams(cursor=cursor) if cursor is not None else None
+        return await self.session.send_request("tools/list", params, ListToolsResult)
+
+    async def list_all_tools(self) -> list[Tool]:
+        """Every tool, following pagination to the end."""
+        tools: list[Tool] = []
+        cursor: str | None = None
+        while True:
+            page = await self.list_tools(cursor)
+            tools.extend(page.tools)
+            if not page.next_cursor:
+                return tools
+            cursor = page.next_cursor
+
+    async def call_tool(
+        self,
+        name: str,
+        arguments: dict[str, Any] | None = None,
+        *,
+        read_timeout_seconds: float | None = None,
+    ) -> CallToolResult:
+        """Call a tool; a failing tool gives ``is_error=True``, a protocol error raises."""
+        params = CallToolRequestParams(name=name, arguments=arguments)
+        return await self.session.send_request(
+            "tools/call", params, CallToolResult, timeout=read_timeout_seconds
+        )
+
+    async def set_logging_level(self, level: LoggingLevel) -> None:
+        """Ask the server to send log messages at ``level`` and above."""
+        await self.session.send_request(
+            "logging/setLevel", SetLevelRequestParams(level=level), EmptyResult
+        )
+
+    async def send_roots_list_changed(self) -> None:
+        """Tell the server the roots changed, so it asks for them again."""
+        await self.session.send_notification("notifications/roots/list_changed")

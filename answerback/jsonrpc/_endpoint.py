@@ -1,0 +1,487 @@
+"""The JSON-RPC engine shared by client and server.
+
+An ``Endpoint`` owns one connection's message streams. It reads in one task, answers
+each incoming request in a task of its own (so both sides can have many requests in
+flight at once, in both directions), correlates responses with the requests that wait
+for them, and turns every exception a handler raises into an error response in exactly
+one place (``error_from_exception``).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+from collections.abc import Awaitable, Callable
+from types import TracebackType
+from typing import Any, Self, cast
+
+import anyio
+import pydantic
+from anyio.abc import TaskGroup
+
+from answerback.jsonrpc._envelope import (
+    Envelope,
+    JSONObject,
+    MalformedMessage,
+    ReadStream,
+    RequestId,
+    WriteStream,
+)
+from answerback.types._errors import (
+    CONNECTION_CLOSED,
+    INTERNAL_ERROR,
+    INVALID_PARAMS,
+    INVALID_REQUEST,
+    PARSE_ERROR,
+    ConnectionClosedError,
+    ErrorData,
+    MCPError,
+    RequestTimeoutError,
+)
+
+logger = logging.getLogger("answerback.jsonrpc")
+
+RequestHandler = Callable[["IncomingRequest"], Awaitable[JSONObject]]
+NotificationHandler = Callable[[str, JSONObject | None, Envelope], Awaitable[None]]
+ProgressCallback = Callable[[float, float | None, str | None], Awaitable[None]]
+ErrorHandler = Callable[[Exception], Awaitable[None]]
+
+CANCELLED = "notifications/cancelled"
+PROGRESS = "notifications/progress"
+
+
+def error_from_exception(exc: BaseException) -> ErrorData:
+    """The error response for an exception raised while answering a request.
+
+    ``MCPError`` is sent as raised; a pydantic validation failure means the peer sent
+    parameters of the wrong shape (-32602, with the validator's explanation); anything
+    else is an internal error whose message names the exception, so the peer is not left
+    guessing and no traceback leaks.
+    """
+    if isinstance(exc, MCPError):
+        return exc.error
+    if isinstance(exc, pydantic.ValidationError):
+        problems = "; ".join(
+            f"{'.'.join(str(part) for part in err['loc']) or 'params'}: {err['msg']}"
+            for err in exc.errors(include_url=False)
+        )
+        return ErrorData(code=INVALID_PARAMS, message=f"Invalid params: {problems}")
+    logger.exception("request handler failed", exc_info=exc)
+    return ErrorData(code=INTERNAL_ERROR, message=f"Internal error: {type(exc).__name__}: {exc}")
+
+
+class IncomingRequest:
+    """A request the peer sent us, as seen by the handler answering it."""
+
+    __slots__ = ("_endpoint", "envelope", "id", "method", "params")
+
+    def __init__(
+        self,
+        endpoint: Endpoint,
+        request_id: RequestId,
+        method: str,
+        params: JSONObject | None,
+        envelope: Envelope,
+    ) -> None:
+        self._endpoint = endpoint
+        self.id = request_id
+        self.method = method
+        self.params = params
+        self.envelope = envelope
+
+    @property
+    def meta(self) -> JSONObject | None:
+        """The request's ``_meta`` object, if it sent one."""
+        if self.params is None:
+            return None
+        return as_object(self.params.get("_meta"))
+
+    @property
+    def progress_token(self) -> str | int | None:
+        meta = self.meta
+        token = meta.get("progressToken") if meta else None
+        return token if isinstance(token, str | int) and not isinstance(token, bool) else None
+
+    async def send_progress(
+        self, progress: float, total: float | None = None, message: str | None = None
+    ) -> None:
+        """Report progress, if the requester asked for it (otherwise do nothing)."""
+        token = self.progress_token
+        if token is None:
+            return
+        params: JSONObject = {"progressToken": token, "progress": progress}
+        if total is not None:
+            params["total"] = total
+        if message is not None:
+            params["message"] = message
+        await self.notify(PROGRESS, params)
+
+    async def request(
+        self, method: str, params: JSONObject | None = None, *, timeout: float | None = None
+    ) -> JSONObject:
+        """Send a request to the peer as part of answering this one."""
+        return await self._endpoint.request(
+            method, params, timeout=timeout, related_request_id=self.id
+        )
+
+    async def notify(self, method: str, params: JSONObject | None = None) -> None:
+        """Send a notification to the peer as part of answering this one."""
+        await self._endpoint.notify(method, params, related_request_id=self.id)
+
+
+class _Pending:
+    __slots__ = ("done", "last_activity", "method", "on_progress", "response")
+
+    def __init__(self, method: str, on_progress: ProgressCallback | None) -> None:
+        self.method = method
+        self.on_progress = on_progress
+        self.done = anyio.Event()
+        self.response: JSONObject | None = None
+        self.last_activity = anyio.current_time()
+
+
+class Endpoint:
+    """One side of a JSON-RPC connection over a pair of envelope streams.
+
+    Use as an async context manager: entering starts the reader; leaving stops it,
+    cancels the handlers still running and fails every request still waiting for an
+    answer with ``ConnectionClosedError``.
+    """
+
+    def __init__(
+        self,
+        read_stream: ReadStream,
+        write_stream: WriteStream,
+        *,
+        on_request: RequestHandler,
+        on_notification: NotificationHandler,
+        on_transport_error: ErrorHandler | None = None,
+        name: str = "peer",
+    ) -> None:
+        self._read_stream = read_stream
+        self._write_stream = write_stream
+        self._on_request = on_request
+        self._on_notification = on_notification
+        self._on_transport_error = on_transport_error
+        self._name = name
+        self._next_id = 0
+        self._pending: dict[RequestId, _Pending] = {}
+        self._in_flight: dict[RequestId, anyio.CancelScope] = {}
+        self._handlers_running = 0
+        self._last_handler_done = 0.0
+        self._closed_reason: str | None = None
+        self._task_group: TaskGroup | None = None
+        self.closed = anyio.Event()
+
+    async def __aenter__(self) -> Self:
+        self._task_group = anyio.create_task_group()
+        await self._task_group.__aenter__()
+        self._task_group.start_soon(self._read_loop)
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> bool | None:
+        assert self._task_group is not None
+        self._task_group.cancel_scope.cancel()
+        try:
+            return await self._task_group.__aexit__(exc_type, exc, tb)
+        finally:
+            self._fail_pending("the connection was closed")
+            self._write_stream.close()
+
+    @property
+    def in_flight_count(self) -> int:
+        """Requests from the peer still being answered (for leak checks and tests)."""
+        return len(self._in_flight)
+
+    @property
+    def pending_count(self) -> int:
+        """Our requests still waiting for an answer."""
+        return len(self._pending)
+
+    # -- sending ---------------------------------------------------------------------
+
+    async def request(
+        self,
+        method: str,
+        params: JSONObject | None = None,
+        *,
+        timeout: float | None = None,
+        on_progress: ProgressCallback | None = None,
+        related_request_id: RequestId | None = None,
+        cancellable: bool = True,
+        transport_context: Any = None,
+    ) -> JSONObject:
+        """Send a request and wait for its result; an error response raises ``MCPError``.
+
+        ``timeout`` is an inactivity limit: progress on this request, or a request from
+        the peer that we are still answering (a person filling in a form), keeps it alive.
+        When it expires, or the caller is cancelled, the peer is told with
+        ``notifications/cancelled`` (unless ``cancellable`` is false, as for
+        ``initialize``).
+        """
+        if self._closed_reason is not None:
+            raise ConnectionClosedError(
+                f"Cannot send {method!r}: {self._closed_reason}. Open a new connection."
+            )
+        request_id = self._next_id
+        self._next_id += 1
+        pending = _Pending(method, on_progress)
+        if on_progress is not None:
+            params = dict(params or {})
+            params["_meta"] = {**params.get("_meta", {}), "progressToken": request_id}
+        message: JSONObject = {"jsonrpc": "2.0", "id": request_id, "method": method}
+        if params is not None:
+            message["params"] = params
+        self._pending[request_id] = pending
+        try:
+            await self._send(Envelope(message, related_request_id, transport_context))
+            await self._wait(pending, timeout)
+        except BaseException as exc:
+            if not pending.done.is_set() and cancellable and self._closed_reason is None:
+                reason = "timed out" if isinstance(exc, RequestTimeoutError) else "cancelled"
+                with anyio.CancelScope(shield=True):
+                    await self._notify_cancelled(request_id, reason, related_request_id)
+            raise
+        finally:
+            del self._pending[request_id]
+        response = pending.response
+        assert response is not None
+        if "error" in response:
+            raise MCPError.from_error_data(_parse_error(response["error"]))
+        result = as_object(response.get("result"))
+        if result is None:
+            raise MCPError(
+                INVALID_REQUEST,
+                f"The {self._name} answered {method!r} with a result that is not an object.",
+            )
+        return result
+
+    async def _wait(self, pending: _Pending, timeout: float | None) -> None:
+        if timeout is None:
+            await pending.done.wait()
+            return
+        while True:
+            idle_since = max(pending.last_activity, self._last_handler_done)
+            remaining = timeout - (anyio.current_time() - idle_since)
+            if self._handlers_running:
+                remaining = max(remaining, timeout)
+            if remaining <= 0:
+                raise RequestTimeoutError(
+                    f"No answer to {pending.method!r} from the {self._name} within "
+                    f"{timeout:g} s; the request was cancelled. Raise the timeout if the "
+                    "operation is expected to take longer."
+                )
+            with anyio.move_on_after(remaining):
+                await pending.done.wait()
+                return
+
+    async def notify(
+        self,
+        method: str,
+        params: JSONObject | None = None,
+        *,
+        related_request_id: RequestId | None = None,
+    ) -> None:
+        """Send a notification (no answer expected)."""
+        message: JSONObject = {"jsonrpc": "2.0", "method": method}
+        if params is not None:
+            message["params"] = params
+        await self._send(Envelope(message, related_request_id))
+
+    async def _notify_cancelled(
+        self, request_id: RequestId, reason: str, related_request_id: RequestId | None
+    ) -> None:
+        with contextlib.suppress(
+            anyio.ClosedResourceError, anyio.BrokenResourceError, ConnectionClosedError
+        ):
+            await self.notify(
+                CANCELLED,
+                {"requestId": request_id, "reason": reason},
+                related_request_id=related_request_id,
+            )
+
+    async def _send(self, envelope: Envelope) -> None:
+        try:
+            await self._write_stream.send(envelope)
+        except (anyio.ClosedResourceError, anyio.BrokenResourceError):
+            reason = self._closed_reason or "the connection is closed"
+            raise ConnectionClosedError(f"Cannot send to the {self._name}: {reason}.") from None
+
+    # -- receiving -------------------------------------------------------------------
+
+    async def _read_loop(self) -> None:
+        assert self._task_group is not None
+        try:
+            async for item in self._read_stream:
+                if isinstance(item, Exception):
+                    await self._transport_error(item)
+                else:
+                    await self._dispatch(item)
+        except (anyio.ClosedResourceError, anyio.BrokenResourceError):
+            pass
+        self._fail_pending(f"the {self._name} closed the connection")
+        self.closed.set()
+
+    async def _transport_error(self, exc: Exception) -> None:
+        if isinstance(exc, MalformedMessage):
+            await self._send_error(None, PARSE_ERROR, f"Parse error: {exc}")
+        if isinstance(exc, ConnectionClosedError):
+            self._fail_pending(exc.message)
+        if self._on_transport_error is not None:
+            await self._on_transport_error(exc)
+        else:
+            logger.warning("transport error from %s: %s", self._name, exc)
+
+    async def _dispatch(self, envelope: Envelope) -> None:
+        message = as_object(envelope.message)
+        if message is None:
+            what = (
+                "Batch requests are not supported"
+                if isinstance(envelope.message, list)
+                else ("A JSON-RPC message must be an object")
+            )
+            await self._send_error(None, INVALID_REQUEST, f"Invalid request: {what}.")
+            return
+        raw_id: object = message.get("id")
+        request_id = (
+            raw_id if isinstance(raw_id, str | int) and not isinstance(raw_id, bool) else None
+        )
+        id_ok = request_id is not None
+        method: object = message.get("method")
+        if message.get("jsonrpc") != "2.0":
+            await self._invalid(request_id, 'the "jsonrpc" member must be exactly "2.0"')
+            return
+        if method is None:
+            if "result" in message or "error" in message:
+                self._resolve(message)
+            else:
+                await self._invalid(request_id, "no method, result or error")
+            return
+        if not isinstance(method, str):
+            await self._invalid(request_id, '"method" must be a string')
+            return
+        raw_params: object = message.get("params")
+        params = as_object(raw_params)
+        if raw_params is not None and params is None:
+            if "id" in message:
+                await self._send_error(
+                    request_id,
+                    INVALID_PARAMS,
+                    f"Invalid params for {method!r}: params must be an object.",
+                )
+            return
+        if "id" not in message:
+            await self._notification(method, params, envelope)
+        elif not id_ok:
+            await self._invalid(None, '"id" must be a string or an integer')
+        elif request_id in self._in_flight:
+            await self._invalid(request_id, f"id {request_id!r} is already in use by a request")
+        else:
+            assert isinstance(request_id, str | int)
+            assert self._task_group is not None
+            request = IncomingRequest(self, request_id, method, params, envelope)
+            scope = anyio.CancelScope()
+            self._in_flight[request_id] = scope
+            self._task_group.start_soon(self._answer, request, scope)
+
+    async def _invalid(self, request_id: RequestId | None, why: str) -> None:
+        await self._send_error(request_id, INVALID_REQUEST, f"Invalid request: {why}.")
+
+    def _resolve(self, message: JSONObject) -> None:
+        request_id = message.get("id")
+        pending = self._pending.get(request_id) if isinstance(request_id, str | int) else None
+        if pending is None:
+            logger.warning("dropped a response to unknown request id %r", request_id)
+            return
+        if pending.done.is_set():
+            return
+        pending.response = message
+        pending.done.set()
+
+    async def _notification(self, method: str, params: JSONObject | None, env: Envelope) -> None:
+        if method == CANCELLED:
+            target = params.get("requestId") if params else None
+            scope = self._in_flight.get(target) if isinstance(target, str | int) else None
+            if scope is not None:
+                scope.cancel()
+            return
+        if method == PROGRESS and params is not None:
+            pending = self._pending.get(params.get("progressToken"))  # type: ignore[arg-type]
+            if pending is not None:
+                pending.last_activity = anyio.current_time()
+                if pending.on_progress is not None:
+                    progress, total = params.get("progress"), params.get("total")
+                    message = params.get("message")
+                    if isinstance(progress, int | float):
+                        await pending.on_progress(
+                            float(progress),
+                            float(total) if isinstance(total, int | float) else None,
+                            message if isinstance(message, str) else None,
+                        )
+                return
+        try:
+            await self._on_notification(method, params, env)
+        except Exception:
+            logger.exception("notification handler for %r failed", method)
+
+    async def _answer(self, request: IncomingRequest, scope: anyio.CancelScope) -> None:
+        self._handlers_running += 1
+        response: JSONObject | None = None
+        try:
+            with scope:
+                try:
+                    result = await self._on_request(request)
+                    response = {"jsonrpc": "2.0", "id": request.id, "result": result}
+                except Exception as exc:
+                    error = error_from_exception(exc).to_wire()
+                    response = {"jsonrpc": "2.0", "id": request.id, "error": error}
+        finally:
+            self._handlers_running -= 1
+            self._last_handler_done = anyio.current_time()
+            del self._in_flight[request.id]
+        # A request the peer cancelled gets no response (the peer has stopped listening).
+        if response is not None:
+            try:
+                await self._send(Envelope(response, request.id))
+            except ConnectionClosedError:
+                logger.debug("could not answer %r: connection closed", request.method)
+
+    async def _send_error(self, request_id: RequestId | None, code: int, message: str) -> None:
+        error = {"code": code, "message": message}
+        with contextlib.suppress(ConnectionClosedError):
+            await self._send(
+                Envelope({"jsonrpc": "2.0", "id": request_id, "error": error}, request_id)
+            )
+
+    def _fail_pending(self, reason: str) -> None:
+        if self._closed_reason is None:
+            self._closed_reason = reason
+        for pending in self._pending.values():
+            if not pending.done.is_set():
+                pending.response = {
+                    "error": {
+                        "code": CONNECTION_CLOSED,
+                        "message": f"Connection closed before {pending.method!r} was "
+                        f"answered: {reason}.",
+                    }
+                }
+                pending.done.set()
+
+
+def as_object(value: object) -> JSONObject | None:
+    """``value`` as a JSON object, or ``None`` if it is anything else."""
+    return cast(JSONObject, value) if isinstance(value, dict) else None
+
+
+def _parse_error(raw: object) -> ErrorData:
+    error = as_object(raw)
+    if error is not None:
+        code, message = error.get("code"), error.get("message")
+        if isinstance(code, int) and isinstance(message, str):
+            return ErrorData(code=code, message=message, data=error.get("data"))
+    return ErrorData(code=INTERNAL_ERROR, message=f"Malformed error response: {raw!r}")

@@ -1,0 +1,38 @@
+"""What travels between the JSON-RPC engine and a transport.
+
+A transport moves ``Envelope`` objects: the JSON-RPC message as a plain dict plus the
+routing facts a transport needs and the engine must not interpret (which incoming request
+an outgoing message belongs to, and what the transport knew about an incoming message,
+such as the HTTP request that carried it).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, TypeAlias
+
+from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
+
+RequestId: TypeAlias = str | int
+JSONObject: TypeAlias = dict[str, Any]
+
+
+@dataclass(slots=True)
+class Envelope:
+    """One JSON-RPC message and its routing facts."""
+
+    message: Any
+    """The decoded JSON value: normally a dict; anything else is answered as invalid."""
+    related_request_id: RequestId | None = None
+    """For outgoing messages: the incoming request this one is part of (HTTP routes
+    a server's request to the client onto that request's response stream)."""
+    transport_context: Any = None
+    """For incoming messages: transport-specific facts (for HTTP, the request headers)."""
+
+
+class MalformedMessage(Exception):
+    """A transport read bytes that are not JSON; the engine answers with a parse error."""
+
+
+ReadStream: TypeAlias = MemoryObjectReceiveStream[Envelope | Exception]
+WriteStream: TypeAlias = MemoryObjectSendStream[Envelope]

@@ -1,0 +1,115 @@
+"""``Context``: what a tool gets when it declares a parameter annotated ``Context``.
+
+It is the tool's line back to the client during one request: ask the user
+(``elicit``), log, report progress, and reach the client session itself
+(``ctx.session``) for sampling, roots and capability checks.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Generic, Literal, TypeVar
+
+import pydantic
+from pydantic import BaseModel
+
+from answerback.jsonrpc import IncomingRequest, RequestId
+from answerback.server._form_schema import form_schema
+from answerback.server._session import ServerSession
+from answerback.types import InvalidParamsError, LoggingLevel
+
+ModelT = TypeVar("ModelT", bound=BaseModel)
+
+
+@dataclass(frozen=True, slots=True)
+class AcceptedElicitation(Generic[ModelT]):
+    """The user answered; ``data`` is the answer parsed into the requested model."""
+
+    data: ModelT
+    action: Literal["accept"] = "accept"
+
+
+@dataclass(frozen=True, slots=True)
+class DeclinedElicitation:
+    """The user explicitly said no."""
+
+    action: Literal["decline"] = "decline"
+
+
+@dataclass(frozen=True, slots=True)
+class CancelledElicitation:
+    """The user dismissed the question without choosing."""
+
+    action: Literal["cancel"] = "cancel"
+
+
+ElicitationResult = AcceptedElicitation[ModelT] | DeclinedElicitation | CancelledElicitation
+
+
+class Context:
+    """The tool's handle on the request it is answering and on the client behind it."""
+
+    def __init__(self, session: ServerSession, request: IncomingRequest) -> None:
+        self._session = session
+        self._request = request
+
+    @property
+    def session(self) -> ServerSession:
+        return self._session
+
+    @property
+    def request_id(self) -> RequestId:
+        return self._request.id
+
+    @property
+    def meta(self) -> dict[str, Any] | None:
+        """The ``_meta`` the client attached to this request."""
+        return self._request.meta
+
+    async def elicit(self, message: str, schema: type[ModelT]) -> ElicitationResult[ModelT]:
+        """Ask the user to fill in a form shaped like ``schema`` and wait for the answer.
+
+        An accepted answer that does not fit ``schema`` raises ``InvalidParamsError``:
+        the client broke the contract, and the tool should not carry on with bad data.
+        """
+        result = await self._session.elicit_form(message, form_schema(schema))
+        if result.action == "accept":
+            try:
+                return AcceptedElicitation(schema.model_validate(result.content or {}))
+            except pydantic.ValidationError as exc:
+                raise InvalidParamsError(
+                    f"The client's answer does not match the requested {schema.__name__} "
+                    f"form: {exc.errors(include_url=False)[0]['msg']}"
+                ) from exc
+        if result.action == "decline":
+            return DeclinedElicitation()
+        return CancelledElicitation()
+
+    async def elicit_url(
+        self, message: str, url: str, elicitation_id: str
+    ) -> Literal["accept", "decline", "cancel"]:
+        """Ask the user to open ``url``; "accept" means they agreed to go, not that they
+        finished (wait for your own out-of-band confirmation for that)."""
+        return (await self._session.elicit_url(message, url, elicitation_id)).action
+
+    async def log(self, level: LoggingLevel, data: Any, logger: str | None = None) -> None:
+        """Send a log message to the client (``notifications/message``)."""
+        await self._session.send_log_message(level, data, logger)
+
+    async def debug(self, data: Any, logger: str | None = None) -> None:
+        await self.log("debug", data, logger)
+
+    async def info(self, data: Any, logger: str | None = None) -> None:
+        await self.log("info", data, logger)
+
+    async def warning(self, data: Any, logger: str | None = None) -> None:
+        await self.log("warning", data, logger)
+
+    async def error(self, data: Any, logger: str | None = None) -> None:
+        await self.log("error", data, logger)
+
+    async def report_progress(
+        self, progress: float, total: float | None = None, message: str | None = None
+    ) -> None:
+        """Report progress, if the client asked for it with a progress token."""
+        await self._session.send_progress(progress, total, message)

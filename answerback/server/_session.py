@@ -1,0 +1,195 @@
+"""The server's view of the connected client, and the one place it asks the client.
+
+A ``ServerSession`` is made for each request the server answers: it knows what the
+client declared, sends what the tool author asks for (elicitation, sampling, roots) as
+part of that request, and refuses up front to ask for anything the client did not
+declare, because the specification forbids sending it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, TypeVar
+
+from pydantic import BaseModel
+
+from answerback.jsonrpc import IncomingRequest
+from answerback.types import (
+    ClientCapabilities,
+    CreateMessageRequestParams,
+    CreateMessageResult,
+    ElicitRequestFormParams,
+    ElicitRequestURLParams,
+    ElicitResult,
+    Implementation,
+    ListRootsResult,
+    LoggingLevel,
+    LoggingMessageNotificationParams,
+    MCPError,
+    MCPModel,
+    ModelPreferences,
+    SamplingMessage,
+    Tool,
+    ToolChoice,
+)
+from answerback.types._errors import METHOD_NOT_FOUND
+from answerback.types._sampling_rules import check_tool_balance
+
+ResultT = TypeVar("ResultT", bound=BaseModel)
+
+LOG_LEVELS: tuple[LoggingLevel, ...] = (
+    "debug", "info", "notice", "warning", "error", "critical", "alert", "emergency",
+)  # fmt: skip
+
+
+@dataclass(slots=True)
+class ClientState:
+    """What one connection's client told the server about itself."""
+
+    protocol_version: str
+    capabilities: ClientCapabilities
+    client_info: Implementation
+    log_level: LoggingLevel | None = None
+    initialized: bool = False
+    extra: dict[str, Any] = field(default_factory=dict[str, Any])
+
+
+class ServerSession:
+    """The client as seen from inside one request: what it declared, and how to ask it."""
+
+    def __init__(self, client: ClientState, request: IncomingRequest) -> None:
+        self._client = client
+        self._request = request
+
+    @property
+    def protocol_version(self) -> str:
+        return self._client.protocol_version
+
+    @property
+    def client_capabilities(self) -> ClientCapabilities:
+        return self._client.capabilities
+
+    @property
+    def client_info(self) -> Implementation:
+        return self._client.client_info
+
+    def check_client_capability(self, capability: ClientCapabilities) -> bool:
+        """Whether the client declared everything ``capability`` names (and their parts)."""
+        return _covers(self._client.capabilities, capability)
+
+    # -- asking the client -----------------------------------------------------------
+
+    async def elicit_form(self, message: str, requested_schema: dict[str, Any]) -> ElicitResult:
+        """Ask the user to fill in a form; prefer ``Context.elicit`` with a model."""
+        elicitation = self._client.capabilities.elicitation
+        if elicitation is None or (elicitation.url is not None and elicitation.form is None):
+            raise _not_supported("Elicitation", "elicitation")
+        params = ElicitRequestFormParams(message=message, requested_schema=requested_schema)
+        return await self._ask("elicitation/create", params, ElicitResult)
+
+    async def elicit_url(self, message: str, url: str, elicitation_id: str) -> ElicitResult:
+        """Ask the user to visit ``url`` (out of band); ``accept`` means they agreed to go."""
+        elicitation = self._client.capabilities.elicitation
+        if elicitation is None or elicitation.url is None:
+            raise _not_supported("URL elicitation", "elicitation.url")
+        params = ElicitRequestURLParams(message=message, url=url, elicitation_id=elicitation_id)
+        return await self._ask("elicitation/create", params, ElicitResult)
+
+    async def create_message(
+        self,
+        messages: list[SamplingMessage],
+        *,
+        max_tokens: int,
+        system_prompt: str | None = None,
+        temperature: float | None = None,
+        stop_sequences: list[str] | None = None,
+        metadata: dict[str, Any] | None = None,
+        model_preferences: ModelPreferences | None = None,
+        tools: list[Tool] | None = None,
+        tool_choice: ToolChoice | None = None,
+    ) -> CreateMessageResult:
+        """Ask the client's model to continue ``messages`` (sampling).
+
+        ``tools``/``tool_choice`` are sent only to a client that declared
+        ``sampling.tools``; the tool-use/tool-result pairing rules are checked first.
+        """
+        sampling = self._client.capabilities.sampling
+        if sampling is None:
+            raise _not_supported("Sampling", "sampling")
+        if (tools is not None or tool_choice is not None) and sampling.tools is None:
+            raise _not_supported("Sampling with tools", "sampling.tools")
+        check_tool_balance(messages)
+        params = CreateMessageRequestParams(
+            messages=messages,
+            max_tokens=max_tokens,
+            system_prompt=system_prompt,
+            temperature=temperature,
+            stop_sequences=stop_sequences,
+            metadata=metadata,
+            model_preferences=model_preferences,
+            tools=tools,
+            tool_choice=tool_choice,
+        )
+        return await self._ask("sampling/createMessage", params, CreateMessageResult)
+
+    async def list_roots(self) -> ListRootsResult:
+        """Ask which directories (roots) the client lets the server work in."""
+        if self._client.capabilities.roots is None:
+            raise _not_supported("List roots", "roots")
+        return await self._ask("roots/list", None, ListRootsResult)
+
+    async def send_ping(self) -> None:
+        await self._request.request("ping")
+
+    async def _ask(
+        self, method: str, params: MCPModel | None, result_type: type[ResultT]
+    ) -> ResultT:
+        raw = await self._request.request(method, params.to_wire() if params else None)
+        return result_type.model_validate(raw)
+
+    # -- telling the client ----------------------------------------------------------
+
+    async def send_log_message(
+        self, level: LoggingLevel, data: Any, logger: str | None = None
+    ) -> None:
+        """Send a log message, unless the client asked for a higher level."""
+        threshold = self._client.log_level
+        if threshold is not None and LOG_LEVELS.index(level) < LOG_LEVELS.index(threshold):
+            return
+        params = LoggingMessageNotificationParams(level=level, data=data, logger=logger)
+        await self._request.notify("notifications/message", params.to_wire())
+
+    async def send_progress(
+        self, progress: float, total: float | None = None, message: str | None = None
+    ) -> None:
+        await self._request.send_progress(progress, total, message)
+
+
+def _not_supported(what: str, capability: str) -> MCPError:
+    return MCPError(
+        METHOD_NOT_FOUND,
+        f"{what} not supported",
+        {"reason": f"the client did not declare the {capability!r} capability"},
+    )
+
+
+def _covers(declared: Any, wanted: Any) -> bool:
+    """Whether every field set in ``wanted`` is also present in ``declared``."""
+    if not isinstance(wanted, BaseModel):
+        return declared is not None
+    if not isinstance(declared, BaseModel):
+        return declared is not None and not wanted.model_fields_set
+    for name in wanted.model_fields_set | set(wanted.model_extra or {}):
+        want = getattr(wanted, name, None)
+        if want is None:
+            continue
+        have = getattr(declared, name, None)
+        if have is None and name == "form" and _is_bare_elicitation(declared):
+            continue  # "elicitation": {} means form mode (2025-06-18 compatibility)
+        if have is None or not _covers(have, want):
+            return False
+    return True
+
+
+def _is_bare_elicitation(capability: BaseModel) -> bool:
+    return getattr(capability, "form", None) is None and getattr(capability, "url", None) is None

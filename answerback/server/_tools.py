@@ -1,0 +1,200 @@
+"""Tools: from a Python function to an MCP tool, and from its return value to a result.
+
+The input schema comes from the function's signature (pydantic does the work, so
+models, ``Annotated`` constraints and defaults all carry over). The parameter annotated
+with ``Context`` is injected, never exposed. The return annotation decides structured
+output: a model, dataclass or ``TypedDict`` is the structured content itself; any other
+type is wrapped as ``{"result": value}``, which is how a ``list[str]`` tool produces
+``structured_content == {"result": [...]}``. Content blocks are passed through as they are.
+"""
+
+from __future__ import annotations
+
+import inspect
+import json
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any, cast, get_type_hints
+
+import pydantic
+import pydantic_core
+from pydantic import BaseModel, TypeAdapter
+
+from answerback.types import (
+    AudioContent,
+    CallToolResult,
+    EmbeddedResource,
+    ImageContent,
+    ResourceLink,
+    TextContent,
+    Tool,
+    ToolAnnotations,
+)
+
+_CONTENT_TYPES = (TextContent, ImageContent, AudioContent, EmbeddedResource, ResourceLink)
+_NO_RETURN = (inspect.Signature.empty, None, type(None))
+
+
+@dataclass(slots=True)
+class RegisteredTool:
+    """A tool the server offers: its wire description and how to call it."""
+
+    definition: Tool
+    function: Callable[..., Any]
+    arguments_model: type[BaseModel]
+    context_parameter: str | None
+    output_adapter: TypeAdapter[Any] | None
+    wraps_result: bool
+
+    @classmethod
+    def from_function(
+        cls,
+        function: Callable[..., Any],
+        *,
+        name: str | None,
+        title: str | None,
+        description: str | None,
+        annotations: ToolAnnotations | None,
+        structured_output: bool | None,
+        context_type: type,
+    ) -> RegisteredTool:
+        signature = inspect.signature(function)
+        hints = get_type_hints(function, include_extras=True)
+        fields: dict[str, Any] = {}
+        context_parameter: str | None = None
+        for parameter in signature.parameters.values():
+            annotation = hints.get(parameter.name, Any)
+            if isinstance(annotation, type) and issubclass(annotation, context_type):
+                context_parameter = parameter.name
+                continue
+            if parameter.kind in (parameter.VAR_POSITIONAL, parameter.VAR_KEYWORD):
+                raise TypeError(
+                    f"tool {function.__name__!r}: *args and **kwargs cannot be tool inputs"
+                )
+            default = ... if parameter.default is parameter.empty else parameter.default
+            fields[parameter.name] = (annotation, default)
+        arguments_model = pydantic.create_model(  # type: ignore[call-overload]
+            f"{function.__name__}Arguments",
+            __config__=pydantic.ConfigDict(extra="ignore"),
+            **fields,
+        )
+        input_schema = _clean_schema(arguments_model.model_json_schema())
+
+        returns = hints.get("return", signature.return_annotation)
+        output_schema: dict[str, Any] | None = None
+        output_adapter: TypeAdapter[Any] | None = None
+        wraps_result = False
+        if (
+            structured_output is not False
+            and not _is_content(returns)
+            and returns not in _NO_RETURN
+        ):
+            output_adapter = TypeAdapter(returns)
+            schema = output_adapter.json_schema()
+            if schema.get("type") == "object" and not _is_plain_dict(returns):
+                output_schema = _clean_schema(schema)
+            else:
+                wraps_result = True
+                output_schema = {
+                    "type": "object",
+                    "properties": {"result": _clean_schema(schema)},
+                    "required": ["result"],
+                }
+        elif structured_output:
+            raise TypeError(
+                f"tool {function.__name__!r}: structured_output=True needs a return annotation "
+                "that is not content blocks"
+            )
+        definition = Tool(
+            name=name or function.__name__,
+            title=title,
+            description=description if description is not None else inspect.getdoc(function),
+            input_schema=input_schema,
+            output_schema=output_schema,
+            annotations=annotations,
+        )
+        return cls(
+            definition, function, arguments_model, context_parameter, output_adapter, wraps_result
+        )
+
+    async def call(self, arguments: dict[str, Any], context: Any) -> CallToolResult:
+        """Run the tool; validation failures and exceptions become ``is_error`` results."""
+        try:
+            parsed = self.arguments_model.model_validate(arguments)
+        except pydantic.ValidationError as exc:
+            problems = "; ".join(
+                f"{'.'.join(str(p) for p in err['loc']) or 'arguments'}: {err['msg']}"
+                for err in exc.errors(include_url=False)
+            )
+            return _error_result(f"Invalid arguments for tool {self.definition.name!r}: {problems}")
+        kwargs = {field: getattr(parsed, field) for field in type(parsed).model_fields}
+        if self.context_parameter is not None:
+            kwargs[self.context_parameter] = context
+        value = self.function(**kwargs)
+        if inspect.isawaitable(value):
+            value = await value
+        return self.to_result(value)
+
+    def to_result(self, value: Any) -> CallToolResult:
+        if isinstance(value, CallToolResult):
+            return value
+        if _is_content_value(value):
+            blocks = [value] if isinstance(value, _CONTENT_TYPES) else list(value)
+            return CallToolResult(content=blocks)
+        structured: dict[str, Any] | None = None
+        if self.output_adapter is not None:
+            dumped = self.output_adapter.dump_python(value, mode="json", by_alias=True)
+            structured = {"result": dumped} if self.wraps_result else dumped
+            text = value if isinstance(value, str) else json.dumps(dumped, ensure_ascii=False)
+        elif value is None:
+            return CallToolResult(content=[])
+        else:
+            text = value if isinstance(value, str) else _json_text(value)
+        return CallToolResult(content=[TextContent(text=text)], structured_content=structured)
+
+
+def _error_result(message: str) -> CallToolResult:
+    return CallToolResult(content=[TextContent(text=message)], is_error=True)
+
+
+def tool_error_result(exc: Exception) -> CallToolResult:
+    """The result for a tool that raised: the model sees what went wrong."""
+    return _error_result(f"Error executing tool: {exc}" if str(exc) else type(exc).__name__)
+
+
+def _json_text(value: Any) -> str:
+    try:
+        return json.dumps(TypeAdapter(Any).dump_python(value, mode="json"), ensure_ascii=False)
+    except (TypeError, ValueError, pydantic_core.PydanticSerializationError):
+        return str(value)
+
+
+def _is_content(annotation: Any) -> bool:
+    if isinstance(annotation, type) and issubclass(annotation, (*_CONTENT_TYPES, CallToolResult)):
+        return True
+    args = getattr(annotation, "__args__", ())
+    return bool(args) and all(_is_content(arg) for arg in args)
+
+
+def _is_content_value(value: Any) -> bool:
+    if isinstance(value, _CONTENT_TYPES):
+        return True
+    return (
+        isinstance(value, Sequence)
+        and not isinstance(value, str | bytes)
+        and len(cast(Sequence[Any], value)) > 0
+        and all(isinstance(item, _CONTENT_TYPES) for item in cast(Sequence[Any], value))
+    )
+
+
+def _is_plain_dict(annotation: object) -> bool:
+    return annotation is dict or getattr(annotation, "__origin__", None) is dict
+
+
+def _clean_schema(schema: dict[str, Any]) -> dict[str, Any]:
+    """Drop the generated model title of the arguments object; keep everything else."""
+    schema = dict(schema)
+    title = schema.get("title")
+    if isinstance(title, str) and title.endswith("Arguments"):
+        del schema["title"]
+    return schema

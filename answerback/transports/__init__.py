@@ -1,0 +1,17 @@
+"""Transports: how envelopes travel between a client and a server."""
+
+from answerback.transports._base import ClientTransport, ConnectionServer, StreamPair
+from answerback.transports._memory import InProcessTransport, create_stream_pairs
+from answerback.transports._stdio import StdioServer, default_environment
+from answerback.transports._stdio_server import stdio_server_streams
+
+__all__ = [
+    "ClientTransport",
+    "ConnectionServer",
+    "InProcessTransport",
+    "StdioServer",
+    "StreamPair",
+    "create_stream_pairs",
+    "default_environment",
+    "stdio_server_streams",
+]

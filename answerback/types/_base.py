@@ -1,0 +1,38 @@
+"""The one base class every wire model derives from.
+
+Python attributes are snake_case and the wire is camelCase; ``_meta`` is spelled
+``meta`` on the Python side. Unknown fields are kept (``extra="allow"``) so a message
+from a newer peer survives a round trip through an older answerback untouched.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict
+from pydantic.alias_generators import to_camel
+
+
+def _wire_alias(name: str) -> str:
+    return "_meta" if name == "meta" else to_camel(name)
+
+
+class MCPModel(BaseModel):
+    """Base for wire models: camelCase aliases, lenient about unknown fields."""
+
+    model_config = ConfigDict(
+        alias_generator=_wire_alias,
+        validate_by_name=True,
+        validate_by_alias=True,
+        serialize_by_alias=True,
+        extra="allow",
+    )
+
+    def __repr_args__(self) -> Any:
+        # Show only what carries information, so a repr reads like the wire message:
+        # TextContent(type='text', text='hi') rather than a row of ``None`` fields.
+        return [(name, value) for name, value in super().__repr_args__() if value is not None]
+
+    def to_wire(self) -> dict[str, Any]:
+        """The JSON-ready dict for this model: aliases, and no ``None`` fields."""
+        return self.model_dump(mode="json", by_alias=True, exclude_none=True)

@@ -1,0 +1,167 @@
+"""Error codes, the ``ErrorData`` wire shape and the one exception type, ``MCPError``.
+
+They live in the lowest layer because every layer raises or converts them: the JSON-RPC
+engine turns an ``MCPError`` into an error response and an error response back into an
+``MCPError``, whichever side of the connection it is on.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from answerback.types._base import MCPModel
+
+PARSE_ERROR = -32700
+INVALID_REQUEST = -32600
+METHOD_NOT_FOUND = -32601
+INVALID_PARAMS = -32602
+INTERNAL_ERROR = -32603
+REQUEST_TIMEOUT = -32001
+CONNECTION_CLOSED = -32000
+URL_ELICITATION_REQUIRED = -32042
+HEADER_MISMATCH = -32020
+MISSING_REQUIRED_CLIENT_CAPABILITY = -32021
+UNSUPPORTED_PROTOCOL_VERSION = -32022
+USER_REJECTED = -1
+
+
+class ErrorData(MCPModel):
+    """The ``error`` member of a JSON-RPC error response."""
+
+    code: int
+    message: str
+    data: Any = None
+
+
+class MCPError(Exception):
+    """A JSON-RPC error, raised by either side and carried over the wire unchanged.
+
+    Raise it from a handler to answer with exactly this code, message and data; catch it
+    around a call to see what the peer answered.
+    """
+
+    def __init__(self, code: int, message: str, data: Any = None) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
+        self.data = data
+
+    @property
+    def error(self) -> ErrorData:
+        return ErrorData(code=self.code, message=self.message, data=self.data)
+
+    @classmethod
+    def from_error_data(cls, error: ErrorData) -> MCPError:
+        """The most specific ``MCPError`` subclass for a received error."""
+        subclass = _BY_CODE.get(error.code, MCPError)
+        return subclass.__new__(subclass)._init(error.code, error.message, error.data)
+
+    def _init(self, code: int, message: str, data: Any) -> MCPError:
+        MCPError.__init__(self, code, message, data)
+        return self
+
+    def __str__(self) -> str:
+        return self.message
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}(code={self.code}, message={self.message!r})"
+
+
+class RequestTimeoutError(MCPError):
+    """No answer arrived within the request's timeout; the request was cancelled."""
+
+    def __init__(self, message: str, data: Any = None) -> None:
+        super().__init__(REQUEST_TIMEOUT, message, data)
+
+
+class ConnectionClosedError(MCPError):
+    """The connection ended before the answer arrived."""
+
+    def __init__(self, message: str, data: Any = None) -> None:
+        super().__init__(CONNECTION_CLOSED, message, data)
+
+
+class MethodNotFoundError(MCPError):
+    """The peer does not implement (or refuses) the method."""
+
+    def __init__(self, message: str, data: Any = None) -> None:
+        super().__init__(METHOD_NOT_FOUND, message, data)
+
+
+class InvalidParamsError(MCPError):
+    """The request's parameters were wrong; the message says which."""
+
+    def __init__(self, message: str, data: Any = None) -> None:
+        super().__init__(INVALID_PARAMS, message, data)
+
+
+class URLElicitationRequiredError(MCPError):
+    """The server needs the user to complete a URL-mode elicitation first (-32042)."""
+
+    def __init__(self, message: str, data: Any = None) -> None:
+        super().__init__(URL_ELICITATION_REQUIRED, message, data)
+
+
+class ParseError(MCPError):
+    """The message was not valid JSON (-32700)."""
+
+    def __init__(self, message: str, data: Any = None) -> None:
+        super().__init__(PARSE_ERROR, message, data)
+
+
+class InvalidRequestError(MCPError):
+    """The message was JSON but not a valid JSON-RPC request (-32600)."""
+
+    def __init__(self, message: str, data: Any = None) -> None:
+        super().__init__(INVALID_REQUEST, message, data)
+
+
+class InternalError(MCPError):
+    """The peer failed while handling the request (-32603)."""
+
+    def __init__(self, message: str, data: Any = None) -> None:
+        super().__init__(INTERNAL_ERROR, message, data)
+
+
+class HeaderMismatchError(MCPError):
+    """An HTTP header disagreed with the request body (-32020, 2026-07-28)."""
+
+    def __init__(self, message: str, data: Any = None) -> None:
+        super().__init__(HEADER_MISMATCH, message, data)
+
+
+class MissingRequiredClientCapabilityError(MCPError):
+    """The request needs a client capability the client did not declare (-32021, 2026-07-28).
+
+    ``data`` is ``{"requiredCapabilities": ClientCapabilities}``; see
+    ``MissingRequiredClientCapabilityErrorData``.
+    """
+
+    def __init__(self, message: str, data: Any = None) -> None:
+        super().__init__(MISSING_REQUIRED_CLIENT_CAPABILITY, message, data)
+
+
+class UnsupportedProtocolVersionError(MCPError):
+    """The server does not speak the requested protocol version (-32022, 2026-07-28).
+
+    ``data`` is ``{"supported": [...], "requested": "..."}``; see
+    ``UnsupportedProtocolVersionErrorData``.
+    """
+
+    def __init__(self, message: str, data: Any = None) -> None:
+        super().__init__(UNSUPPORTED_PROTOCOL_VERSION, message, data)
+
+
+_BY_CODE: dict[int, type[MCPError]] = {
+    REQUEST_TIMEOUT: RequestTimeoutError,
+    CONNECTION_CLOSED: ConnectionClosedError,
+    METHOD_NOT_FOUND: MethodNotFoundError,
+    INVALID_PARAMS: InvalidParamsError,
+    URL_ELICITATION_REQUIRED: URLElicitationRequiredError,
+    PARSE_ERROR: ParseError,
+    INVALID_REQUEST: InvalidRequestError,
+    INTERNAL_ERROR: InternalError,
+    HEADER_MISMATCH: HeaderMismatchError,
+    MISSING_REQUIRED_CLIENT_CAPABILITY: MissingRequiredClientCapabilityError,
+    UNSUPPORTED_PROTOCOL_VERSION: UnsupportedProtocolVersionError,
+}

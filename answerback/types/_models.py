@@ -170,16 +170,20 @@ class ServerCapabilities(MCPModel):
 # --- Request / result / notification bases -----------------------------------------------
 
 
+def _meta_key(key: str) -> Any:
+    # Explicit wire names rather than ``alias=`` so type checkers keep the Python names
+    # as constructor parameters.
+    return Field(default=None, validation_alias=key, serialization_alias=key)
+
+
 class RequestParamsMeta(MCPModel):
     """The ``_meta`` of a request: progress token, and in 2026 the per-request handshake."""
 
     progress_token: ProgressToken | None = None
-    protocol_version: str | None = Field(default=None, alias=META_PROTOCOL_VERSION)
-    client_capabilities: ClientCapabilities | None = Field(
-        default=None, alias=META_CLIENT_CAPABILITIES
-    )
-    client_info: Implementation | None = Field(default=None, alias=META_CLIENT_INFO)
-    log_level: LoggingLevel | None = Field(default=None, alias=META_LOG_LEVEL)
+    protocol_version: str | None = _meta_key(META_PROTOCOL_VERSION)
+    client_capabilities: ClientCapabilities | None = _meta_key(META_CLIENT_CAPABILITIES)
+    client_info: Implementation | None = _meta_key(META_CLIENT_INFO)
+    log_level: LoggingLevel | None = _meta_key(META_LOG_LEVEL)
 
 
 class RequestParams(MCPModel):

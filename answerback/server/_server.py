@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Awaitable, Callable
-from typing import Any, Literal, TypeVar
+from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 import anyio
 
@@ -37,6 +37,9 @@ from answerback.types import (
 )
 from answerback.types._errors import INVALID_REQUEST
 from answerback.types._versions import LATEST_LEGACY_VERSION, LEGACY_VERSIONS
+
+if TYPE_CHECKING:
+    from answerback.transports.http import EventStore, HostPolicy, StreamableHTTPApp
 
 logger = logging.getLogger("answerback.server")
 
@@ -128,11 +131,63 @@ class MCPServer:
         async with stdio_server_streams() as (read_stream, write_stream):
             await self.serve_connection(read_stream, write_stream)
 
-    def run(self, transport: Literal["stdio"] = "stdio") -> None:
-        """Run the server in this process: the blocking entry point of a server script."""
-        if transport != "stdio":
-            raise ValueError(f"unknown transport {transport!r}; use 'stdio'")
-        anyio.run(self.run_stdio_async)
+    def http_app(
+        self,
+        *,
+        path: str = "/mcp",
+        host_policy: HostPolicy | None = None,
+        event_store: EventStore | None = None,
+        json_response: bool = False,
+        max_body_bytes: int = 4 * 1024 * 1024,
+        session_idle_seconds: float = 3600.0,
+    ) -> StreamableHTTPApp:
+        """This server as an ASGI application serving streamable HTTP at ``path``.
+
+        It accepts only localhost ``Host``/``Origin`` headers unless ``host_policy``
+        says otherwise. Mounted inside another Starlette app, pass
+        ``lifespan=app.router.lifespan_context`` to the parent so sessions can run.
+        """
+        from answerback.transports.http import StreamableHTTPApp
+
+        return StreamableHTTPApp(
+            self,
+            path=path,
+            host_policy=host_policy,
+            event_store=event_store,
+            json_response=json_response,
+            max_body_bytes=max_body_bytes,
+            session_idle_seconds=session_idle_seconds,
+        )
+
+    def run(
+        self,
+        transport: Literal["stdio", "streamable-http"] = "stdio",
+        *,
+        host: str = "127.0.0.1",
+        port: int = 8000,
+        path: str = "/mcp",
+    ) -> None:
+        """Run the server in this process: the blocking entry point of a server script.
+
+        ``"stdio"`` serves stdin/stdout; ``"streamable-http"`` serves
+        ``http://host:port/path`` with uvicorn until interrupted.
+        """
+        if transport == "stdio":
+            anyio.run(self.run_stdio_async)
+        elif transport == "streamable-http":
+            import uvicorn
+
+            from answerback.transports.http import HostPolicy
+
+            policy = (
+                None
+                if host in ("127.0.0.1", "localhost", "::1")
+                else HostPolicy(allowed_hosts=["*"], allowed_origins=["*"])
+            )
+            app = self.http_app(path=path, host_policy=policy)
+            uvicorn.run(app, host=host, port=port, log_level="warning", lifespan="on")
+        else:
+            raise ValueError(f"Unknown transport {transport!r}: use 'stdio' or 'streamable-http'.")
 
 
 class _Connection:

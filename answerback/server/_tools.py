@@ -169,10 +169,10 @@ def _json_text(value: Any) -> str:
         return str(value)
 
 
-def _is_content(annotation: Any) -> bool:
+def _is_content(annotation: object) -> bool:
     if isinstance(annotation, type) and issubclass(annotation, (*_CONTENT_TYPES, CallToolResult)):
         return True
-    args = getattr(annotation, "__args__", ())
+    args: tuple[object, ...] = getattr(cast(Any, annotation), "__args__", ())
     return bool(args) and all(_is_content(arg) for arg in args)
 
 

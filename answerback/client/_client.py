@@ -20,7 +20,7 @@ from answerback.client._callbacks import (
     declared_capabilities,
 )
 from answerback.client._session import ClientSession
-from answerback.jsonrpc import Endpoint
+from answerback.jsonrpc import Endpoint, ProgressCallback
 from answerback.transports import ClientTransport, ConnectionServer, InProcessTransport
 from answerback.types import (
     CallToolRequestParams,
@@ -133,6 +133,7 @@ class Client:
                 name="server",
             )
             self.session.attach(await stack.enter_async_context(endpoint))
+            self.session.on_session_expired = self._initialize
             await self._initialize()
             self._exit_stack = stack.pop_all()
         return self
@@ -220,11 +221,20 @@ class Client:
         arguments: dict[str, Any] | None = None,
         *,
         read_timeout_seconds: float | None = None,
+        progress_callback: ProgressCallback | None = None,
     ) -> CallToolResult:
-        """Call a tool; a failing tool gives ``is_error=True``, a protocol error raises."""
+        """Call a tool; a failing tool gives ``is_error=True``, a protocol error raises.
+
+        ``progress_callback(progress, total, message)`` receives the server's progress
+        reports; progress also keeps ``read_timeout_seconds`` from expiring.
+        """
         params = CallToolRequestParams(name=name, arguments=arguments)
         return await self.session.send_request(
-            "tools/call", params, CallToolResult, timeout=read_timeout_seconds
+            "tools/call",
+            params,
+            CallToolResult,
+            timeout=read_timeout_seconds,
+            on_progress=progress_callback,
         )
 
     async def set_logging_level(self, level: LoggingLevel) -> None:

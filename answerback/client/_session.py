@@ -7,7 +7,8 @@ and routes notifications to ``logging_callback`` or ``message_handler``.
 from __future__ import annotations
 
 import logging
-from typing import Any, TypeVar
+from collections.abc import Awaitable, Callable
+from typing import Any, TypeVar, cast
 
 from pydantic import BaseModel, TypeAdapter
 
@@ -20,9 +21,10 @@ from answerback.client._callbacks import (
     SamplingCallback,
     refusal,
 )
-from answerback.jsonrpc import Endpoint, Envelope, IncomingRequest, JSONObject
+from answerback.jsonrpc import Endpoint, Envelope, IncomingRequest, JSONObject, ProgressCallback
 from answerback.types import (
     ClientCapabilities,
+    ConnectionClosedError,
     CreateMessageRequestParams,
     CreateMessageResult,
     ElicitRequestParams,
@@ -71,6 +73,8 @@ class ClientSession:
         self._endpoint: Endpoint | None = None
         self.server: InitializeResult | None = None
         """What the server said about itself when the connection was set up."""
+        self.on_session_expired: Callable[[], Awaitable[None]] | None = None
+        """Sets the session up again after the server forgot it (set by ``Client``)."""
 
     def attach(self, endpoint: Endpoint) -> None:
         self._endpoint = endpoint
@@ -91,15 +95,26 @@ class ClientSession:
         *,
         timeout: float | None = None,
         cancellable: bool = True,
+        on_progress: ProgressCallback | None = None,
     ) -> ResultT:
-        """Send a request and parse its result; the timeout defaults to the client's."""
+        """Send a request and parse its result; the timeout defaults to the client's.
+
+        If the server forgot the session (HTTP 404), the session is set up again with
+        ``on_session_expired`` and the request is sent once more.
+        """
         wire = params.to_wire() if isinstance(params, MCPModel) else params
-        raw = await self.endpoint.request(
-            method,
-            wire,
-            timeout=timeout if timeout is not None else self.read_timeout_seconds,
-            cancellable=cancellable,
-        )
+        timeout = timeout if timeout is not None else self.read_timeout_seconds
+        try:
+            raw = await self.endpoint.request(
+                method, wire, timeout=timeout, cancellable=cancellable, on_progress=on_progress
+            )
+        except ConnectionClosedError as exc:
+            if not _session_expired(exc) or self.on_session_expired is None:
+                raise
+            await self.on_session_expired()
+            raw = await self.endpoint.request(
+                method, wire, timeout=timeout, cancellable=cancellable, on_progress=on_progress
+            )
         return result_type.model_validate(raw)
 
     async def send_notification(self, method: str, params: JSONObject | None = None) -> None:
@@ -183,6 +198,11 @@ class ClientSession:
             await self._message_handler(exc)
         else:
             logger.warning("transport error: %s", exc)
+
+
+def _session_expired(exc: ConnectionClosedError) -> bool:
+    data: object = exc.data
+    return isinstance(data, dict) and cast(dict[str, Any], data).get("reason") == "session_expired"
 
 
 def _expect(answer: Any, expected: type[ResultT], callback: str) -> ResultT | ErrorData:

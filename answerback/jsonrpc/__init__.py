@@ -4,7 +4,12 @@ This layer knows the JSON-RPC envelope and MCP's generic utilities (``ping``,
 ``notifications/cancelled``, ``notifications/progress``) but no other MCP method.
 """
 
-from answerback.jsonrpc._endpoint import Endpoint, IncomingRequest, RequestHandler
+from answerback.jsonrpc._endpoint import (
+    Endpoint,
+    IncomingRequest,
+    ProgressCallback,
+    RequestHandler,
+)
 from answerback.jsonrpc._envelope import (
     Envelope,
     JSONObject,
@@ -20,6 +25,7 @@ __all__ = [
     "IncomingRequest",
     "JSONObject",
     "MalformedMessage",
+    "ProgressCallback",
     "ReadStream",
     "RequestHandler",
     "RequestId",

@@ -36,7 +36,7 @@ from answerback.types import (
     ToolsCapability,
 )
 from answerback.types._errors import INVALID_REQUEST
-from answerback.types._versions import LATEST_LEGACY_VERSION, LEGACY_VERSIONS
+from answerback.types._versions import LATEST_LEGACY_VERSION, LEGACY_VERSIONS, has_feature
 
 if TYPE_CHECKING:
     from answerback.transports.http import EventStore, HostPolicy, StreamableHTTPApp
@@ -235,6 +235,10 @@ class _Connection:
 
     async def list_tools(self, request: IncomingRequest) -> JSONObject:
         tools = [tool.definition for tool in self.server._tools.values()]
+        assert self.client is not None
+        if not has_feature(self.client.protocol_version, "structured_content"):
+            # Before 2025-06-18 tools had no output schema; older clients may reject it.
+            tools = [tool.model_copy(update={"output_schema": None}) for tool in tools]
         return ListToolsResult(tools=tools).to_wire()
 
     async def call_tool(self, request: IncomingRequest) -> JSONObject:
@@ -252,6 +256,9 @@ class _Connection:
         except Exception as exc:
             logger.warning("tool %r failed: %s", params.name, exc, exc_info=True)
             result = tool_error_result(exc)
+        assert self.client is not None
+        if not has_feature(self.client.protocol_version, "structured_content"):
+            result = result.model_copy(update={"structured_content": None})
         return result.to_wire()
 
     async def set_level(self, request: IncomingRequest) -> JSONObject:

@@ -34,6 +34,7 @@ from answerback.types import (
 )
 from answerback.types._errors import METHOD_NOT_FOUND
 from answerback.types._sampling_rules import check_tool_balance
+from answerback.types._versions import FEATURE_SINCE, Feature, has_feature
 
 ResultT = TypeVar("ResultT", bound=BaseModel)
 
@@ -84,6 +85,7 @@ class ServerSession:
         elicitation = self._client.capabilities.elicitation
         if elicitation is None or (elicitation.url is not None and elicitation.form is None):
             raise _not_supported("Elicitation", "elicitation")
+        self._require("elicitation", "Elicitation")
         params = ElicitRequestFormParams(message=message, requested_schema=requested_schema)
         return await self._ask("elicitation/create", params, ElicitResult)
 
@@ -92,6 +94,7 @@ class ServerSession:
         elicitation = self._client.capabilities.elicitation
         if elicitation is None or elicitation.url is None:
             raise _not_supported("URL elicitation", "elicitation.url")
+        self._require("elicitation_url", "URL elicitation")
         params = ElicitRequestURLParams(message=message, url=url, elicitation_id=elicitation_id)
         return await self._ask("elicitation/create", params, ElicitResult)
 
@@ -116,8 +119,10 @@ class ServerSession:
         sampling = self._client.capabilities.sampling
         if sampling is None:
             raise _not_supported("Sampling", "sampling")
-        if (tools is not None or tool_choice is not None) and sampling.tools is None:
-            raise _not_supported("Sampling with tools", "sampling.tools")
+        if tools is not None or tool_choice is not None:
+            if sampling.tools is None:
+                raise _not_supported("Sampling with tools", "sampling.tools")
+            self._require("sampling_tools", "Sampling with tools")
         check_tool_balance(messages)
         params = CreateMessageRequestParams(
             messages=messages,
@@ -137,6 +142,16 @@ class ServerSession:
         if self._client.capabilities.roots is None:
             raise _not_supported("List roots", "roots")
         return await self._ask("roots/list", None, ListRootsResult)
+
+    def _require(self, feature: Feature, what: str) -> None:
+        """Refuse features the negotiated protocol version does not have."""
+        version = self._client.protocol_version
+        if not has_feature(version, feature):
+            raise MCPError(
+                METHOD_NOT_FOUND,
+                f"{what} not supported",
+                {"reason": f"protocol version {version} predates it ({FEATURE_SINCE[feature]})"},
+            )
 
     async def send_ping(self) -> None:
         await self._request.request("ping")

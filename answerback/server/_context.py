@@ -49,9 +49,18 @@ ElicitationResult = AcceptedElicitation[ModelT] | DeclinedElicitation | Cancelle
 class Context:
     """The tool's handle on the request it is answering and on the client behind it."""
 
-    def __init__(self, session: ServerSession, request: IncomingRequest) -> None:
+    def __init__(
+        self,
+        session: ServerSession,
+        request: IncomingRequest,
+        *,
+        input_responses: dict[str, Any] | None = None,
+        request_state: str | None = None,
+    ) -> None:
         self._session = session
         self._request = request
+        self._input_responses = input_responses
+        self._request_state = request_state
 
     @property
     def session(self) -> ServerSession:
@@ -65,6 +74,21 @@ class Context:
     def meta(self) -> dict[str, Any] | None:
         """The ``_meta`` the client attached to this request."""
         return self._request.meta
+
+    @property
+    def input_responses(self) -> dict[str, Any] | None:
+        """2026-07-28, by hand: the raw answers a retried request carries."""
+        return self._input_responses
+
+    @property
+    def request_state(self) -> str | None:
+        """2026-07-28, by hand: the ``requestState`` a retried request echoes back.
+
+        A tool that returns its own ``InputRequiredResult`` reads its state here; it is
+        attacker-controlled input, so protect it if it matters (answerback's own state,
+        used by ``elicit`` and friends, is sealed for you).
+        """
+        return self._request_state
 
     async def elicit(self, message: str, schema: type[ModelT]) -> ElicitationResult[ModelT]:
         """Ask the user to fill in a form shaped like ``schema`` and wait for the answer.

@@ -75,4 +75,7 @@ def _field(model_name: str, name: str, prop: dict[str, Any]) -> dict[str, Any]:
             "booleans and choices; nested objects, unions and free-form lists cannot be "
             "rendered. Flatten the model or ask in several steps."
         )
-    return {key: value for key, value in prop.items() if key in _KEPT_KEYWORDS}
+    kept = {key: value for key, value in prop.items() if key in _KEPT_KEYWORDS}
+    if kept.get("default", ...) is None:
+        del kept["default"]  # an optional field's ``None`` default is "no default" on a form
+    return kept

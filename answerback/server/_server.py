@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import logging
-from collections.abc import Awaitable, Callable
-from typing import TYPE_CHECKING, Any, Literal, TypeVar
+from collections.abc import Awaitable, Callable, Sequence
+from typing import TYPE_CHECKING, Any, Literal, TypeVar, cast
 
 import anyio
+import pydantic
 
 from answerback.jsonrpc import (
     Endpoint,
@@ -16,27 +17,50 @@ from answerback.jsonrpc import (
     ReadStream,
     WriteStream,
 )
+from answerback.server._asking import InputNeeded, LiveAsker, ReplayAsker
 from answerback.server._context import Context
-from answerback.server._session import ClientState, ServerSession
+from answerback.server._request_state import PREFIX as STATE_PREFIX
+from answerback.server._request_state import RequestStateSealer, binding_for
+from answerback.server._session import LOG_LEVELS, ClientState, ServerSession
 from answerback.server._tools import RegisteredTool, tool_error_result
 from answerback.transports import stdio_server_streams
 from answerback.types import (
+    META_CLIENT_CAPABILITIES,
+    META_CLIENT_INFO,
+    META_LOG_LEVEL,
+    META_PROTOCOL_VERSION,
+    META_SERVER_INFO,
     CallToolRequestParams,
+    CallToolResult,
+    ClientCapabilities,
+    CreateMessageResult,
+    DiscoverResult,
+    ElicitResult,
     Implementation,
     InitializeRequestParams,
     InitializeResult,
+    InputRequiredResult,
     InvalidParamsError,
+    ListRootsResult,
     ListToolsResult,
     LoggingCapability,
     MCPError,
+    MCPModel,
     MethodNotFoundError,
     ServerCapabilities,
     SetLevelRequestParams,
     ToolAnnotations,
     ToolsCapability,
+    UnsupportedProtocolVersionError,
 )
-from answerback.types._errors import INVALID_REQUEST
-from answerback.types._versions import LATEST_LEGACY_VERSION, LEGACY_VERSIONS, has_feature
+from answerback.types._errors import INTERNAL_ERROR, INVALID_REQUEST
+from answerback.types._versions import (
+    LATEST_LEGACY_VERSION,
+    LEGACY_VERSIONS,
+    MODERN_VERSIONS,
+    SUPPORTED_VERSIONS,
+    has_feature,
+)
 
 if TYPE_CHECKING:
     from answerback.transports.http import EventStore, HostPolicy, StreamableHTTPApp
@@ -44,7 +68,7 @@ if TYPE_CHECKING:
 logger = logging.getLogger("answerback.server")
 
 FunctionT = TypeVar("FunctionT", bound=Callable[..., Any])
-Handler = Callable[["_Connection", IncomingRequest], Awaitable[JSONObject]]
+Handler = Callable[["_Connection", ClientState | None, IncomingRequest], Awaitable[JSONObject]]
 
 
 class MCPServer:
@@ -55,18 +79,40 @@ class MCPServer:
     """
 
     def __init__(
-        self, name: str, *, version: str = "0.1.0", instructions: str | None = None
+        self,
+        name: str,
+        *,
+        version: str = "0.1.0",
+        instructions: str | None = None,
+        state_keys: Sequence[bytes] | None = None,
+        state_ttl_seconds: float = 600.0,
+        cache_ttl_ms: int = 0,
+        cache_scope: Literal["public", "private"] = "private",
     ) -> None:
+        """``state_keys`` seal 2026-07-28 ``requestState`` (32 random bytes each; the
+        first seals, all open). Give every instance of a scaled-out server the same keys;
+        by default each process makes its own. ``cache_ttl_ms``/``cache_scope`` are the
+        caching hints on 2026-07-28 lists ("private": per user, the safe default)."""
+        self.cache_ttl_ms = cache_ttl_ms
+        self.cache_scope: Literal["public", "private"] = cache_scope
         self.name = name
         self.version = version
         self.instructions = instructions
         self._tools: dict[str, RegisteredTool] = {}
-        self._handlers: dict[str, Handler] = {
-            "initialize": _Connection.initialize,
+        self._sealer = RequestStateSealer(state_keys, state_ttl_seconds)
+        shared: dict[str, Handler] = {
             "ping": _Connection.ping,
             "tools/list": _Connection.list_tools,
             "tools/call": _Connection.call_tool,
+        }
+        self._legacy_handlers: dict[str, Handler] = {
+            **shared,
+            "initialize": _Connection.initialize,
             "logging/setLevel": _Connection.set_level,
+        }
+        self._modern_handlers: dict[str, Handler] = {
+            **shared,
+            "server/discover": _Connection.discover,
         }
 
     # -- declaring -------------------------------------------------------------------
@@ -191,38 +237,136 @@ class MCPServer:
 
 
 class _Connection:
-    """One client's connection: the handshake state and the method handlers."""
+    """One connection: legacy requests share its handshake state, modern ones carry their
+    own (a connection may serve both eras, as a dual-era server should)."""
 
     def __init__(self, server: MCPServer) -> None:
         self.server = server
-        self.client: ClientState | None = None
+        self.legacy_client: ClientState | None = None
 
     async def handle(self, request: IncomingRequest) -> JSONObject:
-        handler = self.server._handlers.get(request.method)
+        meta = request.meta
+        if request.method == "server/discover" or (meta and META_PROTOCOL_VERSION in meta):
+            client = _modern_client(meta or {})
+            handler = self.server._modern_handlers.get(request.method)
+        else:
+            client = self.legacy_client
+            handler = self.server._legacy_handlers.get(request.method)
+            if client is None and request.method not in ("initialize", "ping"):
+                if handler is None:
+                    raise MethodNotFoundError(f"Method not found: {request.method!r}")
+                raise MCPError(
+                    INVALID_REQUEST,
+                    f"Received {request.method!r} before initialization: send 'initialize' "
+                    "first, or use the 2026-07-28 protocol (per-request _meta).",
+                )
         if handler is None:
             raise MethodNotFoundError(f"Method not found: {request.method!r}")
-        if self.client is None and request.method not in ("initialize", "ping"):
-            raise MCPError(
-                INVALID_REQUEST,
-                f"Received {request.method!r} before initialization; send 'initialize' first.",
-            )
-        return await handler(self, request)
+        result = await handler(self, client, request)
+        if client is not None and client.modern:
+            result.setdefault("resultType", "complete")
+        return result
 
     async def notification(self, method: str, params: JSONObject | None, _: Envelope) -> None:
-        if method == "notifications/initialized" and self.client is not None:
-            self.client.initialized = True
+        if method == "notifications/initialized" and self.legacy_client is not None:
+            self.legacy_client.initialized = True
         elif method != "notifications/roots/list_changed":
             logger.debug("ignored notification %r", method)
 
-    def session(self, request: IncomingRequest) -> ServerSession:
-        assert self.client is not None
-        return ServerSession(self.client, request)
+    # -- both eras -------------------------------------------------------------------
 
-    async def initialize(self, request: IncomingRequest) -> JSONObject:
+    async def ping(self, client: ClientState | None, request: IncomingRequest) -> JSONObject:
+        return {}
+
+    async def list_tools(self, client: ClientState | None, request: IncomingRequest) -> JSONObject:
+        assert client is not None
+        tools = [tool.definition for tool in self.server._tools.values()]
+        if not has_feature(client.protocol_version, "structured_content"):
+            # Before 2025-06-18 tools had no output schema; older clients may reject it.
+            tools = [tool.model_copy(update={"output_schema": None}) for tool in tools]
+        return {**ListToolsResult(tools=tools).to_wire(), **self._cache_hints(client)}
+
+    async def call_tool(self, client: ClientState | None, request: IncomingRequest) -> JSONObject:
+        assert client is not None
+        params = CallToolRequestParams.model_validate(request.params or {})
+        tool = self.server._tools.get(params.name)
+        if tool is None:
+            raise InvalidParamsError(
+                f"Unknown tool {params.name!r}; call tools/list to see the tools available."
+            )
+        arguments = params.arguments or {}
+        if not client.modern:
+            context = Context(ServerSession(client, request, LiveAsker(request)), request)
+            result = await self._run_tool(tool, arguments, context)
+            if isinstance(result, InputRequiredResult):
+                raise MCPError(
+                    INTERNAL_ERROR,
+                    f"Tool {params.name!r} returned an InputRequiredResult, which a "
+                    f"{client.protocol_version} client cannot receive. Ask with ctx.elicit "
+                    "(and friends), which work in both protocol generations.",
+                )
+            if not has_feature(client.protocol_version, "structured_content"):
+                result = result.model_copy(update={"structured_content": None})
+            return result.to_wire()
+        binding = binding_for("tools/call", params.name, arguments)
+        answers = self._recorded_answers(params.request_state, params.input_responses, binding)
+        context = Context(
+            ServerSession(client, request, ReplayAsker(answers)),
+            request,
+            input_responses=params.input_responses,
+            request_state=params.request_state,
+        )
+        try:
+            result = await self._run_tool(tool, arguments, context)
+        except InputNeeded as needed:
+            state = {"answers": answers, "asked": {needed.key: needed.method}}
+            return InputRequiredResult(
+                input_requests={needed.key: needed.input_request},  # type: ignore[dict-item]
+                request_state=self.server._sealer.seal(state, binding),
+            ).to_wire()
+        return result.to_wire()
+
+    async def _run_tool(
+        self, tool: RegisteredTool, arguments: dict[str, Any], context: Context
+    ) -> CallToolResult | InputRequiredResult:
+        try:
+            return await tool.call(arguments, context)
+        except MCPError:
+            raise
+        except Exception as exc:
+            logger.warning("tool %r failed: %s", tool.definition.name, exc, exc_info=True)
+            return tool_error_result(exc)
+
+    def _recorded_answers(
+        self, request_state: str | None, input_responses: dict[str, Any] | None, binding: bytes
+    ) -> dict[str, JSONObject]:
+        """The answers so far: those sealed in the state plus this retry's responses to
+        the questions the state says were asked. Unasked keys are ignored (spec)."""
+        if request_state is None or not request_state.startswith(STATE_PREFIX):
+            return {}
+        state = self.server._sealer.open(request_state, binding)
+        answers: dict[str, JSONObject] = dict(state.get("answers") or {})
+        asked: dict[str, str] = state.get("asked") or {}
+        for key, method in asked.items():
+            response = (input_responses or {}).get(key)
+            if response is None:
+                continue
+            answers[key] = _check_input_response(key, method, response)
+        return answers
+
+    def _cache_hints(self, client: ClientState) -> JSONObject:
+        """2026-07-28 lists say how long a client may cache them."""
+        if not client.modern:
+            return {}
+        return {"ttlMs": self.server.cache_ttl_ms, "cacheScope": self.server.cache_scope}
+
+    # -- legacy only -----------------------------------------------------------------
+
+    async def initialize(self, client: ClientState | None, request: IncomingRequest) -> JSONObject:
         params = InitializeRequestParams.model_validate(request.params or {})
         requested = params.protocol_version
         version = requested if requested in LEGACY_VERSIONS else LATEST_LEGACY_VERSION
-        self.client = ClientState(version, params.capabilities, params.client_info)
+        self.legacy_client = ClientState(version, params.capabilities, params.client_info)
         return InitializeResult(
             protocol_version=version,
             capabilities=self.server.capabilities,
@@ -230,39 +374,66 @@ class _Connection:
             instructions=self.server.instructions,
         ).to_wire()
 
-    async def ping(self, request: IncomingRequest) -> JSONObject:
+    async def set_level(self, client: ClientState | None, request: IncomingRequest) -> JSONObject:
+        assert client is not None
+        client.log_level = SetLevelRequestParams.model_validate(request.params or {}).level
         return {}
 
-    async def list_tools(self, request: IncomingRequest) -> JSONObject:
-        tools = [tool.definition for tool in self.server._tools.values()]
-        assert self.client is not None
-        if not has_feature(self.client.protocol_version, "structured_content"):
-            # Before 2025-06-18 tools had no output schema; older clients may reject it.
-            tools = [tool.model_copy(update={"output_schema": None}) for tool in tools]
-        return ListToolsResult(tools=tools).to_wire()
+    # -- modern only -----------------------------------------------------------------
 
-    async def call_tool(self, request: IncomingRequest) -> JSONObject:
-        params = CallToolRequestParams.model_validate(request.params or {})
-        tool = self.server._tools.get(params.name)
-        if tool is None:
-            raise InvalidParamsError(
-                f"Unknown tool {params.name!r}; call tools/list to see the tools available."
-            )
-        context = Context(self.session(request), request)
-        try:
-            result = await tool.call(params.arguments or {}, context)
-        except MCPError:
-            raise
-        except Exception as exc:
-            logger.warning("tool %r failed: %s", params.name, exc, exc_info=True)
-            result = tool_error_result(exc)
-        assert self.client is not None
-        if not has_feature(self.client.protocol_version, "structured_content"):
-            result = result.model_copy(update={"structured_content": None})
-        return result.to_wire()
+    async def discover(self, client: ClientState | None, request: IncomingRequest) -> JSONObject:
+        return DiscoverResult(
+            supported_versions=list(SUPPORTED_VERSIONS),
+            capabilities=self.server.capabilities,
+            instructions=self.server.instructions,
+            ttl_ms=self.server.cache_ttl_ms,
+            cache_scope=self.server.cache_scope,
+            meta={META_SERVER_INFO: self.server.server_info.to_wire()},
+        ).to_wire()
 
-    async def set_level(self, request: IncomingRequest) -> JSONObject:
-        params = SetLevelRequestParams.model_validate(request.params or {})
-        assert self.client is not None
-        self.client.log_level = params.level
-        return {}
+
+def _modern_client(meta: JSONObject) -> ClientState:
+    """The client as a 2026-07-28 request describes itself in its ``_meta``."""
+    version = meta.get(META_PROTOCOL_VERSION)
+    if version not in MODERN_VERSIONS:
+        raise UnsupportedProtocolVersionError(
+            "Unsupported protocol version",
+            {"supported": list(SUPPORTED_VERSIONS), "requested": version},
+        )
+    raw_capabilities = meta.get(META_CLIENT_CAPABILITIES)
+    if not isinstance(raw_capabilities, dict):
+        raise InvalidParamsError(
+            f"Invalid params: _meta must carry {META_CLIENT_CAPABILITIES!r} (an object; "
+            "empty if the client declares nothing)."
+        )
+    raw_info = meta.get(META_CLIENT_INFO) or {"name": "unknown", "version": "unknown"}
+    level = meta.get(META_LOG_LEVEL)
+    if level is not None and level not in LOG_LEVELS:
+        raise InvalidParamsError(f"Invalid params: unknown log level {level!r}.")
+    return ClientState(
+        protocol_version=version,
+        capabilities=ClientCapabilities.model_validate(raw_capabilities),
+        client_info=Implementation.model_validate(raw_info),
+        log_level=level,
+        modern=True,
+    )
+
+
+_RESULT_TYPES: dict[str, type[MCPModel]] = {
+    "elicitation/create": ElicitResult,
+    "sampling/createMessage": CreateMessageResult,
+    "roots/list": ListRootsResult,
+}
+
+
+def _check_input_response(key: str, method: str, response: Any) -> JSONObject:
+    """The client's answer to input request ``key``, checked against what was asked."""
+    result_type = _RESULT_TYPES[method]
+    try:
+        result_type.model_validate(response)
+    except pydantic.ValidationError as exc:
+        raise InvalidParamsError(
+            f"Invalid params: inputResponses[{key!r}] is not a valid answer to {method!r} "
+            f"(expected {result_type.__name__}): {exc.errors(include_url=False)[0]['msg']}."
+        ) from None
+    return cast(JSONObject, response)

@@ -8,12 +8,13 @@ declare, because the specification forbids sending it.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from pydantic import BaseModel
 
 from answerback.jsonrpc import IncomingRequest
+from answerback.server._asking import Asker
 from answerback.types import (
     ClientCapabilities,
     CreateMessageRequestParams,
@@ -32,7 +33,7 @@ from answerback.types import (
     Tool,
     ToolChoice,
 )
-from answerback.types._errors import METHOD_NOT_FOUND
+from answerback.types._errors import METHOD_NOT_FOUND, MISSING_REQUIRED_CLIENT_CAPABILITY
 from answerback.types._sampling_rules import check_tool_balance
 from answerback.types._versions import FEATURE_SINCE, Feature, has_feature
 
@@ -51,16 +52,19 @@ class ClientState:
     capabilities: ClientCapabilities
     client_info: Implementation
     log_level: LoggingLevel | None = None
+    """Legacy: set by ``logging/setLevel`` (``None`` sends everything). Modern: the
+    request's own opt-in (``None`` sends nothing)."""
+    modern: bool = False
     initialized: bool = False
-    extra: dict[str, Any] = field(default_factory=dict[str, Any])
 
 
 class ServerSession:
     """The client as seen from inside one request: what it declared, and how to ask it."""
 
-    def __init__(self, client: ClientState, request: IncomingRequest) -> None:
+    def __init__(self, client: ClientState, request: IncomingRequest, asker: Asker) -> None:
         self._client = client
         self._request = request
+        self._asker = asker
 
     @property
     def protocol_version(self) -> str:
@@ -84,7 +88,7 @@ class ServerSession:
         """Ask the user to fill in a form; prefer ``Context.elicit`` with a model."""
         elicitation = self._client.capabilities.elicitation
         if elicitation is None or (elicitation.url is not None and elicitation.form is None):
-            raise _not_supported("Elicitation", "elicitation")
+            raise self._not_supported("Elicitation", "elicitation")
         self._require("elicitation", "Elicitation")
         params = ElicitRequestFormParams(message=message, requested_schema=requested_schema)
         return await self._ask("elicitation/create", params, ElicitResult)
@@ -93,7 +97,7 @@ class ServerSession:
         """Ask the user to visit ``url`` (out of band); ``accept`` means they agreed to go."""
         elicitation = self._client.capabilities.elicitation
         if elicitation is None or elicitation.url is None:
-            raise _not_supported("URL elicitation", "elicitation.url")
+            raise self._not_supported("URL elicitation", "elicitation.url")
         self._require("elicitation_url", "URL elicitation")
         params = ElicitRequestURLParams(message=message, url=url, elicitation_id=elicitation_id)
         return await self._ask("elicitation/create", params, ElicitResult)
@@ -118,10 +122,10 @@ class ServerSession:
         """
         sampling = self._client.capabilities.sampling
         if sampling is None:
-            raise _not_supported("Sampling", "sampling")
+            raise self._not_supported("Sampling", "sampling")
         if tools is not None or tool_choice is not None:
             if sampling.tools is None:
-                raise _not_supported("Sampling with tools", "sampling.tools")
+                raise self._not_supported("Sampling with tools", "sampling.tools")
             self._require("sampling_tools", "Sampling with tools")
         check_tool_balance(messages)
         params = CreateMessageRequestParams(
@@ -140,7 +144,7 @@ class ServerSession:
     async def list_roots(self) -> ListRootsResult:
         """Ask which directories (roots) the client lets the server work in."""
         if self._client.capabilities.roots is None:
-            raise _not_supported("List roots", "roots")
+            raise self._not_supported("List roots", "roots")
         return await self._ask("roots/list", None, ListRootsResult)
 
     def _require(self, feature: Feature, what: str) -> None:
@@ -153,22 +157,46 @@ class ServerSession:
                 {"reason": f"protocol version {version} predates it ({FEATURE_SINCE[feature]})"},
             )
 
-    async def send_ping(self) -> None:
-        await self._request.request("ping")
-
     async def _ask(
         self, method: str, params: MCPModel | None, result_type: type[ResultT]
     ) -> ResultT:
-        raw = await self._request.request(method, params.to_wire() if params else None)
+        raw = await self._asker.ask(method, params.to_wire() if params else None)
         return result_type.model_validate(raw)
+
+    def _not_supported(self, what: str, capability: str) -> MCPError:
+        """The error for asking what the client did not declare (never sent to it)."""
+        if self._client.modern:
+            required: dict[str, Any] = {}
+            node = required
+            *parents, leaf = capability.split(".")
+            for part in parents:
+                node = node.setdefault(part, {})
+            node[leaf] = {}
+            return MCPError(
+                MISSING_REQUIRED_CLIENT_CAPABILITY,
+                f"{what} not supported: the request did not declare the {capability!r} "
+                "client capability.",
+                {"requiredCapabilities": required},
+            )
+        return MCPError(
+            METHOD_NOT_FOUND,
+            f"{what} not supported",
+            {"reason": f"the client did not declare the {capability!r} capability"},
+        )
 
     # -- telling the client ----------------------------------------------------------
 
     async def send_log_message(
         self, level: LoggingLevel, data: Any, logger: str | None = None
     ) -> None:
-        """Send a log message, unless the client asked for a higher level."""
+        """Send a log message if the client wants it at this level.
+
+        Legacy clients get everything until they call ``logging/setLevel``; a 2026-07-28
+        request gets messages only if it opted in with a log level of its own.
+        """
         threshold = self._client.log_level
+        if threshold is None and self._client.modern:
+            return
         if threshold is not None and LOG_LEVELS.index(level) < LOG_LEVELS.index(threshold):
             return
         params = LoggingMessageNotificationParams(level=level, data=data, logger=logger)
@@ -178,14 +206,6 @@ class ServerSession:
         self, progress: float, total: float | None = None, message: str | None = None
     ) -> None:
         await self._request.send_progress(progress, total, message)
-
-
-def _not_supported(what: str, capability: str) -> MCPError:
-    return MCPError(
-        METHOD_NOT_FOUND,
-        f"{what} not supported",
-        {"reason": f"the client did not declare the {capability!r} capability"},
-    )
 
 
 def _covers(declared: Any, wanted: Any) -> bool:

@@ -25,6 +25,7 @@ from answerback.types import (
     CallToolResult,
     EmbeddedResource,
     ImageContent,
+    InputRequiredResult,
     ResourceLink,
     TextContent,
     Tool,
@@ -117,7 +118,9 @@ class RegisteredTool:
             definition, function, arguments_model, context_parameter, output_adapter, wraps_result
         )
 
-    async def call(self, arguments: dict[str, Any], context: Any) -> CallToolResult:
+    async def call(
+        self, arguments: dict[str, Any], context: Any
+    ) -> CallToolResult | InputRequiredResult:
         """Run the tool; validation failures and exceptions become ``is_error`` results."""
         try:
             parsed = self.arguments_model.model_validate(arguments)
@@ -135,8 +138,8 @@ class RegisteredTool:
             value = await value
         return self.to_result(value)
 
-    def to_result(self, value: Any) -> CallToolResult:
-        if isinstance(value, CallToolResult):
+    def to_result(self, value: Any) -> CallToolResult | InputRequiredResult:
+        if isinstance(value, CallToolResult | InputRequiredResult):
             return value
         if _is_content_value(value):
             blocks = [value] if isinstance(value, _CONTENT_TYPES) else list(value)

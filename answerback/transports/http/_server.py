@@ -87,6 +87,8 @@ class _Session:
         self.outgoing, self.outgoing_read = anyio.create_memory_object_stream[Envelope](math.inf)
         self.streams: dict[str, _Stream] = {}
         self.request_streams: dict[RequestId, _Stream] = {}
+        self.stream_ids: set[str] = {STANDALONE}
+        """Every stream this session ever opened: their stored events go when it ends."""
         self.json_waiters: dict[RequestId, MemoryObjectSendStream[JSONObject]] = {}
         self.scope = anyio.CancelScope()
         self.last_active = anyio.current_time()
@@ -118,6 +120,7 @@ class _Session:
         stream_id = STANDALONE if request_id is None else secrets.token_hex(8)
         stream = self.streams.get(stream_id) or _Stream(stream_id, request_id)
         self.streams[stream_id] = stream
+        self.stream_ids.add(stream_id)
         if request_id is not None:
             self.request_streams[request_id] = stream
         return stream
@@ -221,7 +224,7 @@ class StreamableHTTPApp:
     async def _end_session(self, session: _Session, reason: str) -> None:
         self.sessions.pop(session.id, None)
         await session.close(reason)
-        for stream_id in [session.id + "." + s for s in (*session.streams, STANDALONE)]:
+        for stream_id in [f"{session.id}.{s}" for s in session.stream_ids]:
             await self.event_store.forget_stream(stream_id)
 
     # -- request handling ------------------------------------------------------------

@@ -8,8 +8,9 @@ string speaks streamable HTTP, and any object with ``connect()`` is used as it i
 from __future__ import annotations
 
 from contextlib import AsyncExitStack
+from dataclasses import dataclass
 from types import TracebackType
-from typing import Any, Literal, Self
+from typing import Any, Literal, Self, cast
 
 from answerback.client._callbacks import (
     ElicitationCallback,
@@ -21,14 +22,17 @@ from answerback.client._callbacks import (
 )
 from answerback.client._session import ClientSession
 from answerback.jsonrpc import Endpoint, ProgressCallback
+from answerback.jsonrpc._endpoint import as_object
 from answerback.transports import ClientTransport, ConnectionServer, InProcessTransport
 from answerback.types import (
     CallToolRequestParams,
     CallToolResult,
+    DiscoverResult,
     EmptyResult,
     Implementation,
     InitializeRequestParams,
     InitializeResult,
+    InputRequiredResult,
     ListToolsResult,
     LoggingLevel,
     MCPError,
@@ -38,12 +42,49 @@ from answerback.types import (
     SetLevelRequestParams,
     Tool,
 )
-from answerback.types._errors import INVALID_REQUEST
-from answerback.types._versions import LATEST_LEGACY_VERSION, LEGACY_VERSIONS
+from answerback.types._errors import (
+    HEADER_MISMATCH,
+    INVALID_REQUEST,
+    MISSING_REQUIRED_CLIENT_CAPABILITY,
+    UNSUPPORTED_PROTOCOL_VERSION,
+)
+from answerback.types._versions import (
+    LATEST_LEGACY_VERSION,
+    LATEST_VERSION,
+    LEGACY_VERSIONS,
+    MODERN_VERSIONS,
+    SUPPORTED_VERSIONS,
+)
 
 Mode = Literal["auto", "legacy"] | str
 
 DEFAULT_CLIENT_INFO = Implementation(name="answerback", version="0.1.0")
+
+
+_PROBE_SECONDS = 10.0
+"""How long ``mode="auto"`` waits for ``server/discover`` before assuming a legacy server."""
+_MODERN_ERRORS = (HEADER_MISMATCH, MISSING_REQUIRED_CLIENT_CAPABILITY, UNSUPPORTED_PROTOCOL_VERSION)
+
+
+@dataclass(frozen=True, slots=True)
+class _ServerFacts:
+    """What the server told us about itself, from ``initialize`` or ``server/discover``."""
+
+    protocol_version: str
+    server_info: Implementation
+    capabilities: ServerCapabilities
+    instructions: str | None
+
+
+def _supported_versions(exc: MCPError) -> list[str] | None:
+    """The versions an ``UnsupportedProtocolVersionError`` says the server speaks."""
+    data = as_object(exc.data)
+    if exc.code != UNSUPPORTED_PROTOCOL_VERSION or data is None:
+        return None
+    supported: object = data.get("supported")
+    if not isinstance(supported, list):
+        return None
+    return [str(v) for v in cast(list[Any], supported)]
 
 
 def transport_for(target: Any) -> ClientTransport:
@@ -90,10 +131,10 @@ class Client:
         read_timeout_seconds: float | None = None,
         input_required_max_rounds: int = 10,
     ) -> None:
-        if mode not in ("auto", "legacy") and mode not in LEGACY_VERSIONS:
+        if mode not in ("auto", "legacy") and mode not in SUPPORTED_VERSIONS:
             raise ValueError(
                 f"Unknown mode {mode!r}: use 'auto', 'legacy' or a protocol version "
-                f"({', '.join(LEGACY_VERSIONS)})."
+                f"({', '.join(SUPPORTED_VERSIONS)})."
             )
         if sampling_capabilities is not None and sampling_callback is None:
             raise ValueError("sampling_capabilities needs a sampling_callback to answer with.")
@@ -115,9 +156,11 @@ class Client:
             logging_callback=logging_callback,
             message_handler=message_handler,
             read_timeout_seconds=read_timeout_seconds,
+            client_info=self.client_info,
+            log_level=log_level,
         )
         self._exit_stack: AsyncExitStack | None = None
-        self._initialize_result: InitializeResult | None = None
+        self._server: _ServerFacts | None = None
 
     async def __aenter__(self) -> Self:
         if self._exit_stack is not None:
@@ -134,7 +177,7 @@ class Client:
             )
             self.session.attach(await stack.enter_async_context(endpoint))
             self.session.on_session_expired = self._initialize
-            await self._initialize()
+            await self._choose_era()
             self._exit_stack = stack.pop_all()
         return self
 
@@ -147,6 +190,54 @@ class Client:
         stack, self._exit_stack = self._exit_stack, None
         if stack is not None:
             await stack.__aexit__(exc_type, exc, tb)
+
+    async def _choose_era(self) -> None:
+        """Legacy handshake, a pinned modern version, or (``auto``) probe and decide."""
+        if self.mode == "legacy" or self.mode in LEGACY_VERSIONS:
+            await self._initialize()
+        elif self.mode in MODERN_VERSIONS:
+            await self._discover(self.mode, probing=False)
+        elif not await self._discover(LATEST_VERSION, probing=True):
+            await self._initialize()
+
+    async def _discover(self, version: str, *, probing: bool) -> bool:
+        """Speak ``version`` (2026-07-28 era) and learn about the server.
+
+        Returns ``False`` when probing finds a server that is not modern: any error that
+        is not a recognised modern one, or no answer within the probe timeout.
+        """
+        self.session.modern_version = version
+        try:
+            raw = await self.session.request_raw(
+                "server/discover", None, timeout=_PROBE_SECONDS if probing else None
+            )
+        except MCPError as exc:
+            self.session.modern_version = None
+            supported = _supported_versions(exc)
+            if supported is not None:
+                shared = [v for v in MODERN_VERSIONS if v in supported]
+                if shared and shared[0] != version:
+                    return await self._discover(shared[0], probing=False)
+                if probing and any(v in LEGACY_VERSIONS for v in supported):
+                    return False
+                raise MCPError(
+                    exc.code,
+                    f"The server supports protocol versions {supported}; answerback speaks "
+                    f"{list(SUPPORTED_VERSIONS)} and none is shared in the requested mode "
+                    f"{self.mode!r}.",
+                    exc.data,
+                ) from exc
+            if probing and exc.code not in _MODERN_ERRORS:
+                return False
+            raise
+        result = DiscoverResult.model_validate(raw)
+        self._server = _ServerFacts(
+            version,
+            result.server_info or Implementation(name="unknown", version="unknown"),
+            result.capabilities,
+            result.instructions,
+        )
+        return True
 
     async def _initialize(self) -> None:
         version = self.mode if self.mode in LEGACY_VERSIONS else LATEST_LEGACY_VERSION
@@ -164,7 +255,9 @@ class Client:
                 f"The server chose protocol version {result.protocol_version!r}, which "
                 f"answerback does not speak ({', '.join(LEGACY_VERSIONS)}).",
             )
-        self._initialize_result = result
+        self._server = _ServerFacts(
+            result.protocol_version, result.server_info, result.capabilities, result.instructions
+        )
         self.session.server = result
         await self.session.send_notification("notifications/initialized")
         if self.log_level is not None and result.capabilities.logging is not None:
@@ -174,7 +267,7 @@ class Client:
 
     @property
     def protocol_version(self) -> str:
-        """The protocol version in use on this connection."""
+        """The protocol version in use: negotiated (legacy) or chosen (2026-07-28)."""
         return self._connected().protocol_version
 
     @property
@@ -189,10 +282,10 @@ class Client:
     def instructions(self) -> str | None:
         return self._connected().instructions
 
-    def _connected(self) -> InitializeResult:
-        if self._initialize_result is None:
+    def _connected(self) -> _ServerFacts:
+        if self._server is None:
             raise RuntimeError("Not connected: use the Client as `async with Client(...)`.")
-        return self._initialize_result
+        return self._server
 
     # -- requests --------------------------------------------------------------------
 
@@ -225,17 +318,63 @@ class Client:
     ) -> CallToolResult:
         """Call a tool; a failing tool gives ``is_error=True``, a protocol error raises.
 
-        ``progress_callback(progress, total, message)`` receives the server's progress
-        reports; progress also keeps ``read_timeout_seconds`` from expiring.
+        On a 2026-07-28 connection a tool that needs input comes back as an
+        ``InputRequiredResult``; the client answers it through the same callbacks as
+        the legacy path and retries, up to ``input_required_max_rounds`` rounds.
+        ``progress_callback(progress, total, message)`` receives progress reports;
+        progress also keeps ``read_timeout_seconds`` from expiring.
         """
-        params = CallToolRequestParams(name=name, arguments=arguments)
-        return await self.session.send_request(
+        params = CallToolRequestParams(name=name, arguments=arguments).to_wire()
+        if self.session.modern_version is None:
+            return await self.session.send_request(
+                "tools/call",
+                params,
+                CallToolResult,
+                timeout=read_timeout_seconds,
+                on_progress=progress_callback,
+            )
+        return await self.session.request_with_input(
             "tools/call",
             params,
             CallToolResult,
+            max_rounds=self.input_required_max_rounds,
             timeout=read_timeout_seconds,
             on_progress=progress_callback,
         )
+
+    async def call_tool_round(
+        self,
+        name: str,
+        arguments: dict[str, Any] | None = None,
+        *,
+        input_responses: dict[str, Any] | None = None,
+        request_state: str | None = None,
+    ) -> CallToolResult | InputRequiredResult:
+        """One round of a 2026-07-28 tool call, driven by hand.
+
+        Use it to keep a multi-round call across processes: persist the
+        ``InputRequiredResult``'s ``request_state`` (echo it back unchanged), gather the
+        answers (``answer_input_requests`` runs the callbacks), then call again.
+        """
+        if self.session.modern_version is None:
+            raise RuntimeError(
+                "call_tool_round needs a 2026-07-28 connection; on a legacy connection the "
+                "server asks during the call itself, so use call_tool."
+            )
+        params = CallToolRequestParams(
+            name=name,
+            arguments=arguments,
+            input_responses=input_responses,
+            request_state=request_state,
+        ).to_wire()
+        raw = await self.session.request_raw("tools/call", params)
+        if raw.get("resultType") == "input_required":
+            return InputRequiredResult.model_validate(raw)
+        return CallToolResult.model_validate(raw)
+
+    async def answer_input_requests(self, result: InputRequiredResult) -> dict[str, Any]:
+        """Answer an ``InputRequiredResult``'s requests through the callbacks."""
+        return await self.session.answer_input_requests(result.input_requests or {})
 
     async def set_logging_level(self, level: LoggingLevel) -> None:
         """Ask the server to send log messages at ``level`` and above."""

@@ -10,6 +10,7 @@ import logging
 from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar, cast
 
+import anyio
 from pydantic import BaseModel, TypeAdapter
 
 from answerback.client._callbacks import (
@@ -22,7 +23,12 @@ from answerback.client._callbacks import (
     refusal,
 )
 from answerback.jsonrpc import Endpoint, Envelope, IncomingRequest, JSONObject, ProgressCallback
+from answerback.jsonrpc._endpoint import as_object
 from answerback.types import (
+    META_CLIENT_CAPABILITIES,
+    META_CLIENT_INFO,
+    META_LOG_LEVEL,
+    META_PROTOCOL_VERSION,
     ClientCapabilities,
     ConnectionClosedError,
     CreateMessageRequestParams,
@@ -30,15 +36,20 @@ from answerback.types import (
     ElicitRequestParams,
     ElicitResult,
     ErrorData,
+    Implementation,
     InitializeResult,
+    InputRequests,
+    InputRequiredResult,
     InvalidParamsError,
     ListRootsResult,
+    LoggingLevel,
     LoggingMessageNotificationParams,
     MCPError,
     MCPModel,
     MethodNotFoundError,
     ServerNotification,
 )
+from answerback.types._errors import INTERNAL_ERROR, INVALID_REQUEST
 from answerback.types._methods import parse_as
 from answerback.types._sampling_rules import check_tool_balance
 
@@ -62,8 +73,12 @@ class ClientSession:
         logging_callback: LoggingCallback | None = None,
         message_handler: MessageHandler | None = None,
         read_timeout_seconds: float | None = None,
+        client_info: Implementation,
+        log_level: LoggingLevel | None = None,
     ) -> None:
         self.capabilities = capabilities
+        self.client_info = client_info
+        self.log_level: LoggingLevel | None = log_level
         self._elicitation_callback = elicitation_callback
         self._sampling_callback = sampling_callback
         self._list_roots_callback = list_roots_callback
@@ -75,6 +90,8 @@ class ClientSession:
         """What the server said about itself when the connection was set up."""
         self.on_session_expired: Callable[[], Awaitable[None]] | None = None
         """Sets the session up again after the server forgot it (set by ``Client``)."""
+        self.modern_version: str | None = None
+        """The 2026-07-28-era version in use, or ``None`` on a legacy connection."""
 
     def attach(self, endpoint: Endpoint) -> None:
         self._endpoint = endpoint
@@ -87,6 +104,58 @@ class ClientSession:
 
     # -- sending ---------------------------------------------------------------------
 
+    def stamp(self, params: JSONObject | None) -> JSONObject | None:
+        """On a 2026-07-28 connection, add the per-request ``_meta`` the era requires:
+        version, capabilities, client info and (if set) the log level opt-in."""
+        if self.modern_version is None:
+            return params
+        stamped = dict(params or {})
+        meta: JSONObject = {
+            **stamped.get("_meta", {}),
+            META_PROTOCOL_VERSION: self.modern_version,
+            META_CLIENT_CAPABILITIES: self.capabilities.to_wire(),
+            META_CLIENT_INFO: self.client_info.to_wire(),
+        }
+        if self.log_level is not None:
+            meta[META_LOG_LEVEL] = self.log_level
+        stamped["_meta"] = meta
+        return stamped
+
+    async def request_raw(
+        self,
+        method: str,
+        params: JSONObject | None,
+        *,
+        timeout: float | None = None,
+        cancellable: bool = True,
+        on_progress: ProgressCallback | None = None,
+        transport_context: Any = None,
+    ) -> JSONObject:
+        """Send a request (stamped for the era) and return the raw result object.
+
+        If the server forgot the session (HTTP 404), the session is set up again with
+        ``on_session_expired`` and the request is sent once more.
+        """
+        timeout = timeout if timeout is not None else self.read_timeout_seconds
+
+        async def send() -> JSONObject:
+            return await self.endpoint.request(
+                method,
+                self.stamp(params),
+                timeout=timeout,
+                cancellable=cancellable,
+                on_progress=on_progress,
+                transport_context=transport_context,
+            )
+
+        try:
+            return await send()
+        except ConnectionClosedError as exc:
+            if not _session_expired(exc) or self.on_session_expired is None:
+                raise
+            await self.on_session_expired()
+            return await send()
+
     async def send_request(
         self,
         method: str,
@@ -97,25 +166,72 @@ class ClientSession:
         cancellable: bool = True,
         on_progress: ProgressCallback | None = None,
     ) -> ResultT:
-        """Send a request and parse its result; the timeout defaults to the client's.
-
-        If the server forgot the session (HTTP 404), the session is set up again with
-        ``on_session_expired`` and the request is sent once more.
-        """
+        """Send a request and parse its result; the timeout defaults to the client's."""
         wire = params.to_wire() if isinstance(params, MCPModel) else params
-        timeout = timeout if timeout is not None else self.read_timeout_seconds
-        try:
-            raw = await self.endpoint.request(
-                method, wire, timeout=timeout, cancellable=cancellable, on_progress=on_progress
+        raw = await self.request_raw(
+            method, wire, timeout=timeout, cancellable=cancellable, on_progress=on_progress
+        )
+        return _complete(method, raw, result_type)
+
+    async def request_with_input(
+        self,
+        method: str,
+        params: JSONObject,
+        result_type: type[ResultT],
+        *,
+        max_rounds: int,
+        timeout: float | None = None,
+        on_progress: ProgressCallback | None = None,
+        transport_context: Any = None,
+    ) -> ResultT:
+        """Send a request that may come back as ``InputRequiredResult`` and drive it to
+        completion: answer each round's input requests through the callbacks and retry
+        with the answers and the echoed ``requestState``, a fresh request each round."""
+        attempt = dict(params)
+        state_only_rounds = 0
+        for _ in range(max_rounds + 1):
+            raw = await self.request_raw(
+                method,
+                attempt,
+                timeout=timeout,
+                on_progress=on_progress,
+                transport_context=transport_context,
             )
-        except ConnectionClosedError as exc:
-            if not _session_expired(exc) or self.on_session_expired is None:
-                raise
-            await self.on_session_expired()
-            raw = await self.endpoint.request(
-                method, wire, timeout=timeout, cancellable=cancellable, on_progress=on_progress
-            )
-        return result_type.model_validate(raw)
+            if raw.get("resultType") != "input_required":
+                return _complete(method, raw, result_type)
+            needed = InputRequiredResult.model_validate(raw)
+            attempt = dict(params)
+            if needed.input_requests:
+                attempt["inputResponses"] = await self.answer_input_requests(needed.input_requests)
+                state_only_rounds = 0
+            else:
+                # Nothing to answer: the server is waiting on something; back off a little.
+                await anyio.sleep(min(1.0, 0.05 * 2**state_only_rounds))
+                state_only_rounds += 1
+            if needed.request_state is not None:
+                attempt["requestState"] = needed.request_state
+        raise InputRequiredRoundsExceededError(
+            f"{method!r} still needed input after {max_rounds} rounds; giving up. The server "
+            "may be asking in a loop; raise input_required_max_rounds if it legitimately "
+            "needs more."
+        )
+
+    async def answer_input_requests(self, input_requests: InputRequests) -> JSONObject:
+        """Answer a round's input requests through the callbacks, keyed as asked.
+
+        A callback's ``ErrorData`` refuses the whole request, as on the legacy path.
+        """
+        responses: JSONObject = {}
+        for key, input_request in input_requests.items():
+            wire = input_request.model_dump(mode="json", by_alias=True, exclude_none=True)
+            params = as_object(wire.get("params"))
+            meta = as_object(params.get("_meta")) if params is not None else None
+            context = ClientRequestContext(self, key, meta)
+            answer = await self._answer(context, input_request.method, params)
+            if isinstance(answer, ErrorData):
+                raise MCPError.from_error_data(answer)
+            responses[key] = answer.model_dump(mode="json", by_alias=True, exclude_none=True)
+        return responses
 
     async def send_notification(self, method: str, params: JSONObject | None = None) -> None:
         await self.endpoint.notify(method, params)
@@ -124,24 +240,27 @@ class ClientSession:
 
     async def handle_request(self, request: IncomingRequest) -> JSONObject:
         """Answer a server→client request through the matching callback."""
-        context = ClientRequestContext(self, request.id, request.meta)
-        answer: BaseModel
         if request.method == "ping":
             return {}
-        if request.method == "elicitation/create":
-            answer = await self.answer_elicitation(
-                context, parse_as(ElicitRequestParams, request.params or {})
-            )
-        elif request.method == "sampling/createMessage":
-            params = CreateMessageRequestParams.model_validate(request.params or {})
-            answer = await self.answer_sampling(context, params)
-        elif request.method == "roots/list":
-            answer = await self.answer_list_roots(context)
-        else:
-            raise MethodNotFoundError(f"Method not found: {request.method!r}")
+        context = ClientRequestContext(self, request.id, request.meta)
+        answer = await self._answer(context, request.method, request.params)
         if isinstance(answer, ErrorData):
             raise MCPError.from_error_data(answer)
         return answer.model_dump(mode="json", by_alias=True, exclude_none=True)
+
+    async def _answer(
+        self, context: ClientRequestContext, method: str, params: JSONObject | None
+    ) -> BaseModel:
+        """One server question answered by its callback (both eras come through here)."""
+        if method == "elicitation/create":
+            elicit_params = parse_as(ElicitRequestParams, params or {})
+            return await self.answer_elicitation(context, elicit_params)
+        if method == "sampling/createMessage":
+            sampling_params = CreateMessageRequestParams.model_validate(params or {})
+            return await self.answer_sampling(context, sampling_params)
+        if method == "roots/list":
+            return await self.answer_list_roots(context)
+        raise MethodNotFoundError(f"Method not found: {method!r}")
 
     async def answer_elicitation(
         self, context: ClientRequestContext, params: ElicitRequestParams
@@ -198,6 +317,25 @@ class ClientSession:
             await self._message_handler(exc)
         else:
             logger.warning("transport error: %s", exc)
+
+
+class InputRequiredRoundsExceededError(MCPError):
+    """A request still needed input after ``input_required_max_rounds`` rounds."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(INTERNAL_ERROR, message)
+
+
+def _complete(method: str, raw: JSONObject, result_type: type[ResultT]) -> ResultT:
+    """Parse a final result; anything but a complete one is the server's mistake."""
+    result_type_field = raw.get("resultType", "complete")
+    if result_type_field != "complete":
+        raise MCPError(
+            INVALID_REQUEST,
+            f"The server answered {method!r} with resultType {result_type_field!r}, which "
+            "this request does not allow.",
+        )
+    return result_type.model_validate(raw)
 
 
 def _session_expired(exc: ConnectionClosedError) -> bool:

@@ -17,6 +17,7 @@ from answerback.jsonrpc import (
     ReadStream,
     WriteStream,
 )
+from answerback.jsonrpc._endpoint import as_object
 from answerback.server._asking import InputNeeded, LiveAsker, ReplayAsker
 from answerback.server._context import Context
 from answerback.server._request_state import PREFIX as STATE_PREFIX
@@ -309,11 +310,12 @@ class _Connection:
                 result = result.model_copy(update={"structured_content": None})
             return result.to_wire()
         binding = binding_for("tools/call", params.name, arguments)
-        answers = self._recorded_answers(params.request_state, params.input_responses, binding)
+        raw_responses = as_object((request.params or {}).get("inputResponses"))
+        answers = self._recorded_answers(params.request_state, raw_responses, binding)
         context = Context(
             ServerSession(client, request, ReplayAsker(answers)),
             request,
-            input_responses=params.input_responses,
+            input_responses=raw_responses,
             request_state=params.request_state,
         )
         try:
@@ -338,7 +340,7 @@ class _Connection:
             return tool_error_result(exc)
 
     def _recorded_answers(
-        self, request_state: str | None, input_responses: dict[str, Any] | None, binding: bytes
+        self, request_state: str | None, input_responses: JSONObject | None, binding: bytes
     ) -> dict[str, JSONObject]:
         """The answers so far: those sealed in the state plus this retry's responses to
         the questions the state says were asked. Unasked keys are ignored (spec)."""

@@ -2,65 +2,40 @@
 
 from __future__ import annotations
 
+import contextlib
 import logging
 from collections.abc import Awaitable, Callable, Sequence
-from typing import TYPE_CHECKING, Any, Literal, TypeVar, cast
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 import anyio
-import pydantic
 
-from answerback.jsonrpc import (
-    Endpoint,
-    Envelope,
-    IncomingRequest,
-    JSONObject,
-    ReadStream,
-    WriteStream,
-)
-from answerback.jsonrpc._endpoint import as_object
-from answerback.server._asking import InputNeeded, LiveAsker, ReplayAsker
+from answerback.jsonrpc import Endpoint, IncomingRequest, JSONObject, ReadStream, WriteStream
+from answerback.server._connection import Connection
 from answerback.server._context import Context
-from answerback.server._request_state import PREFIX as STATE_PREFIX
-from answerback.server._request_state import RequestStateSealer, binding_for
-from answerback.server._session import LOG_LEVELS, ClientState, ServerSession
-from answerback.server._tools import RegisteredTool, tool_error_result
+from answerback.server._prompts import RegisteredPrompt
+from answerback.server._request_state import RequestStateSealer
+from answerback.server._resources import RegisteredResource
+from answerback.server._tools import RegisteredTool
 from answerback.transports import stdio_server_streams
 from answerback.types import (
-    META_CLIENT_CAPABILITIES,
-    META_CLIENT_INFO,
-    META_LOG_LEVEL,
-    META_PROTOCOL_VERSION,
-    META_SERVER_INFO,
-    CallToolRequestParams,
-    CallToolResult,
-    ClientCapabilities,
-    CreateMessageResult,
-    DiscoverResult,
-    ElicitResult,
+    Completion,
+    CompletionArgument,
+    CompletionContext,
+    CompletionsCapability,
     Implementation,
-    InitializeRequestParams,
-    InitializeResult,
-    InputRequiredResult,
-    InvalidParamsError,
-    ListRootsResult,
-    ListToolsResult,
     LoggingCapability,
     MCPError,
-    MCPModel,
-    MethodNotFoundError,
+    PromptReference,
+    PromptsCapability,
+    Resource,
+    ResourcesCapability,
+    ResourceTemplate,
+    ResourceTemplateReference,
     ServerCapabilities,
-    SetLevelRequestParams,
+    SubscriptionFilter,
     ToolAnnotations,
     ToolsCapability,
-    UnsupportedProtocolVersionError,
-)
-from answerback.types._errors import INTERNAL_ERROR, INVALID_REQUEST
-from answerback.types._versions import (
-    LATEST_LEGACY_VERSION,
-    LEGACY_VERSIONS,
-    MODERN_VERSIONS,
-    SUPPORTED_VERSIONS,
-    has_feature,
 )
 
 if TYPE_CHECKING:
@@ -69,7 +44,19 @@ if TYPE_CHECKING:
 logger = logging.getLogger("answerback.server")
 
 FunctionT = TypeVar("FunctionT", bound=Callable[..., Any])
-Handler = Callable[["_Connection", ClientState | None, IncomingRequest], Awaitable[JSONObject]]
+CompletionHandler = Callable[
+    [PromptReference | ResourceTemplateReference, CompletionArgument, CompletionContext | None],
+    Awaitable[list[str] | Completion | None],
+]
+CompletionHandlerT = TypeVar("CompletionHandlerT", bound=CompletionHandler)
+
+
+@dataclass(eq=False, slots=True)
+class _Listener:
+    """A live 2026-07-28 ``subscriptions/listen`` request and what it asked for."""
+
+    request: IncomingRequest
+    wanted: SubscriptionFilter
 
 
 class MCPServer:
@@ -89,11 +76,13 @@ class MCPServer:
         state_ttl_seconds: float = 600.0,
         cache_ttl_ms: int = 0,
         cache_scope: Literal["public", "private"] = "private",
+        page_size: int | None = None,
     ) -> None:
         """``state_keys`` seal 2026-07-28 ``requestState`` (32 random bytes each; the
         first seals, all open). Give every instance of a scaled-out server the same keys;
         by default each process makes its own. ``cache_ttl_ms``/``cache_scope`` are the
-        caching hints on 2026-07-28 lists ("private": per user, the safe default)."""
+        caching hints on 2026-07-28 lists ("private": per user, the safe default).
+        ``page_size`` splits lists into pages (``None``: one page)."""
         self.cache_ttl_ms = cache_ttl_ms
         self.cache_scope: Literal["public", "private"] = cache_scope
         self.name = name
@@ -101,20 +90,12 @@ class MCPServer:
         self.instructions = instructions
         self._tools: dict[str, RegisteredTool] = {}
         self._sealer = RequestStateSealer(state_keys, state_ttl_seconds)
-        shared: dict[str, Handler] = {
-            "ping": _Connection.ping,
-            "tools/list": _Connection.list_tools,
-            "tools/call": _Connection.call_tool,
-        }
-        self._legacy_handlers: dict[str, Handler] = {
-            **shared,
-            "initialize": _Connection.initialize,
-            "logging/setLevel": _Connection.set_level,
-        }
-        self._modern_handlers: dict[str, Handler] = {
-            **shared,
-            "server/discover": _Connection.discover,
-        }
+        self._prompts: dict[str, RegisteredPrompt] = {}
+        self._resources: dict[str, RegisteredResource] = {}
+        self._completion_handler: CompletionHandler | None = None
+        self.page_size = page_size
+        self._connections: set[Connection] = set()
+        self._listeners: set[_Listener] = set()
 
     # -- declaring -------------------------------------------------------------------
 
@@ -148,12 +129,163 @@ class MCPServer:
 
         return register
 
+    def resource(
+        self,
+        uri: str,
+        *,
+        name: str | None = None,
+        title: str | None = None,
+        description: str | None = None,
+        mime_type: str | None = None,
+    ) -> Callable[[FunctionT], FunctionT]:
+        """Register a function producing a resource's contents.
+
+        ``uri`` is fixed (``"config://app"``) or a template whose ``{placeholders}`` are
+        the function's parameters (``"users://{user_id}/profile"``).
+        """
+
+        def register(function: FunctionT) -> FunctionT:
+            registered = RegisteredResource.from_function(
+                function,
+                uri,
+                name=name,
+                title=title,
+                description=description,
+                mime_type=mime_type,
+                context_type=Context,
+            )
+            self._resources[uri] = registered
+            return function
+
+        return register
+
+    def prompt(
+        self, name: str | None = None, *, title: str | None = None, description: str | None = None
+    ) -> Callable[[FunctionT], FunctionT]:
+        """Register a function as a prompt; its parameters are the prompt's arguments."""
+
+        def register(function: FunctionT) -> FunctionT:
+            registered = RegisteredPrompt.from_function(
+                function, name=name, title=title, description=description, context_type=Context
+            )
+            self._prompts[registered.definition.name] = registered
+            return function
+
+        return register
+
+    def completion(self) -> Callable[[CompletionHandlerT], CompletionHandlerT]:
+        """Register the handler suggesting values for prompt and template arguments.
+
+        It gets ``(ref, argument, context)`` and returns a list of strings (or a
+        ``Completion``); the server then declares the ``completions`` capability.
+        """
+
+        def register(handler: CompletionHandlerT) -> CompletionHandlerT:
+            self._completion_handler = handler
+            return handler
+
+        return register
+
     @property
     def capabilities(self) -> ServerCapabilities:
         return ServerCapabilities(
-            tools=ToolsCapability(list_changed=False) if self._tools else None,
+            tools=ToolsCapability(list_changed=True) if self._tools else None,
+            prompts=PromptsCapability(list_changed=True) if self._prompts else None,
+            resources=(
+                ResourcesCapability(subscribe=True, list_changed=True) if self._resources else None
+            ),
+            completions=CompletionsCapability() if self._completion_handler else None,
             logging=LoggingCapability(),
         )
+
+    # -- finding resources -----------------------------------------------------------
+
+    def _fixed_resources(self) -> list[Resource]:
+        return [
+            r.definition for r in self._resources.values() if isinstance(r.definition, Resource)
+        ]
+
+    def _resource_templates(self) -> list[ResourceTemplate]:
+        return [
+            r.definition
+            for r in self._resources.values()
+            if isinstance(r.definition, ResourceTemplate)
+        ]
+
+    def _find_resource(self, uri: str) -> tuple[RegisteredResource, dict[str, str]] | None:
+        """The resource serving ``uri``: a fixed one first, then the first matching template."""
+        fixed = self._resources.get(uri)
+        if fixed is not None and isinstance(fixed.definition, Resource):
+            return fixed, {}
+        for resource in self._resources.values():
+            arguments = resource.match(uri)
+            if arguments is not None and resource.pattern is not None:
+                return resource, arguments
+        return None
+
+    # -- telling clients about changes -----------------------------------------------
+
+    async def notify_resource_updated(self, uri: str) -> None:
+        """Tell the clients subscribed to ``uri`` that it changed."""
+        params: JSONObject = {"uri": uri}
+        await self._broadcast(
+            "notifications/resources/updated",
+            params,
+            lambda connection: uri in connection.subscriptions,
+            lambda wanted: uri in (wanted.resource_subscriptions or []),
+        )
+
+    async def notify_tools_changed(self) -> None:
+        """Tell clients the tool list changed (so they list it again)."""
+        await self._broadcast(
+            "notifications/tools/list_changed",
+            None,
+            lambda _: True,
+            lambda wanted: bool(wanted.tools_list_changed),
+        )
+
+    async def notify_prompts_changed(self) -> None:
+        await self._broadcast(
+            "notifications/prompts/list_changed",
+            None,
+            lambda _: True,
+            lambda wanted: bool(wanted.prompts_list_changed),
+        )
+
+    async def notify_resources_changed(self) -> None:
+        await self._broadcast(
+            "notifications/resources/list_changed",
+            None,
+            lambda _: True,
+            lambda wanted: bool(wanted.resources_list_changed),
+        )
+
+    async def _broadcast(
+        self,
+        method: str,
+        params: JSONObject | None,
+        legacy_wants: Callable[[Connection], bool],
+        listener_wants: Callable[[SubscriptionFilter], bool],
+    ) -> None:
+        """Send to legacy connections that want it and to 2026 listen streams that asked."""
+        for connection in list(self._connections):
+            notify = connection.notify
+            if connection.legacy_client is not None and notify and legacy_wants(connection):
+                with contextlib.suppress(MCPError):
+                    await notify(method, params)
+        for listener in list(self._listeners):
+            if listener_wants(listener.wanted):
+                meta = {"io.modelcontextprotocol/subscriptionId": listener.request.id}
+                with contextlib.suppress(MCPError):
+                    await listener.request.notify(method, {**(params or {}), "_meta": meta})
+
+    def _listen(self, request: IncomingRequest, wanted: SubscriptionFilter) -> _Listener:
+        listener = _Listener(request, wanted)
+        self._listeners.add(listener)
+        return listener
+
+    def _unlisten(self, listener: _Listener) -> None:
+        self._listeners.discard(listener)
 
     @property
     def server_info(self) -> Implementation:
@@ -163,7 +295,7 @@ class MCPServer:
 
     async def serve_connection(self, read_stream: ReadStream, write_stream: WriteStream) -> None:
         """Answer one connection until the client closes it."""
-        connection = _Connection(self)
+        connection = Connection(self)
         async with Endpoint(
             read_stream,
             write_stream,
@@ -171,7 +303,12 @@ class MCPServer:
             on_notification=connection.notification,
             name="client",
         ) as endpoint:
-            await endpoint.closed.wait()
+            connection.notify = endpoint.notify
+            self._connections.add(connection)
+            try:
+                await endpoint.closed.wait()
+            finally:
+                self._connections.discard(connection)
 
     async def run_stdio_async(self) -> None:
         """Serve this process's stdin/stdout until the client closes them."""
@@ -235,207 +372,3 @@ class MCPServer:
             uvicorn.run(app, host=host, port=port, log_level="warning", lifespan="on")
         else:
             raise ValueError(f"Unknown transport {transport!r}: use 'stdio' or 'streamable-http'.")
-
-
-class _Connection:
-    """One connection: legacy requests share its handshake state, modern ones carry their
-    own (a connection may serve both eras, as a dual-era server should)."""
-
-    def __init__(self, server: MCPServer) -> None:
-        self.server = server
-        self.legacy_client: ClientState | None = None
-
-    async def handle(self, request: IncomingRequest) -> JSONObject:
-        meta = request.meta
-        if request.method == "server/discover" or (meta and META_PROTOCOL_VERSION in meta):
-            client = _modern_client(meta or {})
-            handler = self.server._modern_handlers.get(request.method)
-        else:
-            client = self.legacy_client
-            handler = self.server._legacy_handlers.get(request.method)
-            if client is None and request.method not in ("initialize", "ping"):
-                if handler is None:
-                    raise MethodNotFoundError(f"Method not found: {request.method!r}")
-                raise MCPError(
-                    INVALID_REQUEST,
-                    f"Received {request.method!r} before initialization: send 'initialize' "
-                    "first, or use the 2026-07-28 protocol (per-request _meta).",
-                )
-        if handler is None:
-            raise MethodNotFoundError(f"Method not found: {request.method!r}")
-        result = await handler(self, client, request)
-        if client is not None and client.modern:
-            result.setdefault("resultType", "complete")
-        return result
-
-    async def notification(self, method: str, params: JSONObject | None, _: Envelope) -> None:
-        if method == "notifications/initialized" and self.legacy_client is not None:
-            self.legacy_client.initialized = True
-        elif method != "notifications/roots/list_changed":
-            logger.debug("ignored notification %r", method)
-
-    # -- both eras -------------------------------------------------------------------
-
-    async def ping(self, client: ClientState | None, request: IncomingRequest) -> JSONObject:
-        return {}
-
-    async def list_tools(self, client: ClientState | None, request: IncomingRequest) -> JSONObject:
-        assert client is not None
-        tools = [tool.definition for tool in self.server._tools.values()]
-        if not has_feature(client.protocol_version, "structured_content"):
-            # Before 2025-06-18 tools had no output schema; older clients may reject it.
-            tools = [tool.model_copy(update={"output_schema": None}) for tool in tools]
-        return {**ListToolsResult(tools=tools).to_wire(), **self._cache_hints(client)}
-
-    async def call_tool(self, client: ClientState | None, request: IncomingRequest) -> JSONObject:
-        assert client is not None
-        params = CallToolRequestParams.model_validate(request.params or {})
-        tool = self.server._tools.get(params.name)
-        if tool is None:
-            raise InvalidParamsError(
-                f"Unknown tool {params.name!r}; call tools/list to see the tools available."
-            )
-        arguments = params.arguments or {}
-        if not client.modern:
-            context = Context(ServerSession(client, request, LiveAsker(request)), request)
-            result = await self._run_tool(tool, arguments, context)
-            if isinstance(result, InputRequiredResult):
-                raise MCPError(
-                    INTERNAL_ERROR,
-                    f"Tool {params.name!r} returned an InputRequiredResult, which a "
-                    f"{client.protocol_version} client cannot receive. Ask with ctx.elicit "
-                    "(and friends), which work in both protocol generations.",
-                )
-            if not has_feature(client.protocol_version, "structured_content"):
-                result = result.model_copy(update={"structured_content": None})
-            return result.to_wire()
-        binding = binding_for("tools/call", params.name, arguments)
-        raw_responses = as_object((request.params or {}).get("inputResponses"))
-        answers = self._recorded_answers(params.request_state, raw_responses, binding)
-        context = Context(
-            ServerSession(client, request, ReplayAsker(answers)),
-            request,
-            input_responses=raw_responses,
-            request_state=params.request_state,
-        )
-        try:
-            result = await self._run_tool(tool, arguments, context)
-        except InputNeeded as needed:
-            state = {"answers": answers, "asked": {needed.key: needed.method}}
-            return InputRequiredResult(
-                input_requests={needed.key: needed.input_request},  # type: ignore[dict-item]
-                request_state=self.server._sealer.seal(state, binding),
-            ).to_wire()
-        return result.to_wire()
-
-    async def _run_tool(
-        self, tool: RegisteredTool, arguments: dict[str, Any], context: Context
-    ) -> CallToolResult | InputRequiredResult:
-        try:
-            return await tool.call(arguments, context)
-        except MCPError:
-            raise
-        except Exception as exc:
-            logger.warning("tool %r failed: %s", tool.definition.name, exc, exc_info=True)
-            return tool_error_result(exc)
-
-    def _recorded_answers(
-        self, request_state: str | None, input_responses: JSONObject | None, binding: bytes
-    ) -> dict[str, JSONObject]:
-        """The answers so far: those sealed in the state plus this retry's responses to
-        the questions the state says were asked. Unasked keys are ignored (spec)."""
-        if request_state is None or not request_state.startswith(STATE_PREFIX):
-            return {}
-        state = self.server._sealer.open(request_state, binding)
-        answers: dict[str, JSONObject] = dict(state.get("answers") or {})
-        asked: dict[str, str] = state.get("asked") or {}
-        for key, method in asked.items():
-            response = (input_responses or {}).get(key)
-            if response is None:
-                continue
-            answers[key] = _check_input_response(key, method, response)
-        return answers
-
-    def _cache_hints(self, client: ClientState) -> JSONObject:
-        """2026-07-28 lists say how long a client may cache them."""
-        if not client.modern:
-            return {}
-        return {"ttlMs": self.server.cache_ttl_ms, "cacheScope": self.server.cache_scope}
-
-    # -- legacy only -----------------------------------------------------------------
-
-    async def initialize(self, client: ClientState | None, request: IncomingRequest) -> JSONObject:
-        params = InitializeRequestParams.model_validate(request.params or {})
-        requested = params.protocol_version
-        version = requested if requested in LEGACY_VERSIONS else LATEST_LEGACY_VERSION
-        self.legacy_client = ClientState(version, params.capabilities, params.client_info)
-        return InitializeResult(
-            protocol_version=version,
-            capabilities=self.server.capabilities,
-            server_info=self.server.server_info,
-            instructions=self.server.instructions,
-        ).to_wire()
-
-    async def set_level(self, client: ClientState | None, request: IncomingRequest) -> JSONObject:
-        assert client is not None
-        client.log_level = SetLevelRequestParams.model_validate(request.params or {}).level
-        return {}
-
-    # -- modern only -----------------------------------------------------------------
-
-    async def discover(self, client: ClientState | None, request: IncomingRequest) -> JSONObject:
-        return DiscoverResult(
-            supported_versions=list(SUPPORTED_VERSIONS),
-            capabilities=self.server.capabilities,
-            instructions=self.server.instructions,
-            ttl_ms=self.server.cache_ttl_ms,
-            cache_scope=self.server.cache_scope,
-            meta={META_SERVER_INFO: self.server.server_info.to_wire()},
-        ).to_wire()
-
-
-def _modern_client(meta: JSONObject) -> ClientState:
-    """The client as a 2026-07-28 request describes itself in its ``_meta``."""
-    version = meta.get(META_PROTOCOL_VERSION)
-    if version not in MODERN_VERSIONS:
-        raise UnsupportedProtocolVersionError(
-            "Unsupported protocol version",
-            {"supported": list(SUPPORTED_VERSIONS), "requested": version},
-        )
-    raw_capabilities = meta.get(META_CLIENT_CAPABILITIES)
-    if not isinstance(raw_capabilities, dict):
-        raise InvalidParamsError(
-            f"Invalid params: _meta must carry {META_CLIENT_CAPABILITIES!r} (an object; "
-            "empty if the client declares nothing)."
-        )
-    raw_info = meta.get(META_CLIENT_INFO) or {"name": "unknown", "version": "unknown"}
-    level = meta.get(META_LOG_LEVEL)
-    if level is not None and level not in LOG_LEVELS:
-        raise InvalidParamsError(f"Invalid params: unknown log level {level!r}.")
-    return ClientState(
-        protocol_version=version,
-        capabilities=ClientCapabilities.model_validate(raw_capabilities),
-        client_info=Implementation.model_validate(raw_info),
-        log_level=level,
-        modern=True,
-    )
-
-
-_RESULT_TYPES: dict[str, type[MCPModel]] = {
-    "elicitation/create": ElicitResult,
-    "sampling/createMessage": CreateMessageResult,
-    "roots/list": ListRootsResult,
-}
-
-
-def _check_input_response(key: str, method: str, response: Any) -> JSONObject:
-    """The client's answer to input request ``key``, checked against what was asked."""
-    result_type = _RESULT_TYPES[method]
-    try:
-        result_type.model_validate(response)
-    except pydantic.ValidationError as exc:
-        raise InvalidParamsError(
-            f"Invalid params: inputResponses[{key!r}] is not a valid answer to {method!r} "
-            f"(expected {result_type.__name__}): {exc.errors(include_url=False)[0]['msg']}."
-        ) from None
-    return cast(JSONObject, response)

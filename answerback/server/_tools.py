@@ -14,12 +14,13 @@ import inspect
 import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, cast, get_type_hints
+from typing import Any, cast
 
 import pydantic
 import pydantic_core
 from pydantic import BaseModel, TypeAdapter
 
+from answerback.server._functions import call, read_signature
 from answerback.types import (
     AudioContent,
     CallToolResult,
@@ -59,21 +60,9 @@ class RegisteredTool:
         structured_output: bool | None,
         context_type: type,
     ) -> RegisteredTool:
-        signature = inspect.signature(function)
-        hints = get_type_hints(function, include_extras=True)
-        fields: dict[str, Any] = {}
-        context_parameter: str | None = None
-        for parameter in signature.parameters.values():
-            annotation = hints.get(parameter.name, Any)
-            if isinstance(annotation, type) and issubclass(annotation, context_type):
-                context_parameter = parameter.name
-                continue
-            if parameter.kind in (parameter.VAR_POSITIONAL, parameter.VAR_KEYWORD):
-                raise TypeError(
-                    f"tool {function.__name__!r}: *args and **kwargs cannot be tool inputs"
-                )
-            default = ... if parameter.default is parameter.empty else parameter.default
-            fields[parameter.name] = (annotation, default)
+        signature = read_signature(function, context_type)
+        fields: dict[str, Any] = dict(signature.parameters)
+        context_parameter = signature.context_parameter
         arguments_model = pydantic.create_model(  # type: ignore[call-overload]
             f"{function.__name__}Arguments",
             __config__=pydantic.ConfigDict(extra="ignore"),
@@ -81,7 +70,7 @@ class RegisteredTool:
         )
         input_schema = _clean_schema(arguments_model.model_json_schema())
 
-        returns = hints.get("return", signature.return_annotation)
+        returns = signature.returns
         output_schema: dict[str, Any] | None = None
         output_adapter: TypeAdapter[Any] | None = None
         wraps_result = False
@@ -133,10 +122,7 @@ class RegisteredTool:
         kwargs = {field: getattr(parsed, field) for field in type(parsed).model_fields}
         if self.context_parameter is not None:
             kwargs[self.context_parameter] = context
-        value = self.function(**kwargs)
-        if inspect.isawaitable(value):
-            value = await value
-        return self.to_result(value)
+        return self.to_result(await call(self.function, kwargs))
 
     def to_result(self, value: Any) -> CallToolResult | InputRequiredResult:
         if isinstance(value, CallToolResult | InputRequiredResult):

@@ -1,0 +1,474 @@
+"""One connection to a server, answering requests of both protocol generations.
+
+Legacy requests share the connection's handshake state; a 2026-07-28 request carries
+its own in ``_meta`` (so one connection, or one HTTP endpoint, serves both eras, as a
+dual-era server should). Tools, prompts and resources that ask the client go through
+``_with_questions``: live requests on a legacy connection, sealed multi-round-trip
+results on a modern one.
+"""
+
+from __future__ import annotations
+
+import base64
+import logging
+from collections.abc import Awaitable, Callable, Sequence
+from typing import TYPE_CHECKING, Any, TypeVar
+
+import anyio
+import pydantic
+
+from answerback.jsonrpc import Envelope, IncomingRequest, JSONObject
+from answerback.jsonrpc._endpoint import as_object
+from answerback.server._asking import InputNeeded, LiveAsker, ReplayAsker
+from answerback.server._context import Context
+from answerback.server._request_state import PREFIX as STATE_PREFIX
+from answerback.server._request_state import binding_for
+from answerback.server._session import LOG_LEVELS, ClientState, ServerSession
+from answerback.server._tools import RegisteredTool, tool_error_result
+from answerback.types import (
+    META_CLIENT_CAPABILITIES,
+    META_CLIENT_INFO,
+    META_LOG_LEVEL,
+    META_PROTOCOL_VERSION,
+    META_SERVER_INFO,
+    CallToolRequestParams,
+    CallToolResult,
+    ClientCapabilities,
+    CompleteRequestParams,
+    CompleteResult,
+    Completion,
+    CreateMessageResult,
+    DiscoverResult,
+    ElicitResult,
+    GetPromptRequestParams,
+    Implementation,
+    InitializeRequestParams,
+    InitializeResult,
+    InputRequiredResult,
+    InvalidParamsError,
+    ListPromptsResult,
+    ListResourcesResult,
+    ListResourceTemplatesResult,
+    ListRootsResult,
+    ListToolsResult,
+    MCPError,
+    MCPModel,
+    MethodNotFoundError,
+    PaginatedRequestParams,
+    ReadResourceRequestParams,
+    ReadResourceResult,
+    SetLevelRequestParams,
+    SubscribeRequestParams,
+    SubscriptionsListenRequestParams,
+    UnsupportedProtocolVersionError,
+)
+from answerback.types._errors import INTERNAL_ERROR, INVALID_REQUEST
+from answerback.types._versions import (
+    LATEST_LEGACY_VERSION,
+    LEGACY_VERSIONS,
+    MODERN_VERSIONS,
+    SUPPORTED_VERSIONS,
+    has_feature,
+)
+
+if TYPE_CHECKING:
+    from answerback.server._server import MCPServer
+
+logger = logging.getLogger("answerback.server")
+
+ItemT = TypeVar("ItemT")
+RESOURCE_NOT_FOUND_LEGACY = -32002
+
+
+class Connection:
+    """The protocol side of one connection: dispatch, eras, subscriptions."""
+
+    def __init__(self, server: MCPServer) -> None:
+        self.server = server
+        self.legacy_client: ClientState | None = None
+        self.subscriptions: set[str] = set()
+        self.notify: Callable[[str, JSONObject | None], Awaitable[None]] | None = None
+        """Sends a notification on this connection (set once it is serving)."""
+
+    # -- dispatch --------------------------------------------------------------------
+
+    async def handle(self, request: IncomingRequest) -> JSONObject:
+        meta = request.meta
+        if request.method == "server/discover" or (meta and META_PROTOCOL_VERSION in meta):
+            client: ClientState | None = _modern_client(meta or {})
+            handler = _MODERN.get(request.method)
+        else:
+            client = self.legacy_client
+            handler = _LEGACY.get(request.method)
+            if client is None and handler is not None and request.method not in _PRE_INIT:
+                raise MCPError(
+                    INVALID_REQUEST,
+                    f"Received {request.method!r} before initialization: send 'initialize' "
+                    "first, or use the 2026-07-28 protocol (per-request _meta).",
+                )
+        if handler is None:
+            raise MethodNotFoundError(f"Method not found: {request.method!r}")
+        result = await handler(self, client, request)
+        if client is not None and client.modern:
+            result.setdefault("resultType", "complete")
+        return result
+
+    async def notification(self, method: str, params: JSONObject | None, _: Envelope) -> None:
+        if method == "notifications/initialized" and self.legacy_client is not None:
+            self.legacy_client.initialized = True
+        elif method != "notifications/roots/list_changed":
+            logger.debug("ignored notification %r", method)
+
+    # -- lifecycle and discovery -----------------------------------------------------
+
+    async def initialize(self, client: ClientState | None, request: IncomingRequest) -> JSONObject:
+        params = InitializeRequestParams.model_validate(request.params or {})
+        requested = params.protocol_version
+        version = requested if requested in LEGACY_VERSIONS else LATEST_LEGACY_VERSION
+        self.legacy_client = ClientState(version, params.capabilities, params.client_info)
+        return InitializeResult(
+            protocol_version=version,
+            capabilities=self.server.capabilities,
+            server_info=self.server.server_info,
+            instructions=self.server.instructions,
+        ).to_wire()
+
+    async def discover(self, client: ClientState | None, request: IncomingRequest) -> JSONObject:
+        return DiscoverResult(
+            supported_versions=list(SUPPORTED_VERSIONS),
+            capabilities=self.server.capabilities,
+            instructions=self.server.instructions,
+            ttl_ms=self.server.cache_ttl_ms,
+            cache_scope=self.server.cache_scope,
+            meta={META_SERVER_INFO: self.server.server_info.to_wire()},
+        ).to_wire()
+
+    async def ping(self, client: ClientState | None, request: IncomingRequest) -> JSONObject:
+        return {}
+
+    async def set_level(self, client: ClientState | None, request: IncomingRequest) -> JSONObject:
+        assert client is not None
+        client.log_level = SetLevelRequestParams.model_validate(request.params or {}).level
+        return {}
+
+    # -- tools -----------------------------------------------------------------------
+
+    async def list_tools(self, client: ClientState | None, request: IncomingRequest) -> JSONObject:
+        assert client is not None
+        tools = [tool.definition for tool in self.server._tools.values()]
+        if not has_feature(client.protocol_version, "structured_content"):
+            # Before 2025-06-18 tools had no output schema; older clients may reject it.
+            tools = [tool.model_copy(update={"output_schema": None}) for tool in tools]
+        page, next_cursor = self._page(tools, request)
+        result = ListToolsResult(tools=page, next_cursor=next_cursor)
+        return self._cacheable(client, result)
+
+    async def call_tool(self, client: ClientState | None, request: IncomingRequest) -> JSONObject:
+        assert client is not None
+        params = CallToolRequestParams.model_validate(request.params or {})
+        tool = self.server._tools.get(params.name)
+        if tool is None:
+            raise InvalidParamsError(
+                f"Unknown tool {params.name!r}; call tools/list to see the tools available."
+            )
+        arguments = params.arguments or {}
+
+        async def run(context: Context) -> JSONObject:
+            result = await _run_tool(tool, arguments, context)
+            if isinstance(result, InputRequiredResult) and not client.modern:
+                raise MCPError(
+                    INTERNAL_ERROR,
+                    f"Tool {params.name!r} returned an InputRequiredResult, which a "
+                    f"{client.protocol_version} client cannot receive. Ask with ctx.elicit "
+                    "(and friends), which work in both protocol generations.",
+                )
+            if not has_feature(client.protocol_version, "structured_content"):
+                result = result.model_copy(update={"structured_content": None})
+            return result.to_wire()
+
+        return await self._with_questions(
+            client, request, "tools/call", params.name, arguments, params.request_state, run
+        )
+
+    # -- prompts ---------------------------------------------------------------------
+
+    async def list_prompts(
+        self, client: ClientState | None, request: IncomingRequest
+    ) -> JSONObject:
+        assert client is not None
+        prompts = [prompt.definition for prompt in self.server._prompts.values()]
+        page, next_cursor = self._page(prompts, request)
+        return self._cacheable(client, ListPromptsResult(prompts=page, next_cursor=next_cursor))
+
+    async def get_prompt(self, client: ClientState | None, request: IncomingRequest) -> JSONObject:
+        assert client is not None
+        params = GetPromptRequestParams.model_validate(request.params or {})
+        prompt = self.server._prompts.get(params.name)
+        if prompt is None:
+            raise InvalidParamsError(
+                f"Unknown prompt {params.name!r}; call prompts/list to see the prompts available."
+            )
+        arguments = params.arguments or {}
+
+        async def run(context: Context) -> JSONObject:
+            return (await prompt.render(arguments, context)).to_wire()
+
+        return await self._with_questions(
+            client, request, "prompts/get", params.name, arguments, params.request_state, run
+        )
+
+    # -- resources -------------------------------------------------------------------
+
+    async def list_resources(
+        self, client: ClientState | None, request: IncomingRequest
+    ) -> JSONObject:
+        assert client is not None
+        page, next_cursor = self._page(self.server._fixed_resources(), request)
+        return self._cacheable(client, ListResourcesResult(resources=page, next_cursor=next_cursor))
+
+    async def list_resource_templates(
+        self, client: ClientState | None, request: IncomingRequest
+    ) -> JSONObject:
+        assert client is not None
+        page, next_cursor = self._page(self.server._resource_templates(), request)
+        result = ListResourceTemplatesResult(resource_templates=page, next_cursor=next_cursor)
+        return self._cacheable(client, result)
+
+    async def read_resource(
+        self, client: ClientState | None, request: IncomingRequest
+    ) -> JSONObject:
+        assert client is not None
+        params = ReadResourceRequestParams.model_validate(request.params or {})
+        found = self.server._find_resource(params.uri)
+        if found is None:
+            raise MCPError(
+                _not_found_code(client), f"Resource not found: {params.uri}", {"uri": params.uri}
+            )
+        resource, arguments = found
+
+        async def run(context: Context) -> JSONObject:
+            contents = await resource.read(params.uri, arguments, context)
+            return self._cacheable(client, ReadResourceResult(contents=contents))
+
+        return await self._with_questions(
+            client, request, "resources/read", params.uri, {}, params.request_state, run
+        )
+
+    async def subscribe(self, client: ClientState | None, request: IncomingRequest) -> JSONObject:
+        self.subscriptions.add(SubscribeRequestParams.model_validate(request.params or {}).uri)
+        return {}
+
+    async def unsubscribe(self, client: ClientState | None, request: IncomingRequest) -> JSONObject:
+        self.subscriptions.discard(SubscribeRequestParams.model_validate(request.params or {}).uri)
+        return {}
+
+    async def listen(self, client: ClientState | None, request: IncomingRequest) -> JSONObject:
+        """``subscriptions/listen``: acknowledge, then deliver matching notifications on
+        this request until the client closes it (the request never completes by itself)."""
+        params = SubscriptionsListenRequestParams.model_validate(request.params or {})
+        wanted = params.notifications
+        await request.notify(
+            "notifications/subscriptions/acknowledged",
+            {"_meta": {"io.modelcontextprotocol/subscriptionId": request.id}},
+        )
+        listener = self.server._listen(request, wanted)
+        try:
+            await anyio.sleep_forever()
+        finally:
+            self.server._unlisten(listener)
+        raise AssertionError("unreachable")  # pragma: no cover
+
+    # -- completion ------------------------------------------------------------------
+
+    async def complete(self, client: ClientState | None, request: IncomingRequest) -> JSONObject:
+        params = CompleteRequestParams.model_validate(request.params or {})
+        handler = self.server._completion_handler
+        values: list[str] | Completion = []
+        if handler is not None:
+            answer = await handler(params.ref, params.argument, params.context)
+            values = answer if answer is not None else []
+        completion = values if isinstance(values, Completion) else _completion(values)
+        return CompleteResult(completion=completion).to_wire()
+
+    # -- shared machinery ------------------------------------------------------------
+
+    async def _with_questions(
+        self,
+        client: ClientState,
+        request: IncomingRequest,
+        method: str,
+        name: str,
+        arguments: Any,
+        request_state: str | None,
+        run: Callable[[Context], Awaitable[JSONObject]],
+    ) -> JSONObject:
+        """Run a tool, prompt or resource that may ask the client questions.
+
+        Legacy: questions are live requests. 2026-07-28: answers so far come from the
+        sealed ``requestState`` plus this retry's ``inputResponses``; the first new
+        question ends the attempt with an ``InputRequiredResult``.
+        """
+        if not client.modern:
+            return await run(Context(ServerSession(client, request, LiveAsker(request)), request))
+        binding = binding_for(method, name, arguments)
+        raw_responses = as_object((request.params or {}).get("inputResponses"))
+        answers = self._recorded_answers(request_state, raw_responses, binding)
+        context = Context(
+            ServerSession(client, request, ReplayAsker(answers)),
+            request,
+            input_responses=raw_responses,
+            request_state=request_state,
+        )
+        try:
+            return await run(context)
+        except InputNeeded as needed:
+            state = {"answers": answers, "asked": {needed.key: needed.method}}
+            return InputRequiredResult.model_validate(
+                {
+                    "inputRequests": {needed.key: needed.input_request},
+                    "requestState": self.server._sealer.seal(state, binding),
+                }
+            ).to_wire()
+
+    def _recorded_answers(
+        self, request_state: str | None, input_responses: JSONObject | None, binding: bytes
+    ) -> dict[str, JSONObject]:
+        """The answers so far: those sealed in the state plus this retry's responses to
+        the questions the state says were asked. Unasked keys are ignored (spec)."""
+        if request_state is None or not request_state.startswith(STATE_PREFIX):
+            return {}
+        state = self.server._sealer.open(request_state, binding)
+        answers: dict[str, JSONObject] = dict(state.get("answers") or {})
+        asked: dict[str, str] = state.get("asked") or {}
+        for key, method in asked.items():
+            response = (input_responses or {}).get(key)
+            if response is not None:
+                answers[key] = _check_input_response(key, method, response)
+        return answers
+
+    def _page(
+        self, items: Sequence[ItemT], request: IncomingRequest
+    ) -> tuple[list[ItemT], str | None]:
+        """One page of a list, and the cursor of the next (opaque to clients)."""
+        cursor = PaginatedRequestParams.model_validate(request.params or {}).cursor
+        start = 0
+        if cursor is not None:
+            try:
+                start = int(base64.urlsafe_b64decode(cursor.encode()).decode())
+            except ValueError:
+                raise InvalidParamsError(
+                    f"Invalid params: unknown cursor {cursor!r}; start again without one."
+                ) from None
+            if not 0 <= start <= len(items):
+                raise InvalidParamsError(f"Invalid params: cursor {cursor!r} is out of range.")
+        size = self.server.page_size or len(items) or 1
+        end = start + size
+        if end >= len(items):
+            return list(items[start:]), None
+        return list(items[start:end]), base64.urlsafe_b64encode(str(end).encode()).decode()
+
+    def _cacheable(self, client: ClientState, result: MCPModel) -> JSONObject:
+        """2026-07-28 lists and reads say how long a client may cache them."""
+        wire = result.to_wire()
+        if client.modern:
+            wire.update(ttlMs=self.server.cache_ttl_ms, cacheScope=self.server.cache_scope)
+        return wire
+
+
+Handler = Callable[[Connection, ClientState | None, IncomingRequest], Awaitable[JSONObject]]
+
+_SHARED: dict[str, Handler] = {
+    "ping": Connection.ping,
+    "tools/list": Connection.list_tools,
+    "tools/call": Connection.call_tool,
+    "prompts/list": Connection.list_prompts,
+    "prompts/get": Connection.get_prompt,
+    "resources/list": Connection.list_resources,
+    "resources/templates/list": Connection.list_resource_templates,
+    "resources/read": Connection.read_resource,
+    "completion/complete": Connection.complete,
+}
+_LEGACY: dict[str, Handler] = {
+    **_SHARED,
+    "initialize": Connection.initialize,
+    "logging/setLevel": Connection.set_level,
+    "resources/subscribe": Connection.subscribe,
+    "resources/unsubscribe": Connection.unsubscribe,
+}
+_MODERN: dict[str, Handler] = {
+    **_SHARED,
+    "server/discover": Connection.discover,
+    "subscriptions/listen": Connection.listen,
+}
+_PRE_INIT = frozenset({"initialize", "ping"})
+
+
+async def _run_tool(
+    tool: RegisteredTool, arguments: dict[str, Any], context: Context
+) -> CallToolResult | InputRequiredResult:
+    try:
+        return await tool.call(arguments, context)
+    except MCPError:
+        raise
+    except Exception as exc:
+        logger.warning("tool %r failed: %s", tool.definition.name, exc, exc_info=True)
+        return tool_error_result(exc)
+
+
+def _modern_client(meta: JSONObject) -> ClientState:
+    """The client as a 2026-07-28 request describes itself in its ``_meta``."""
+    version = meta.get(META_PROTOCOL_VERSION)
+    if version not in MODERN_VERSIONS:
+        raise UnsupportedProtocolVersionError(
+            "Unsupported protocol version",
+            {"supported": list(SUPPORTED_VERSIONS), "requested": version},
+        )
+    raw_capabilities = as_object(meta.get(META_CLIENT_CAPABILITIES))
+    if raw_capabilities is None:
+        raise InvalidParamsError(
+            f"Invalid params: _meta must carry {META_CLIENT_CAPABILITIES!r} (an object; "
+            "empty if the client declares nothing)."
+        )
+    raw_info = meta.get(META_CLIENT_INFO) or {"name": "unknown", "version": "unknown"}
+    level = meta.get(META_LOG_LEVEL)
+    if level is not None and level not in LOG_LEVELS:
+        raise InvalidParamsError(f"Invalid params: unknown log level {level!r}.")
+    return ClientState(
+        protocol_version=str(version),
+        capabilities=ClientCapabilities.model_validate(raw_capabilities),
+        client_info=Implementation.model_validate(raw_info),
+        log_level=level,
+        modern=True,
+    )
+
+
+def _not_found_code(client: ClientState) -> int:
+    """-32002 until 2025-11-25; 2026-07-28 uses invalid params (-32602) instead."""
+    return -32602 if client.modern else RESOURCE_NOT_FOUND_LEGACY
+
+
+_RESULT_TYPES: dict[str, type[MCPModel]] = {
+    "elicitation/create": ElicitResult,
+    "sampling/createMessage": CreateMessageResult,
+    "roots/list": ListRootsResult,
+}
+
+
+def _check_input_response(key: str, method: str, response: Any) -> JSONObject:
+    """The client's answer to input request ``key``, checked against what was asked."""
+    result_type = _RESULT_TYPES[method]
+    answer = as_object(response)
+    try:
+        result_type.model_validate(answer)
+    except pydantic.ValidationError as exc:
+        raise InvalidParamsError(
+            f"Invalid params: inputResponses[{key!r}] is not a valid answer to {method!r} "
+            f"(expected {result_type.__name__}): {exc.errors(include_url=False)[0]['msg']}."
+        ) from None
+    assert answer is not None
+    return answer
+
+
+def _completion(values: list[str]) -> Completion:
+    """At most 100 values per the spec, saying whether there were more."""
+    return Completion(values=values[:100], total=len(values), has_more=len(values) > 100)

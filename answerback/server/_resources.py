@@ -1,0 +1,136 @@
+"""Resources: data a server exposes by URI, fixed or from a URI template.
+
+A function registered with ``@mcp.resource(uri)`` produces the resource's contents:
+``str`` becomes text, ``bytes`` becomes a base64 blob, content objects pass through, and
+anything else is served as JSON. A URI with ``{name}`` placeholders is a template; the
+placeholders become the function's arguments (``{+name}`` may span ``/``).
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from pydantic import TypeAdapter
+
+from answerback.server._functions import Signature, call, read_signature
+from answerback.types import (
+    BlobResourceContents,
+    Resource,
+    ResourceTemplate,
+    TextResourceContents,
+)
+
+ResourceContents = TextResourceContents | BlobResourceContents
+_PLACEHOLDER = re.compile(r"\{(\+?)([A-Za-z_][A-Za-z0-9_]*)\}")
+
+
+def is_template(uri: str) -> bool:
+    return _PLACEHOLDER.search(uri) is not None
+
+
+@dataclass(slots=True)
+class RegisteredResource:
+    """A fixed resource, or a template with the pattern that recognises its URIs."""
+
+    definition: Resource | ResourceTemplate
+    function: Callable[..., Any]
+    signature: Signature
+    pattern: re.Pattern[str] | None
+
+    @classmethod
+    def from_function(
+        cls,
+        function: Callable[..., Any],
+        uri: str,
+        *,
+        name: str | None,
+        title: str | None,
+        description: str | None,
+        mime_type: str | None,
+        context_type: type,
+    ) -> RegisteredResource:
+        signature = read_signature(function, context_type)
+        common: dict[str, Any] = {
+            "name": name or function.__name__,
+            "title": title,
+            "description": description if description is not None else function.__doc__,
+            "mime_type": mime_type,
+        }
+        if not is_template(uri):
+            if signature.parameters:
+                raise TypeError(
+                    f"resource {uri!r}: a fixed URI has no placeholders to fill "
+                    f"{list(signature.parameters)}; use a template such as 'x://{{id}}'"
+                )
+            return cls(Resource(uri=uri, **common), function, signature, None)
+        placeholders = [match.group(2) for match in _PLACEHOLDER.finditer(uri)]
+        if set(placeholders) != set(signature.parameters):
+            raise TypeError(
+                f"resource template {uri!r}: placeholders {placeholders} must be exactly "
+                f"the function's parameters {list(signature.parameters)}"
+            )
+        return cls(ResourceTemplate(uri_template=uri, **common), function, signature, _compile(uri))
+
+    def match(self, uri: str) -> dict[str, str] | None:
+        """The template's arguments for ``uri``, or ``None`` if it is not one of ours."""
+        if self.pattern is None:
+            return (
+                {} if isinstance(self.definition, Resource) and self.definition.uri == uri else None
+            )
+        found = self.pattern.fullmatch(uri)
+        return found.groupdict() if found else None
+
+    async def read(
+        self, uri: str, arguments: dict[str, str], context: Any
+    ) -> list[ResourceContents]:
+        kwargs: dict[str, Any] = {
+            name: TypeAdapter(annotation).validate_python(arguments[name])
+            for name, (annotation, _) in self.signature.parameters.items()
+        }
+        if self.signature.context_parameter is not None:
+            kwargs[self.signature.context_parameter] = context
+        value = await call(self.function, kwargs)
+        return to_contents(uri, value, self.definition.mime_type)
+
+
+def to_contents(uri: str, value: Any, mime_type: str | None) -> list[ResourceContents]:
+    """A resource function's return value as resource contents."""
+    if isinstance(value, TextResourceContents | BlobResourceContents):
+        return [value]
+    if (
+        isinstance(value, Sequence)
+        and value
+        and all(
+            isinstance(item, TextResourceContents | BlobResourceContents)
+            for item in value  # type: ignore[misc]
+        )
+    ):
+        return list(value)  # type: ignore[arg-type]
+    if isinstance(value, bytes):
+        blob = base64.b64encode(value).decode()
+        return [
+            BlobResourceContents(
+                uri=uri, mime_type=mime_type or "application/octet-stream", blob=blob
+            )
+        ]
+    if isinstance(value, str):
+        return [TextResourceContents(uri=uri, mime_type=mime_type or "text/plain", text=value)]
+    text = json.dumps(TypeAdapter(Any).dump_python(value, mode="json"), ensure_ascii=False)
+    return [TextResourceContents(uri=uri, mime_type=mime_type or "application/json", text=text)]
+
+
+def _compile(template: str) -> re.Pattern[str]:
+    parts: list[str] = []
+    position = 0
+    for match in _PLACEHOLDER.finditer(template):
+        parts.append(re.escape(template[position : match.start()]))
+        spans_slashes = match.group(1) == "+"
+        parts.append(f"(?P<{match.group(2)}>{'.+' if spans_slashes else '[^/]+'})")
+        position = match.end()
+    parts.append(re.escape(template[position:]))
+    return re.compile("".join(parts))

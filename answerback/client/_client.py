@@ -7,10 +7,14 @@ string speaks streamable HTTP, and any object with ``connect()`` is used as it i
 
 from __future__ import annotations
 
-from contextlib import AsyncExitStack
+from collections.abc import AsyncGenerator
+from contextlib import AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass
 from types import TracebackType
 from typing import Any, Literal, Self, cast
+
+import anyio
+from anyio.streams.memory import MemoryObjectReceiveStream
 
 from answerback.client._callbacks import (
     ElicitationCallback,
@@ -20,27 +24,46 @@ from answerback.client._callbacks import (
     SamplingCallback,
     declared_capabilities,
 )
-from answerback.client._session import ClientSession
-from answerback.jsonrpc import Endpoint, ProgressCallback
+from answerback.client._session import ClientSession, ResultT, Subscription
+from answerback.jsonrpc import Endpoint, JSONObject, ProgressCallback
 from answerback.jsonrpc._endpoint import as_object
 from answerback.transports import ClientTransport, ConnectionServer, InProcessTransport
 from answerback.types import (
     CallToolRequestParams,
     CallToolResult,
+    CompleteRequestParams,
+    CompleteResult,
+    Completion,
+    CompletionArgument,
+    CompletionContext,
     DiscoverResult,
     EmptyResult,
+    GetPromptRequestParams,
+    GetPromptResult,
     Implementation,
     InitializeRequestParams,
     InitializeResult,
     InputRequiredResult,
+    ListPromptsResult,
+    ListResourcesResult,
+    ListResourceTemplatesResult,
     ListToolsResult,
     LoggingLevel,
     MCPError,
     PaginatedRequestParams,
+    PromptReference,
+    ReadResourceRequestParams,
+    ReadResourceResult,
+    ResourceTemplateReference,
     SamplingCapability,
     ServerCapabilities,
+    ServerNotification,
     SetLevelRequestParams,
+    SubscribeRequestParams,
+    SubscriptionFilter,
+    SubscriptionsListenRequestParams,
     Tool,
+    UnsubscribeRequestParams,
 )
 from answerback.types._errors import (
     HEADER_MISMATCH,
@@ -325,19 +348,10 @@ class Client:
         progress also keeps ``read_timeout_seconds`` from expiring.
         """
         params = CallToolRequestParams(name=name, arguments=arguments).to_wire()
-        if self.session.modern_version is None:
-            return await self.session.send_request(
-                "tools/call",
-                params,
-                CallToolResult,
-                timeout=read_timeout_seconds,
-                on_progress=progress_callback,
-            )
-        return await self.session.request_with_input(
+        return await self._with_input(
             "tools/call",
             params,
             CallToolResult,
-            max_rounds=self.input_required_max_rounds,
             timeout=read_timeout_seconds,
             on_progress=progress_callback,
         )
@@ -375,6 +389,133 @@ class Client:
     async def answer_input_requests(self, result: InputRequiredResult) -> dict[str, Any]:
         """Answer an ``InputRequiredResult``'s requests through the callbacks."""
         return await self.session.answer_input_requests(result.input_requests or {})
+
+    async def _with_input(
+        self,
+        method: str,
+        params: JSONObject,
+        result_type: type[ResultT],
+        *,
+        timeout: float | None = None,
+        on_progress: ProgressCallback | None = None,
+    ) -> ResultT:
+        """A request that may need input: live callbacks (legacy) or the MRTR loop."""
+        if self.session.modern_version is None:
+            return await self.session.send_request(
+                method, params, result_type, timeout=timeout, on_progress=on_progress
+            )
+        return await self.session.request_with_input(
+            method,
+            params,
+            result_type,
+            max_rounds=self.input_required_max_rounds,
+            timeout=timeout,
+            on_progress=on_progress,
+        )
+
+    async def list_prompts(self, cursor: str | None = None) -> ListPromptsResult:
+        """One page of the server's prompts."""
+        params = PaginatedRequestParams(cursor=cursor) if cursor is not None else None
+        return await self.session.send_request("prompts/list", params, ListPromptsResult)
+
+    async def get_prompt(
+        self, name: str, arguments: dict[str, str] | None = None
+    ) -> GetPromptResult:
+        """A prompt's messages, filled in with ``arguments``."""
+        params = GetPromptRequestParams(name=name, arguments=arguments).to_wire()
+        return await self._with_input("prompts/get", params, GetPromptResult)
+
+    async def list_resources(self, cursor: str | None = None) -> ListResourcesResult:
+        """One page of the server's fixed resources."""
+        params = PaginatedRequestParams(cursor=cursor) if cursor is not None else None
+        return await self.session.send_request("resources/list", params, ListResourcesResult)
+
+    async def list_resource_templates(
+        self, cursor: str | None = None
+    ) -> ListResourceTemplatesResult:
+        """One page of the server's resource templates."""
+        params = PaginatedRequestParams(cursor=cursor) if cursor is not None else None
+        return await self.session.send_request(
+            "resources/templates/list", params, ListResourceTemplatesResult
+        )
+
+    async def read_resource(self, uri: str) -> ReadResourceResult:
+        """The contents of the resource at ``uri``."""
+        params = ReadResourceRequestParams(uri=uri).to_wire()
+        return await self._with_input("resources/read", params, ReadResourceResult)
+
+    async def complete(
+        self,
+        ref: PromptReference | ResourceTemplateReference,
+        argument: CompletionArgument,
+        context: CompletionContext | None = None,
+    ) -> Completion:
+        """Suggested values for a prompt or resource-template argument."""
+        params = CompleteRequestParams(ref=ref, argument=argument, context=context)
+        result = await self.session.send_request("completion/complete", params, CompleteResult)
+        return result.completion
+
+    async def subscribe_resource(self, uri: str) -> None:
+        """Legacy era: receive ``notifications/resources/updated`` for ``uri``.
+
+        On a 2026-07-28 connection use ``listen(resource_subscriptions=[uri])``.
+        """
+        await self.session.send_request(
+            "resources/subscribe", SubscribeRequestParams(uri=uri), EmptyResult
+        )
+
+    async def unsubscribe_resource(self, uri: str) -> None:
+        await self.session.send_request(
+            "resources/unsubscribe", UnsubscribeRequestParams(uri=uri), EmptyResult
+        )
+
+    @asynccontextmanager
+    async def listen(
+        self,
+        *,
+        tools_list_changed: bool = False,
+        prompts_list_changed: bool = False,
+        resources_list_changed: bool = False,
+        resource_subscriptions: list[str] | None = None,
+    ) -> AsyncGenerator[MemoryObjectReceiveStream[ServerNotification], None]:
+        """2026-07-28: open a ``subscriptions/listen`` stream of the notifications asked for.
+
+        Yields a stream to iterate; it is open (the server has acknowledged) when the
+        block starts, and leaving the block ends the subscription.
+        """
+        if self.session.modern_version is None:
+            raise RuntimeError(
+                "listen() needs a 2026-07-28 connection; legacy servers send list changes "
+                "to message_handler and resource updates after subscribe_resource()."
+            )
+        wanted = SubscriptionFilter(
+            tools_list_changed=tools_list_changed or None,
+            prompts_list_changed=prompts_list_changed or None,
+            resources_list_changed=resources_list_changed or None,
+            resource_subscriptions=resource_subscriptions,
+        )
+        params = SubscriptionsListenRequestParams(notifications=wanted).to_wire()
+        request_id = self.session.endpoint.reserve_id()
+        subscription = Subscription()
+        self.session.listeners[request_id] = subscription
+
+        async def hold_open() -> None:
+            try:
+                await self.session.request_raw(
+                    "subscriptions/listen", params, request_id=request_id
+                )
+            finally:
+                subscription.send.close()
+                subscription.acknowledged.set()
+
+        try:
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(hold_open)
+                await subscription.acknowledged.wait()
+                yield subscription.receive
+                tg.cancel_scope.cancel()
+        finally:
+            del self.session.listeners[request_id]
 
     async def set_logging_level(self, level: LoggingLevel) -> None:
         """Ask the server to send log messages at ``level`` and above."""

@@ -7,6 +7,7 @@ and routes notifications to ``logging_callback`` or ``message_handler``.
 from __future__ import annotations
 
 import logging
+import math
 from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar, cast
 
@@ -22,7 +23,14 @@ from answerback.client._callbacks import (
     SamplingCallback,
     refusal,
 )
-from answerback.jsonrpc import Endpoint, Envelope, IncomingRequest, JSONObject, ProgressCallback
+from answerback.jsonrpc import (
+    Endpoint,
+    Envelope,
+    IncomingRequest,
+    JSONObject,
+    ProgressCallback,
+    RequestId,
+)
 from answerback.jsonrpc._endpoint import as_object
 from answerback.types import (
     META_CLIENT_CAPABILITIES,
@@ -92,6 +100,8 @@ class ClientSession:
         """Sets the session up again after the server forgot it (set by ``Client``)."""
         self.modern_version: str | None = None
         """The 2026-07-28-era version in use, or ``None`` on a legacy connection."""
+        self.listeners: dict[RequestId, Subscription] = {}
+        """Open ``subscriptions/listen`` streams, by the id of the request that opened them."""
 
     def attach(self, endpoint: Endpoint) -> None:
         self._endpoint = endpoint
@@ -130,6 +140,7 @@ class ClientSession:
         cancellable: bool = True,
         on_progress: ProgressCallback | None = None,
         transport_context: Any = None,
+        request_id: RequestId | None = None,
     ) -> JSONObject:
         """Send a request (stamped for the era) and return the raw result object.
 
@@ -146,6 +157,7 @@ class ClientSession:
                 cancellable=cancellable,
                 on_progress=on_progress,
                 transport_context=transport_context,
+                request_id=request_id,
             )
 
         try:
@@ -294,7 +306,17 @@ class ClientSession:
     async def handle_notification(
         self, method: str, params: JSONObject | None, envelope: Envelope
     ) -> None:
-        """Route a server notification to its callback, or else to ``message_handler``."""
+        """Route a server notification to its callback, or else to ``message_handler``.
+
+        Notifications of a ``listen()`` stream go to that stream only; its
+        acknowledgement is consumed there.
+        """
+        meta = as_object((params or {}).get("_meta"))
+        subscription = meta.get("io.modelcontextprotocol/subscriptionId") if meta else None
+        listener = self.listeners.get(subscription) if isinstance(subscription, str | int) else None
+        if listener is not None:
+            await listener.deliver(method, params)
+            return
         if method == "notifications/message" and self._logging_callback is not None:
             await self._logging_callback(
                 LoggingMessageNotificationParams.model_validate(params or {})
@@ -317,6 +339,28 @@ class ClientSession:
             await self._message_handler(exc)
         else:
             logger.warning("transport error: %s", exc)
+
+
+class Subscription:
+    """One ``subscriptions/listen`` stream as the client sees it."""
+
+    def __init__(self) -> None:
+        self.acknowledged = anyio.Event()
+        self.send, self.receive = anyio.create_memory_object_stream[ServerNotification](math.inf)
+
+    async def deliver(self, method: str, params: JSONObject | None) -> None:
+        if method == "notifications/subscriptions/acknowledged":
+            self.acknowledged.set()
+            return
+        message: dict[str, Any] = {"method": method}
+        if params is not None:
+            message["params"] = params
+        try:
+            await self.send.send(_NOTIFICATION_ADAPTER.validate_python(message))
+        except ValueError:
+            logger.debug("ignored unknown notification %r on a listen stream", method)
+        except anyio.ClosedResourceError:
+            pass
 
 
 class InputRequiredRoundsExceededError(MCPError):

@@ -205,6 +205,12 @@ class Endpoint:
 
     # -- sending ---------------------------------------------------------------------
 
+    def reserve_id(self) -> int:
+        """A fresh request id, for a caller that must know it before sending (``listen``
+        notifications name the request that opened their stream)."""
+        self._next_id += 1
+        return self._next_id - 1
+
     async def request(
         self,
         method: str,
@@ -215,6 +221,7 @@ class Endpoint:
         related_request_id: RequestId | None = None,
         cancellable: bool = True,
         transport_context: Any = None,
+        request_id: RequestId | None = None,
     ) -> JSONObject:
         """Send a request and wait for its result; an error response raises ``MCPError``.
 
@@ -228,8 +235,8 @@ class Endpoint:
             raise ConnectionClosedError(
                 f"Cannot send {method!r}: {self._closed_reason}. Open a new connection."
             )
-        request_id = self._next_id
-        self._next_id += 1
+        if request_id is None:
+            request_id = self.reserve_id()
         pending = _Pending(method, on_progress)
         if on_progress is not None:
             params = dict(params or {})

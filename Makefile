@@ -5,6 +5,8 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
+NODE_STAMP := interop/node_modules/.installed
+
 .PHONY: demo test lint typecheck unit bench clean
 
 $(STAMP): pyproject.toml
@@ -12,6 +14,11 @@ $(STAMP): pyproject.toml
 	$(BIN)/pip install --quiet --upgrade pip
 	$(BIN)/pip install --quiet -e '.[dev]'
 	touch $(STAMP)
+
+# The TypeScript reference server for the interop tests (pinned in interop/package-lock.json).
+$(NODE_STAMP): interop/package.json interop/package-lock.json
+	npm ci --prefix interop --no-audit --no-fund
+	touch $(NODE_STAMP)
 
 demo: $(STAMP)
 	$(BIN)/python examples/demo.py
@@ -23,7 +30,7 @@ lint: $(STAMP)
 typecheck: $(STAMP)
 	$(BIN)/pyright
 
-unit: $(STAMP)
+unit: $(STAMP) $(NODE_STAMP)
 	$(BIN)/pytest -q
 
 test: lint typecheck unit

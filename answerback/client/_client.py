@@ -7,7 +7,8 @@ string speaks streamable HTTP, and any object with ``connect()`` is used as it i
 
 from __future__ import annotations
 
-from collections.abc import AsyncGenerator
+import logging
+from collections.abc import AsyncGenerator, Sequence
 from contextlib import AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass
 from types import TracebackType
@@ -28,6 +29,7 @@ from answerback.client._session import ClientSession, ResultT, Subscription
 from answerback.jsonrpc import Endpoint, JSONObject, ProgressCallback
 from answerback.jsonrpc._endpoint import as_object
 from answerback.transports import ClientTransport, ConnectionServer, InProcessTransport
+from answerback.transports._headers import header_parameters, parameter_headers
 from answerback.types import (
     CallToolRequestParams,
     CallToolResult,
@@ -84,6 +86,8 @@ Mode = Literal["auto", "legacy"] | str
 DEFAULT_CLIENT_INFO = Implementation(name="answerback", version="0.1.0")
 
 
+logger = logging.getLogger("answerback.client")
+
 _PROBE_SECONDS = 10.0
 """How long ``mode="auto"`` waits for ``server/discover`` before assuming a legacy server."""
 _MODERN_ERRORS = (HEADER_MISMATCH, MISSING_REQUIRED_CLIENT_CAPABILITY, UNSUPPORTED_PROTOCOL_VERSION)
@@ -97,6 +101,17 @@ class _ServerFacts:
     server_info: Implementation
     capabilities: ServerCapabilities
     instructions: str | None
+
+
+def _single_error(group: BaseExceptionGroup[BaseException]) -> BaseException:
+    """The one error inside nested single-member groups, or the group if there are more."""
+    members: Sequence[BaseException] = group.exceptions
+    while len(members) == 1:
+        only = members[0]
+        if not isinstance(only, BaseExceptionGroup):
+            return only
+        members = cast(Sequence[BaseException], only.exceptions)  # pyright: ignore[reportUnknownMemberType]
+    return group
 
 
 def _supported_versions(exc: MCPError) -> list[str] | None:
@@ -184,10 +199,19 @@ class Client:
         )
         self._exit_stack: AsyncExitStack | None = None
         self._server: _ServerFacts | None = None
+        self._header_parameters: dict[str, dict[str, tuple[str, ...]]] | None = None
+        """Tool name → its ``x-mcp-header`` parameters (2026-07-28 over HTTP only)."""
 
     async def __aenter__(self) -> Self:
         if self._exit_stack is not None:
             raise RuntimeError("This Client is already connected; a Client connects once.")
+        try:
+            await self._connect()
+        except BaseExceptionGroup as group:
+            raise _single_error(group) from None
+        return self
+
+    async def _connect(self) -> None:
         async with AsyncExitStack() as stack:
             read_stream, write_stream = await stack.enter_async_context(self._transport.connect())
             endpoint = Endpoint(
@@ -202,7 +226,6 @@ class Client:
             self.session.on_session_expired = self._initialize
             await self._choose_era()
             self._exit_stack = stack.pop_all()
-        return self
 
     async def __aexit__(
         self,
@@ -211,8 +234,13 @@ class Client:
         tb: TracebackType | None,
     ) -> None:
         stack, self._exit_stack = self._exit_stack, None
-        if stack is not None:
+        if stack is None:
+            return
+        try:
             await stack.__aexit__(exc_type, exc, tb)
+        except BaseExceptionGroup as group:
+            # The task groups underneath wrap what left the block; show it as it was.
+            raise _single_error(group) from None
 
     async def _choose_era(self) -> None:
         """Legacy handshake, a pinned modern version, or (``auto``) probe and decide."""
@@ -223,7 +251,7 @@ class Client:
         elif not await self._discover(LATEST_VERSION, probing=True):
             await self._initialize()
 
-    async def _discover(self, version: str, *, probing: bool) -> bool:
+    async def _discover(self, version: str, *, probing: bool, retried: bool = False) -> bool:
         """Speak ``version`` (2026-07-28 era) and learn about the server.
 
         Returns ``False`` when probing finds a server that is not modern: any error that
@@ -239,8 +267,8 @@ class Client:
             supported = _supported_versions(exc)
             if supported is not None:
                 shared = [v for v in MODERN_VERSIONS if v in supported]
-                if shared and shared[0] != version:
-                    return await self._discover(shared[0], probing=False)
+                if shared and not retried:
+                    return await self._discover(shared[0], probing=False, retried=True)
                 if probing and any(v in LEGACY_VERSIONS for v in supported):
                     return False
                 raise MCPError(
@@ -316,9 +344,41 @@ class Client:
         await self.session.send_request("ping", None, EmptyResult)
 
     async def list_tools(self, cursor: str | None = None) -> ListToolsResult:
-        """One page of the server's tools (pass ``next_cursor`` for the next)."""
+        """One page of the server's tools (pass ``next_cursor`` for the next).
+
+        On 2026-07-28 over HTTP, a tool whose ``x-mcp-header`` marks break the rules is
+        left out (with a warning), as the specification requires.
+        """
         params = PaginatedRequestParams(cursor=cursor) if cursor is not None else None
-        return await self.session.send_request("tools/list", params, ListToolsResult)
+        result = await self.session.send_request("tools/list", params, ListToolsResult)
+        if not self._mirrors_parameters():
+            return result
+        known = self._header_parameters = self._header_parameters or {}
+        kept: list[Tool] = []
+        for tool in result.tools:
+            try:
+                known[tool.name] = header_parameters(tool.input_schema)
+            except ValueError as exc:
+                logger.warning("left out tool %r: %s", tool.name, exc)
+                continue
+            kept.append(tool)
+        return result.model_copy(update={"tools": kept})
+
+    def _mirrors_parameters(self) -> bool:
+        return self.session.modern_version is not None and bool(
+            getattr(self._transport, "mirrors_parameters", False)
+        )
+
+    async def _parameter_headers(
+        self, name: str, arguments: dict[str, Any] | None
+    ) -> dict[str, str] | None:
+        """The ``Mcp-Param-*`` headers of a call (listing the tools first if needed)."""
+        if not self._mirrors_parameters():
+            return None
+        if self._header_parameters is None or name not in self._header_parameters:
+            await self.list_all_tools()
+        designated = (self._header_parameters or {}).get(name)
+        return parameter_headers(designated, arguments) if designated else None
 
     async def list_all_tools(self) -> list[Tool]:
         """Every tool, following pagination to the end."""
@@ -354,6 +414,7 @@ class Client:
             CallToolResult,
             timeout=read_timeout_seconds,
             on_progress=progress_callback,
+            transport_context=await self._parameter_headers(name, arguments),
         )
 
     async def call_tool_round(
@@ -381,7 +442,8 @@ class Client:
             input_responses=input_responses,
             request_state=request_state,
         ).to_wire()
-        raw = await self.session.request_raw("tools/call", params)
+        headers = await self._parameter_headers(name, arguments)
+        raw = await self.session.request_raw("tools/call", params, transport_context=headers)
         if raw.get("resultType") == "input_required":
             return InputRequiredResult.model_validate(raw)
         return CallToolResult.model_validate(raw)
@@ -398,6 +460,7 @@ class Client:
         *,
         timeout: float | None = None,
         on_progress: ProgressCallback | None = None,
+        transport_context: Any = None,
     ) -> ResultT:
         """A request that may need input: live callbacks (legacy) or the MRTR loop."""
         if self.session.modern_version is None:
@@ -411,6 +474,7 @@ class Client:
             max_rounds=self.input_required_max_rounds,
             timeout=timeout,
             on_progress=on_progress,
+            transport_context=transport_context,
         )
 
     async def list_prompts(self, cursor: str | None = None) -> ListPromptsResult:

@@ -41,6 +41,7 @@ from answerback.types import (
     ConnectionClosedError,
     CreateMessageRequestParams,
     CreateMessageResult,
+    ElicitRequestFormParams,
     ElicitRequestParams,
     ElicitResult,
     ErrorData,
@@ -279,8 +280,12 @@ class ClientSession:
     ) -> ElicitResult | ErrorData:
         if self._elicitation_callback is None:
             return refusal("Elicitation")
-        answer = await self._elicitation_callback(context, params)
-        return _expect(answer, ElicitResult, "elicitation_callback")
+        answer = _expect(
+            await self._elicitation_callback(context, params), ElicitResult, "elicitation_callback"
+        )
+        if isinstance(params, ElicitRequestFormParams) and isinstance(answer, ElicitResult):
+            return _with_defaults(answer, params.requested_schema)
+        return answer
 
     async def answer_sampling(
         self, context: ClientRequestContext, params: CreateMessageRequestParams
@@ -385,6 +390,20 @@ def _complete(method: str, raw: JSONObject, result_type: type[ResultT]) -> Resul
 def _session_expired(exc: ConnectionClosedError) -> bool:
     data: object = exc.data
     return isinstance(data, dict) and cast(dict[str, Any], data).get("reason") == "session_expired"
+
+
+def _with_defaults(answer: ElicitResult, schema: JSONObject) -> ElicitResult:
+    """An accepted form answer with the schema's defaults filled in for omitted fields
+    (SEP-1034), so a callback may accept a form it showed pre-filled as it is."""
+    if answer.action != "accept":
+        return answer
+    content = dict(answer.content or {})
+    properties = as_object(schema.get("properties")) or {}
+    for name, raw in properties.items():
+        prop = as_object(raw)
+        if prop is not None and "default" in prop and name not in content:
+            content[name] = prop["default"]
+    return answer.model_copy(update={"content": content})
 
 
 def _expect(answer: Any, expected: type[ResultT], callback: str) -> ResultT | ErrorData:

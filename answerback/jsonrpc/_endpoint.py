@@ -99,8 +99,7 @@ class IncomingRequest:
     @property
     def progress_token(self) -> str | int | None:
         meta = self.meta
-        token = meta.get("progressToken") if meta else None
-        return token if isinstance(token, str | int) and not isinstance(token, bool) else None
+        return as_request_id(meta.get("progressToken")) if meta else None
 
     async def send_progress(
         self, progress: float, total: float | None = None, message: str | None = None
@@ -354,10 +353,7 @@ class Endpoint:
             )
             await self._send_error(None, INVALID_REQUEST, f"Invalid request: {what}.")
             return
-        raw_id: object = message.get("id")
-        request_id = (
-            raw_id if isinstance(raw_id, str | int) and not isinstance(raw_id, bool) else None
-        )
+        request_id = as_request_id(message.get("id"))
         id_ok = request_id is not None
         method: object = message.get("method")
         if message.get("jsonrpc") != "2.0":
@@ -400,8 +396,8 @@ class Endpoint:
         await self._send_error(request_id, INVALID_REQUEST, f"Invalid request: {why}.")
 
     def _resolve(self, message: JSONObject) -> None:
-        request_id = message.get("id")
-        pending = self._pending.get(request_id) if isinstance(request_id, str | int) else None
+        request_id = as_request_id(message.get("id"))
+        pending = self._pending.get(request_id) if request_id is not None else None
         if pending is None:
             logger.warning("dropped a response to unknown request id %r", request_id)
             return
@@ -412,24 +408,28 @@ class Endpoint:
 
     async def _notification(self, method: str, params: JSONObject | None, env: Envelope) -> None:
         if method == CANCELLED:
-            target = params.get("requestId") if params else None
-            scope = self._in_flight.get(target) if isinstance(target, str | int) else None
+            target = as_request_id(params.get("requestId")) if params else None
+            scope = self._in_flight.get(target) if target is not None else None
             if scope is not None:
                 scope.cancel()
             return
         if method == PROGRESS and params is not None:
-            pending = self._pending.get(params.get("progressToken"))  # type: ignore[arg-type]
+            token = as_request_id(params.get("progressToken"))
+            pending = self._pending.get(token) if token is not None else None
             if pending is not None:
                 pending.last_activity = anyio.current_time()
                 if pending.on_progress is not None:
                     progress, total = params.get("progress"), params.get("total")
                     message = params.get("message")
                     if isinstance(progress, int | float):
-                        await pending.on_progress(
-                            float(progress),
-                            float(total) if isinstance(total, int | float) else None,
-                            message if isinstance(message, str) else None,
-                        )
+                        try:
+                            await pending.on_progress(
+                                float(progress),
+                                float(total) if isinstance(total, int | float) else None,
+                                message if isinstance(message, str) else None,
+                            )
+                        except Exception:
+                            logger.exception("progress callback for %r failed", pending.method)
                 return
         try:
             await self._on_notification(method, params, env)
@@ -478,6 +478,14 @@ class Endpoint:
                     }
                 }
                 pending.done.set()
+
+
+def as_request_id(value: object) -> RequestId | None:
+    """``value`` as a request id (or progress token): a string or an integer, never a
+    boolean (``true == 1`` in Python, but it is not the id 1), else ``None``."""
+    if isinstance(value, str | int) and not isinstance(value, bool):
+        return value
+    return None
 
 
 def as_object(value: object) -> JSONObject | None:

@@ -22,7 +22,7 @@ from answerback.jsonrpc._endpoint import as_object
 from answerback.server._asking import InputNeeded, LiveAsker, ReplayAsker
 from answerback.server._context import Context
 from answerback.server._request_state import PREFIX as STATE_PREFIX
-from answerback.server._request_state import binding_for
+from answerback.server._request_state import StateSeal, binding_for
 from answerback.server._session import LOG_LEVELS, ClientState, ServerSession
 from answerback.server._tools import RegisteredTool, tool_error_result
 from answerback.types import (
@@ -318,6 +318,7 @@ class Connection:
             request,
             input_responses=raw_responses,
             request_state=request_state,
+            state_seal=StateSeal(self.server._sealer, binding),
         )
         try:
             return await run(context)
@@ -378,7 +379,6 @@ class Connection:
 Handler = Callable[[Connection, ClientState | None, IncomingRequest], Awaitable[JSONObject]]
 
 _SHARED: dict[str, Handler] = {
-    "ping": Connection.ping,
     "tools/list": Connection.list_tools,
     "tools/call": Connection.call_tool,
     "prompts/list": Connection.list_prompts,
@@ -391,6 +391,7 @@ _SHARED: dict[str, Handler] = {
 _LEGACY: dict[str, Handler] = {
     **_SHARED,
     "initialize": Connection.initialize,
+    "ping": Connection.ping,
     "logging/setLevel": Connection.set_level,
     "resources/subscribe": Connection.subscribe,
     "resources/unsubscribe": Connection.unsubscribe,
@@ -418,6 +419,11 @@ async def _run_tool(
 def _modern_client(meta: JSONObject) -> ClientState:
     """The client as a 2026-07-28 request describes itself in its ``_meta``."""
     version = meta.get(META_PROTOCOL_VERSION)
+    if version is None:
+        raise InvalidParamsError(
+            f"Invalid params: _meta must carry {META_PROTOCOL_VERSION!r} on every "
+            "2026-07-28 request."
+        )
     if version not in MODERN_VERSIONS:
         raise UnsupportedProtocolVersionError(
             "Unsupported protocol version",

@@ -15,6 +15,7 @@ from pydantic import BaseModel
 
 from answerback.jsonrpc import IncomingRequest, RequestId
 from answerback.server._form_schema import form_schema
+from answerback.server._request_state import StateSeal
 from answerback.server._session import ServerSession
 from answerback.types import InvalidParamsError, LoggingLevel
 
@@ -56,11 +57,13 @@ class Context:
         *,
         input_responses: dict[str, Any] | None = None,
         request_state: str | None = None,
+        state_seal: StateSeal | None = None,
     ) -> None:
         self._session = session
         self._request = request
         self._input_responses = input_responses
         self._request_state = request_state
+        self._state_seal = state_seal
 
     @property
     def session(self) -> ServerSession:
@@ -89,6 +92,26 @@ class Context:
         used by ``elicit`` and friends, is sealed for you).
         """
         return self._request_state
+
+    def seal_state(self, payload: dict[str, Any]) -> str:
+        """2026-07-28, by hand: seal ``payload`` as the ``requestState`` to return.
+
+        The result is encrypted and authenticated, bound to this request (method, name,
+        arguments) and to an expiry; read it back on the retry with ``open_state``.
+        """
+        if self._state_seal is None:
+            raise RuntimeError("request state exists only on 2026-07-28 requests")
+        return self._state_seal.seal(payload)
+
+    def open_state(self) -> dict[str, Any] | None:
+        """2026-07-28, by hand: the payload sealed with ``seal_state`` and echoed back.
+
+        ``None`` if the request carries no state; ``InvalidParamsError`` (-32602) if the
+        state was altered, expired or belongs to another request.
+        """
+        if self._request_state is None or self._state_seal is None:
+            return None
+        return self._state_seal.open(self._request_state)
 
     async def elicit(self, message: str, schema: type[ModelT]) -> ElicitationResult[ModelT]:
         """Ask the user to fill in a form shaped like ``schema`` and wait for the answer.

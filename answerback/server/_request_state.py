@@ -83,5 +83,22 @@ class RequestStateSealer:
         return state
 
 
+class StateSeal:
+    """The sealer bound to one request: what a tool uses to keep its own state safe."""
+
+    def __init__(self, sealer: RequestStateSealer, binding: bytes) -> None:
+        self._sealer = sealer
+        self._binding = binding
+
+    def seal(self, payload: dict[str, Any]) -> str:
+        return self._sealer.seal({"tool": payload}, self._binding)
+
+    def open(self, token: str) -> dict[str, Any]:
+        opened = self._sealer.open(token, self._binding).get("tool")
+        if not isinstance(opened, dict):
+            raise InvalidParamsError(INVALID_STATE_MESSAGE)
+        return cast(dict[str, Any], opened)
+
+
 def _key_id(key: bytes) -> bytes:
     return hashlib.sha256(key).digest()[:_KEY_ID_BYTES]

@@ -287,6 +287,11 @@ class MCPServer:
     def _unlisten(self, listener: _Listener) -> None:
         self._listeners.discard(listener)
 
+    def tool_input_schema(self, name: str) -> JSONObject | None:
+        """A tool's input schema (the HTTP layer checks ``Mcp-Param-*`` headers with it)."""
+        tool = self._tools.get(name)
+        return tool.definition.input_schema if tool is not None else None
+
     @property
     def server_info(self) -> Implementation:
         return Implementation(name=self.name, version=self.version)
@@ -359,9 +364,7 @@ class MCPServer:
         if transport == "stdio":
             anyio.run(self.run_stdio_async)
         elif transport == "streamable-http":
-            import uvicorn
-
-            from answerback.transports.http import HostPolicy
+            from answerback.transports.http import HostPolicy, run_uvicorn
 
             policy = (
                 None
@@ -369,6 +372,6 @@ class MCPServer:
                 else HostPolicy(allowed_hosts=["*"], allowed_origins=["*"])
             )
             app = self.http_app(path=path, host_policy=policy)
-            uvicorn.run(app, host=host, port=port, log_level="warning", lifespan="on")
+            run_uvicorn(app, host=host, port=port)
         else:
             raise ValueError(f"Unknown transport {transport!r}: use 'stdio' or 'streamable-http'.")

@@ -4,6 +4,7 @@ from answerback.transports.http._client import StreamableHTTPTransport
 from answerback.transports.http._event_store import EventStore, InMemoryEventStore
 from answerback.transports.http._security import HostPolicy
 from answerback.transports.http._server import StreamableHTTPApp
+from answerback.transports.http._uvicorn import run_uvicorn, serve_uvicorn, uvicorn_server
 
 __all__ = [
     "EventStore",
@@ -11,4 +12,7 @@ __all__ = [
     "InMemoryEventStore",
     "StreamableHTTPApp",
     "StreamableHTTPTransport",
+    "run_uvicorn",
+    "serve_uvicorn",
+    "uvicorn_server",
 ]

@@ -18,7 +18,7 @@ import math
 from collections.abc import AsyncGenerator, Mapping
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 import anyio
 import httpx2
@@ -28,9 +28,17 @@ from answerback.jsonrpc import Envelope, JSONObject
 from answerback.jsonrpc._endpoint import as_object
 from answerback.transports._base import StreamPair
 from answerback.transports._framing import decode, encode
+from answerback.transports._headers import (
+    METHOD_HEADER,
+    NAME_HEADER,
+    encode_value,
+    name_of,
+)
 from answerback.transports.http._server import SESSION_HEADER, VERSION_HEADER
 from answerback.transports.http._sse import EventParser
+from answerback.types import META_PROTOCOL_VERSION
 from answerback.types._errors import CONNECTION_CLOSED, ConnectionClosedError
+from answerback.types._versions import is_modern
 
 logger = logging.getLogger("answerback.http")
 
@@ -45,6 +53,10 @@ class StreamableHTTPTransport:
     Pass ``http_client`` to control TLS, proxies, auth and timeouts (it is not closed
     for you); ``headers`` are added to every request.
     """
+
+    mirrors_parameters = True
+    """2026-07-28 tool arguments marked ``x-mcp-header`` travel as headers here, so the
+    client must check those marks and compute the headers (other transports ignore them)."""
 
     def __init__(
         self,
@@ -112,34 +124,66 @@ class StreamableHTTPTransport:
         async with outgoing:
             async for envelope in outgoing:
                 message = as_object(envelope.message) or {}
+                headers = self._headers_for(message, envelope.transport_context)
                 if message.get("method") == "initialize":
                     # Later messages need the session id this answer brings: wait for it.
-                    await self._post(client, message, incoming, tg)
+                    await self._post(client, message, headers, incoming, tg)
                 else:
-                    tg.start_soon(self._post, client, message, incoming, tg)
+                    tg.start_soon(self._post, client, message, headers, incoming, tg)
+
+    def _headers_for(self, message: JSONObject, extra: object) -> dict[str, str]:
+        """The headers of one POST. A 2026-07-28 message mirrors its version, method and
+        name (and the ``Mcp-Param-*`` the caller computed) and has no session."""
+        params = as_object(message.get("params")) or {}
+        version = (as_object(params.get("_meta")) or {}).get(META_PROTOCOL_VERSION)
+        if not isinstance(version, str) or not is_modern(version):
+            return self._headers()
+        headers = {
+            "accept": "application/json, text/event-stream",
+            "content-type": "application/json",
+            VERSION_HEADER: version,
+            METHOD_HEADER: str(message.get("method")),
+        }
+        name = name_of(message)
+        if name is not None:
+            headers[NAME_HEADER] = encode_value(name)
+        headers.update(cast(dict[str, str], as_object(extra) or {}))
+        headers.update(self.headers)
+        return headers
 
     async def _post(
         self,
         client: httpx2.AsyncClient,
         message: JSONObject,
+        headers: dict[str, str],
         incoming: ObjectSendStream[Envelope | Exception],
         tg: TaskGroup,
     ) -> None:
         request_id = message.get("id") if "method" in message else None
         body = encode(message)
         cursor = _Cursor()
+        sent_session = self.session_id
         try:
             async with client.stream(
                 "POST",
                 self.url,
                 content=body,
-                headers=self._headers(),
+                headers=headers,
                 timeout=self._stream_timeout(),
             ) as response:
                 if response.status_code == 202:
                     return
-                if response.status_code == 404 and self.session_id is not None:
-                    self.session_id = None
+                if response.status_code == 404 and sent_session is not None:
+                    if request_id is None:
+                        # A notification or an answer: nothing waits for it, and the
+                        # connection is not lost. The next request meets the same 404
+                        # and the session is set up again then.
+                        logger.info(
+                            "session expired; dropped %s", message.get("method") or "an answer"
+                        )
+                        return
+                    if self.session_id == sent_session:
+                        self.session_id = None
                     await self._fail(
                         incoming,
                         request_id,

@@ -34,6 +34,7 @@ from starlette.routing import Route
 from answerback.jsonrpc import Envelope, JSONObject, RequestId, WriteStream
 from answerback.jsonrpc._endpoint import as_object
 from answerback.transports.http._event_store import EventStore, InMemoryEventStore
+from answerback.transports.http._modern_server import answer_modern, is_modern_request
 from answerback.transports.http._security import HostPolicy
 from answerback.transports.http._sse import KEEPALIVE, encode_event
 from answerback.types._errors import (
@@ -41,7 +42,7 @@ from answerback.types._errors import (
     INVALID_REQUEST,
     PARSE_ERROR,
 )
-from answerback.types._versions import LEGACY_VERSIONS
+from answerback.types._versions import LEGACY_VERSIONS, MODERN_VERSIONS, SUPPORTED_VERSIONS
 
 logger = logging.getLogger("answerback.http")
 
@@ -58,9 +59,12 @@ Listener = tuple[
 
 
 class HTTPConnectionServer(Protocol):
-    """What the HTTP app needs from a server: answer one connection's streams."""
+    """What the HTTP app needs from a server: answer one connection's streams, and the
+    input schema of a tool (to check the ``Mcp-Param-*`` headers mirroring it)."""
 
     async def serve_connection(self, read_stream: Any, write_stream: WriteStream) -> None: ...
+
+    def tool_input_schema(self, name: str) -> JSONObject | None: ...
 
 
 @dataclass(slots=True)
@@ -188,7 +192,8 @@ class StreamableHTTPApp:
         self.retry_ms = retry_ms
         self.session_idle_seconds = session_idle_seconds
         self.sessions: dict[str, _Session] = {}
-        self._task_group: TaskGroup | None = None
+        self.task_group: TaskGroup | None = None
+        self._closing = False
         self.app = Starlette(
             routes=[Route(path, self._endpoint, methods=["GET", "POST", "DELETE"])],
             lifespan=self._lifespan,
@@ -200,12 +205,13 @@ class StreamableHTTPApp:
     @asynccontextmanager
     async def _lifespan(self, _: Starlette) -> AsyncGenerator[None, None]:
         async with anyio.create_task_group() as tg:
-            self._task_group = tg
+            self.task_group = tg
+            self._closing = False
             tg.start_soon(self._reap_idle_sessions)
             try:
                 yield
             finally:
-                self._task_group = None
+                self.task_group = None
                 for session in list(self.sessions.values()):
                     await session.close("the server is shutting down")
                 self.sessions.clear()
@@ -221,6 +227,17 @@ class StreamableHTTPApp:
                 if not busy and now - session.last_active > self.session_idle_seconds:
                     await self._end_session(session, "the session was idle too long")
 
+    async def close_sessions(self, reason: str = "the server is shutting down") -> None:
+        """End every session now and refuse new requests (503) until the lifespan restarts.
+
+        Requests still open are answered with an error on their streams, and every stream
+        ends, so an ASGI server that waits for open responses before its lifespan shutdown
+        (uvicorn does) can stop. ``serve_uvicorn``/``run_uvicorn`` call this for you.
+        """
+        self._closing = True
+        for session in list(self.sessions.values()):
+            await self._end_session(session, reason)
+
     async def _end_session(self, session: _Session, reason: str) -> None:
         self.sessions.pop(session.id, None)
         await session.close(reason)
@@ -234,7 +251,11 @@ class StreamableHTTPApp:
             return _error(421, INVALID_REQUEST, "Misdirected request: Host header not allowed.")
         if not self.host_policy.origin_allowed(request.headers.get("origin")):
             return _error(403, INVALID_REQUEST, "Forbidden: Origin not allowed.")
-        if self._task_group is None:
+        if self._closing:
+            return _error(
+                503, CONNECTION_CLOSED, "Service Unavailable: the server is shutting down."
+            )
+        if self.task_group is None:
             return _error(
                 500,
                 INVALID_REQUEST,
@@ -242,15 +263,28 @@ class StreamableHTTPApp:
                 "server with lifespan enabled, or pass its lifespan to the parent app.",
             )
         version = request.headers.get(VERSION_HEADER)
+        in_session = SESSION_HEADER in request.headers
+        read: tuple[JSONObject, bool] | None = None
+        if request.method == "POST":
+            parsed = await self._read_message(request)
+            if isinstance(parsed, Response):
+                return parsed
+            read = parsed
+            if not in_session and is_modern_request(read[0], version):
+                return await answer_modern(self, request, *read)
+        elif version in MODERN_VERSIONS and not in_session:
+            return _error(
+                405, INVALID_REQUEST, "Method Not Allowed: 2026-07-28 requests are POSTs only."
+            )
         if version is not None and version not in LEGACY_VERSIONS:
             return _error(
                 400,
                 INVALID_REQUEST,
                 f"Bad Request: unsupported MCP-Protocol-Version {version!r}; "
-                f"supported: {', '.join(LEGACY_VERSIONS)}.",
+                f"supported: {', '.join(SUPPORTED_VERSIONS)}.",
             )
-        if request.method == "POST":
-            return await self._post(request)
+        if read is not None:
+            return await self._post(request, *read)
         if request.method == "GET":
             return await self._get(request)
         return await self._delete(request)
@@ -265,7 +299,8 @@ class StreamableHTTPApp:
         session.last_active = anyio.current_time()
         return session
 
-    async def _post(self, request: Request) -> Response:
+    async def _read_message(self, request: Request) -> tuple[JSONObject, bool] | Response:
+        """The POSTed JSON-RPC message and whether the client takes SSE, or the error."""
         accept = request.headers.get("accept", "")
         wants_sse = "text/event-stream" in accept or "*/*" in accept
         if "application/json" not in accept and "*/*" not in accept:
@@ -294,6 +329,10 @@ class StreamableHTTPApp:
                 "batch arrays are not supported" if isinstance(decoded, list) else "not an object"
             )
             return _error(400, INVALID_REQUEST, f"Invalid request: {what}.")
+        return message, wants_sse
+
+    async def _post(self, request: Request, message: JSONObject, wants_sse: bool) -> Response:
+        """A legacy (2025-11-25 and older) POST: sessions, SSE, server requests."""
         method = message.get("method")
         request_id = message.get("id")
         is_request = isinstance(method, str) and isinstance(request_id, str | int)
@@ -432,7 +471,7 @@ class StreamableHTTPApp:
         return Response(status_code=200)
 
     def _new_session(self) -> _Session:
-        assert self._task_group is not None
+        assert self.task_group is not None
         session = _Session(secrets.token_urlsafe(24), self.event_store)
         self.sessions[session.id] = session
 
@@ -442,7 +481,7 @@ class StreamableHTTPApp:
             finally:
                 self.sessions.pop(session.id, None)
 
-        self._task_group.start_soon(run)
+        self.task_group.start_soon(run)
         return session
 
 
@@ -466,8 +505,8 @@ async def _read_body(request: Request, limit: int) -> bytes | None:
     return b"".join(chunks)
 
 
-def _error(status: int, code: int, message: str) -> JSONResponse:
+def _error(status: int, code: int, message: str, request_id: object = None) -> JSONResponse:
     return JSONResponse(
-        {"jsonrpc": "2.0", "id": None, "error": {"code": code, "message": message}},
+        {"jsonrpc": "2.0", "id": request_id, "error": {"code": code, "message": message}},
         status_code=status,
     )

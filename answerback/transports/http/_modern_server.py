@@ -1,0 +1,250 @@
+"""Streamable HTTP for 2026-07-28 requests: stateless, one POST per request.
+
+There are no sessions: each request runs on a connection of its own that lives exactly
+as long as the request, so any server instance can answer any request. The answer is a
+single JSON object, or an SSE stream when the server has notifications (progress, log
+messages) to send first. Closing that stream cancels the request.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import AsyncGenerator
+from typing import TYPE_CHECKING, Any
+
+import anyio
+import pydantic_core
+from anyio.abc import ObjectSendStream
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response, StreamingResponse
+
+from answerback.jsonrpc import Envelope, JSONObject, RequestId
+from answerback.jsonrpc._endpoint import as_object
+from answerback.transports._headers import (
+    METHOD_HEADER,
+    NAME_HEADER,
+    PARAM_HEADER_PREFIX,
+    decode_value,
+    header_parameters,
+    name_of,
+    parameter_headers,
+)
+from answerback.transports._memory import create_stream_pairs
+from answerback.transports.http._sse import KEEPALIVE, encode_event
+from answerback.types import META_CLIENT_CAPABILITIES, META_PROTOCOL_VERSION
+from answerback.types._errors import (
+    HEADER_MISMATCH,
+    INVALID_PARAMS,
+    METHOD_NOT_FOUND,
+    MISSING_REQUIRED_CLIENT_CAPABILITY,
+    UNSUPPORTED_PROTOCOL_VERSION,
+)
+from answerback.types._versions import LEGACY_VERSIONS, MODERN_VERSIONS, SUPPORTED_VERSIONS
+
+if TYPE_CHECKING:
+    from answerback.transports.http._server import HTTPConnectionServer, StreamableHTTPApp
+
+VERSION_HEADER = "mcp-protocol-version"
+
+_STATUS_BY_CODE = {
+    HEADER_MISMATCH: 400,
+    MISSING_REQUIRED_CLIENT_CAPABILITY: 400,
+    UNSUPPORTED_PROTOCOL_VERSION: 400,
+    METHOD_NOT_FOUND: 404,
+}
+
+
+def is_modern_request(message: JSONObject, version: str | None) -> bool:
+    """Whether a sessionless POST belongs to the 2026-07-28 era: it carries per-request
+    ``_meta`` with a protocol version, or a version header that is not a legacy one."""
+    params = as_object(message.get("params")) or {}
+    meta = as_object(params.get("_meta")) or {}
+    if META_PROTOCOL_VERSION in meta:
+        return True
+    return version is not None and version not in LEGACY_VERSIONS
+
+
+def validate(
+    request: Request, message: JSONObject, server: HTTPConnectionServer
+) -> tuple[int, int, str, Any] | None:
+    """Check a 2026-07-28 request in the order the specification gives: required
+    ``_meta`` (-32602), header against body (-32020), supported version (-32022), the
+    mirrored method, name and parameter headers (-32020). ``None`` if it passes, else
+    ``(status, code, message, data)``."""
+    params = as_object(message.get("params")) or {}
+    meta = as_object(params.get("_meta"))
+    for key in (META_PROTOCOL_VERSION, META_CLIENT_CAPABILITIES):
+        if meta is None or key not in meta:
+            return 400, INVALID_PARAMS, f"Invalid params: _meta must carry {key!r}.", None
+    assert meta is not None
+    body_version = meta[META_PROTOCOL_VERSION]
+    header_version = request.headers.get(VERSION_HEADER)
+    if header_version != body_version:
+        return (
+            400,
+            HEADER_MISMATCH,
+            f"Header mismatch: MCP-Protocol-Version {header_version!r} does not match "
+            f"_meta {body_version!r}.",
+            None,
+        )
+    if body_version not in MODERN_VERSIONS:
+        return (
+            400,
+            UNSUPPORTED_PROTOCOL_VERSION,
+            "Unsupported protocol version",
+            {"supported": list(SUPPORTED_VERSIONS), "requested": body_version},
+        )
+    problem = _standard_header_problem(request, message) or _param_header_problem(
+        request, message, server
+    )
+    return None if problem is None else (400, HEADER_MISMATCH, problem, None)
+
+
+def _standard_header_problem(request: Request, message: JSONObject) -> str | None:
+    method = message.get("method")
+    header_method = request.headers.get(METHOD_HEADER)
+    if header_method is None:
+        return "Header mismatch: the Mcp-Method header is required."
+    if header_method.strip(" \t") != method:
+        return f"Header mismatch: Mcp-Method {header_method!r} does not match body {method!r}."
+    expected_name = name_of(message)
+    if expected_name is None:
+        return None
+    raw = request.headers.get(NAME_HEADER)
+    if raw is None:
+        return f"Header mismatch: {method} requires the Mcp-Name header."
+    if decode_value(raw.strip(" \t")) != expected_name:
+        return f"Header mismatch: Mcp-Name {raw!r} does not match body value {expected_name!r}."
+    return None
+
+
+def _param_header_problem(
+    request: Request, message: JSONObject, server: HTTPConnectionServer
+) -> str | None:
+    """``Mcp-Param-*`` headers must mirror the arguments the tool's schema designates."""
+    if message.get("method") != "tools/call":
+        return None
+    params = as_object(message.get("params")) or {}
+    name = params.get("name")
+    schema = server.tool_input_schema(name) if isinstance(name, str) else None
+    if schema is None:
+        return None
+    try:
+        designated = header_parameters(schema)
+    except ValueError:
+        return None  # the server's own schema is broken; nothing a client can mirror
+    expected = parameter_headers(designated, as_object(params.get("arguments")))
+    for header in designated:
+        key = PARAM_HEADER_PREFIX + header
+        sent = request.headers.get(key)
+        wanted = expected.get(key)
+        if sent is None and wanted is None:
+            continue
+        if sent is None or wanted is None:
+            return f"Header mismatch: Mcp-Param-{header} does not match the arguments."
+        if decode_value(sent.strip(" \t")) != decode_value(wanted):
+            return f"Header mismatch: Mcp-Param-{header} {sent!r} does not match the body."
+    return None
+
+
+async def answer_modern(
+    app: StreamableHTTPApp, request: Request, message: JSONObject, wants_sse: bool
+) -> Response:
+    """Answer one 2026-07-28 request on a connection of its own."""
+    request_id = message.get("id")
+    if not isinstance(request_id, str | int) or "method" not in message:
+        return Response(status_code=202)  # notifications need no answer on HTTP
+    problem = validate(request, message, app.server)
+    if problem is not None:
+        status, code, text, data = problem
+        error: JSONObject = {"code": code, "message": text}
+        if data is not None:
+            error["data"] = data
+        return JSONResponse(
+            {"jsonrpc": "2.0", "id": request_id, "error": error}, status_code=status
+        )
+    assert app.task_group is not None
+    outgoing, incoming = anyio.create_memory_object_stream[JSONObject](math.inf)
+    scope = anyio.CancelScope()
+    app.task_group.start_soon(
+        _run_one, app.server, Envelope(message, None, request), outgoing, scope
+    )
+    try:
+        first = await incoming.receive()
+    except anyio.EndOfStream:
+        return _json_error(request_id, "The server stopped before answering.")
+    if _is_response(first, request_id) and (not wants_sse or "error" in first):
+        incoming.close()
+        return _json(first)
+    if not wants_sse:
+        async with incoming:
+            async for message_out in incoming:
+                if _is_response(message_out, request_id):
+                    return _json(message_out)
+        return _json_error(request_id, "The server stopped before answering.")
+
+    async def events() -> AsyncGenerator[bytes, None]:
+        try:
+            yield encode_event(pydantic_core.to_json(first).decode())
+            while True:
+                item: JSONObject | None = None
+                with anyio.move_on_after(app.keepalive_seconds):
+                    item = await incoming.receive()
+                if item is None:
+                    yield KEEPALIVE
+                    continue
+                yield encode_event(pydantic_core.to_json(item).decode())
+                if _is_response(item, request_id):
+                    return
+        except anyio.EndOfStream:
+            return
+        finally:
+            scope.cancel()  # a closed stream cancels the request
+            incoming.close()
+
+    headers = {"cache-control": "no-cache", "x-accel-buffering": "no"}
+    return StreamingResponse(events(), media_type="text/event-stream", headers=headers)
+
+
+async def _run_one(
+    server: HTTPConnectionServer,
+    envelope: Envelope,
+    outgoing: ObjectSendStream[JSONObject],
+    scope: anyio.CancelScope,
+) -> None:
+    request_id = as_object(envelope.message) or {}
+    target: RequestId | None = request_id.get("id")
+    client_side, server_side = create_stream_pairs()
+    with scope:
+        async with outgoing, anyio.create_task_group() as tg:
+            tg.start_soon(server.serve_connection, *server_side)
+            await client_side[1].send(envelope)
+            async for item in client_side[0]:
+                if isinstance(item, Exception):
+                    continue
+                message = as_object(item.message)
+                if message is None:
+                    continue
+                await outgoing.send(message)
+                if _is_response(message, target):
+                    break
+            client_side[1].close()
+            tg.cancel_scope.cancel()
+
+
+def _is_response(message: JSONObject, request_id: object) -> bool:
+    return "method" not in message and message.get("id") == request_id
+
+
+def _json(message: JSONObject) -> JSONResponse:
+    error = as_object(message.get("error"))
+    code = error.get("code") if error is not None else None
+    status = _STATUS_BY_CODE.get(code, 200) if isinstance(code, int) else 200
+    return JSONResponse(message, status_code=status)
+
+
+def _json_error(request_id: RequestId, reason: str) -> JSONResponse:
+    return JSONResponse(
+        {"jsonrpc": "2.0", "id": request_id, "error": {"code": -32603, "message": reason}},
+        status_code=500,
+    )

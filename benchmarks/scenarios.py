@@ -1,0 +1,254 @@
+"""The scenarios of issue 6 and how each is run, answerback and official alternating.
+
+Every scenario runs ``config.rounds`` rounds; a round runs answerback, then the official
+SDK, then (where there is one) the floor, so slow drifts of a shared machine hit all
+sides alike. The result of a scenario is the per-round numbers and their medians.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import AsyncGenerator, Callable
+from contextlib import AsyncExitStack, asynccontextmanager
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+import anyio
+
+from benchmarks import floor
+from benchmarks.clients import IMPLS, Mode, Transport, connect
+from benchmarks.config import Config
+from benchmarks.measure import Call, Run, concurrent, median, sequential
+from benchmarks.memory import rss_per_session
+from benchmarks.startup import ENTRY_POINTS, import_seconds, warm_bytecode
+
+Kind = Literal["calls", "startup", "memory"]
+Side = Literal["answerback", "official", "floor"]
+
+MRTR_NOTE = "official: resolver API (Resolve + Elicit); its ctx.elicit is refused on 2026-07-28"
+INPROC_2026_NOTE = (
+    "official: in-process non-legacy mode skips JSON-RPC (direct dispatch); "
+    "answerback still speaks JSON-RPC over memory streams"
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Scenario:
+    """One row of the results table."""
+
+    id: str
+    title: str
+    kind: Kind
+    transport: Transport | None = None
+    call: Literal["echo", "elicit"] = "echo"
+    mode: Mode = "legacy"
+    concurrent: bool = False
+    floor: bool = False
+    entry_point: str = ""
+    notes: tuple[str, ...] = field(default_factory=tuple)
+
+    @property
+    def metric(self) -> str:
+        return {"calls": "calls/s", "startup": "ms", "memory": "KiB/session"}[self.kind]
+
+    @property
+    def better(self) -> Literal["higher", "lower"]:
+        return "higher" if self.kind == "calls" else "lower"
+
+
+def _calls(
+    transport: Transport,
+    call: Literal["echo", "elicit"],
+    mode: Mode,
+    *,
+    concurrent: bool = False,
+    title: str,
+    notes: tuple[str, ...] = (),
+) -> Scenario:
+    era = "legacy" if mode == "legacy" else "2026"
+    parts = [transport, call, era] + (["c20"] if concurrent else [])
+    if mode == "2026-07-28" and call == "elicit":
+        notes = (*notes, MRTR_NOTE)
+    return Scenario(
+        id="-".join(parts),
+        title=title,
+        kind="calls",
+        transport=transport,
+        call=call,
+        mode=mode,
+        concurrent=concurrent,
+        floor=call == "echo",
+        notes=notes,
+    )
+
+
+SCENARIOS: tuple[Scenario, ...] = (
+    Scenario("startup-client", "start-up: import the client", "startup", entry_point="client"),
+    Scenario("startup-server", "start-up: import the server", "startup", entry_point="server"),
+    _calls("inproc", "echo", "legacy", title="in-process echo"),
+    _calls("inproc", "elicit", "legacy", title="in-process elicit, legacy"),
+    _calls(
+        "inproc",
+        "elicit",
+        "2026-07-28",
+        title="in-process elicit, 2026 (MRTR)",
+        notes=(INPROC_2026_NOTE,),
+    ),
+    _calls("stdio", "echo", "legacy", title="stdio echo"),
+    _calls("stdio", "elicit", "legacy", title="stdio elicit"),
+    _calls("http", "echo", "legacy", title="HTTP echo, legacy"),
+    _calls("http", "elicit", "legacy", title="HTTP elicit, legacy"),
+    _calls("http", "echo", "2026-07-28", title="HTTP echo, 2026"),
+    _calls("http", "elicit", "2026-07-28", title="HTTP elicit, 2026 (MRTR)"),
+    _calls("http", "echo", "legacy", concurrent=True, title="HTTP echo, legacy, 20 clients"),
+    _calls("http", "elicit", "legacy", concurrent=True, title="HTTP elicit, legacy, 20 clients"),
+    _calls("http", "echo", "2026-07-28", concurrent=True, title="HTTP echo, 2026, 20 clients"),
+    _calls(
+        "http",
+        "elicit",
+        "2026-07-28",
+        concurrent=True,
+        title="HTTP elicit, 2026 (MRTR), 20 clients",
+    ),
+    Scenario("memory-http-session", "memory: server RSS per idle legacy HTTP session", "memory"),
+)
+
+
+def select(patterns: list[str] | None) -> list[Scenario]:
+    """The scenarios whose id starts with one of ``patterns`` (all when none given)."""
+    if not patterns:
+        return list(SCENARIOS)
+    return [s for s in SCENARIOS if any(s.id.startswith(p) for p in patterns)]
+
+
+def log(message: str) -> None:
+    print(message, file=sys.stderr, flush=True)
+
+
+@dataclass
+class Servers:
+    """The long-lived HTTP servers the HTTP call scenarios talk to (one per side)."""
+
+    urls: dict[Side, str] = field(default_factory=dict[Side, str])
+
+
+async def run_scenario(scenario: Scenario, config: Config, servers: Servers) -> dict[str, Any]:
+    """Measure ``scenario`` on every side for ``config.rounds`` rounds; its JSON result.
+
+    A side that fails is recorded with its error (and not retried in later rounds), so one
+    unsupported combination does not cost the rest of the run.
+    """
+    sides: list[Side] = [*IMPLS, *(["floor"] if scenario.floor else [])]
+    rounds: dict[Side, list[dict[str, float]]] = {side: [] for side in sides}
+    errors: dict[Side, str] = {}
+    for number in range(1, config.rounds + 1):
+        for side in sides:
+            if side in errors:
+                continue
+            try:
+                sample = await _measure(scenario, side, config, servers)
+            except Exception as exc:
+                errors[side] = describe(exc)
+                log(f"  {scenario.id} round {number} {side}: FAILED: {errors[side]}")
+                continue
+            rounds[side].append(sample)
+            headline = _headline(scenario, sample)
+            log(f"  {scenario.id} round {number} {side}: {headline:.1f} {scenario.metric}")
+    result: dict[str, Any] = {
+        "id": scenario.id,
+        "title": scenario.title,
+        "metric": scenario.metric,
+        "better": scenario.better,
+        "notes": list(scenario.notes),
+    }
+    for side in sides:
+        samples = rounds[side]
+        if side in errors:
+            result[side] = {"median": None, "error": errors[side], "rounds": samples}
+            continue
+        result[side] = {
+            "median": median([_headline(scenario, s) for s in samples]),
+            **{f"median_{key}": median([s[key] for s in samples]) for key in samples[0]},
+            "rounds": samples,
+        }
+    ours, theirs = result["answerback"]["median"], result["official"]["median"]
+    result["ratio"] = ours / theirs if ours and theirs else None
+    if scenario.floor:
+        bottom = result["floor"]["median"]
+        result["floor_ratio"] = ours / bottom if ours and bottom else None
+    return result
+
+
+def describe(exc: BaseException) -> str:
+    """The innermost error of ``exc`` (unwrapping exception groups) as one line."""
+    children: tuple[BaseException, ...] = getattr(exc, "exceptions", ())
+    while children:
+        exc = children[0]
+        children = getattr(exc, "exceptions", ())
+    first_line = (str(exc).splitlines() or [""])[0]
+    return f"{type(exc).__name__}: {first_line}"[:300]
+
+
+def _headline(scenario: Scenario, sample: dict[str, float]) -> float:
+    key = {"calls": "calls_per_s", "startup": "ms", "memory": "kib_per_session"}[scenario.kind]
+    return sample[key]
+
+
+async def _measure(
+    scenario: Scenario, side: Side, config: Config, servers: Servers
+) -> dict[str, float]:
+    if scenario.kind == "startup":
+        assert side != "floor"
+        statement = ENTRY_POINTS[scenario.entry_point][side]
+        seconds = [
+            await anyio.to_thread.run_sync(import_seconds, statement)
+            for _ in range(config.import_repetitions)
+        ]
+        return {"ms": median(seconds) * 1000, "best_ms": min(seconds) * 1000}
+    if scenario.kind == "memory":
+        assert side != "floor"
+        return await rss_per_session(side, config.sessions)
+    async with _callers(scenario, side, config, servers) as calls:
+        run: Run
+        if scenario.concurrent:
+            run = await concurrent(calls, duration=config.duration, warmup=config.warmup_calls)
+        else:
+            run = await sequential(calls[0], duration=config.duration, warmup=config.warmup_calls)
+    return run.summary()
+
+
+@asynccontextmanager
+async def _callers(
+    scenario: Scenario, side: Side, config: Config, servers: Servers
+) -> AsyncGenerator[list[Call], None]:
+    """One connected ``Call`` per client of ``scenario`` on ``side``."""
+    transport = scenario.transport
+    assert transport is not None
+    count = config.concurrency if scenario.concurrent else 1
+    if side == "floor":
+        if transport == "inproc":
+            async with floor.inproc_floor() as call:
+                yield [call]
+        elif transport == "stdio":
+            async with floor.stdio_floor() as call:
+                yield [call]
+        else:
+            async with floor.http_floor(servers.urls["floor"], count) as calls:
+                yield calls
+        return
+    pick: Callable[[Any], Call] = (
+        (lambda s: s.echo) if scenario.call == "echo" else (lambda s: s.elicit)
+    )
+    async with AsyncExitStack() as stack:
+        calls: list[Call] = []
+        for _ in range(count):
+            session = await stack.enter_async_context(
+                connect(side, transport, scenario.mode, servers.urls.get(side))
+            )
+            calls.append(pick(session))
+        yield calls
+
+
+def warm_up_startup() -> None:
+    """Compile bytecode for the start-up scenarios before any timed import."""
+    warm_bytecode()

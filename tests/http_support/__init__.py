@@ -1,0 +1,224 @@
+"""Helpers for the streamable HTTP tests: real uvicorn servers on loopback, raw SSE.
+
+``serve(app)`` runs an ASGI app under uvicorn inside the test's own event loop on a port
+the OS picks, so nothing races for a "free" port. ``serve_process(argv)`` starts a
+server program (ours, the official SDK's, or the TypeScript reference server) on a free
+port and waits until it accepts connections. ``read_events`` parses a raw SSE response.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import os
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import AsyncGenerator, Iterator, Mapping, Sequence
+from contextlib import asynccontextmanager, contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import anyio
+import httpx2
+import uvicorn
+
+from answerback.transports.http import StreamableHTTPApp
+from answerback.transports.http._sse import EventParser
+from answerback.transports.http._uvicorn import uvicorn_server
+
+REPO = Path(__file__).resolve().parents[2]
+INTEROP = REPO / "tests" / "interop"
+LIBRARY_SERVER = REPO / "examples" / "library_server.py"
+EVERYTHING_DIR = REPO / "interop" / "node_modules" / "@modelcontextprotocol" / "server-everything"
+EVERYTHING_ENTRY = EVERYTHING_DIR / "dist" / "index.js"
+
+# A safety net so a broken test fails instead of hanging; never a claim about speed.
+PATIENCE_SECONDS = 30.0
+
+# What a well-behaved client sends with every POST.
+POST_HEADERS = {
+    "accept": "application/json, text/event-stream",
+    "content-type": "application/json",
+}
+
+
+@dataclass(slots=True)
+class RunningServer:
+    """A uvicorn server running in the test's event loop."""
+
+    server: uvicorn.Server
+    port: int
+    path: str = "/mcp"
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}{self.path}"
+
+
+@asynccontextmanager
+async def serve(
+    app: Any, *, path: str = "/mcp", graceful_seconds: float | None = 3.0
+) -> AsyncGenerator[RunningServer, None]:
+    """Serve ``app`` on 127.0.0.1 (an OS-chosen port) until the block ends.
+
+    A ``StreamableHTTPApp`` runs under answerback's own uvicorn server (which ends MCP
+    sessions before waiting on open responses); ``graceful_seconds`` is uvicorn's
+    ``timeout_graceful_shutdown``, a safety net (``None`` waits for ever).
+    """
+    options: dict[str, Any] = {"timeout_graceful_shutdown": graceful_seconds}
+    if isinstance(app, StreamableHTTPApp):
+        server: uvicorn.Server = uvicorn_server(app, host="127.0.0.1", port=0, **options)
+    else:
+        config = uvicorn.Config(
+            app, host="127.0.0.1", port=0, log_level="warning", lifespan="on", **options
+        )
+        server = uvicorn.Server(config)
+    # The test runner, not uvicorn, owns SIGINT/SIGTERM.
+    server.capture_signals = contextlib.nullcontext  # type: ignore[method-assign]
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(server.serve)
+        with anyio.fail_after(PATIENCE_SECONDS):
+            while not server.started:
+                if server.should_exit:
+                    raise RuntimeError("uvicorn failed to start")
+                await anyio.sleep(0.01)
+        port = server.servers[0].sockets[0].getsockname()[1]
+        try:
+            yield RunningServer(server, port, path)
+        finally:
+            server.should_exit = True
+
+
+def free_port() -> int:
+    """A port that was free a moment ago (for servers started as subprocesses)."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def _wait_for_port(port: int, process: subprocess.Popen[bytes], deadline: float) -> None:
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            raise RuntimeError(f"server exited early with code {process.returncode}")
+        try:
+            with socket.create_connection(("127.0.0.1", port), timeout=0.5):
+                return
+        except OSError:
+            time.sleep(0.05)
+    raise TimeoutError(f"nothing listens on 127.0.0.1:{port}")
+
+
+@contextmanager
+def serve_process(
+    argv: Sequence[str], port: int, *, env: Mapping[str, str] | None = None
+) -> Iterator[subprocess.Popen[bytes]]:
+    """Run a server program that listens on ``port``; stop it when the block ends."""
+    process = subprocess.Popen(
+        list(argv),
+        env={**os.environ, **(env or {})},
+        cwd=REPO,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        _wait_for_port(port, process, time.monotonic() + PATIENCE_SECONDS)
+        yield process
+    finally:
+        process.terminate()
+        try:
+            process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+
+
+def python_server(script: Path, *args: str) -> list[str]:
+    return [sys.executable, str(script), *args]
+
+
+def rpc(method: str, params: dict[str, Any] | None = None, id: int | None = 1) -> dict[str, Any]:
+    """A JSON-RPC message (a notification when ``id`` is None)."""
+    message: dict[str, Any] = {"jsonrpc": "2.0", "method": method}
+    if id is not None:
+        message["id"] = id
+    if params is not None:
+        message["params"] = params
+    return message
+
+
+def initialize_params(version: str = "2025-11-25", **capabilities: Any) -> dict[str, Any]:
+    return {
+        "protocolVersion": version,
+        "capabilities": capabilities,
+        "clientInfo": {"name": "raw-test", "version": "0"},
+    }
+
+
+@dataclass(slots=True)
+class RawEvent:
+    event_id: str | None
+    retry_ms: int | None
+    message: dict[str, Any] | None
+    """The decoded JSON-RPC message; ``None`` for a priming event (no data)."""
+
+
+async def read_events(response: httpx2.Response) -> AsyncGenerator[RawEvent, None]:
+    """The events of an SSE response, as they arrive."""
+    parser = EventParser()
+    async for line in response.aiter_lines():
+        event = parser.feed(line.rstrip("\r"))
+        if event is None:
+            continue
+        message = json.loads(event.data) if event.data.strip() else None
+        yield RawEvent(event.event_id, event.retry_ms, message)
+
+
+async def first_result(response: httpx2.Response) -> dict[str, Any]:
+    """The first JSON-RPC response in a POST's answer, JSON or SSE."""
+    if response.headers.get("content-type", "").startswith("application/json"):
+        return json.loads(await response.aread())
+    async for event in read_events(response):
+        if event.message is not None and "method" not in event.message:
+            return event.message
+    raise AssertionError("the SSE stream ended without a response")
+
+
+async def raw_initialize(
+    http: httpx2.AsyncClient, url: str, **capabilities: Any
+) -> tuple[str, dict[str, Any]]:
+    """Open a session by hand; returns its id and the initialize result."""
+    async with http.stream(
+        "POST",
+        url,
+        json=rpc("initialize", initialize_params(**capabilities), id=0),
+        headers=POST_HEADERS,
+    ) as response:
+        assert response.status_code == 200, await response.aread()
+        session_id = response.headers["mcp-session-id"]
+        result = await first_result(response)
+    headers = {**POST_HEADERS, "mcp-session-id": session_id, "mcp-protocol-version": "2025-11-25"}
+    done = await http.post(url, json=rpc("notifications/initialized", id=None), headers=headers)
+    assert done.status_code == 202, done.text
+    return session_id, result
+
+
+def session_headers(session_id: str, version: str = "2025-11-25") -> dict[str, str]:
+    return {**POST_HEADERS, "mcp-session-id": session_id, "mcp-protocol-version": version}
+
+
+def running_tasks() -> int:
+    """How many asyncio tasks exist right now (the leak check's measure)."""
+    return len(asyncio.all_tasks())
+
+
+async def settle(until: Any, seconds: float = 10.0, step: float = 0.05) -> bool:
+    """Wait (bounded) until ``until()`` is true; returns whether it became true."""
+    with anyio.move_on_after(seconds):
+        while not until():  # noqa: ASYNC110 (polls state that has no event)
+            await anyio.sleep(step)
+        return True
+    return bool(until())

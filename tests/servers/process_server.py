@@ -1,0 +1,76 @@
+"""A test server that tells the client about its own process, and can die on request.
+
+Run over stdio: ``python tests/servers/process_server.py``.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+import anyio
+
+from answerback.server import MCPServer
+
+mcp = MCPServer("Process")
+
+
+@mcp.tool()
+def environment_names() -> list[str]:
+    """The names of the environment variables this process was started with."""
+    return sorted(os.environ)
+
+
+@mcp.tool()
+def environment_value(name: str) -> str:
+    """One environment variable's value ("<unset>" when it is not set)."""
+    return os.environ.get(name, "<unset>")
+
+
+@mcp.tool()
+def working_directory() -> str:
+    """Where this process runs (symlinks resolved)."""
+    return os.path.realpath(os.getcwd())
+
+
+@mcp.tool()
+def pid() -> int:
+    """This process's id."""
+    return os.getpid()
+
+
+@mcp.tool()
+def exit_now(code: int) -> str:
+    """End the process at once with ``code``, without answering (a crash, as seen outside)."""
+    os._exit(code)
+
+
+@mcp.tool()
+def echo(text: str) -> str:
+    """``text``, unchanged (big or small, any characters)."""
+    return text
+
+
+@mcp.tool()
+def tell_stderr(text: str) -> str:
+    """Write ``text`` to this process's stderr (where a server's own logs go)."""
+    print(text, file=sys.stderr, flush=True)
+    return "told"
+
+
+@mcp.tool()
+def print_to_stdout(text: str) -> str:
+    """A classic server bug: ``print`` on stdout, where only protocol messages belong."""
+    print(text, flush=True)
+    return "printed"
+
+
+@mcp.tool()
+async def wait_forever() -> str:
+    """Never finish (until cancelled or the process ends)."""
+    await anyio.sleep_forever()
+    return "unreachable"
+
+
+if __name__ == "__main__":
+    mcp.run()

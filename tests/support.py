@@ -1,0 +1,156 @@
+"""Helpers for the tests: where things are, and a hand-driven JSON-RPC peer.
+
+``RawPeer`` is one end of a memory connection that a test drives message by message, so
+the other end (an ``Endpoint`` or a whole ``Client``) can be shown exactly what arrives
+and what it answers. ``HandDrivenServer`` is a client transport whose server is such a
+peer: the test plays the server by hand.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+from collections.abc import AsyncGenerator, Callable
+from contextlib import asynccontextmanager
+from pathlib import Path
+from types import ModuleType
+from typing import Any, cast
+
+import anyio
+
+from answerback import Client, StdioServer
+from answerback.jsonrpc import Envelope, JSONObject, ReadStream, WriteStream
+from answerback.server import MCPServer
+from answerback.transports import StreamPair, create_stream_pairs
+
+REPO = Path(__file__).resolve().parent.parent
+TESTS = REPO / "tests"
+SERVERS = TESTS / "servers"
+LIBRARY_SERVER = REPO / "examples" / "library_server.py"
+
+# A safety net so a broken test fails instead of hanging; never a claim about speed.
+PATIENCE_SECONDS = 20.0
+
+
+def load_module(path: Path) -> ModuleType:
+    """Import a script by path (each path is imported once per test run)."""
+    name = f"_answerback_test_{path.stem}"
+    if name in sys.modules:
+        return sys.modules[name]
+    spec = importlib.util.spec_from_file_location(name, path)
+    assert spec is not None
+    assert spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+def server_object(path: Path) -> MCPServer:
+    """The ``mcp`` object a server script defines, for in-process use."""
+    server = load_module(path).mcp
+    assert isinstance(server, MCPServer)
+    return server
+
+
+def target(transport: str, path: Path) -> MCPServer | StdioServer:
+    """What to hand to ``Client`` to reach the server script ``path`` over ``transport``."""
+    if transport == "memory":
+        return server_object(path)
+    assert transport == "stdio", transport
+    return StdioServer(sys.executable, [str(path)])
+
+
+class RawPeer:
+    """One end of a connection, driven by hand with plain JSON-RPC dicts."""
+
+    def __init__(self, read_stream: ReadStream, write_stream: WriteStream) -> None:
+        self.read_stream = read_stream
+        self.write_stream = write_stream
+
+    async def send(self, message: Any) -> None:
+        """Send one decoded JSON value (normally a dict) as it is."""
+        await self.write_stream.send(Envelope(message))
+
+    async def send_raw(self, item: Envelope | Exception) -> None:
+        """Put anything on the wire, even what a byte transport reports as an error."""
+        await cast(Any, self.write_stream).send(item)
+
+    async def receive(self) -> JSONObject:
+        """The next message from the other end."""
+        with anyio.fail_after(PATIENCE_SECONDS):
+            item = await self.read_stream.receive()
+        assert isinstance(item, Envelope), item
+        assert isinstance(item.message, dict), item.message
+        return cast(JSONObject, item.message)
+
+    async def receive_until(self, wanted: Callable[[JSONObject], bool]) -> JSONObject:
+        """Skip messages until one matches ``wanted``."""
+        while True:
+            message = await self.receive()
+            if wanted(message):
+                return message
+
+    async def answer_initialize(self, capabilities: JSONObject | None = None) -> JSONObject:
+        """Play a server's side of the handshake; returns the client's initialize params."""
+        request = await self.receive()
+        assert request["method"] == "initialize", request
+        params = cast(JSONObject, request["params"])
+        await self.send(
+            {
+                "jsonrpc": "2.0",
+                "id": request["id"],
+                "result": {
+                    "protocolVersion": params["protocolVersion"],
+                    "capabilities": capabilities or {},
+                    "serverInfo": {"name": "hand-driven", "version": "0"},
+                },
+            }
+        )
+        initialized = await self.receive()
+        assert initialized == {"jsonrpc": "2.0", "method": "notifications/initialized"}
+        return params
+
+
+def peer_pair() -> tuple[StreamPair, RawPeer]:
+    """Streams for the side under test, and a ``RawPeer`` on the other end."""
+    under_test, other_end = create_stream_pairs()
+    return under_test, RawPeer(*other_end)
+
+
+class HandDrivenServer:
+    """A client transport whose "server" is a ``RawPeer`` the test drives (``.peer``)."""
+
+    def __init__(self) -> None:
+        self._client_side, self.peer = peer_pair()
+
+    @asynccontextmanager
+    async def connect(self) -> AsyncGenerator[StreamPair, None]:
+        try:
+            yield self._client_side
+        finally:
+            self._client_side[1].close()
+
+
+@asynccontextmanager
+async def client_with_hand_driven_server(
+    **options: Any,
+) -> AsyncGenerator[tuple[Client, RawPeer, JSONObject], None]:
+    """A connected legacy ``Client`` whose server the test plays by hand.
+
+    Yields the client, the server's ``RawPeer`` (the handshake already answered) and
+    the params of the client's ``initialize`` request.
+    """
+    transport = HandDrivenServer()
+    handshake_done = anyio.Event()
+    initialize_params: JSONObject = {}
+
+    async def handshake() -> None:
+        initialize_params.update(await transport.peer.answer_initialize())
+        handshake_done.set()
+
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(handshake)
+        async with Client(transport, mode="legacy", **options) as client:
+            await handshake_done.wait()
+            yield client, transport.peer, initialize_params

@@ -1,0 +1,73 @@
+"""Smoke test of the benchmark suite: ``--quick`` measures every scenario once.
+
+No timing is asserted (the numbers of a quick run on a shared machine mean nothing);
+the test checks that every scenario of issue 6 ran on every side and produced positive
+numbers. It runs the official SDK as the comparison peer, hence the ``interop`` mark.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+
+EXPECTED = {
+    "startup-client": False,
+    "startup-server": False,
+    "inproc-echo-legacy": True,
+    "inproc-elicit-legacy": False,
+    "inproc-elicit-2026": False,
+    "stdio-echo-legacy": True,
+    "stdio-elicit-legacy": False,
+    "http-echo-legacy": True,
+    "http-elicit-legacy": False,
+    "http-echo-2026": True,
+    "http-elicit-2026": False,
+    "http-echo-legacy-c20": True,
+    "http-elicit-legacy-c20": False,
+    "http-echo-2026-c20": True,
+    "http-elicit-2026-c20": False,
+    "memory-http-session": False,
+}
+"""Scenario id -> whether it has a floor (a hand-written JSON-RPC echo) beside it."""
+
+
+@pytest.mark.interop
+@pytest.mark.timeout(240)
+def test_quick_run_measures_every_scenario(tmp_path: Path) -> None:
+    output = tmp_path / "latest.json"
+    readme = tmp_path / "README.md"
+    command = [sys.executable, "-m", "benchmarks.run", "--quick"]
+    subprocess.run(
+        [*command, "--output", str(output), "--readme", str(readme)],
+        cwd=ROOT,
+        check=True,
+        timeout=230,
+        stdout=subprocess.DEVNULL,
+    )
+    results: dict[str, Any] = json.loads(output.read_text())
+    by_id = {scenario["id"]: scenario for scenario in results["scenarios"]}
+    assert set(by_id) == set(EXPECTED)
+    failures: list[str] = []
+    for scenario_id, has_floor in EXPECTED.items():
+        scenario = by_id[scenario_id]
+        sides = ["answerback", "official"] + (["floor"] if has_floor else [])
+        assert ("floor" in scenario) == has_floor, scenario_id
+        for side in sides:
+            measured = scenario[side]
+            if "error" in measured:
+                failures.append(f"{scenario_id} {side}: {measured['error']}")
+            elif not (measured["median"] > 0 and measured["rounds"]):
+                failures.append(f"{scenario_id} {side}: no positive number ({measured})")
+        if not any(f.startswith(f"{scenario_id} ") for f in failures):
+            assert scenario["ratio"] > 0, scenario_id
+    assert not failures, "\n".join(failures)
+    text = readme.read_text()
+    assert "answerback/official" in text
+    assert results["machine"]["uname"]

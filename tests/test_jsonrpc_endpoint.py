@@ -1,0 +1,645 @@
+"""The JSON-RPC engine (``answerback.jsonrpc.Endpoint``), driven by hand over memory streams.
+
+A ``RawPeer`` on the other end of the connection sends exactly the bytes-turned-dicts a
+real peer could send, well-formed or not, and sees exactly what the endpoint answers.
+The engine knows no MCP method; the handlers here are tiny stand-ins.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncGenerator
+from contextlib import asynccontextmanager
+from typing import Any
+
+import anyio
+import pydantic
+import pytest
+from support import PATIENCE_SECONDS, RawPeer, peer_pair
+
+from answerback.jsonrpc import Endpoint, Envelope, IncomingRequest, JSONObject, MalformedMessage
+from answerback.server import MCPServer
+from answerback.transports import create_stream_pairs
+from answerback.types import (
+    INTERNAL_ERROR,
+    INVALID_PARAMS,
+    INVALID_REQUEST,
+    METHOD_NOT_FOUND,
+    PARSE_ERROR,
+    ConnectionClosedError,
+    MCPError,
+    MethodNotFoundError,
+    RequestTimeoutError,
+)
+
+pytestmark = pytest.mark.anyio
+
+
+class Greeting(pydantic.BaseModel):
+    name: str
+
+
+class Handlers:
+    """Stand-in request handlers, with events that show what a handler went through."""
+
+    def __init__(self) -> None:
+        self.started = anyio.Event()
+        self.cancelled = anyio.Event()
+        self.release = anyio.Event()
+        self.notifications: list[tuple[str, JSONObject | None]] = []
+
+    async def on_request(self, request: IncomingRequest) -> JSONObject:
+        if request.method == "ping":
+            return {}
+        if request.method == "echo":
+            return {"echo": request.params}
+        if request.method == "greet":
+            return {"text": f"Hello, {Greeting.model_validate(request.params).name}."}
+        if request.method == "explode":
+            raise ValueError("the widget is out of range")
+        if request.method == "refuse":
+            raise MCPError(-1, "No, thank you.", {"retry": False})
+        if request.method == "wait":
+            self.started.set()
+            try:
+                await self.release.wait()
+            except anyio.get_cancelled_exc_class():
+                self.cancelled.set()
+                raise
+            return {"waited": True}
+        raise MethodNotFoundError(f"Method not found: {request.method!r}")
+
+    async def on_notification(self, method: str, params: JSONObject | None, _: Envelope) -> None:
+        self.notifications.append((method, params))
+
+
+@asynccontextmanager
+async def endpoint_and_peer(
+    handlers: Handlers | None = None,
+) -> AsyncGenerator[tuple[Endpoint, RawPeer], None]:
+    """A running endpoint, and the peer a test drives by hand."""
+    handlers = handlers or Handlers()
+    (read_stream, write_stream), peer = peer_pair()
+    async with Endpoint(
+        read_stream,
+        write_stream,
+        on_request=handlers.on_request,
+        on_notification=handlers.on_notification,
+    ) as endpoint:
+        yield endpoint, peer
+
+
+async def ask(peer: RawPeer, request_id: Any, method: str, params: Any = None) -> JSONObject:
+    """Send a request from the peer and return the endpoint's answer to it."""
+    message: JSONObject = {"jsonrpc": "2.0", "id": request_id, "method": method}
+    if params is not None:
+        message["params"] = params
+    await peer.send(message)
+    return await peer.receive()
+
+
+async def assert_still_answers(peer: RawPeer) -> None:
+    """The endpoint is alive: a fresh request gets its normal answer."""
+    assert await ask(peer, "alive?", "ping") == {"jsonrpc": "2.0", "id": "alive?", "result": {}}
+
+
+# -- malformed input -----------------------------------------------------------------------
+
+
+async def test_invalid_json_is_a_parse_error_with_null_id() -> None:
+    """Bytes that are not JSON get -32700 with ``id: null``; the endpoint carries on."""
+    async with endpoint_and_peer() as (_, peer):
+        await peer.send_raw(MalformedMessage("Expecting value: line 1 column 1"))
+        answer = await peer.receive()
+        assert answer["jsonrpc"] == "2.0"
+        assert answer["id"] is None
+        assert answer["error"]["code"] == PARSE_ERROR
+        assert "Expecting value" in answer["error"]["message"]
+        await assert_still_answers(peer)
+
+
+@pytest.mark.parametrize("version", ["1.0", None, 2.0])
+async def test_wrong_jsonrpc_version_is_an_invalid_request(version: Any) -> None:
+    """Anything but ``"jsonrpc": "2.0"`` is -32600, answered to the request's id."""
+    async with endpoint_and_peer() as (_, peer):
+        message: JSONObject = {"id": 3, "method": "ping"}
+        if version is not None:
+            message["jsonrpc"] = version
+        await peer.send(message)
+        answer = await peer.receive()
+        assert answer["id"] == 3
+        assert answer["error"]["code"] == INVALID_REQUEST
+        assert '"jsonrpc"' in answer["error"]["message"]
+        await assert_still_answers(peer)
+
+
+async def test_unknown_method_is_method_not_found() -> None:
+    """A handler's ``MethodNotFoundError`` becomes -32601 with its message."""
+    async with endpoint_and_peer() as (_, peer):
+        answer = await ask(peer, 4, "no/such/method")
+        assert answer == {
+            "jsonrpc": "2.0",
+            "id": 4,
+            "error": {"code": METHOD_NOT_FOUND, "message": "Method not found: 'no/such/method'"},
+        }
+
+
+@pytest.mark.parametrize("params", [["Ada"], "Ada", 7])
+async def test_params_that_are_not_an_object_are_invalid_params(params: Any) -> None:
+    """MCP params are always objects; an array or scalar is -32602 before any handler."""
+    handlers = Handlers()
+    async with endpoint_and_peer(handlers) as (_, peer):
+        answer = await ask(peer, 5, "echo", params)
+        assert answer["id"] == 5
+        assert answer["error"]["code"] == INVALID_PARAMS
+        assert "params must be an object" in answer["error"]["message"]
+
+
+async def test_a_batch_is_an_invalid_request() -> None:
+    """JSON-RPC batches are not part of MCP: -32600 with ``id: null``, nothing run."""
+    async with endpoint_and_peer() as (_, peer):
+        await peer.send([{"jsonrpc": "2.0", "id": 1, "method": "echo"}])
+        answer = await peer.receive()
+        assert answer["id"] is None
+        assert answer["error"]["code"] == INVALID_REQUEST
+        assert "Batch" in answer["error"]["message"]
+        await assert_still_answers(peer)
+
+
+async def test_an_id_of_the_wrong_type_is_an_invalid_request() -> None:
+    """Ids are strings or integers; anything else cannot be answered by id."""
+    async with endpoint_and_peer() as (_, peer):
+        answer = await ask(peer, {"not": "an id"}, "ping")
+        assert answer["id"] is None
+        assert answer["error"]["code"] == INVALID_REQUEST
+
+
+async def test_a_response_to_an_unknown_id_is_dropped() -> None:
+    """A stray response is logged and ignored; nothing is sent and the endpoint goes on."""
+    async with endpoint_and_peer() as (endpoint, peer):
+        await peer.send({"jsonrpc": "2.0", "id": 999, "result": {"surprise": True}})
+        await peer.send({"jsonrpc": "2.0", "id": 998, "error": {"code": -1, "message": "?"}})
+        await assert_still_answers(peer)  # the first message back is the ping's answer
+        assert endpoint.pending_count == 0
+
+
+async def test_a_duplicate_in_flight_id_is_an_invalid_request() -> None:
+    """Reusing the id of a request still running is refused; the first one still finishes."""
+    handlers = Handlers()
+    async with endpoint_and_peer(handlers) as (_, peer):
+        await peer.send({"jsonrpc": "2.0", "id": 7, "method": "wait"})
+        with anyio.fail_after(PATIENCE_SECONDS):
+            await handlers.started.wait()
+        duplicate = await ask(peer, 7, "echo", {"again": True})
+        assert duplicate["id"] == 7
+        assert duplicate["error"]["code"] == INVALID_REQUEST
+        assert "already in use" in duplicate["error"]["message"]
+        handlers.release.set()
+        assert await peer.receive() == {"jsonrpc": "2.0", "id": 7, "result": {"waited": True}}
+        # Once answered, the id may be used again.
+        reused = await ask(peer, 7, "echo", {"again": True})
+        assert reused["result"] == {"echo": {"again": True}}
+
+
+# -- errors from handlers ------------------------------------------------------------------
+
+
+async def test_a_handler_exception_is_an_internal_error_naming_it() -> None:
+    """Any unexpected exception becomes -32603 whose message names it; no traceback."""
+    async with endpoint_and_peer() as (_, peer):
+        answer = await ask(peer, 8, "explode")
+        assert answer["error"]["code"] == INTERNAL_ERROR
+        assert "ValueError" in answer["error"]["message"]
+        assert "the widget is out of range" in answer["error"]["message"]
+        assert "Traceback" not in answer["error"]["message"]
+        await assert_still_answers(peer)
+
+
+async def test_a_validation_error_is_invalid_params() -> None:
+    """Params of the wrong shape (pydantic says so) are -32602 naming the field."""
+    async with endpoint_and_peer() as (_, peer):
+        answer = await ask(peer, 9, "greet", {"nom": "Ada"})
+        assert answer["error"]["code"] == INVALID_PARAMS
+        assert "name" in answer["error"]["message"]
+        good = await ask(peer, 10, "greet", {"name": "Ada"})
+        assert good["result"] == {"text": "Hello, Ada."}
+
+
+async def test_an_mcp_error_is_sent_as_raised() -> None:
+    """A handler decides the exact error by raising ``MCPError``."""
+    async with endpoint_and_peer() as (_, peer):
+        answer = await ask(peer, 11, "refuse")
+        assert answer["error"] == {
+            "code": -1,
+            "message": "No, thank you.",
+            "data": {"retry": False},
+        }
+
+
+async def test_an_error_response_raises_the_matching_mcp_error() -> None:
+    """On the requesting side an error answer raises ``MCPError`` with code, message, data."""
+    async with endpoint_and_peer() as (endpoint, peer), anyio.create_task_group() as tg:
+
+        async def answer_with_an_error() -> None:
+            request = await peer.receive()
+            error = {"code": INVALID_PARAMS, "message": "No such city.", "data": {"city": "X"}}
+            await peer.send({"jsonrpc": "2.0", "id": request["id"], "error": error})
+
+        tg.start_soon(answer_with_an_error)
+        with pytest.raises(MCPError) as caught:
+            await endpoint.request("weather", {"city": "X"})
+    assert caught.value.code == INVALID_PARAMS
+    assert caught.value.message == "No such city."
+    assert caught.value.data == {"city": "X"}
+
+
+# -- many requests at once -----------------------------------------------------------------
+
+
+async def test_out_of_order_answers_reach_the_right_callers() -> None:
+    """Three requests in flight, answered last-first: each caller gets its own result."""
+    results: dict[str, JSONObject] = {}
+    async with endpoint_and_peer() as (endpoint, peer):
+
+        async def call(name: str) -> None:
+            results[name] = await endpoint.request("lookup", {"name": name})
+
+        async with anyio.create_task_group() as tg:
+            for name in ("ada", "grace", "alan"):
+                tg.start_soon(call, name)
+            requests = [await peer.receive() for _ in range(3)]
+            assert len({r["id"] for r in requests}) == 3
+            for request in reversed(requests):
+                name = request["params"]["name"]
+                await peer.send({"jsonrpc": "2.0", "id": request["id"], "result": {"of": name}})
+    assert results == {"ada": {"of": "ada"}, "grace": {"of": "grace"}, "alan": {"of": "alan"}}
+
+
+async def test_requests_in_flight_in_both_directions_at_once() -> None:
+    """Two endpoints call each other concurrently, including calls made while answering."""
+    (left_read, left_write), (right_read, right_write) = create_stream_pairs()
+    release = anyio.Event()
+
+    async def left_handler(request: IncomingRequest) -> JSONObject:
+        return {"left answers": request.params}
+
+    async def right_handler(request: IncomingRequest) -> JSONObject:
+        params = request.params or {}
+        if params.get("slow"):
+            await release.wait()  # held until a later request has been answered
+        # Answering this request needs an answer from the other side first.
+        inner = await request.request("inner", {"for": params["n"]})
+        return {"right answers": params["n"], "inner": inner}
+
+    async def ignore(method: str, params: JSONObject | None, envelope: Envelope) -> None:
+        return None
+
+    results: dict[str, JSONObject] = {}
+    async with (
+        Endpoint(left_read, left_write, on_request=left_handler, on_notification=ignore) as left,
+        Endpoint(
+            right_read, right_write, on_request=right_handler, on_notification=ignore
+        ) as right,
+    ):
+
+        async def left_calls(key: str, params: JSONObject) -> None:
+            results[key] = await left.request("outer", params)
+            if not params.get("slow"):
+                release.set()
+
+        async def right_calls(key: str, n: int) -> None:
+            results[key] = await right.request("direct", {"n": n})
+
+        with anyio.fail_after(PATIENCE_SECONDS):
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(left_calls, "slow", {"n": 1, "slow": True})
+                tg.start_soon(left_calls, "fast", {"n": 2})
+                for n in range(3):
+                    tg.start_soon(right_calls, f"right-{n}", n)
+        assert left.pending_count == right.pending_count == 0
+        assert left.in_flight_count == right.in_flight_count == 0
+    assert results["slow"] == {"right answers": 1, "inner": {"left answers": {"for": 1}}}
+    assert results["fast"] == {"right answers": 2, "inner": {"left answers": {"for": 2}}}
+    for n in range(3):
+        assert results[f"right-{n}"] == {"left answers": {"n": n}}
+
+
+# -- cancellation, timeouts, progress ------------------------------------------------------
+
+
+async def test_peer_cancellation_stops_the_handler_and_sends_no_response() -> None:
+    """``notifications/cancelled`` cancels the running handler; its id is never answered."""
+    handlers = Handlers()
+    async with endpoint_and_peer(handlers) as (endpoint, peer):
+        await peer.send({"jsonrpc": "2.0", "id": 20, "method": "wait"})
+        with anyio.fail_after(PATIENCE_SECONDS):
+            await handlers.started.wait()
+        await peer.send(
+            {
+                "jsonrpc": "2.0",
+                "method": "notifications/cancelled",
+                "params": {"requestId": 20, "reason": "the user gave up"},
+            }
+        )
+        with anyio.fail_after(PATIENCE_SECONDS):
+            await handlers.cancelled.wait()
+        # The next thing the peer hears is the answer to a later request, not to id 20.
+        await assert_still_answers(peer)
+        assert endpoint.in_flight_count == 0
+    assert handlers.notifications == []  # the engine applied it; the handler never saw it
+
+
+async def test_a_cancelled_caller_tells_the_peer() -> None:
+    """Abandoning a request (cancelling the caller) sends ``notifications/cancelled``."""
+    async with endpoint_and_peer() as (endpoint, peer):
+        caller = anyio.CancelScope()
+
+        async def call_then_give_up() -> None:
+            with caller:
+                await endpoint.request("wait")
+
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(call_then_give_up)
+            request = await peer.receive()
+            caller.cancel()
+        cancelled = await peer.receive()
+        assert cancelled == {
+            "jsonrpc": "2.0",
+            "method": "notifications/cancelled",
+            "params": {"requestId": request["id"], "reason": "cancelled"},
+        }
+        assert endpoint.pending_count == 0
+        # A late answer to the abandoned request is simply dropped.
+        await peer.send({"jsonrpc": "2.0", "id": request["id"], "result": {}})
+        await assert_still_answers(peer)
+
+
+async def test_move_on_after_cancels_the_request_on_the_wire() -> None:
+    """The everyday way to give up on a call, ``anyio.move_on_after``, also tells the peer."""
+    async with endpoint_and_peer() as (endpoint, peer):
+        with anyio.move_on_after(0.2) as scope:
+            await endpoint.request("wait")
+        assert scope.cancelled_caught
+        request = await peer.receive()
+        cancelled = await peer.receive()
+        assert cancelled["method"] == "notifications/cancelled"
+        assert cancelled["params"] == {"requestId": request["id"], "reason": "cancelled"}
+
+
+async def test_a_timed_out_request_raises_and_tells_the_peer() -> None:
+    """``timeout=`` raises ``RequestTimeoutError`` and cancels the request at the peer."""
+    async with endpoint_and_peer() as (endpoint, peer):
+        with pytest.raises(RequestTimeoutError) as caught:
+            await endpoint.request("wait", timeout=0.2)
+        assert "'wait'" in caught.value.message
+        request = await peer.receive()
+        cancelled = await peer.receive()
+        assert cancelled == {
+            "jsonrpc": "2.0",
+            "method": "notifications/cancelled",
+            "params": {"requestId": request["id"], "reason": "timed out"},
+        }
+        assert endpoint.pending_count == 0
+
+
+async def test_progress_reaches_on_progress_and_keeps_a_timed_request_alive() -> None:
+    """Steady progress outlasts the inactivity timeout; every report reaches the caller."""
+    reports: list[tuple[float, float | None, str | None]] = []
+
+    async def on_progress(progress: float, total: float | None, message: str | None) -> None:
+        reports.append((progress, total, message))
+
+    steps = 15
+    async with endpoint_and_peer() as (endpoint, peer), anyio.create_task_group() as tg:
+
+        async def slow_but_steady_peer() -> None:
+            request = await peer.receive()
+            token = request["params"]["_meta"]["progressToken"]
+            for step in range(1, steps + 1):
+                await anyio.sleep(0.1)  # together longer than the 1 s timeout
+                await peer.send(
+                    {
+                        "jsonrpc": "2.0",
+                        "method": "notifications/progress",
+                        "params": {
+                            "progressToken": token,
+                            "progress": step,
+                            "total": steps,
+                            "message": f"step {step}",
+                        },
+                    }
+                )
+            await peer.send({"jsonrpc": "2.0", "id": request["id"], "result": {"done": True}})
+
+        tg.start_soon(slow_but_steady_peer)
+        result = await endpoint.request("work", {"size": 3}, timeout=1.0, on_progress=on_progress)
+    assert result == {"done": True}
+    assert reports == [(float(s), float(steps), f"step {s}") for s in range(1, steps + 1)]
+
+
+async def test_progress_token_is_added_without_losing_params() -> None:
+    """Asking for progress adds ``_meta.progressToken`` next to the caller's own params."""
+
+    async def ignore(progress: float, total: float | None, message: str | None) -> None:
+        return None
+
+    async with endpoint_and_peer() as (endpoint, peer), anyio.create_task_group() as tg:
+
+        async def call() -> None:
+            await endpoint.request("work", {"size": 3, "_meta": {"mine": 1}}, on_progress=ignore)
+
+        tg.start_soon(call)
+        request = await peer.receive()
+        await peer.send({"jsonrpc": "2.0", "id": request["id"], "result": {}})
+    assert request["params"] == {
+        "size": 3,
+        "_meta": {"mine": 1, "progressToken": request["id"]},
+    }
+
+
+@pytest.mark.parametrize("token", [{"a": 1}, ["x"], True, None, 1.5])
+async def test_a_progress_notification_with_a_strange_token_is_ignored(token: Any) -> None:
+    """Tokens are strings or integers; anything else matches no request and harms nothing."""
+    reports: list[float] = []
+
+    async def on_progress(progress: float, total: float | None, message: str | None) -> None:
+        reports.append(progress)
+
+    async with endpoint_and_peer() as (endpoint, peer), anyio.create_task_group() as tg:
+        results: list[JSONObject] = []
+
+        async def call() -> None:
+            results.append(await endpoint.request("work", on_progress=on_progress))
+
+        tg.start_soon(call)
+        request = await peer.receive()  # its progress token is its id, an integer
+        assert request["params"]["_meta"]["progressToken"] == request["id"]
+        await peer.send(
+            {
+                "jsonrpc": "2.0",
+                "method": "notifications/progress",
+                "params": {"progressToken": token, "progress": 0.5},
+            }
+        )
+        await assert_still_answers(peer)
+        await peer.send({"jsonrpc": "2.0", "id": request["id"], "result": {"done": True}})
+    assert results == [{"done": True}]
+    assert reports == []
+
+
+@pytest.mark.parametrize("request_id", [True, 1.0])
+async def test_ids_that_only_look_like_integers_match_nothing(request_id: Any) -> None:
+    """``true`` or ``1.0`` is not the id 1: no response is resolved, no handler cancelled."""
+    handlers = Handlers()
+    async with endpoint_and_peer(handlers) as (endpoint, peer), anyio.create_task_group() as tg:
+        results: list[JSONObject] = []
+
+        async def call() -> None:
+            results.append(await endpoint.request("first"))
+            results.append(await endpoint.request("second"))
+
+        tg.start_soon(call)
+        first = await peer.receive()
+        await peer.send({"jsonrpc": "2.0", "id": first["id"], "result": {"n": 0}})
+        second = await peer.receive()
+        assert second["id"] == 1
+        # A response and a cancellation naming the look-alike id...
+        await peer.send({"jsonrpc": "2.0", "id": request_id, "result": {"n": "impostor"}})
+        await peer.send({"jsonrpc": "2.0", "id": 1, "method": "wait"})
+        with anyio.fail_after(PATIENCE_SECONDS):
+            await handlers.started.wait()
+        await peer.send(
+            {
+                "jsonrpc": "2.0",
+                "method": "notifications/cancelled",
+                "params": {"requestId": request_id},
+            }
+        )
+        await assert_still_answers(peer)
+        # ...did nothing: the real answers still decide.
+        assert not handlers.cancelled.is_set()
+        await peer.send({"jsonrpc": "2.0", "id": 1, "result": {"n": 1}})
+        handlers.release.set()
+        assert await peer.receive() == {"jsonrpc": "2.0", "id": 1, "result": {"waited": True}}
+    assert results == [{"n": 0}, {"n": 1}]
+
+
+async def test_a_failing_progress_callback_does_not_break_the_connection() -> None:
+    """A bug in the caller's ``on_progress`` is logged; the request and connection go on."""
+
+    async def broken(progress: float, total: float | None, message: str | None) -> None:
+        raise RuntimeError("progress bar fell over")
+
+    async with endpoint_and_peer() as (endpoint, peer), anyio.create_task_group() as tg:
+        results: list[JSONObject] = []
+
+        async def call() -> None:
+            results.append(await endpoint.request("work", on_progress=broken))
+
+        tg.start_soon(call)
+        request = await peer.receive()
+        await peer.send(
+            {
+                "jsonrpc": "2.0",
+                "method": "notifications/progress",
+                "params": {"progressToken": request["id"], "progress": 1},
+            }
+        )
+        await assert_still_answers(peer)
+        await peer.send({"jsonrpc": "2.0", "id": request["id"], "result": {"done": True}})
+    assert results == [{"done": True}]
+
+
+# -- closing -------------------------------------------------------------------------------
+
+
+async def test_closing_the_connection_fails_pending_requests() -> None:
+    """When the peer hangs up, waiting callers get ``ConnectionClosedError`` at once."""
+    failures: list[BaseException] = []
+    async with endpoint_and_peer() as (endpoint, peer):
+
+        async def call() -> None:
+            try:
+                await endpoint.request("wait")
+            except ConnectionClosedError as exc:
+                failures.append(exc)
+
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(call)
+            tg.start_soon(call)
+            await peer.receive()
+            await peer.receive()
+            peer.write_stream.close()  # the endpoint's read stream ends
+        with anyio.fail_after(PATIENCE_SECONDS):
+            await endpoint.closed.wait()
+        with pytest.raises(ConnectionClosedError, match="Open a new connection"):
+            await endpoint.request("ping")
+    assert len(failures) == 2
+    assert all("'wait'" in str(exc) for exc in failures)
+
+
+async def test_leaving_the_endpoint_fails_requests_still_waiting() -> None:
+    """Closing our own side also releases every waiting caller with a clear error."""
+    failures: list[BaseException] = []
+    (read_stream, write_stream), peer = peer_pair()
+    handlers = Handlers()
+    async with (
+        anyio.create_task_group() as tg,
+        Endpoint(
+            read_stream,
+            write_stream,
+            on_request=handlers.on_request,
+            on_notification=handlers.on_notification,
+        ) as endpoint,
+    ):
+
+        async def call() -> None:
+            try:
+                await endpoint.request("wait")
+            except ConnectionClosedError as exc:
+                failures.append(exc)
+
+        tg.start_soon(call)
+        await peer.receive()
+        # The endpoint is gone; the caller wakes up with the reason.
+    assert len(failures) == 1
+    assert "closed" in str(failures[0])
+
+
+# -- an MCP server over the same raw streams -----------------------------------------------
+
+
+async def test_mcp_server_answers_malformed_input_with_standard_codes() -> None:
+    """The real ``MCPServer`` gives the standard codes and keeps serving."""
+    server = MCPServer("Plain")
+
+    @server.tool()
+    def add(a: int, b: int) -> int:
+        return a + b
+
+    (read_stream, write_stream), peer = peer_pair()
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(server.serve_connection, read_stream, write_stream)
+        early = await ask(peer, 0, "tools/list")
+        assert early["error"]["code"] == INVALID_REQUEST  # not initialized yet
+        assert (await ask(peer, 1, "ping"))["result"] == {}  # ping is fine before that
+        init = await ask(
+            peer,
+            2,
+            "initialize",
+            {
+                "protocolVersion": "2025-11-25",
+                "capabilities": {},
+                "clientInfo": {"name": "hand", "version": "0"},
+            },
+        )
+        assert init["result"]["protocolVersion"] == "2025-11-25"
+        await peer.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
+        unknown = await ask(peer, 3, "resources/teleport")
+        assert unknown["error"]["code"] == METHOD_NOT_FOUND
+        bad_params = await ask(peer, 4, "tools/call", {"arguments": {}})
+        assert bad_params["error"]["code"] == INVALID_PARAMS
+        await peer.send_raw(MalformedMessage("Expecting value"))
+        assert (await peer.receive())["error"]["code"] == PARSE_ERROR
+        added = await ask(peer, 5, "tools/call", {"name": "add", "arguments": {"a": 2, "b": 3}})
+        assert added["result"]["structuredContent"] == {"result": 5}
+        peer.write_stream.close()

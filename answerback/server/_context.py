@@ -17,6 +17,7 @@ from answerback.jsonrpc import IncomingRequest, RequestId
 from answerback.server._form_schema import form_schema
 from answerback.server._request_state import StateSeal
 from answerback.server._session import ServerSession
+from answerback.transports import StreamControl
 from answerback.types import InvalidParamsError, LoggingLevel
 
 ModelT = TypeVar("ModelT", bound=BaseModel)
@@ -138,6 +139,17 @@ class Context:
         """Ask the user to open ``url``; "accept" means they agreed to go, not that they
         finished (wait for your own out-of-band confirmation for that)."""
         return (await self._session.elicit_url(message, url, elicitation_id)).action
+
+    def close_sse_stream(self) -> bool:
+        """Over legacy streamable HTTP, end this request's SSE response early; the client
+        resumes it after the server's ``retry`` delay and gets everything sent meanwhile.
+        Use it to avoid holding a connection open through long work. Returns whether
+        there was such a stream to close (other transports have none)."""
+        handle = self._request.envelope.transport_context
+        if isinstance(handle, StreamControl):
+            handle.close_stream()
+            return True
+        return False
 
     async def log(self, level: LoggingLevel, data: Any, logger: str | None = None) -> None:
         """Send a log message to the client (``notifications/message``)."""

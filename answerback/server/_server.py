@@ -107,11 +107,14 @@ class MCPServer:
         description: str | None = None,
         annotations: ToolAnnotations | None = None,
         structured_output: bool | None = None,
+        input_schema: dict[str, Any] | None = None,
     ) -> Callable[[FunctionT], FunctionT]:
         """Register a function as a tool; its signature is the input schema.
 
         The docstring is the description unless one is given. ``structured_output``
-        defaults to "whenever the return annotation allows it".
+        defaults to "whenever the return annotation allows it". ``input_schema``
+        advertises a hand-written JSON Schema exactly as given (2020-12 keywords and
+        all); the signature still validates the arguments the function receives.
         """
 
         def register(function: FunctionT) -> FunctionT:
@@ -123,6 +126,7 @@ class MCPServer:
                 annotations=annotations,
                 structured_output=structured_output,
                 context_type=Context,
+                input_schema=input_schema,
             )
             self._tools[registered.definition.name] = registered
             return function

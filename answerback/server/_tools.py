@@ -59,6 +59,7 @@ class RegisteredTool:
         annotations: ToolAnnotations | None,
         structured_output: bool | None,
         context_type: type,
+        input_schema: dict[str, Any] | None = None,
     ) -> RegisteredTool:
         signature = read_signature(function, context_type)
         fields: dict[str, Any] = dict(signature.parameters)
@@ -68,7 +69,7 @@ class RegisteredTool:
             __config__=pydantic.ConfigDict(extra="ignore"),
             **fields,
         )
-        input_schema = _clean_schema(arguments_model.model_json_schema())
+        advertised_schema = input_schema or _clean_schema(arguments_model.model_json_schema())
 
         returns = signature.returns
         output_schema: dict[str, Any] | None = None
@@ -99,7 +100,7 @@ class RegisteredTool:
             name=name or function.__name__,
             title=title,
             description=description if description is not None else inspect.getdoc(function),
-            input_schema=input_schema,
+            input_schema=advertised_schema,
             output_schema=output_schema,
             annotations=annotations,
         )

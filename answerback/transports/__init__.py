@@ -1,6 +1,11 @@
 """Transports: how envelopes travel between a client and a server."""
 
-from answerback.transports._base import ClientTransport, ConnectionServer, StreamPair
+from answerback.transports._base import (
+    ClientTransport,
+    ConnectionServer,
+    StreamControl,
+    StreamPair,
+)
 from answerback.transports._memory import InProcessTransport, create_stream_pairs
 from answerback.transports._stdio import StdioServer, default_environment
 from answerback.transports._stdio_server import stdio_server_streams
@@ -10,6 +15,7 @@ __all__ = [
     "ConnectionServer",
     "InProcessTransport",
     "StdioServer",
+    "StreamControl",
     "StreamPair",
     "create_stream_pairs",
     "default_environment",

@@ -22,6 +22,13 @@ class ClientTransport(Protocol):
 
 
 @runtime_checkable
+class StreamControl(Protocol):
+    """A transport's handle on the stream answering one request (streamable HTTP)."""
+
+    def close_stream(self) -> None: ...
+
+
+@runtime_checkable
 class ConnectionServer(Protocol):
     """A server that can answer one connection given its streams (``MCPServer`` does)."""
 

@@ -358,6 +358,7 @@ class StreamableHTTPApp:
             return await self._answer_json(session, envelope, request_id, headers)
         stream = session.open_stream(request_id)
         listener = self._listen(stream)
+        envelope.transport_context = _ResponseStream(request, stream)
         await session.incoming.send(envelope)
         return self._sse_response(session, stream, listener, headers)
 
@@ -483,6 +484,21 @@ class StreamableHTTPApp:
 
         self.task_group.start_soon(run)
         return session
+
+
+@dataclass(frozen=True, slots=True)
+class _ResponseStream:
+    """What a handler may know about the SSE stream answering its request."""
+
+    request: Request
+    stream: _Stream
+
+    def close_stream(self) -> None:
+        """End the SSE response now (SEP-1699 polling): the client reconnects with
+        ``Last-Event-ID`` after the ``retry`` delay, and the events sent meanwhile,
+        the final answer included, are waiting for it."""
+        if self.stream.listener is not None:
+            self.stream.listener.close()
 
 
 def _closed_listener() -> Listener:

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Callable
 from typing import Any, Protocol
 
 from answerback.jsonrpc import IncomingRequest, JSONObject
@@ -47,9 +48,15 @@ class InputNeeded(BaseException):
 
 
 class Asker(Protocol):
-    """Sends one question to the client and returns its raw answer."""
+    """Sends one question to the client and returns its raw answer.
 
-    async def ask(self, method: str, params: JSONObject | None) -> JSONObject: ...
+    ``permitted`` raises if the client cannot be asked this (an undeclared capability);
+    it is called only when the question would really go out.
+    """
+
+    async def ask(
+        self, method: str, params: JSONObject | None, permitted: Callable[[], None]
+    ) -> JSONObject: ...
 
 
 class LiveAsker:
@@ -58,7 +65,10 @@ class LiveAsker:
     def __init__(self, request: IncomingRequest) -> None:
         self._request = request
 
-    async def ask(self, method: str, params: JSONObject | None) -> JSONObject:
+    async def ask(
+        self, method: str, params: JSONObject | None, permitted: Callable[[], None]
+    ) -> JSONObject:
+        permitted()
         return await self._request.request(method, params)
 
 
@@ -69,11 +79,14 @@ class ReplayAsker:
         self._answers = answers
         self._position = 0
 
-    async def ask(self, method: str, params: JSONObject | None) -> JSONObject:
+    async def ask(
+        self, method: str, params: JSONObject | None, permitted: Callable[[], None]
+    ) -> JSONObject:
         key = question_key(self._position, method, params)
         self._position += 1
         answer = self._answers.get(key)
         if answer is None:
+            permitted()
             raise InputNeeded(key, method, params)
         return answer
 

@@ -8,6 +8,7 @@ declare, because the specification forbids sending it.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
@@ -86,21 +87,25 @@ class ServerSession:
 
     async def elicit_form(self, message: str, requested_schema: dict[str, Any]) -> ElicitResult:
         """Ask the user to fill in a form; prefer ``Context.elicit`` with a model."""
+        params = ElicitRequestFormParams(message=message, requested_schema=requested_schema)
+        return await self._ask("elicitation/create", params, ElicitResult, self._may_elicit_form)
+
+    def _may_elicit_form(self) -> None:
         elicitation = self._client.capabilities.elicitation
         if elicitation is None or (elicitation.url is not None and elicitation.form is None):
             raise self._not_supported("Elicitation", "elicitation")
         self._require("elicitation", "Elicitation")
-        params = ElicitRequestFormParams(message=message, requested_schema=requested_schema)
-        return await self._ask("elicitation/create", params, ElicitResult)
 
     async def elicit_url(self, message: str, url: str, elicitation_id: str) -> ElicitResult:
         """Ask the user to visit ``url`` (out of band); ``accept`` means they agreed to go."""
+        params = ElicitRequestURLParams(message=message, url=url, elicitation_id=elicitation_id)
+        return await self._ask("elicitation/create", params, ElicitResult, self._may_elicit_url)
+
+    def _may_elicit_url(self) -> None:
         elicitation = self._client.capabilities.elicitation
         if elicitation is None or elicitation.url is None:
             raise self._not_supported("URL elicitation", "elicitation.url")
         self._require("elicitation_url", "URL elicitation")
-        params = ElicitRequestURLParams(message=message, url=url, elicitation_id=elicitation_id)
-        return await self._ask("elicitation/create", params, ElicitResult)
 
     async def create_message(
         self,
@@ -120,14 +125,18 @@ class ServerSession:
         ``tools``/``tool_choice`` are sent only to a client that declared
         ``sampling.tools``; the tool-use/tool-result pairing rules are checked first.
         """
-        sampling = self._client.capabilities.sampling
-        if sampling is None:
-            raise self._not_supported("Sampling", "sampling")
-        if tools is not None or tool_choice is not None:
-            if sampling.tools is None:
-                raise self._not_supported("Sampling with tools", "sampling.tools")
-            self._require("sampling_tools", "Sampling with tools")
         check_tool_balance(messages)
+        with_tools = tools is not None or tool_choice is not None
+
+        def may_sample() -> None:
+            sampling = self._client.capabilities.sampling
+            if sampling is None:
+                raise self._not_supported("Sampling", "sampling")
+            if with_tools:
+                if sampling.tools is None:
+                    raise self._not_supported("Sampling with tools", "sampling.tools")
+                self._require("sampling_tools", "Sampling with tools")
+
         params = CreateMessageRequestParams(
             messages=messages,
             max_tokens=max_tokens,
@@ -139,13 +148,15 @@ class ServerSession:
             tools=tools,
             tool_choice=tool_choice,
         )
-        return await self._ask("sampling/createMessage", params, CreateMessageResult)
+        return await self._ask("sampling/createMessage", params, CreateMessageResult, may_sample)
 
     async def list_roots(self) -> ListRootsResult:
         """Ask which directories (roots) the client lets the server work in."""
+        return await self._ask("roots/list", None, ListRootsResult, self._may_list_roots)
+
+    def _may_list_roots(self) -> None:
         if self._client.capabilities.roots is None:
             raise self._not_supported("List roots", "roots")
-        return await self._ask("roots/list", None, ListRootsResult)
 
     def _require(self, feature: Feature, what: str) -> None:
         """Refuse features the negotiated protocol version does not have."""
@@ -158,9 +169,16 @@ class ServerSession:
             )
 
     async def _ask(
-        self, method: str, params: MCPModel | None, result_type: type[ResultT]
+        self,
+        method: str,
+        params: MCPModel | None,
+        result_type: type[ResultT],
+        permitted: Callable[[], None],
     ) -> ResultT:
-        raw = await self._asker.ask(method, params.to_wire() if params else None)
+        """Ask through the era's asker; ``permitted`` raises if the client could not
+        answer. It runs only when a question is really sent: an answer a 2026 client
+        already gave is used even if this retry declares less."""
+        raw = await self._asker.ask(method, params.to_wire() if params else None, permitted)
         return result_type.model_validate(raw)
 
     def _not_supported(self, what: str, capability: str) -> MCPError:

@@ -174,14 +174,7 @@ class Connection:
         arguments = params.arguments or {}
 
         async def run(context: Context) -> JSONObject:
-            result = await _run_tool(tool, arguments, context)
-            if isinstance(result, InputRequiredResult) and not client.modern:
-                raise MCPError(
-                    INTERNAL_ERROR,
-                    f"Tool {params.name!r} returned an InputRequiredResult, which a "
-                    f"{client.protocol_version} client cannot receive. Ask with ctx.elicit "
-                    "(and friends), which work in both protocol generations.",
-                )
+            result = _only_modern(client, await _run_tool(tool, arguments, context))
             if not has_feature(client.protocol_version, "structured_content"):
                 result = result.model_copy(update={"structured_content": None})
             return result.to_wire()
@@ -211,7 +204,7 @@ class Connection:
         arguments = params.arguments or {}
 
         async def run(context: Context) -> JSONObject:
-            return (await prompt.render(arguments, context)).to_wire()
+            return _only_modern(client, await prompt.render(arguments, context)).to_wire()
 
         return await self._with_questions(
             client, request, "prompts/get", params.name, arguments, params.request_state, run
@@ -248,6 +241,8 @@ class Connection:
 
         async def run(context: Context) -> JSONObject:
             contents = await resource.read(params.uri, arguments, context)
+            if isinstance(contents, InputRequiredResult):
+                return _only_modern(client, contents).to_wire()
             return self._cacheable(client, ReadResourceResult(contents=contents))
 
         return await self._with_questions(
@@ -311,7 +306,13 @@ class Connection:
         if not client.modern:
             return await run(Context(ServerSession(client, request, LiveAsker(request)), request))
         binding = binding_for(method, name, arguments)
-        raw_responses = as_object((request.params or {}).get("inputResponses"))
+        given: object = (request.params or {}).get("inputResponses")
+        raw_responses = as_object(given)
+        if "inputResponses" in (request.params or {}) and raw_responses is None:
+            raise InvalidParamsError(
+                "Invalid params: inputResponses must be an object of answers keyed as the "
+                "input requests were."
+            )
         answers = self._recorded_answers(request_state, raw_responses, binding)
         context = Context(
             ServerSession(client, request, ReplayAsker(answers)),
@@ -414,6 +415,21 @@ async def _run_tool(
     except Exception as exc:
         logger.warning("tool %r failed: %s", tool.definition.name, exc, exc_info=True)
         return tool_error_result(exc)
+
+
+ResultT = TypeVar("ResultT")
+
+
+def _only_modern(client: ClientState, result: ResultT) -> ResultT:
+    """A hand-made ``InputRequiredResult`` cannot go to a legacy client: say so clearly."""
+    if isinstance(result, InputRequiredResult) and not client.modern:
+        raise MCPError(
+            INTERNAL_ERROR,
+            f"The server returned an InputRequiredResult, which a {client.protocol_version} "
+            "client cannot receive. Ask with ctx.elicit (and friends), which work in both "
+            "protocol generations.",
+        )
+    return result
 
 
 def _modern_client(meta: JSONObject) -> ClientState:

@@ -19,6 +19,7 @@ from answerback.types import (
     EmbeddedResource,
     GetPromptResult,
     ImageContent,
+    InputRequiredResult,
     InvalidParamsError,
     Prompt,
     PromptArgument,
@@ -59,7 +60,9 @@ class RegisteredPrompt:
         )
         return cls(definition, function, signature)
 
-    async def render(self, arguments: dict[str, str], context: Any) -> GetPromptResult:
+    async def render(
+        self, arguments: dict[str, str], context: Any
+    ) -> GetPromptResult | InputRequiredResult:
         missing = [
             arg
             for arg, (_, default) in self.signature.parameters.items()
@@ -75,7 +78,7 @@ class RegisteredPrompt:
         if self.signature.context_parameter is not None:
             kwargs[self.signature.context_parameter] = context
         value = await call(self.function, kwargs)
-        if isinstance(value, GetPromptResult):
+        if isinstance(value, GetPromptResult | InputRequiredResult):
             return value
         items = cast(Sequence[Any], value) if isinstance(value, list | tuple) else [value]
         return GetPromptResult(

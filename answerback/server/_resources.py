@@ -20,6 +20,7 @@ from pydantic import TypeAdapter
 from answerback.server._functions import Signature, call, read_signature
 from answerback.types import (
     BlobResourceContents,
+    InputRequiredResult,
     Resource,
     ResourceTemplate,
     TextResourceContents,
@@ -87,7 +88,7 @@ class RegisteredResource:
 
     async def read(
         self, uri: str, arguments: dict[str, str], context: Any
-    ) -> list[ResourceContents]:
+    ) -> list[ResourceContents] | InputRequiredResult:
         kwargs: dict[str, Any] = {
             name: TypeAdapter(annotation).validate_python(arguments[name])
             for name, (annotation, _) in self.signature.parameters.items()
@@ -95,6 +96,8 @@ class RegisteredResource:
         if self.signature.context_parameter is not None:
             kwargs[self.signature.context_parameter] = context
         value = await call(self.function, kwargs)
+        if isinstance(value, InputRequiredResult):
+            return value
         return to_contents(uri, value, self.definition.mime_type)
 
 

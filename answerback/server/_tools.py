@@ -14,7 +14,8 @@ import inspect
 import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, cast
+from types import UnionType
+from typing import Any, Union, cast, get_args, get_origin
 
 import pydantic
 import pydantic_core
@@ -71,7 +72,7 @@ class RegisteredTool:
         )
         advertised_schema = input_schema or _clean_schema(arguments_model.model_json_schema())
 
-        returns = signature.returns
+        returns = _without_input_required(signature.returns)
         output_schema: dict[str, Any] | None = None
         output_adapter: TypeAdapter[Any] | None = None
         wraps_result = False
@@ -157,6 +158,17 @@ def _json_text(value: Any) -> str:
         return json.dumps(TypeAdapter(Any).dump_python(value, mode="json"), ensure_ascii=False)
     except (TypeError, ValueError, pydantic_core.PydanticSerializationError):
         return str(value)
+
+
+def _without_input_required(annotation: Any) -> Any:
+    """The return annotation minus ``InputRequiredResult`` (a round, not the output)."""
+    if annotation is InputRequiredResult:
+        return None
+    args: tuple[Any, ...] = get_args(annotation)
+    if get_origin(annotation) in (Union, UnionType) and InputRequiredResult in args:
+        rest = tuple(arg for arg in args if arg is not InputRequiredResult)
+        return rest[0] if len(rest) == 1 else Union[rest]  # noqa: UP007
+    return annotation
 
 
 def _is_content(annotation: object) -> bool:

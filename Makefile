@@ -6,8 +6,9 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
 NODE_STAMP := interop/node_modules/.installed
+CONFORMANCE_STAMP := conformance/node_modules/.installed
 
-.PHONY: demo test lint typecheck unit bench clean
+.PHONY: demo test lint typecheck unit bench clean conformance
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -33,7 +34,19 @@ typecheck: $(STAMP)
 unit: $(STAMP) $(NODE_STAMP)
 	$(BIN)/pytest -q
 
-test: lint typecheck unit
+# The official MCP conformance suite and the Node (>= 22) it runs on, pinned in
+# conformance/package-lock.json.
+$(CONFORMANCE_STAMP): conformance/package.json conformance/package-lock.json
+	npm ci --prefix conformance --no-audit --no-fund
+	touch $(CONFORMANCE_STAMP)
+
+conformance: $(STAMP) $(CONFORMANCE_STAMP)
+	$(BIN)/python conformance/run.py
+
+test: lint typecheck unit conformance
+
+bench: $(STAMP)
+	$(BIN)/python -m benchmarks.run
 
 clean:
 	rm -rf $(VENV)

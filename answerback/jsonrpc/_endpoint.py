@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import time
 from collections.abc import Awaitable, Callable
 from types import TracebackType
 from typing import Any, Self, cast
@@ -136,7 +137,7 @@ class _Pending:
         self.on_progress = on_progress
         self.done = anyio.Event()
         self.response: JSONObject | None = None
-        self.last_activity = anyio.current_time()
+        self.last_activity = time.monotonic()
 
 
 class Endpoint:
@@ -273,7 +274,7 @@ class Endpoint:
             return
         while True:
             idle_since = max(pending.last_activity, self._last_handler_done)
-            remaining = timeout - (anyio.current_time() - idle_since)
+            remaining = timeout - (time.monotonic() - idle_since)
             if self._handlers_running:
                 remaining = max(remaining, timeout)
             if remaining <= 0:
@@ -417,7 +418,7 @@ class Endpoint:
             token = as_request_id(params.get("progressToken"))
             pending = self._pending.get(token) if token is not None else None
             if pending is not None:
-                pending.last_activity = anyio.current_time()
+                pending.last_activity = time.monotonic()
                 if pending.on_progress is not None:
                     progress, total = params.get("progress"), params.get("total")
                     message = params.get("message")
@@ -449,7 +450,7 @@ class Endpoint:
                     response = {"jsonrpc": "2.0", "id": request.id, "error": error}
         finally:
             self._handlers_running -= 1
-            self._last_handler_done = anyio.current_time()
+            self._last_handler_done = time.monotonic()
             del self._in_flight[request.id]
         # A request the peer cancelled gets no response (the peer has stopped listening).
         if response is not None:

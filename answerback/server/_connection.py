@@ -22,7 +22,7 @@ from answerback.jsonrpc._endpoint import as_object
 from answerback.server._asking import InputNeeded, LiveAsker, ReplayAsker
 from answerback.server._context import Context
 from answerback.server._request_state import PREFIX as STATE_PREFIX
-from answerback.server._request_state import StateSeal, binding_for
+from answerback.server._request_state import StateSeal
 from answerback.server._session import LOG_LEVELS, ClientState, ServerSession
 from answerback.server._tools import RegisteredTool, tool_error_result
 from answerback.types import (
@@ -305,7 +305,7 @@ class Connection:
         """
         if not client.modern:
             return await run(Context(ServerSession(client, request, LiveAsker(request)), request))
-        binding = binding_for(method, name, arguments)
+        seal = StateSeal(self.server._sealer, method, name, arguments)
         given: object = (request.params or {}).get("inputResponses")
         raw_responses = as_object(given)
         if "inputResponses" in (request.params or {}) and raw_responses is None:
@@ -313,13 +313,13 @@ class Connection:
                 "Invalid params: inputResponses must be an object of answers keyed as the "
                 "input requests were."
             )
-        answers = self._recorded_answers(request_state, raw_responses, binding)
+        answers = _recorded_answers(seal, request_state, raw_responses)
         context = Context(
             ServerSession(client, request, ReplayAsker(answers)),
             request,
             input_responses=raw_responses,
             request_state=request_state,
-            state_seal=StateSeal(self.server._sealer, binding),
+            state_seal=seal,
         )
         try:
             return await run(context)
@@ -328,25 +328,9 @@ class Connection:
             return InputRequiredResult.model_validate(
                 {
                     "inputRequests": {needed.key: needed.input_request},
-                    "requestState": self.server._sealer.seal(state, binding),
+                    "requestState": seal.seal(state),
                 }
             ).to_wire()
-
-    def _recorded_answers(
-        self, request_state: str | None, input_responses: JSONObject | None, binding: bytes
-    ) -> dict[str, JSONObject]:
-        """The answers so far: those sealed in the state plus this retry's responses to
-        the questions the state says were asked. Unasked keys are ignored (spec)."""
-        if request_state is None or not request_state.startswith(STATE_PREFIX):
-            return {}
-        state = self.server._sealer.open(request_state, binding)
-        answers: dict[str, JSONObject] = dict(state.get("answers") or {})
-        asked: dict[str, str] = state.get("asked") or {}
-        for key, method in asked.items():
-            response = (input_responses or {}).get(key)
-            if response is not None:
-                answers[key] = _check_input_response(key, method, response)
-        return answers
 
     def _page(
         self, items: Sequence[ItemT], request: IncomingRequest
@@ -418,6 +402,23 @@ async def _run_tool(
 
 
 ResultT = TypeVar("ResultT")
+
+
+def _recorded_answers(
+    seal: StateSeal, request_state: str | None, input_responses: JSONObject | None
+) -> dict[str, JSONObject]:
+    """The answers so far: those sealed in the state plus this retry's responses to the
+    questions the state says were asked. Unasked keys are ignored (as the spec says)."""
+    if request_state is None or not request_state.startswith(STATE_PREFIX):
+        return {}
+    state = seal.open(request_state)
+    answers: dict[str, JSONObject] = dict(state.get("answers") or {})
+    asked: dict[str, str] = state.get("asked") or {}
+    for key, method in asked.items():
+        response = (input_responses or {}).get(key)
+        if response is not None:
+            answers[key] = _check_input_response(key, method, response)
+    return answers
 
 
 def _only_modern(client: ClientState, result: ResultT) -> ResultT:

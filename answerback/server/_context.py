@@ -8,14 +8,14 @@ It is the tool's line back to the client during one request: ask the user
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Generic, Literal, TypeVar
+from typing import Any, Generic, Literal, TypeVar, cast
 
 import pydantic
 from pydantic import BaseModel
 
 from answerback.jsonrpc import IncomingRequest, RequestId
 from answerback.server._form_schema import form_schema
-from answerback.server._request_state import StateSeal
+from answerback.server._request_state import INVALID_STATE_MESSAGE, StateSeal
 from answerback.server._session import ServerSession
 from answerback.transports import StreamControl
 from answerback.types import InvalidParamsError, LoggingLevel
@@ -102,7 +102,7 @@ class Context:
         """
         if self._state_seal is None:
             raise RuntimeError("request state exists only on 2026-07-28 requests")
-        return self._state_seal.seal(payload)
+        return self._state_seal.seal({"tool": payload})
 
     def open_state(self) -> dict[str, Any] | None:
         """2026-07-28, by hand: the payload sealed with ``seal_state`` and echoed back.
@@ -112,7 +112,10 @@ class Context:
         """
         if self._request_state is None or self._state_seal is None:
             return None
-        return self._state_seal.open(self._request_state)
+        opened = self._state_seal.open(self._request_state).get("tool")
+        if not isinstance(opened, dict):
+            raise InvalidParamsError(INVALID_STATE_MESSAGE)
+        return cast(dict[str, Any], opened)
 
     async def elicit(self, message: str, schema: type[ModelT]) -> ElicitationResult[ModelT]:
         """Ask the user to fill in a form shaped like ``schema`` and wait for the answer.

@@ -14,6 +14,7 @@ rotated and every instance behind a load balancer accepts the others' state.
 from __future__ import annotations
 
 import base64
+import functools
 import hashlib
 import json
 import os
@@ -84,20 +85,22 @@ class RequestStateSealer:
 
 
 class StateSeal:
-    """The sealer bound to one request: what a tool uses to keep its own state safe."""
+    """The sealer bound to one request. The binding (a digest of the arguments) is
+    computed only if state is actually sealed or opened."""
 
-    def __init__(self, sealer: RequestStateSealer, binding: bytes) -> None:
+    def __init__(self, sealer: RequestStateSealer, method: str, name: str, arguments: Any) -> None:
         self._sealer = sealer
-        self._binding = binding
+        self._target = (method, name, arguments)
+
+    @functools.cached_property
+    def _binding(self) -> bytes:
+        return binding_for(*self._target)
 
     def seal(self, payload: dict[str, Any]) -> str:
-        return self._sealer.seal({"tool": payload}, self._binding)
+        return self._sealer.seal(payload, self._binding)
 
     def open(self, token: str) -> dict[str, Any]:
-        opened = self._sealer.open(token, self._binding).get("tool")
-        if not isinstance(opened, dict):
-            raise InvalidParamsError(INVALID_STATE_MESSAGE)
-        return cast(dict[str, Any], opened)
+        return self._sealer.open(token, self._binding)
 
 
 def _key_id(key: bytes) -> bytes:

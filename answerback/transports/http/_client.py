@@ -233,8 +233,13 @@ class StreamableHTTPTransport:
         incoming: ObjectSendStream[Envelope | Exception],
         cursor: _Cursor,
     ) -> bool:
-        """Forward a stream's messages; return whether the answer to ``request_id`` came."""
+        """Forward a stream's messages; return whether the answer to ``request_id`` came.
+
+        The stream is read to its end even after the answer (the server closes it right
+        then), so the connection goes back to the pool instead of being thrown away.
+        """
         parser = EventParser()
+        answered = False
         try:
             async for line in response.aiter_lines():
                 event = parser.feed(line.rstrip("\r"))
@@ -256,10 +261,11 @@ class StreamableHTTPTransport:
                         and message.get("id") == request_id
                         and ("result" in message or "error" in message)
                     ):
-                        return True
+                        answered = True
         except httpx2.HTTPError as exc:
-            logger.info("SSE stream broke (%r); will resume if possible", exc)
-        return False
+            if not answered:
+                logger.info("SSE stream broke (%r); will resume if possible", exc)
+        return answered
 
     async def _resume(
         self,

@@ -150,7 +150,14 @@ def _param_header_problem(
 async def answer_modern(
     app: StreamableHTTPApp, request: Request, message: JSONObject, wants_sse: bool
 ) -> Response:
-    """Answer one 2026-07-28 request on a connection of its own."""
+    """Answer one 2026-07-28 request on a connection of its own.
+
+    An answer with nothing before it goes back as one JSON body when the client lists
+    ``application/json`` first in ``Accept`` (cheapest for both ends); otherwise, and
+    whenever notifications come first, as an SSE stream.
+    """
+    accept = request.headers.get("accept", "")
+    prefers_json = accept.find("application/json") < accept.find("text/event-stream")
     request_id = message.get("id")
     if not isinstance(request_id, str | int) or "method" not in message:
         return Response(status_code=202)  # notifications need no answer on HTTP
@@ -173,7 +180,7 @@ async def answer_modern(
         first = await incoming.receive()
     except anyio.EndOfStream:
         return _json_error(request_id, "The server stopped before answering.")
-    if _is_response(first, request_id) and (not wants_sse or "error" in first):
+    if _is_response(first, request_id) and (not wants_sse or "error" in first or prefers_json):
         incoming.close()
         return _json(first)
     if not wants_sse:

@@ -114,3 +114,37 @@ def test_demo_shows_both_ends_of_every_conversation() -> None:
             pytest.fail(
                 f"demo output lacks (in this order) the line {wanted!r}:\n" + "\n".join(lines)
             )
+
+
+def test_two_eras_same_callback_in_process_and_over_stdio() -> None:
+    card = "[TextContent(type='text', text='Card issued to Ada Lovelace.')]"
+    assert run_example("two_eras.py") == [
+        f"in-process mode='legacy'     protocol 2025-11-25: {card}",
+        f"in-process mode='2026-07-28' protocol 2026-07-28: {card}",
+        f"stdio      mode='legacy'     protocol 2025-11-25: {card}",
+        f"stdio      mode='2026-07-28' protocol 2026-07-28: {card}",
+    ]
+
+
+def test_rounds_by_hand_across_two_client_processes() -> None:
+    lines = run_example("rounds_by_hand.py")
+    assert len(lines) == 4, lines
+    assert lines[0].startswith(
+        "process 1: the server asks 'What name should go on the card?' (key elicit-0-"
+    )
+    assert lines[1] == "process 1: saved the question and its sealed request_state to pending.json"
+    assert lines[2].startswith("process 2: answered {'elicit-0-")
+    assert lines[2].endswith("{'action': 'accept', 'content': {'name': 'Ada Lovelace'}}}")
+    assert lines[3] == "process 2: [TextContent(type='text', text='Card issued to Ada Lovelace.')]"
+
+
+def test_http_server_and_seed_client_in_both_generations() -> None:
+    card = "[TextContent(type='text', text='Card issued to Ada Lovelace.')]"
+    assert run_example("http_server_and_client.py") == [
+        "== the seed client, unchanged (mode='legacy') ==",
+        card,
+        "== the seed callback, mode='2026-07-28' ==",
+        f"protocol 2026-07-28: {card}",
+        "== the seed callback, mode='auto' ==",
+        f"protocol 2026-07-28: {card}",
+    ]

@@ -10,7 +10,7 @@ from answerback.client._callbacks import (
     SamplingCallback,
 )
 from answerback.client._client import Client
-from answerback.client._session import ClientSession
+from answerback.client._session import ClientSession, InputRequiredRoundsExceededError
 
 __all__ = [
     "Client",
@@ -18,6 +18,7 @@ __all__ = [
     "ClientSession",
     "ElicitationCallback",
     "IncomingMessage",
+    "InputRequiredRoundsExceededError",
     "ListRootsCallback",
     "LoggingCallback",
     "MessageHandler",

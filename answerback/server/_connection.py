@@ -264,7 +264,10 @@ class Connection:
         wanted = params.notifications
         await request.notify(
             "notifications/subscriptions/acknowledged",
-            {"_meta": {"io.modelcontextprotocol/subscriptionId": request.id}},
+            {
+                "notifications": wanted.to_wire(),
+                "_meta": {"io.modelcontextprotocol/subscriptionId": request.id},
+            },
         )
         listener = self.server._listen(request, wanted)
         try:

@@ -359,6 +359,7 @@ class MCPServer:
         host: str = "127.0.0.1",
         port: int = 8000,
         path: str = "/mcp",
+        host_policy: HostPolicy | None = None,
     ) -> None:
         """Run the server in this process: the blocking entry point of a server script.
 
@@ -370,12 +371,7 @@ class MCPServer:
         elif transport == "streamable-http":
             from answerback.transports.http import HostPolicy, run_uvicorn
 
-            policy = (
-                None
-                if host in ("127.0.0.1", "localhost", "::1")
-                else HostPolicy(allowed_hosts=["*"], allowed_origins=["*"])
-            )
-            app = self.http_app(path=path, host_policy=policy)
+            app = self.http_app(path=path, host_policy=host_policy or HostPolicy.for_bind(host))
             run_uvicorn(app, host=host, port=port)
         else:
             raise ValueError(f"Unknown transport {transport!r}: use 'stdio' or 'streamable-http'.")

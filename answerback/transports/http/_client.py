@@ -102,12 +102,10 @@ class StreamableHTTPTransport:
         """No read timeout: a response stream may wait on a person for minutes."""
         return httpx2.Timeout(self.timeout, read=None)
 
-    def _headers(self) -> dict[str, str]:
-        headers = {
-            "accept": "application/json, text/event-stream",
-            "content-type": "application/json",
-            **self.headers,
-        }
+    def _headers(self, *, accept: str = "application/json, text/event-stream") -> dict[str, str]:
+        """Legacy-era headers: session and negotiated version once known (no body type:
+        GET and DELETE carry no body; POSTs add it)."""
+        headers = {"accept": accept, **self.headers}
         if self.session_id is not None:
             headers[SESSION_HEADER] = self.session_id
         if self.protocol_version is not None:
@@ -137,7 +135,7 @@ class StreamableHTTPTransport:
         params = as_object(message.get("params")) or {}
         version = (as_object(params.get("_meta")) or {}).get(META_PROTOCOL_VERSION)
         if not isinstance(version, str) or not is_modern(version):
-            return self._headers()
+            return {**self._headers(), "content-type": "application/json"}
         headers = {
             "accept": "application/json, text/event-stream",
             "content-type": "application/json",
@@ -195,12 +193,14 @@ class StreamableHTTPTransport:
                 new_session = response.headers.get(SESSION_HEADER)
                 if new_session is not None and response.is_success:
                     self.session_id = new_session
-                if message.get("method") == "initialize" and response.is_success:
-                    tg.start_soon(self._listen_standalone, client, incoming)
+                opens_session = message.get("method") == "initialize" and response.is_success
                 if content_type.startswith("text/event-stream") and response.is_success:
                     answered = await self._read_sse(response, request_id, incoming, cursor)
                     if not answered and request_id is not None:
                         tg.start_soon(self._resume, client, request_id, incoming, cursor)
+                    elif opens_session:
+                        # Now the version is known, so the GET stream can carry it too.
+                        tg.start_soon(self._listen_standalone, client, incoming)
                     return
                 raw = await response.aread()
                 if not raw:
@@ -217,6 +217,8 @@ class StreamableHTTPTransport:
                     return
                 self._note_version(answer)
                 await incoming.send(Envelope(answer))
+                if opens_session:
+                    tg.start_soon(self._listen_standalone, client, incoming)
         except httpx2.HTTPError as exc:
             await self._fail(incoming, request_id, f"HTTP request failed: {exc!r}")
             await incoming.send(exc)
@@ -280,8 +282,7 @@ class StreamableHTTPTransport:
             if last_event_id is None:
                 break
             await anyio.sleep(cursor.retry_seconds)
-            headers = {**self._headers(), "last-event-id": last_event_id}
-            headers["accept"] = "text/event-stream"
+            headers = {**self._headers(accept="text/event-stream"), "last-event-id": last_event_id}
             try:
                 async with client.stream(
                     "GET",
@@ -301,7 +302,7 @@ class StreamableHTTPTransport:
         self, client: httpx2.AsyncClient, incoming: ObjectSendStream[Envelope | Exception]
     ) -> None:
         """The GET stream: server messages not tied to a request. Optional for servers."""
-        headers = {**self._headers(), "accept": "text/event-stream"}
+        headers = self._headers(accept="text/event-stream")
         try:
             async with client.stream(
                 "GET", self.url, headers=headers, timeout=self._stream_timeout()

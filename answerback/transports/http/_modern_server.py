@@ -1,25 +1,29 @@
 """Streamable HTTP for 2026-07-28 requests: stateless, one POST per request.
 
-There are no sessions: each request runs on a connection of its own that lives exactly
-as long as the request, so any server instance can answer any request. The answer is a
-single JSON object, or an SSE stream when the server has notifications (progress, log
-messages) to send first. Closing that stream cancels the request.
+There are no sessions: everything a request needs travels with it, so any server
+instance can answer any request (inside one process they all share one stateless
+connection to the server). The answer is a single JSON object, or an SSE stream when the
+server has notifications (progress, log messages) to send first. Closing that stream
+cancels the request.
 """
 
 from __future__ import annotations
 
+import contextlib
 import math
 from collections.abc import AsyncGenerator
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import anyio
 import pydantic_core
-from anyio.abc import ObjectSendStream
+from anyio.abc import ObjectSendStream, TaskStatus
+from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 
 from answerback.jsonrpc import Envelope, JSONObject, RequestId
-from answerback.jsonrpc._endpoint import as_object
+from answerback.jsonrpc._endpoint import CANCELLED, as_object
 from answerback.transports._headers import (
     METHOD_HEADER,
     NAME_HEADER,
@@ -45,6 +49,7 @@ if TYPE_CHECKING:
     from answerback.transports.http._server import HTTPConnectionServer, StreamableHTTPApp
 
 VERSION_HEADER = "mcp-protocol-version"
+SUBSCRIPTION_ID = "io.modelcontextprotocol/subscriptionId"
 
 _STATUS_BY_CODE = {
     HEADER_MISMATCH: 400,
@@ -147,10 +152,98 @@ def _param_header_problem(
     return None
 
 
+class StatelessConnection:
+    """One long-lived connection to the server that carries every 2026-07-28 request.
+
+    Modern requests are independent (each carries its own ``_meta``), so they can share
+    a connection; this avoids building one per request. Clients choose their own ids,
+    which may collide, so each request gets an internal id on the way in and its own id
+    back on everything that names it on the way out.
+    """
+
+    def __init__(self) -> None:
+        self._to_server: ObjectSendStream[Envelope] | None = None
+        self._routes: dict[int, _Route] = {}
+        self._next_id = 0
+
+    async def run(self, server: HTTPConnectionServer, *, task_status: TaskStatus[None]) -> None:
+        client_side, server_side = create_stream_pairs()
+        self._to_server = client_side[1]
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(server.serve_connection, *server_side)
+            task_status.started()
+            async for item in client_side[0]:
+                if isinstance(item, Envelope):
+                    await self._route(item)
+
+    async def submit(self, message: JSONObject, transport_context: Any) -> _Route:
+        """Send one request in; its messages come out of the returned route."""
+        assert self._to_server is not None
+        internal = self._next_id
+        self._next_id += 1
+        route = _Route(internal, message["id"])
+        self._routes[internal] = route
+        await self._to_server.send(Envelope({**message, "id": internal}, None, transport_context))
+        return route
+
+    async def cancel(self, route: _Route) -> None:
+        """The client went away: cancel the request (closing the stream means that)."""
+        if self._routes.pop(route.internal_id, None) is not None and self._to_server:
+            notice = {"requestId": route.internal_id, "reason": "the client disconnected"}
+            with contextlib.suppress(anyio.ClosedResourceError, anyio.BrokenResourceError):
+                await self._to_server.send(
+                    Envelope({"jsonrpc": "2.0", "method": CANCELLED, "params": notice})
+                )
+        route.send.close()
+
+    async def _route(self, envelope: Envelope) -> None:
+        message = as_object(envelope.message)
+        if message is None:
+            return
+        if "method" not in message:  # a response: the last message of its request
+            internal = message.get("id")
+            route = self._routes.pop(internal, None) if isinstance(internal, int) else None
+            if route is not None:
+                await route.deliver({**message, "id": route.client_id})
+                route.send.close()
+            return
+        related = envelope.related_request_id
+        route = self._routes.get(related) if isinstance(related, int) else None
+        if route is not None:
+            await route.deliver(_with_subscription_id(message, route))
+
+
+@dataclass(eq=False, slots=True)
+class _Route:
+    """Where one request's outgoing messages go, and the id the client gave it."""
+
+    internal_id: int
+    client_id: RequestId
+    send: MemoryObjectSendStream[JSONObject] = field(init=False)
+    receive: MemoryObjectReceiveStream[JSONObject] = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.send, self.receive = anyio.create_memory_object_stream[JSONObject](math.inf)
+
+    async def deliver(self, message: JSONObject) -> None:
+        with contextlib.suppress(anyio.ClosedResourceError, anyio.BrokenResourceError):
+            await self.send.send(message)
+
+
+def _with_subscription_id(message: JSONObject, route: _Route) -> JSONObject:
+    """A listen stream's notifications name the client's request id, not ours."""
+    params = as_object(message.get("params"))
+    meta = as_object(params.get("_meta")) if params is not None else None
+    if meta is None or meta.get(SUBSCRIPTION_ID) != route.internal_id:
+        return message
+    assert params is not None
+    return {**message, "params": {**params, "_meta": {**meta, SUBSCRIPTION_ID: route.client_id}}}
+
+
 async def answer_modern(
     app: StreamableHTTPApp, request: Request, message: JSONObject, wants_sse: bool
 ) -> Response:
-    """Answer one 2026-07-28 request on a connection of its own.
+    """Answer one 2026-07-28 request through the app's stateless connection.
 
     An answer with nothing before it goes back as one JSON body when the client lists
     ``application/json`` first in ``Accept`` (cheapest for both ends); otherwise, and
@@ -170,16 +263,16 @@ async def answer_modern(
         return JSONResponse(
             {"jsonrpc": "2.0", "id": request_id, "error": error}, status_code=status
         )
-    assert app.task_group is not None
-    outgoing, incoming = anyio.create_memory_object_stream[JSONObject](math.inf)
-    scope = anyio.CancelScope()
-    app.task_group.start_soon(
-        _run_one, app.server, Envelope(message, None, request), outgoing, scope
-    )
+    route = await app.stateless.submit(message, request)
+    incoming = route.receive
     try:
         first = await incoming.receive()
     except anyio.EndOfStream:
         return _json_error(request_id, "The server stopped before answering.")
+    except BaseException:
+        with anyio.CancelScope(shield=True):
+            await app.stateless.cancel(route)
+        raise
     if _is_response(first, request_id) and (not wants_sse or "error" in first or prefers_json):
         incoming.close()
         return _json(first)
@@ -193,6 +286,8 @@ async def answer_modern(
     async def events() -> AsyncGenerator[bytes, None]:
         try:
             yield encode_event(pydantic_core.to_json(first).decode())
+            if _is_response(first, request_id):
+                return
             while True:
                 item: JSONObject | None = None
                 with anyio.move_on_after(app.keepalive_seconds):
@@ -206,37 +301,12 @@ async def answer_modern(
         except anyio.EndOfStream:
             return
         finally:
-            scope.cancel()  # a closed stream cancels the request
+            with anyio.CancelScope(shield=True):
+                await app.stateless.cancel(route)  # a closed stream cancels the request
             incoming.close()
 
     headers = {"cache-control": "no-cache", "x-accel-buffering": "no"}
     return StreamingResponse(events(), media_type="text/event-stream", headers=headers)
-
-
-async def _run_one(
-    server: HTTPConnectionServer,
-    envelope: Envelope,
-    outgoing: ObjectSendStream[JSONObject],
-    scope: anyio.CancelScope,
-) -> None:
-    request_id = as_object(envelope.message) or {}
-    target: RequestId | None = request_id.get("id")
-    client_side, server_side = create_stream_pairs()
-    with scope:
-        async with outgoing, anyio.create_task_group() as tg:
-            tg.start_soon(server.serve_connection, *server_side)
-            await client_side[1].send(envelope)
-            async for item in client_side[0]:
-                if isinstance(item, Exception):
-                    continue
-                message = as_object(item.message)
-                if message is None:
-                    continue
-                await outgoing.send(message)
-                if _is_response(message, target):
-                    break
-            client_side[1].close()
-            tg.cancel_scope.cancel()
 
 
 def _is_response(message: JSONObject, request_id: object) -> bool:

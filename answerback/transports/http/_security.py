@@ -34,6 +34,20 @@ class HostPolicy:
     allowed_hosts: Sequence[str] = field(default=LOCAL_HOSTS)
     allowed_origins: Sequence[str] = field(default=LOCAL_ORIGINS)
 
+    @classmethod
+    def for_bind(cls, host: str) -> HostPolicy:
+        """The default for a server bound to ``host``: localhost only on loopback.
+
+        Bound elsewhere, the public name clients use is unknown here, so any ``Host``
+        passes, but browsers' cross-site requests (which carry an ``Origin``) still
+        need the bound host or localhost as their origin. Pass an explicit policy
+        with your public names to be stricter.
+        """
+        if host in ("127.0.0.1", "localhost", "::1"):
+            return cls()
+        named = (f"http://{host}:*", f"https://{host}:*", f"http://{host}", f"https://{host}")
+        return cls(allowed_hosts=["*"], allowed_origins=[*LOCAL_ORIGINS, *named])
+
     def host_allowed(self, host: str | None) -> bool:
         return host is not None and _matches(host.lower(), self.allowed_hosts)
 

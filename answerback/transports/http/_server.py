@@ -34,7 +34,11 @@ from starlette.routing import Route
 from answerback.jsonrpc import Envelope, JSONObject, RequestId, WriteStream
 from answerback.jsonrpc._endpoint import as_object
 from answerback.transports.http._event_store import EventStore, InMemoryEventStore
-from answerback.transports.http._modern_server import answer_modern, is_modern_request
+from answerback.transports.http._modern_server import (
+    StatelessConnection,
+    answer_modern,
+    is_modern_request,
+)
 from answerback.transports.http._security import HostPolicy
 from answerback.transports.http._sse import KEEPALIVE, encode_event
 from answerback.types._errors import (
@@ -51,6 +55,9 @@ VERSION_HEADER = "mcp-protocol-version"
 DEFAULT_VERSION = "2025-03-26"
 """The version to assume when a client sends no ``MCP-Protocol-Version`` header."""
 STANDALONE = "standalone"
+_FIRST_EVENT_WAIT_SECONDS = 0.05
+"""How long a new SSE response waits for its first event before sending the priming
+event alone; a quick answer then shares one write with it."""
 
 Listener = tuple[
     MemoryObjectSendStream[tuple[str, JSONObject]],
@@ -185,7 +192,9 @@ class StreamableHTTPApp:
         self.server = server
         self.path = path
         self.host_policy = host_policy or HostPolicy()
-        self.event_store: EventStore = event_store or InMemoryEventStore()
+        self.event_store: EventStore = (
+            event_store if event_store is not None else InMemoryEventStore()
+        )
         self.json_response = json_response
         self.max_body_bytes = max_body_bytes
         self.keepalive_seconds = keepalive_seconds
@@ -193,6 +202,7 @@ class StreamableHTTPApp:
         self.session_idle_seconds = session_idle_seconds
         self.sessions: dict[str, _Session] = {}
         self.task_group: TaskGroup | None = None
+        self.stateless = StatelessConnection()
         self._closing = False
         self.app = Starlette(
             routes=[Route(path, self._endpoint, methods=["GET", "POST", "DELETE"])],
@@ -206,6 +216,8 @@ class StreamableHTTPApp:
     async def _lifespan(self, _: Starlette) -> AsyncGenerator[None, None]:
         async with anyio.create_task_group() as tg:
             self.task_group = tg
+            self.stateless = StatelessConnection()
+            await tg.start(self.stateless.run, self.server)
             self._closing = False
             tg.start_soon(self._reap_idle_sessions)
             try:
@@ -397,16 +409,36 @@ class StreamableHTTPApp:
         primes = session.protocol_version >= "2025-11-25"
         listener_send, listener = listen
 
+        def pending_events(sent: set[str]) -> bytes:
+            """Every event already waiting, as one chunk (one socket write, not many)."""
+            chunks: list[bytes] = []
+            while True:
+                try:
+                    event_id, message = listener.receive_nowait()
+                except (anyio.WouldBlock, anyio.EndOfStream):
+                    return b"".join(chunks)  # the next receive() sees the end, if it came
+                if event_id not in sent:
+                    chunks.append(encode_event(pydantic_core.to_json(message).decode(), event_id))
+
         async def events() -> AsyncGenerator[bytes, None]:
             sent: set[str] = set()
+            head: list[bytes] = []
             try:
                 if primes and replay is None:
                     prime_id = await self.event_store.store_event(f"{session.id}.{stream.id}", {})
-                    yield encode_event("", prime_id, self.retry_ms)
+                    head.append(encode_event("", prime_id, self.retry_ms))
                 for event_id, message in [*(replay or []), *stream.backlog]:
                     sent.add(event_id)
-                    yield encode_event(pydantic_core.to_json(message).decode(), event_id)
+                    head.append(encode_event(pydantic_core.to_json(message).decode(), event_id))
                 stream.backlog.clear()
+                # A quick answer goes out with the priming event in a single write.
+                with anyio.move_on_after(_FIRST_EVENT_WAIT_SECONDS):
+                    event_id, message = await listener.receive()
+                    if event_id not in sent:
+                        head.append(encode_event(pydantic_core.to_json(message).decode(), event_id))
+                    head.append(pending_events(sent))
+                yield b"".join(head)
+                head.clear()
                 while True:
                     item: tuple[str, JSONObject] | None = None
                     with anyio.move_on_after(self.keepalive_seconds):
@@ -414,8 +446,11 @@ class StreamableHTTPApp:
                     if item is None:
                         yield KEEPALIVE
                     elif item[0] not in sent:
-                        yield encode_event(pydantic_core.to_json(item[1]).decode(), item[0])
+                        event = encode_event(pydantic_core.to_json(item[1]).decode(), item[0])
+                        yield event + pending_events(sent)
             except anyio.EndOfStream:
+                if head:
+                    yield b"".join(head)
                 return
             finally:
                 session.last_active = anyio.current_time()

@@ -8,6 +8,8 @@ client that would have to guess.
 
 from __future__ import annotations
 
+import copy
+import functools
 from typing import Any, cast
 
 from pydantic import BaseModel
@@ -25,7 +27,16 @@ class FormSchemaError(TypeError):
 
 
 def form_schema(model: type[BaseModel]) -> dict[str, Any]:
-    """The ``requestedSchema`` for ``model``, checked against the form restrictions."""
+    """The ``requestedSchema`` for ``model``, checked against the form restrictions.
+
+    Each model's schema is built once (generating it is far slower than asking); every
+    caller gets its own copy, so changing one cannot change the next question.
+    """
+    return copy.deepcopy(_form_schema(model))
+
+
+@functools.cache
+def _form_schema(model: type[BaseModel]) -> dict[str, Any]:
     schema = model.model_json_schema()
     definitions = cast(dict[str, Any], schema.pop("$defs", {}))
     properties = cast(dict[str, Any], schema.get("properties", {}))

@@ -297,7 +297,8 @@ class Endpoint:
                     "operation is expected to take longer."
                 )
             with anyio.move_on_after(remaining):
-                await pending.answered
+                # Shielded: a timed-out wait must leave the future usable for the next.
+                await asyncio.shield(pending.answered)
                 return
 
     async def notify(

@@ -30,6 +30,7 @@ from answerback.types import (
     ElicitRequestParams,
     ElicitResult,
     ErrorData,
+    InputRequiredResult,
     ListRootsResult,
     TextContent,
 )
@@ -97,6 +98,24 @@ async def library(target: Any, how: str) -> None:
         show("result:", repr(result.content))
 
 
+async def library_modern(target: Any, how: str) -> None:
+    heading(f"Library server ({how}), 2026-07-28: the same callback, no server→client request")
+    async with Client(target, mode="2026-07-28", elicitation_callback=traced_elicitation) as client:
+        show("client → server:", "tools/call issue_card")
+        first = await client.call_tool_round("issue_card")
+        if isinstance(first, InputRequiredResult):
+            keys = ", ".join(first.input_requests or {})
+            show("server → client:", f"InputRequiredResult (input requests: {keys}; sealed state)")
+            answers = await client.answer_input_requests(first)
+            show("client → server:", "tools/call issue_card again, with the answers and state")
+            result = await client.call_tool_round(
+                "issue_card", input_responses=answers, request_state=first.request_state
+            )
+        else:
+            result = first
+        show("result:", repr(result.content))
+
+
 async def library_without_callback() -> None:
     heading("Library server (stdio), client without an elicitation callback")
     async with Client(stdio("library_server.py"), mode="legacy") as client:
@@ -104,7 +123,7 @@ async def library_without_callback() -> None:
         try:
             await client.call_tool("issue_card")
         except MCPError as exc:
-            show("result:", f"{type(exc).__name__}: {exc}")
+            show("result:", f"MCPError: {exc} (code {exc.code})")
 
 
 async def features() -> None:
@@ -149,6 +168,7 @@ async def main() -> None:
     print("answerback demo: the server asks, the client answers back.")
     await library(stdio("library_server.py"), "stdio")
     await library(library_server.mcp, "in-process")
+    await library_modern(stdio("library_server.py"), "stdio")
     await library_without_callback()
     await features()
     await sampling_roots(stdio("sampling_and_roots.py", "--serve"), "stdio")

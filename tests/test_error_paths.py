@@ -1,0 +1,129 @@
+"""Misuse gets a clear error that says what to do, on both sides of the connection."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from pydantic import BaseModel
+
+from answerback import Client, MCPError
+from answerback.server import Context, FormSchemaError, MCPServer, form_schema
+from answerback.types import InputRequiredResult, SamplingCapability
+
+pytestmark = pytest.mark.anyio
+
+
+def handing_back_server() -> MCPServer:
+    mcp = MCPServer("Hands back")
+
+    @mcp.tool()
+    def by_hand() -> InputRequiredResult:
+        """Return a multi-round-trip result by hand (2026-07-28 only)."""
+        return InputRequiredResult(request_state="mine")
+
+    @mcp.resource("notes://{name}")
+    def note(name: str) -> str:
+        return f"note {name}"
+
+    @mcp.tool()
+    def first() -> str:
+        """One of three tools, for paging."""
+        return "1"
+
+    return mcp
+
+
+def test_an_unknown_mode_names_the_choices() -> None:
+    with pytest.raises(ValueError, match=r"Unknown mode 'modern'.*'auto', 'legacy'"):
+        Client(MCPServer("x"), mode="modern")
+
+
+def test_sampling_capabilities_need_a_sampler() -> None:
+    with pytest.raises(ValueError, match="needs a sampling_callback"):
+        Client(MCPServer("x"), sampling_capabilities=SamplingCapability())
+
+
+def test_a_target_that_is_not_a_url_says_how_to_start_a_program() -> None:
+    with pytest.raises(ValueError, match="StdioServer"):
+        Client("python server.py")
+
+
+def test_a_model_a_form_cannot_render_is_refused_naming_the_field() -> None:
+    class Address(BaseModel):
+        street: str
+
+    class Person(BaseModel):
+        name: str
+        home: Address
+
+    with pytest.raises(FormSchemaError, match=r"Person\.home"):
+        form_schema(Person)
+
+
+def test_a_template_whose_placeholders_are_not_the_parameters_is_refused() -> None:
+    mcp = MCPServer("x")
+    with pytest.raises(TypeError, match="must be exactly the function's parameters"):
+
+        @mcp.resource("notes://{name}")
+        def note(title: str) -> str:
+            return title
+
+
+async def test_rounds_by_hand_and_listen_need_a_modern_connection() -> None:
+    async with Client(handing_back_server(), mode="legacy") as client:
+        with pytest.raises(RuntimeError, match="use call_tool"):
+            await client.call_tool_round("first")
+        with pytest.raises(RuntimeError, match="subscribe_resource"):
+            async with client.listen(tools_list_changed=True):
+                pass
+
+
+async def test_a_hand_made_input_required_result_cannot_reach_a_legacy_client() -> None:
+    async with Client(handing_back_server(), mode="legacy") as client:
+        with pytest.raises(MCPError, match=r"Ask with ctx\.elicit"):
+            await client.call_tool("by_hand")
+
+
+async def test_input_responses_that_are_not_an_object_are_refused() -> None:
+    async with Client(handing_back_server(), mode="2026-07-28") as client:
+        with pytest.raises(MCPError) as caught:
+            await client.session.request_raw(
+                "tools/call", {"name": "by_hand", "inputResponses": None}
+            )
+    assert caught.value.code == -32602
+    assert "inputResponses must be an object" in caught.value.message
+
+
+@pytest.mark.parametrize(("mode", "code"), [("legacy", -32002), ("2026-07-28", -32602)])
+async def test_a_missing_resource_gets_its_generations_code(mode: str, code: int) -> None:
+    async with Client(handing_back_server(), mode=mode) as client:
+        with pytest.raises(MCPError) as caught:
+            await client.read_resource("elsewhere://nothing")
+    assert caught.value.code == code
+    assert caught.value.data == {"uri": "elsewhere://nothing"}
+
+
+async def test_an_unknown_cursor_is_refused() -> None:
+    async with Client(handing_back_server()) as client:
+        with pytest.raises(MCPError, match="start again without one"):
+            await client.list_tools(cursor="not-a-cursor")
+
+
+async def test_a_context_outside_2026_has_no_request_state() -> None:
+    seen: list[Any] = []
+    mcp = MCPServer("x")
+
+    @mcp.tool()
+    def peek(ctx: Context) -> str:
+        """Look at the hand-made state helpers on a legacy connection."""
+        seen.append(ctx.open_state())
+        try:
+            ctx.seal_state({})
+        except RuntimeError as exc:
+            seen.append(str(exc))
+        return "ok"
+
+    async with Client(mcp, mode="legacy") as client:
+        await client.call_tool("peek")
+    assert seen == [None, "request state exists only on 2026-07-28 requests"]

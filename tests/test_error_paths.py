@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from typing import Any
+import datetime
+from typing import Any, cast
 
 import pytest
 from pydantic import BaseModel
@@ -127,3 +128,33 @@ async def test_a_context_outside_2026_has_no_request_state() -> None:
     async with Client(mcp, mode="legacy") as client:
         await client.call_tool("peek")
     assert seen == [None, "request state exists only on 2026-07-28 requests"]
+
+
+async def test_tool_arguments_of_the_wrong_type_are_refused_before_sending() -> None:
+    async with Client(handing_back_server()) as client:
+        with pytest.raises(TypeError, match="dict of argument names to values, not list"):
+            await client.call_tool("first", cast(Any, ["not", "a", "dict"]))
+        with pytest.raises(TypeError, match="tool name must be a string, not int"):
+            await client.call_tool(cast(Any, 1))
+        assert client.session.endpoint.pending_count == 0
+
+
+async def test_rich_arguments_reach_an_in_process_server_as_json_values() -> None:
+    """In-process, the server sees what it would see over stdio or HTTP."""
+    seen: list[Any] = []
+    mcp = MCPServer("x")
+
+    @mcp.tool()
+    def record(when: str, who: dict[str, Any]) -> str:
+        """Keep the arguments exactly as they arrived."""
+        seen.append((when, who))
+        return "ok"
+
+    class Who(BaseModel):
+        name: str
+
+    async with Client(mcp) as client:
+        when = datetime.datetime(2026, 11, 30, 12, 0, tzinfo=datetime.UTC)
+        result = await client.call_tool("record", {"when": when, "who": Who(name="Ada")})
+    assert not result.is_error
+    assert seen == [("2026-11-30T12:00:00Z", {"name": "Ada"})]

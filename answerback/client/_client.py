@@ -15,6 +15,7 @@ from types import TracebackType
 from typing import Any, Literal, Self, cast
 
 import anyio
+import pydantic_core
 from anyio.streams.memory import MemoryObjectReceiveStream
 
 from answerback.client._callbacks import (
@@ -31,7 +32,6 @@ from answerback.jsonrpc._endpoint import as_object
 from answerback.transports import ClientTransport, ConnectionServer, InProcessTransport
 from answerback.transports._headers import header_parameters, parameter_headers
 from answerback.types import (
-    CallToolRequestParams,
     CallToolResult,
     CompleteRequestParams,
     CompleteResult,
@@ -407,7 +407,7 @@ class Client:
         ``progress_callback(progress, total, message)`` receives progress reports;
         progress also keeps ``read_timeout_seconds`` from expiring.
         """
-        params = CallToolRequestParams(name=name, arguments=arguments).to_wire()
+        params = _tool_call_params(name, arguments)
         return await self._with_input(
             "tools/call",
             params,
@@ -436,12 +436,11 @@ class Client:
                 "call_tool_round needs a 2026-07-28 connection; on a legacy connection the "
                 "server asks during the call itself, so use call_tool."
             )
-        params = CallToolRequestParams(
-            name=name,
-            arguments=arguments,
-            input_responses=input_responses,
-            request_state=request_state,
-        ).to_wire()
+        params = _tool_call_params(name, arguments)
+        if input_responses is not None:
+            params["inputResponses"] = pydantic_core.to_jsonable_python(input_responses)
+        if request_state is not None:
+            params["requestState"] = request_state
         headers = await self._parameter_headers(name, arguments)
         raw = await self.session.request_raw("tools/call", params, transport_context=headers)
         if raw.get("resultType") == "input_required":
@@ -590,3 +589,20 @@ class Client:
     async def send_roots_list_changed(self) -> None:
         """Tell the server the roots changed, so it asks for them again."""
         await self.session.send_notification("notifications/roots/list_changed")
+
+
+def _tool_call_params(name: str, arguments: dict[str, Any] | None) -> JSONObject:
+    """``tools/call`` params, built by hand because this runs on every call: the
+    arguments become JSON-ready values (dates as strings, models as objects), as they
+    would on any transport, so an in-process server sees what a remote one would."""
+    if not isinstance(cast(object, name), str):
+        raise TypeError(f"The tool name must be a string, not {type(name).__name__}.")
+    params: JSONObject = {"name": name}
+    if arguments is not None:
+        if not isinstance(cast(object, arguments), dict):
+            raise TypeError(
+                f"Tool arguments must be a dict of argument names to values, not "
+                f"{type(arguments).__name__}."
+            )
+        params["arguments"] = pydantic_core.to_jsonable_python(arguments)
+    return params

@@ -75,7 +75,7 @@ def error_from_exception(exc: BaseException) -> ErrorData:
 class IncomingRequest:
     """A request the peer sent us, as seen by the handler answering it."""
 
-    __slots__ = ("_endpoint", "envelope", "id", "method", "params")
+    __slots__ = ("_endpoint", "cancelled_by_peer", "envelope", "id", "method", "params")
 
     def __init__(
         self,
@@ -90,6 +90,7 @@ class IncomingRequest:
         self.method = method
         self.params = params
         self.envelope = envelope
+        self.cancelled_by_peer = False
 
     @property
     def meta(self) -> JSONObject | None:
@@ -179,7 +180,7 @@ class Endpoint:
         self._name = name
         self._next_id = 0
         self._pending: dict[RequestId, _Pending] = {}
-        self._in_flight: dict[RequestId, anyio.CancelScope] = {}
+        self._in_flight: dict[RequestId, tuple[IncomingRequest, asyncio.Task[None]]] = {}
         self._handlers_running = 0
         self._last_handler_done = 0.0
         self._closed_reason: str | None = None
@@ -265,7 +266,10 @@ class Endpoint:
         self._pending[request_id] = pending
         try:
             await self._send(Envelope(message, related_request_id, transport_context))
-            await self._wait(pending, timeout)
+            if timeout is None:
+                await pending.answered
+            else:
+                await self._wait(pending, timeout)
         except BaseException as exc:
             if pending.response is None and cancellable and self._closed_reason is None:
                 reason = "timed out" if isinstance(exc, RequestTimeoutError) else "cancelled"
@@ -286,10 +290,7 @@ class Endpoint:
             )
         return result
 
-    async def _wait(self, pending: _Pending, timeout: float | None) -> None:
-        if timeout is None:
-            await pending.answered
-            return
+    async def _wait(self, pending: _Pending, timeout: float) -> None:
         while True:
             idle_since = max(pending.last_activity, self._last_handler_done)
             remaining = timeout - (time.monotonic() - idle_since)
@@ -333,7 +334,10 @@ class Endpoint:
 
     async def _send(self, envelope: Envelope) -> None:
         try:
-            await self._write_stream.send(envelope)
+            try:
+                self._write_stream.send_nowait(envelope)
+            except anyio.WouldBlock:
+                await self._write_stream.send(envelope)
         except (anyio.ClosedResourceError, anyio.BrokenResourceError):
             reason = self._closed_reason or "the connection is closed"
             raise ConnectionClosedError(f"Cannot send to the {self._name}: {reason}.") from None
@@ -408,12 +412,12 @@ class Endpoint:
             assert isinstance(request_id, str | int)
             assert self._task_group is not None
             request = IncomingRequest(self, request_id, method, params, envelope)
-            scope = anyio.CancelScope()
-            self._in_flight[request_id] = scope
-            # A plain task, not the task group's start_soon: this runs once per request
-            # and the group's bookkeeping costs more than the rest of the dispatch. The
-            # tasks are still owned here: leaving the endpoint cancels and awaits them.
-            task = asyncio.get_running_loop().create_task(self._answer(request, scope))
+            # A plain task, not the task group's start_soon, and cancelled directly rather
+            # than through a cancel scope: this runs once per request and that bookkeeping
+            # cost more than the rest of the dispatch. The tasks are still owned here:
+            # leaving the endpoint cancels and awaits them.
+            task = asyncio.get_running_loop().create_task(self._answer(request))
+            self._in_flight[request_id] = (request, task)
             self._answering.add(task)
             task.add_done_callback(self._answering.discard)
 
@@ -431,9 +435,11 @@ class Endpoint:
     async def _notification(self, method: str, params: JSONObject | None, env: Envelope) -> None:
         if method == CANCELLED:
             target = as_request_id(params.get("requestId")) if params else None
-            scope = self._in_flight.get(target) if target is not None else None
-            if scope is not None:
-                scope.cancel()
+            answering = self._in_flight.get(target) if target is not None else None
+            if answering is not None:
+                request, task = answering
+                request.cancelled_by_peer = True
+                task.cancel()
             return
         if method == PROGRESS and params is not None:
             token = as_request_id(params.get("progressToken"))
@@ -458,23 +464,24 @@ class Endpoint:
         except Exception:
             logger.exception("notification handler for %r failed", method)
 
-    async def _answer(self, request: IncomingRequest, scope: anyio.CancelScope) -> None:
+    async def _answer(self, request: IncomingRequest) -> None:
         self._handlers_running += 1
         response: JSONObject | None = None
         try:
-            with scope:
-                try:
-                    result = await self._on_request(request)
-                    response = {"jsonrpc": "2.0", "id": request.id, "result": result}
-                except Exception as exc:
-                    error = error_from_exception(exc).to_wire()
-                    response = {"jsonrpc": "2.0", "id": request.id, "error": error}
+            result = await self._on_request(request)
+            response = {"jsonrpc": "2.0", "id": request.id, "result": result}
+        except asyncio.CancelledError:
+            if not request.cancelled_by_peer:
+                raise
+        except Exception as exc:
+            error = error_from_exception(exc).to_wire()
+            response = {"jsonrpc": "2.0", "id": request.id, "error": error}
         finally:
             self._handlers_running -= 1
             self._last_handler_done = time.monotonic()
             del self._in_flight[request.id]
         # A request the peer cancelled gets no response (the peer has stopped listening).
-        if response is not None:
+        if response is not None and not request.cancelled_by_peer:
             try:
                 await self._send(Envelope(response, request.id))
             except ConnectionClosedError:

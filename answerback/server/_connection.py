@@ -32,7 +32,6 @@ from answerback.types import (
     META_PROTOCOL_VERSION,
     META_SERVER_INFO,
     CallToolRequestParams,
-    CallToolResult,
     ClientCapabilities,
     CompleteRequestParams,
     CompleteResult,
@@ -174,10 +173,12 @@ class Connection:
         arguments = params.arguments or {}
 
         async def run(context: Context) -> JSONObject:
-            result = _only_modern(client, await _run_tool(tool, arguments, context))
+            result = await _run_tool(tool, arguments, context)
+            if isinstance(result, InputRequiredResult):
+                return _only_modern(client, result).to_wire()
             if not has_feature(client.protocol_version, "structured_content"):
-                result = result.model_copy(update={"structured_content": None})
-            return result.to_wire()
+                result.pop("structuredContent", None)
+            return result
 
         return await self._with_questions(
             client, request, "tools/call", params.name, arguments, params.request_state, run
@@ -394,7 +395,7 @@ _PRE_INIT = frozenset({"initialize", "ping"})
 
 async def _run_tool(
     tool: RegisteredTool, arguments: dict[str, Any], context: Context
-) -> CallToolResult | InputRequiredResult:
+) -> JSONObject | InputRequiredResult:
     try:
         return await tool.call(arguments, context)
     except MCPError:

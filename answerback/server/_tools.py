@@ -6,6 +6,9 @@ with ``Context`` is injected, never exposed. The return annotation decides struc
 output: a model, dataclass or ``TypedDict`` is the structured content itself; any other
 type is wrapped as ``{"result": value}``, which is how a ``list[str]`` tool produces
 ``structured_content == {"result": [...]}``. Content blocks are passed through as they are.
+
+A result is built straight as its wire dict: it is only ever sent, and building the
+``CallToolResult`` model just to dump it again cost more than the rest of a plain call.
 """
 
 from __future__ import annotations
@@ -21,6 +24,7 @@ import pydantic
 import pydantic_core
 from pydantic import BaseModel, TypeAdapter
 
+from answerback.jsonrpc import JSONObject
 from answerback.server._functions import call, read_signature
 from answerback.types import (
     AudioContent,
@@ -111,8 +115,10 @@ class RegisteredTool:
 
     async def call(
         self, arguments: dict[str, Any], context: Any
-    ) -> CallToolResult | InputRequiredResult:
-        """Run the tool; validation failures and exceptions become ``is_error`` results."""
+    ) -> JSONObject | InputRequiredResult:
+        """Run the tool: its wire result, or the ``InputRequiredResult`` it returned (which
+        only a 2026-07-28 client may receive). Invalid arguments become an ``isError``
+        result; exceptions propagate to the caller, which decides how to report them."""
         try:
             parsed = self.arguments_model.model_validate(arguments)
         except pydantic.ValidationError as exc:
@@ -126,29 +132,43 @@ class RegisteredTool:
             kwargs[self.context_parameter] = context
         return self.to_result(await call(self.function, kwargs))
 
-    def to_result(self, value: Any) -> CallToolResult | InputRequiredResult:
-        if isinstance(value, CallToolResult | InputRequiredResult):
+    def to_result(self, value: Any) -> JSONObject | InputRequiredResult:
+        """The wire result for what the tool function returned."""
+        if isinstance(value, InputRequiredResult):
             return value
-        if _is_content_value(value):
-            blocks = [value] if isinstance(value, _CONTENT_TYPES) else list(value)
-            return CallToolResult(content=blocks)
-        structured: dict[str, Any] | None = None
+        if isinstance(value, CallToolResult):
+            return value.to_wire()
+        if not isinstance(value, str) and _is_content_value(value):
+            blocks = [value] if isinstance(value, _CONTENT_TYPES) else value
+            return _wire_result([block.to_wire() for block in blocks])
         if self.output_adapter is not None:
             dumped = self.output_adapter.dump_python(value, mode="json", by_alias=True)
-            structured = {"result": dumped} if self.wraps_result else dumped
             text = value if isinstance(value, str) else json.dumps(dumped, ensure_ascii=False)
-        elif value is None:
-            return CallToolResult(content=[])
-        else:
-            text = value if isinstance(value, str) else _json_text(value)
-        return CallToolResult(content=[TextContent(text=text)], structured_content=structured)
+            structured = {"result": dumped} if self.wraps_result else dumped
+            return _wire_result([_text_block(text)], structured=structured)
+        if value is None:
+            return _wire_result([])
+        text = value if isinstance(value, str) else _json_text(value)
+        return _wire_result([_text_block(text)])
 
 
-def _error_result(message: str) -> CallToolResult:
-    return CallToolResult(content=[TextContent(text=message)], is_error=True)
+def _text_block(text: str) -> JSONObject:
+    return {"type": "text", "text": text}
 
 
-def tool_error_result(exc: Exception) -> CallToolResult:
+def _wire_result(
+    content: list[JSONObject], *, structured: Any = None, is_error: bool = False
+) -> JSONObject:
+    if structured is None:
+        return {"content": content, "isError": is_error}
+    return {"content": content, "structuredContent": structured, "isError": is_error}
+
+
+def _error_result(message: str) -> JSONObject:
+    return _wire_result([_text_block(message)], is_error=True)
+
+
+def tool_error_result(exc: Exception) -> JSONObject:
     """The result for a tool that raised: the model sees what went wrong."""
     return _error_result(f"Error executing tool: {exc}" if str(exc) else type(exc).__name__)
 

@@ -58,6 +58,14 @@ class Handlers:
             raise ValueError("the widget is out of range")
         if request.method == "refuse":
             raise MCPError(-1, "No, thank you.", {"retry": False})
+        if request.method == "chatter":
+            self.started.set()
+            try:
+                while True:  # never awaits anything but its own notifications
+                    await request.notify("notifications/message", {"data": "still here"})
+            except anyio.get_cancelled_exc_class():
+                self.cancelled.set()
+                raise
         if request.method == "wait":
             self.started.set()
             try:
@@ -346,6 +354,28 @@ async def test_peer_cancellation_stops_the_handler_and_sends_no_response() -> No
         await assert_still_answers(peer)
         assert endpoint.in_flight_count == 0
     assert handlers.notifications == []  # the engine applied it; the handler never saw it
+
+
+async def test_a_handler_that_only_sends_notifications_can_still_be_cancelled() -> None:
+    """Each notification is a checkpoint: the loop keeps running, the peer's cancel lands."""
+    handlers = Handlers()
+    async with endpoint_and_peer(handlers) as (endpoint, peer):
+        await peer.send({"jsonrpc": "2.0", "id": 21, "method": "chatter"})
+        first = await peer.receive()
+        assert first["params"] == {"data": "still here"}
+        await peer.send(
+            {
+                "jsonrpc": "2.0",
+                "method": "notifications/cancelled",
+                "params": {"requestId": 21, "reason": "enough"},
+            }
+        )
+        with anyio.fail_after(PATIENCE_SECONDS):
+            await handlers.cancelled.wait()
+        await peer.send({"jsonrpc": "2.0", "id": "alive?", "method": "ping"})
+        answer = await peer.receive_until(lambda message: "id" in message)
+        assert answer == {"jsonrpc": "2.0", "id": "alive?", "result": {}}
+        assert endpoint.in_flight_count == 0
 
 
 async def test_a_cancelled_caller_tells_the_peer() -> None:

@@ -18,6 +18,7 @@ from types import TracebackType
 from typing import Any, Self, cast
 
 import anyio
+import anyio.lowlevel
 import pydantic
 from anyio.abc import TaskGroup
 
@@ -314,7 +315,12 @@ class Endpoint:
         *,
         related_request_id: RequestId | None = None,
     ) -> None:
-        """Send a notification (no answer expected)."""
+        """Send a notification (no answer expected).
+
+        A checkpoint, unlike the hand-over itself: a handler that loops sending progress
+        or log messages still lets the loop run and can still be cancelled.
+        """
+        await anyio.lowlevel.checkpoint()
         message: JSONObject = {"jsonrpc": "2.0", "method": method}
         if params is not None:
             message["params"] = params
@@ -333,6 +339,9 @@ class Endpoint:
             )
 
     async def _send(self, envelope: Envelope) -> None:
+        # Straight into the buffer when there is room (every transport's outgoing buffer
+        # is unbounded): ``send`` would first yield to the loop, a whole extra loop turn
+        # per message for nothing, since the caller awaits its answer or ends next.
         try:
             try:
                 self._write_stream.send_nowait(envelope)

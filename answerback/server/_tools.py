@@ -127,7 +127,7 @@ class RegisteredTool:
                 for err in exc.errors(include_url=False)
             )
             return _error_result(f"Invalid arguments for tool {self.definition.name!r}: {problems}")
-        kwargs = {field: getattr(parsed, field) for field in type(parsed).model_fields}
+        kwargs = dict(vars(parsed))  # the validated values, by parameter name
         if self.context_parameter is not None:
             kwargs[self.context_parameter] = context
         return self.to_result(await call(self.function, kwargs))

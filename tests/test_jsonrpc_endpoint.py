@@ -12,6 +12,7 @@ from contextlib import asynccontextmanager
 from typing import Any
 
 import anyio
+import anyio.lowlevel
 import pydantic
 import pytest
 from support import PATIENCE_SECONDS, RawPeer, peer_pair
@@ -58,6 +59,13 @@ class Handlers:
             raise ValueError("the widget is out of range")
         if request.method == "refuse":
             raise MCPError(-1, "No, thank you.", {"retry": False})
+        if request.method == "commit":
+            self.started.set()
+            with anyio.CancelScope(shield=True):
+                await self.release.wait()
+                self.notifications.append(("committed", None))
+            await anyio.lowlevel.checkpoint()  # where the peer's cancellation lands
+            return {"committed": True}
         if request.method == "chatter":
             self.started.set()
             try:
@@ -354,6 +362,30 @@ async def test_peer_cancellation_stops_the_handler_and_sends_no_response() -> No
         await assert_still_answers(peer)
         assert endpoint.in_flight_count == 0
     assert handlers.notifications == []  # the engine applied it; the handler never saw it
+
+
+async def test_peer_cancellation_respects_a_handlers_shielded_section() -> None:
+    """The engine cancels through a cancel scope, so what a handler shields finishes."""
+    handlers = Handlers()
+    async with endpoint_and_peer(handlers) as (endpoint, peer):
+        await peer.send({"jsonrpc": "2.0", "id": 22, "method": "commit"})
+        with anyio.fail_after(PATIENCE_SECONDS):
+            await handlers.started.wait()
+        await peer.send(
+            {
+                "jsonrpc": "2.0",
+                "method": "notifications/cancelled",
+                "params": {"requestId": 22, "reason": "too slow"},
+            }
+        )
+        await assert_still_answers(peer)  # the cancellation has been read and applied
+        handlers.release.set()
+        with anyio.fail_after(PATIENCE_SECONDS):
+            while not handlers.notifications:
+                await anyio.sleep(0)
+        await assert_still_answers(peer)  # and id 22 was never answered
+        assert handlers.notifications == [("committed", None)]
+        assert endpoint.in_flight_count == 0
 
 
 async def test_a_handler_that_only_sends_notifications_can_still_be_cancelled() -> None:

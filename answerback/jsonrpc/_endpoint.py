@@ -76,7 +76,7 @@ def error_from_exception(exc: BaseException) -> ErrorData:
 class IncomingRequest:
     """A request the peer sent us, as seen by the handler answering it."""
 
-    __slots__ = ("_endpoint", "cancelled_by_peer", "envelope", "id", "method", "params")
+    __slots__ = ("_endpoint", "envelope", "id", "method", "params")
 
     def __init__(
         self,
@@ -91,7 +91,6 @@ class IncomingRequest:
         self.method = method
         self.params = params
         self.envelope = envelope
-        self.cancelled_by_peer = False
 
     @property
     def meta(self) -> JSONObject | None:
@@ -181,7 +180,8 @@ class Endpoint:
         self._name = name
         self._next_id = 0
         self._pending: dict[RequestId, _Pending] = {}
-        self._in_flight: dict[RequestId, tuple[IncomingRequest, asyncio.Task[None]]] = {}
+        self._in_flight: dict[RequestId, anyio.CancelScope] = {}
+        self._cancel_scope_type = anyio.CancelScope
         self._handlers_running = 0
         self._last_handler_done = 0.0
         self._closed_reason: str | None = None
@@ -192,6 +192,9 @@ class Endpoint:
     async def __aenter__(self) -> Self:
         self._task_group = anyio.create_task_group()
         await self._task_group.__aenter__()
+        # The running backend's own scope class, looked up once: ``anyio.CancelScope()``
+        # looks the backend up on every call, and one scope is made per request.
+        self._cancel_scope_type = type(anyio.CancelScope())
         self._task_group.start_soon(self._read_loop)
         return self
 
@@ -421,14 +424,15 @@ class Endpoint:
             assert isinstance(request_id, str | int)
             assert self._task_group is not None
             request = IncomingRequest(self, request_id, method, params, envelope)
-            # A plain task, not the task group's start_soon, and cancelled directly rather
-            # than through a cancel scope: this runs once per request and that bookkeeping
-            # cost more than the rest of the dispatch. The tasks are still owned here:
-            # leaving the endpoint cancels and awaits them.
-            task = asyncio.get_running_loop().create_task(self._answer(request))
-            self._in_flight[request_id] = (request, task)
+            # The peer cancels through a cancel scope (not Task.cancel), so a handler's
+            # shielded sections stay shielded.
+            scope = self._cancel_scope_type()
+            self._in_flight[request_id] = scope
+            # A plain task, not the task group's start_soon: this runs once per request
+            # and the group's bookkeeping costs more than the rest of the dispatch. The
+            # tasks are still owned here: leaving the endpoint cancels and awaits them.
+            task = asyncio.get_running_loop().create_task(self._answer(request, scope))
             self._answering.add(task)
-            task.add_done_callback(self._answering.discard)
 
     async def _invalid(self, request_id: RequestId | None, why: str) -> None:
         await self._send_error(request_id, INVALID_REQUEST, f"Invalid request: {why}.")
@@ -444,11 +448,9 @@ class Endpoint:
     async def _notification(self, method: str, params: JSONObject | None, env: Envelope) -> None:
         if method == CANCELLED:
             target = as_request_id(params.get("requestId")) if params else None
-            answering = self._in_flight.get(target) if target is not None else None
-            if answering is not None:
-                request, task = answering
-                request.cancelled_by_peer = True
-                task.cancel()
+            scope = self._in_flight.get(target) if target is not None else None
+            if scope is not None:
+                scope.cancel()
             return
         if method == PROGRESS and params is not None:
             token = as_request_id(params.get("progressToken"))
@@ -473,28 +475,32 @@ class Endpoint:
         except Exception:
             logger.exception("notification handler for %r failed", method)
 
-    async def _answer(self, request: IncomingRequest) -> None:
+    async def _answer(self, request: IncomingRequest, scope: anyio.CancelScope) -> None:
         self._handlers_running += 1
         response: JSONObject | None = None
         try:
-            result = await self._on_request(request)
-            response = {"jsonrpc": "2.0", "id": request.id, "result": result}
-        except asyncio.CancelledError:
-            if not request.cancelled_by_peer:
-                raise
-        except Exception as exc:
-            error = error_from_exception(exc).to_wire()
-            response = {"jsonrpc": "2.0", "id": request.id, "error": error}
-        finally:
-            self._handlers_running -= 1
-            self._last_handler_done = time.monotonic()
-            del self._in_flight[request.id]
-        # A request the peer cancelled gets no response (the peer has stopped listening).
-        if response is not None and not request.cancelled_by_peer:
             try:
+                with scope:
+                    try:
+                        result = await self._on_request(request)
+                        response = {"jsonrpc": "2.0", "id": request.id, "result": result}
+                    except Exception as exc:
+                        error = error_from_exception(exc).to_wire()
+                        response = {"jsonrpc": "2.0", "id": request.id, "error": error}
+            finally:
+                self._handlers_running -= 1
+                self._last_handler_done = time.monotonic()
+                del self._in_flight[request.id]
+            # A request the peer cancelled gets no response (the peer stopped listening).
+            if response is not None and not scope.cancel_called:
                 await self._send(Envelope(response, request.id))
-            except ConnectionClosedError:
-                logger.debug("could not answer %r: connection closed", request.method)
+        except ConnectionClosedError:
+            logger.debug("could not answer %r: connection closed", request.method)
+        finally:
+            # Here rather than in a done callback, which would cost a loop callback per
+            # request; a task cancelled before it started only happens on leaving the
+            # endpoint, when the set no longer matters.
+            self._answering.discard(cast(asyncio.Task[None], asyncio.current_task()))
 
     async def _send_error(self, request_id: RequestId | None, code: int, message: str) -> None:
         error = {"code": code, "message": message}

@@ -26,7 +26,7 @@ from answerback.client._callbacks import (
     SamplingCallback,
     declared_capabilities,
 )
-from answerback.client._session import ClientSession, ResultT, Subscription
+from answerback.client._session import ClientSession, ResultT, Subscription, complete_result
 from answerback.jsonrpc import Endpoint, JSONObject, ProgressCallback
 from answerback.jsonrpc._endpoint import as_object
 from answerback.transports import ClientTransport, ConnectionServer, InProcessTransport
@@ -463,9 +463,10 @@ class Client:
     ) -> ResultT:
         """A request that may need input: live callbacks (legacy) or the MRTR loop."""
         if self.session.modern_version is None:
-            return await self.session.send_request(
-                method, params, result_type, timeout=timeout, on_progress=on_progress
+            raw = await self.session.request_raw(
+                method, params, timeout=timeout, on_progress=on_progress
             )
+            return complete_result(method, raw, result_type)
         return await self.session.request_with_input(
             method,
             params,

@@ -184,7 +184,7 @@ class ClientSession:
         raw = await self.request_raw(
             method, wire, timeout=timeout, cancellable=cancellable, on_progress=on_progress
         )
-        return _complete(method, raw, result_type)
+        return complete_result(method, raw, result_type)
 
     async def request_with_input(
         self,
@@ -211,7 +211,7 @@ class ClientSession:
                 transport_context=transport_context,
             )
             if raw.get("resultType") != "input_required":
-                return _complete(method, raw, result_type)
+                return complete_result(method, raw, result_type)
             needed = InputRequiredResult.model_validate(raw)
             attempt = dict(params)
             if needed.input_requests:
@@ -375,7 +375,7 @@ class InputRequiredRoundsExceededError(MCPError):
         super().__init__(INTERNAL_ERROR, message)
 
 
-def _complete(method: str, raw: JSONObject, result_type: type[ResultT]) -> ResultT:
+def complete_result(method: str, raw: JSONObject, result_type: type[ResultT]) -> ResultT:
     """Parse a final result; anything but a complete one is the server's mistake."""
     result_type_field = raw.get("resultType", "complete")
     if result_type_field != "complete":

@@ -500,7 +500,7 @@ class Endpoint:
             # Here rather than in a done callback, which would cost a loop callback per
             # request; a task cancelled before it started only happens on leaving the
             # endpoint, when the set no longer matters.
-            self._answering.discard(cast(asyncio.Task[None], asyncio.current_task()))
+            self._answering.discard(cast("asyncio.Task[None]", asyncio.current_task()))
 
     async def _send_error(self, request_id: RequestId | None, code: int, message: str) -> None:
         error = {"code": code, "message": message}

@@ -24,7 +24,7 @@ from answerback.server._context import Context
 from answerback.server._request_state import PREFIX as STATE_PREFIX
 from answerback.server._request_state import StateSeal
 from answerback.server._session import LOG_LEVELS, ClientState, ServerSession
-from answerback.server._tools import RegisteredTool, tool_error_result
+from answerback.server._tools import tool_error_result
 from answerback.types import (
     META_CLIENT_CAPABILITIES,
     META_CLIENT_INFO,
@@ -173,7 +173,13 @@ class Connection:
         arguments = params.arguments or {}
 
         async def run(context: Context) -> JSONObject:
-            result = await _run_tool(tool, arguments, context)
+            try:
+                result = await tool.call(arguments, context)
+            except MCPError:
+                raise
+            except Exception as exc:  # the model sees the failure; the client gets a result
+                logger.warning("tool %r failed: %s", tool.definition.name, exc, exc_info=True)
+                result = tool_error_result(exc)
             if isinstance(result, InputRequiredResult):
                 return _only_modern(client, result).to_wire()
             if not has_feature(client.protocol_version, "structured_content"):
@@ -391,18 +397,6 @@ _MODERN: dict[str, Handler] = {
     "subscriptions/listen": Connection.listen,
 }
 _PRE_INIT = frozenset({"initialize", "ping"})
-
-
-async def _run_tool(
-    tool: RegisteredTool, arguments: dict[str, Any], context: Context
-) -> JSONObject | InputRequiredResult:
-    try:
-        return await tool.call(arguments, context)
-    except MCPError:
-        raise
-    except Exception as exc:
-        logger.warning("tool %r failed: %s", tool.definition.name, exc, exc_info=True)
-        return tool_error_result(exc)
 
 
 ResultT = TypeVar("ResultT")

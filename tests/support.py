@@ -19,7 +19,7 @@ from typing import Any, cast
 import anyio
 
 from answerback import Client, StdioServer
-from answerback.jsonrpc import Envelope, JSONObject, ReadStream, WriteStream
+from answerback.jsonrpc import Envelope, JSONObject, ReadStream, RequestId, WriteStream
 from answerback.server import MCPServer
 from answerback.transports import StreamPair, create_stream_pairs
 
@@ -71,6 +71,16 @@ class RawPeer:
     async def send(self, message: Any) -> None:
         """Send one decoded JSON value (normally a dict) as it is."""
         await self.write_stream.send(Envelope(message))
+
+    async def cancel(self, request_id: RequestId, reason: str) -> None:
+        """Tell the other end we gave up on our request ``request_id``."""
+        await self.send(
+            {
+                "jsonrpc": "2.0",
+                "method": "notifications/cancelled",
+                "params": {"requestId": request_id, "reason": reason},
+            }
+        )
 
     async def send_raw(self, item: Envelope | Exception) -> None:
         """Put anything on the wire, even what a byte transport reports as an error."""

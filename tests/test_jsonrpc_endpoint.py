@@ -350,13 +350,7 @@ async def test_peer_cancellation_stops_the_handler_and_sends_no_response() -> No
         await peer.send({"jsonrpc": "2.0", "id": 20, "method": "wait"})
         with anyio.fail_after(PATIENCE_SECONDS):
             await handlers.started.wait()
-        await peer.send(
-            {
-                "jsonrpc": "2.0",
-                "method": "notifications/cancelled",
-                "params": {"requestId": 20, "reason": "the user gave up"},
-            }
-        )
+        await peer.cancel(20, "the user gave up")
         with anyio.fail_after(PATIENCE_SECONDS):
             await handlers.cancelled.wait()
         # The next thing the peer hears is the answer to a later request, not to id 20.
@@ -372,13 +366,7 @@ async def test_peer_cancellation_respects_a_handlers_shielded_section() -> None:
         await peer.send({"jsonrpc": "2.0", "id": 22, "method": "commit"})
         with anyio.fail_after(PATIENCE_SECONDS):
             await handlers.started.wait()
-        await peer.send(
-            {
-                "jsonrpc": "2.0",
-                "method": "notifications/cancelled",
-                "params": {"requestId": 22, "reason": "too slow"},
-            }
-        )
+        await peer.cancel(22, "too slow")
         await assert_still_answers(peer)  # the cancellation has been read and applied
         handlers.release.set()
         with anyio.fail_after(PATIENCE_SECONDS):
@@ -394,13 +382,7 @@ async def test_a_handler_that_only_sends_notifications_can_still_be_cancelled() 
         await peer.send({"jsonrpc": "2.0", "id": 21, "method": "chatter"})
         first = await peer.receive()
         assert first["params"] == {"data": "still here"}
-        await peer.send(
-            {
-                "jsonrpc": "2.0",
-                "method": "notifications/cancelled",
-                "params": {"requestId": 21, "reason": "enough"},
-            }
-        )
+        await peer.cancel(21, "enough")
         with anyio.fail_after(PATIENCE_SECONDS):
             await handlers.cancelled.wait()
         await peer.send({"jsonrpc": "2.0", "id": "alive?", "method": "ping"})

@@ -138,7 +138,7 @@ class RegisteredTool:
             return value
         if isinstance(value, CallToolResult):
             return value.to_wire()
-        if not isinstance(value, str) and _is_content_value(value):
+        if _is_content_value(value):
             blocks = [value] if isinstance(value, _CONTENT_TYPES) else value
             return _wire_result([block.to_wire() for block in blocks])
         if self.output_adapter is not None:
@@ -199,11 +199,13 @@ def _is_content(annotation: object) -> bool:
 
 
 def _is_content_value(value: Any) -> bool:
+    # Strings first: the commonest return value, and the ``Sequence`` check is slow.
+    if isinstance(value, str | bytes):
+        return False
     if isinstance(value, _CONTENT_TYPES):
         return True
     return (
         isinstance(value, Sequence)
-        and not isinstance(value, str | bytes)
         and len(cast(Sequence[Any], value)) > 0
         and all(isinstance(item, _CONTENT_TYPES) for item in cast(Sequence[Any], value))
     )

@@ -17,6 +17,8 @@ from typing import Any, cast
 from answerback.jsonrpc import JSONObject
 from answerback.jsonrpc._endpoint import as_object
 
+SESSION_HEADER = "mcp-session-id"
+VERSION_HEADER = "mcp-protocol-version"
 METHOD_HEADER = "mcp-method"
 NAME_HEADER = "mcp-name"
 PARAM_HEADER_PREFIX = "mcp-param-"

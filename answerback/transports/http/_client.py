@@ -31,10 +31,11 @@ from answerback.transports._framing import decode, encode
 from answerback.transports._headers import (
     METHOD_HEADER,
     NAME_HEADER,
+    SESSION_HEADER,
+    VERSION_HEADER,
     encode_value,
     name_of,
 )
-from answerback.transports.http._server import SESSION_HEADER, VERSION_HEADER
 from answerback.transports.http._sse import EventParser
 from answerback.types import META_PROTOCOL_VERSION
 from answerback.types._errors import CONNECTION_CLOSED, ConnectionClosedError

@@ -28,6 +28,7 @@ from answerback.transports._headers import (
     METHOD_HEADER,
     NAME_HEADER,
     PARAM_HEADER_PREFIX,
+    VERSION_HEADER,
     decode_value,
     header_parameters,
     name_of,
@@ -48,7 +49,6 @@ from answerback.types._versions import LEGACY_VERSIONS, MODERN_VERSIONS, SUPPORT
 if TYPE_CHECKING:
     from answerback.transports.http._server import HTTPConnectionServer, StreamableHTTPApp
 
-VERSION_HEADER = "mcp-protocol-version"
 SUBSCRIPTION_ID = "io.modelcontextprotocol/subscriptionId"
 
 _STATUS_BY_CODE = {

@@ -33,6 +33,7 @@ from starlette.routing import Route
 
 from answerback.jsonrpc import Envelope, JSONObject, RequestId, WriteStream
 from answerback.jsonrpc._endpoint import as_object
+from answerback.transports._headers import SESSION_HEADER, VERSION_HEADER
 from answerback.transports.http._event_store import EventStore, InMemoryEventStore
 from answerback.transports.http._modern_server import (
     StatelessConnection,
@@ -50,8 +51,6 @@ from answerback.types._versions import LEGACY_VERSIONS, MODERN_VERSIONS, SUPPORT
 
 logger = logging.getLogger("answerback.http")
 
-SESSION_HEADER = "mcp-session-id"
-VERSION_HEADER = "mcp-protocol-version"
 DEFAULT_VERSION = "2025-03-26"
 """The version to assume when a client sends no ``MCP-Protocol-Version`` header."""
 STANDALONE = "standalone"

@@ -21,10 +21,14 @@ from support import LIBRARY_SERVER, PATIENCE_SECONDS, SERVERS
 
 from answerback import Client, StdioServer
 from answerback.client import IncomingMessage
-from answerback.jsonrpc import MalformedMessage
+from answerback.jsonrpc import Envelope, MalformedMessage
+from answerback.transports._framing import LineReader, oversized_replies
 from answerback.types import (
+    INTERNAL_ERROR,
+    INVALID_REQUEST,
     PARSE_ERROR,
     ConnectionClosedError,
+    MCPError,
     TextContent,
 )
 
@@ -238,3 +242,221 @@ async def test_the_server_survives_a_malformed_line_on_stdin() -> None:
     assert result["result"]["protocolVersion"] == "2025-11-25"
     assert result["result"]["serverInfo"]["name"] == "Library"
     assert code == 0
+
+
+# -- what cannot be sent, and messages over the limit --------------------------------------
+
+FRAMING_SERVER = SERVERS / "framing_server.py"
+SMALL_LIMIT = 4096
+
+
+def framing_server(*args: str, **options: Any) -> StdioServer:
+    return StdioServer(sys.executable, [str(FRAMING_SERVER), *args], **options)
+
+
+async def test_a_result_holding_infinity_fails_the_call_and_the_server_carries_on() -> None:
+    """The server cannot write ``inf`` as JSON: the call gets an internal error naming the
+    problem (not a line the client cannot parse, and not a wait for ever)."""
+    async with Client(framing_server(), mode="legacy") as client:
+        with pytest.raises(MCPError) as caught:
+            await client.call_tool("infinity")
+        assert await text_of(client, "echo", {"text": "still here"}) == "still here"
+    assert caught.value.error.code == INTERNAL_ERROR
+    assert "NaN or Infinity" in caught.value.message
+
+
+async def test_arguments_holding_nan_fail_the_call_before_it_is_sent() -> None:
+    """A request the client cannot write fails at once, and the connection carries on."""
+    async with Client(framing_server(), mode="legacy") as client:
+        with anyio.fail_after(PATIENCE_SECONDS):
+            with pytest.raises(MCPError) as caught:
+                await client.call_tool("echo", {"text": float("nan")})
+        assert await text_of(client, "echo", {"text": "next"}) == "next"
+    assert caught.value.error.code == INTERNAL_ERROR
+    assert "Could not send the request" in caught.value.message
+    assert "NaN or Infinity" in caught.value.message
+
+
+async def test_an_answer_over_the_servers_limit_is_replaced_by_an_error() -> None:
+    """The server does not write an answer larger than its limit; the call fails with
+    an error that says so."""
+    server = framing_server("--max-bytes", str(SMALL_LIMIT))
+    async with Client(server, mode="legacy") as client:
+        with pytest.raises(MCPError) as caught:
+            await client.call_tool("text_of_size", {"size": SMALL_LIMIT})
+        assert await text_of(client, "text_of_size", {"size": 10}) == "x" * 10
+    assert caught.value.error.code == INTERNAL_ERROR
+    assert f"limit of {SMALL_LIMIT} bytes" in caught.value.message
+
+
+async def test_a_request_over_the_servers_limit_gets_an_error_response() -> None:
+    """The server skips a request larger than its limit and answers it with -32600."""
+    server = framing_server("--max-bytes", str(SMALL_LIMIT))
+    async with Client(server, mode="legacy") as client:
+        with pytest.raises(MCPError) as caught:
+            await client.call_tool("echo", {"text": "y" * 3 * SMALL_LIMIT})
+        assert await text_of(client, "echo", {"text": "small"}) == "small"
+    assert caught.value.error.code == INVALID_REQUEST
+    assert f"limit of {SMALL_LIMIT} bytes" in caught.value.message
+
+
+async def test_an_answer_over_the_clients_limit_fails_the_call() -> None:
+    """Issue 10 item 14: the client skips an answer larger than its limit and fails the
+    call it answers (it used to drop it and wait for ever)."""
+    async with Client(framing_server(max_message_bytes=SMALL_LIMIT), mode="legacy") as client:
+        with anyio.fail_after(PATIENCE_SECONDS):
+            with pytest.raises(MCPError) as caught:
+                await client.call_tool("text_of_size", {"size": 3 * SMALL_LIMIT})
+        assert await text_of(client, "text_of_size", {"size": 10}) == "x" * 10
+    assert caught.value.error.code == INTERNAL_ERROR
+    assert f"limit of {SMALL_LIMIT} bytes" in caught.value.message
+    assert "max_message_bytes" in caught.value.message
+
+
+async def test_a_request_over_the_clients_limit_fails_before_it_is_sent() -> None:
+    async with Client(framing_server(max_message_bytes=SMALL_LIMIT), mode="legacy") as client:
+        with pytest.raises(MCPError) as caught:
+            await client.call_tool("echo", {"text": "y" * SMALL_LIMIT})
+        assert await text_of(client, "echo", {"text": "small"}) == "small"
+    assert caught.value.error.code == INTERNAL_ERROR
+    assert "Could not send the request" in caught.value.message
+
+
+def request_line(request_id: int, method: str, params: dict[str, Any] | None = None) -> bytes:
+    message: dict[str, Any] = {"jsonrpc": "2.0", "id": request_id, "method": method}
+    if params is not None:
+        message["params"] = params
+    return json.dumps(message).encode() + b"\n"
+
+
+async def test_nan_and_infinity_on_the_wire_are_parse_errors() -> None:
+    """Strict JSON: a request holding NaN or Infinity is a parse error, not a number."""
+    lines = [
+        b'{"jsonrpc":"2.0","id":1,"method":"ping","params":{"x":NaN}}\n',
+        b'{"jsonrpc":"2.0","id":2,"method":"ping","params":{"x":Infinity}}\n',
+        b'{"jsonrpc":"2.0","id":3,"method":"ping","params":{"x":-Infinity}}\n',
+    ]
+    async with await anyio.open_process([sys.executable, str(FRAMING_SERVER)]) as process:
+        assert process.stdin is not None
+        await process.stdin.send(b"".join(lines) + request_line(4, "ping"))
+        buffer = bytearray()
+        answers = [await read_json_line(process, buffer) for _ in range(4)]
+        await process.stdin.aclose()
+        with anyio.fail_after(PATIENCE_SECONDS):
+            await process.wait()
+    for answer in answers[:3]:
+        assert answer["id"] is None
+        assert answer["error"]["code"] == PARSE_ERROR
+    assert answers[3] == {"jsonrpc": "2.0", "id": 4, "result": {}}
+
+
+async def test_the_rest_of_an_oversized_line_is_skipped_not_parsed() -> None:
+    """An oversized request arriving in pieces gets one error for its id; its tail is not
+    read as messages of its own, and the request after it is answered."""
+    big = request_line(7, "ping", {"padding": "z" * 5 * SMALL_LIMIT})
+    pieces = [big[i : i + SMALL_LIMIT // 3] for i in range(0, len(big), SMALL_LIMIT // 3)]
+    server = [sys.executable, str(FRAMING_SERVER), "--max-bytes", str(SMALL_LIMIT)]
+    async with await anyio.open_process(server) as process:
+        assert process.stdin is not None
+        for piece in pieces:
+            await process.stdin.send(piece)
+        await process.stdin.send(request_line(8, "ping"))
+        buffer = bytearray()
+        refused = await read_json_line(process, buffer)
+        answered = await read_json_line(process, buffer)
+        await process.stdin.aclose()
+        with anyio.fail_after(PATIENCE_SECONDS):
+            await process.wait()
+    assert refused["id"] == 7
+    assert refused["error"]["code"] == INVALID_REQUEST
+    assert answered == {"jsonrpc": "2.0", "id": 8, "result": {}}
+
+
+async def test_an_oversized_line_whose_start_names_no_id_is_a_parse_error() -> None:
+    """When the id comes after the bulk, nothing can be failed by id: the peer gets a
+    parse error (id null) saying why, and the connection carries on."""
+    padding = json.dumps({"padding": "z" * 2 * SMALL_LIMIT})
+    late_id = f'{{"params":{padding},"jsonrpc":"2.0","method":"ping","id":5}}\n'.encode()
+    server = [sys.executable, str(FRAMING_SERVER), "--max-bytes", str(SMALL_LIMIT)]
+    async with await anyio.open_process(server) as process:
+        assert process.stdin is not None
+        await process.stdin.send(late_id + request_line(6, "ping"))
+        buffer = bytearray()
+        refused = await read_json_line(process, buffer)
+        answered = await read_json_line(process, buffer)
+        await process.stdin.aclose()
+        with anyio.fail_after(PATIENCE_SECONDS):
+            await process.wait()
+    assert refused["id"] is None
+    assert refused["error"]["code"] == PARSE_ERROR
+    assert f"limit of {SMALL_LIMIT} bytes" in refused["error"]["message"]
+    assert answered == {"jsonrpc": "2.0", "id": 6, "result": {}}
+
+
+# -- the line reader on its own ------------------------------------------------------------
+
+
+@pytest.mark.parametrize("chunk_size", [1, 5, 64, 10_000])
+def test_the_line_reader_reassembles_lines_from_any_chunking(chunk_size: int) -> None:
+    """Lines come out whole however the bytes are cut; blank lines and CRLF are fine, and
+    an oversized line in the middle costs only itself."""
+    oversized = b'{"jsonrpc":"2.0","id":3,"method":"ping","params":{"p":"' + b"q" * 300 + b'"}}'
+    stream = b"".join(
+        [
+            b'{"jsonrpc":"2.0","id":1,"method":"ping"}\r\n',
+            b"\n",
+            oversized + b"\n",
+            b'{"jsonrpc":"2.0","id":2,"method":"ping"}\n',
+        ]
+    )
+    reader = LineReader(limit=200)
+    incoming: list[Envelope | Exception] = []
+    replies: list[dict[str, Any]] = []
+    for start in range(0, len(stream), chunk_size):
+        got, answers = reader.feed(stream[start : start + chunk_size])
+        incoming += got
+        replies += answers
+    assert [item.message["id"] for item in incoming if isinstance(item, Envelope)] == [1, 2]
+    assert len(incoming) == 2
+    [reply] = replies
+    assert reply["id"] == 3
+    assert reply["error"]["code"] == INVALID_REQUEST
+
+
+OVERSIZED_STARTS: list[tuple[bytes, str, object]] = [
+    # (start of a message over the limit, who is answered, the id answered)
+    (b'{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":', "peer", 4),
+    (b'{"jsonrpc":"2.0","id":"a,{b","params":{"x":', "peer", "a,{b"),
+    (b'{"id":4,"jsonrpc":"2.0","result":{"content":[', "self", 4),
+    (b' {"jsonrpc":"2.0", "id" : 9 , "error" : {"code":', "self", 9),
+    (b'{"jsonrpc":"2.0","id":"say \\"{hi\\"","result":{', "self", 'say "{hi"'),
+    (b'{"jsonrpc":"2.0","result":{"content":[', "transport", None),
+    (b'{"jsonrpc":"2.0","method":"notifications/message","params":{', "transport", None),
+    (b'{"jsonrpc":"2.0","id":12345', "transport", None),  # the id may go on: 123456...
+    (b'{"jsonrpc":"2.0","id":true,"method":"ping","params":{', "transport", None),
+    (b'[{"jsonrpc":"2.0","id":1,"method":"ping"},', "transport", None),
+    (b"\xff\xfe not json at all", "transport", None),
+]
+
+
+@pytest.mark.parametrize(("start", "answered", "request_id"), OVERSIZED_STARTS)
+def test_an_oversized_message_is_answered_by_the_id_at_its_start(
+    start: bytes, answered: str, request_id: object
+) -> None:
+    """A request over the limit gets an error response; an answer over the limit fails
+    our request; anything whose start does not name its id is a transport error."""
+    to_peer, to_self = oversized_replies(start, limit=100)
+    if answered == "peer":
+        assert to_self is None
+        assert to_peer is not None
+        assert to_peer["id"] == request_id
+        assert to_peer["error"]["code"] == INVALID_REQUEST
+    elif answered == "self":
+        assert to_peer is None
+        assert isinstance(to_self, dict)
+        assert to_self["id"] == request_id
+        assert to_self["error"]["code"] == INTERNAL_ERROR
+    else:
+        assert to_peer is None
+        assert isinstance(to_self, MalformedMessage)
+        assert "limit of 100 bytes" in str(to_self)

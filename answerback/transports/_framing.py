@@ -8,14 +8,20 @@ parser and leave its request waiting. ``undeliverable`` says what to do instead.
 
 from __future__ import annotations
 
+import contextlib
 import json
+import logging
 from typing import Any
 
+import anyio
 import pydantic_core
+from anyio.streams.memory import MemoryObjectSendStream
 
-from answerback.jsonrpc import Envelope, JSONObject, MalformedMessage
+from answerback.jsonrpc import Envelope, JSONObject, MalformedMessage, RequestId
 from answerback.jsonrpc._endpoint import as_object, as_request_id
-from answerback.types._errors import INTERNAL_ERROR
+from answerback.types._errors import INTERNAL_ERROR, INVALID_REQUEST
+
+logger = logging.getLogger("answerback.transports")
 
 
 class UnencodableMessage(ValueError):
@@ -68,3 +74,198 @@ def undeliverable(message: Any, reason: str) -> tuple[JSONObject | None, JSONObj
         "error": {"code": INTERNAL_ERROR, "message": f"Could not send the {what}: {reason}."},
     }
     return (None, error) if what == "request" else (error, None)
+
+
+# -- newline-delimited streams (stdio) ---------------------------------------------------
+
+DEFAULT_MAX_MESSAGE_BYTES = 64 * 1024 * 1024
+"""The largest message a line-framed connection carries, either way, unless told otherwise."""
+_HEAD_BYTES = 64 * 1024
+"""How much of an oversized message is kept: enough to read the id at its start."""
+_MIB = 1024 * 1024
+
+
+def size_text(size: int) -> str:
+    """A byte count as a person reads it: ``64 MiB``, ``4096 bytes``."""
+    return f"{size // _MIB} MiB" if size >= _MIB and size % _MIB == 0 else f"{size} bytes"
+
+
+def encode_line(message: Any, limit: int) -> bytes:
+    """``message`` as one newline-terminated line of at most ``limit`` bytes (newline aside).
+
+    Raises ``UnencodableMessage`` if it holds NaN or Infinity or is larger than ``limit``:
+    the peer would refuse it, and the request it answers would wait for ever.
+    """
+    data = encode(message)
+    if len(data) > limit:
+        raise UnencodableMessage(
+            f"the message is {len(data)} bytes, over this connection's limit of "
+            f"{size_text(limit)} per message"
+        )
+    return data + b"\n"
+
+
+def deliver(stream: MemoryObjectSendStream[Any], item: Any) -> None:
+    """Put ``item`` on an unbounded stream this code does not own, unless it is closed
+    (then the connection is ending, and nothing waits for the item any more)."""
+    with contextlib.suppress(anyio.ClosedResourceError, anyio.BrokenResourceError):
+        stream.send_nowait(item)
+
+
+def line_for(
+    envelope: Envelope, limit: int, incoming: MemoryObjectSendStream[Envelope | Exception]
+) -> bytes:
+    """What to write for an outgoing message: its line, or what replaces it if it cannot go.
+
+    A response that cannot go is replaced by an error response to the same id; a request
+    that cannot go fails on our side at once (its error answer is put on ``incoming``,
+    where our endpoint reads the peer's answers); a notification is dropped (``b""``).
+    """
+    try:
+        return encode_line(envelope.message, limit)
+    except UnencodableMessage as exc:
+        to_peer, to_self = undeliverable(envelope.message, str(exc))
+        if to_self is not None:
+            deliver(incoming, Envelope(to_self))
+        if to_peer is None:
+            if to_self is None:
+                logger.warning("dropped a notification that could not be sent: %s", exc)
+            return b""
+        return encode(to_peer) + b"\n"
+
+
+class LineReader:
+    """Turns the bytes of a newline-delimited stream into messages, ``limit`` bytes at most.
+
+    A line over the limit is not kept: its first bytes are, to read its id, and the rest
+    is skipped as it arrives (never parsed as messages of its own). The request behind it
+    still ends: an oversized request gets an error response, and our request whose answer
+    was oversized fails on our side (see ``oversized_replies``).
+    """
+
+    def __init__(self, limit: int = DEFAULT_MAX_MESSAGE_BYTES) -> None:
+        self.limit = limit
+        self._buffer = bytearray()
+        self._skipping = False
+
+    def feed(self, chunk: bytes) -> tuple[list[Envelope | Exception], list[JSONObject]]:
+        """The messages ``chunk`` completes, for our side and (errors) for the peer."""
+        incoming: list[Envelope | Exception] = []
+        replies: list[JSONObject] = []
+        if self._skipping:
+            end = chunk.find(b"\n")
+            if end < 0:
+                return incoming, replies
+            chunk = chunk[end + 1 :]
+            self._skipping = False
+        scanned = len(self._buffer)  # the buffer holds no newline: search only the chunk
+        buffer = self._buffer
+        buffer += chunk
+        start = 0
+        while (end := buffer.find(b"\n", max(start, scanned))) >= 0:
+            if end - start > self.limit:
+                self._oversized(bytes(buffer[start : start + _HEAD_BYTES]), incoming, replies)
+            elif line := bytes(buffer[start:end]).strip():
+                incoming.append(decode(line))
+            start = end + 1
+        del buffer[:start]
+        if len(buffer) > self.limit:
+            self._oversized(bytes(buffer[:_HEAD_BYTES]), incoming, replies)
+            buffer.clear()
+            self._skipping = True
+        return incoming, replies
+
+    def _oversized(
+        self, head: bytes, incoming: list[Envelope | Exception], replies: list[JSONObject]
+    ) -> None:
+        to_peer, to_self = oversized_replies(head, self.limit)
+        if to_peer is not None:
+            replies.append(to_peer)
+        if isinstance(to_self, Exception):
+            incoming.append(to_self)
+        elif to_self is not None:
+            incoming.append(Envelope(to_self))
+
+
+def oversized_replies(
+    head: bytes, limit: int
+) -> tuple[JSONObject | None, JSONObject | MalformedMessage | None]:
+    """What answers a received message over the limit, from its first bytes: ``(to_peer,
+    to_self)``.
+
+    A request gets an error response (the peer's call fails instead of waiting); a
+    response becomes an error answer on our side (our call fails). Which it is, and its
+    id, are read from the members before its first nested value, where senders put
+    ``id`` and ``method``; if they are not there, our side gets a transport error.
+    """
+    members, nested_key = _leading_members(head)
+    request_id = as_request_id(members.get("id"))
+    if request_id is not None and ("method" in members or nested_key == "params"):
+        return _error(
+            request_id,
+            INVALID_REQUEST,
+            f"Invalid request: the request is larger than this connection's limit of "
+            f"{size_text(limit)} per message; send less in one message.",
+        ), None
+    if request_id is not None and (
+        "result" in members or "error" in members or nested_key in ("result", "error")
+    ):
+        return None, _error(
+            request_id,
+            INTERNAL_ERROR,
+            f"The answer was larger than this connection's limit of {size_text(limit)} per "
+            "message and was dropped; ask for less at a time, or raise max_message_bytes.",
+        )
+    return None, MalformedMessage(
+        f"a message larger than this connection's limit of {size_text(limit)} was "
+        "skipped, and its start does not say which request it belongs to"
+    )
+
+
+def _leading_members(head: bytes) -> tuple[JSONObject, str | None]:
+    """The members of the JSON object starting ``head`` that come before its first nested
+    object or array, and the key of that nested value (``None`` if none starts in
+    ``head``). Only complete members count: a number cut off at the end of ``head``
+    could read as another id."""
+    text = head.lstrip()
+    if not text.startswith(b"{"):
+        return {}, None
+    in_string = escaped = False
+    last_comma = 0
+    nested_at = -1
+    for index in range(1, len(text)):
+        byte = text[index]
+        if in_string:
+            if escaped:
+                escaped = False
+            elif byte == 0x5C:  # backslash
+                escaped = True
+            elif byte == 0x22:  # quote
+                in_string = False
+        elif byte == 0x22:
+            in_string = True
+        elif byte == 0x2C:  # comma
+            last_comma = index
+        elif byte in (0x7B, 0x5B):  # { or [
+            nested_at = index
+            break
+    members = _json_or_none(text[:last_comma] + b"}") if last_comma else None
+    nested_key: object = None
+    if nested_at >= 0:
+        key_text = text[last_comma + 1 : nested_at].strip().removesuffix(b":").strip()
+        nested_key = _json_or_none(key_text)
+    return (
+        as_object(members) or {},
+        nested_key if isinstance(nested_key, str) else None,
+    )
+
+
+def _json_or_none(data: bytes) -> object:
+    try:
+        return pydantic_core.from_json(data, allow_inf_nan=False)
+    except ValueError:
+        return None
+
+
+def _error(request_id: RequestId, code: int, message: str) -> JSONObject:
+    return {"jsonrpc": "2.0", "id": request_id, "error": {"code": code, "message": message}}

@@ -18,10 +18,16 @@ from pathlib import Path
 
 import anyio
 from anyio.abc import ByteReceiveStream, ByteSendStream, Process
+from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 
-from answerback.jsonrpc import Envelope, MalformedMessage
+from answerback.jsonrpc import Envelope
 from answerback.transports._base import StreamPair
-from answerback.transports._framing import decode, encode
+from answerback.transports._framing import (
+    DEFAULT_MAX_MESSAGE_BYTES,
+    LineReader,
+    deliver,
+    line_for,
+)
 from answerback.types._errors import ConnectionClosedError
 
 _INHERITED_ENV = (
@@ -44,7 +50,6 @@ _INHERITED_ENV = (
     else ("HOME", "LOGNAME", "PATH", "SHELL", "TERM", "USER", "LANG", "LC_ALL", "TMPDIR")
 )
 _SHUTDOWN_GRACE_SECONDS = 2.0
-_MAX_LINE_BYTES = 64 * 1024 * 1024
 
 
 def default_environment() -> dict[str, str]:
@@ -57,6 +62,8 @@ class StdioServer:
 
     ``env`` is added to a minimal inherited environment (``PATH``, ``HOME``, locale...),
     so API keys and tokens in the parent's environment are not handed to every server.
+    ``max_message_bytes`` caps one message either way: a call whose request or answer is
+    larger fails with an error instead of waiting for ever.
     """
 
     def __init__(
@@ -65,11 +72,14 @@ class StdioServer:
         args: Sequence[str] = (),
         env: Mapping[str, str] | None = None,
         cwd: str | Path | None = None,
+        *,
+        max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES,
     ) -> None:
         self.command = command
         self.args = list(args)
         self.env = dict(env or {})
         self.cwd = cwd
+        self.max_message_bytes = max_message_bytes
 
     def __repr__(self) -> str:
         return f"StdioServer({self.command!r}, args={self.args!r})"
@@ -94,9 +104,10 @@ class StdioServer:
             math.inf
         )
         outgoing_send, outgoing_read = anyio.create_memory_object_stream[Envelope](math.inf)
+        limit = self.max_message_bytes
         async with anyio.create_task_group() as tg:
-            tg.start_soon(_read_lines, process.stdout, incoming_send, process)
-            tg.start_soon(_write_lines, outgoing_read, process.stdin)
+            tg.start_soon(_read_lines, process.stdout, incoming_send, outgoing_send, process, limit)
+            tg.start_soon(_write_lines, outgoing_read, process.stdin, incoming_send, limit)
             try:
                 yield incoming_read, outgoing_send
             finally:
@@ -108,22 +119,20 @@ class StdioServer:
 
 async def _read_lines(
     stdout: ByteReceiveStream,
-    sink: anyio.abc.ObjectSendStream[Envelope | Exception],
+    sink: MemoryObjectSendStream[Envelope | Exception],
+    to_server: MemoryObjectSendStream[Envelope],
     process: Process,
+    limit: int,
 ) -> None:
-    buffer = bytearray()
+    lines = LineReader(limit)
     async with sink:
         try:
             async for chunk in stdout:
-                buffer += chunk
-                while (end := buffer.find(b"\n")) >= 0:
-                    line = bytes(buffer[:end]).strip()
-                    del buffer[: end + 1]
-                    if line:
-                        await sink.send(decode(line))
-                if len(buffer) > _MAX_LINE_BYTES:
-                    await sink.send(MalformedMessage("message larger than 64 MiB; dropped"))
-                    buffer.clear()
+                incoming, replies = lines.feed(chunk)
+                for reply in replies:
+                    deliver(to_server, Envelope(reply))
+                for item in incoming:
+                    await sink.send(item)
         except (anyio.ClosedResourceError, anyio.BrokenResourceError):
             return
         with anyio.move_on_after(_SHUTDOWN_GRACE_SECONDS):
@@ -134,12 +143,16 @@ async def _read_lines(
 
 
 async def _write_lines(
-    source: anyio.abc.ObjectReceiveStream[Envelope], stdin: ByteSendStream
+    source: MemoryObjectReceiveStream[Envelope],
+    stdin: ByteSendStream,
+    incoming: MemoryObjectSendStream[Envelope | Exception],
+    limit: int,
 ) -> None:
     async with source:
         try:
             async for envelope in source:
-                await stdin.send(encode(envelope.message) + b"\n")
+                if line := line_for(envelope, limit, incoming):
+                    await stdin.send(line)
         except (anyio.ClosedResourceError, anyio.BrokenResourceError):
             return
         finally:

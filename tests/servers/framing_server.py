@@ -1,0 +1,60 @@
+"""A test server for the edges of stdio framing: a message limit of the test's choosing,
+answers that cannot be sent (too large, or holding Infinity), and a choice of backend.
+
+Run over stdio: ``python tests/servers/framing_server.py [--max-bytes N] [--backend trio]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+from functools import partial
+
+import anyio
+
+from answerback.server import MCPServer
+from answerback.transports import stdio_server_streams
+from answerback.transports._framing import DEFAULT_MAX_MESSAGE_BYTES
+
+mcp = MCPServer("Framing")
+
+
+@mcp.tool()
+def echo(text: str) -> str:
+    """``text``, unchanged."""
+    return text
+
+
+@mcp.tool()
+def text_of_size(size: int) -> str:
+    """A text of ``size`` bytes, to make an answer as large as a test needs."""
+    return "x" * size
+
+
+@mcp.tool()
+def infinity() -> float:
+    """A number JSON cannot carry."""
+    return float("inf")
+
+
+@mcp.tool()
+async def event_loop() -> str:
+    """Whether this server runs on asyncio ("asyncio") or another backend ("other")."""
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return "other"
+    return "asyncio"
+
+
+async def serve(max_message_bytes: int) -> None:
+    async with stdio_server_streams(max_message_bytes=max_message_bytes) as streams:
+        await mcp.serve_connection(*streams)
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--max-bytes", type=int, default=DEFAULT_MAX_MESSAGE_BYTES)
+    parser.add_argument("--backend", default="asyncio")
+    options = parser.parse_args()
+    anyio.run(partial(serve, options.max_bytes), backend=options.backend)

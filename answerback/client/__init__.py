@@ -10,7 +10,11 @@ from answerback.client._callbacks import (
     SamplingCallback,
 )
 from answerback.client._client import Client
-from answerback.client._session import ClientSession, InputRequiredRoundsExceededError
+from answerback.client._session import (
+    ClientSession,
+    InputRequiredRoundsExceededError,
+    InvalidServerResultError,
+)
 
 __all__ = [
     "Client",
@@ -19,6 +23,7 @@ __all__ = [
     "ElicitationCallback",
     "IncomingMessage",
     "InputRequiredRoundsExceededError",
+    "InvalidServerResultError",
     "ListRootsCallback",
     "LoggingCallback",
     "MessageHandler",

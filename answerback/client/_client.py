@@ -26,7 +26,7 @@ from answerback.client._callbacks import (
     SamplingCallback,
     declared_capabilities,
 )
-from answerback.client._session import ClientSession, ResultT, Subscription, complete_result
+from answerback.client._session import ClientSession, ResultT, Subscription
 from answerback.jsonrpc import Endpoint, JSONObject, ProgressCallback
 from answerback.jsonrpc._endpoint import as_object
 from answerback.transports import ClientTransport, ConnectionServer, InProcessTransport
@@ -56,6 +56,7 @@ from answerback.types import (
     PromptReference,
     ReadResourceRequestParams,
     ReadResourceResult,
+    RequestTimeoutError,
     ResourceTemplateReference,
     SamplingCapability,
     ServerCapabilities,
@@ -90,6 +91,10 @@ logger = logging.getLogger("answerback.client")
 
 _PROBE_SECONDS = 10.0
 """How long ``mode="auto"`` waits for ``server/discover`` before assuming a legacy server."""
+DEFAULT_CONNECT_TIMEOUT_SECONDS = 30.0
+"""How long ``initialize`` or ``server/discover`` may go unanswered while connecting."""
+_MAX_UNKNOWN_TOOLS = 1024
+"""Unknown tool names remembered (so each lists the tools once); past this, forgotten."""
 _MODERN_ERRORS = (HEADER_MISMATCH, MISSING_REQUIRED_CLIENT_CAPABILITY, UNSUPPORTED_PROTOCOL_VERSION)
 
 
@@ -168,7 +173,15 @@ class Client:
         client_info: Implementation | None = None,
         read_timeout_seconds: float | None = None,
         input_required_max_rounds: int = 10,
+        connect_timeout_seconds: float | None = DEFAULT_CONNECT_TIMEOUT_SECONDS,
+        max_input_requests: int = 32,
     ) -> None:
+        """``connect_timeout_seconds`` bounds each setup request (``initialize``,
+        ``server/discover``) so a silent server fails the connection instead of hanging
+        it (``None``: wait for ever); calls have ``read_timeout_seconds`` (none by
+        default), which never expires while a callback is answering. On 2026-07-28,
+        ``max_input_requests`` is the most questions one round may ask (more is refused
+        as a server bug) and ``input_required_max_rounds`` the most rounds per call."""
         if mode not in ("auto", "legacy") and mode not in SUPPORTED_VERSIONS:
             raise ValueError(
                 f"Unknown mode {mode!r}: use 'auto', 'legacy' or a protocol version "
@@ -181,6 +194,7 @@ class Client:
         self.log_level: LoggingLevel | None = log_level
         self.client_info = client_info or DEFAULT_CLIENT_INFO
         self.input_required_max_rounds = input_required_max_rounds
+        self.connect_timeout_seconds = connect_timeout_seconds
         self.session = ClientSession(
             capabilities=declared_capabilities(
                 elicitation=elicitation_callback is not None,
@@ -196,11 +210,17 @@ class Client:
             read_timeout_seconds=read_timeout_seconds,
             client_info=self.client_info,
             log_level=log_level,
+            max_input_requests=max_input_requests,
         )
+        self.session.on_tools_changed = self._forget_tools
         self._exit_stack: AsyncExitStack | None = None
         self._server: _ServerFacts | None = None
         self._header_parameters: dict[str, dict[str, tuple[str, ...]]] | None = None
         """Tool name → its ``x-mcp-header`` parameters (2026-07-28 over HTTP only)."""
+        self._unknown_tools: set[str] = set()
+        """Names the last full listing did not have, so calling one lists only once."""
+        self._tools_generation = 0
+        """Counts tool list changes, so a listing that straddles one is not trusted."""
 
     async def __aenter__(self) -> Self:
         if self._exit_stack is not None:
@@ -258,10 +278,16 @@ class Client:
         is not a recognised modern one, or no answer within the probe timeout.
         """
         self.session.modern_version = version
+        timeout = self.connect_timeout_seconds
+        if probing:
+            timeout = _PROBE_SECONDS if timeout is None else min(timeout, _PROBE_SECONDS)
         try:
-            raw = await self.session.request_raw(
-                "server/discover", None, timeout=_PROBE_SECONDS if probing else None
-            )
+            raw = await self.session.request_raw("server/discover", None, timeout=timeout)
+        except RequestTimeoutError as exc:
+            self.session.modern_version = None
+            if probing:
+                return False
+            raise self._setup_timed_out("server/discover", exc) from None
         except MCPError as exc:
             self.session.modern_version = None
             supported = _supported_versions(exc)
@@ -281,14 +307,28 @@ class Client:
             if probing and exc.code not in _MODERN_ERRORS:
                 return False
             raise
-        result = DiscoverResult.model_validate(raw)
+        result = self.session.parse_result("server/discover", raw, DiscoverResult)
+        try:
+            server_info = result.server_info
+        except ValueError:
+            server_info = None  # a malformed name card is not worth failing over
         self._server = _ServerFacts(
             version,
-            result.server_info or Implementation(name="unknown", version="unknown"),
+            server_info or Implementation(name="unknown", version="unknown"),
             result.capabilities,
             result.instructions,
         )
+        self.session.server_info = server_info
         return True
+
+    def _setup_timed_out(self, method: str, exc: RequestTimeoutError) -> RequestTimeoutError:
+        return RequestTimeoutError(
+            f"The server did not answer {method!r} within {self.connect_timeout_seconds:g} s, "
+            "so the connection was not set up. Check that the target is an MCP server and "
+            "that it is running (a stdio program must read requests on stdin and answer on "
+            "stdout); if it is only slow to start, raise Client(connect_timeout_seconds=...).",
+            exc.data,
+        )
 
     async def _initialize(self) -> None:
         version = self.mode if self.mode in LEGACY_VERSIONS else LATEST_LEGACY_VERSION
@@ -297,9 +337,18 @@ class Client:
             capabilities=self.session.capabilities,
             client_info=self.client_info,
         )
-        result = await self.session.send_request(
-            "initialize", params, InitializeResult, cancellable=False
-        )
+        try:
+            result = await self.session.send_request(
+                "initialize",
+                params,
+                InitializeResult,
+                cancellable=False,
+                timeout=self.connect_timeout_seconds,
+            )
+        except RequestTimeoutError as exc:
+            if self.connect_timeout_seconds is None:
+                raise
+            raise self._setup_timed_out("initialize", exc) from None
         if result.protocol_version not in LEGACY_VERSIONS:
             raise MCPError(
                 INVALID_REQUEST,
@@ -310,6 +359,7 @@ class Client:
             result.protocol_version, result.server_info, result.capabilities, result.instructions
         )
         self.session.server = result
+        self.session.server_info = result.server_info
         await self.session.send_notification("notifications/initialized")
         if self.log_level is not None and result.capabilities.logging is not None:
             await self.set_logging_level(self.log_level)
@@ -361,8 +411,15 @@ class Client:
             except ValueError as exc:
                 logger.warning("left out tool %r: %s", tool.name, exc)
                 continue
+            self._unknown_tools.discard(tool.name)
             kept.append(tool)
         return result.model_copy(update={"tools": kept})
+
+    def _forget_tools(self) -> None:
+        """The tool list changed: what was learned from the old one no longer holds."""
+        self._header_parameters = None
+        self._unknown_tools.clear()
+        self._tools_generation += 1
 
     def _mirrors_parameters(self) -> bool:
         return self.session.modern_version is not None and bool(
@@ -375,9 +432,16 @@ class Client:
         """The ``Mcp-Param-*`` headers of a call (listing the tools first if needed)."""
         if not self._mirrors_parameters():
             return None
-        if self._header_parameters is None or name not in self._header_parameters:
+        known = self._header_parameters
+        if (known is None or name not in known) and name not in self._unknown_tools:
+            generation = self._tools_generation
             await self.list_all_tools()
-        designated = (self._header_parameters or {}).get(name)
+            known = self._header_parameters
+            if generation == self._tools_generation and (known is None or name not in known):
+                if len(self._unknown_tools) >= _MAX_UNKNOWN_TOOLS:
+                    self._unknown_tools.clear()
+                self._unknown_tools.add(name)
+        designated = (known or {}).get(name)
         return parameter_headers(designated, arguments) if designated else None
 
     async def list_all_tools(self) -> list[Tool]:
@@ -444,8 +508,8 @@ class Client:
         headers = await self._parameter_headers(name, arguments)
         raw = await self.session.request_raw("tools/call", params, transport_context=headers)
         if raw.get("resultType") == "input_required":
-            return InputRequiredResult.model_validate(raw)
-        return CallToolResult.model_validate(raw)
+            return self.session.input_required("tools/call", raw)
+        return self.session.complete_result("tools/call", raw, CallToolResult)
 
     async def answer_input_requests(self, result: InputRequiredResult) -> dict[str, Any]:
         """Answer an ``InputRequiredResult``'s requests through the callbacks."""
@@ -466,7 +530,7 @@ class Client:
             raw = await self.session.request_raw(
                 method, params, timeout=timeout, on_progress=on_progress
             )
-            return complete_result(method, raw, result_type)
+            return self.session.complete_result(method, raw, result_type)
         return await self.session.request_with_input(
             method,
             params,

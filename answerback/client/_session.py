@@ -12,6 +12,7 @@ from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar, cast
 
 import anyio
+import pydantic
 from pydantic import BaseModel, TypeAdapter
 
 from answerback.client._callbacks import (
@@ -31,7 +32,7 @@ from answerback.jsonrpc import (
     ProgressCallback,
     RequestId,
 )
-from answerback.jsonrpc._endpoint import as_object
+from answerback.jsonrpc._endpoint import as_object, error_from_exception
 from answerback.types import (
     META_CLIENT_CAPABILITIES,
     META_CLIENT_INFO,
@@ -58,7 +59,7 @@ from answerback.types import (
     MethodNotFoundError,
     ServerNotification,
 )
-from answerback.types._errors import INTERNAL_ERROR, INVALID_REQUEST
+from answerback.types._errors import INTERNAL_ERROR
 from answerback.types._methods import parse_as
 from answerback.types._sampling_rules import check_tool_balance
 
@@ -84,6 +85,7 @@ class ClientSession:
         read_timeout_seconds: float | None = None,
         client_info: Implementation,
         log_level: LoggingLevel | None = None,
+        max_input_requests: int = 32,
     ) -> None:
         self.capabilities = capabilities
         self.client_info = client_info
@@ -94,9 +96,15 @@ class ClientSession:
         self._logging_callback = logging_callback
         self._message_handler = message_handler
         self.read_timeout_seconds = read_timeout_seconds
+        self.max_input_requests = max_input_requests
+        """The most questions one 2026-07-28 round may ask; a server asking more is refused."""
         self._endpoint: Endpoint | None = None
         self.server: InitializeResult | None = None
-        """What the server said about itself when the connection was set up."""
+        """What the server said about itself in ``initialize`` (legacy era)."""
+        self.server_info: Implementation | None = None
+        """Who the server is (either era), to name it in errors; set by ``Client``."""
+        self.on_tools_changed: Callable[[], None] | None = None
+        """Called when the server says its tool list changed (set by ``Client``)."""
         self.on_session_expired: Callable[[], Awaitable[None]] | None = None
         """Sets the session up again after the server forgot it (set by ``Client``)."""
         self.modern_version: str | None = None
@@ -184,7 +192,53 @@ class ClientSession:
         raw = await self.request_raw(
             method, wire, timeout=timeout, cancellable=cancellable, on_progress=on_progress
         )
-        return complete_result(method, raw, result_type)
+        return self.complete_result(method, raw, result_type)
+
+    # -- reading results -------------------------------------------------------------
+
+    def parse_result(self, method: str, raw: JSONObject, result_type: type[ResultT]) -> ResultT:
+        """``raw`` as ``result_type``; a result that breaks the schema is the server's
+        bug, reported as ``InvalidServerResultError`` naming the server and the problems."""
+        try:
+            return result_type.model_validate(raw)
+        except pydantic.ValidationError as exc:
+            raise InvalidServerResultError.from_validation(
+                self.server_info, method, result_type, exc
+            ) from None
+
+    def complete_result(self, method: str, raw: JSONObject, result_type: type[ResultT]) -> ResultT:
+        """Parse a final result; anything but a complete one is the server's mistake."""
+        result_type_field = raw.get("resultType", "complete")
+        if result_type_field != "complete":
+            raise InvalidServerResultError(
+                f"{describe_server(self.server_info)} answered {method!r} with resultType "
+                f"{result_type_field!r}, which this request does not allow.",
+                {"method": method, "resultType": result_type_field},
+            )
+        return self.parse_result(method, raw, result_type)
+
+    def input_required(self, method: str, raw: JSONObject) -> InputRequiredResult:
+        """An ``InputRequiredResult``, refused if it breaks the rules: the specification
+        requires questions or state (or there is nothing to retry with), and a server
+        may not bury the user in more questions than ``max_input_requests``."""
+        needed = self.parse_result(method, raw, InputRequiredResult)
+        server = describe_server(self.server_info)
+        if not needed.input_requests and needed.request_state is None:
+            raise InvalidServerResultError(
+                f"{server} answered {method!r} with an InputRequiredResult holding neither "
+                "inputRequests nor requestState; the specification requires at least one, "
+                "so there is nothing to retry with. Report it to the server's authors.",
+                {"method": method},
+            )
+        asked = len(needed.input_requests or {})
+        if asked > self.max_input_requests:
+            raise InvalidServerResultError(
+                f"{server} asked {asked} questions in one round of {method!r}; this client "
+                f"answers at most {self.max_input_requests} at once. Raise "
+                "Client(max_input_requests=...) if the server legitimately needs more.",
+                {"method": method, "inputRequests": asked},
+            )
+        return needed
 
     async def request_with_input(
         self,
@@ -211,8 +265,8 @@ class ClientSession:
                 transport_context=transport_context,
             )
             if raw.get("resultType") != "input_required":
-                return complete_result(method, raw, result_type)
-            needed = InputRequiredResult.model_validate(raw)
+                return self.complete_result(method, raw, result_type)
+            needed = self.input_required(method, raw)
             attempt = dict(params)
             if needed.input_requests:
                 attempt["inputResponses"] = await self.answer_input_requests(needed.input_requests)
@@ -232,7 +286,10 @@ class ClientSession:
     async def answer_input_requests(self, input_requests: InputRequests) -> JSONObject:
         """Answer a round's input requests through the callbacks, keyed as asked.
 
-        A callback's ``ErrorData`` refuses the whole request, as on the legacy path.
+        A callback's ``ErrorData`` refuses the whole request, and a callback that raises
+        or returns the wrong type fails it with the internal error the legacy path would
+        have sent the server (the original exception is chained): the call fails the
+        same way in both eras.
         """
         responses: JSONObject = {}
         for key, input_request in input_requests.items():
@@ -240,7 +297,12 @@ class ClientSession:
             params = as_object(wire.get("params"))
             meta = as_object(params.get("_meta")) if params is not None else None
             context = ClientRequestContext(self, key, meta)
-            answer = await self._answer(context, input_request.method, params)
+            try:
+                answer = await self._answer(context, input_request.method, params)
+            except MCPError:
+                raise
+            except Exception as exc:
+                raise MCPError.from_error_data(error_from_exception(exc)) from exc
             if isinstance(answer, ErrorData):
                 raise MCPError.from_error_data(answer)
             responses[key] = answer.model_dump(mode="json", by_alias=True, exclude_none=True)
@@ -314,8 +376,11 @@ class ClientSession:
         """Route a server notification to its callback, or else to ``message_handler``.
 
         Notifications of a ``listen()`` stream go to that stream only; its
-        acknowledgement is consumed there.
+        acknowledgement is consumed there. A tool list change, on the session or on a
+        stream, first makes the client forget what it learned from the old list.
         """
+        if method == "notifications/tools/list_changed" and self.on_tools_changed is not None:
+            self.on_tools_changed()
         meta = as_object((params or {}).get("_meta"))
         subscription = meta.get("io.modelcontextprotocol/subscriptionId") if meta else None
         listener = self.listeners.get(subscription) if isinstance(subscription, str | int) else None
@@ -375,16 +440,55 @@ class InputRequiredRoundsExceededError(MCPError):
         super().__init__(INTERNAL_ERROR, message)
 
 
-def complete_result(method: str, raw: JSONObject, result_type: type[ResultT]) -> ResultT:
-    """Parse a final result; anything but a complete one is the server's mistake."""
-    result_type_field = raw.get("resultType", "complete")
-    if result_type_field != "complete":
-        raise MCPError(
-            INVALID_REQUEST,
-            f"The server answered {method!r} with resultType {result_type_field!r}, which "
-            "this request does not allow.",
+_PROBLEMS_SHOWN = 3
+
+
+class InvalidServerResultError(MCPError):
+    """The server answered with a result that breaks the MCP schema (a server bug).
+
+    The message names the server, the method and the first problems; ``data`` holds
+    them all (``server``, ``method``, ``problems``).
+    """
+
+    def __init__(self, message: str, data: Any = None) -> None:
+        super().__init__(INTERNAL_ERROR, message, data)
+
+    @classmethod
+    def from_validation(
+        cls,
+        server: Implementation | None,
+        method: str,
+        result_type: type[BaseModel],
+        exc: pydantic.ValidationError,
+    ) -> InvalidServerResultError:
+        problems = [_problem(error) for error in exc.errors(include_url=False)]
+        shown = "; ".join(problems[:_PROBLEMS_SHOWN])
+        if len(problems) > _PROBLEMS_SHOWN:
+            shown += f"; and {len(problems) - _PROBLEMS_SHOWN} more"
+        return cls(
+            f"{describe_server(server)} sent an invalid {result_type.__name__} for {method!r}: "
+            f"{shown}. The server breaks the MCP schema; report it to its authors.",
+            {
+                "server": server.to_wire() if server is not None else None,
+                "method": method,
+                "problems": problems,
+            },
         )
-    return result_type.model_validate(raw)
+
+
+def describe_server(server: Implementation | None) -> str:
+    """How errors name a server: ``The server 'Library' 1.0``, or just ``The server``."""
+    if server is None:
+        return "The server"
+    return f"The server {server.name!r} {server.version}"
+
+
+def _problem(error: Any) -> str:
+    where = ".".join(str(part) for part in error["loc"]) or "result"
+    got = repr(error.get("input"))
+    if len(got) > 40:
+        got = got[:37] + "..."
+    return f"{where}: {error['msg']} (got {got})"
 
 
 def _session_expired(exc: ConnectionClosedError) -> bool:

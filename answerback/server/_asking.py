@@ -5,19 +5,30 @@ A tool author writes ``await ctx.elicit(...)`` once. On a legacy connection the
 request the ``ReplayAsker`` answers from what the client already supplied; the first
 question without an answer stops the tool (``InputNeeded``), the server returns an
 ``InputRequiredResult`` for it, and the client's retry runs the tool again from the
-start, this time with that answer recorded. Questions are keyed by their position and a
-digest of their content, so a tool that asks something different on a retry is asked
-anew rather than handed a stale answer.
+start, this time with that answer recorded.
+
+Questions are keyed by a digest of their content and how many times the same question
+was asked before in this run, never by their place among other questions: concurrent
+tasks of one tool may ask in a different order on the next run (trio even shuffles its
+run queue on purpose), and each must still find its own answer. A tool that asks
+something different on a retry is asked anew rather than handed a stale answer.
+
+Re-running also repeats the notifications (log messages, progress) sent before the
+question; ``AlreadySent`` keys them the same way so each reaches the client once.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Callable
-from typing import Any, Protocol
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
+from typing import Any, Protocol, cast
+
+import anyio
 
 from answerback.jsonrpc import IncomingRequest, JSONObject
+from answerback.types import MCPError
 
 _SHORT_NAMES = {
     "elicitation/create": "elicit",
@@ -25,19 +36,18 @@ _SHORT_NAMES = {
     "roots/list": "roots",
 }
 
+MAX_REMEMBERED_NOTIFICATIONS = 4096
+"""How many distinct notifications a request's state remembers as sent; past this a
+tool's further notifications are sent again on each round (the state stays small)."""
 
-class InputNeeded(BaseException):
-    """Raised inside a tool on a 2026-07-28 request when it asks a new question.
 
-    It derives from ``BaseException`` so that a tool's own ``except Exception`` cannot
-    swallow it; the server turns it into an ``InputRequiredResult``.
-    """
+@dataclass(frozen=True, slots=True)
+class Question:
+    """One question a tool asked on a 2026-07-28 request and had no answer for."""
 
-    def __init__(self, key: str, method: str, params: JSONObject | None) -> None:
-        super().__init__(key)
-        self.key = key
-        self.method = method
-        self.params = params
+    key: str
+    method: str
+    params: JSONObject | None
 
     @property
     def input_request(self) -> JSONObject:
@@ -45,6 +55,62 @@ class InputNeeded(BaseException):
         if self.params is not None:
             request["params"] = self.params
         return request
+
+
+class InputNeeded(BaseException):
+    """Raised inside a tool on a 2026-07-28 request when it asks a new question.
+
+    It derives from ``BaseException`` so that a tool's own ``except Exception`` cannot
+    swallow it; the server turns it into an ``InputRequiredResult``. It holds several
+    questions when concurrent tasks of one tool each asked one (see ``settle``).
+    """
+
+    def __init__(self, questions: Sequence[Question]) -> None:
+        super().__init__(", ".join(question.key for question in questions))
+        self.questions = tuple(questions)
+
+
+def settle(raised: BaseException) -> BaseException:
+    """What a tool, prompt or resource really raised, with exception groups taken apart.
+
+    A tool that runs a task group wraps whatever its tasks raise in a group. Inside it,
+    cancellations are only the group's siblings being stopped and are dropped. What is
+    left decides: questions only give one ``InputNeeded`` holding all of them (so
+    concurrent questions are answered in a single round); a failure wins over questions
+    (re-running would meet it again); a single failure is returned as itself; several
+    give the first ``MCPError`` among them, or else an ``ExceptionGroup`` of them.
+    Anything else (a bare cancellation, ``KeyboardInterrupt``) comes back unchanged.
+    """
+    if not isinstance(raised, BaseExceptionGroup):
+        return raised
+    group = cast(BaseExceptionGroup[BaseException], raised)
+    cancelled = anyio.get_cancelled_exc_class()
+    questions: list[Question] = []
+    failures: list[BaseException] = []
+    for leaf in _leaves(group):
+        if isinstance(leaf, InputNeeded):
+            questions.extend(leaf.questions)
+        elif not isinstance(leaf, cancelled):
+            failures.append(leaf)
+    if not failures:
+        return InputNeeded(questions) if questions else group
+    if len(failures) == 1:
+        return failures[0]
+    errors = [failure for failure in failures if isinstance(failure, Exception)]
+    if len(errors) < len(failures):
+        return group
+    protocol_errors = [error for error in errors if isinstance(error, MCPError)]
+    if protocol_errors:
+        return protocol_errors[0]
+    return ExceptionGroup("; ".join(str(error) or type(error).__name__ for error in errors), errors)
+
+
+def _leaves(group: BaseExceptionGroup[BaseException]) -> Iterator[BaseException]:
+    for member in group.exceptions:
+        if isinstance(member, BaseExceptionGroup):
+            yield from _leaves(cast(BaseExceptionGroup[BaseException], member))
+        else:
+            yield member
 
 
 class Asker(Protocol):
@@ -77,22 +143,61 @@ class ReplayAsker:
 
     def __init__(self, answers: dict[str, JSONObject]) -> None:
         self._answers = answers
-        self._position = 0
+        self._occurrences = _Occurrences()
 
     async def ask(
         self, method: str, params: JSONObject | None, permitted: Callable[[], None]
     ) -> JSONObject:
-        key = question_key(self._position, method, params)
-        self._position += 1
+        digest = content_digest(method, params)
+        key = f"{_SHORT_NAMES.get(method, 'ask')}-{self._occurrences.next(digest)}-{digest}"
         answer = self._answers.get(key)
         if answer is None:
             permitted()
-            raise InputNeeded(key, method, params)
+            raise InputNeeded([Question(key, method, params)])
         return answer
 
 
-def question_key(position: int, method: str, params: Any) -> str:
-    """A stable key for the question asked at ``position`` with this content."""
+class AlreadySent:
+    """2026-07-28: the notifications earlier rounds of this request already sent.
+
+    Keyed like questions (content digest and occurrence), so the record is exact when a
+    tool's tasks interleave differently, and it travels in the sealed state, so any
+    server instance sharing the sealing key continues it.
+    """
+
+    def __init__(self, earlier: dict[str, int]) -> None:
+        self._earlier = earlier
+        self._occurrences = _Occurrences()
+
+    def is_repeat(self, method: str, params: JSONObject) -> bool:
+        """Count this notification; whether an earlier round already sent it."""
+        digest = content_digest(method, params)
+        return self._occurrences.next(digest) < self._earlier.get(digest, 0)
+
+    def record(self) -> dict[str, int]:
+        """What the next round's state carries: the most of each ever sent."""
+        merged = dict(self._earlier)
+        for digest, count in self._occurrences.counts.items():
+            if digest in merged:
+                merged[digest] = max(merged[digest], count)
+            elif len(merged) < MAX_REMEMBERED_NOTIFICATIONS:
+                merged[digest] = count
+        return merged
+
+
+class _Occurrences:
+    """How many times each digest has come up so far in this run."""
+
+    def __init__(self) -> None:
+        self.counts: dict[str, int] = {}
+
+    def next(self, digest: str) -> int:
+        seen = self.counts.get(digest, 0)
+        self.counts[digest] = seen + 1
+        return seen
+
+
+def content_digest(method: str, params: Any) -> str:
+    """A short stable digest of a message's method and params."""
     canonical = json.dumps(params, sort_keys=True, separators=(",", ":"), default=str)
-    digest = hashlib.sha256(f"{method}\n{canonical}".encode()).hexdigest()[:10]
-    return f"{_SHORT_NAMES.get(method, 'ask')}-{position}-{digest}"
+    return hashlib.sha256(f"{method}\n{canonical}".encode()).hexdigest()[:12]

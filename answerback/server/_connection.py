@@ -16,10 +16,11 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import anyio
 import pydantic
+import pydantic_core
 
 from answerback.jsonrpc import Envelope, IncomingRequest, JSONObject
 from answerback.jsonrpc._endpoint import as_object
-from answerback.server._asking import InputNeeded, LiveAsker, ReplayAsker
+from answerback.server._asking import AlreadySent, InputNeeded, LiveAsker, ReplayAsker, settle
 from answerback.server._context import Context
 from answerback.server._request_state import PREFIX as STATE_PREFIX
 from answerback.server._request_state import StateSeal
@@ -121,6 +122,13 @@ class Connection:
     # -- lifecycle and discovery -----------------------------------------------------
 
     async def initialize(self, client: ClientState | None, request: IncomingRequest) -> JSONObject:
+        if self.legacy_client is not None:
+            # Renegotiating mid-session would change the rules under requests in flight.
+            raise MCPError(
+                INVALID_REQUEST,
+                "Invalid request: already initialized. A connection is initialized once; "
+                "to start over, open a new connection (over HTTP, a new session).",
+            )
         params = InitializeRequestParams.model_validate(request.params or {})
         requested = params.protocol_version
         version = requested if requested in LEGACY_VERSIONS else LATEST_LEGACY_VERSION
@@ -175,13 +183,19 @@ class Connection:
         async def run(context: Context) -> JSONObject:
             try:
                 result = await tool.call(arguments, context)
-            except MCPError:
-                raise
-            except Exception as exc:  # the model sees the failure; the client gets a result
-                logger.warning("tool %r failed: %s", tool.definition.name, exc, exc_info=True)
-                result = tool_error_result(exc)
+            except BaseException as raised:
+                failure = settle(raised)
+                if isinstance(failure, MCPError) or not isinstance(failure, Exception):
+                    if failure is raised:
+                        raise
+                    raise failure from None
+                # The model sees the failure; the client gets a result.
+                logger.warning(
+                    "tool %r failed: %s", tool.definition.name, failure, exc_info=failure
+                )
+                result = tool_error_result(failure)
             if isinstance(result, InputRequiredResult):
-                return _only_modern(client, result).to_wire()
+                return self._hand_made(client, context, result, f"Tool {params.name!r}")
             if not has_feature(client.protocol_version, "structured_content"):
                 result.pop("structuredContent", None)
             return result
@@ -211,7 +225,10 @@ class Connection:
         arguments = params.arguments or {}
 
         async def run(context: Context) -> JSONObject:
-            return _only_modern(client, await prompt.render(arguments, context)).to_wire()
+            rendered = await prompt.render(arguments, context)
+            if isinstance(rendered, InputRequiredResult):
+                return self._hand_made(client, context, rendered, f"Prompt {params.name!r}")
+            return rendered.to_wire()
 
         return await self._with_questions(
             client, request, "prompts/get", params.name, arguments, params.request_state, run
@@ -249,7 +266,7 @@ class Connection:
         async def run(context: Context) -> JSONObject:
             contents = await resource.read(params.uri, arguments, context)
             if isinstance(contents, InputRequiredResult):
-                return _only_modern(client, contents).to_wire()
+                return self._hand_made(client, context, contents, f"Resource {params.uri!r}")
             return self._cacheable(client, ReadResourceResult(contents=contents))
 
         return await self._with_questions(
@@ -311,10 +328,21 @@ class Connection:
 
         Legacy: questions are live requests. 2026-07-28: answers so far come from the
         sealed ``requestState`` plus this retry's ``inputResponses``; the first new
-        question ends the attempt with an ``InputRequiredResult``.
+        question ends the attempt with an ``InputRequiredResult`` (holding every
+        question its concurrent tasks asked, up to ``max_input_requests``). Exception
+        groups from a task group inside the tool are taken apart (``settle``), so a
+        question asked in a task still ends the round, in either era.
         """
         if not client.modern:
-            return await run(Context(ServerSession(client, request, LiveAsker(request)), request))
+            try:
+                return await run(
+                    Context(ServerSession(client, request, LiveAsker(request)), request)
+                )
+            except BaseExceptionGroup as raised:
+                failure = settle(raised)
+                if failure is raised:
+                    raise
+                raise failure from None
         seal = StateSeal(self.server._sealer, method, name, arguments)
         given: object = (request.params or {}).get("inputResponses")
         raw_responses = as_object(given)
@@ -323,9 +351,10 @@ class Connection:
                 "Invalid params: inputResponses must be an object of answers keyed as the "
                 "input requests were."
             )
-        answers = _recorded_answers(seal, request_state, raw_responses)
+        answers, sent = _recorded_state(seal, request_state, raw_responses)
+        already_sent = AlreadySent(sent)
         context = Context(
-            ServerSession(client, request, ReplayAsker(answers)),
+            ServerSession(client, request, ReplayAsker(answers), already_sent),
             request,
             input_responses=raw_responses,
             request_state=request_state,
@@ -333,14 +362,69 @@ class Connection:
         )
         try:
             return await run(context)
-        except InputNeeded as needed:
-            state = {"answers": answers, "asked": {needed.key: needed.method}}
-            return InputRequiredResult.model_validate(
-                {
-                    "inputRequests": {needed.key: needed.input_request},
-                    "requestState": seal.seal(state),
-                }
-            ).to_wire()
+        except BaseException as raised:
+            needed = settle(raised)
+            if not isinstance(needed, InputNeeded):
+                if needed is raised:
+                    raise
+                raise needed from None
+        # The rest are asked again on the next round (their answers are not recorded).
+        questions = needed.questions[: self.server.max_input_requests]
+        state = {
+            "answers": answers,
+            "asked": {question.key: question.method for question in questions},
+            "sent": already_sent.record(),
+        }
+        return InputRequiredResult.model_validate(
+            {
+                "inputRequests": {question.key: question.input_request for question in questions},
+                "requestState": seal.seal(state),
+            }
+        ).to_wire()
+
+    def _hand_made(
+        self, client: ClientState, context: Context, result: InputRequiredResult, what: str
+    ) -> JSONObject:
+        """A tool's own ``InputRequiredResult``, checked before it goes out: only to a
+        2026-07-28 client, well formed, not too many questions, and only questions the
+        client declared it can answer (the specification's rules for servers)."""
+        if not client.modern:
+            raise MCPError(
+                INTERNAL_ERROR,
+                f"{what} returned an InputRequiredResult, which a {client.protocol_version} "
+                "client cannot receive. Ask with ctx.elicit (and friends), which work in both "
+                "protocol generations.",
+            )
+        try:
+            wire = result.model_dump(mode="json", by_alias=True, exclude_none=True, warnings=False)
+            checked = InputRequiredResult.model_validate(wire)
+        except (pydantic.ValidationError, pydantic_core.PydanticSerializationError) as exc:
+            raise MCPError(
+                INTERNAL_ERROR,
+                f"{what} returned a malformed InputRequiredResult ({_first_problem(exc)}). "
+                "Build its input requests from ElicitRequest, CreateMessageRequest or "
+                "ListRootsRequest models.",
+            ) from None
+        questions = checked.input_requests or {}
+        if not questions and checked.request_state is None:
+            raise MCPError(
+                INTERNAL_ERROR,
+                f"{what} returned an InputRequiredResult with neither inputRequests nor "
+                "requestState; it must carry at least one (a requestState alone asks the "
+                "client to retry later).",
+            )
+        limit = self.server.max_input_requests
+        if len(questions) > limit:
+            raise MCPError(
+                INTERNAL_ERROR,
+                f"{what} returned an InputRequiredResult with {len(questions)} input requests; "
+                f"the limit is {limit}. Ask fewer questions per round, or raise "
+                "MCPServer(max_input_requests=...).",
+            )
+        for question in questions.values():
+            question_wire = question.model_dump(mode="json", by_alias=True, exclude_none=True)
+            context.session.check_may_ask(question.method, as_object(question_wire.get("params")))
+        return checked.to_wire()
 
     def _page(
         self, items: Sequence[ItemT], request: IncomingRequest
@@ -399,16 +483,14 @@ _MODERN: dict[str, Handler] = {
 _PRE_INIT = frozenset({"initialize", "ping"})
 
 
-ResultT = TypeVar("ResultT")
-
-
-def _recorded_answers(
+def _recorded_state(
     seal: StateSeal, request_state: str | None, input_responses: JSONObject | None
-) -> dict[str, JSONObject]:
+) -> tuple[dict[str, JSONObject], dict[str, int]]:
     """The answers so far: those sealed in the state plus this retry's responses to the
-    questions the state says were asked. Unasked keys are ignored (as the spec says)."""
+    questions the state says were asked (unasked keys are ignored, as the spec says);
+    and the notifications earlier rounds sent."""
     if request_state is None or not request_state.startswith(STATE_PREFIX):
-        return {}
+        return {}, {}
     state = seal.open(request_state)
     answers: dict[str, JSONObject] = dict(state.get("answers") or {})
     asked: dict[str, str] = state.get("asked") or {}
@@ -416,19 +498,16 @@ def _recorded_answers(
         response = (input_responses or {}).get(key)
         if response is not None:
             answers[key] = _check_input_response(key, method, response)
-    return answers
+    sent: dict[str, int] = state.get("sent") or {}
+    return answers, sent
 
 
-def _only_modern(client: ClientState, result: ResultT) -> ResultT:
-    """A hand-made ``InputRequiredResult`` cannot go to a legacy client: say so clearly."""
-    if isinstance(result, InputRequiredResult) and not client.modern:
-        raise MCPError(
-            INTERNAL_ERROR,
-            f"The server returned an InputRequiredResult, which a {client.protocol_version} "
-            "client cannot receive. Ask with ctx.elicit (and friends), which work in both "
-            "protocol generations.",
-        )
-    return result
+def _first_problem(exc: Exception) -> str:
+    if isinstance(exc, pydantic.ValidationError):
+        error = exc.errors(include_url=False)[0]
+        where = ".".join(str(part) for part in error["loc"])
+        return f"{where}: {error['msg']}" if where else error["msg"]
+    return str(exc)
 
 
 def _modern_client(meta: JSONObject) -> ClientState:

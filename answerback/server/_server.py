@@ -77,12 +77,19 @@ class MCPServer:
         cache_ttl_ms: int = 0,
         cache_scope: Literal["public", "private"] = "private",
         page_size: int | None = None,
+        max_input_requests: int = 32,
     ) -> None:
         """``state_keys`` seal 2026-07-28 ``requestState`` (32 random bytes each; the
         first seals, all open). Give every instance of a scaled-out server the same keys;
         by default each process makes its own. ``cache_ttl_ms``/``cache_scope`` are the
         caching hints on 2026-07-28 lists ("private": per user, the safe default).
-        ``page_size`` splits lists into pages (``None``: one page)."""
+        ``page_size`` splits lists into pages (``None``: one page).
+        ``max_input_requests`` caps the questions in one 2026-07-28 round: a tool's own
+        ``InputRequiredResult`` with more is refused, and questions that concurrent tasks
+        ask beyond it wait for the next round."""
+        if max_input_requests < 1:
+            raise ValueError("max_input_requests must be at least 1.")
+        self.max_input_requests = max_input_requests
         self.cache_ttl_ms = cache_ttl_ms
         self.cache_scope: Literal["public", "private"] = cache_scope
         self.name = name

@@ -14,8 +14,8 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel
 
-from answerback.jsonrpc import IncomingRequest
-from answerback.server._asking import Asker
+from answerback.jsonrpc import IncomingRequest, JSONObject
+from answerback.server._asking import AlreadySent, Asker
 from answerback.types import (
     ClientCapabilities,
     CreateMessageRequestParams,
@@ -62,10 +62,18 @@ class ClientState:
 class ServerSession:
     """The client as seen from inside one request: what it declared, and how to ask it."""
 
-    def __init__(self, client: ClientState, request: IncomingRequest, asker: Asker) -> None:
+    def __init__(
+        self,
+        client: ClientState,
+        request: IncomingRequest,
+        asker: Asker,
+        already_sent: AlreadySent | None = None,
+    ) -> None:
         self._client = client
         self._request = request
         self._asker = asker
+        self._already_sent = already_sent
+        """2026-07-28: what earlier rounds sent, so a re-run does not send it again."""
 
     @property
     def protocol_version(self) -> str:
@@ -127,16 +135,6 @@ class ServerSession:
         """
         check_tool_balance(messages)
         with_tools = tools is not None or tool_choice is not None
-
-        def may_sample() -> None:
-            sampling = self._client.capabilities.sampling
-            if sampling is None:
-                raise self._not_supported("Sampling", "sampling")
-            if with_tools:
-                if sampling.tools is None:
-                    raise self._not_supported("Sampling with tools", "sampling.tools")
-                self._require("sampling_tools", "Sampling with tools")
-
         params = CreateMessageRequestParams(
             messages=messages,
             max_tokens=max_tokens,
@@ -148,7 +146,21 @@ class ServerSession:
             tools=tools,
             tool_choice=tool_choice,
         )
-        return await self._ask("sampling/createMessage", params, CreateMessageResult, may_sample)
+        return await self._ask(
+            "sampling/createMessage",
+            params,
+            CreateMessageResult,
+            lambda: self._may_sample(with_tools=with_tools),
+        )
+
+    def _may_sample(self, *, with_tools: bool) -> None:
+        sampling = self._client.capabilities.sampling
+        if sampling is None:
+            raise self._not_supported("Sampling", "sampling")
+        if with_tools:
+            if sampling.tools is None:
+                raise self._not_supported("Sampling with tools", "sampling.tools")
+            self._require("sampling_tools", "Sampling with tools")
 
     async def list_roots(self) -> ListRootsResult:
         """Ask which directories (roots) the client lets the server work in."""
@@ -157,6 +169,20 @@ class ServerSession:
     def _may_list_roots(self) -> None:
         if self._client.capabilities.roots is None:
             raise self._not_supported("List roots", "roots")
+
+    def check_may_ask(self, method: str, params: JSONObject | None) -> None:
+        """Refuse, as ``ctx.elicit`` and friends would, a question the client did not
+        declare it can answer (used on ``InputRequiredResult``s a tool builds by hand)."""
+        params = params or {}
+        if method == "elicitation/create":
+            if params.get("mode") == "url":
+                self._may_elicit_url()
+            else:
+                self._may_elicit_form()
+        elif method == "sampling/createMessage":
+            self._may_sample(with_tools="tools" in params or "toolChoice" in params)
+        elif method == "roots/list":
+            self._may_list_roots()
 
     def _require(self, feature: Feature, what: str) -> None:
         """Refuse features the negotiated protocol version does not have."""
@@ -217,12 +243,22 @@ class ServerSession:
             return
         if threshold is not None and LOG_LEVELS.index(level) < LOG_LEVELS.index(threshold):
             return
-        params = LoggingMessageNotificationParams(level=level, data=data, logger=logger)
-        await self._request.notify("notifications/message", params.to_wire())
+        params = LoggingMessageNotificationParams(level=level, data=data, logger=logger).to_wire()
+        if self._already_sent is not None and self._already_sent.is_repeat(
+            "notifications/message", params
+        ):
+            return
+        await self._request.notify("notifications/message", params)
 
     async def send_progress(
         self, progress: float, total: float | None = None, message: str | None = None
     ) -> None:
+        """Report progress, if the client asked for it with a progress token."""
+        if self._already_sent is not None and self._request.progress_token is not None:
+            # The token changes every round (each round is a new request): leave it out.
+            report = {"progress": progress, "total": total, "message": message}
+            if self._already_sent.is_repeat("notifications/progress", report):
+                return
         await self._request.send_progress(progress, total, message)
 
 

@@ -169,12 +169,10 @@ class RawEvent:
 async def read_events(response: httpx2.Response) -> AsyncGenerator[RawEvent, None]:
     """The events of an SSE response, as they arrive."""
     parser = EventParser()
-    async for line in response.aiter_lines():
-        event = parser.feed(line.rstrip("\r"))
-        if event is None:
-            continue
-        message = json.loads(event.data) if event.data.strip() else None
-        yield RawEvent(event.event_id, event.retry_ms, message)
+    async for chunk in response.aiter_bytes():
+        for event in parser.feed(chunk):
+            message = json.loads(event.data) if event.data.strip() else None
+            yield RawEvent(event.event_id, event.retry_ms, message)
 
 
 async def first_result(response: httpx2.Response) -> dict[str, Any]:

@@ -1,10 +1,46 @@
-"""Streamable HTTP: the client transport and the ASGI server application."""
+"""Streamable HTTP: the client transport and the ASGI server application.
+
+The server side needs starlette and uvicorn; a client-only program must not pay for
+them. So only the client is imported here, and the server names load on first use
+(PEP 562): ``from answerback.transports.http import StreamableHTTPApp`` still works.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
 
 from answerback.transports.http._client import StreamableHTTPTransport
-from answerback.transports.http._event_store import EventStore, InMemoryEventStore
-from answerback.transports.http._security import HostPolicy
-from answerback.transports.http._server import StreamableHTTPApp
-from answerback.transports.http._uvicorn import run_uvicorn, serve_uvicorn, uvicorn_server
+
+if TYPE_CHECKING:
+    from answerback.transports.http._event_store import EventStore, InMemoryEventStore
+    from answerback.transports.http._security import HostPolicy
+    from answerback.transports.http._server import StreamableHTTPApp
+    from answerback.transports.http._uvicorn import run_uvicorn, serve_uvicorn, uvicorn_server
+
+_LAZY = {
+    "EventStore": "_event_store",
+    "InMemoryEventStore": "_event_store",
+    "HostPolicy": "_security",
+    "StreamableHTTPApp": "_server",
+    "run_uvicorn": "_uvicorn",
+    "serve_uvicorn": "_uvicorn",
+    "uvicorn_server": "_uvicorn",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted([*globals(), *_LAZY])
+
 
 __all__ = [
     "EventStore",

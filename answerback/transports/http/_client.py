@@ -3,12 +3,21 @@
 Why httpx2: it is the maintained continuation of httpx (same API, current releases),
 async-native, and what the official SDK uses, so users can share one configured client.
 
-Every outgoing message is POSTed from its own task, so many requests are in flight at
-once and a server request arriving on one response stream is answered while others
-wait. SSE responses are read with no read timeout: a stream may be silent for as long
-as a person takes to fill in a form, and the JSON-RPC layer owns request timeouts. A
-stream that breaks before its answer arrived is resumed with ``Last-Event-ID`` after
-the server's ``retry`` delay.
+Two lanes, so nothing waits behind what it unblocks. Every request is POSTed from its
+own task, and its response (usually an SSE stream that lasts as long as the call, a
+person's answer included) holds a connection all that time; the GET stream holds one
+more. The answers to the server's questions, notifications and the closing DELETE are
+short POSTs, and each may be what a waiting stream needs in order to finish. So they
+travel on a lane of their own: with the clients answerback makes, a second connection
+pool that requests never use, while the request lane has no connection limit at all.
+
+Response streams have no read timeout: a stream may be silent for as long as a person
+takes to fill in a form, and the JSON-RPC layer owns request timeouts. A call that is
+cancelled or times out closes its stream at once (on 2026-07-28 that close *is* the
+cancellation). A stream that breaks before its answer arrived is resumed with
+``Last-Event-ID`` after the server's ``retry`` delay (capped), counted from the moment
+it broke. A failed POST fails only what it carried: its own request, or, for an answer
+or a notification, nothing but a log line.
 """
 
 from __future__ import annotations
@@ -17,17 +26,17 @@ import logging
 import math
 from collections.abc import AsyncGenerator, Mapping
 from contextlib import asynccontextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, cast
 
 import anyio
 import httpx2
-from anyio.abc import ObjectSendStream, TaskGroup
+from anyio.abc import ObjectReceiveStream, ObjectSendStream, TaskGroup
 
-from answerback.jsonrpc import Envelope, JSONObject
-from answerback.jsonrpc._endpoint import as_object
+from answerback.jsonrpc import Envelope, JSONObject, RequestId
+from answerback.jsonrpc._endpoint import CANCELLED, as_object, as_request_id
 from answerback.transports._base import StreamPair
-from answerback.transports._framing import decode, encode
+from answerback.transports._framing import UnencodableMessage, decode, encode, undeliverable
 from answerback.transports._headers import (
     METHOD_HEADER,
     NAME_HEADER,
@@ -36,23 +45,73 @@ from answerback.transports._headers import (
     encode_value,
     name_of,
 )
-from answerback.transports.http._sse import EventParser
+from answerback.transports.http._sse import EventParser, MessageTooLarge
 from answerback.types import META_PROTOCOL_VERSION
-from answerback.types._errors import CONNECTION_CLOSED, ConnectionClosedError
+from answerback.types._errors import CONNECTION_CLOSED
 from answerback.types._versions import is_modern
 
 logger = logging.getLogger("answerback.http")
 
-_MAX_RECONNECTS = 5
-_DEFAULT_RETRY_SECONDS = 1.0
 SESSION_EXPIRED = "session_expired"
+MAX_MESSAGE_BYTES = 64 * 1024 * 1024
+"""The largest message the client accepts (as the stdio transport does)."""
+MAX_RETRY_SECONDS = 30.0
+"""The longest reconnection delay obeyed, whatever ``retry`` the server asks for."""
+_DEFAULT_RETRY_SECONDS = 1.0
+_MAX_RECONNECTS = 5
+_MAX_REDIRECTS = 5
+_ANSWER_CONNECTIONS = 16
+_IDLE_CONNECTIONS = 100
+
+
+class _RedirectRefused(Exception):
+    """The server redirected somewhere the session must not follow."""
+
+
+@dataclass(frozen=True, slots=True)
+class _Lanes:
+    """The HTTP clients for long requests and for short answers (the same one when
+    the user gave it); ``own`` says answerback made them and must close them."""
+
+    requests: httpx2.AsyncClient
+    answers: httpx2.AsyncClient
+    own: bool
+
+
+@dataclass(slots=True)
+class _Call:
+    """A request in flight: closing its scope closes its response stream."""
+
+    request_id: RequestId
+    modern: bool
+    scope: anyio.CancelScope = field(default_factory=anyio.CancelScope)
+
+
+@dataclass(slots=True)
+class _Cursor:
+    """Where one request's SSE stream got to, for resuming it."""
+
+    parser: EventParser
+    ended_at: float = 0.0
+    """When the stream last ended (the reconnection delay counts from here)."""
 
 
 class StreamableHTTPTransport:
     """Connects a ``Client`` to an MCP server's streamable HTTP endpoint.
 
-    Pass ``http_client`` to control TLS, proxies, auth and timeouts (it is not closed
-    for you); ``headers`` are added to every request.
+    ``headers`` are added to every request. ``timeout`` bounds connecting, sending a
+    body and each short POST (answers, notifications, the closing DELETE); response
+    streams have no read timeout. A server's ``retry`` hint is obeyed up to
+    ``max_retry_seconds``; a message larger than ``max_message_bytes`` fails the call it
+    belongs to. Redirects are followed only when they are 307/308 to the same origin.
+
+    Pass ``http_client`` to control TLS, proxies, auth and event hooks. It is used as it
+    is for every request and is not closed for you. Its connection limit must exceed
+    the number of calls you run at once plus two (each call holds a connection, and so
+    does the GET stream, while the answers need free ones), or answers wait behind the
+    calls they would finish until its pool timeout fails them: create it with
+    ``limits=httpx2.Limits(max_connections=None)``. Without ``http_client`` answerback
+    makes its own pair of clients, which cannot run out.
     """
 
     mirrors_parameters = True
@@ -66,13 +125,18 @@ class StreamableHTTPTransport:
         headers: Mapping[str, str] | None = None,
         http_client: httpx2.AsyncClient | None = None,
         timeout: float = 30.0,
+        max_retry_seconds: float = MAX_RETRY_SECONDS,
+        max_message_bytes: int = MAX_MESSAGE_BYTES,
     ) -> None:
         self.url = url
         self.headers = dict(headers or {})
         self._http_client = http_client
         self.timeout = timeout
+        self.max_retry_seconds = max_retry_seconds
+        self.max_message_bytes = max_message_bytes
         self.session_id: str | None = None
         self.protocol_version: str | None = None
+        self._calls: dict[RequestId, _Call] = {}
 
     def __repr__(self) -> str:
         return f"StreamableHTTPTransport({self.url!r})"
@@ -81,27 +145,48 @@ class StreamableHTTPTransport:
     async def connect(self) -> AsyncGenerator[StreamPair, None]:
         incoming, incoming_read = anyio.create_memory_object_stream[Envelope | Exception](math.inf)
         outgoing, outgoing_read = anyio.create_memory_object_stream[Envelope](math.inf)
-        client = self._http_client or httpx2.AsyncClient(
-            timeout=httpx2.Timeout(self.timeout), follow_redirects=True
-        )
+        self._calls = {}
+        lanes = self._lanes()
         try:
             async with anyio.create_task_group() as tg:
-                tg.start_soon(self._post_loop, client, outgoing_read, incoming, tg)
+                tg.start_soon(self._post_loop, lanes, outgoing_read, incoming, tg)
                 try:
                     yield incoming_read, outgoing
                 finally:
                     outgoing.close()
                     with anyio.CancelScope(shield=True):
-                        await self._terminate(client)
+                        await self._terminate(lanes)
                     tg.cancel_scope.cancel()
         finally:
-            if self._http_client is None:
+            if lanes.own:
                 with anyio.CancelScope(shield=True):
-                    await client.aclose()
+                    await lanes.requests.aclose()
+                    await lanes.answers.aclose()
 
-    def _stream_timeout(self) -> httpx2.Timeout:
-        """No read timeout: a response stream may wait on a person for minutes."""
-        return httpx2.Timeout(self.timeout, read=None)
+    def _lanes(self) -> _Lanes:
+        if self._http_client is not None:
+            return _Lanes(self._http_client, self._http_client, own=False)
+        requests = httpx2.AsyncClient(
+            limits=httpx2.Limits(max_connections=None, max_keepalive_connections=_IDLE_CONNECTIONS),
+        )
+        answers = httpx2.AsyncClient(
+            limits=httpx2.Limits(
+                max_connections=_ANSWER_CONNECTIONS, max_keepalive_connections=_ANSWER_CONNECTIONS
+            ),
+        )
+        return _Lanes(requests, answers, own=True)
+
+    def _timeout(self, lanes: _Lanes, *, stream: bool) -> httpx2.Timeout:
+        """No read timeout on a stream (it may wait on a person for minutes). Our own
+        pools never make a request wait for ever: the request lane has no limit and every
+        answer POST ends within ``timeout``. A user's pool may be too small, and then its
+        pool timeout turns the wait into an error that says so."""
+        return httpx2.Timeout(
+            connect=self.timeout,
+            read=None if stream else self.timeout,
+            write=self.timeout,
+            pool=None if lanes.own else self.timeout,
+        )
 
     def _headers(self, *, accept: str = "application/json, text/event-stream") -> dict[str, str]:
         """Legacy-era headers: session and negotiated version once known (no body type:
@@ -113,30 +198,14 @@ class StreamableHTTPTransport:
             headers[VERSION_HEADER] = self.protocol_version
         return headers
 
-    async def _post_loop(
-        self,
-        client: httpx2.AsyncClient,
-        outgoing: anyio.abc.ObjectReceiveStream[Envelope],
-        incoming: ObjectSendStream[Envelope | Exception],
-        tg: TaskGroup,
-    ) -> None:
-        async with outgoing:
-            async for envelope in outgoing:
-                message = as_object(envelope.message) or {}
-                headers = self._headers_for(message, envelope.transport_context)
-                if message.get("method") == "initialize":
-                    # Later messages need the session id this answer brings: wait for it.
-                    await self._post(client, message, headers, incoming, tg)
-                else:
-                    tg.start_soon(self._post, client, message, headers, incoming, tg)
-
-    def _headers_for(self, message: JSONObject, extra: object) -> dict[str, str]:
-        """The headers of one POST. A 2026-07-28 message mirrors its version, method and
-        name (and the ``Mcp-Param-*`` the caller computed) and has no session."""
+    def _headers_for(self, message: JSONObject, extra: object) -> tuple[dict[str, str], bool]:
+        """The headers of one POST, and whether it is a 2026-07-28 message. Such a
+        message mirrors its version, method and name (and the ``Mcp-Param-*`` the caller
+        computed) and has no session."""
         params = as_object(message.get("params")) or {}
         version = (as_object(params.get("_meta")) or {}).get(META_PROTOCOL_VERSION)
         if not isinstance(version, str) or not is_modern(version):
-            return {**self._headers(), "content-type": "application/json"}
+            return {**self._headers(), "content-type": "application/json"}, False
         headers = {
             "accept": "application/json, text/event-stream",
             "content-type": "application/json",
@@ -148,81 +217,172 @@ class StreamableHTTPTransport:
             headers[NAME_HEADER] = encode_value(name)
         headers.update(cast(dict[str, str], as_object(extra) or {}))
         headers.update(self.headers)
-        return headers
+        return headers, True
 
-    async def _post(
+    async def _post_loop(
         self,
-        client: httpx2.AsyncClient,
-        message: JSONObject,
-        headers: dict[str, str],
+        lanes: _Lanes,
+        outgoing: ObjectReceiveStream[Envelope],
         incoming: ObjectSendStream[Envelope | Exception],
         tg: TaskGroup,
     ) -> None:
-        request_id = message.get("id") if "method" in message else None
-        body = encode(message)
-        cursor = _Cursor()
-        sent_session = self.session_id
-        try:
-            async with client.stream(
-                "POST",
-                self.url,
-                content=body,
-                headers=headers,
-                timeout=self._stream_timeout(),
-            ) as response:
-                if response.status_code == 202:
-                    return
-                if response.status_code == 404 and sent_session is not None:
-                    if request_id is None:
-                        # A notification or an answer: nothing waits for it, and the
-                        # connection is not lost. The next request meets the same 404
-                        # and the session is set up again then.
-                        logger.info(
-                            "session expired; dropped %s", message.get("method") or "an answer"
+        async with outgoing:
+            async for envelope in outgoing:
+                message = as_object(envelope.message) or {}
+                try:
+                    body = encode(envelope.message)
+                except UnencodableMessage as exc:
+                    await self._undeliverable(lanes, envelope.message, str(exc), incoming, tg)
+                    continue
+                headers, modern = self._headers_for(message, envelope.transport_context)
+                method = message.get("method")
+                request_id = as_request_id(message.get("id"))
+                if method is not None and request_id is not None:
+                    call = _Call(request_id, modern)
+                    self._calls[request_id] = call
+                    if method == "initialize":
+                        # Later messages need the session id this answer brings: wait for it.
+                        await self._request(lanes, message, body, headers, incoming, tg, call)
+                    else:
+                        tg.start_soon(
+                            self._request, lanes, message, body, headers, incoming, tg, call
                         )
+                elif method == CANCELLED:
+                    self._cancel(lanes, message, body, headers, tg)
+                else:
+                    tg.start_soon(self._deliver, lanes, message, body, headers)
+
+    def _cancel(
+        self,
+        lanes: _Lanes,
+        message: JSONObject,
+        body: bytes,
+        headers: dict[str, str],
+        tg: TaskGroup,
+    ) -> None:
+        """Stop a request we gave up on: close its stream, so its connection is free
+        again. On 2026-07-28 the close is the cancellation; a legacy server is also told
+        with the notification. A request no longer open needs neither."""
+        params = as_object(message.get("params")) or {}
+        target = as_request_id(params.get("requestId"))
+        call = self._calls.get(target) if target is not None else None
+        if call is None:
+            return
+        call.scope.cancel()
+        if not call.modern:
+            tg.start_soon(self._deliver, lanes, message, body, headers)
+
+    async def _undeliverable(
+        self,
+        lanes: _Lanes,
+        message: Any,
+        reason: str,
+        incoming: ObjectSendStream[Envelope | Exception],
+        tg: TaskGroup,
+    ) -> None:
+        """A message JSON cannot carry: our request fails at once, the server gets an
+        error instead of our answer, a notification is dropped."""
+        to_peer, to_self = undeliverable(message, reason)
+        if to_self is not None:
+            await incoming.send(Envelope(to_self))
+        elif to_peer is not None:
+            headers, _ = self._headers_for(to_peer, None)
+            tg.start_soon(self._deliver, lanes, to_peer, encode(to_peer), headers)
+        else:
+            method = (as_object(message) or {}).get("method")
+            logger.warning("dropped the %s notification: %s", method, reason)
+
+    async def _request(
+        self,
+        lanes: _Lanes,
+        message: JSONObject,
+        body: bytes,
+        headers: dict[str, str],
+        incoming: ObjectSendStream[Envelope | Exception],
+        tg: TaskGroup,
+        call: _Call,
+    ) -> None:
+        """One request from POST to answer; cancelling ``call.scope`` drops it silently
+        (the caller has already given up)."""
+        request_id = call.request_id
+        cursor = _Cursor(EventParser(self.max_message_bytes))
+        try:
+            with call.scope:
+                try:
+                    if await self._post(lanes, message, body, headers, incoming, tg, cursor):
                         return
-                    if self.session_id == sent_session:
-                        self.session_id = None
-                    await self._fail(
-                        incoming,
-                        request_id,
-                        "the server ended the session (HTTP 404)",
-                        {"reason": SESSION_EXPIRED},
-                    )
-                    return
-                content_type = response.headers.get("content-type", "")
-                new_session = response.headers.get(SESSION_HEADER)
-                if new_session is not None and response.is_success:
-                    self.session_id = new_session
-                opens_session = message.get("method") == "initialize" and response.is_success
-                if content_type.startswith("text/event-stream") and response.is_success:
-                    answered = await self._read_sse(response, request_id, incoming, cursor)
-                    if not answered and request_id is not None:
-                        tg.start_soon(self._resume, client, request_id, incoming, cursor)
-                    elif opens_session:
-                        # Now the version is known, so the GET stream can carry it too.
-                        tg.start_soon(self._listen_standalone, client, incoming)
-                    return
-                raw = await response.aread()
-                if not raw:
-                    if request_id is not None:
-                        await self._fail(incoming, request_id, f"HTTP {response.status_code}")
-                    return
-                envelope = decode(raw)
-                answer = as_object(envelope.message) if isinstance(envelope, Envelope) else None
-                if answer is not None and request_id is not None and answer.get("id") is None:
-                    answer = {**answer, "id": request_id}  # an HTTP-level error for this request
-                if answer is None:
-                    reason = f"HTTP {response.status_code} with a body that is not JSON-RPC"
-                    await self._fail(incoming, request_id, reason)
-                    return
-                self._note_version(answer)
-                await incoming.send(Envelope(answer))
-                if opens_session:
-                    tg.start_soon(self._listen_standalone, client, incoming)
-        except httpx2.HTTPError as exc:
-            await self._fail(incoming, request_id, f"HTTP request failed: {exc!r}")
-            await incoming.send(exc)
+                    if call.modern:
+                        reason = "the response stream ended before the answer arrived"
+                    else:
+                        reason = await self._resume(lanes, request_id, incoming, cursor)
+                        if reason is None:
+                            return
+                except (httpx2.HTTPError, _RedirectRefused, MessageTooLarge) as exc:
+                    reason = self._describe(exc)
+                await self._fail(incoming, request_id, reason)
+        finally:
+            if self._calls.get(request_id) is call:
+                del self._calls[request_id]
+
+    async def _post(
+        self,
+        lanes: _Lanes,
+        message: JSONObject,
+        body: bytes,
+        headers: dict[str, str],
+        incoming: ObjectSendStream[Envelope | Exception],
+        tg: TaskGroup,
+        cursor: _Cursor,
+    ) -> bool:
+        """POST a request; return whether it is settled (answered, or failed here)."""
+        request_id = as_request_id(message.get("id"))
+        assert request_id is not None
+        sent_session = self.session_id
+        timeout = self._timeout(lanes, stream=True)
+        async with self._open(lanes.requests, "POST", headers, body, timeout) as response:
+            if response.status_code == 404 and sent_session is not None:
+                if self.session_id == sent_session:
+                    self.session_id = None
+                await self._fail(
+                    incoming,
+                    request_id,
+                    "the server ended the session (HTTP 404)",
+                    {"reason": SESSION_EXPIRED},
+                )
+                return True
+            new_session = response.headers.get(SESSION_HEADER)
+            if new_session is not None and response.is_success:
+                self.session_id = new_session
+            opens_session = message.get("method") == "initialize" and response.is_success
+            if _is_sse(response):
+                answered = await self._read_sse(response, request_id, incoming, cursor)
+                if answered and opens_session:
+                    # Now the version is known, so the GET stream can carry it too.
+                    tg.start_soon(self._listen_standalone, lanes, incoming)
+                return answered
+            raw = await self._read_body(response)
+            answer = _answer_in(raw, request_id)
+            if answer is None:
+                await self._fail(incoming, request_id, _status_reason(response, raw))
+                return True
+            self._note_version(answer)
+            await incoming.send(Envelope(answer))
+            if opens_session:
+                tg.start_soon(self._listen_standalone, lanes, incoming)
+            return True
+
+    async def _read_body(self, response: httpx2.Response) -> bytes:
+        """The whole body, refusing one over ``max_message_bytes`` before storing it."""
+        limit = self.max_message_bytes
+        declared = response.headers.get("content-length", "")
+        if declared.isdigit() and int(declared) > limit:
+            raise MessageTooLarge(f"the server sent a body of {declared} bytes (limit {limit})")
+        body = bytearray()
+        async for chunk in response.aiter_bytes():
+            body += chunk
+            if len(body) > limit:
+                raise MessageTooLarge(f"the server sent a body larger than {limit} bytes")
+        return bytes(body)
 
     def _note_version(self, message: JSONObject) -> None:
         result = as_object(message.get("result"))
@@ -232,117 +392,241 @@ class StreamableHTTPTransport:
     async def _read_sse(
         self,
         response: httpx2.Response,
-        request_id: object,
+        request_id: RequestId | None,
         incoming: ObjectSendStream[Envelope | Exception],
         cursor: _Cursor,
     ) -> bool:
         """Forward a stream's messages; return whether the answer to ``request_id`` came.
 
-        The stream is read to its end even after the answer (the server closes it right
-        then), so the connection goes back to the pool instead of being thrown away.
+        After the answer the stream is read to its end (the server closes it right then),
+        so the connection goes back to the pool; a server that keeps it open longer than
+        ``timeout`` is hung up on.
         """
-        parser = EventParser()
         answered = False
-        try:
-            async for line in response.aiter_lines():
-                event = parser.feed(line.rstrip("\r"))
-                if event is None:
-                    continue
-                if event.event_id is not None:
-                    cursor.last_event_id = event.event_id
-                if event.retry_ms is not None:
-                    cursor.retry_seconds = event.retry_ms / 1000
-                if not event.data:
-                    continue
-                envelope = decode(event.data)
-                await incoming.send(envelope)
-                if isinstance(envelope, Envelope):
-                    message = as_object(envelope.message) or {}
-                    self._note_version(message)
-                    if (
-                        request_id is not None
-                        and message.get("id") == request_id
-                        and ("result" in message or "error" in message)
-                    ):
-                        answered = True
-        except httpx2.HTTPError as exc:
-            if not answered:
-                logger.info("SSE stream broke (%r); will resume if possible", exc)
+        with anyio.CancelScope() as linger:
+            try:
+                async for chunk in response.aiter_bytes():
+                    for event in cursor.parser.feed(chunk):
+                        if not event.data or event.event != "message":
+                            continue
+                        envelope = decode(event.data)
+                        if isinstance(envelope, Envelope):
+                            message = as_object(envelope.message) or {}
+                            self._note_version(message)
+                            if _is_answer(message, request_id):
+                                answered = True
+                                linger.deadline = anyio.current_time() + self.timeout
+                        await incoming.send(envelope)
+            except httpx2.HTTPError as exc:
+                if not answered:
+                    logger.info("SSE stream broke (%r); will resume if possible", exc)
+        cursor.ended_at = anyio.current_time()
         return answered
 
     async def _resume(
         self,
-        client: httpx2.AsyncClient,
-        request_id: object,
+        lanes: _Lanes,
+        request_id: RequestId,
         incoming: ObjectSendStream[Envelope | Exception],
         cursor: _Cursor,
-    ) -> None:
-        """Reconnect a broken response stream with ``Last-Event-ID`` until it answers."""
-        for _ in range(_MAX_RECONNECTS):
-            last_event_id = cursor.last_event_id
-            if last_event_id is None:
+    ) -> str | None:
+        """Reconnect a broken response stream with ``Last-Event-ID`` until it answers;
+        ``None`` once answered, else why not. Gives up after a few attempts in a row
+        that bring no new event."""
+        attempts = 0
+        parser = cursor.parser
+        while attempts < _MAX_RECONNECTS:
+            last_event_id = parser.last_event_id
+            if not last_event_id:
                 break
-            await anyio.sleep(cursor.retry_seconds)
+            attempts += 1
+            retry = _DEFAULT_RETRY_SECONDS if parser.retry_ms is None else parser.retry_ms / 1000
+            await anyio.sleep_until(cursor.ended_at + min(retry, self.max_retry_seconds))
             headers = {**self._headers(accept="text/event-stream"), "last-event-id": last_event_id}
+            parser.restart()
+            timeout = self._timeout(lanes, stream=True)
             try:
-                async with client.stream(
-                    "GET",
-                    self.url,
-                    headers=headers,
-                    timeout=httpx2.Timeout(self.timeout, read=None),
-                ) as response:
-                    if not response.is_success:
+                async with self._open(lanes.requests, "GET", headers, None, timeout) as response:
+                    if not (response.is_success and _is_sse(response)):
                         break
                     if await self._read_sse(response, request_id, incoming, cursor):
-                        return
-            except httpx2.HTTPError:
+                        return None
+            except httpx2.HTTPError as exc:
+                cursor.ended_at = anyio.current_time()
+                logger.info("reconnecting a response stream failed: %r", exc)
                 continue
-        await self._fail(incoming, request_id, "the response stream broke and could not be resumed")
+            if parser.last_event_id != last_event_id:
+                attempts = 0
+        return "the response stream broke and could not be resumed"
 
     async def _listen_standalone(
-        self, client: httpx2.AsyncClient, incoming: ObjectSendStream[Envelope | Exception]
+        self, lanes: _Lanes, incoming: ObjectSendStream[Envelope | Exception]
     ) -> None:
         """The GET stream: server messages not tied to a request. Optional for servers."""
         headers = self._headers(accept="text/event-stream")
+        cursor = _Cursor(EventParser(self.max_message_bytes))
+        timeout = self._timeout(lanes, stream=True)
         try:
-            async with client.stream(
-                "GET", self.url, headers=headers, timeout=self._stream_timeout()
-            ) as response:
+            async with self._open(lanes.requests, "GET", headers, None, timeout) as response:
+                if response.is_success and _is_sse(response):
+                    await self._read_sse(response, None, incoming, cursor)
+        except (httpx2.HTTPError, _RedirectRefused, MessageTooLarge) as exc:
+            logger.warning("the standalone SSE stream ended: %s", self._describe(exc))
+
+    async def _deliver(
+        self, lanes: _Lanes, message: JSONObject, body: bytes, headers: dict[str, str]
+    ) -> None:
+        """POST an answer or a notification on the answer lane. Nothing waits for it
+        here, so a failure is logged and concerns nothing else."""
+        method = message.get("method")
+        what = f"the {method} notification" if method else "the answer to a server request"
+        sent_session = self.session_id
+        timeout = self._timeout(lanes, stream=False)
+        try:
+            async with self._open(lanes.answers, "POST", headers, body, timeout) as response:
+                raw = await self._read_body(response)
                 if response.is_success:
-                    await self._read_sse(response, None, incoming, _Cursor())
-        except httpx2.HTTPError as exc:
-            logger.debug("standalone SSE stream ended: %r", exc)
+                    return
+                if response.status_code == 404 and sent_session is not None:
+                    # The next request meets the same 404 and sets the session up again.
+                    logger.info("session expired; dropped %s", what)
+                    return
+                logger.warning("the server refused %s: %s", what, _status_reason(response, raw))
+        except (httpx2.HTTPError, _RedirectRefused, MessageTooLarge) as exc:
+            logger.warning("could not send %s: %s", what, self._describe(exc))
+
+    @asynccontextmanager
+    async def _open(
+        self,
+        client: httpx2.AsyncClient,
+        method: str,
+        headers: dict[str, str],
+        body: bytes | None,
+        timeout: httpx2.Timeout,
+    ) -> AsyncGenerator[httpx2.Response, None]:
+        """Send one HTTP request and yield its response, following only 307/308
+        redirects within the same origin: the session id, the credentials in our headers
+        and the body stay with the server they were meant for."""
+        url = httpx2.URL(self.url)
+        for _ in range(_MAX_REDIRECTS + 1):
+            async with client.stream(
+                method,
+                url,
+                content=body,
+                headers=headers,
+                timeout=timeout,
+                follow_redirects=False,
+            ) as response:
+                target = _redirect_target(response, url)
+                if target is None:
+                    yield response
+                    return
+            url = target
+        raise _RedirectRefused(f"more than {_MAX_REDIRECTS} redirects from {self.url}")
+
+    def _describe(self, exc: Exception) -> str:
+        """What went wrong with an HTTP exchange, and what to do about it."""
+        if isinstance(exc, httpx2.PoolTimeout):
+            return (
+                f"no free connection in the http_client's pool within {self.timeout:g} s; "
+                "create the httpx2.AsyncClient you pass with "
+                "limits=httpx2.Limits(max_connections=None), or with more connections than "
+                "the calls you run at once"
+            )
+        if isinstance(exc, httpx2.ConnectTimeout):
+            return f"could not connect to {self.url} within {self.timeout:g} s"
+        if isinstance(exc, httpx2.ConnectError):
+            return f"could not connect to {self.url} ({exc or type(exc).__name__})"
+        if isinstance(exc, httpx2.HTTPError):
+            return f"HTTP request to {self.url} failed: {type(exc).__name__}: {exc}"
+        return str(exc)
 
     async def _fail(
         self,
         incoming: ObjectSendStream[Envelope | Exception],
-        request_id: object,
+        request_id: RequestId,
         reason: str,
         data: Any = None,
     ) -> None:
-        if request_id is None:
-            await incoming.send(ConnectionClosedError(reason, data))
-            return
+        """Answer our own request with an error: it fails, and nothing else does."""
         error: JSONObject = {"code": CONNECTION_CLOSED, "message": f"Connection failed: {reason}."}
         if data is not None:
             error["data"] = data
         await incoming.send(Envelope({"jsonrpc": "2.0", "id": request_id, "error": error}))
 
-    async def _terminate(self, client: httpx2.AsyncClient) -> None:
+    async def _terminate(self, lanes: _Lanes) -> None:
         """End the session on the server (DELETE); a server may refuse with 405."""
         if self.session_id is None:
             return
         with anyio.move_on_after(5):
             try:
-                await client.delete(self.url, headers=self._headers())
-            except httpx2.HTTPError as exc:
+                timeout = self._timeout(lanes, stream=False)
+                async with self._open(lanes.answers, "DELETE", self._headers(), None, timeout):
+                    pass
+            except (httpx2.HTTPError, _RedirectRefused) as exc:
                 logger.debug("DELETE of the session failed: %r", exc)
         self.session_id = None
 
 
-@dataclass(slots=True)
-class _Cursor:
-    """Where one SSE stream got to, for resuming it."""
+def _is_sse(response: httpx2.Response) -> bool:
+    content_type = response.headers.get("content-type", "")
+    return response.is_success and content_type.startswith("text/event-stream")
 
-    last_event_id: str | None = None
-    retry_seconds: float = _DEFAULT_RETRY_SECONDS
+
+def _is_answer(message: JSONObject, request_id: RequestId | None) -> bool:
+    return (
+        request_id is not None
+        and "method" not in message
+        and message.get("id") == request_id
+        and ("result" in message or "error" in message)
+    )
+
+
+def _answer_in(raw: bytes, request_id: RequestId) -> JSONObject | None:
+    """The answer to ``request_id`` a JSON body holds; an error without an id (an
+    HTTP-level refusal) counts as that request's."""
+    envelope = decode(raw) if raw else None
+    message = as_object(envelope.message) if isinstance(envelope, Envelope) else None
+    if message is None:
+        return None
+    if "error" in message and message.get("id") is None:
+        message = {**message, "id": request_id}
+    return message if _is_answer(message, request_id) else None
+
+
+def _status_reason(response: httpx2.Response, body: bytes) -> str:
+    """Why a response is no JSON-RPC answer, for the error the caller sees."""
+    status = f"HTTP {response.status_code} {response.reason_phrase}".rstrip()
+    if response.is_redirect:
+        return (
+            f"{status} to {response.headers.get('location')!r}: only 307/308 redirects "
+            "within the same origin are followed; connect to the new address directly"
+        )
+    kind = response.headers.get("content-type", "").split(";")[0] or "no content type"
+    what = "an empty body" if not body else f"a body that is not a JSON-RPC answer ({kind})"
+    return f"{status} with {what}"
+
+
+def _origin(url: httpx2.URL) -> tuple[str, str, int | None]:
+    default = {"http": 80, "https": 443}.get(url.scheme)
+    return url.scheme, url.host, url.port or default
+
+
+def _redirect_target(response: httpx2.Response, url: httpx2.URL) -> httpx2.URL | None:
+    """Where a 307/308 within the origin leads; ``None`` for any other response.
+
+    Only these two keep the method and the body (a POST stays a POST), and only the
+    same origin may receive the session id and the caller's headers. Anything else is
+    refused, not silently turned into a failed call.
+    """
+    location = response.headers.get("location")
+    if response.status_code not in (307, 308) or location is None:
+        return None
+    target = url.join(location)
+    if _origin(target) != _origin(url):
+        raise _RedirectRefused(
+            f"the server redirected {url} to {target}, another origin; answerback does not "
+            "send the session and request there. Connect to the new address directly if "
+            "you trust it"
+        )
+    return target

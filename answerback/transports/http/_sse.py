@@ -1,29 +1,64 @@
-"""Server-Sent Events framing: writing events, and reading them back incrementally."""
+"""Server-Sent Events framing: writing events, and reading them back incrementally.
+
+Reading follows the WHATWG "event stream interpretation" rules exactly: only CR, LF and
+CRLF end a line (never U+2028, U+2029 or U+0085, which may appear inside JSON strings),
+a leading byte order mark is dropped, ``id`` values holding NUL are ignored, ``retry``
+takes ASCII digits only, and the last event id carries over between events and across
+reconnections. The parser works on raw byte chunks as they arrive, so a line or an event
+may be split anywhere, and it bounds what it buffers for one event.
+"""
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
+
+_LINE_END = re.compile(rb"\r\n|\r|\n")
+_DATA_LINE_END = re.compile(r"\r\n|\r|\n")
+_BOM = b"\xef\xbb\xbf"
 
 
 def encode_event(data: str, event_id: str | None = None, retry_ms: int | None = None) -> bytes:
-    """One SSE event; ``data`` must not contain newlines (compact JSON never does)."""
+    """One SSE event carrying ``data`` (an empty ``data`` makes a priming event).
+
+    Compact JSON never holds a raw CR or LF (JSON strings escape them), but any text is
+    framed safely: each line of ``data`` becomes a ``data:`` line of its own, which the
+    reader joins back with LF. An ``event_id`` that could break the framing is refused.
+    """
     lines: list[str] = []
     if event_id is not None:
+        if "\n" in event_id or "\r" in event_id or "\0" in event_id:
+            raise ValueError(f"SSE event id {event_id!r} holds CR, LF or NUL; use plain text")
         lines.append(f"id: {event_id}")
     if retry_ms is not None:
-        lines.append(f"retry: {retry_ms}")
-    lines.append("event: message" if data else "data: ")
-    if data:
-        lines.append(f"data: {data}")
+        lines.append(f"retry: {int(retry_ms)}")
+    if not data:
+        lines.append("data: ")
+    else:
+        lines.append("event: message")
+        if "\n" in data or "\r" in data:
+            lines.extend(f"data: {part}" for part in _DATA_LINE_END.split(data))
+        else:
+            lines.append(f"data: {data}")
     return ("\n".join(lines) + "\n\n").encode()
 
 
 KEEPALIVE = b": keep-alive\n\n"
 
 
+class MessageTooLarge(ValueError):
+    """A message (one SSE event, or a JSON body) is bigger than the reader's limit."""
+
+
 @dataclass(slots=True)
 class Event:
-    """One received event. ``data`` is empty for priming events that only carry an id."""
+    """One event block of a stream (the fields up to a blank line).
+
+    ``data`` is empty for blocks that only carry an id or a retry hint (the priming
+    event); ``event_id`` is the stream's last event id once this block is read (ids
+    carry over from earlier blocks, as the SSE rules say), ``None`` while there is
+    none; ``retry_ms`` is the retry hint given in this block, if any.
+    """
 
     data: str
     event: str
@@ -32,35 +67,103 @@ class Event:
 
 
 class EventParser:
-    """Feeds on text lines and yields complete events (the SSE parsing rules, minimal)."""
+    """Feeds on the raw bytes of one SSE response and yields complete event blocks.
 
-    def __init__(self) -> None:
-        self._data: list[str] = []
-        self._event = "message"
-        self._id: str | None = None
-        self._retry: int | None = None
+    ``last_event_id`` and ``retry_ms`` survive ``restart()``, which a reader calls
+    before reading a reconnected stream: that is what ``Last-Event-ID`` and the
+    reconnection delay are built from.
+    """
+
+    def __init__(self, max_event_bytes: int | None = None) -> None:
+        self.max_event_bytes = max_event_bytes
+        self.last_event_id = ""
+        """The id to resume from ("" when there is none), committed at each blank line."""
+        self.retry_ms: int | None = None
+        """The latest reconnection delay the server asked for, in milliseconds."""
+        self._id_buffer = ""
+        self.restart()
+
+    def restart(self) -> None:
+        """Forget a half-read stream; keep the last event id and retry hint."""
+        self._id_buffer = self.last_event_id
+        self._head: bytes | None = b""  # the stream's first bytes, until the BOM is settled
+        self._after_cr = False
+        self._partial = bytearray()
+        self._data: list[bytes] = []
+        self._size = 0
+        self._event = b""
+        self._block_retry: int | None = None
         self._has_fields = False
 
-    def feed(self, line: str) -> Event | None:
-        """Consume one line (without its newline); return an event when one completes."""
+    def feed(self, chunk: bytes) -> list[Event]:
+        """Consume the next bytes of the stream; return the blocks they complete.
+
+        Raises ``MessageTooLarge`` when one event grows beyond ``max_event_bytes``.
+        """
+        if self._head is not None:
+            chunk = self._head + chunk
+            if len(chunk) < len(_BOM) and _BOM.startswith(chunk):
+                self._head = chunk
+                return []
+            self._head = None
+            chunk = chunk.removeprefix(_BOM)
+        if not chunk:
+            return []
+        if self._after_cr and chunk.startswith(b"\n"):
+            chunk = chunk[1:]  # the LF of a CRLF split between two chunks
+        self._after_cr = chunk.endswith(b"\r")
+        events: list[Event] = []
+        start = 0
+        for match in _LINE_END.finditer(chunk):
+            piece = chunk[start : match.start()]
+            if self._partial:
+                self._partial += piece
+                line = bytes(self._partial)
+                self._partial.clear()
+            else:
+                line = piece
+            self._line(line, events)
+            start = match.end()
+        self._partial += chunk[start:]
+        self._check_size(len(self._partial))
+        return events
+
+    def _line(self, line: bytes, events: list[Event]) -> None:
         if not line:
-            if not self._has_fields:
-                return None
-            event = Event("\n".join(self._data), self._event, self._id, self._retry)
-            self._data, self._event, self._retry, self._has_fields = [], "message", None, False
-            self._id = None
-            return event
-        if line.startswith(":"):
-            return None
-        name, _, value = line.partition(":")
-        value = value.removeprefix(" ")
+            self._dispatch(events)
+            return
+        if line.startswith(b":"):
+            return
+        name, colon, value = line.partition(b":")
+        if colon and value.startswith(b" "):
+            value = value[1:]
         self._has_fields = True
-        if name == "data":
+        if name == b"data":
             self._data.append(value)
-        elif name == "event":
+            self._size += len(value) + 1
+            self._check_size(0)
+        elif name == b"event":
             self._event = value
-        elif name == "id" and "\0" not in value:
-            self._id = value
-        elif name == "retry" and value.isdigit():
-            self._retry = int(value)
-        return None
+        elif name == b"id" and b"\0" not in value:
+            self._id_buffer = value.decode("utf-8", "replace")
+        elif name == b"retry" and value.isdigit():  # bytes.isdigit: ASCII digits only
+            self.retry_ms = self._block_retry = int(value)
+
+    def _dispatch(self, events: list[Event]) -> None:
+        self.last_event_id = self._id_buffer
+        if self._has_fields:
+            events.append(
+                Event(
+                    b"\n".join(self._data).decode("utf-8", "replace"),
+                    self._event.decode("utf-8", "replace") or "message",
+                    self.last_event_id or None,
+                    self._block_retry,
+                )
+            )
+        self._data, self._size, self._event = [], 0, b""
+        self._block_retry, self._has_fields = None, False
+
+    def _check_size(self, pending: int) -> None:
+        limit = self.max_event_bytes
+        if limit is not None and self._size + pending > limit:
+            raise MessageTooLarge(f"the server sent an SSE event larger than {limit} bytes")

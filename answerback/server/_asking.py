@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Awaitable, Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol, cast
 
@@ -168,16 +168,24 @@ class AlreadySent:
     def __init__(self, earlier: dict[str, int]) -> None:
         self._earlier = earlier
         self._occurrences = _Occurrences()
+        self._sent: dict[str, int] = {}
 
-    def is_repeat(self, method: str, params: JSONObject) -> bool:
-        """Count this notification; whether an earlier round already sent it."""
+    async def send_once(
+        self, method: str, params: JSONObject, send: Callable[[], Awaitable[None]]
+    ) -> None:
+        """``send()`` unless an earlier round sent this; it counts once it went out (a
+        task cancelled while sending has not told the client anything)."""
         digest = content_digest(method, params)
-        return self._occurrences.next(digest) < self._earlier.get(digest, 0)
+        occurrence = self._occurrences.next(digest)
+        if occurrence < self._earlier.get(digest, 0):
+            return
+        await send()
+        self._sent[digest] = max(self._sent.get(digest, 0), occurrence + 1)
 
     def record(self) -> dict[str, int]:
         """What the next round's state carries: the most of each ever sent."""
         merged = dict(self._earlier)
-        for digest, count in self._occurrences.counts.items():
+        for digest, count in self._sent.items():
             if digest in merged:
                 merged[digest] = max(merged[digest], count)
             elif len(merged) < MAX_REMEMBERED_NOTIFICATIONS:
@@ -189,11 +197,11 @@ class _Occurrences:
     """How many times each digest has come up so far in this run."""
 
     def __init__(self) -> None:
-        self.counts: dict[str, int] = {}
+        self._counts: dict[str, int] = {}
 
     def next(self, digest: str) -> int:
-        seen = self.counts.get(digest, 0)
-        self.counts[digest] = seen + 1
+        seen = self._counts.get(digest, 0)
+        self._counts[digest] = seen + 1
         return seen
 
 

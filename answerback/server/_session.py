@@ -8,6 +8,7 @@ declare, because the specification forbids sending it.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, TypeVar
@@ -244,22 +245,23 @@ class ServerSession:
         if threshold is not None and LOG_LEVELS.index(level) < LOG_LEVELS.index(threshold):
             return
         params = LoggingMessageNotificationParams(level=level, data=data, logger=logger).to_wire()
-        if self._already_sent is not None and self._already_sent.is_repeat(
-            "notifications/message", params
-        ):
-            return
-        await self._request.notify("notifications/message", params)
+        send = functools.partial(self._request.notify, "notifications/message", params)
+        if self._already_sent is None:
+            await send()
+        else:
+            await self._already_sent.send_once("notifications/message", params, send)
 
     async def send_progress(
         self, progress: float, total: float | None = None, message: str | None = None
     ) -> None:
         """Report progress, if the client asked for it with a progress token."""
-        if self._already_sent is not None and self._request.progress_token is not None:
+        send = functools.partial(self._request.send_progress, progress, total, message)
+        if self._already_sent is None or self._request.progress_token is None:
+            await send()
+        else:
             # The token changes every round (each round is a new request): leave it out.
-            report = {"progress": progress, "total": total, "message": message}
-            if self._already_sent.is_repeat("notifications/progress", report):
-                return
-        await self._request.send_progress(progress, total, message)
+            report: JSONObject = {"progress": progress, "total": total, "message": message}
+            await self._already_sent.send_once("notifications/progress", report, send)
 
 
 def _covers(declared: Any, wanted: Any) -> bool:

@@ -9,7 +9,6 @@ one place (``error_from_exception``).
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import logging
 import time
@@ -22,6 +21,7 @@ import anyio.lowlevel
 import pydantic
 from anyio.abc import TaskGroup
 
+from answerback.jsonrpc._backend import Backend, CancelScope, Waiter, current_backend
 from answerback.jsonrpc._envelope import (
     Envelope,
     JSONObject,
@@ -59,8 +59,10 @@ def error_from_exception(exc: BaseException) -> ErrorData:
     ``MCPError`` is sent as raised; a pydantic validation failure means the peer sent
     parameters of the wrong shape (-32602, with the validator's explanation); anything
     else is an internal error whose message names the exception, so the peer is not left
-    guessing and no traceback leaks.
+    guessing and no traceback leaks. An exception group holding a single exception (a
+    task group inside a handler) is judged by that exception.
     """
+    exc = _sole_exception(exc)
     if isinstance(exc, MCPError):
         return exc.error
     if isinstance(exc, pydantic.ValidationError):
@@ -134,16 +136,16 @@ class IncomingRequest:
 class _Pending:
     """A request of ours waiting for its answer.
 
-    A bare future rather than an ``anyio.Event``: this is the hottest object in the
-    library (one per request) and the event's backend lookups cost more than the rest.
+    A backend-native waiter rather than an ``anyio.Event``: this is the hottest object in
+    the library (one per request) and the event's backend lookups cost more than the rest.
     """
 
     __slots__ = ("answered", "last_activity", "method", "on_progress", "response")
 
-    def __init__(self, method: str, on_progress: ProgressCallback | None) -> None:
+    def __init__(self, method: str, on_progress: ProgressCallback | None, answered: Waiter) -> None:
         self.method = method
         self.on_progress = on_progress
-        self.answered: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self.answered = answered
         self.response: JSONObject | None = None
         self.last_activity = time.monotonic()
 
@@ -158,8 +160,9 @@ class Endpoint:
     """One side of a JSON-RPC connection over a pair of envelope streams.
 
     Use as an async context manager: entering starts the reader; leaving stops it,
-    cancels the handlers still running and fails every request still waiting for an
-    answer with ``ConnectionClosedError``.
+    cancels the handlers still running (through their cancel scopes, so what a handler
+    shields still finishes), waits for them, and fails every request still waiting for
+    an answer with ``ConnectionClosedError``. Runs on asyncio and trio alike.
     """
 
     def __init__(
@@ -178,23 +181,24 @@ class Endpoint:
         self._on_notification = on_notification
         self._on_transport_error = on_transport_error
         self._name = name
-        self._next_id = 0
+        # Ids start at 1: some peers treat an id of 0 as missing.
+        self._next_id = 1
         self._pending: dict[RequestId, _Pending] = {}
-        self._in_flight: dict[RequestId, anyio.CancelScope] = {}
-        self._cancel_scope_type = anyio.CancelScope
+        self._in_flight: dict[RequestId, CancelScope] = {}
         self._handlers_running = 0
         self._last_handler_done = 0.0
         self._closed_reason: str | None = None
         self._task_group: TaskGroup | None = None
-        self._answering: set[asyncio.Task[None]] = set()
+        self._backend: Backend
         self.closed = anyio.Event()
 
     async def __aenter__(self) -> Self:
+        # The backend is looked up once here, not per request (see ``_backend``). Its
+        # task owner is entered first so that it is left last, after the reader.
+        self._backend = current_backend()
+        await self._backend.open()
         self._task_group = anyio.create_task_group()
         await self._task_group.__aenter__()
-        # The running backend's own scope class, looked up once: ``anyio.CancelScope()``
-        # looks the backend up on every call, and one scope is made per request.
-        self._cancel_scope_type = type(anyio.CancelScope())
         self._task_group.start_soon(self._read_loop)
         return self
 
@@ -207,14 +211,17 @@ class Endpoint:
         assert self._task_group is not None
         self._task_group.cancel_scope.cancel()
         try:
-            for task in self._answering:
-                task.cancel()
-            with anyio.CancelScope(shield=True):
-                await asyncio.gather(*self._answering, return_exceptions=True)
-            return await self._task_group.__aexit__(exc_type, exc, tb)
+            try:
+                return await self._task_group.__aexit__(exc_type, exc, tb)
+            finally:
+                # The reader has stopped, so no handler starts from here on.
+                for scope in self._in_flight.values():
+                    scope.cancel()
+                await self._backend.join()
         finally:
             self._fail_pending("the connection was closed")
             self._write_stream.close()
+            self._read_stream.close()
 
     @property
     def in_flight_count(self) -> int:
@@ -231,8 +238,9 @@ class Endpoint:
     def reserve_id(self) -> int:
         """A fresh request id, for a caller that must know it before sending (``listen``
         notifications name the request that opened their stream)."""
+        request_id = self._next_id
         self._next_id += 1
-        return self._next_id - 1
+        return request_id
 
     async def request(
         self,
@@ -260,7 +268,7 @@ class Endpoint:
             )
         if request_id is None:
             request_id = self.reserve_id()
-        pending = _Pending(method, on_progress)
+        pending = _Pending(method, on_progress, self._backend.new_waiter())
         if on_progress is not None:
             params = dict(params or {})
             params["_meta"] = {**params.get("_meta", {}), "progressToken": request_id}
@@ -307,8 +315,8 @@ class Endpoint:
                     "operation is expected to take longer."
                 )
             with anyio.move_on_after(remaining):
-                # Shielded: a timed-out wait must leave the future usable for the next.
-                await asyncio.shield(pending.answered)
+                # A timed-out wait must leave the waiter usable for the next.
+                await self._backend.wait_keeping(pending.answered)
                 return
 
     async def notify(
@@ -422,17 +430,12 @@ class Endpoint:
             await self._invalid(request_id, f"id {request_id!r} is already in use by a request")
         else:
             assert isinstance(request_id, str | int)
-            assert self._task_group is not None
             request = IncomingRequest(self, request_id, method, params, envelope)
             # The peer cancels through a cancel scope (not Task.cancel), so a handler's
             # shielded sections stay shielded.
-            scope = self._cancel_scope_type()
+            scope = self._backend.new_cancel_scope()
             self._in_flight[request_id] = scope
-            # A plain task, not the task group's start_soon: this runs once per request
-            # and the group's bookkeeping costs more than the rest of the dispatch. The
-            # tasks are still owned here: leaving the endpoint cancels and awaits them.
-            task = asyncio.get_running_loop().create_task(self._answer(request, scope))
-            self._answering.add(task)
+            self._backend.spawn(self._answer, request, scope)
 
     async def _invalid(self, request_id: RequestId | None, why: str) -> None:
         await self._send_error(request_id, INVALID_REQUEST, f"Invalid request: {why}.")
@@ -467,26 +470,47 @@ class Endpoint:
                                 float(total) if isinstance(total, int | float) else None,
                                 message if isinstance(message, str) else None,
                             )
-                        except Exception:
+                        except BaseException as exc:
+                            self._reraise_unless_failure(exc)
                             logger.exception("progress callback for %r failed", pending.method)
                 return
         try:
             await self._on_notification(method, params, env)
-        except Exception:
+        except BaseException as exc:
+            self._reraise_unless_failure(exc)
             logger.exception("notification handler for %r failed", method)
 
-    async def _answer(self, request: IncomingRequest, scope: anyio.CancelScope) -> None:
+    def _reraise_unless_failure(self, exc: BaseException) -> None:
+        """Re-raise ``exc`` if it must unwind the task (cancellation, Ctrl-C, exit)
+        rather than be reported as a failure of the code that raised it."""
+        if _only(exc, self._backend.cancelled) or _holds(exc, _FATAL):
+            raise exc
+
+    async def _answer(self, request: IncomingRequest, scope: CancelScope) -> None:
+        """Answer one request: every way the handler can end gives the peer a response.
+
+        Whatever escapes the handler, an ``Exception``, a ``BaseException`` subclass, or
+        an exception group holding either, becomes an error response here. Only
+        cancellation unwinds without one (the peer cancelled and stopped listening, or
+        the endpoint is closing); Ctrl-C and ``SystemExit`` are answered and then raised
+        on, since they are meant to stop the program.
+        """
         self._handlers_running += 1
         response: JSONObject | None = None
+        fatal: BaseException | None = None
         try:
             try:
                 with scope:
-                    try:
-                        result = await self._on_request(request)
-                        response = {"jsonrpc": "2.0", "id": request.id, "result": result}
-                    except Exception as exc:
-                        error = error_from_exception(exc).to_wire()
-                        response = {"jsonrpc": "2.0", "id": request.id, "error": error}
+                    result = await self._on_request(request)
+                    response = {"jsonrpc": "2.0", "id": request.id, "result": result}
+            except BaseException as exc:
+                failure = _split(exc, self._backend.cancelled)[1]
+                if failure is None:
+                    raise
+                if _holds(failure, _FATAL):
+                    fatal = exc
+                error = error_from_exception(failure).to_wire()
+                response = {"jsonrpc": "2.0", "id": request.id, "error": error}
             finally:
                 self._handlers_running -= 1
                 self._last_handler_done = time.monotonic()
@@ -496,11 +520,10 @@ class Endpoint:
                 await self._send(Envelope(response, request.id))
         except ConnectionClosedError:
             logger.debug("could not answer %r: connection closed", request.method)
-        finally:
-            # Here rather than in a done callback, which would cost a loop callback per
-            # request; a task cancelled before it started only happens on leaving the
-            # endpoint, when the set no longer matters.
-            self._answering.discard(cast("asyncio.Task[None]", asyncio.current_task()))
+        if fatal is not None:
+            # Left for the backend to collect: the task ends with it, so it propagates.
+            raise fatal
+        self._backend.task_done()
 
     async def _send_error(self, request_id: RequestId | None, code: int, message: str) -> None:
         error = {"code": code, "message": message}
@@ -518,6 +541,36 @@ class Endpoint:
                 "message": f"Connection closed before {pending.method!r} was answered: {reason}.",
             }
             pending.resolve({"error": error})
+
+
+_FATAL = (KeyboardInterrupt, SystemExit)
+
+
+def _sole_exception(exc: BaseException) -> BaseException:
+    """The one exception inside nested single-member groups, else ``exc`` itself."""
+    while isinstance(exc, BaseExceptionGroup):
+        inner: tuple[BaseException, ...] = cast("BaseExceptionGroup[BaseException]", exc).exceptions
+        if len(inner) != 1:
+            break
+        exc = inner[0]
+    return cast(BaseException, exc)
+
+
+def _split(
+    exc: BaseException, kinds: type[BaseException] | tuple[type[BaseException], ...]
+) -> tuple[BaseException | None, BaseException | None]:
+    """``exc`` split into the part that is ``kinds`` and the rest (``None`` if empty)."""
+    if isinstance(exc, BaseExceptionGroup):
+        return cast("BaseExceptionGroup[BaseException]", exc).split(kinds)
+    return (exc, None) if isinstance(exc, kinds) else (None, exc)
+
+
+def _only(exc: BaseException, kinds: type[BaseException]) -> bool:
+    return _split(exc, kinds)[1] is None
+
+
+def _holds(exc: BaseException, kinds: tuple[type[BaseException], ...]) -> bool:
+    return _split(exc, kinds)[0] is not None
 
 
 def as_request_id(value: object) -> RequestId | None:

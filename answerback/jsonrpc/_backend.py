@@ -1,0 +1,155 @@
+"""The few event-loop primitives the engine's hot path needs, native to each backend.
+
+The engine creates a waiter, a cancel scope and a task for every request. Through anyio's
+portable API each of those looks the running backend up again (``anyio.Event()``,
+``anyio.CancelScope()``) or pays for a task group's bookkeeping (``start_soon``), and
+together that costs more than the rest of a request. So an ``Endpoint`` picks the running
+backend once, on entry, and then uses that backend's own primitives directly: bare loop
+futures and plain tasks on asyncio, ``trio.Event`` and a nursery on trio.
+
+Both implementations give the engine the same guarantees: every task it starts is owned by
+the endpoint and awaited when the endpoint closes, and a task's outcome is always
+retrieved, so no failure can go unreported ("Task exception was never retrieved").
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable, Coroutine, Generator
+from typing import Any, Protocol, cast
+
+import anyio
+import anyio.lowlevel
+
+
+class Waiter(Protocol):
+    """Something one task awaits until another marks it done.
+
+    The subset of ``asyncio.Future`` the engine uses, so that on asyncio the waiter *is*
+    a bare loop future, with nothing wrapped around it.
+    """
+
+    def done(self) -> bool: ...
+
+    def set_result(self, result: None, /) -> None: ...
+
+    def __await__(self) -> Generator[Any, Any, None]: ...
+
+
+class CancelScope(Protocol):
+    """The part of a cancel scope the engine uses (anyio's and trio's both have it)."""
+
+    @property
+    def cancel_called(self) -> bool: ...
+
+    def cancel(self) -> None: ...
+
+    def __enter__(self) -> Any: ...
+
+    def __exit__(self, *exc_info: Any) -> bool: ...
+
+
+TaskFunction = Callable[..., Coroutine[Any, Any, None]]
+
+
+class Backend(Protocol):
+    """What an ``Endpoint`` asks of the event loop it runs on."""
+
+    # Read-only attributes holding plain callables, so that on asyncio they can be the
+    # loop's own bound methods, called with nothing in between.
+
+    @property
+    def new_waiter(self) -> Callable[[], Waiter]:
+        """Makes a fresh, not yet done waiter."""
+        ...
+
+    @property
+    def wait_keeping(self) -> Callable[[Waiter], Awaitable[None]]:
+        """Waits for a waiter such that cancelling the wait leaves it usable."""
+        ...
+
+    @property
+    def new_cancel_scope(self) -> Callable[[], CancelScope]:
+        """Makes a fresh cancel scope of the backend's own kind."""
+        ...
+
+    @property
+    def cancelled(self) -> type[BaseException]:
+        """The exception the backend raises in a cancelled task."""
+        ...
+
+    def spawn(self, function: TaskFunction, *args: Any) -> None:
+        """Run ``function(*args)`` in a new task owned by the endpoint.
+
+        The function must not raise (the engine turns every failure into a response),
+        and must call ``task_done()`` as its very last step.
+        """
+        ...
+
+    def task_done(self) -> None:
+        """Called by a spawned task as it ends."""
+        ...
+
+    async def open(self) -> None:
+        """Start owning tasks (called from the endpoint's ``__aenter__``)."""
+        ...
+
+    async def join(self) -> None:
+        """Wait, shielded from cancellation, until every spawned task has ended."""
+        ...
+
+
+class AsyncioBackend:
+    """Bare loop futures and plain tasks, kept alive in a set until they end.
+
+    A plain task rather than a task group's: the group's bookkeeping per task costs more
+    than everything else the engine does for a request. The set holds a strong reference
+    (the loop keeps only weak ones) and lets ``join`` await every task still running.
+    """
+
+    cancelled = asyncio.CancelledError
+
+    def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
+        self.new_waiter: Callable[[], Waiter] = cast(Callable[[], Waiter], loop.create_future)
+        # anyio's scope class for asyncio, looked up once (``anyio.CancelScope()`` looks
+        # the backend up on every call); it is what keeps a handler's shields working.
+        self.new_cancel_scope: Callable[[], CancelScope] = cast(
+            Callable[[], CancelScope], type(anyio.CancelScope())
+        )
+        self._create_task = loop.create_task
+        self._tasks: set[asyncio.Task[None]] = set()
+
+    @staticmethod
+    def wait_keeping(waiter: Waiter, /) -> Awaitable[None]:
+        return asyncio.shield(cast("asyncio.Future[None]", waiter))
+
+    def spawn(self, function: TaskFunction, *args: Any) -> None:
+        self._tasks.add(self._create_task(function(*args)))
+
+    def task_done(self) -> None:
+        # Here rather than in a done callback, which costs a loop callback per task.
+        self._tasks.discard(cast("asyncio.Task[None]", asyncio.current_task()))
+
+    async def open(self) -> None:
+        return None
+
+    async def join(self) -> None:
+        with anyio.CancelScope(shield=True):
+            # Bounded: the engine spawns no task while closing, so one round normally
+            # suffices. gather retrieves every outcome, so none goes unreported; the set
+            # is cleared here because a task cancelled before it ran never reports done.
+            while self._tasks:
+                tasks = tuple(self._tasks)
+                self._tasks.difference_update(tasks)
+                await asyncio.gather(*tasks, return_exceptions=True)
+
+
+def current_backend() -> Backend:
+    """The backend of the running event loop."""
+    native = anyio.lowlevel.current_token().native_token
+    if isinstance(native, asyncio.AbstractEventLoop):
+        return AsyncioBackend(native)
+    # Only imported when trio runs, so asyncio programs never load it.
+    from answerback.jsonrpc._trio_backend import TrioBackend
+
+    return TrioBackend()

@@ -1,75 +1,167 @@
 """Where SSE events are kept so a client that lost its connection can resume.
 
 Every event the server sends on a stream is stored first; a client reconnecting with
-``Last-Event-ID`` gets everything after that event replayed. The default store keeps a
-bounded number of events per stream in memory. Implement ``EventStore`` on shared
-storage (Redis, a database) so several server instances can resume each other's streams.
+``Last-Event-ID`` gets everything after that event replayed. The server forgets a
+stream's events once they cannot be asked for again: its final answer was written to a
+live connection, its request was cancelled, or its session ended. The default store
+keeps events in memory, bounded by count, bytes and age. Implement ``EventStore`` on
+shared storage (Redis, a database) so several server instances can resume each other's
+streams.
 """
 
 from __future__ import annotations
 
-from collections import OrderedDict
+import time
+from collections import OrderedDict, deque
 from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
 from typing import Protocol
 
-from answerback.jsonrpc import JSONObject
-
-ReplaySink = Callable[[str, JSONObject], Awaitable[None]]
+ReplaySink = Callable[[str, bytes], Awaitable[None]]
 
 
 class EventStore(Protocol):
-    """Storage for resumable SSE streams."""
+    """Storage for resumable SSE streams.
 
-    async def store_event(self, stream_id: str, message: JSONObject) -> str:
-        """Keep ``message`` as the next event of ``stream_id``; return its event id."""
+    An event's ``data`` is the JSON text of one message (UTF-8), or empty for the
+    priming event that opens a stream. Event ids must name their stream: the server
+    finds the stream from the id alone.
+    """
+
+    async def store_event(self, stream_id: str, data: bytes) -> str:
+        """Keep ``data`` as the next event of ``stream_id``; return its event id."""
         ...
 
     async def replay_events_after(self, last_event_id: str, send: ReplaySink) -> str | None:
         """Send every event after ``last_event_id`` on its stream, in order, and return the
-        stream's id; ``None`` if the event id is unknown (nothing is sent)."""
+        stream's id; ``None`` (sending nothing) if the id is unknown, malformed, or older
+        than what is still kept, so that a replay never silently skips events."""
         ...
 
     async def forget_stream(self, stream_id: str) -> None:
-        """Drop a finished stream's events."""
+        """Drop a stream's events: nobody will ask for them again."""
         ...
 
 
+@dataclass(slots=True)
+class _StreamEvents:
+    seqs: deque[int] = field(default_factory=deque[int])
+    trimmed_through: int = -1
+    """The newest event of this stream dropped by the per-stream limit."""
+
+
 class InMemoryEventStore:
-    """A bounded, per-process event store: the default."""
+    """A per-process event store, bounded three ways: the default.
 
-    def __init__(self, max_events_per_stream: int = 1000, max_streams: int = 10_000) -> None:
-        self._max_events = max_events_per_stream
-        self._max_streams = max_streams
-        self._streams: OrderedDict[str, list[tuple[int, JSONObject]]] = OrderedDict()
-        self._next_seq: dict[str, int] = {}
+    Past ``max_events`` events or ``max_bytes`` bytes in all, the oldest events go
+    first; events older than ``max_age_seconds`` go too; a stream keeps at most its
+    ``max_events_per_stream`` newest events. A client asking to resume from an event
+    that has gone gets a 404 and fails its request, rather than a replay with a hole.
+    """
 
-    async def store_event(self, stream_id: str, message: JSONObject) -> str:
-        events = self._streams.get(stream_id)
-        if events is None:
-            events = self._streams[stream_id] = []
-            while len(self._streams) > self._max_streams:
-                oldest, _ = self._streams.popitem(last=False)
-                self._next_seq.pop(oldest, None)
-        seq = self._next_seq.get(stream_id, 0)
-        self._next_seq[stream_id] = seq + 1
-        events.append((seq, message))
-        if len(events) > self._max_events:
-            del events[: len(events) - self._max_events]
+    def __init__(
+        self,
+        *,
+        max_events: int = 10_000,
+        max_bytes: int = 64 * 1024 * 1024,
+        max_age_seconds: float = 300.0,
+        max_events_per_stream: int = 1000,
+    ) -> None:
+        for name, value in (
+            ("max_events", max_events),
+            ("max_bytes", max_bytes),
+            ("max_age_seconds", max_age_seconds),
+            ("max_events_per_stream", max_events_per_stream),
+        ):
+            if value <= 0:
+                raise ValueError(f"{name} must be positive, got {value!r}")
+        self.max_events = max_events
+        self.max_bytes = max_bytes
+        self.max_age_seconds = max_age_seconds
+        self.max_events_per_stream = max_events_per_stream
+        # Every event, oldest first, by its sequence number (unique across streams, so
+        # an id is never reused, even for a stream forgotten and written to again).
+        self._events: OrderedDict[int, tuple[str, float, bytes]] = OrderedDict()
+        self._streams: dict[str, _StreamEvents] = {}
+        self._next_seq = 0
+        self._evicted_through = -1
+        """The newest event dropped by the store-wide limits (they drop oldest first)."""
+        self._bytes = 0
+
+    @property
+    def stored_bytes(self) -> int:
+        """The bytes of event data held now."""
+        return self._bytes
+
+    @property
+    def event_count(self) -> int:
+        """The events held now."""
+        return len(self._events)
+
+    def __len__(self) -> int:
+        """The streams with events held now."""
+        return len(self._streams)
+
+    async def store_event(self, stream_id: str, data: bytes) -> str:
+        now = time.monotonic()
+        seq = self._next_seq
+        self._next_seq += 1
+        stream = self._streams.get(stream_id)
+        if stream is None:
+            stream = self._streams[stream_id] = _StreamEvents()
+        stream.seqs.append(seq)
+        self._events[seq] = (stream_id, now, data)
+        self._bytes += len(data)
+        if len(stream.seqs) > self.max_events_per_stream:
+            oldest = stream.seqs.popleft()
+            stream.trimmed_through = oldest
+            self._bytes -= len(self._events.pop(oldest)[2])
+        self._evict(now)
         return f"{stream_id}_{seq}"
 
     async def replay_events_after(self, last_event_id: str, send: ReplaySink) -> str | None:
         stream_id, _, seq_text = last_event_id.rpartition("_")
-        if stream_id not in self._streams or not seq_text.isdigit():
+        # ASCII digits only, and no more than a sequence number can have: a header may
+        # hold anything (other scripts' digits, thousands of digits).
+        if not (0 < len(seq_text) <= 19 and seq_text.isascii() and seq_text.isdigit()):
             return None
         last_seq = int(seq_text)
-        for seq, message in list(self._streams[stream_id]):
-            if seq > last_seq:
-                await send(f"{stream_id}_{seq}", message)
+        self._evict(time.monotonic())
+        stream = self._streams.get(stream_id)
+        if (
+            stream is None
+            or last_seq >= self._next_seq
+            or last_seq < self._evicted_through
+            or last_seq < stream.trimmed_through
+        ):
+            return None
+        for seq in [seq for seq in stream.seqs if seq > last_seq]:
+            event = self._events.get(seq)
+            if event is not None:
+                await send(f"{stream_id}_{seq}", event[2])
         return stream_id
 
     async def forget_stream(self, stream_id: str) -> None:
-        self._streams.pop(stream_id, None)
-        self._next_seq.pop(stream_id, None)
+        stream = self._streams.pop(stream_id, None)
+        if stream is not None:
+            for seq in stream.seqs:
+                self._bytes -= len(self._events.pop(seq)[2])
 
-    def __len__(self) -> int:
-        return len(self._streams)
+    def _evict(self, now: float) -> None:
+        events = self._events
+        too_old = now - self.max_age_seconds
+        while events:
+            seq, (stream_id, stored_at, data) = next(iter(events.items()))
+            if (
+                len(events) <= self.max_events
+                and self._bytes <= self.max_bytes
+                and stored_at >= too_old
+            ):
+                return
+            del events[seq]
+            self._bytes -= len(data)
+            self._evicted_through = seq
+            stream = self._streams[stream_id]
+            stream.seqs.popleft()  # a stream's events are in the store's order too
+            if not stream.seqs:
+                del self._streams[stream_id]

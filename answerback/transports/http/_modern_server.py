@@ -3,8 +3,9 @@
 There are no sessions: everything a request needs travels with it, so any server
 instance can answer any request (inside one process they all share one stateless
 connection to the server). The answer is a single JSON object, or an SSE stream when the
-server has notifications (progress, log messages) to send first. Closing that stream
-cancels the request.
+server has notifications (progress, log messages) to send first. A client that hangs
+up (closing the stream, or the connection that waits for the JSON body) cancels the
+request.
 """
 
 from __future__ import annotations
@@ -16,14 +17,13 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import anyio
-import pydantic_core
 from anyio.abc import ObjectSendStream, TaskStatus
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 from starlette.requests import Request
-from starlette.responses import JSONResponse, Response, StreamingResponse
+from starlette.responses import JSONResponse, Response
 
 from answerback.jsonrpc import Envelope, JSONObject, RequestId
-from answerback.jsonrpc._endpoint import CANCELLED, as_object
+from answerback.jsonrpc._endpoint import CANCELLED, as_object, as_request_id
 from answerback.transports._headers import (
     METHOD_HEADER,
     NAME_HEADER,
@@ -35,11 +35,22 @@ from answerback.transports._headers import (
     parameter_headers,
 )
 from answerback.transports._memory import create_stream_pairs
+from answerback.transports.http._serving import (
+    ClientGone,
+    EventStreamResponse,
+    Outgoing,
+    error_response,
+    json_response,
+    outgoing,
+    unless_client_leaves,
+)
 from answerback.transports.http._sse import KEEPALIVE, encode_event
 from answerback.types import META_CLIENT_CAPABILITIES, META_PROTOCOL_VERSION
 from answerback.types._errors import (
     HEADER_MISMATCH,
+    INTERNAL_ERROR,
     INVALID_PARAMS,
+    INVALID_REQUEST,
     METHOD_NOT_FOUND,
     MISSING_REQUIRED_CLIENT_CAPABILITY,
     UNSUPPORTED_PROTOCOL_VERSION,
@@ -169,12 +180,16 @@ class StatelessConnection:
     async def run(self, server: HTTPConnectionServer, *, task_status: TaskStatus[None]) -> None:
         client_side, server_side = create_stream_pairs()
         self._to_server = client_side[1]
-        async with anyio.create_task_group() as tg:
-            tg.start_soon(server.serve_connection, *server_side)
-            task_status.started()
-            async for item in client_side[0]:
-                if isinstance(item, Envelope):
-                    await self._route(item)
+        try:
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(server.serve_connection, *server_side)
+                task_status.started()
+                async for item in client_side[0]:
+                    if isinstance(item, Envelope):
+                        await self._route(item)
+        finally:
+            for channel in (*client_side, *server_side):
+                channel.close()
 
     async def submit(self, message: JSONObject, transport_context: Any) -> _Route:
         """Send one request in; its messages come out of the returned route."""
@@ -195,6 +210,7 @@ class StatelessConnection:
                     Envelope({"jsonrpc": "2.0", "method": CANCELLED, "params": notice})
                 )
         route.send.close()
+        route.receive.close()
 
     async def _route(self, envelope: Envelope) -> None:
         message = as_object(envelope.message)
@@ -204,30 +220,38 @@ class StatelessConnection:
             internal = message.get("id")
             route = self._routes.pop(internal, None) if isinstance(internal, int) else None
             if route is not None:
-                await route.deliver({**message, "id": route.client_id})
+                route.deliver(outgoing({**message, "id": route.client_id}))
                 route.send.close()
             return
         related = envelope.related_request_id
         route = self._routes.get(related) if isinstance(related, int) else None
         if route is not None:
-            await route.deliver(_with_subscription_id(message, route))
+            route.deliver(outgoing(_with_subscription_id(message, route)))
 
 
 @dataclass(eq=False, slots=True)
 class _Route:
-    """Where one request's outgoing messages go, and the id the client gave it."""
+    """Where one request's outgoing messages go (as strict JSON), and the id the client
+    gave it."""
 
     internal_id: int
     client_id: RequestId
-    send: MemoryObjectSendStream[JSONObject] = field(init=False)
-    receive: MemoryObjectReceiveStream[JSONObject] = field(init=False)
+    send: MemoryObjectSendStream[tuple[JSONObject, bytes]] = field(init=False)
+    receive: MemoryObjectReceiveStream[tuple[JSONObject, bytes]] = field(init=False)
 
     def __post_init__(self) -> None:
-        self.send, self.receive = anyio.create_memory_object_stream[JSONObject](math.inf)
+        self.send, self.receive = anyio.create_memory_object_stream[tuple[JSONObject, bytes]](
+            math.inf
+        )
 
-    async def deliver(self, message: JSONObject) -> None:
+    def deliver(self, wire: Outgoing) -> None:
+        """Pass a message on; one that cannot be sent as JSON was already replaced by an
+        error answer, or dropped if it was a notification (2026-07-28 servers send no
+        requests, so nothing is owed to our own side)."""
+        if wire.message is None:
+            return
         with contextlib.suppress(anyio.ClosedResourceError, anyio.BrokenResourceError):
-            await self.send.send(message)
+            self.send.send_nowait((wire.message, wire.data))  # unbounded: never blocks
 
 
 def _with_subscription_id(message: JSONObject, route: _Route) -> JSONObject:
@@ -247,12 +271,22 @@ async def answer_modern(
 
     An answer with nothing before it goes back as one JSON body when the client lists
     ``application/json`` first in ``Accept`` (cheapest for both ends); otherwise, and
-    whenever notifications come first, as an SSE stream.
+    whenever notifications come first, as an SSE stream. A client that hangs up, whether
+    it was reading a stream or waiting for a JSON body, cancels the request: that is how
+    a 2026-07-28 client cancels over HTTP.
     """
     accept = request.headers.get("accept", "")
     prefers_json = accept.find("application/json") < accept.find("text/event-stream")
-    request_id = message.get("id")
-    if not isinstance(request_id, str | int) or "method" not in message:
+    request_id = as_request_id(message.get("id"))
+    if "method" not in message:
+        return error_response(
+            400,
+            INVALID_REQUEST,
+            "Invalid request: a 2026-07-28 client sends no responses (its server sends it no "
+            "requests; questions come back in an InputRequiredResult).",
+            request_id,
+        )
+    if request_id is None:
         return Response(status_code=202)  # notifications need no answer on HTTP
     problem = validate(request, message, app.server)
     if problem is not None:
@@ -266,62 +300,75 @@ async def answer_modern(
     route = await app.stateless.submit(message, request)
     incoming = route.receive
     try:
-        first = await incoming.receive()
+        first = await unless_client_leaves(request, incoming.receive)
     except anyio.EndOfStream:
+        await app.stateless.cancel(route)
         return _json_error(request_id, "The server stopped before answering.")
+    except ClientGone:
+        await app.stateless.cancel(route)
+        return Response(status_code=499)  # nobody is left to read it
     except BaseException:
         with anyio.CancelScope(shield=True):
             await app.stateless.cancel(route)
         raise
-    if _is_response(first, request_id) and (not wants_sse or "error" in first or prefers_json):
+    if _is_response(first[0], request_id) and (
+        not wants_sse or "error" in first[0] or prefers_json
+    ):
         incoming.close()
-        return _json(first)
+        return _json(*first)
     if not wants_sse:
-        async with incoming:
+
+        async def the_answer() -> tuple[JSONObject, bytes] | None:
             async for message_out in incoming:
-                if _is_response(message_out, request_id):
-                    return _json(message_out)
-        return _json_error(request_id, "The server stopped before answering.")
+                if _is_response(message_out[0], request_id):
+                    return message_out
+            return None
+
+        try:
+            answer = await unless_client_leaves(request, the_answer)
+        except ClientGone:
+            answer = None
+        finally:
+            with anyio.CancelScope(shield=True):
+                await app.stateless.cancel(route)
+        if answer is None:
+            return _json_error(request_id, "The server stopped before answering.")
+        return _json(*answer)
 
     async def events() -> AsyncGenerator[bytes, None]:
         try:
-            yield encode_event(pydantic_core.to_json(first).decode())
-            if _is_response(first, request_id):
+            yield encode_event(first[1].decode())
+            if _is_response(first[0], request_id):
                 return
             while True:
-                item: JSONObject | None = None
+                item: tuple[JSONObject, bytes] | None = None
                 with anyio.move_on_after(app.keepalive_seconds):
                     item = await incoming.receive()
                 if item is None:
                     yield KEEPALIVE
                     continue
-                yield encode_event(pydantic_core.to_json(item).decode())
-                if _is_response(item, request_id):
+                yield encode_event(item[1].decode())
+                if _is_response(item[0], request_id):
                     return
         except anyio.EndOfStream:
             return
         finally:
             with anyio.CancelScope(shield=True):
                 await app.stateless.cancel(route)  # a closed stream cancels the request
-            incoming.close()
 
-    headers = {"cache-control": "no-cache", "x-accel-buffering": "no"}
-    return StreamingResponse(events(), media_type="text/event-stream", headers=headers)
+    return EventStreamResponse(events())
 
 
 def _is_response(message: JSONObject, request_id: object) -> bool:
     return "method" not in message and message.get("id") == request_id
 
 
-def _json(message: JSONObject) -> JSONResponse:
+def _json(message: JSONObject, data: bytes) -> Response:
     error = as_object(message.get("error"))
     code = error.get("code") if error is not None else None
     status = _STATUS_BY_CODE.get(code, 200) if isinstance(code, int) else 200
-    return JSONResponse(message, status_code=status)
+    return json_response(data, status)
 
 
-def _json_error(request_id: RequestId, reason: str) -> JSONResponse:
-    return JSONResponse(
-        {"jsonrpc": "2.0", "id": request_id, "error": {"code": -32603, "message": reason}},
-        status_code=500,
-    )
+def _json_error(request_id: RequestId, reason: str) -> Response:
+    return error_response(500, INTERNAL_ERROR, reason, request_id)

@@ -1,0 +1,216 @@
+"""What both eras of the HTTP server share: strict JSON on the way out, JSON-RPC
+messages checked before anything is routed on them, error responses, and noticing a
+client that hangs up while the server is still working for it."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Awaitable, Callable
+from contextlib import suppress
+from typing import Any, NamedTuple, TypeVar
+
+import anyio
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response, StreamingResponse
+from starlette.types import Receive, Scope, Send
+
+from answerback.jsonrpc import JSONObject, RequestId
+from answerback.jsonrpc._endpoint import as_object, as_request_id
+from answerback.transports._framing import UnencodableMessage, encode, undeliverable
+from answerback.types._errors import INVALID_PARAMS, INVALID_REQUEST
+
+logger = logging.getLogger("answerback.http")
+
+T = TypeVar("T")
+
+SSE_HEADERS = {"cache-control": "no-cache", "x-accel-buffering": "no"}
+
+
+class Outgoing(NamedTuple):
+    """A message of the server's, ready for the wire.
+
+    ``message`` is what the client gets (``None``: nothing) and ``data`` its JSON text;
+    ``to_self`` is an error answer for the server's own side, when a request of its own
+    could not be sent (its caller then fails at once instead of waiting).
+    """
+
+    message: JSONObject | None
+    data: bytes
+    to_self: JSONObject | None
+
+
+def outgoing(message: JSONObject) -> Outgoing:
+    """``message`` as strict JSON, or what to send instead when it holds NaN or Infinity:
+    a result becomes an error response to the same id, a request fails on our side, a
+    notification is dropped (with a warning, as each of these is a bug in the server)."""
+    try:
+        return Outgoing(message, encode(message), None)
+    except UnencodableMessage as exc:
+        to_peer, to_self = undeliverable(message, str(exc))
+        logger.warning("could not send %s: %s", _describe(message), exc)
+        if to_peer is None:
+            return Outgoing(None, b"", to_self)
+        return Outgoing(to_peer, encode(to_peer), to_self)
+
+
+def _describe(message: JSONObject) -> str:
+    method = message.get("method")
+    if isinstance(method, str):
+        return repr(method)
+    return f"the answer to request {message.get('id')!r}"
+
+
+def message_problem(message: JSONObject) -> tuple[int, str] | None:
+    """Why ``message`` is not a JSON-RPC 2.0 request, notification or response, as an
+    error code and message; ``None`` if it is one.
+
+    Checked before a message is routed: a request the server could not answer by its id
+    (a boolean, a fraction, an array...) would otherwise wait for ever, or its error
+    would go nowhere.
+    """
+    if message.get("jsonrpc") != "2.0":
+        return INVALID_REQUEST, 'Invalid request: the "jsonrpc" member must be exactly "2.0".'
+    if "method" in message:
+        method = message["method"]
+        if not isinstance(method, str) or not method:
+            return INVALID_REQUEST, 'Invalid request: "method" must be a non-empty string.'
+        if "result" in message or "error" in message:
+            return (
+                INVALID_REQUEST,
+                'Invalid request: a message with a "method" cannot also carry a "result" '
+                'or an "error".',
+            )
+        if "id" in message and as_request_id(message["id"]) is None:
+            return (
+                INVALID_REQUEST,
+                f'Invalid request: "id" must be a string or an integer, not '
+                f"{_kind(message['id'])}.",
+            )
+        params = message.get("params")
+        if params is not None and as_object(params) is None:
+            return (
+                INVALID_PARAMS,
+                f"Invalid params for {method!r}: params must be an object, not {_kind(params)}.",
+            )
+        return None
+    has_result, has_error = "result" in message, "error" in message
+    if not has_result and not has_error:
+        return (
+            INVALID_REQUEST,
+            'Invalid request: a message needs a "method" (a request or a notification), '
+            'or a "result" or an "error" (a response).',
+        )
+    if has_result and has_error:
+        return (
+            INVALID_REQUEST,
+            'Invalid request: a response has a "result" or an "error", not both.',
+        )
+    request_id = message.get("id")
+    if as_request_id(request_id) is None and not (has_error and request_id is None):
+        return (
+            INVALID_REQUEST,
+            f'Invalid request: a response\'s "id" must be the string or integer id of the '
+            f"request it answers, not {_kind(request_id)}.",
+        )
+    if has_error:
+        error = as_object(message["error"])
+        code = error.get("code") if error is not None else None
+        if (
+            error is None
+            or not isinstance(code, int)
+            or isinstance(code, bool)
+            or not isinstance(error.get("message"), str)
+        ):
+            return (
+                INVALID_REQUEST,
+                'Invalid request: "error" must be an object with an integer "code" and a '
+                'string "message".',
+            )
+    return None
+
+
+def _kind(value: object) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, float):
+        return "a fraction"
+    if isinstance(value, list):
+        return "an array"
+    if isinstance(value, dict):
+        return "an object"
+    return f"{value!r}"
+
+
+def error_response(
+    status: int,
+    code: int,
+    message: str,
+    request_id: RequestId | None = None,
+    headers: dict[str, str] | None = None,
+) -> Response:
+    """An HTTP error whose body is a JSON-RPC error response saying what to fix."""
+    return JSONResponse(
+        {"jsonrpc": "2.0", "id": request_id, "error": {"code": code, "message": message}},
+        status_code=status,
+        headers=headers,
+    )
+
+
+def json_response(
+    data: bytes, status: int = 200, headers: dict[str, str] | None = None
+) -> Response:
+    """A JSON body already encoded (strictly) by ``outgoing``."""
+    return Response(data, status_code=status, headers=headers, media_type="application/json")
+
+
+class ClientGone(Exception):
+    """The client closed its connection while the server waited to answer it."""
+
+
+async def unless_client_leaves(request: Request, wait: Callable[[], Awaitable[T]]) -> T:
+    """``await wait()``, or raise ``ClientGone`` as soon as the client hangs up.
+
+    Meant for after the request body was read: the ASGI receive channel then has
+    nothing left to say but ``http.disconnect``.
+    """
+    receive = request.receive
+
+    async def watch(scope: anyio.CancelScope) -> None:
+        while (await receive())["type"] != "http.disconnect":
+            pass
+        scope.cancel()
+
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(watch, tg.cancel_scope)
+        result = await wait()
+        tg.cancel_scope.cancel()
+        return result
+    raise ClientGone
+
+
+class EventStreamResponse(StreamingResponse):
+    """An SSE response that ends (closing its event generator) as soon as the client
+    hangs up, even while it has nothing to send.
+
+    Starlette watches for that only under ASGI before 2.4; a stream waiting on the
+    server's work would otherwise notice the client has gone only at its next write.
+    """
+
+    def __init__(self, content: Any, headers: dict[str, str] | None = None) -> None:
+        super().__init__(
+            content, media_type="text/event-stream", headers={**SSE_HEADERS, **(headers or {})}
+        )
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        async def watch(cancel_scope: anyio.CancelScope) -> None:
+            while (await receive())["type"] != "http.disconnect":
+                pass
+            cancel_scope.cancel()
+
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(watch, tg.cancel_scope)
+            with suppress(OSError):  # the client went away mid-write
+                await self.stream_response(send)
+            tg.cancel_scope.cancel()

@@ -10,9 +10,13 @@ from __future__ import annotations
 
 import json
 import os
+import signal
+import subprocess
 import sys
+from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 import anyio
 import pytest
@@ -22,6 +26,7 @@ from support import LIBRARY_SERVER, PATIENCE_SECONDS, SERVERS
 from answerback import Client, StdioServer
 from answerback.client import IncomingMessage
 from answerback.jsonrpc import Envelope, MalformedMessage
+from answerback.transports import stdio_server_streams
 from answerback.transports._framing import LineReader, oversized_replies
 from answerback.types import (
     INTERNAL_ERROR,
@@ -460,3 +465,103 @@ def test_an_oversized_message_is_answered_by_the_id_at_its_start(
         assert to_peer is None
         assert isinstance(to_self, MalformedMessage)
         assert "limit of 100 bytes" in str(to_self)
+
+
+# -- the server's pipes: files, threads and trio -------------------------------------------
+
+
+@dataclass
+class PipeInFileOut:
+    """A server's stdin as a pipe the test writes to, its stdout a regular file."""
+
+    stdin: BinaryIO
+    write_fd: int
+    stdout: BinaryIO
+    out_path: Path
+
+
+@pytest.fixture
+def pipe_in_file_out(tmp_path: Path) -> Iterator[PipeInFileOut]:
+    read_fd, write_fd = os.pipe()
+    out_path = tmp_path / "out.jsonl"
+    with open(read_fd, "rb", buffering=0) as stdin, out_path.open("wb") as stdout:
+        yield PipeInFileOut(stdin, write_fd, stdout, out_path)
+        os.close(write_fd)
+
+
+async def test_a_server_writing_to_a_file_reads_its_pipe_and_writes_every_answer(
+    pipe_in_file_out: PipeInFileOut,
+) -> None:
+    """Stdin a pipe, stdout a regular file (``server > log.jsonl``): each direction works
+    on its own (the pipe was read by a stray transport once), and what is queued when the
+    connection ends is still written."""
+    files = pipe_in_file_out
+    async with stdio_server_streams(files.stdin, files.stdout) as (incoming, outgoing):
+        os.write(files.write_fd, request_line(1, "ping"))
+        with anyio.fail_after(PATIENCE_SECONDS):
+            received = await incoming.receive()
+        assert isinstance(received, Envelope)
+        assert received.message["id"] == 1
+        await outgoing.send(Envelope({"jsonrpc": "2.0", "id": 1, "result": {}}))
+    assert not files.stdin.closed  # the caller's files stay the caller's
+    answer = json.loads(files.out_path.read_bytes())
+    assert answer == {"jsonrpc": "2.0", "id": 1, "result": {}}
+
+
+async def test_a_server_running_on_trio_serves_stdio_and_leaves_at_end_of_input() -> None:
+    """Under trio the server reads and writes its pipes in threads: messages of any size
+    cross intact, limits and strict JSON hold, and closing stdin ends the process."""
+    server = [str(FRAMING_SERVER), "--backend", "trio", "--max-bytes", str(SMALL_LIMIT)]
+    async with await anyio.open_process([sys.executable, *server]) as process:
+        assert process.stdin is not None
+        text = "ü" * (SMALL_LIMIT // 8)  # 6 bytes each on the wire ("\u00fc"): 3 KB
+        calls = [
+            {"name": "event_loop"},
+            {"name": "echo", "arguments": {"text": text}},
+            {"name": "infinity"},
+            {"name": "echo", "arguments": {"text": "y" * SMALL_LIMIT}},
+        ]
+        initialize = {
+            "protocolVersion": "2025-11-25",
+            "capabilities": {},
+            "clientInfo": {"name": "raw-test", "version": "0"},
+        }
+        await process.stdin.send(request_line(0, "initialize", initialize))
+        buffer = bytearray()
+        assert "result" in await read_json_line(process, buffer)
+        answers: list[Any] = []
+        for request_id, params in enumerate(calls, start=1):
+            await process.stdin.send(request_line(request_id, "tools/call", params))
+            answers.append(await read_json_line(process, buffer))
+        await process.stdin.aclose()
+        with anyio.fail_after(PATIENCE_SECONDS):
+            code = await process.wait()
+    backend, echoed, infinite, oversized = answers
+    assert backend["result"]["content"][0]["text"] == "other"
+    assert echoed["result"]["content"][0]["text"] == text
+    assert infinite["error"]["code"] == INTERNAL_ERROR
+    assert "NaN or Infinity" in infinite["error"]["message"]
+    assert oversized["error"]["code"] == INVALID_REQUEST
+    assert code == 0
+
+
+async def test_a_trio_server_waiting_for_input_stops_when_interrupted() -> None:
+    """Ctrl-C stops an idle trio server at once: its blocked read does not hold it up
+    until the client writes again."""
+    server = [sys.executable, str(FRAMING_SERVER), "--backend", "trio"]
+    async with await anyio.open_process(server, stderr=subprocess.DEVNULL) as process:
+        assert process.stdin is not None
+        await process.stdin.send(request_line(1, "ping"))
+        pong = await read_json_line(process, bytearray())
+        assert pong == {"jsonrpc": "2.0", "id": 1, "result": {}}
+        process.send_signal(signal.SIGINT)
+        with anyio.fail_after(PATIENCE_SECONDS):
+            code = await process.wait()
+    assert code != 0  # interrupted, not a clean end of input
+
+
+async def test_the_client_runs_a_trio_server_over_stdio() -> None:
+    """The client's side of stdio and a trio server's side work together end to end."""
+    async with Client(framing_server("--backend", "trio"), mode="legacy") as client:
+        assert await text_of(client, "event_loop") == "other"
+        assert await text_of(client, "echo", {"text": "hello"}) == "hello"

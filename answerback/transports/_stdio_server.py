@@ -1,14 +1,17 @@
 """Stdio transport, server side: this process's stdin and stdout carry the connection.
 
-Under asyncio the pipes are read and written without threads. Anything else (trio, or a
-stdin that is a regular file) falls back to reading and writing in worker threads.
-Nothing but protocol messages may go to stdout, so the library never prints.
+Under asyncio, pipes (and terminals and sockets) are read and written without threads.
+Anything else (trio, or a regular file such as ``server > log.jsonl``) is read or
+written in worker threads; each direction is chosen on its own. Nothing but protocol
+messages may go to stdout, so the library never prints.
 """
 
 from __future__ import annotations
 
 import asyncio
+import io
 import math
+import os
 import sys
 from collections.abc import AsyncGenerator, Awaitable, Callable
 from contextlib import asynccontextmanager
@@ -27,6 +30,13 @@ from answerback.transports._framing import (
 )
 
 _CHUNK_BYTES = 65536
+_FLUSH_SECONDS = 2.0
+"""How long the messages still queued when the connection ends may take to go out (a
+client that stopped reading would otherwise hold the server up for ever)."""
+
+ReadBytes = Callable[[int], Awaitable[bytes]]
+WriteBytes = Callable[[bytes], Awaitable[None]]
+Close = Callable[[], Awaitable[None]]
 
 
 @asynccontextmanager
@@ -39,85 +49,127 @@ async def stdio_server_streams(
     """Streams over this process's stdin/stdout (or the given binary files).
 
     ``max_message_bytes`` caps one message either way: a larger request gets an error
-    response, and a larger answer of ours is replaced by one.
+    response, and a larger answer of ours is replaced by one. Messages queued when the
+    block ends are still written; the files themselves are left open.
     """
     incoming_send, incoming_read = anyio.create_memory_object_stream[Envelope | Exception](math.inf)
     outgoing_send, outgoing_read = anyio.create_memory_object_stream[Envelope](math.inf)
-    reader, writer = await _open_pipes(stdin or sys.stdin.buffer, stdout or sys.stdout.buffer)
+    read, close_reader = await _reader(stdin or sys.stdin.buffer)
+    write, close_writer = await _writer(stdout or sys.stdout.buffer)
+    written = anyio.Event()
 
     async def read_loop() -> None:
         lines = LineReader(max_message_bytes)
         async with incoming_send:
-            while chunk := await reader(_CHUNK_BYTES):
+            while chunk := await read(_CHUNK_BYTES):
                 incoming, replies = lines.feed(chunk)
                 for reply in replies:
                     deliver(outgoing_send, Envelope(reply))
-                for item in incoming:
-                    await incoming_send.send(item)
+                try:
+                    for item in incoming:
+                        await incoming_send.send(item)
+                except anyio.BrokenResourceError:  # the connection is over
+                    return
 
     async def write_loop() -> None:
         async with outgoing_read:
             async for envelope in outgoing_read:
                 if line := line_for(envelope, max_message_bytes, incoming_send):
-                    await writer(line)
+                    await write(line)
+        written.set()
 
-    async with anyio.create_task_group() as tg:
-        tg.start_soon(read_loop)
-        tg.start_soon(write_loop)
-        try:
-            yield incoming_read, outgoing_send
-        finally:
-            outgoing_send.close()
-            tg.cancel_scope.cancel()
-
-
-ReadBytes = Callable[[int], Awaitable[bytes]]
-WriteBytes = Callable[[bytes], Awaitable[None]]
-
-
-async def _open_pipes(stdin: BinaryIO, stdout: BinaryIO) -> tuple[ReadBytes, WriteBytes]:
     try:
-        loop = asyncio.get_running_loop()
-    except RuntimeError:  # not asyncio (trio): use the thread-backed fallback
-        loop = None
-    if loop is not None:
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(read_loop)
+            tg.start_soon(write_loop)
+            try:
+                yield incoming_read, outgoing_send
+            finally:
+                outgoing_send.close()
+                incoming_read.close()
+                with anyio.move_on_after(_FLUSH_SECONDS, shield=True):
+                    await written.wait()
+                tg.cancel_scope.cancel()
+    finally:
+        with anyio.move_on_after(_FLUSH_SECONDS, shield=True):
+            await close_writer()
+            await close_reader()
+
+
+async def _reader(stdin: BinaryIO) -> tuple[ReadBytes, Close]:
+    pipe = _own_copy(stdin, "rb")
+    if pipe is not None:
+        stream = asyncio.StreamReader(limit=_CHUNK_BYTES)
         try:
-            stream_reader = asyncio.StreamReader(limit=_CHUNK_BYTES)
-            await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(stream_reader), stdin)
-            transport, protocol = await loop.connect_write_pipe(
-                asyncio.streams.FlowControlMixin, stdout
+            transport, _ = await asyncio.get_running_loop().connect_read_pipe(
+                lambda: asyncio.StreamReaderProtocol(stream), pipe
             )
-            stream_writer = asyncio.StreamWriter(transport, protocol, None, loop)
+        except (ValueError, OSError):  # a regular file
+            pipe.close()
+        else:
 
-            async def write(data: bytes) -> None:
-                stream_writer.write(data)
-                await stream_writer.drain()
+            async def close_transport() -> None:
+                transport.close()
 
-            return stream_reader.read, write
-        except (ValueError, OSError):
-            pass
-    return _threaded_pipes(stdin, stdout)
+            return stream.read, close_transport
 
-
-def _threaded_pipes(stdin: BinaryIO, stdout: BinaryIO) -> tuple[ReadBytes, WriteBytes]:
-    """Blocking reads and writes in worker threads, for any backend and any file.
-
-    A thread blocked in a read cannot be interrupted, so a cancelled read abandons its
-    thread (it ends when input arrives or the process exits) rather than holding up the
-    server's shutdown until the client writes again.
-    """
     # ``read1`` returns what one read gives, as a pipe needs; ``read(n)`` would wait
     # for ``n`` bytes. A raw file's ``read`` already behaves like ``read1``.
     read_some = cast(Callable[[int], bytes], getattr(stdin, "read1", stdin.read))
 
-    async def read(size: int) -> bytes:
+    async def read_in_thread(size: int) -> bytes:
+        # A thread blocked in a read cannot be interrupted: a cancelled read abandons it
+        # (it ends when input comes or the process exits) instead of holding up the
+        # server's shutdown until the client writes again.
         return await anyio.to_thread.run_sync(read_some, size, abandon_on_cancel=True)
+
+    return read_in_thread, _nothing
+
+
+async def _writer(stdout: BinaryIO) -> tuple[WriteBytes, Close]:
+    pipe = _own_copy(stdout, "wb")
+    if pipe is not None:
+        loop = asyncio.get_running_loop()
+        try:
+            transport, protocol = await loop.connect_write_pipe(
+                asyncio.streams.FlowControlMixin, pipe
+            )
+        except (ValueError, OSError):  # a regular file
+            pipe.close()
+        else:
+            # No buffering beyond the pipe's own: once a write returns, the line is with
+            # the kernel, so closing (or the process ending) loses nothing.
+            transport.set_write_buffer_limits(high=0)
+            stream = asyncio.StreamWriter(transport, protocol, None, loop)
+
+            async def write(data: bytes) -> None:
+                stream.write(data)
+                await stream.drain()
+
+            async def close_transport() -> None:
+                transport.close()
+
+            return write, close_transport
 
     def write_all(data: bytes) -> None:
         stdout.write(data)
         stdout.flush()
 
-    async def write(data: bytes) -> None:
+    async def write_in_thread(data: bytes) -> None:
         await anyio.to_thread.run_sync(write_all, data, abandon_on_cancel=True)
 
-    return read, write
+    return write_in_thread, _nothing
+
+
+def _own_copy(file: BinaryIO, mode: str) -> BinaryIO | None:
+    """A duplicate of ``file``'s descriptor for an asyncio pipe transport, which closes
+    what it is given; ``None`` when not on asyncio or ``file`` has no descriptor."""
+    try:
+        asyncio.get_running_loop()
+        return cast(BinaryIO, os.fdopen(os.dup(file.fileno()), mode, buffering=0))
+    except (RuntimeError, OSError, ValueError, io.UnsupportedOperation):
+        return None
+
+
+async def _nothing() -> None:
+    """Closing a thread-backed direction: the caller's files stay open."""

@@ -3,12 +3,19 @@
 from __future__ import annotations
 
 import datetime
+import sys
+from collections.abc import AsyncGenerator
+from contextlib import asynccontextmanager
 from typing import Any, cast
 
+import anyio
+import httpx2
 import pytest
+from http_support import serve
 from pydantic import BaseModel
+from support import LIBRARY_SERVER, PATIENCE_SECONDS, RawPeer, peer_pair, server_object
 
-from answerback import Client, MCPError
+from answerback import Client, MCPError, StdioServer
 from answerback.server import Context, FormSchemaError, MCPServer, form_schema
 from answerback.types import InputRequiredResult, SamplingCapability
 
@@ -158,3 +165,79 @@ async def test_rich_arguments_reach_an_in_process_server_as_json_values() -> Non
         result = await client.call_tool("record", {"when": when, "who": Who(name="Ada")})
     assert not result.is_error
     assert seen == [("2026-11-30T12:00:00Z", {"name": "Ada"})]
+
+
+# -- one handshake per connection ---------------------------------------------------------
+
+
+def initialize(request_id: int, version: str) -> dict[str, Any]:
+    params = {
+        "protocolVersion": version,
+        "capabilities": {},
+        "clientInfo": {"name": "raw", "version": "0"},
+    }
+    return {"jsonrpc": "2.0", "id": request_id, "method": "initialize", "params": params}
+
+
+def output_schema_of(listing: dict[str, Any], name: str) -> Any:
+    return next(t for t in listing["result"]["tools"] if t["name"] == name).get("outputSchema")
+
+
+@asynccontextmanager
+async def raw_connection(transport: str) -> AsyncGenerator[RawPeer, None]:
+    """A hand-driven client connected to the Library server in-process or over stdio."""
+    if transport == "stdio":
+        async with StdioServer(sys.executable, [str(LIBRARY_SERVER)]).connect() as streams:
+            try:
+                yield RawPeer(*streams)
+            finally:
+                for stream in streams:
+                    stream.close()
+        return
+    with peer_pair() as (server_side, peer):
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(server_object(LIBRARY_SERVER).serve_connection, *server_side)
+            yield peer
+            peer.write_stream.close()
+
+
+@pytest.mark.parametrize("transport", ["memory", "stdio"])
+async def test_a_second_initialize_is_refused_and_changes_nothing(transport: str) -> None:
+    """Renegotiating mid-connection is refused; the first handshake's version holds
+    (2025-11-25 lists output schemas, the 2025-03-26 asked for the second time would not)."""
+    with anyio.fail_after(PATIENCE_SECONDS):
+        async with raw_connection(transport) as peer:
+            await peer.send(initialize(1, "2025-11-25"))
+            first = await peer.receive()
+            await peer.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
+            await peer.send(initialize(2, "2025-03-26"))
+            again = await peer.receive()
+            await peer.send({"jsonrpc": "2.0", "id": 3, "method": "tools/list"})
+            listing = await peer.receive()
+    assert first["result"]["protocolVersion"] == "2025-11-25"
+    assert again["id"] == 2
+    assert again["error"]["code"] == -32600
+    assert again["error"]["message"].startswith("Invalid request: already initialized.")
+    assert output_schema_of(listing, "client_features") is not None
+
+
+async def test_a_second_initialize_in_an_http_session_is_refused() -> None:
+    headers = {"accept": "application/json", "content-type": "application/json"}
+    library = server_object(LIBRARY_SERVER)
+    async with serve(library.http_app()) as running, httpx2.AsyncClient() as http:
+        opened = await http.post(running.url, json=initialize(1, "2025-11-25"), headers=headers)
+        session = {
+            **headers,
+            "mcp-session-id": opened.headers["mcp-session-id"],
+            "mcp-protocol-version": "2025-11-25",
+        }
+        done = {"jsonrpc": "2.0", "method": "notifications/initialized"}
+        await http.post(running.url, json=done, headers=session)
+        again = await http.post(running.url, json=initialize(2, "2025-11-25"), headers=session)
+        listing = await http.post(
+            running.url, json={"jsonrpc": "2.0", "id": 3, "method": "tools/list"}, headers=session
+        )
+    assert opened.json()["result"]["protocolVersion"] == "2025-11-25"
+    assert again.json()["error"]["code"] == -32600
+    assert "already initialized" in again.json()["error"]["message"]
+    assert output_schema_of(listing.json(), "client_features") is not None

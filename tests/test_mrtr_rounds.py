@@ -33,7 +33,7 @@ pytestmark = pytest.mark.anyio
 
 MODERN = "2026-07-28"
 ROUNDS_SERVER = SERVERS / "rounds_server.py"
-ANSWERS = {
+ANSWERS: dict[str, dict[str, Any]] = {
     "Your name?": {"name": "Ada"},
     "Your city?": {"city": "London"},
     "First name?": {"name": "Ada"},
@@ -194,6 +194,7 @@ async def test_rounds_on_other_instances_still_send_each_notification_once() -> 
     person = Person()
     answers: dict[str, Any] | None = None
     state: str | None = None
+    result: Any = None
     for round_number in range(4):
         async with person.client(instances[round_number % 2], MODERN) as client:
             result = await client.call_tool_round(

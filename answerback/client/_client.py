@@ -644,6 +644,7 @@ class Client:
                 tg.cancel_scope.cancel()
         finally:
             del self.session.listeners[request_id]
+            subscription.receive.close()
 
     async def set_logging_level(self, level: LoggingLevel) -> None:
         """Ask the server to send log messages at ``level`` and above."""

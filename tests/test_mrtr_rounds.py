@@ -15,6 +15,7 @@ from typing import Any
 
 import anyio
 import pytest
+from http_support import serve
 from support import PATIENCE_SECONDS, SERVERS, load_module, target
 
 from answerback import Client, MCPError
@@ -183,6 +184,19 @@ async def test_each_notification_reaches_the_client_once(transport: str, mode: s
     assert person.logs == ["starting", "got the first", "got the second", "done"]
     assert person.progress == [1, 2, 3, 4]
     assert person.asked == ["First name?", "Second name?", "Third name?"]
+
+
+async def test_each_notification_reaches_the_client_once_over_http(mode: str) -> None:
+    """Over HTTP each 2026-07-28 round is a POST of its own, with its own stream."""
+    person = Person()
+    server = load_module(ROUNDS_SERVER).rounds_server()
+    async with serve(server.http_app()) as running:
+        with anyio.fail_after(PATIENCE_SECONDS):
+            async with person.client(running.url, mode) as client:
+                result = await client.call_tool("narrated", progress_callback=person.report)
+    assert text(result) == "Ada, Grace, Hedy"
+    assert person.logs == ["starting", "got the first", "got the second", "done"]
+    assert person.progress == [1, 2, 3, 4]
 
 
 async def test_rounds_on_other_instances_still_send_each_notification_once() -> None:

@@ -8,10 +8,12 @@ peer: the test plays the server by hand.
 
 from __future__ import annotations
 
+import asyncio
 import importlib.util
 import sys
-from collections.abc import AsyncGenerator, Callable
-from contextlib import asynccontextmanager
+import traceback
+from collections.abc import AsyncGenerator, Callable, Iterator
+from contextlib import asynccontextmanager, contextmanager
 from pathlib import Path
 from types import ModuleType
 from typing import Any, cast
@@ -30,6 +32,37 @@ LIBRARY_SERVER = REPO / "examples" / "library_server.py"
 
 # A safety net so a broken test fails instead of hanging; never a claim about speed.
 PATIENCE_SECONDS = 20.0
+
+_unreported: list[str] = []
+
+_DefaultLoop = asyncio.ProactorEventLoop if sys.platform == "win32" else asyncio.SelectorEventLoop
+
+
+class ReportingEventLoop(_DefaultLoop):
+    """asyncio's default event loop, which also records everything that reaches its
+    exception handler: a task's exception nobody retrieved, a failing callback.
+
+    Those are only logged by asyncio, so a test would pass in spite of them; the
+    ``no_unreported_failures`` fixture (conftest.py) fails it instead.
+    """
+
+    def call_exception_handler(self, context: dict[str, Any]) -> None:
+        what = str(context.get("message", "unhandled failure"))
+        exc = context.get("exception")
+        if isinstance(exc, BaseException):
+            what += "\n" + "".join(traceback.format_exception(exc)).rstrip()
+        for key in ("task", "future", "handle"):
+            if key in context:
+                what += f"\n{key}: {context[key]!r}"
+        _unreported.append(what)
+        super().call_exception_handler(context)
+
+
+def take_unreported_failures() -> list[str]:
+    """What asyncio loops reported since the last call (and forget it)."""
+    found = list(_unreported)
+    del _unreported[: len(found)]
+    return found
 
 
 def load_module(path: Path) -> ModuleType:
@@ -122,24 +155,32 @@ class RawPeer:
         return params
 
 
-def peer_pair() -> tuple[StreamPair, RawPeer]:
-    """Streams for the side under test, and a ``RawPeer`` on the other end."""
+@contextmanager
+def peer_pair() -> Iterator[tuple[StreamPair, RawPeer]]:
+    """Streams for the side under test, and a ``RawPeer`` on the other end; every
+    stream is closed when the block ends (an unclosed one is a ResourceWarning)."""
     under_test, other_end = create_stream_pairs()
-    return under_test, RawPeer(*other_end)
+    try:
+        yield under_test, RawPeer(*other_end)
+    finally:
+        for stream in (*under_test, *other_end):
+            stream.close()
 
 
 class HandDrivenServer:
     """A client transport whose "server" is a ``RawPeer`` the test drives (``.peer``)."""
 
     def __init__(self) -> None:
-        self._client_side, self.peer = peer_pair()
+        self._client_side, other_end = create_stream_pairs()
+        self.peer = RawPeer(*other_end)
 
     @asynccontextmanager
     async def connect(self) -> AsyncGenerator[StreamPair, None]:
         try:
             yield self._client_side
         finally:
-            self._client_side[1].close()
+            for stream in (*self._client_side, self.peer.read_stream, self.peer.write_stream):
+                stream.close()
 
 
 @asynccontextmanager

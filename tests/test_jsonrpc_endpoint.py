@@ -95,14 +95,18 @@ async def endpoint_and_peer(
 ) -> AsyncGenerator[tuple[Endpoint, RawPeer], None]:
     """A running endpoint, and the peer a test drives by hand."""
     handlers = handlers or Handlers()
-    (read_stream, write_stream), peer = peer_pair()
-    async with Endpoint(
-        read_stream,
-        write_stream,
-        on_request=handlers.on_request,
-        on_notification=handlers.on_notification,
-    ) as endpoint:
-        yield endpoint, peer
+    with peer_pair() as ((read_stream, write_stream), peer):
+        async with Endpoint(
+            read_stream,
+            write_stream,
+            on_request=handlers.on_request,
+            on_notification=handlers.on_notification,
+        ) as endpoint:
+            yield endpoint, peer
+
+
+async def ignore(method: str, params: JSONObject | None, envelope: Envelope) -> None:
+    return None
 
 
 async def ask(peer: RawPeer, request_id: Any, method: str, params: Any = None) -> JSONObject:
@@ -252,6 +256,103 @@ async def test_an_mcp_error_is_sent_as_raised() -> None:
         }
 
 
+class NotAnException(BaseException):
+    """What a library may raise to unwind a handler (answerback's own ``InputNeeded`` is
+    one): not an ``Exception``, not a cancellation."""
+
+
+def raising(exc: BaseException) -> Any:
+    async def handler(request: IncomingRequest) -> JSONObject:
+        if request.method == "ping":
+            return {}
+        raise exc
+
+    return handler
+
+
+@pytest.mark.parametrize(
+    ("raised", "code", "named"),
+    [
+        pytest.param(NotAnException("unwound"), INTERNAL_ERROR, "NotAnException", id="base"),
+        pytest.param(
+            BaseExceptionGroup("in a task group", [NotAnException("unwound")]),
+            INTERNAL_ERROR,
+            "NotAnException",
+            id="group-of-base",
+        ),
+        pytest.param(
+            ExceptionGroup("in a task group", [MCPError(-7, "No, thank you.")]),
+            -7,
+            "No, thank you.",
+            id="group-of-mcp-error",
+        ),
+        pytest.param(
+            ExceptionGroup("two tools failed", [ValueError("a"), KeyError("b")]),
+            INTERNAL_ERROR,
+            "two tools failed",
+            id="group-of-two",
+        ),
+    ],
+)
+async def test_whatever_escapes_a_handler_is_answered(
+    raised: BaseException, code: int, named: str
+) -> None:
+    """A ``BaseException`` that is not a cancellation, or an exception group (a task group
+    inside a handler), still gets an error response; a group of one is judged by its
+    member. The connection goes on, and nothing is left for asyncio to report."""
+    with peer_pair() as ((read_stream, write_stream), peer):
+        async with Endpoint(
+            read_stream, write_stream, on_request=raising(raised), on_notification=ignore
+        ):
+            answer = await ask(peer, 12, "tools/call")
+            assert answer["id"] == 12
+            assert answer["error"]["code"] == code
+            assert named in answer["error"]["message"]
+            await assert_still_answers(peer)
+
+
+async def test_a_notification_handler_raising_a_base_exception_is_only_logged() -> None:
+    """The reader survives it: the connection keeps answering."""
+
+    async def unwinding(method: str, params: JSONObject | None, envelope: Envelope) -> None:
+        raise NotAnException("unwound")
+
+    with peer_pair() as ((read_stream, write_stream), peer):
+        async with Endpoint(
+            read_stream, write_stream, on_request=raising(ValueError()), on_notification=unwinding
+        ):
+            await peer.send({"jsonrpc": "2.0", "method": "notifications/anything"})
+            await assert_still_answers(peer)
+
+
+async def test_exit_in_a_handler_is_answered_then_ends_the_endpoint(
+    anyio_backend_name: str,
+) -> None:
+    """``SystemExit`` (or Ctrl-C) must still stop the program: the peer gets its error
+    response, and the exception then leaves the endpoint."""
+    if anyio_backend_name == "asyncio":
+        pytest.skip(
+            "asyncio raises SystemExit from a task straight out of the event loop, which "
+            "would end the test runner's loop rather than the test"
+        )
+    with peer_pair() as ((read_stream, write_stream), peer):
+
+        async def serve_until_it_ends() -> None:
+            async with Endpoint(
+                read_stream, write_stream, on_request=raising(SystemExit(3)), on_notification=ignore
+            ):
+                await peer.send({"jsonrpc": "2.0", "id": 13, "method": "tools/call"})
+                await anyio.sleep_forever()
+
+        with pytest.raises(BaseExceptionGroup) as caught:
+            await serve_until_it_ends()
+        assert caught.group_contains(SystemExit)
+        answer = peer.read_stream.receive_nowait()
+        assert isinstance(answer, Envelope)
+        assert answer.message["id"] == 13
+        assert answer.message["error"]["code"] == INTERNAL_ERROR
+
+
 async def test_an_error_response_raises_the_matching_mcp_error() -> None:
     """On the requesting side an error answer raises ``MCPError`` with code, message, data."""
     async with endpoint_and_peer() as (endpoint, peer), anyio.create_task_group() as tg:
@@ -306,9 +407,6 @@ async def test_requests_in_flight_in_both_directions_at_once() -> None:
         # Answering this request needs an answer from the other side first.
         inner = await request.request("inner", {"for": params["n"]})
         return {"right answers": params["n"], "inner": inner}
-
-    async def ignore(method: str, params: JSONObject | None, envelope: Envelope) -> None:
-        return None
 
     results: dict[str, JSONObject] = {}
     async with (
@@ -538,13 +636,10 @@ async def test_ids_that_only_look_like_integers_match_nothing(request_id: Any) -
 
         async def call() -> None:
             results.append(await endpoint.request("first"))
-            results.append(await endpoint.request("second"))
 
         tg.start_soon(call)
-        first = await peer.receive()
-        await peer.send({"jsonrpc": "2.0", "id": first["id"], "result": {"n": 0}})
-        second = await peer.receive()
-        assert second["id"] == 1
+        request = await peer.receive()
+        assert request["id"] == 1
         # A response and a cancellation naming the look-alike id...
         await peer.send({"jsonrpc": "2.0", "id": request_id, "result": {"n": "impostor"}})
         await peer.send({"jsonrpc": "2.0", "id": 1, "method": "wait"})
@@ -563,7 +658,7 @@ async def test_ids_that_only_look_like_integers_match_nothing(request_id: Any) -
         await peer.send({"jsonrpc": "2.0", "id": 1, "result": {"n": 1}})
         handlers.release.set()
         assert await peer.receive() == {"jsonrpc": "2.0", "id": 1, "result": {"waited": True}}
-    assert results == [{"n": 0}, {"n": 1}]
+    assert results == [{"n": 1}]
 
 
 async def test_a_failing_progress_callback_does_not_break_the_connection() -> None:
@@ -620,30 +715,82 @@ async def test_closing_the_connection_fails_pending_requests() -> None:
     assert all("'wait'" in str(exc) for exc in failures)
 
 
+async def test_a_handler_waiting_on_a_peer_that_hangs_up_is_cancelled() -> None:
+    """The peer closes the connection while a handler waits on its answer: the handler
+    is cancelled (nobody can read what it would answer), not woken with an error."""
+    outcome: list[BaseException] = []
+    done = anyio.Event()
+
+    async def asks_back(request: IncomingRequest) -> JSONObject:
+        try:
+            return await request.request("question")
+        except BaseException as exc:
+            outcome.append(exc)
+            done.set()
+            raise
+
+    with peer_pair() as ((read_stream, write_stream), peer):
+        async with Endpoint(
+            read_stream, write_stream, on_request=asks_back, on_notification=ignore
+        ):
+            await peer.send({"jsonrpc": "2.0", "id": 24, "method": "tools/call"})
+            assert (await peer.receive())["method"] == "question"
+            peer.write_stream.close()
+            with anyio.fail_after(PATIENCE_SECONDS):
+                await done.wait()
+    [exc] = outcome
+    assert isinstance(exc, anyio.get_cancelled_exc_class())
+
+
+async def test_leaving_the_endpoint_lets_shielded_sections_finish() -> None:
+    """Leaving cancels the handlers still running through their cancel scopes, as the
+    peer's cancellation does, so what a handler shields still runs to its end."""
+    handlers = Handlers()
+    async with endpoint_and_peer(handlers) as (endpoint, peer):
+        await peer.send({"jsonrpc": "2.0", "id": 23, "method": "commit"})
+        with anyio.fail_after(PATIENCE_SECONDS):
+            await handlers.started.wait()
+        handlers.release.set()  # the handler has not run since: it is still waiting
+    assert handlers.committed.is_set()
+    assert endpoint.in_flight_count == 0
+
+
+async def test_request_ids_start_at_one() -> None:
+    """Some peers treat an id of 0 as missing, so the first id is 1, then 2..."""
+    async with endpoint_and_peer() as (endpoint, peer), anyio.create_task_group() as tg:
+        tg.start_soon(endpoint.request, "first")
+        tg.start_soon(endpoint.request, "second")
+        ids = sorted([(await peer.receive())["id"], (await peer.receive())["id"]])
+        assert ids == [1, 2]
+        assert endpoint.reserve_id() == 3
+        for request_id in ids:
+            await peer.send({"jsonrpc": "2.0", "id": request_id, "result": {}})
+
+
 async def test_leaving_the_endpoint_fails_requests_still_waiting() -> None:
     """Closing our own side also releases every waiting caller with a clear error."""
     failures: list[BaseException] = []
-    (read_stream, write_stream), peer = peer_pair()
     handlers = Handlers()
-    async with (
-        anyio.create_task_group() as tg,
-        Endpoint(
-            read_stream,
-            write_stream,
-            on_request=handlers.on_request,
-            on_notification=handlers.on_notification,
-        ) as endpoint,
-    ):
+    with peer_pair() as ((read_stream, write_stream), peer):
+        async with (
+            anyio.create_task_group() as tg,
+            Endpoint(
+                read_stream,
+                write_stream,
+                on_request=handlers.on_request,
+                on_notification=handlers.on_notification,
+            ) as endpoint,
+        ):
 
-        async def call() -> None:
-            try:
-                await endpoint.request("wait")
-            except ConnectionClosedError as exc:
-                failures.append(exc)
+            async def call() -> None:
+                try:
+                    await endpoint.request("wait")
+                except ConnectionClosedError as exc:
+                    failures.append(exc)
 
-        tg.start_soon(call)
-        await peer.receive()
-        # The endpoint is gone; the caller wakes up with the reason.
+            tg.start_soon(call)
+            await peer.receive()
+            # The endpoint is gone; the caller wakes up with the reason.
     assert len(failures) == 1
     assert "closed" in str(failures[0])
 
@@ -659,30 +806,30 @@ async def test_mcp_server_answers_malformed_input_with_standard_codes() -> None:
     def add(a: int, b: int) -> int:
         return a + b
 
-    (read_stream, write_stream), peer = peer_pair()
-    async with anyio.create_task_group() as tg:
-        tg.start_soon(server.serve_connection, read_stream, write_stream)
-        early = await ask(peer, 0, "tools/list")
-        assert early["error"]["code"] == INVALID_REQUEST  # not initialized yet
-        assert (await ask(peer, 1, "ping"))["result"] == {}  # ping is fine before that
-        init = await ask(
-            peer,
-            2,
-            "initialize",
-            {
-                "protocolVersion": "2025-11-25",
-                "capabilities": {},
-                "clientInfo": {"name": "hand", "version": "0"},
-            },
-        )
-        assert init["result"]["protocolVersion"] == "2025-11-25"
-        await peer.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
-        unknown = await ask(peer, 3, "resources/teleport")
-        assert unknown["error"]["code"] == METHOD_NOT_FOUND
-        bad_params = await ask(peer, 4, "tools/call", {"arguments": {}})
-        assert bad_params["error"]["code"] == INVALID_PARAMS
-        await peer.send_raw(MalformedMessage("Expecting value"))
-        assert (await peer.receive())["error"]["code"] == PARSE_ERROR
-        added = await ask(peer, 5, "tools/call", {"name": "add", "arguments": {"a": 2, "b": 3}})
-        assert added["result"]["structuredContent"] == {"result": 5}
-        peer.write_stream.close()
+    with peer_pair() as ((read_stream, write_stream), peer):
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(server.serve_connection, read_stream, write_stream)
+            early = await ask(peer, 0, "tools/list")
+            assert early["error"]["code"] == INVALID_REQUEST  # not initialized yet
+            assert (await ask(peer, 1, "ping"))["result"] == {}  # ping is fine before that
+            init = await ask(
+                peer,
+                2,
+                "initialize",
+                {
+                    "protocolVersion": "2025-11-25",
+                    "capabilities": {},
+                    "clientInfo": {"name": "hand", "version": "0"},
+                },
+            )
+            assert init["result"]["protocolVersion"] == "2025-11-25"
+            await peer.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
+            unknown = await ask(peer, 3, "resources/teleport")
+            assert unknown["error"]["code"] == METHOD_NOT_FOUND
+            bad_params = await ask(peer, 4, "tools/call", {"arguments": {}})
+            assert bad_params["error"]["code"] == INVALID_PARAMS
+            await peer.send_raw(MalformedMessage("Expecting value"))
+            assert (await peer.receive())["error"]["code"] == PARSE_ERROR
+            added = await ask(peer, 5, "tools/call", {"name": "add", "arguments": {"a": 2, "b": 3}})
+            assert added["result"]["structuredContent"] == {"result": 5}
+            peer.write_stream.close()

@@ -210,18 +210,23 @@ class Endpoint:
     ) -> bool | None:
         assert self._task_group is not None
         self._task_group.cancel_scope.cancel()
+        # Handlers first, before the reader can see the end of the stream and fail their
+        # own requests to the peer: a handler learns it was cancelled, not disconnected.
+        self._cancel_handlers()
         try:
             try:
                 return await self._task_group.__aexit__(exc_type, exc, tb)
             finally:
-                # The reader has stopped, so no handler starts from here on.
-                for scope in self._in_flight.values():
-                    scope.cancel()
+                self._cancel_handlers()  # any the reader started before it stopped
                 await self._backend.join()
         finally:
             self._fail_pending("the connection was closed")
             self._write_stream.close()
             self._read_stream.close()
+
+    def _cancel_handlers(self) -> None:
+        for scope in self._in_flight.values():
+            scope.cancel()
 
     @property
     def in_flight_count(self) -> int:
@@ -374,6 +379,10 @@ class Endpoint:
                     await self._dispatch(item)
         except (anyio.ClosedResourceError, anyio.BrokenResourceError):
             pass
+        # The peer is gone: nobody will read what the handlers answer. Cancelling them
+        # before failing our requests means a handler waiting on the peer is cancelled,
+        # on every backend, rather than first woken with a connection error.
+        self._cancel_handlers()
         self._fail_pending(f"the {self._name} closed the connection")
         self.closed.set()
 

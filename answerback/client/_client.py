@@ -322,6 +322,10 @@ class Client:
         return True
 
     def _setup_timed_out(self, method: str, exc: RequestTimeoutError) -> RequestTimeoutError:
+        """The timeout of a setup request, saying what to check (``exc`` itself if it was
+        the read timeout that ran out, there being no connect timeout)."""
+        if self.connect_timeout_seconds is None:
+            return exc
         return RequestTimeoutError(
             f"The server did not answer {method!r} within {self.connect_timeout_seconds:g} s, "
             "so the connection was not set up. Check that the target is an MCP server and "
@@ -346,8 +350,6 @@ class Client:
                 timeout=self.connect_timeout_seconds,
             )
         except RequestTimeoutError as exc:
-            if self.connect_timeout_seconds is None:
-                raise
             raise self._setup_timed_out("initialize", exc) from None
         if result.protocol_version not in LEGACY_VERSIONS:
             raise MCPError(

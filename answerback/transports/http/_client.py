@@ -24,7 +24,8 @@ from __future__ import annotations
 
 import logging
 import math
-from collections.abc import AsyncGenerator, Mapping
+import ssl
+from collections.abc import AsyncGenerator, Callable, Mapping
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from typing import Any, cast
@@ -61,21 +62,77 @@ _DEFAULT_RETRY_SECONDS = 1.0
 _MAX_RECONNECTS = 5
 _MAX_REDIRECTS = 5
 _ANSWER_CONNECTIONS = 16
-_IDLE_CONNECTIONS = 100
+_CALLS_PER_CLIENT = 64
+_IDLE_SECONDS = 2.0
+"""How long an idle connection is kept: less than the 5 s after which common servers
+(uvicorn, Node) close one, so a reused connection is rarely closed under our feet."""
+_DELIVERY_ATTEMPTS = 3
 
 
 class _RedirectRefused(Exception):
     """The server redirected somewhere the session must not follow."""
 
 
+@dataclass(slots=True)
+class _Pool:
+    client: httpx2.AsyncClient
+    in_flight: int = 0
+
+
+class _Lane:
+    """Where one kind of HTTP request goes: one client, or a set of clients that grows
+    with the load, each holding at most ``per_client`` requests at a time.
+
+    Why a set: httpcore looks at every connection of a pool for every request it
+    places, so one pool holding a thousand calls makes each new call a thousand times
+    dearer. Small pools keep that cost flat; the first one serves a quiet connection.
+    """
+
+    def __init__(
+        self,
+        make: Callable[[], httpx2.AsyncClient],
+        *,
+        per_client: float = math.inf,
+        owned: bool = True,
+    ) -> None:
+        self._make = make
+        self._per_client = per_client
+        self.owned = owned
+        """Whether answerback made the clients (and so sets their limits and closes them)."""
+        self._pools: list[_Pool] = []
+
+    @asynccontextmanager
+    async def client(self) -> AsyncGenerator[httpx2.AsyncClient, None]:
+        pool = next((p for p in self._pools if p.in_flight < self._per_client), None)
+        if pool is None:
+            pool = _Pool(self._make())
+            self._pools.append(pool)
+        pool.in_flight += 1
+        try:
+            yield pool.client
+        finally:
+            pool.in_flight -= 1
+            if pool.in_flight == 0 and pool in self._pools[1:]:
+                # A burst is over: its extra pool goes, with its idle connections.
+                self._pools.remove(pool)
+                if self.owned:
+                    with anyio.CancelScope(shield=True):
+                        await pool.client.aclose()
+
+    async def aclose(self) -> None:
+        pools, self._pools = self._pools, []
+        if self.owned:
+            for pool in pools:
+                await pool.client.aclose()
+
+
 @dataclass(frozen=True, slots=True)
 class _Lanes:
-    """The HTTP clients for long requests and for short answers (the same one when
-    the user gave it); ``own`` says answerback made them and must close them."""
+    """Requests (and their long response streams) on one lane; answers,
+    notifications and the DELETE on the other, so they never wait behind requests."""
 
-    requests: httpx2.AsyncClient
-    answers: httpx2.AsyncClient
-    own: bool
+    requests: _Lane
+    answers: _Lane
 
 
 @dataclass(slots=True)
@@ -137,6 +194,7 @@ class StreamableHTTPTransport:
         self.session_id: str | None = None
         self.protocol_version: str | None = None
         self._calls: dict[RequestId, _Call] = {}
+        self._ssl_context: ssl.SSLContext | None = None
 
     def __repr__(self) -> str:
         return f"StreamableHTTPTransport({self.url!r})"
@@ -158,23 +216,39 @@ class StreamableHTTPTransport:
                         await self._terminate(lanes)
                     tg.cancel_scope.cancel()
         finally:
-            if lanes.own:
-                with anyio.CancelScope(shield=True):
-                    await lanes.requests.aclose()
-                    await lanes.answers.aclose()
+            incoming.close()
+            outgoing_read.close()
+            with anyio.CancelScope(shield=True):
+                await lanes.requests.aclose()
+                await lanes.answers.aclose()
 
     def _lanes(self) -> _Lanes:
-        if self._http_client is not None:
-            return _Lanes(self._http_client, self._http_client, own=False)
-        requests = httpx2.AsyncClient(
-            limits=httpx2.Limits(max_connections=None, max_keepalive_connections=_IDLE_CONNECTIONS),
-        )
-        answers = httpx2.AsyncClient(
-            limits=httpx2.Limits(
-                max_connections=_ANSWER_CONNECTIONS, max_keepalive_connections=_ANSWER_CONNECTIONS
-            ),
-        )
-        return _Lanes(requests, answers, own=True)
+        user_client = self._http_client
+        if user_client is not None:
+            lane = _Lane(lambda: user_client, owned=False)
+            return _Lanes(lane, lane)
+        if self._ssl_context is None:
+            # Loading the certificates costs a quarter of a second: once per transport.
+            self._ssl_context = httpx2.create_ssl_context()
+        ssl_context = self._ssl_context
+
+        def requests() -> httpx2.AsyncClient:
+            limits = httpx2.Limits(
+                max_connections=None,
+                max_keepalive_connections=_CALLS_PER_CLIENT,
+                keepalive_expiry=_IDLE_SECONDS,
+            )
+            return httpx2.AsyncClient(verify=ssl_context, limits=limits)
+
+        def answers() -> httpx2.AsyncClient:
+            limits = httpx2.Limits(
+                max_connections=_ANSWER_CONNECTIONS,
+                max_keepalive_connections=_ANSWER_CONNECTIONS,
+                keepalive_expiry=_IDLE_SECONDS,
+            )
+            return httpx2.AsyncClient(verify=ssl_context, limits=limits)
+
+        return _Lanes(_Lane(requests, per_client=_CALLS_PER_CLIENT), _Lane(answers))
 
     def _timeout(self, lanes: _Lanes, *, stream: bool) -> httpx2.Timeout:
         """No read timeout on a stream (it may wait on a person for minutes). Our own
@@ -185,7 +259,7 @@ class StreamableHTTPTransport:
             connect=self.timeout,
             read=None if stream else self.timeout,
             write=self.timeout,
-            pool=None if lanes.own else self.timeout,
+            pool=None if lanes.requests.owned else self.timeout,
         )
 
     def _headers(self, *, accept: str = "application/json, text/event-stream") -> dict[str, str]:
@@ -482,23 +556,32 @@ class StreamableHTTPTransport:
         what = f"the {method} notification" if method else "the answer to a server request"
         sent_session = self.session_id
         timeout = self._timeout(lanes, stream=False)
-        try:
-            async with self._open(lanes.answers, "POST", headers, body, timeout) as response:
-                raw = await self._read_body(response)
-                if response.is_success:
+        for attempt in range(1, _DELIVERY_ATTEMPTS + 1):
+            try:
+                async with self._open(lanes.answers, "POST", headers, body, timeout) as response:
+                    raw = await self._read_body(response)
+                    if response.is_success:
+                        return
+                    if response.status_code == 404 and sent_session is not None:
+                        # The next request meets the same 404 and sets the session up again.
+                        logger.info("session expired; dropped %s", what)
+                        return
+                    reason = _status_reason(response, raw)
+                    logger.warning("the server refused %s: %s", what, reason)
                     return
-                if response.status_code == 404 and sent_session is not None:
-                    # The next request meets the same 404 and sets the session up again.
-                    logger.info("session expired; dropped %s", what)
-                    return
-                logger.warning("the server refused %s: %s", what, _status_reason(response, raw))
-        except (httpx2.HTTPError, _RedirectRefused, MessageTooLarge) as exc:
-            logger.warning("could not send %s: %s", what, self._describe(exc))
+            except (httpx2.NetworkError, httpx2.RemoteProtocolError) as exc:
+                # Most often a kept-alive connection the server closed just then. The
+                # message is sent again: a repeated answer or notification is harmless.
+                if attempt == _DELIVERY_ATTEMPTS:
+                    logger.warning("could not send %s: %s", what, self._describe(exc))
+            except (httpx2.HTTPError, _RedirectRefused, MessageTooLarge) as exc:
+                logger.warning("could not send %s: %s", what, self._describe(exc))
+                return
 
     @asynccontextmanager
     async def _open(
         self,
-        client: httpx2.AsyncClient,
+        lane: _Lane,
         method: str,
         headers: dict[str, str],
         body: bytes | None,
@@ -508,20 +591,21 @@ class StreamableHTTPTransport:
         redirects within the same origin: the session id, the credentials in our headers
         and the body stay with the server they were meant for."""
         url = httpx2.URL(self.url)
-        for _ in range(_MAX_REDIRECTS + 1):
-            async with client.stream(
-                method,
-                url,
-                content=body,
-                headers=headers,
-                timeout=timeout,
-                follow_redirects=False,
-            ) as response:
-                target = _redirect_target(response, url)
-                if target is None:
-                    yield response
-                    return
-            url = target
+        async with lane.client() as client:
+            for _ in range(_MAX_REDIRECTS + 1):
+                async with client.stream(
+                    method,
+                    url,
+                    content=body,
+                    headers=headers,
+                    timeout=timeout,
+                    follow_redirects=False,
+                ) as response:
+                    target = _redirect_target(response, url)
+                    if target is None:
+                        yield response
+                        return
+                url = target
         raise _RedirectRefused(f"more than {_MAX_REDIRECTS} redirects from {self.url}")
 
     def _describe(self, exc: Exception) -> str:

@@ -140,7 +140,7 @@ class EventParser:
         self._has_fields = True
         if name == b"data":
             self._data.append(value)
-            self._size += len(value) + 1
+            self._size += len(value)
             self._check_size(0)
         elif name == b"event":
             self._event = value

@@ -1,0 +1,68 @@
+"""One legacy HTTP client carries hundreds of calls that all wait on a question at once.
+
+Each call holds its response stream while its question waits, the GET stream holds one
+more connection, and every answer is a POST of its own: answers must never queue
+behind the calls they would finish (with one shared pool of 100 connections, 99 such
+calls deadlocked).
+"""
+
+from __future__ import annotations
+
+import anyio
+import pytest
+from http_support import PATIENCE_SECONDS, serve
+from http_support.apps import http_app
+
+from answerback import Client
+from answerback.client import ClientRequestContext
+from answerback.types import ElicitRequestParams, ElicitResult, TextContent
+
+pytestmark = pytest.mark.anyio
+
+CALLS = 300
+
+
+def derived(tag: str) -> str:
+    """The answer for ``tag``: checkable, and different from the tag."""
+    return tag[::-1].upper()
+
+
+async def test_hundreds_of_calls_waiting_on_questions_at_once() -> None:
+    """No question is answered before all of them have arrived, so every call holds its
+    stream while its answer travels; each result carries its own call's answer."""
+    asked = 0
+    all_asked = anyio.Event()
+
+    async def answer_when_all_asked(
+        context: ClientRequestContext, params: ElicitRequestParams
+    ) -> ElicitResult:
+        nonlocal asked
+        asked += 1
+        if asked == CALLS:
+            all_asked.set()
+        await all_asked.wait()
+        tag = params.message.removeprefix("tag=")
+        return ElicitResult(action="accept", content={"value": derived(tag)})
+
+    results: dict[str, str] = {}
+
+    async def one_call(client: Client, tag: str) -> None:
+        result = await client.call_tool("echo_elicit", {"tag": tag})
+        [content] = result.content
+        assert isinstance(content, TextContent)
+        results[tag] = content.text
+
+    tags = [f"call-{index}" for index in range(CALLS)]
+    async with (
+        serve(http_app()) as running,
+        Client(running.url, mode="legacy", elicitation_callback=answer_when_all_asked) as client,
+    ):
+        with anyio.fail_after(PATIENCE_SECONDS):
+            async with anyio.create_task_group() as tg:
+                for tag in tags:
+                    tg.start_soon(one_call, client, tag)
+        # The connection is still good for more.
+        again = await client.call_tool("echo_elicit", {"tag": "after"})
+    assert asked == CALLS + 1
+    assert results == {tag: f"{tag}:{derived(tag)}" for tag in tags}
+    assert again.content == [TextContent(text=f"after:{derived('after')}")]

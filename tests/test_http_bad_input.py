@@ -4,8 +4,10 @@ keeps serving a normal client afterwards."""
 
 from __future__ import annotations
 
+import contextlib
+import json
 from collections.abc import AsyncGenerator
-from typing import Any
+from typing import Any, cast
 
 import anyio
 import httpx2
@@ -14,6 +16,7 @@ from http_support import (
     PATIENCE_SECONDS,
     POST_HEADERS,
     RunningServer,
+    first_result,
     initialize_params,
     raw_initialize,
     read_events,
@@ -332,3 +335,343 @@ async def test_a_client_disconnecting_mid_elicitation_harms_no_one(
     await still_serves(server.url)
     ping = await http.post(server.url, json=rpc("ping", id=9), headers=session_headers(session_id))
     assert ping.status_code == 200
+
+
+# -- malformed JSON-RPC: every message gets its error on its own POST --------------------
+
+
+async def call_pause(http: httpx2.AsyncClient, url: str, session_id: str) -> None:
+    """A valid call in the session succeeds (the check after every bad request)."""
+    call = rpc("tools/call", {"name": "pause", "arguments": {"seconds": 0}}, id=4242)
+    with anyio.fail_after(PATIENCE_SECONDS):
+        async with http.stream("POST", url, json=call, headers=session_headers(session_id)) as r:
+            assert r.status_code == 200, await r.aread()
+            answer = await first_result(r)
+    assert answer["id"] == 4242
+    assert answer["result"]["content"] == [{"type": "text", "text": "done"}], answer
+
+
+MALFORMED = [
+    pytest.param({"jsonrpc": "2.0", "id": True, "method": "ping"}, -32600, "id", id="id-true"),
+    pytest.param({"jsonrpc": "2.0", "id": False, "method": "ping"}, -32600, "id", id="id-false"),
+    pytest.param({"jsonrpc": "2.0", "id": None, "method": "ping"}, -32600, "id", id="id-null"),
+    pytest.param({"jsonrpc": "2.0", "id": 1.5, "method": "ping"}, -32600, "id", id="id-float"),
+    pytest.param({"jsonrpc": "2.0", "id": [1], "method": "ping"}, -32600, "id", id="id-array"),
+    pytest.param({"jsonrpc": "2.0", "id": {"a": 1}, "method": "ping"}, -32600, "id", id="id-obj"),
+    pytest.param({"jsonrpc": "2.0", "id": 1}, -32600, "method", id="no-method"),
+    pytest.param({"jsonrpc": "2.0", "id": 1, "method": 5}, -32600, "method", id="method-int"),
+    pytest.param({"jsonrpc": "2.0", "id": 1, "method": None}, -32600, "method", id="method-null"),
+    pytest.param({"jsonrpc": "2.0", "id": 1, "method": ""}, -32600, "method", id="method-empty"),
+    pytest.param({"jsonrpc": "2.0", "method": ["ping"]}, -32600, "method", id="note-method-list"),
+    pytest.param({}, -32600, "jsonrpc", id="empty-object"),
+    pytest.param({"id": 1, "method": "ping"}, -32600, "jsonrpc", id="no-jsonrpc"),
+    pytest.param({"jsonrpc": "1.0", "id": 1, "method": "ping"}, -32600, "jsonrpc", id="jsonrpc-1"),
+    pytest.param(
+        {"jsonrpc": "2.0", "id": 1, "method": "ping", "params": [1]},
+        -32602,
+        "params",
+        id="params-array",
+    ),
+    pytest.param(
+        {"jsonrpc": "2.0", "method": "notifications/initialized", "params": 5},
+        -32602,
+        "params",
+        id="notification-params-number",
+    ),
+    pytest.param(
+        {"jsonrpc": "2.0", "id": 1, "method": "ping", "result": {}},
+        -32600,
+        "result",
+        id="request-with-result",
+    ),
+    pytest.param(
+        {"jsonrpc": "2.0", "id": 1, "result": {}, "error": {"code": 1, "message": "m"}},
+        -32600,
+        "not both",
+        id="result-and-error",
+    ),
+    pytest.param({"jsonrpc": "2.0", "id": True, "result": {}}, -32600, "id", id="answer-id-true"),
+    pytest.param({"jsonrpc": "2.0", "id": None, "result": {}}, -32600, "id", id="answer-id-null"),
+    pytest.param({"jsonrpc": "2.0", "result": {}}, -32600, "id", id="answer-no-id"),
+    pytest.param({"jsonrpc": "2.0", "id": 1, "error": "bad"}, -32600, "error", id="error-string"),
+    pytest.param(
+        {"jsonrpc": "2.0", "id": 1, "error": {"code": "x", "message": "m"}},
+        -32600,
+        "code",
+        id="error-code-string",
+    ),
+]
+
+
+@pytest.mark.parametrize(("message", "code", "word"), MALFORMED)
+async def test_a_malformed_message_gets_its_error_on_its_own_post(
+    running: Any, http: httpx2.AsyncClient, message: dict[str, Any], code: int, word: str
+) -> None:
+    """Each malformed message (bad ids, bad methods, bad params, bad answers, ``{}``) is
+    refused with 400 and a JSON-RPC error on the very POST that sent it: nothing waits
+    for ever, nothing goes to the GET backlog, and the session carries on."""
+    server, app = running
+    session_id, _ = await raw_initialize(http, server.url)
+    with anyio.fail_after(PATIENCE_SECONDS):
+        response = await http.post(server.url, json=message, headers=session_headers(session_id))
+    assert_error(response, 400, code, word)
+    request_id = message.get("id")
+    valid_id = isinstance(request_id, str | int) and not isinstance(request_id, bool)
+    assert response.json()["id"] == (request_id if valid_id else None)
+    session = app.sessions[session_id]
+    assert not session.backlog
+    assert not session.request_streams
+    await call_pause(http, server.url, session_id)
+    # Without a session it is refused the same way, and no session is opened for it.
+    sessions = set(app.sessions)
+    assert_error(await http.post(server.url, json=message, headers=POST_HEADERS), 400, code)
+    assert set(app.sessions) == sessions
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        b'{"jsonrpc": "2.0", "id": 1, "method": "ping", "params": {"x": NaN}}',
+        b'{"jsonrpc": "2.0", "id": 1, "method": "ping", "params": {"x": Infinity}}',
+        b'{"jsonrpc": "2.0", "id": 1, "method": "ping", "params": {"x": -Infinity}}',
+    ],
+    ids=["nan", "infinity", "minus-infinity"],
+)
+async def test_nan_and_infinity_in_a_request_are_a_parse_error(
+    running: Any, http: httpx2.AsyncClient, body: bytes
+) -> None:
+    """``NaN`` and ``Infinity`` are not JSON: refused in a session and in the 2026 shape."""
+    server, _ = running
+    session_id, _ = await raw_initialize(http, server.url)
+    response = await http.post(server.url, content=body, headers=session_headers(session_id))
+    assert_error(response, 400, -32700, "parse error")
+    modern = body.replace(
+        b'"params": {',
+        b'"params": {"_meta": {"io.modelcontextprotocol/protocolVersion": "2026-07-28", '
+        b'"io.modelcontextprotocol/clientCapabilities": {}}, ',
+    )
+    headers = {**POST_HEADERS, "mcp-protocol-version": "2026-07-28", "mcp-method": "ping"}
+    assert_error(await http.post(server.url, content=modern, headers=headers), 400, -32700)
+    await call_pause(http, server.url, session_id)
+
+
+async def test_a_duplicate_in_flight_id_is_refused_and_orphans_nothing(
+    running: Any, http: httpx2.AsyncClient
+) -> None:
+    """A second request reusing the id of one still in flight gets its own 400; the first
+    call is not disturbed and still gets its answer."""
+    server, _ = running
+    session_id, _ = await raw_initialize(http, server.url, elicitation={})
+    headers = session_headers(session_id)
+    call = rpc("tools/call", {"name": "echo_elicit", "arguments": {"tag": "first"}}, id=7)
+    with anyio.fail_after(PATIENCE_SECONDS):
+        async with http.stream("POST", server.url, json=call, headers=headers) as first:
+            events = read_events(first)
+            question = None
+            async for event in events:
+                if event.message is not None:
+                    question = event.message
+                    break
+            assert question is not None
+            assert question["method"] == "elicitation/create"
+            again = rpc("tools/call", {"name": "pause", "arguments": {"seconds": 0}}, id=7)
+            duplicate = await http.post(server.url, json=again, headers=headers)
+            assert_error(duplicate, 400, -32600, "7", "already in use")
+            answer = {
+                "jsonrpc": "2.0",
+                "id": question["id"],
+                "result": {"action": "accept", "content": {"value": "yes"}},
+            }
+            assert (await http.post(server.url, json=answer, headers=headers)).status_code == 202
+            final = [event.message async for event in events if event.message is not None]
+    assert final == [
+        {
+            "jsonrpc": "2.0",
+            "id": 7,
+            "result": {
+                "content": [{"type": "text", "text": "first:yes"}],
+                "structuredContent": {"result": "first:yes"},
+                "isError": False,
+            },
+        }
+    ]
+    await call_pause(http, server.url, session_id)
+
+
+# -- methods, Last-Event-ID ------------------------------------------------------------
+
+
+@pytest.mark.parametrize("method", ["HEAD", "PUT", "PATCH", "OPTIONS", "PROPFIND"])
+async def test_only_delete_ends_a_session_other_methods_are_405(
+    running: Any, http: httpx2.AsyncClient, method: str
+) -> None:
+    server, app = running
+    session_id, _ = await raw_initialize(http, server.url)
+    response = await http.request(method, server.url, headers=session_headers(session_id))
+    assert response.status_code == 405
+    assert response.headers["allow"] == "GET, POST, DELETE"
+    if method != "HEAD":  # a HEAD response has no body
+        assert_error(response, 405, -32600, "method not allowed", method)
+    assert session_id in app.sessions
+    await call_pause(http, server.url, session_id)
+
+
+async def a_stored_event_id(http: httpx2.AsyncClient, url: str, session_id: str) -> str:
+    """The id of an event the server stored for this session (a call's priming event)."""
+    call = rpc("tools/call", {"name": "pause", "arguments": {"seconds": 0}}, id=4343)
+    async with http.stream("POST", url, json=call, headers=session_headers(session_id)) as r:
+        async for event in read_events(r):
+            if event.event_id is not None:
+                return event.event_id
+    raise AssertionError("the stream carried no event id")
+
+
+async def test_a_crafted_last_event_id_is_a_clean_404(
+    running: Any, http: httpx2.AsyncClient
+) -> None:
+    """Other scripts' digits, superscripts, thousands of digits, signs, garbage and other
+    sessions' ids: each gets a 404 with a JSON-RPC error, never a 500."""
+    server, _ = running
+    session_id, _ = await raw_initialize(http, server.url)
+    other_session, _ = await raw_initialize(http, server.url)
+    real = await a_stored_event_id(http, server.url, session_id)
+    prefix = real.rpartition("_")[0]
+    crafted: list[str | bytes] = [
+        "١٢".encode(),
+        f"{prefix}_١٢".encode(),
+        f"{prefix}_²",
+        f"{prefix}_{'9' * 5000}",
+        "9" * 5000,
+        f"{prefix}_-1",
+        f"{prefix}_+1",
+        f"{prefix}_ 1",
+        f"{prefix}_1e3",
+        f"{prefix}_",
+        "_",
+        "",
+        "garbage",
+        "\x7f\x01",
+        await a_stored_event_id(http, server.url, other_session),
+    ]
+    for value in crafted:
+        if isinstance(value, str):  # the server reads header bytes as Latin-1
+            value = value.encode("latin-1")
+        headers: dict[str, str | bytes] = {**session_headers(session_id)}
+        headers.update({"accept": "text/event-stream", "last-event-id": value})
+        response = await http.get(server.url, headers=cast(Any, headers))
+        assert_error(response, 404, -32600, "Last-Event-ID")
+    await call_pause(http, server.url, session_id)
+
+
+# -- initialize and the negotiated version ---------------------------------------------
+
+
+async def test_a_failed_initialize_leaves_no_session(
+    running: Any, http: httpx2.AsyncClient
+) -> None:
+    server, app = running
+    for params in ({}, {"protocolVersion": "2025-11-25"}, {"capabilities": 5}):
+        response = await http.post(
+            server.url, json=rpc("initialize", params, id=0), headers=POST_HEADERS
+        )
+        assert response.status_code == 200
+        assert "mcp-session-id" not in response.headers
+        body = response.json()
+        assert body["id"] == 0
+        assert body["error"]["code"] == -32602
+        assert not app.sessions
+        assert len(app.event_store) == 0
+    session_id, _ = await raw_initialize(http, server.url)
+    await call_pause(http, server.url, session_id)
+
+
+async def test_a_second_initialize_in_a_session_is_refused(
+    running: Any, http: httpx2.AsyncClient
+) -> None:
+    server, app = running
+    session_id, _ = await raw_initialize(http, server.url)
+    again = rpc("initialize", initialize_params("2025-06-18"), id=1)
+    response = await http.post(server.url, json=again, headers=session_headers(session_id))
+    assert_error(response, 400, -32600, "already initialized", "DELETE")
+    assert response.json()["id"] == 1
+    assert app.sessions[session_id].protocol_version == "2025-11-25"
+    await call_pause(http, server.url, session_id)
+
+
+async def test_a_version_header_other_than_the_negotiated_one_is_400(
+    running: Any, http: httpx2.AsyncClient
+) -> None:
+    server, app = running
+    session_id, _ = await raw_initialize(http, server.url)
+    older = session_headers(session_id, "2025-06-18")
+    response = await http.post(server.url, json=rpc("ping"), headers=older)
+    assert_error(response, 400, -32600, "2025-06-18", "2025-11-25", "negotiated")
+    get = await http.get(server.url, headers={**older, "accept": "text/event-stream"})
+    assert_error(get, 400, -32600, "negotiated")
+    assert_error(await http.delete(server.url, headers=older), 400, -32600, "negotiated")
+    assert session_id in app.sessions
+    await call_pause(http, server.url, session_id)
+
+
+async def test_the_negotiated_version_is_the_servers_answer(http: httpx2.AsyncClient) -> None:
+    """A client asking for a version the server does not speak gets the server's choice,
+    and that is the version its headers must name from then on."""
+    async with serve(tagged_server().http_app()) as server:
+        params = {**initialize_params(), "protocolVersion": "1999-01-01"}
+        async with http.stream(
+            "POST", server.url, json=rpc("initialize", params, id=0), headers=POST_HEADERS
+        ) as response:
+            session_id = response.headers["mcp-session-id"]
+            chosen = (await first_result(response))["result"]["protocolVersion"]
+        assert chosen == "2025-11-25"
+        asked = session_headers(session_id, "1999-01-01")
+        assert_error(await http.post(server.url, json=rpc("ping"), headers=asked), 400, -32600)
+        await call_pause(http, server.url, session_id)
+
+
+# -- limits ----------------------------------------------------------------------------
+
+
+async def test_sessions_are_capped_with_a_503(http: httpx2.AsyncClient) -> None:
+    app = StreamableHTTPApp(tagged_server(), max_sessions=2)
+    async with serve(app) as server:
+        first, _ = await raw_initialize(http, server.url)
+        await raw_initialize(http, server.url)
+        full = await http.post(server.url, json=INIT, headers=POST_HEADERS)
+        assert_error(full, 503, -32000, "limit of 2 sessions", "DELETE")
+        assert "mcp-session-id" not in full.headers
+        assert len(app.sessions) == 2
+        # A failed initialize does not take a place either.
+        assert (await http.delete(server.url, headers=session_headers(first))).status_code == 200
+        bad = await http.post(server.url, json=rpc("initialize", {}, id=0), headers=POST_HEADERS)
+        assert bad.json()["error"]["code"] == -32602
+        session_id, _ = await raw_initialize(http, server.url)
+        await call_pause(http, server.url, session_id)
+
+
+async def test_a_stalled_body_gets_408(http: httpx2.AsyncClient) -> None:
+    """A client that sends its headers and part of its body, then nothing, is answered
+    408 once the body timeout passes, and the connection is closed."""
+    app = StreamableHTTPApp(tagged_server(), body_timeout_seconds=0.2)
+    async with serve(app) as server:
+        part = b'{"jsonrpc": "2.0", "id": 0, "method": "initialize"'
+        head = (
+            f"POST /mcp HTTP/1.1\r\nhost: 127.0.0.1:{server.port}\r\n"
+            "content-type: application/json\r\naccept: application/json, text/event-stream\r\n"
+            "content-length: 500\r\n\r\n"
+        ).encode()
+        reply = b""
+        with anyio.fail_after(PATIENCE_SECONDS):
+            async with await anyio.connect_tcp("127.0.0.1", server.port) as sock:
+                await sock.send(head + part)
+                with contextlib.suppress(anyio.EndOfStream, anyio.BrokenResourceError):
+                    while True:  # until the server closes the connection
+                        reply += await sock.receive()
+        status, _, rest = reply.partition(b"\r\n")
+        assert status == b"HTTP/1.1 408 Request Timeout", reply
+        body = json.loads(rest.partition(b"\r\n\r\n")[2])
+        assert body["error"]["code"] == -32600
+        assert "did not arrive" in body["error"]["message"]
+        assert not app.sessions
+        session_id, _ = await raw_initialize(http, server.url)
+        await call_pause(http, server.url, session_id)

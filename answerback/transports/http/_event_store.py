@@ -11,10 +11,10 @@ streams.
 
 from __future__ import annotations
 
-import time
 from collections import OrderedDict, deque
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
+from time import monotonic
 from typing import Protocol
 
 ReplaySink = Callable[[str, bytes], Awaitable[None]]
@@ -103,7 +103,7 @@ class InMemoryEventStore:
         return len(self._streams)
 
     async def store_event(self, stream_id: str, data: bytes) -> str:
-        now = time.monotonic()
+        now = monotonic()
         seq = self._next_seq
         self._next_seq += 1
         stream = self._streams.get(stream_id)
@@ -126,7 +126,7 @@ class InMemoryEventStore:
         if not (0 < len(seq_text) <= 19 and seq_text.isascii() and seq_text.isdigit()):
             return None
         last_seq = int(seq_text)
-        self._evict(time.monotonic())
+        self._evict(monotonic())
         stream = self._streams.get(stream_id)
         if (
             stream is None

@@ -30,6 +30,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 import anyio
+import anyio.lowlevel
 from anyio.abc import TaskGroup
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 from starlette.applications import Starlette
@@ -757,7 +758,9 @@ class StreamableHTTPApp:
                     listener_send.close()
                     stream.listener = None
             if ended and stream.done:
-                # Its answer reached a live connection: nobody will ask for it again.
+                # Its answer reached a live connection: nobody will ask for it again. (A
+                # hang-up noticed meanwhile cancels this generator here instead.)
+                await anyio.lowlevel.checkpoint()
                 await session.forget(stream.id)
 
         return EventStreamResponse(events(), headers=headers)

@@ -1,0 +1,416 @@
+"""Streamable HTTP server, raw requests: what a stream holds and when it lets go.
+
+A cancelled legacy request ends its stream and leaves nothing stored; a 2026-07-28
+client that hangs up stops the server's work; what cannot be sent as JSON becomes an
+error response; the event store and the GET backlog stay bounded while a session lives.
+Every test ends with a valid call that succeeds.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import AsyncGenerator
+from typing import Any
+
+import anyio
+import httpx2
+import pytest
+from http_support import (
+    PATIENCE_SECONDS,
+    POST_HEADERS,
+    RawEvent,
+    first_result,
+    raw_initialize,
+    read_events,
+    rpc,
+    serve,
+    session_headers,
+)
+from http_support.apps import CardHolder, tagged_server
+
+from answerback import Client, MCPError
+from answerback.jsonrpc import Envelope
+from answerback.server import Context, MCPServer
+from answerback.transports.http import InMemoryEventStore, StreamableHTTPApp
+
+pytestmark = pytest.mark.anyio
+
+MODERN = "2026-07-28"
+RESULT_BYTES = 256 * 1024
+
+
+@pytest.fixture
+async def http() -> AsyncGenerator[httpx2.AsyncClient, None]:
+    async with httpx2.AsyncClient(timeout=PATIENCE_SECONDS) as client:
+        yield client
+
+
+async def call_pause(http: httpx2.AsyncClient, url: str, session_id: str | None = None) -> None:
+    """A valid call succeeds: in the session if one is given, else in the 2026 shape."""
+    params: dict[str, Any] = {"name": "pause", "arguments": {"seconds": 0}}
+    if session_id is None:
+        params["_meta"] = modern_meta()
+        headers = modern_headers("tools/call", "pause")
+    else:
+        headers = session_headers(session_id)
+    with anyio.fail_after(PATIENCE_SECONDS):
+        async with http.stream(
+            "POST", url, json=rpc("tools/call", params, id=99), headers=headers
+        ) as r:
+            assert r.status_code == 200, await r.aread()
+            answer = await first_result(r)
+    assert answer["result"]["content"] == [{"type": "text", "text": "done"}], answer
+
+
+def modern_meta() -> dict[str, Any]:
+    return {
+        "io.modelcontextprotocol/protocolVersion": MODERN,
+        "io.modelcontextprotocol/clientCapabilities": {},
+        "io.modelcontextprotocol/clientInfo": {"name": "raw", "version": "0"},
+    }
+
+
+def modern_headers(
+    method: str, name: str | None = None, accept: str | None = None
+) -> dict[str, str]:
+    headers = {**POST_HEADERS, "mcp-protocol-version": MODERN, "mcp-method": method}
+    if name is not None:
+        headers["mcp-name"] = name
+    if accept is not None:
+        headers["accept"] = accept
+    return headers
+
+
+def _refuse(constant: str) -> Any:
+    raise ValueError(f"not JSON: {constant}")
+
+
+def strict_messages(sse_body: str) -> list[dict[str, Any]]:
+    """Every message of a raw SSE body, each parsed as strict JSON (no NaN, Infinity)."""
+    messages: list[dict[str, Any]] = []
+    for block in sse_body.replace("\r\n", "\n").split("\n\n"):
+        lines = block.split("\n")
+        text = "\n".join(line[5:].removeprefix(" ") for line in lines if line.startswith("data:"))
+        if text:
+            messages.append(json.loads(text, parse_constant=_refuse))
+    return messages
+
+
+# -- 3: a cancelled legacy request ends its stream and leaves nothing behind -------------
+
+
+async def test_a_cancelled_request_ends_its_stream_and_is_forgotten(
+    http: httpx2.AsyncClient,
+) -> None:
+    app = tagged_server().http_app()
+    async with serve(app) as server:
+        session_id, _ = await raw_initialize(http, server.url, elicitation={})
+        headers = session_headers(session_id)
+        session = app.sessions[session_id]
+        call = rpc("tools/call", {"name": "echo_elicit", "arguments": {"tag": "c"}}, id=1)
+        with anyio.fail_after(PATIENCE_SECONDS):
+            async with http.stream("POST", server.url, json=call, headers=headers) as response:
+                events = read_events(response)
+                async for event in events:
+                    if event.message is not None:
+                        assert event.message["method"] == "elicitation/create"
+                        break
+                [stream_id] = [s.id for s in session.request_streams.values()]
+                assert stream_id in session.stored
+                cancel = rpc("notifications/cancelled", {"requestId": 1, "reason": "no"}, id=None)
+                assert (
+                    await http.post(server.url, json=cancel, headers=headers)
+                ).status_code == 202
+                rest = [event.message async for event in events]  # the stream ends
+        assert [m for m in rest if m is not None and "method" not in m] == []
+        assert not session.request_streams
+        assert stream_id not in session.stored
+        await call_pause(http, server.url, session_id)
+
+
+async def test_a_cancelled_request_waiting_for_a_json_answer_is_released(
+    http: httpx2.AsyncClient,
+) -> None:
+    """The same for a POST that takes only JSON: it ends with 204 (no answer follows)."""
+    app = tagged_server().http_app()
+    async with serve(app) as server:
+        session_id, _ = await raw_initialize(http, server.url, elicitation={})
+        headers = session_headers(session_id)
+        get_headers = {**headers, "accept": "text/event-stream"}
+        call = rpc("tools/call", {"name": "echo_elicit", "arguments": {"tag": "j"}}, id=2)
+        outcome: list[httpx2.Response] = []
+
+        async def post() -> None:
+            json_only = {**headers, "accept": "application/json"}
+            outcome.append(await http.post(server.url, json=call, headers=json_only))
+
+        with anyio.fail_after(PATIENCE_SECONDS):
+            async with (
+                anyio.create_task_group() as tg,
+                http.stream("GET", server.url, headers=get_headers) as stream,
+            ):
+                tg.start_soon(post)
+                async for event in read_events(stream):  # the question comes on the GET stream
+                    if event.message is not None:
+                        assert event.message["method"] == "elicitation/create"
+                        break
+                cancel = rpc("notifications/cancelled", {"requestId": 2}, id=None)
+                assert (
+                    await http.post(server.url, json=cancel, headers=headers)
+                ).status_code == 202
+        [response] = outcome
+        assert response.status_code == 204
+        assert not app.sessions[session_id].json_waiters
+        await call_pause(http, server.url, session_id)
+
+
+# -- 6: what cannot be sent as JSON becomes an error response ---------------------------
+
+
+def unencodable_server() -> MCPServer:
+    mcp = MCPServer("Unencodable")
+
+    @mcp.tool()
+    def infinite() -> float:
+        """A result JSON cannot carry."""
+        return float("inf")
+
+    @mcp.tool()
+    async def pause(seconds: float) -> str:
+        await anyio.sleep(seconds)
+        return "done"
+
+    return mcp
+
+
+async def test_a_result_holding_infinity_is_an_error_response_in_every_shape(
+    http: httpx2.AsyncClient,
+) -> None:
+    async with serve(unencodable_server().http_app()) as server:
+        session_id, _ = await raw_initialize(http, server.url)
+        call = rpc("tools/call", {"name": "infinite", "arguments": {}}, id=3)
+        sse = await http.post(server.url, json=call, headers=session_headers(session_id))
+        assert sse.headers["content-type"].startswith("text/event-stream")
+        json_only = {**session_headers(session_id), "accept": "application/json"}
+        plain = await http.post(server.url, json=call, headers=json_only)
+        modern_call = rpc(
+            "tools/call", {"name": "infinite", "arguments": {}, "_meta": modern_meta()}, id=3
+        )
+        modern = await http.post(
+            server.url, json=modern_call, headers=modern_headers("tools/call", "infinite")
+        )
+        answers = [*strict_messages(sse.text)]
+        for response in (plain, modern):
+            assert response.status_code == 200
+            assert response.headers["content-type"] == "application/json"
+            answers.append(json.loads(response.text, parse_constant=_refuse))
+        for answer in answers:
+            assert answer["id"] == 3
+            assert answer["error"]["code"] == -32603
+            assert "NaN or Infinity" in answer["error"]["message"]
+        await call_pause(http, server.url, session_id)
+        await call_pause(http, server.url)
+
+
+async def test_a_notification_holding_nan_is_dropped_and_the_next_one_is_sent(
+    http: httpx2.AsyncClient,
+) -> None:
+    app = unencodable_server().http_app()
+    async with serve(app) as server:
+        session_id, _ = await raw_initialize(http, server.url)
+        get_headers = {**session_headers(session_id), "accept": "text/event-stream"}
+        session = app.sessions[session_id]
+        bad = {"jsonrpc": "2.0", "method": "notifications/message", "params": {"x": math.nan}}
+        good = {"jsonrpc": "2.0", "method": "notifications/tools/list_changed"}
+        with anyio.fail_after(PATIENCE_SECONDS):
+            async with http.stream("GET", server.url, headers=get_headers) as stream:
+                await session.outgoing.send(Envelope(bad))
+                await session.outgoing.send(Envelope(good))
+                chunks = stream.aiter_text()
+                text = ""
+                while "list_changed" not in text:
+                    text += await anext(chunks)
+        assert strict_messages(text) == [good]
+        await call_pause(http, server.url, session_id)
+
+
+# -- 7: the event store forgets what nobody will ask for, and is bounded ----------------
+
+
+def big_server() -> MCPServer:
+    mcp = MCPServer("Big results")
+
+    @mcp.tool()
+    def big(n: int) -> str:
+        """A result of RESULT_BYTES."""
+        return str(n).ljust(RESULT_BYTES, "x")
+
+    @mcp.tool()
+    def big_unheard(ctx: Context, n: int) -> str:
+        """The same, after ending the stream, so the answer waits in the store for a
+        resumption that never comes."""
+        ctx.close_sse_stream()
+        return str(n).ljust(RESULT_BYTES, "x")
+
+    @mcp.tool()
+    async def pause(seconds: float) -> str:
+        await anyio.sleep(seconds)
+        return "done"
+
+    return mcp
+
+
+async def test_finished_calls_leave_nothing_stored_in_a_live_session() -> None:
+    """100 calls with 256 KB results in one live session: each call's events go once its
+    answer reached the client (at most the latest call's are still stored at any time)."""
+    store = InMemoryEventStore()
+    app = StreamableHTTPApp(big_server(), event_store=store)
+    async with serve(app) as server, Client(server.url, mode="legacy") as client:
+        most = 0
+        for n in range(100):
+            result = await client.call_tool("big", {"n": n})
+            assert result.structured_content == {"result": str(n).ljust(RESULT_BYTES, "x")}
+            most = max(most, store.stored_bytes)
+        assert most <= 2 * (RESULT_BYTES + 1024), most
+        assert store.event_count <= 4
+
+
+async def test_events_of_broken_streams_stay_within_the_byte_bound(
+    http: httpx2.AsyncClient,
+) -> None:
+    """Answers no connection received stay stored for resumption, but cannot make the
+    store grow past its byte bound."""
+    limit = 1024 * 1024
+    store = InMemoryEventStore(max_bytes=limit)
+    app = StreamableHTTPApp(big_server(), event_store=store)
+    async with serve(app) as server:
+        session_id, _ = await raw_initialize(http, server.url)
+        headers = session_headers(session_id)
+        for n in range(12):
+            call = rpc("tools/call", {"name": "big_unheard", "arguments": {"n": n}}, id=n)
+            async with http.stream("POST", server.url, json=call, headers=headers) as response:
+                assert [e.message async for e in read_events(response)] == [None]  # priming
+        await call_pause(http, server.url, session_id)
+        assert 0 < store.stored_bytes <= limit
+
+
+async def test_a_resumed_stream_is_forgotten_once_its_answer_is_delivered(
+    http: httpx2.AsyncClient,
+) -> None:
+    app = tagged_server().http_app()
+    async with serve(app) as server:
+        session_id, _ = await raw_initialize(http, server.url, elicitation={})
+        headers = session_headers(session_id)
+        session = app.sessions[session_id]
+        call = rpc("tools/call", {"name": "echo_elicit", "arguments": {"tag": "r"}}, id=5)
+        seen: list[RawEvent] = []
+        with anyio.fail_after(PATIENCE_SECONDS):
+            async with http.stream("POST", server.url, json=call, headers=headers) as response:
+                async for event in read_events(response):
+                    seen.append(event)
+                    if event.message is not None:
+                        break
+        question, last_id = seen[-1].message, seen[-1].event_id
+        assert question is not None
+        [stream] = session.request_streams.values()
+        answer: dict[str, Any] = {
+            "jsonrpc": "2.0",
+            "id": question["id"],
+            "result": {"action": "decline"},
+        }
+        assert (await http.post(server.url, json=answer, headers=headers)).status_code == 202
+        resume = {**headers, "accept": "text/event-stream", "last-event-id": str(last_id)}
+        with anyio.fail_after(PATIENCE_SECONDS):
+            async with http.stream("GET", server.url, headers=resume) as response:
+                replayed = [e.message async for e in read_events(response) if e.message]
+        assert [m["id"] for m in replayed] == [5]
+        assert stream.id not in session.stored
+        again = await http.get(server.url, headers=resume)
+        assert again.status_code == 404
+        await call_pause(http, server.url, session_id)
+
+
+# -- the GET backlog is bounded --------------------------------------------------------
+
+
+async def test_the_get_backlog_is_bounded_and_a_dropped_question_fails_its_call(
+    http: httpx2.AsyncClient,
+) -> None:
+    """In JSON-response mode with no GET stream open, a question waits in the backlog;
+    pushed out by later messages, it fails the tool's ``elicit`` at once."""
+    mcp = tagged_server()
+
+    @mcp.tool()
+    async def ask_while_chatty(ctx: Context) -> str:
+        outcome: list[str] = []
+
+        async def ask() -> None:
+            try:
+                await ctx.elicit("Name?", schema=CardHolder)
+                outcome.append("answered")
+            except MCPError as exc:
+                outcome.append(exc.error.message)
+
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(ask)
+            for n in range(100):
+                if outcome:
+                    break
+                await ctx.info(f"chatter {n}")
+        return outcome[0] if outcome else "the question was never dropped"
+
+    app = StreamableHTTPApp(mcp, json_response=True, max_backlog=2)
+    async with serve(app) as server:
+        session_id, _ = await raw_initialize(http, server.url, elicitation={})
+        call = rpc("tools/call", {"name": "ask_while_chatty", "arguments": {}}, id=6)
+        with anyio.fail_after(PATIENCE_SECONDS):
+            response = await http.post(server.url, json=call, headers=session_headers(session_id))
+        text = response.json()["result"]["content"][0]["text"]
+        assert "no GET stream" in text, text
+        assert len(app.sessions[session_id].backlog) <= 2
+        await call_pause(http, server.url, session_id)
+
+
+# -- 8: a 2026-07-28 client that hangs up stops the server's work -----------------------
+
+
+@pytest.mark.parametrize(
+    ("accept", "progress"),
+    [
+        pytest.param("application/json", False, id="json-only"),
+        pytest.param("application/json, text/event-stream", False, id="json-preferred"),
+        pytest.param("text/event-stream, application/json", True, id="sse"),
+    ],
+)
+async def test_a_modern_client_hanging_up_cancels_the_tool(
+    http: httpx2.AsyncClient, accept: str, progress: bool
+) -> None:
+    started, stopped = anyio.Event(), anyio.Event()
+    mcp = tagged_server()
+
+    @mcp.tool()
+    async def block(ctx: Context) -> str:
+        await ctx.report_progress(0.0)
+        started.set()
+        try:
+            await anyio.sleep_forever()
+        finally:
+            stopped.set()
+        return "unreachable"
+
+    meta = {**modern_meta(), **({"progressToken": "p"} if progress else {})}
+    call = rpc("tools/call", {"name": "block", "arguments": {}, "_meta": meta}, id=8)
+    async with serve(mcp.http_app()) as server:
+        with anyio.fail_after(PATIENCE_SECONDS):
+            async with anyio.create_task_group() as tg:
+
+                async def post() -> None:
+                    headers = modern_headers("tools/call", "block", accept)
+                    await http.post(server.url, json=call, headers=headers)
+
+                tg.start_soon(post)
+                await started.wait()
+                tg.cancel_scope.cancel()  # the client hangs up
+            await stopped.wait()
+        await call_pause(http, server.url)

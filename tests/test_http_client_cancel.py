@@ -1,0 +1,178 @@
+"""A call the client gives up on (cancelled, or timed out) closes its response stream.
+
+Legacy servers send no response to a cancelled request, so a stream left open is held
+for ever: after as many cancellations as the pool has connections the client was dead.
+On 2026-07-28 closing the stream is the cancellation itself (there is no
+``notifications/cancelled`` over HTTP), and the server stops the tool's work.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import anyio
+import httpx2
+import pytest
+from http_support import PATIENCE_SECONDS, serve
+from http_support.apps import http_app
+
+from answerback import Client, MCPError
+from answerback.server import Context, MCPServer
+from answerback.transports.http import StreamableHTTPTransport
+from answerback.types import TextContent
+
+pytestmark = pytest.mark.anyio
+
+BATCH = 50
+BATCHES = 4
+POOL = BATCH + 10
+"""Room for one batch only: without closing the streams the second batch cannot start."""
+
+
+class Tally:
+    """Tools running on the server: started, and still running (events, no polling)."""
+
+    def __init__(self) -> None:
+        self.started = 0
+        self.running = 0
+        self._changed = anyio.Event()
+
+    def change(self, started: int, running: int) -> None:
+        self.started += started
+        self.running += running
+        self._changed.set()
+        self._changed = anyio.Event()
+
+    async def wait_until(self, *, started: int | None = None, running: int | None = None) -> None:
+        while (started is not None and self.started < started) or (
+            running is not None and self.running != running
+        ):
+            await self._changed.wait()
+
+
+def hanging_server(tally: Tally) -> MCPServer:
+    mcp = MCPServer("Hang")
+
+    @mcp.tool()
+    async def hang(ctx: Context) -> str:
+        """Tell the client it started, then wait until cancelled."""
+        tally.change(started=1, running=1)
+        try:
+            await ctx.info("started")  # on 2026-07-28 this makes the answer an SSE stream
+            await anyio.sleep_forever()
+        finally:
+            tally.change(started=0, running=-1)
+        return "never"
+
+    @mcp.tool()
+    def ping_tool() -> str:
+        return "pong"
+
+    return mcp
+
+
+class StreamsForEver:
+    """A legacy server (raw ASGI) that opens an SSE stream for every ``tools/call`` and
+    never answers it or closes it, as a server that drops cancelled requests does: only
+    the client hanging up ends such a stream. It counts what it sees."""
+
+    def __init__(self) -> None:
+        self.streams = Tally()
+        self.cancel_notifications = 0
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] == "lifespan":
+            while (event := await receive())["type"] != "lifespan.shutdown":
+                await send({"type": "lifespan.startup.complete"})
+            await send({"type": "lifespan.shutdown.complete"})
+            return
+        body = b""
+        while (event := await receive()).get("more_body"):
+            body += event.get("body", b"")
+        body += event.get("body", b"")
+        message = json.loads(body) if body else {}
+        method = message.get("method")
+        if method == "notifications/cancelled":
+            self.cancel_notifications += 1
+        if scope["method"] != "POST" or "id" not in message:
+            status = 202 if scope["method"] == "POST" else 405
+            await send({"type": "http.response.start", "status": status, "headers": []})
+            await send({"type": "http.response.body", "body": b""})
+            return
+        if method != "tools/call":
+            result = {"protocolVersion": "2025-11-25", "capabilities": {}, "serverInfo": SERVER}
+            answer = {"jsonrpc": "2.0", "id": message["id"], "result": result}
+            headers = [(b"content-type", b"application/json"), (b"mcp-session-id", b"s1")]
+            await send({"type": "http.response.start", "status": 200, "headers": headers})
+            await send({"type": "http.response.body", "body": json.dumps(answer).encode()})
+            return
+        headers = [(b"content-type", b"text/event-stream")]
+        await send({"type": "http.response.start", "status": 200, "headers": headers})
+        await send({"type": "http.response.body", "body": b": open\n\n", "more_body": True})
+        self.streams.change(started=1, running=1)
+        while (await receive())["type"] != "http.disconnect":
+            pass
+        self.streams.change(started=0, running=-1)
+
+
+SERVER = {"name": "streams-for-ever", "version": "0"}
+
+
+async def test_hundreds_of_cancelled_and_timed_out_calls_free_their_connections() -> None:
+    """200 calls given up on (half cancelled by the caller, half timed out), in batches
+    that each fill most of a small pool, against a server that never ends their
+    streams: the client hangs up on every one (and, on legacy, says so with
+    ``notifications/cancelled``), and still works afterwards."""
+    server = StreamsForEver()
+    limits = httpx2.Limits(max_connections=POOL)
+    async with serve(server) as running, httpx2.AsyncClient(limits=limits) as http:
+        transport = StreamableHTTPTransport(running.url, http_client=http, timeout=5)
+        async with Client(transport, mode="legacy") as client:
+
+            async def timed_out_call() -> None:
+                with pytest.raises(MCPError, match="within 1 s"):
+                    await client.call_tool("hang", read_timeout_seconds=1)
+
+            with anyio.fail_after(PATIENCE_SECONDS):
+                for batch in range(BATCHES):
+                    async with anyio.create_task_group() as tg:
+                        for _ in range(BATCH):
+                            if batch % 2:
+                                tg.start_soon(timed_out_call)
+                            else:
+                                tg.start_soon(client.call_tool, "hang")
+                        await server.streams.wait_until(started=(batch + 1) * BATCH)
+                        if not batch % 2:
+                            tg.cancel_scope.cancel()
+                    await server.streams.wait_until(running=0)
+                await client.ping()  # raises if the connection no longer works
+    assert server.streams.started == BATCHES * BATCH
+    assert server.cancel_notifications == BATCHES * BATCH
+
+
+async def test_cancelling_a_2026_call_closes_its_stream_and_stops_the_tool() -> None:
+    """The cancellation is the closed stream: no ``notifications/cancelled`` POST
+    (which a 2026-07-28 server refuses with 400), and the tool's work stops."""
+    tally = Tally()
+    posted: list[str] = []
+
+    async def record(request: httpx2.Request) -> None:
+        posted.append(request.headers.get("mcp-method", "?"))
+
+    async with (
+        serve(http_app(hanging_server(tally))) as running,
+        httpx2.AsyncClient(event_hooks={"request": [record]}) as http,
+    ):
+        transport = StreamableHTTPTransport(running.url, http_client=http)
+        async with Client(transport, mode="2026-07-28", log_level="info") as client:
+            with anyio.fail_after(PATIENCE_SECONDS):
+                async with anyio.create_task_group() as tg:
+                    tg.start_soon(client.call_tool, "hang")
+                    await tally.wait_until(started=1)
+                    tg.cancel_scope.cancel()
+                await tally.wait_until(running=0)
+                result = await client.call_tool("ping_tool")
+    assert result.content == [TextContent(text="pong")]
+    assert "notifications/cancelled" not in posted
+    assert posted.count("tools/call") == 2

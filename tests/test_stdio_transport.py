@@ -9,6 +9,7 @@ its stdin.
 from __future__ import annotations
 
 import json
+import math
 import os
 import signal
 import subprocess
@@ -27,7 +28,7 @@ from answerback import Client, StdioServer
 from answerback.client import IncomingMessage
 from answerback.jsonrpc import Envelope, MalformedMessage
 from answerback.transports import stdio_server_streams
-from answerback.transports._framing import LineReader, oversized_replies
+from answerback.transports._framing import LineReader, line_for, oversized_replies
 from answerback.types import (
     INTERNAL_ERROR,
     INVALID_REQUEST,
@@ -565,3 +566,27 @@ async def test_the_client_runs_a_trio_server_over_stdio() -> None:
     async with Client(framing_server("--backend", "trio"), mode="legacy") as client:
         assert await text_of(client, "event_loop") == "other"
         assert await text_of(client, "echo", {"text": "hello"}) == "hello"
+
+
+def test_what_cannot_be_written_is_replaced_failed_or_dropped(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """An answer that cannot go becomes an error answer for its id; a request fails on
+    our side at once; a notification is dropped, and the log says so."""
+    send, receive = anyio.create_memory_object_stream[Envelope | Exception](10)
+    with send, receive:
+        answer = {"jsonrpc": "2.0", "id": 4, "result": {"value": float("inf")}}
+        replaced = json.loads(line_for(Envelope(answer), 1000, send))
+        asked = {"jsonrpc": "2.0", "id": 5, "method": "elicitation/create", "params": {}}
+        assert line_for(Envelope(asked), 10, send) == b""
+        failed = receive.receive_nowait()
+        told = {"jsonrpc": "2.0", "method": "notifications/message", "params": {"n": math.nan}}
+        assert line_for(Envelope(told), 1000, send) == b""
+        with pytest.raises(anyio.WouldBlock):
+            receive.receive_nowait()
+    assert replaced["id"] == 4
+    assert replaced["error"]["code"] == INTERNAL_ERROR
+    assert isinstance(failed, Envelope)
+    assert failed.message["id"] == 5
+    assert "limit of 10 bytes" in failed.message["error"]["message"]
+    assert "dropped a notification" in caplog.text

@@ -577,7 +577,7 @@ def test_what_cannot_be_written_is_replaced_failed_or_dropped(
     with send, receive:
         answer = {"jsonrpc": "2.0", "id": 4, "result": {"value": float("inf")}}
         replaced = json.loads(line_for(Envelope(answer), 1000, send))
-        asked = {"jsonrpc": "2.0", "id": 5, "method": "elicitation/create", "params": {}}
+        asked: dict[str, Any] = {"jsonrpc": "2.0", "id": 5, "method": "elicitation/create"}
         assert line_for(Envelope(asked), 10, send) == b""
         failed = receive.receive_nowait()
         told = {"jsonrpc": "2.0", "method": "notifications/message", "params": {"n": math.nan}}

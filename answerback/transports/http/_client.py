@@ -379,7 +379,7 @@ class StreamableHTTPTransport:
         """One request from POST to answer; cancelling ``call.scope`` drops it silently
         (the caller has already given up)."""
         request_id = call.request_id
-        cursor = _Cursor(EventParser(self.max_message_bytes))
+        cursor = self._cursor()
         try:
             with call.scope:
                 try:
@@ -445,12 +445,17 @@ class StreamableHTTPTransport:
                 tg.start_soon(self._listen_standalone, lanes, incoming)
             return True
 
+    def _cursor(self) -> _Cursor:
+        return _Cursor(EventParser(self.max_message_bytes))
+
     async def _read_body(self, response: httpx2.Response) -> bytes:
         """The whole body, refusing one over ``max_message_bytes`` before storing it."""
         limit = self.max_message_bytes
         declared = response.headers.get("content-length", "")
         if declared.isdigit() and int(declared) > limit:
-            raise MessageTooLarge(f"the server sent a body of {declared} bytes (limit {limit})")
+            raise MessageTooLarge(
+                f"the server sent a body of {declared} bytes, larger than {limit} bytes"
+            )
         body = bytearray()
         async for chunk in response.aiter_bytes():
             body += chunk
@@ -538,7 +543,7 @@ class StreamableHTTPTransport:
     ) -> None:
         """The GET stream: server messages not tied to a request. Optional for servers."""
         headers = self._headers(accept="text/event-stream")
-        cursor = _Cursor(EventParser(self.max_message_bytes))
+        cursor = self._cursor()
         timeout = self._timeout(lanes, stream=True)
         try:
             async with self._open(lanes.requests, "GET", headers, None, timeout) as response:
@@ -623,6 +628,8 @@ class StreamableHTTPTransport:
             return f"could not connect to {self.url} ({exc or type(exc).__name__})"
         if isinstance(exc, httpx2.HTTPError):
             return f"HTTP request to {self.url} failed: {type(exc).__name__}: {exc}"
+        if isinstance(exc, MessageTooLarge):
+            return f"{exc}; pass StreamableHTTPTransport a larger max_message_bytes if expected"
         return str(exc)
 
     async def _fail(

@@ -1,0 +1,325 @@
+"""The HTTP client under faults and limits: one failed POST fails only what it carried,
+redirects leave the origin only by refusal, oversized messages fail their own call, a
+hostile ``retry`` is capped, a value JSON cannot carry fails its request at once, and
+connecting to a silent server gives up.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import socket
+import sys
+from collections.abc import Awaitable, Callable, Iterator
+from contextlib import contextmanager
+from typing import Any
+
+import anyio
+import pytest
+from http_support import PATIENCE_SECONDS, serve
+from http_support.apps import http_app
+
+from answerback import Client, MCPError
+from answerback.client import ClientRequestContext
+from answerback.server import Context, MCPServer
+from answerback.transports.http import StreamableHTTPApp, StreamableHTTPTransport
+from answerback.types import ElicitRequestParams, ElicitResult, TextContent
+
+pytestmark = pytest.mark.anyio
+
+ASGIApp = Callable[[Any, Any, Any], Awaitable[None]]
+Pick = Callable[[dict[str, Any]], bool]
+
+
+async def answer_upper(context: ClientRequestContext, params: ElicitRequestParams) -> ElicitResult:
+    return ElicitResult(action="accept", content={"value": params.message.upper()})
+
+
+async def respond(send: Any, status: int, body: bytes = b"", **headers: str) -> None:
+    raw = [(name.replace("_", "-").encode(), value.encode()) for name, value in headers.items()]
+    await send({"type": "http.response.start", "status": status, "headers": raw})
+    await send({"type": "http.response.body", "body": body})
+
+
+class FailOne:
+    """Wraps an app: the first POST whose JSON body ``pick`` chooses gets ``fault``
+    instead (an HTML 500, or a connection cut in the middle of the response)."""
+
+    def __init__(self, app: ASGIApp, pick: Pick, fault: str) -> None:
+        self.app, self.pick, self.fault = app, pick, fault
+        self.done = anyio.Event()
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] != "http" or scope["method"] != "POST":
+            await self.app(scope, receive, send)
+            return
+        body = b""
+        while True:
+            event = await receive()
+            body += event.get("body", b"")
+            if not event.get("more_body"):
+                break
+        if not self.done.is_set() and self.pick(json.loads(body)):
+            self.done.set()
+            if self.fault == "html-500":
+                await respond(send, 500, b"<html><h1>Oops</h1></html>", content_type="text/html")
+            else:  # promise a body, send half of it, and hang up
+                head = [(b"content-type", b"application/json"), (b"content-length", b"100")]
+                await send({"type": "http.response.start", "status": 200, "headers": head})
+                await send({"type": "http.response.body", "body": b'{"jsonrpc"', "more_body": True})
+                raise RuntimeError("the connection is cut here on purpose")
+            return
+        replayed = False
+
+        async def replay() -> Any:
+            nonlocal replayed
+            if replayed:
+                return await receive()
+            replayed = True
+            return {"type": "http.request", "body": body, "more_body": False}
+
+        await self.app(scope, replay, send)
+
+
+@contextmanager
+def log_watch(text: str) -> Iterator[anyio.Event]:
+    """An event set when the HTTP client logs a warning containing ``text``."""
+    seen = anyio.Event()
+
+    class Watch(logging.Handler):
+        def emit(self, record: logging.LogRecord) -> None:
+            if record.levelno >= logging.WARNING and text in record.getMessage():
+                seen.set()
+
+    handler = Watch()
+    logger = logging.getLogger("answerback.http")
+    logger.addHandler(handler)
+    try:
+        yield seen
+    finally:
+        logger.removeHandler(handler)
+
+
+def is_answer_with(value: str) -> Pick:
+    return lambda m: "method" not in m and str(m.get("result", {})).find(value) >= 0
+
+
+def is_call_of(tag: str) -> Pick:
+    return lambda m: m.get("method") == "tools/call" and m["params"]["arguments"] == {"tag": tag}
+
+
+# -- item 4: one failed POST fails only what it carried ------------------------------------
+
+
+@pytest.mark.parametrize("fault", ["html-500", "cut"])
+async def test_a_failed_request_post_fails_that_call_only(fault: str) -> None:
+    app = http_app()
+    wrapper = FailOne(app, is_call_of("doomed"), fault)
+    async with (
+        serve(wrapper) as running,
+        Client(running.url, mode="legacy", elicitation_callback=answer_upper) as client,
+    ):
+        with anyio.fail_after(PATIENCE_SECONDS):
+            with pytest.raises(MCPError, match=r"HTTP 500|RemoteProtocolError") as caught:
+                await client.call_tool("echo_elicit", {"tag": "doomed"})
+            result = await client.call_tool("echo_elicit", {"tag": "fine"})
+        await app.close_sessions()
+    assert "Connection failed" in caught.value.message
+    assert result.content == [TextContent(text="fine:TAG=FINE")]
+
+
+async def test_a_refused_answer_is_logged_and_fails_nothing_else() -> None:
+    """The server answers one answer POST with an HTML 500: the call that waited on it
+    keeps waiting (the server never got the answer), a warning says so, and the other
+    calls and the connection carry on."""
+    app = http_app()
+    wrapper = FailOne(app, is_answer_with("TAG=LOST"), "html-500")
+    with log_watch("refused the answer") as refused:
+        async with (
+            serve(wrapper) as running,
+            Client(running.url, mode="legacy", elicitation_callback=answer_upper) as client,
+        ):
+            with anyio.fail_after(PATIENCE_SECONDS):
+                async with anyio.create_task_group() as tg:
+                    tg.start_soon(client.call_tool, "echo_elicit", {"tag": "lost"})
+                    await refused.wait()
+                    result = await client.call_tool("echo_elicit", {"tag": "fine"})
+                    tg.cancel_scope.cancel()
+            await app.close_sessions()
+    assert result.content == [TextContent(text="fine:TAG=FINE")]
+
+
+async def test_an_answer_whose_connection_is_cut_is_sent_again() -> None:
+    app = http_app()
+    wrapper = FailOne(app, is_answer_with("TAG=RESENT"), "cut")
+    async with (
+        serve(wrapper) as running,
+        Client(running.url, mode="legacy", elicitation_callback=answer_upper) as client,
+    ):
+        with anyio.fail_after(PATIENCE_SECONDS):
+            result = await client.call_tool("echo_elicit", {"tag": "resent"})
+        await app.close_sessions()
+    assert wrapper.done.is_set()
+    assert result.content == [TextContent(text="resent:TAG=RESENT")]
+
+
+async def test_a_refused_notification_is_logged_and_the_client_carries_on() -> None:
+    app = http_app()
+
+    def is_list_changed(message: dict[str, Any]) -> bool:
+        return message.get("method") == "notifications/roots/list_changed"
+
+    wrapper = FailOne(app, is_list_changed, "html-500")
+    with log_watch("refused the notifications/roots/list_changed notification") as refused:
+        async with (
+            serve(wrapper) as running,
+            Client(running.url, mode="legacy", elicitation_callback=answer_upper) as client,
+        ):
+            with anyio.fail_after(PATIENCE_SECONDS):
+                await client.send_roots_list_changed()
+                await refused.wait()
+                result = await client.call_tool("echo_elicit", {"tag": "after"})
+            await app.close_sessions()
+    assert result.content == [TextContent(text="after:TAG=AFTER")]
+
+
+# -- redirects ---------------------------------------------------------------------------
+
+
+class Redirect:
+    """Wraps an app: requests to ``/old`` are redirected (``status``) to ``/mcp`` on
+    ``host`` (``None``: the same host), and every request's Host header is recorded."""
+
+    def __init__(self, app: ASGIApp, status: int, host: str | None) -> None:
+        self.app, self.status, self.host = app, status, host
+        self.hosts: list[str] = []
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        headers = dict(scope["headers"])
+        self.hosts.append(headers[b"host"].decode())
+        if scope["path"] != "/old":
+            await self.app(scope, receive, send)
+            return
+        port = scope["server"][1]
+        location = "/mcp" if self.host is None else f"http://{self.host}:{port}/mcp"
+        await respond(send, self.status, location=location)
+
+
+async def test_a_same_origin_307_is_followed() -> None:
+    app = http_app()
+    async with serve(Redirect(app, 307, None), path="/old") as running:
+        async with Client(running.url, mode="legacy", elicitation_callback=answer_upper) as client:
+            result = await client.call_tool("echo_elicit", {"tag": "moved"})
+        await app.close_sessions()
+    assert result.content == [TextContent(text="moved:TAG=MOVED")]
+
+
+@pytest.mark.parametrize(
+    ("status", "host", "expected"),
+    [
+        (307, "localhost", "another origin"),
+        (308, "localhost", "another origin"),
+        (302, None, "only 307/308 redirects"),
+    ],
+    ids=["307-elsewhere", "308-elsewhere", "302"],
+)
+async def test_other_redirects_are_refused_with_a_reason(
+    status: int, host: str | None, expected: str
+) -> None:
+    """Nothing (no body, no session, no custom header) goes to another origin; a
+    redirect that would turn the POST into a GET is not followed either."""
+    app = http_app()
+    redirect = Redirect(app, status, host)
+    async with serve(redirect, path="/old") as running:
+        transport = StreamableHTTPTransport(running.url, headers={"x-api-key": "secret"})
+        with anyio.fail_after(PATIENCE_SECONDS), pytest.raises(MCPError, match=expected):
+            async with Client(transport, mode="legacy"):
+                pass
+    assert all(host.startswith("127.0.0.1:") for host in redirect.hosts)
+
+
+# -- limits ------------------------------------------------------------------------------
+
+
+def big_server() -> MCPServer:
+    mcp = MCPServer("Big")
+
+    @mcp.tool()
+    def text(size: int) -> str:
+        return "x" * size
+
+    return mcp
+
+
+@pytest.mark.parametrize("mode", ["legacy", "2026-07-28"], ids=["sse", "json"])
+async def test_an_oversized_message_fails_its_own_call(mode: str) -> None:
+    app = http_app(big_server())
+    async with serve(app) as running:
+        transport = StreamableHTTPTransport(running.url, max_message_bytes=8000)
+        async with Client(transport, mode=mode) as client:
+            with anyio.fail_after(PATIENCE_SECONDS):
+                with pytest.raises(MCPError, match="larger than 8000 bytes"):
+                    await client.call_tool("text", {"size": 20_000})
+                small = await client.call_tool("text", {"size": 10})
+        await app.close_sessions()
+    assert small.content == [TextContent(text="x" * 10)]
+
+
+async def test_a_huge_retry_hint_is_capped() -> None:
+    """The server asks for an hour between reconnections and closes the stream of a
+    call in progress; the client comes back after its own cap and the call completes."""
+    mcp = MCPServer("Polling")
+
+    @mcp.tool()
+    async def report(ctx: Context) -> str:
+        ctx.close_sse_stream()
+        await ctx.info("written while the client was away")
+        return "ready"
+
+    app = StreamableHTTPApp(mcp, retry_ms=3_600_000)
+    async with serve(app) as running:
+        transport = StreamableHTTPTransport(running.url, max_retry_seconds=0.05)
+        async with Client(transport, mode="legacy") as client:
+            with anyio.fail_after(PATIENCE_SECONDS):
+                result = await client.call_tool("report")
+    assert result.content == [TextContent(text="ready")]
+
+
+async def test_a_request_json_cannot_carry_fails_at_once() -> None:
+    """NaN has no JSON form: the call fails with a clear error before anything is sent,
+    and the connection is unharmed."""
+    async with (
+        serve(http_app()) as running,
+        Client(running.url, mode="legacy", elicitation_callback=answer_upper) as client,
+    ):
+        with anyio.fail_after(PATIENCE_SECONDS):
+            with pytest.raises(MCPError, match=r"Could not send the request: .*NaN"):
+                await client.call_tool("pause", {"seconds": float("nan")})
+            result = await client.call_tool("echo_elicit", {"tag": "after"})
+    assert result.content == [TextContent(text="after:TAG=AFTER")]
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="fills a listen backlog the Linux way")
+async def test_connecting_to_a_server_that_never_accepts_times_out() -> None:
+    """A port whose listen backlog is full never completes a connection: the connect
+    timeout ends the wait with a clear error."""
+    with socket.socket() as listener:
+        listener.bind(("127.0.0.1", 0))
+        listener.listen(0)
+        port = listener.getsockname()[1]
+        fillers = [socket.socket() for _ in range(3)]
+        try:
+            for filler in fillers:
+                filler.setblocking(False)
+                filler.connect_ex(("127.0.0.1", port))
+            transport = StreamableHTTPTransport(f"http://127.0.0.1:{port}/mcp", timeout=0.5)
+            with anyio.fail_after(PATIENCE_SECONDS), pytest.raises(MCPError) as caught:
+                async with Client(transport, mode="legacy"):
+                    pass
+        finally:
+            for filler in fillers:
+                filler.close()
+    assert f"could not connect to http://127.0.0.1:{port}/mcp within 0.5 s" in str(caught.value)

@@ -1,0 +1,85 @@
+"""A client-only program does not load server code: importing and using the HTTP client
+leaves starlette and uvicorn unimported (each check runs in a fresh interpreter)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import anyio
+import pytest
+from http_support import PATIENCE_SECONDS, REPO, serve
+from http_support.apps import http_app
+
+SERVER_MODULES = ("starlette", "uvicorn", "answerback.transports.http._server")
+
+CHECK = f"""
+import sys
+loaded = [name for name in {SERVER_MODULES!r} if name in sys.modules]
+assert not loaded, f"server modules loaded by a client-only program: {{loaded}}"
+"""
+
+IMPORTS = """
+import answerback
+from answerback import Client
+from answerback.client import ClientRequestContext
+import answerback.transports.http._client
+from answerback.transports.http import StreamableHTTPTransport
+"""
+
+CONNECT = """
+import sys
+
+import anyio
+from answerback import Client
+
+async def main(url):
+    async with Client(url, mode="legacy") as client:
+        result = await client.call_tool("pause", {"seconds": 0})
+        assert result.content[0].text == "done", result
+
+anyio.run(main, sys.argv[1])
+"""
+
+
+def run_python(code: str, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-c", code, *args],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=PATIENCE_SECONDS,
+        check=False,
+    )
+
+
+def test_importing_the_client_loads_no_server_code() -> None:
+    """Nothing of the server loads until a server name is used; then it loads on first
+    use, under its usual import path."""
+    code = (
+        IMPORTS
+        + CHECK
+        + """
+from answerback.transports.http import StreamableHTTPApp, uvicorn_server, HostPolicy
+import answerback.transports.http as http
+assert StreamableHTTPApp.__module__ == "answerback.transports.http._server"
+assert "StreamableHTTPApp" in dir(http)
+assert "uvicorn" in sys.modules
+try:
+    http.NoSuchName
+except AttributeError as exc:
+    assert "NoSuchName" in str(exc)
+else:
+    raise AssertionError("an unknown name must raise AttributeError")
+"""
+    )
+    done = run_python(code)
+    assert done.returncode == 0, done.stderr
+
+
+@pytest.mark.anyio
+async def test_a_client_talking_to_a_url_loads_no_server_code() -> None:
+    async with serve(http_app()) as running:
+        with anyio.fail_after(PATIENCE_SECONDS):
+            done = await anyio.to_thread.run_sync(run_python, CONNECT + CHECK, running.url)
+    assert done.returncode == 0, done.stderr

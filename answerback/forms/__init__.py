@@ -1,0 +1,75 @@
+"""MCP elicitation forms, the same rules at both ends.
+
+A server asks with a form (``requestedSchema``, a restricted subset of JSON Schema); a
+client shows it and sends back an answer. When both ends build, read and check that form
+with one piece of code, a server never sends a form a client must refuse, and a bad
+answer is caught, field by field, before it costs a tool call.
+
+- server side: ``form_schema(Model)`` builds a spec-exact form from a pydantic model and
+  ``validate_answer(Model, content)`` turns the answer back into the model;
+- client side: ``parse_form(requested_schema)`` gives typed fields to render;
+  ``form.coerce`` reads what a person typed, ``form.check`` judges an answer and
+  ``form.with_defaults`` fills in what was left out.
+
+Pure code: no I/O, nothing here knows about sessions or transports.
+"""
+
+from __future__ import annotations
+
+from answerback.forms._errors import AnswerError, FieldError, FormSchemaError, UnsupportedForm
+from answerback.forms._fields import (
+    BooleanField,
+    FormField,
+    FormValue,
+    MultiSelectField,
+    NumberField,
+    Option,
+    SingleSelectField,
+    StringField,
+)
+from answerback.forms._form import Form
+from answerback.forms._formats import StringFormat
+from answerback.forms._model import Titles, form_schema, validate_answer
+from answerback.forms._parse import parse_form
+
+__all__ = [
+    "AnswerError",
+    "BooleanField",
+    "FieldError",
+    "Form",
+    "FormField",
+    "FormSchemaError",
+    "FormValue",
+    "MultiSelectField",
+    "NumberField",
+    "Option",
+    "SingleSelectField",
+    "StringField",
+    "StringFormat",
+    "Titles",
+    "UnsupportedForm",
+    "form_schema",
+    "parse_form",
+    "validate_answer",
+]
+
+# Tracebacks, reprs and documentation name the public home, not the private module.
+for _public in (
+    AnswerError,
+    BooleanField,
+    FieldError,
+    Form,
+    FormSchemaError,
+    MultiSelectField,
+    NumberField,
+    Option,
+    SingleSelectField,
+    StringField,
+    Titles,
+    UnsupportedForm,
+    form_schema,
+    parse_form,
+    validate_answer,
+):
+    _public.__module__ = __name__
+del _public

@@ -1,0 +1,468 @@
+"""Typed form fields: what a renderer shows, and how one field's value is checked.
+
+Each field knows three things about itself: its canonical restricted schema (what goes
+on the wire), the JSON Schema that checks a value (run by jsonschema, never by hand),
+and how to read a value from typed text. The wording of every complaint lives here too,
+so a renderer and a server say the same thing about the same mistake.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import math
+import re
+from abc import ABC, abstractmethod
+from collections.abc import Iterable
+from dataclasses import dataclass
+from decimal import Decimal
+from functools import cached_property
+from typing import Any, TypeAlias, cast
+
+from email_validator import EmailNotValidError
+from jsonschema import Draft202012Validator, ValidationError
+
+from answerback.forms._errors import AnswerError, FieldError
+from answerback.forms._formats import FORMAT_CHECKER, FORMAT_HINTS, StringFormat
+
+FormValue: TypeAlias = str | int | float | bool | list[str]
+"""A value in an accepted answer: text, a number, a yes/no, or the picked choices."""
+
+_NUMBER_TEXT = re.compile(r"[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?")
+_INTEGER_TEXT = re.compile(r"[+-]?\d+")
+_LARGEST_EXPONENT = 308  # beyond this a float is infinite and an int is absurd to build
+_YES = frozenset({"yes", "y", "true", "t", "1", "on"})
+_NO = frozenset({"no", "n", "false", "f", "0", "off"})
+_SHOWN_OPTIONS = 10
+
+
+def validation_errors(validator: Draft202012Validator, value: object) -> list[ValidationError]:
+    """Every way ``value`` breaks the validator's schema (jsonschema types it loosely)."""
+    found: Iterable[ValidationError] = validator.iter_errors(value)  # pyright: ignore[reportUnknownMemberType, reportArgumentType]
+    return list(found)
+
+
+def not_finite(value: float) -> ValidationError:
+    """An error for NaN or infinity: JSON has neither, and jsonschema lets them pass."""
+    return ValidationError(f"{value} is not finite", validator="finite", instance=value)
+
+
+def show(value: object) -> str:
+    """A value as JSON, cut short: error messages quote what was sent, never all of it."""
+    try:
+        text = json.dumps(value, ensure_ascii=False)
+    except (TypeError, ValueError):
+        text = repr(value)
+    return text if len(text) <= 60 else text[:59] + "…"
+
+
+def _number(value: float) -> str:
+    return str(int(value)) if isinstance(value, float) and value.is_integer() else str(value)
+
+
+def _plural(count: int, word: str) -> str:
+    return f"{count} {word}" if count == 1 else f"{count} {word}s"
+
+
+@dataclass(frozen=True)
+class Option:
+    """One choice of a select field: the ``value`` sent, and the ``title`` shown if any."""
+
+    value: str
+    title: str | None = None
+
+    @property
+    def label(self) -> str:
+        """What to show the person: the title, or the value itself when untitled."""
+        return self.value if self.title is None else self.title
+
+
+@dataclass(frozen=True, kw_only=True)
+class _Field(ABC):
+    """What every field has; the subclasses add their own constraints and default."""
+
+    name: str
+    title: str | None = None
+    description: str | None = None
+    required: bool = False
+
+    @property
+    def label(self) -> str:
+        """What to show the person: the title, or the field's name when untitled."""
+        return self.name if self.title is None else self.title
+
+    def schema(self) -> dict[str, Any]:
+        """This field as the restricted schema sends it (one ``properties`` entry)."""
+        schema = self._head()
+        schema.update(self._constraints())
+        default = self.default_value()
+        if default is not None:
+            schema["default"] = default
+        return schema
+
+    def check(self, value: object) -> FormValue:
+        """``value`` if it fits this field (whole floats of an integer field become ints).
+
+        Raises ``AnswerError`` with everything wrong with it.
+        """
+        messages = self.messages(self._errors(value), depth=0)
+        if messages:
+            raise AnswerError(FieldError(self.name, message) for message in messages)
+        return self.normalize(value)
+
+    def coerce(self, text: str) -> FormValue | None:
+        """Read typed text as this field's value, checked with the same rules as ``check``.
+
+        Blank text is no answer (``None``): the caller leaves the field out, so its
+        default applies or ``required`` is reported. Raises ``AnswerError`` otherwise.
+        """
+        if not text.strip():
+            return None
+        try:
+            value = self.read(text)
+        except ValueError as exc:
+            raise AnswerError([FieldError(self.name, str(exc))]) from None
+        return self.check(value)
+
+    # --- for subclasses and the form ---------------------------------------------------
+
+    def _head(self) -> dict[str, Any]:
+        schema: dict[str, Any] = {"type": self.json_type()}
+        if self.title is not None:
+            schema["title"] = self.title
+        if self.description is not None:
+            schema["description"] = self.description
+        return schema
+
+    @abstractmethod
+    def json_type(self) -> str:
+        """The JSON ``type`` of this field's values."""
+
+    @abstractmethod
+    def default_value(self) -> FormValue | None:
+        """The default as it goes into an answer (a fresh list for a multi-select)."""
+
+    @abstractmethod
+    def expects(self) -> str:
+        """What a value must be, as the end of "must be ..."."""
+
+    def _constraints(self) -> dict[str, Any]:
+        return {}
+
+    def validation_schema(self) -> dict[str, Any]:
+        """The JSON Schema jsonschema checks a value with (titles and defaults left out)."""
+        return {"type": self.json_type(), **self._constraints()}
+
+    @cached_property
+    def _validator(self) -> Draft202012Validator:
+        return Draft202012Validator(self.validation_schema(), format_checker=FORMAT_CHECKER)
+
+    def _errors(self, value: object) -> list[ValidationError]:
+        errors = validation_errors(self._validator, value)
+        if isinstance(value, float) and not math.isfinite(value):
+            errors.append(not_finite(value))
+        return errors
+
+    @abstractmethod
+    def read(self, text: str) -> FormValue:
+        """Typed text as a value of this field's type; ``ValueError`` says what to type."""
+
+    def normalize(self, value: Any) -> FormValue:
+        return value
+
+    def messages(self, errors: Iterable[ValidationError], *, depth: int) -> list[str]:
+        """jsonschema's errors about this field as sentences, each said once.
+
+        ``depth`` is how deep in the answer this field's value sits (1 in a whole form).
+        A value of the wrong type is only told its type, not every rule it then breaks.
+        """
+        errors = list(errors)
+        mistyped = {tuple(e.path) for e in errors if e.validator == "type"}
+        said: list[str] = []
+        for error in errors:
+            if error.validator != "type" and tuple(error.path) in mistyped:
+                continue
+            message = self.explain(error, item=len(error.path) > depth)
+            if message not in said:
+                said.append(message)
+        return said
+
+    def explain(self, error: ValidationError, *, item: bool) -> str:
+        """One jsonschema error as a sentence about this field (``item``: about one pick)."""
+        keyword, limit = error.validator, cast(Any, error.validator_value)
+        if keyword == "type":
+            if error.instance is None:
+                return f"must be {self.expects()}, not null (leave out a field with no answer)"
+            return f"must be {self.expects()}, not {show(error.instance)}"
+        if keyword == "finite":
+            return f"must be a finite number, not {error.instance}"
+        if keyword == "minLength":
+            return "must not be empty" if limit == 1 else f"must be at least {limit} characters"
+        if keyword == "maxLength":
+            return f"must be at most {_plural(limit, 'character')}"
+        if keyword == "pattern":
+            return f"must match the pattern {limit}"
+        if keyword == "format":
+            if isinstance(error.cause, EmailNotValidError):
+                return f"is not a valid email address: {str(error.cause).rstrip('.')}"
+            return FORMAT_HINTS.get(str(limit), error.message)
+        if keyword == "minimum":
+            return f"must be at least {_number(limit)}"
+        if keyword == "maximum":
+            return f"must be at most {_number(limit)}"
+        return error.message
+
+
+@dataclass(frozen=True, kw_only=True)
+class StringField(_Field):
+    """Free text, optionally bounded in length, matching a pattern, or of a ``format``."""
+
+    min_length: int | None = None
+    max_length: int | None = None
+    pattern: str | None = None
+    format: StringFormat | None = None
+    default: str | None = None
+
+    def json_type(self) -> str:
+        return "string"
+
+    def default_value(self) -> str | None:
+        return self.default
+
+    def expects(self) -> str:
+        return "text"
+
+    def _constraints(self) -> dict[str, Any]:
+        found = {
+            "minLength": self.min_length,
+            "maxLength": self.max_length,
+            "pattern": self.pattern,
+            "format": self.format,
+        }
+        return {key: value for key, value in found.items() if value is not None}
+
+    def read(self, text: str) -> str:
+        # Free text is taken as typed; an email, URI or date never has edge spaces.
+        return text if self.format is None else text.strip()
+
+
+@dataclass(frozen=True, kw_only=True)
+class NumberField(_Field):
+    """A number, or a whole number when ``integer``, optionally within inclusive bounds."""
+
+    integer: bool = False
+    minimum: int | float | None = None
+    maximum: int | float | None = None
+    default: int | float | None = None
+
+    def json_type(self) -> str:
+        return "integer" if self.integer else "number"
+
+    def default_value(self) -> int | float | None:
+        return self.default
+
+    def expects(self) -> str:
+        return "a whole number" if self.integer else "a number"
+
+    def _constraints(self) -> dict[str, Any]:
+        found = {"minimum": self.minimum, "maximum": self.maximum}
+        return {key: value for key, value in found.items() if value is not None}
+
+    def read(self, text: str) -> int | float:
+        """Decimal notation; an integer field takes "5.0" or "1e3" as whole numbers."""
+        text = text.strip()
+        example = "a whole number like 42" if self.integer else "a number like 42 or 3.5"
+        if not _NUMBER_TEXT.fullmatch(text):
+            raise ValueError(f"must be {example}, not {show(text)}")
+        if _INTEGER_TEXT.fullmatch(text) and len(text) <= _LARGEST_EXPONENT:
+            return int(text)
+        exact = Decimal(text)
+        if exact.adjusted() > _LARGEST_EXPONENT:
+            raise ValueError(f"must be {example}; {text} is too large")
+        if not self.integer:
+            return float(exact)
+        if exact != exact.to_integral_value():
+            raise ValueError(f"must be a whole number, not {text}")
+        return int(exact)
+
+    def normalize(self, value: Any) -> FormValue:
+        if self.integer and isinstance(value, float) and value.is_integer():
+            return int(value)
+        return value
+
+
+@dataclass(frozen=True, kw_only=True)
+class BooleanField(_Field):
+    """Yes or no."""
+
+    default: bool | None = None
+
+    def json_type(self) -> str:
+        return "boolean"
+
+    def default_value(self) -> bool | None:
+        return self.default
+
+    def expects(self) -> str:
+        return "true or false"
+
+    def read(self, text: str) -> bool:
+        """yes/no, y/n, true/false, t/f, on/off or 1/0, in any case."""
+        word = text.strip().casefold()
+        if word in _YES:
+            return True
+        if word in _NO:
+            return False
+        raise ValueError(f"must be yes or no, not {show(text.strip())}")
+
+
+def _pick(options: tuple[Option, ...], text: str) -> str:
+    """The value ``text`` means: a value, else a title, else either ignoring case, if unique."""
+    text = text.strip()
+    for exact in (
+        [option.value for option in options if option.value == text],
+        [option.value for option in options if option.title == text],
+        [
+            option.value
+            for option in options
+            if text.casefold() in (option.value.casefold(), option.label.casefold())
+        ],
+    ):
+        if len(set(exact)) == 1:
+            return exact[0]
+    raise ValueError(f"{show(text)} is not one of the choices {_listing(options)}")
+
+
+def _listing(options: tuple[Option, ...]) -> str:
+    shown = [
+        show(option.value) if option.title is None else f"{show(option.value)} ({option.title})"
+        for option in options[:_SHOWN_OPTIONS]
+    ]
+    more = ", …" if len(options) > _SHOWN_OPTIONS else ""
+    return ", ".join(shown) + more
+
+
+def _titled(options: tuple[Option, ...]) -> bool:
+    return any(option.title is not None for option in options)
+
+
+@dataclass(frozen=True, kw_only=True)
+class SingleSelectField(_Field):
+    """Pick exactly one of ``options`` (sent as ``enum``, or ``oneOf`` when titled)."""
+
+    options: tuple[Option, ...]
+    default: str | None = None
+
+    @property
+    def titled(self) -> bool:
+        """Whether the options carry display titles."""
+        return _titled(self.options)
+
+    def json_type(self) -> str:
+        return "string"
+
+    def default_value(self) -> str | None:
+        return self.default
+
+    def expects(self) -> str:
+        return "one of the choices"
+
+    def _constraints(self) -> dict[str, Any]:
+        if self.titled:
+            return {"oneOf": [{"const": o.value, "title": o.label} for o in self.options]}
+        return {"enum": [option.value for option in self.options]}
+
+    def validation_schema(self) -> dict[str, Any]:
+        return {"type": "string", "enum": [option.value for option in self.options]}
+
+    def read(self, text: str) -> str:
+        """A choice by its value or its title, in any case when that is unambiguous."""
+        return _pick(self.options, text)
+
+    def explain(self, error: ValidationError, *, item: bool) -> str:
+        if error.validator == "enum":
+            return f"must be one of {_listing(self.options)}, not {show(error.instance)}"
+        return super().explain(error, item=item)
+
+
+@dataclass(frozen=True, kw_only=True)
+class MultiSelectField(_Field):
+    """Pick any number of ``options``, between ``min_items`` and ``max_items``, each once."""
+
+    options: tuple[Option, ...]
+    min_items: int | None = None
+    max_items: int | None = None
+    default: tuple[str, ...] | None = None
+
+    @property
+    def titled(self) -> bool:
+        """Whether the options carry display titles."""
+        return _titled(self.options)
+
+    def json_type(self) -> str:
+        return "array"
+
+    def default_value(self) -> list[str] | None:
+        return None if self.default is None else list(self.default)
+
+    def expects(self) -> str:
+        return "a list of choices"
+
+    def _constraints(self) -> dict[str, Any]:
+        found: dict[str, Any] = {"minItems": self.min_items, "maxItems": self.max_items}
+        bounds = {key: value for key, value in found.items() if value is not None}
+        if self.titled:
+            choices = [{"const": o.value, "title": o.label} for o in self.options]
+            return {**bounds, "items": {"anyOf": choices}}
+        return {**bounds, "items": {"type": "string", "enum": [o.value for o in self.options]}}
+
+    def validation_schema(self) -> dict[str, Any]:
+        # Picking a choice twice means nothing, so an answer that does is refused.
+        values = [option.value for option in self.options]
+        bounds = {key: value for key, value in self._constraints().items() if key != "items"}
+        return {
+            "type": "array",
+            "items": {"type": "string", "enum": values},
+            "uniqueItems": True,
+            **bounds,
+        }
+
+    def read(self, text: str) -> list[str]:
+        """Choices separated by commas (quote one that holds a comma), each once."""
+        picked: list[str] = []
+        problems: list[str] = []
+        for row in csv.reader([text], skipinitialspace=True):
+            for part in row:
+                if not part.strip():
+                    continue
+                try:
+                    value = _pick(self.options, part)
+                except ValueError as exc:
+                    problems.append(str(exc))
+                    continue
+                if value not in picked:
+                    picked.append(value)
+        if problems:
+            raise ValueError("; ".join(problems))
+        return picked
+
+    def normalize(self, value: Any) -> FormValue:
+        return list(value)
+
+    def explain(self, error: ValidationError, *, item: bool) -> str:
+        keyword, limit = error.validator, cast(Any, error.validator_value)
+        if item:
+            return f"{show(error.instance)} is not one of the choices {_listing(self.options)}"
+        if keyword == "minItems":
+            return f"must pick at least {_plural(limit, 'choice')}"
+        if keyword == "maxItems":
+            return f"must pick at most {_plural(limit, 'choice')}"
+        if keyword == "uniqueItems":
+            return "must not pick the same choice twice"
+        return super().explain(error, item=item)
+
+
+FormField: TypeAlias = (
+    StringField | NumberField | BooleanField | SingleSelectField | MultiSelectField
+)
+"""Any field of a form; ``match`` on the class to render each kind."""

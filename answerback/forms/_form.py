@@ -1,0 +1,158 @@
+"""A whole form: its fields in order, and the checks that look at the answer as a whole.
+
+One jsonschema validator checks the entire answer, so a missing required field, a field
+the form never asked for and every bad value are all found in one pass and reported
+together, each under its field's name.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass
+from functools import cached_property
+from typing import Any, cast
+
+from jsonschema import Draft202012Validator, ValidationError
+
+from answerback.forms._errors import AnswerError, FieldError
+from answerback.forms._fields import FormField, FormValue, not_finite, validation_errors
+from answerback.forms._formats import FORMAT_CHECKER
+
+
+@dataclass(frozen=True)
+class Form:
+    """The fields of an elicitation form, in the order the server listed them.
+
+    Build one with ``parse_form`` (from a received ``requestedSchema``) or from a model
+    with ``parse_form(form_schema(Model))``; ``form["name"]`` is one field.
+    """
+
+    fields: tuple[FormField, ...]
+
+    def __post_init__(self) -> None:
+        names = [field.name for field in self.fields]
+        twice = sorted({name for name in names if names.count(name) > 1})
+        if twice:
+            raise ValueError(f"a form's fields need distinct names; repeated: {twice}")
+
+    def __getitem__(self, name: str) -> FormField:
+        try:
+            return self._by_name[name]
+        except KeyError:
+            raise KeyError(f"{name!r} is not a field of this form: {list(self._by_name)}") from None
+
+    @cached_property
+    def _by_name(self) -> dict[str, FormField]:
+        return {field.name: field for field in self.fields}
+
+    @property
+    def schema(self) -> dict[str, Any]:
+        """The form as a restricted ``requestedSchema``, in canonical spelling (a new dict).
+
+        Legacy ``enumNames`` titles come out as ``oneOf``, the spelling 2025-11-25 keeps.
+        """
+        schema: dict[str, Any] = {
+            "type": "object",
+            "properties": {field.name: field.schema() for field in self.fields},
+        }
+        required = [field.name for field in self.fields if field.required]
+        if required:
+            schema["required"] = required
+        return schema
+
+    @cached_property
+    def _validator(self) -> Draft202012Validator:
+        schema = {
+            "type": "object",
+            "properties": {field.name: field.validation_schema() for field in self.fields},
+            "required": [field.name for field in self.fields if field.required],
+            "additionalProperties": False,
+        }
+        return Draft202012Validator(schema, format_checker=FORMAT_CHECKER)
+
+    def check(self, answer: object) -> dict[str, FormValue]:
+        """The answer, if it fits the form, as a new dict (whole floats of integers as ints).
+
+        Raises ``AnswerError`` naming every bad field: a required one left out, one the
+        form does not have, null, or a value of the wrong type, length, range, format or
+        choice. Defaults are not filled in here; see ``with_defaults``.
+        """
+        if isinstance(answer, Mapping):
+            answer = dict(cast(Mapping[str, object], answer))
+        errors = self._errors(answer)
+        if errors:
+            raise AnswerError(errors)
+        values = cast(dict[str, Any], answer)
+        return {name: self[name].normalize(value) for name, value in values.items()}
+
+    def _errors(self, answer: object) -> list[FieldError]:
+        outside: list[FieldError] = []
+        by_field: dict[str, list[ValidationError]] = {}
+        for error in validation_errors(self._validator, answer):
+            if error.path:
+                by_field.setdefault(str(error.path[0]), []).append(error)
+            elif error.validator == "type":
+                outside.append(FieldError(None, "the answer must be an object of field values"))
+            elif error.validator == "required":
+                for name in cast(list[str], error.validator_value):
+                    if name not in cast(dict[str, object], answer):
+                        by_field.setdefault(name, [])
+            elif error.validator == "additionalProperties":
+                for name in cast(dict[str, object], answer):
+                    if name not in self._by_name:
+                        outside.append(FieldError(name, "is not a field of this form"))
+        if isinstance(answer, dict):
+            # JSON has no NaN or infinity, and jsonschema lets them through as numbers.
+            for name, value in cast(dict[str, object], answer).items():
+                if isinstance(value, float) and not math.isfinite(value):
+                    by_field.setdefault(name, []).append(not_finite(value))
+        found: list[FieldError] = []
+        for field in self.fields:
+            if field.name in by_field:
+                messages = field.messages(by_field[field.name], depth=1) or ["is required"]
+                found.extend(FieldError(field.name, message) for message in messages)
+        return [*found, *dict.fromkeys(outside)]
+
+    def with_defaults(self, answer: Mapping[str, FormValue]) -> dict[str, FormValue]:
+        """A new answer with each left-out field that has a default set to that default.
+
+        Values that are there stay as they are, right or wrong; ``check`` judges them.
+        """
+        filled = dict(answer)
+        for field in self.fields:
+            default = field.default_value()
+            if field.name not in filled and default is not None:
+                filled[field.name] = default
+        return filled
+
+    def coerce(self, texts: Mapping[str, str]) -> dict[str, FormValue]:
+        """What a person typed for each field, as a checked answer: ``field.coerce`` for
+        each text, defaults for blank or missing ones, then ``check`` of the whole.
+
+        Raises ``AnswerError`` naming every field whose text could not be read, plus
+        whatever ``check`` finds in the fields that could.
+        """
+        answer: dict[str, FormValue] = {}
+        unreadable: list[FieldError] = []
+        for name, text in texts.items():
+            if name not in self._by_name:
+                unreadable.append(FieldError(name, "is not a field of this form"))
+                continue
+            try:
+                value = self[name].coerce(text)
+            except AnswerError as exc:
+                unreadable.extend(exc.errors)
+                continue
+            if value is not None:
+                answer[name] = value
+        failed = {error.field for error in unreadable}
+        remaining = [
+            error for error in self._errors(self.with_defaults(answer)) if error.field not in failed
+        ]
+        if unreadable or remaining:
+            order = {field.name: index for index, field in enumerate(self.fields)}
+            everything = [*unreadable, *remaining]
+            everything.sort(key=lambda error: order.get(error.field or "", len(order)))
+            raise AnswerError(everything)
+        return self.check(self.with_defaults(answer))

@@ -1,0 +1,483 @@
+"""``judge_url``: one verdict on a URL a server asks a person to open."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import ada_url
+
+from answerback.urls._address import AddressKind, address_facts
+from answerback.urls._approved import ApprovedDomains
+from answerback.urls._domains import (
+    HostParts,
+    brand_token,
+    embedded_top_domain,
+    is_self_hosted_product,
+    lookalike_brand,
+    lookalike_domain,
+    split_host,
+)
+from answerback.urls._labels import LabelJudgement, judge_label
+from answerback.urls._model import (
+    ReasonCode,
+    RiskLevel,
+    UrlDisplay,
+    UrlReason,
+    UrlVerdict,
+)
+from answerback.urls._text import (
+    BIDI_CONTROLS,
+    character_name,
+    escaped,
+    has_inner_control,
+    is_invisible,
+    percent_decoded,
+    written_authority,
+)
+
+_ATTRIBUTES = (
+    "href",
+    "protocol",
+    "username",
+    "password",
+    "hostname",
+    "port",
+    "pathname",
+    "search",
+    "hash",
+    "host_type",
+)
+_SCHEME_DANGERS = {
+    "javascript": "runs code in the page you are on",
+    "data": "carries a whole page inside the link, from no site at all",
+    "file": "opens a file on this computer",
+    "blob": "points at data made up by some other page",
+    "vbscript": "runs code",
+}
+
+
+@dataclass
+class _Findings:
+    reasons: list[UrlReason] = field(default_factory=list[UrlReason])
+
+    def add(self, code: ReasonCode, level: RiskLevel, message: str) -> None:
+        reason = UrlReason(code=code, level=level, message=message)
+        if reason not in self.reasons:
+            self.reasons.append(reason)
+
+
+def judge_url(url: str, *, approved_domains: ApprovedDomains | None = None) -> UrlVerdict:
+    """Judge a URL before a person is asked to open it: the level, the reasons in plain
+    words, and how to show it.
+
+    The URL is read the way browsers read it (WHATWG, through ``ada-url``), never fetched,
+    never resolved. Only https is acceptable, and http only for this computer. The host
+    is judged label by label for names that pass for other names, and its site (the
+    registrable domain, from the bundled Public Suffix List) is what the person should
+    look at. ``approved_domains`` holds sites the person approved before.
+    """
+    findings = _Findings()
+    _scan_text(url, findings)
+    parsed = _Parsed.of(url)
+    if parsed is None:
+        findings.add(
+            ReasonCode.NOT_A_URL,
+            RiskLevel.BLOCK,
+            "This is not a complete web address that a browser could open.",
+        )
+        shown = escaped(url)
+        display = UrlDisplay(url=shown, before=shown, site="", after="", host="")
+        return _verdict(url, None, display, None, findings, approved_domains)
+
+    href, scheme, hostname = parsed.href, parsed.scheme, parsed.hostname
+    _scan_decoded(parsed.pathname + parsed.search + parsed.hash, findings)
+    if scheme not in ("http", "https"):
+        danger = _SCHEME_DANGERS.get(scheme, "hands the link to another program, not a web page")
+        findings.add(
+            ReasonCode.SCHEME,
+            RiskLevel.BLOCK,
+            f"A {scheme}: link {danger}; only https web pages can be opened.",
+        )
+        display = UrlDisplay(url=href, before=href, site="", after="", host="")
+        return _verdict(url, href, display, None, findings, approved_domains)
+
+    written = written_authority(url)
+    if written is not None:
+        _judge_written_host(written.host, hostname, findings)
+        if written.backslash:
+            findings.add(
+                ReasonCode.BACKSLASH,
+                RiskLevel.HIGH_RISK,
+                "The address uses a backslash where a slash belongs. Browsers read it as "
+                f"'/' and open {hostname}; other programs read it differently, so the link "
+                "may have been made to show one site and open another.",
+            )
+    userinfo = parsed.username + (":" + parsed.password if parsed.password else "")
+    if userinfo:
+        findings.add(
+            ReasonCode.USERINFO,
+            RiskLevel.BLOCK,
+            f"The text before '@' ({percent_decoded(userinfo)!r}) is a user name, not the site: "
+            f"this link opens {hostname}.",
+        )
+
+    if parsed.host_type == ada_url.HostType.DEFAULT:
+        host = _judge_domain(hostname, scheme, parsed.port, findings)
+    else:
+        host = _judge_address(hostname, scheme, parsed.port, findings)
+
+    prefix = f"{scheme}://" + (userinfo + "@" if userinfo else "")
+    tail = (":" + parsed.port if parsed.port else "") + parsed.pathname
+    tail += parsed.search + parsed.hash
+    display = UrlDisplay(
+        url=prefix + host.before + host.site + host.after + tail,
+        before=prefix + host.before,
+        site=host.site,
+        after=host.after + tail,
+        host=host.before + host.site + host.after,
+    )
+    return _verdict(url, href, display, host.key, findings, approved_domains)
+
+
+@dataclass(frozen=True, slots=True)
+class _Parsed:
+    """The parts of a URL as a WHATWG parser (ada) reads them."""
+
+    href: str
+    scheme: str
+    username: str
+    password: str
+    hostname: str
+    port: str
+    pathname: str
+    search: str
+    hash: str
+    host_type: ada_url.HostType
+
+    @classmethod
+    def of(cls, url: str) -> _Parsed | None:
+        try:
+            parts = ada_url.parse_url(url, _ATTRIBUTES)
+        except ValueError:
+            return None
+        return cls(
+            href=parts.get("href", ""),
+            scheme=parts.get("protocol", "").removesuffix(":"),
+            username=parts.get("username", ""),
+            password=parts.get("password", ""),
+            hostname=parts.get("hostname", ""),
+            port=parts.get("port", ""),
+            pathname=parts.get("pathname", ""),
+            search=parts.get("search", ""),
+            hash=parts.get("hash", ""),
+            host_type=parts.get("host_type", ada_url.HostType.DEFAULT),
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class _Host:
+    before: str
+    site: str
+    after: str
+    key: str
+    """The site in ASCII, for approvals."""
+
+
+def _judge_address(hostname: str, scheme: str, port: str, findings: _Findings) -> _Host:
+    facts = address_facts(hostname)
+    shown = str(facts.embedded_ipv4 or facts.address)
+    if facts.embedded_ipv4 is not None:
+        findings.add(
+            ReasonCode.NUMERIC_HOST,
+            RiskLevel.HIGH_RISK,
+            f"The host {hostname} is the IPv4 address {shown} written in IPv6 form, which "
+            "hides which address it is.",
+        )
+    if facts.kind is AddressKind.LOOPBACK:
+        _judge_loopback(hostname, findings)
+    else:
+        _require_https(scheme, hostname, findings)
+        findings.add(
+            ReasonCode.IP_ADDRESS,
+            RiskLevel.HIGH_RISK,
+            f"The host is a bare IP address ({shown}), not a name: nothing says whose "
+            "server this is.",
+        )
+        _judge_port(port, findings)
+    if facts.kind in (AddressKind.PRIVATE, AddressKind.LINK_LOCAL):
+        where = (
+            "a device on your local network (or a cloud server's internal metadata service)"
+            if facts.kind is AddressKind.LINK_LOCAL
+            else "a device on a private network, not a site on the internet"
+        )
+        findings.add(
+            ReasonCode.PRIVATE_ADDRESS,
+            RiskLevel.HIGH_RISK,
+            f"{shown} is {where}: a remote server has no business sending you there.",
+        )
+    elif facts.kind in (AddressKind.RESERVED, AddressKind.THIS_HOST):
+        what = (
+            "means this computer on many systems"
+            if facts.kind is AddressKind.THIS_HOST
+            else "is reserved and belongs to no public site"
+        )
+        findings.add(
+            ReasonCode.RESERVED_ADDRESS,
+            RiskLevel.HIGH_RISK,
+            f"{shown} {what}.",
+        )
+    return _Host(before="", site=hostname, after="", key=hostname)
+
+
+def _judge_domain(hostname: str, scheme: str, port: str, findings: _Findings) -> _Host:
+    trailing_dot = hostname.endswith(".")
+    labels = hostname.removesuffix(".").split(".")
+    if hostname == "localhost" or hostname.removesuffix(".").endswith(".localhost"):
+        _judge_loopback(hostname, findings)
+        return _Host(before="", site=hostname, after="", key=hostname.removesuffix("."))
+    _require_https(scheme, hostname, findings)
+    _judge_port(port, findings)
+    if "" in labels:
+        findings.add(
+            ReasonCode.UNUSUAL_CHARACTER,
+            RiskLevel.WARN,
+            f"The host {hostname} has an empty part between two dots, which no real name has.",
+        )
+    top_level = ada_url.idna_to_unicode(labels[-1])
+    judged = [judge_label(label, top_level) for label in labels]
+    for label in judged:
+        for reason in label.reasons:
+            findings.add(reason.code, reason.level, reason.message)
+
+    parts = split_host(hostname)
+    registrable_count = 0 if parts.registrable is None else parts.registrable.count(".") + 1
+    ace_in_site = False
+    if parts.registrable is None:
+        _no_registrable_domain(hostname, parts, findings)
+    else:
+        ace_in_site = _judge_site(judged[-registrable_count:], parts.registrable, findings)
+        _judge_subdomain(judged[:-registrable_count], parts.registrable, findings)
+
+    def shown(label: LabelJudgement, in_site: bool) -> str:
+        return label.ascii if ace_in_site and in_site else label.shown
+
+    after = "." if trailing_dot else ""
+    if registrable_count == 0:
+        whole = ".".join(label.shown for label in judged)
+        return _Host(before="", site=whole, after=after, key=hostname.removesuffix("."))
+    sub = judged[:-registrable_count]
+    before = "".join(shown(label, False) + "." for label in sub)
+    site_text = ".".join(shown(label, True) for label in judged[-registrable_count:])
+    return _Host(
+        before=before,
+        site=site_text,
+        after=after,
+        key=parts.registrable or hostname,
+    )
+
+
+def _judge_site(labels: list[LabelJudgement], registrable: str, findings: _Findings) -> bool:
+    """Judge the registrable domain against well-known ones; True when it must be shown
+    in ACE because it imitates one."""
+    text = ".".join(label.text for label in labels)
+    imitated = lookalike_domain(registrable, text)
+    if imitated is not None:
+        findings.add(
+            ReasonCode.LOOKALIKE_DOMAIN,
+            RiskLevel.HIGH_RISK,
+            f"{registrable} looks like {imitated} but is a different site.",
+        )
+        return True
+    name = labels[0].text
+    brand = lookalike_brand(name)
+    if brand is not None:
+        findings.add(
+            ReasonCode.LOOKALIKE_DOMAIN,
+            RiskLevel.HIGH_RISK,
+            f"The name {labels[0].ascii!r} in {registrable} imitates {brand!r} with other letters.",
+        )
+        return True
+    tokens = name.split("-")
+    if len(tokens) > 1:
+        for token in tokens:
+            brand = brand_token(token)
+            if brand is not None:
+                level = RiskLevel.HIGH_RISK if token != brand else RiskLevel.WARN
+                findings.add(
+                    ReasonCode.BRAND_IN_DOMAIN,
+                    level,
+                    f"{registrable} has {brand!r} in its name but is not {brand}'s site; "
+                    "anyone can register a name like that.",
+                )
+                break
+    return False
+
+
+def _judge_subdomain(labels: list[LabelJudgement], registrable: str, findings: _Findings) -> None:
+    """A well-known name to the left of another site's name is the site's own choice of
+    words, made to be read first."""
+    if not labels:
+        return
+    texts = [label.text for label in labels]
+    subdomain = ".".join(label.ascii for label in labels)
+    embedded = embedded_top_domain(texts)
+    if embedded is not None:
+        findings.add(
+            ReasonCode.BRAND_IN_SUBDOMAIN,
+            RiskLevel.HIGH_RISK,
+            f"The site is {registrable}: the {subdomain!r} in front of it is a name that "
+            f"{registrable} chose, made to look like {embedded}.",
+        )
+        return
+    own_name = registrable.split(".", 1)[0]
+    for text in texts:
+        for token in dict.fromkeys([text, *text.split("-")]):
+            brand = brand_token(token)
+            if brand is None or brand == own_name:
+                continue
+            level = (
+                RiskLevel.WARN
+                if is_self_hosted_product(brand) and token == brand
+                else RiskLevel.HIGH_RISK
+            )
+            findings.add(
+                ReasonCode.BRAND_IN_SUBDOMAIN,
+                level,
+                f"The site is {registrable}: {brand!r} in front of it is only a name that "
+                f"{registrable} gave one of its pages, not {brand}'s site.",
+            )
+            return
+
+
+def _no_registrable_domain(hostname: str, parts: HostParts, findings: _Findings) -> None:
+    if parts.suffix:
+        message = f"{hostname} is a shared domain suffix, not a site anyone owns alone."
+    else:
+        last = hostname.removesuffix(".").rsplit(".", 1)[-1]
+        message = (
+            f"{hostname} does not end in a public top-level domain ({last!r} is not one): "
+            "the name means something only on some networks."
+        )
+    findings.add(ReasonCode.NO_REGISTRABLE_DOMAIN, RiskLevel.WARN, message)
+
+
+def _judge_loopback(hostname: str, findings: _Findings) -> None:
+    findings.add(
+        ReasonCode.LOOPBACK,
+        RiskLevel.WARN,
+        f"{hostname} is this computer: the page comes from a program running here, not "
+        "from a website.",
+    )
+
+
+def _require_https(scheme: str, hostname: str, findings: _Findings) -> None:
+    if scheme == "http":
+        findings.add(
+            ReasonCode.PLAIN_HTTP,
+            RiskLevel.BLOCK,
+            f"The link uses plain http to {hostname}: anyone on the way could read or change "
+            "the page. Only https is allowed (http only for this computer).",
+        )
+
+
+def _judge_port(port: str, findings: _Findings) -> None:
+    if port:
+        findings.add(
+            ReasonCode.PORT,
+            RiskLevel.WARN,
+            f"The link names port {port}, which ordinary web pages do not need.",
+        )
+
+
+def _judge_written_host(written: str, hostname: str, findings: _Findings) -> None:
+    """What the host as written says that the canonical host no longer shows."""
+    if "%" in written:
+        findings.add(
+            ReasonCode.ENCODED_HOST,
+            RiskLevel.HIGH_RISK,
+            f"The host is written with percent-escapes ({escaped(written)!r}) that spell "
+            f"{hostname}: a real link has no reason to hide its host.",
+        )
+    for char in dict.fromkeys(percent_decoded(written)):
+        if is_invisible(char):
+            findings.add(
+                ReasonCode.INVISIBLE_CHARACTER,
+                RiskLevel.HIGH_RISK,
+                f"The host contains an invisible character ({character_name(char)}); "
+                f"browsers drop it and open {hostname}.",
+            )
+    if _is_ipv4(hostname) and written.lower().removesuffix(".") != hostname:
+        findings.add(
+            ReasonCode.NUMERIC_HOST,
+            RiskLevel.HIGH_RISK,
+            f"The host {escaped(written)!r} is the IP address {hostname} written in an "
+            "unusual form, which hides which address it is.",
+        )
+
+
+def _is_ipv4(hostname: str) -> bool:
+    parts = hostname.split(".")
+    return len(parts) == 4 and all(part.isdigit() for part in parts)
+
+
+def _scan_text(url: str, findings: _Findings) -> None:
+    """Characters in the URL as given that reorder or hide text, wherever they are."""
+    for char in dict.fromkeys(url + percent_decoded(url)):
+        if char in BIDI_CONTROLS:
+            findings.add(
+                ReasonCode.BIDI_CONTROL,
+                RiskLevel.BLOCK,
+                f"The link contains {character_name(char)}, which reorders the text around "
+                "it so that what you read is not what opens.",
+            )
+    if has_inner_control(url):
+        findings.add(
+            ReasonCode.CONTROL_CHARACTER,
+            RiskLevel.HIGH_RISK,
+            "The link contains a tab, line break or other control character, which "
+            "browsers silently drop: it was written to look different from what opens.",
+        )
+
+
+def _scan_decoded(rest: str, findings: _Findings) -> None:
+    """Invisible characters in the path, query or fragment (percent-escaped or not)."""
+    for char in dict.fromkeys(percent_decoded(rest)):
+        if is_invisible(char):
+            findings.add(
+                ReasonCode.INVISIBLE_CHARACTER,
+                RiskLevel.HIGH_RISK,
+                "The path, query or fragment contains an invisible character "
+                f"({character_name(char)}), which can make two different links look the same.",
+            )
+
+
+def _verdict(
+    url: str,
+    canonical: str | None,
+    display: UrlDisplay,
+    site: str | None,
+    findings: _Findings,
+    approved_domains: ApprovedDomains | None,
+) -> UrlVerdict:
+    reasons = findings.reasons
+    approved = site is not None and approved_domains is not None and site in approved_domains
+    if approved and all(reason.level < RiskLevel.BLOCK for reason in reasons):
+        reasons = [reason for reason in reasons if not reason.about_the_site]
+        reasons.append(
+            UrlReason(
+                code=ReasonCode.APPROVED,
+                level=RiskLevel.OK,
+                message=f"You approved {display.site or site} before.",
+            )
+        )
+    ordered = tuple(sorted(reasons, key=lambda reason: -reason.level))
+    level = max((reason.level for reason in ordered), default=RiskLevel.OK)
+    return UrlVerdict(
+        url=url,
+        level=level,
+        reasons=ordered,
+        canonical_url=canonical,
+        display=display,
+        site=site,
+        approved=approved,
+    )

@@ -529,7 +529,9 @@ def _modern_client(meta: JSONObject) -> ClientState:
             f"Invalid params: _meta must carry {META_CLIENT_CAPABILITIES!r} (an object; "
             "empty if the client declares nothing)."
         )
-    raw_info = meta.get(META_CLIENT_INFO) or {"name": "unknown", "version": "unknown"}
+    raw_info = meta.get(META_CLIENT_INFO)
+    if raw_info is None:  # optional; only its absence means "unknown", not an empty value
+        raw_info = {"name": "unknown", "version": "unknown"}
     level = meta.get(META_LOG_LEVEL)
     if level is not None and level not in LOG_LEVELS:
         raise InvalidParamsError(f"Invalid params: unknown log level {level!r}.")

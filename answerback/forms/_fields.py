@@ -42,9 +42,9 @@ def validation_errors(validator: Draft202012Validator, value: object) -> list[Va
     return list(found)
 
 
-def not_finite(value: float) -> ValidationError:
+def not_finite(value: float, *path: str) -> ValidationError:
     """An error for NaN or infinity: JSON has neither, and jsonschema lets them pass."""
-    return ValidationError(f"{value} is not finite", validator="finite", instance=value)
+    return ValidationError(f"{value} is not finite", validator="finite", instance=value, path=path)
 
 
 def show(value: object) -> str:
@@ -177,10 +177,11 @@ class _Field(ABC):
         A value of the wrong type is only told its type, not every rule it then breaks.
         """
         errors = list(errors)
-        mistyped = {tuple(e.path) for e in errors if e.validator == "type"}
+        wrong_kind = ("type", "finite")
+        mistyped = {tuple(e.path) for e in errors if e.validator in wrong_kind}
         said: list[str] = []
         for error in errors:
-            if error.validator != "type" and tuple(error.path) in mistyped:
+            if error.validator not in wrong_kind and tuple(error.path) in mistyped:
                 continue
             message = self.explain(error, item=len(error.path) > depth)
             if message not in said:

@@ -106,7 +106,7 @@ class Form:
             # JSON has no NaN or infinity, and jsonschema lets them through as numbers.
             for name, value in cast(dict[str, object], answer).items():
                 if isinstance(value, float) and not math.isfinite(value):
-                    by_field.setdefault(name, []).append(not_finite(value))
+                    by_field.setdefault(name, []).append(not_finite(value, name))
         found: list[FieldError] = []
         for field in self.fields:
             if field.name in by_field:

@@ -16,6 +16,8 @@ from functools import cache
 from importlib import resources
 from typing import TYPE_CHECKING
 
+import ada_url
+
 from answerback.urls._unicode import skeleton
 
 if TYPE_CHECKING:
@@ -117,9 +119,28 @@ def _extractor() -> TLDExtract:
 
 def split_host(host: str) -> HostParts:
     """Split an ASCII host name (as a WHATWG parser leaves it) at its public suffix."""
-    result = _extractor().extract_str(host.rstrip("."))
-    registrable = f"{result.domain}.{result.suffix}" if result.domain and result.suffix else None
-    return HostParts(subdomain=result.subdomain, registrable=registrable, suffix=result.suffix)
+    labels = host.removesuffix(".").split(".")
+    # The list spells international suffixes in Unicode; decoding here with ada is much
+    # faster than letting tldextract decode ACE labels itself.
+    decoded = [_unicode_label(label) for label in labels]
+    result = _extractor().extract_str(".".join(decoded))
+    suffix_count = result.suffix.count(".") + 1 if result.suffix else 0
+    if not result.domain or not suffix_count:
+        suffix = ".".join(labels[len(labels) - suffix_count :]) if suffix_count else ""
+        return HostParts(subdomain="", registrable=None, suffix=suffix)
+    split = len(labels) - suffix_count - 1
+    return HostParts(
+        subdomain=".".join(labels[:split]),
+        registrable=".".join(labels[split:]),
+        suffix=".".join(labels[split + 1 :]),
+    )
+
+
+def _unicode_label(label: str) -> str:
+    if not label.startswith("xn--"):
+        return label
+    text = ada_url.idna_to_unicode(label)
+    return label if "." in text else text
 
 
 @cache
@@ -180,9 +201,10 @@ def embedded_top_domain(labels: list[str]) -> str | None:
     """A well-known domain spelled out by consecutive ``labels`` ("google", "com"), which
     inside a subdomain makes another site's address start like that domain."""
     by_skeleton = _top_domains().by_skeleton
+    skeletons = [skeleton(label) for label in labels]
     for start in range(len(labels) - 1):
         for end in range(start + 2, min(start + 4, len(labels)) + 1):
-            found = by_skeleton.get(skeleton(".".join(labels[start:end])))
+            found = by_skeleton.get(".".join(skeletons[start:end]))
             if found is not None:
                 return found
     return None

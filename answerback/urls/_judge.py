@@ -26,11 +26,11 @@ from answerback.urls._model import (
     UrlVerdict,
 )
 from answerback.urls._text import (
-    BIDI_CONTROLS,
+    bidi_controls,
     character_name,
     escaped,
     has_inner_control,
-    is_invisible,
+    invisible_characters,
     percent_decoded,
     written_authority,
 )
@@ -285,7 +285,7 @@ def _judge_site(labels: list[LabelJudgement], registrable: str, findings: _Findi
         findings.add(
             ReasonCode.LOOKALIKE_DOMAIN,
             RiskLevel.HIGH_RISK,
-            f"{registrable} looks like {imitated} but is a different site.",
+            f"{_both(registrable, text)} looks like {imitated} but is a different site.",
         )
         return True
     name = labels[0].text
@@ -294,7 +294,8 @@ def _judge_site(labels: list[LabelJudgement], registrable: str, findings: _Findi
         findings.add(
             ReasonCode.LOOKALIKE_DOMAIN,
             RiskLevel.HIGH_RISK,
-            f"The name {labels[0].ascii!r} in {registrable} imitates {brand!r} with other letters.",
+            f"The name {_both(labels[0].ascii, name)} in {registrable} imitates {brand!r} "
+            "with other letters.",
         )
         return True
     tokens = name.split("-")
@@ -349,6 +350,11 @@ def _judge_subdomain(labels: list[LabelJudgement], registrable: str, findings: _
             return
 
 
+def _both(ascii: str, text: str) -> str:
+    """A name as the browser sends it, and as it was written when that differs."""
+    return ascii if ascii == text else f"{ascii} (written '{escaped(text)}')"
+
+
 def _no_registrable_domain(hostname: str, parts: HostParts, findings: _Findings) -> None:
     if parts.suffix:
         message = f"{hostname} is a shared domain suffix, not a site anyone owns alone."
@@ -398,14 +404,13 @@ def _judge_written_host(written: str, hostname: str, findings: _Findings) -> Non
             f"The host is written with percent-escapes ({escaped(written)!r}) that spell "
             f"{hostname}: a real link has no reason to hide its host.",
         )
-    for char in dict.fromkeys(percent_decoded(written)):
-        if is_invisible(char):
-            findings.add(
-                ReasonCode.INVISIBLE_CHARACTER,
-                RiskLevel.HIGH_RISK,
-                f"The host contains an invisible character ({character_name(char)}); "
-                f"browsers drop it and open {hostname}.",
-            )
+    for char in invisible_characters(percent_decoded(written)):
+        findings.add(
+            ReasonCode.INVISIBLE_CHARACTER,
+            RiskLevel.HIGH_RISK,
+            f"The host contains an invisible character ({character_name(char)}); "
+            f"browsers drop it and open {hostname}.",
+        )
     if _is_ipv4(hostname) and written.lower().removesuffix(".") != hostname:
         findings.add(
             ReasonCode.NUMERIC_HOST,
@@ -422,8 +427,8 @@ def _is_ipv4(hostname: str) -> bool:
 
 def _scan_text(url: str, findings: _Findings) -> None:
     """Characters in the URL as given that reorder or hide text, wherever they are."""
-    for char in dict.fromkeys(url + percent_decoded(url)):
-        if char in BIDI_CONTROLS:
+    if not url.isascii() or "%" in url:  # plain ASCII cannot hide a bidi control
+        for char in bidi_controls(url + percent_decoded(url)):
             findings.add(
                 ReasonCode.BIDI_CONTROL,
                 RiskLevel.BLOCK,
@@ -441,14 +446,15 @@ def _scan_text(url: str, findings: _Findings) -> None:
 
 def _scan_decoded(rest: str, findings: _Findings) -> None:
     """Invisible characters in the path, query or fragment (percent-escaped or not)."""
-    for char in dict.fromkeys(percent_decoded(rest)):
-        if is_invisible(char):
-            findings.add(
-                ReasonCode.INVISIBLE_CHARACTER,
-                RiskLevel.HIGH_RISK,
-                "The path, query or fragment contains an invisible character "
-                f"({character_name(char)}), which can make two different links look the same.",
-            )
+    if "%" not in rest:
+        return  # the parser escapes every character outside ASCII, so none can hide here
+    for char in invisible_characters(percent_decoded(rest)):
+        findings.add(
+            ReasonCode.INVISIBLE_CHARACTER,
+            RiskLevel.HIGH_RISK,
+            "The path, query or fragment contains an invisible character "
+            f"({character_name(char)}), which can make two different links look the same.",
+        )
 
 
 def _verdict(

@@ -100,12 +100,13 @@ def judge_label(label: str, top_level: str) -> LabelJudgement:
                 ),
             ),
         )
-    return LabelJudgement(ascii=label, text=text, reasons=tuple(_unicode_findings(text, top_level)))
+    findings = _unicode_findings(label, text, top_level)
+    return LabelJudgement(ascii=label, text=text, reasons=tuple(findings))
 
 
-def _unicode_findings(text: str, top_level: str) -> list[UrlReason]:
+def _unicode_findings(label: str, text: str, top_level: str) -> list[UrlReason]:
     findings: list[UrlReason] = []
-    shown = f"'{escaped(text)}' ({ada_url.idna_to_ascii(text).decode()})"
+    shown = f"'{escaped(text)}' ({label})"
     punctuation = [char for char in text if looks_like_url_punctuation(char)]
     if punctuation:
         findings.append(

@@ -14,17 +14,19 @@ from dataclasses import dataclass
 
 # Characters that reorder the text around them: "moc.live" printed after U+202E reads
 # "evil.com". Nothing legitimate in a URL needs one.
-BIDI_CONTROLS = frozenset(
-    "\u061c\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069"
-)
+_BIDI_CONTROLS = "\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069"
+_BIDI = re.compile(f"[{_BIDI_CONTROLS}]")
 
-# Characters that print as nothing (or as a blank): they make two different URLs look the
-# same, or hide text between visible parts.
-_INVISIBLE = frozenset(
-    "\u00ad\u034f\u115f\u1160\u17b4\u17b5\u180b\u180c\u180d\u180e\u180f"
-    "\u200b\u200c\u200d\u2060\u2061\u2062\u2063\u2064\u206a\u206b\u206c\u206d\u206e\u206f"
-    "\u2800\u3164\ufeff\uffa0"
+# Characters that print as nothing or as a blank (ASCII space aside): they make two
+# different URLs look the same, or hide text between visible parts. Format characters,
+# fillers, variation selectors, tags, and every space separator.
+_INVISIBLE = re.compile(
+    "[\u00ad\u034f\u115f\u1160\u17b4\u17b5\u180b-\u180f\u200b-\u200d\u2060-\u2064"
+    "\u206a-\u206f\u2800\u3164\ufe00-\ufe0f\ufeff\uffa0\U0001bca0-\U0001bca3"
+    "\U000e0000-\U000e0fff"
+    "\u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]"
 )
+_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f]")
 
 _PERCENT_RUN = re.compile(r"(?:%[0-9A-Fa-f]{2})+")
 _SCHEME = re.compile(r"[A-Za-z][A-Za-z0-9+.\-]*:")
@@ -32,16 +34,14 @@ _SCHEME = re.compile(r"[A-Za-z][A-Za-z0-9+.\-]*:")
 _STRIPPED = "".join(chr(code) for code in range(0x21))
 
 
-def is_invisible(char: str) -> bool:
-    """Whether ``char`` prints as nothing or as a blank (ASCII space excepted)."""
-    if char in _INVISIBLE:
-        return True
-    code_point = ord(char)
-    if 0xFE00 <= code_point <= 0xFE0F or 0xE0000 <= code_point <= 0xE0FFF:
-        return True  # variation selectors, tags
-    if 0x1BCA0 <= code_point <= 0x1BCA3:
-        return True  # shorthand format controls
-    return char != " " and unicodedata.category(char) in ("Zs", "Zl", "Zp")
+def bidi_controls(text: str) -> list[str]:
+    """The bidirectional controls in ``text``, each once."""
+    return list(dict.fromkeys(_BIDI.findall(text)))
+
+
+def invisible_characters(text: str) -> list[str]:
+    """The characters in ``text`` that print as nothing or as a blank, each once."""
+    return list(dict.fromkeys(_INVISIBLE.findall(text)))
 
 
 def has_inner_control(text: str) -> bool:
@@ -49,8 +49,7 @@ def has_inner_control(text: str) -> bool:
 
     Parsers drop tabs and line breaks silently, so ``https://exa<TAB>mple.com`` opens
     example.com: a URL that needs one was made to fool a reader or a filter."""
-    inner = text.strip(_STRIPPED)
-    return any(unicodedata.category(char) == "Cc" for char in inner)
+    return _CONTROL.search(text.strip(_STRIPPED)) is not None
 
 
 def percent_decoded(text: str) -> str:
@@ -75,7 +74,7 @@ def escaped(text: str) -> str:
     for showing something that is not a URL without letting it reorder or hide itself."""
     return "".join(
         f"\\u{{{ord(char):04x}}}"
-        if char in BIDI_CONTROLS or is_invisible(char) or unicodedata.category(char)[0] == "C"
+        if _INVISIBLE.match(char) or unicodedata.category(char)[0] == "C"
         else char
         for char in text
     )

@@ -83,8 +83,14 @@ _ANY_SCRIPT = frozenset({"Zyyy", "Zinh"})
 @dataclass(frozen=True, slots=True)
 class _Tables:
     prototypes: dict[str, str]
+    skeleton_table: dict[int, str]
+    """``str.translate`` table: each character's prototype, decomposed, without marks,
+    lowercased (what ``skeleton`` needs, precomputed once)."""
+    punctuation_like: frozenset[str]
     script_starts: list[int]
     script_rows: list[tuple[int, int, frozenset[str]]]
+    augmented: dict[frozenset[str], frozenset[str]]
+    """Each Script_Extensions value with UTS #39's augmentation applied."""
     allowed_starts: list[int]
     allowed_ends: list[int]
     unicode_version: str
@@ -102,10 +108,23 @@ def _tables() -> _Tables:
         for first, last, names in cast("list[tuple[int, int, str]]", raw["scripts"])
     ]
     allowed = cast("list[tuple[int, int]]", raw["allowed"])
+    skeleton_table = {ord(char): _final_form(target) for char, target in prototypes.items()}
     return _Tables(
         prototypes=prototypes,
+        skeleton_table=skeleton_table,
+        punctuation_like=frozenset(
+            chr(code)
+            for code, target in skeleton_table.items()
+            if chr(code) not in _URL_PUNCTUATION and any(c in _URL_PUNCTUATION for c in target)
+        ),
         script_starts=[row[0] for row in rows],
         script_rows=rows,
+        augmented={
+            names: frozenset[str]().union(
+                *(_AUGMENTED.get(name, frozenset({name})) for name in names)
+            )
+            for _, _, names in rows
+        },
         allowed_starts=[first for first, _ in allowed],
         allowed_ends=[last for _, last in allowed],
         unicode_version=cast(str, raw["unicode_version"]),
@@ -136,24 +155,31 @@ def skeleton(text: str) -> str:
     """What ``text`` looks like: its UTS #39 skeleton with our additions, accents
     dropped and lowercased, so "gооglé" (Cyrillic o, accented e) and "g00gle" both give
     "google"."""
-    prototypes = _tables().prototypes
-    decomposed = unicodedata.normalize("NFD", text)
-    mapped = unicodedata.normalize("NFD", "".join(prototypes.get(c, c) for c in decomposed))
-    return "".join(c for c in mapped if unicodedata.category(c) != "Mn").lower()
+    table = _tables().skeleton_table
+    if text.isascii():
+        return text.translate(table).lower()
+    mapped = unicodedata.normalize("NFD", text).translate(table).lower()
+    return mapped if mapped.isascii() else _without_marks(mapped)
+
+
+def _final_form(prototype: str) -> str:
+    return _without_marks(unicodedata.normalize("NFD", prototype)).lower()
+
+
+def _without_marks(text: str) -> str:
+    return "".join(c for c in text if unicodedata.category(c) != "Mn")
 
 
 def resolved_scripts(text: str) -> frozenset[str] | None:
     """The UTS #39 resolved script set: the scripts every character of ``text`` can be
     read in, or None when every character is common to all scripts (digits, hyphens)."""
+    augmented = _tables().augmented
     result: frozenset[str] | None = None
     for char in text:
         names = scripts_of(char)
         if not names or names & _ANY_SCRIPT:
             continue
-        augmented = frozenset[str]().union(
-            *(_AUGMENTED.get(name, frozenset({name})) for name in names)
-        )
-        result = augmented if result is None else result & augmented
+        result = augmented[names] if result is None else result & augmented[names]
     return result
 
 
@@ -222,7 +248,7 @@ def digit_lookalikes() -> frozenset[str]:
 
 def looks_like_url_punctuation(char: str) -> bool:
     """Whether ``char`` passes for "/", ".", ":", "?", "#", "@" or "\\" while not being one."""
-    return char not in _URL_PUNCTUATION and any(c in _URL_PUNCTUATION for c in skeleton(char))
+    return char in _tables().punctuation_like
 
 
 def numbering_systems(label: str) -> frozenset[int]:

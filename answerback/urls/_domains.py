@@ -45,7 +45,6 @@ _GENERIC_LABELS = frozenset(
         "office",
         "orange",
         "proton",
-        "service",
         "signal",
         "target",
         "threads",

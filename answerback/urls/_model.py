@@ -146,6 +146,11 @@ class UrlVerdict:
     """Whether the person approved ``site`` before (see ``ApprovedDomains``)."""
 
     @property
+    def codes(self) -> frozenset[ReasonCode]:
+        """The codes of every reason, for ``ReasonCode.USERINFO in verdict.codes``."""
+        return frozenset(reason.code for reason in self.reasons)
+
+    @property
     def blocked(self) -> bool:
         """Whether the URL must not be opened at all."""
         return self.level is RiskLevel.BLOCK

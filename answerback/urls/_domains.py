@@ -80,6 +80,7 @@ _SELF_HOSTED_PRODUCTS = frozenset(
 # Shorter labels ("hp", "ups", "bbc") are too common as parts of other names to be brand
 # tokens on their own; the whole domain ("bbc.co.uk") still counts when embedded.
 _MIN_BRAND_LENGTH = 4
+_MIN_IMITATED_LENGTH = 3
 
 
 @dataclass(frozen=True, slots=True)
@@ -180,9 +181,12 @@ def lookalike_domain(registrable_ascii: str, registrable_text: str) -> str | Non
 
 def lookalike_brand(label_text: str) -> str | None:
     """The brand that the label ``label_text`` imitates with other letters ("g00gle",
-    "раураl" in Cyrillic → "google", "paypal"); None for the brand itself."""
+    "раураl" in Cyrillic → "google", "paypal"); None for the brand itself. Names of one
+    or two letters ("x", "vk") are too easily matched by chance to count on their own."""
     found = _top_domains().brands_by_skeleton.get(skeleton(label_text))
-    return found if found is not None and found != label_text else None
+    if found is None or found == label_text or len(found) < _MIN_IMITATED_LENGTH:
+        return None
+    return found
 
 
 def brand_token(label_text: str) -> str | None:

@@ -249,31 +249,20 @@ def _judge_domain(hostname: str, scheme: str, port: str, findings: _Findings) ->
         for reason in label.reasons:
             findings.add(reason.code, reason.level, reason.message)
 
+    after = "." if trailing_dot else ""
     parts = split_host(hostname)
-    registrable_count = 0 if parts.registrable is None else parts.registrable.count(".") + 1
-    ace_in_site = False
     if parts.registrable is None:
         _no_registrable_domain(hostname, parts, findings)
-    else:
-        ace_in_site = _judge_site(judged[-registrable_count:], parts.registrable, findings)
-        _judge_subdomain(judged[:-registrable_count], parts.registrable, findings)
-
-    def shown(label: LabelJudgement, in_site: bool) -> str:
-        return label.ascii if ace_in_site and in_site else label.shown
-
-    after = "." if trailing_dot else ""
-    if registrable_count == 0:
         whole = ".".join(label.shown for label in judged)
         return _Host(before="", site=whole, after=after, key=hostname.removesuffix("."))
-    sub = judged[:-registrable_count]
-    before = "".join(shown(label, False) + "." for label in sub)
-    site_text = ".".join(shown(label, True) for label in judged[-registrable_count:])
-    return _Host(
-        before=before,
-        site=site_text,
-        after=after,
-        key=parts.registrable or hostname,
-    )
+    split = len(judged) - (parts.registrable.count(".") + 1)
+    imitates = _judge_site(judged[split:], parts.registrable, findings)
+    _judge_subdomain(judged[:split], parts.registrable, findings)
+    # A registrable domain that imitates a well-known one is shown in ACE as a whole, even
+    # where each label alone looked harmless.
+    site = ".".join(label.ascii if imitates else label.shown for label in judged[split:])
+    before = "".join(label.shown + "." for label in judged[:split])
+    return _Host(before=before, site=site, after=after, key=parts.registrable)
 
 
 def _judge_site(labels: list[LabelJudgement], registrable: str, findings: _Findings) -> bool:

@@ -318,20 +318,25 @@ class BooleanField(_Field):
 
 
 def _pick(options: tuple[Option, ...], text: str) -> str:
-    """The value ``text`` means: a value, else a title, else either ignoring case, if unique."""
-    text = text.strip()
-    for exact in (
+    """The value ``text`` means: a value, else a title, else either ignoring case, if unique.
+
+    Edge spaces are ignored unless a value has them itself.
+    """
+    stripped = text.strip()
+    folded = stripped.casefold()
+    for found in (
         [option.value for option in options if option.value == text],
-        [option.value for option in options if option.title == text],
+        [option.value for option in options if option.value == stripped],
+        [option.value for option in options if option.title in (text, stripped)],
         [
             option.value
             for option in options
-            if text.casefold() in (option.value.casefold(), option.label.casefold())
+            if folded in (option.value.strip().casefold(), option.label.strip().casefold())
         ],
     ):
-        if len(set(exact)) == 1:
-            return exact[0]
-    raise ValueError(f"{show(text)} is not one of the choices {_listing(options)}")
+        if len(set(found)) == 1:
+            return found[0]
+    raise ValueError(f"{show(stripped)} is not one of the choices {_listing(options)}")
 
 
 def _listing(options: tuple[Option, ...]) -> str:

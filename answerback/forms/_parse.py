@@ -255,7 +255,9 @@ def _number_field(schema: Mapping[str, Any], common: _Common, complain: Complain
     )
 
 
-def _strings(value: object, where: str, complain: Complain) -> list[str] | None:
+def _strings(
+    value: object, where: str, complain: Complain, *, unique: bool = True
+) -> list[str] | None:
     items = _as_list(value)
     if not items:
         complain(f"{where} must be a non-empty list of strings, not {show(value)}")
@@ -269,7 +271,7 @@ def _strings(value: object, where: str, complain: Complain) -> list[str] | None:
         return None
     strings = cast(list[str], items)
     twice = sorted({item for item in strings if strings.count(item) > 1})
-    if twice:
+    if unique and twice:
         complain(f"{where} lists {show(twice)} more than once")
         return None
     return strings
@@ -307,7 +309,7 @@ def _single_options(schema: Mapping[str, Any], complain: Complain) -> tuple[Opti
     values = _strings(schema["enum"], '"enum"', complain) or []
     if "enumNames" not in schema:
         return tuple(Option(value) for value in values)
-    names = _strings(schema["enumNames"], '"enumNames"', complain) or []
+    names = _strings(schema["enumNames"], '"enumNames"', complain, unique=False) or []
     if values and names and len(names) != len(values):
         complain(f'has {len(values)} choices in "enum" but {len(names)} "enumNames"')
     return tuple(Option(value, title) for value, title in zip(values, names, strict=False))

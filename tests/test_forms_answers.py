@@ -361,3 +361,17 @@ def test_form_coerce_reads_everything_and_reports_everything() -> None:
         "size: is required",
         "colour: is not a field of this form",
     ]
+
+
+def test_choices_on_separate_lines_are_read_too() -> None:
+    assert ORDER["extras"].coerce("wrap\nribbon") == ["wrap", "ribbon"]
+    assert ORDER["extras"].coerce('"wrap"\ncard') == ["wrap", "card"]
+
+
+def test_a_value_of_the_wrong_type_is_told_only_its_type() -> None:
+    assert [str(error) for error in errors_of(ORDER, {**GOOD, "name": float("nan")})] == [
+        "name: must be text, not NaN"
+    ]
+    assert [str(error) for error in errors_of(ORDER, {**GOOD, "size": 3})] == [
+        "size: must be one of the choices, not 3"
+    ]

@@ -105,10 +105,10 @@ class _Field(ABC):
 
         Raises ``AnswerError`` with everything wrong with it.
         """
-        messages = self.messages(self._errors(value), depth=0)
+        messages = self._messages(self._errors(value), depth=0)
         if messages:
             raise AnswerError(FieldError(self.name, message) for message in messages)
-        return self.normalize(value)
+        return self._normalize(value)
 
     def coerce(self, text: str) -> FormValue | None:
         """Read typed text as this field's value, checked with the same rules as ``check``.
@@ -119,7 +119,7 @@ class _Field(ABC):
         if not text.strip():
             return None
         try:
-            value = self.read(text)
+            value = self._read(text)
         except ValueError as exc:
             raise AnswerError([FieldError(self.name, str(exc))]) from None
         return self.check(value)
@@ -127,7 +127,7 @@ class _Field(ABC):
     # --- for subclasses and the form ---------------------------------------------------
 
     def _head(self) -> dict[str, Any]:
-        schema: dict[str, Any] = {"type": self.json_type()}
+        schema: dict[str, Any] = {"type": self._json_type()}
         if self.title is not None:
             schema["title"] = self.title
         if self.description is not None:
@@ -135,7 +135,7 @@ class _Field(ABC):
         return schema
 
     @abstractmethod
-    def json_type(self) -> str:
+    def _json_type(self) -> str:
         """The JSON ``type`` of this field's values."""
 
     @abstractmethod
@@ -143,19 +143,19 @@ class _Field(ABC):
         """The default as it goes into an answer (a fresh list for a multi-select)."""
 
     @abstractmethod
-    def expects(self) -> str:
+    def _expects(self) -> str:
         """What a value must be, as the end of "must be ..."."""
 
     def _constraints(self) -> dict[str, Any]:
         return {}
 
-    def validation_schema(self) -> dict[str, Any]:
+    def _validation_schema(self) -> dict[str, Any]:
         """The JSON Schema jsonschema checks a value with (titles and defaults left out)."""
-        return {"type": self.json_type(), **self._constraints()}
+        return {"type": self._json_type(), **self._constraints()}
 
     @cached_property
     def _validator(self) -> Draft202012Validator:
-        return Draft202012Validator(self.validation_schema(), format_checker=FORMAT_CHECKER)
+        return Draft202012Validator(self._validation_schema(), format_checker=FORMAT_CHECKER)
 
     def _errors(self, value: object) -> list[ValidationError]:
         errors = validation_errors(self._validator, value)
@@ -164,37 +164,41 @@ class _Field(ABC):
         return errors
 
     @abstractmethod
-    def read(self, text: str) -> FormValue:
+    def _read(self, text: str) -> FormValue:
         """Typed text as a value of this field's type; ``ValueError`` says what to type."""
 
-    def normalize(self, value: Any) -> FormValue:
+    def _normalize(self, value: Any) -> FormValue:
         return value
 
-    def messages(self, errors: Iterable[ValidationError], *, depth: int) -> list[str]:
+    def _messages(self, errors: Iterable[ValidationError], *, depth: int) -> list[str]:
         """jsonschema's errors about this field as sentences, each said once.
 
         ``depth`` is how deep in the answer this field's value sits (1 in a whole form).
-        A value of the wrong type is only told its type, not every rule it then breaks.
+        A value of the wrong type (or NaN, or infinite) is told only that, not every rule
+        it then breaks.
         """
         errors = list(errors)
-        wrong_kind = ("type", "finite")
-        mistyped = {tuple(e.path) for e in errors if e.validator in wrong_kind}
+        kinds: dict[tuple[str | int, ...], set[str]] = {}
+        for error in errors:
+            kinds.setdefault(tuple(error.path), set()).add(str(error.validator))
         said: list[str] = []
         for error in errors:
-            if error.validator not in wrong_kind and tuple(error.path) in mistyped:
+            here = kinds[tuple(error.path)]
+            dominant = next((kind for kind in ("type", "finite") if kind in here), None)
+            if dominant is not None and error.validator != dominant:
                 continue
-            message = self.explain(error, item=len(error.path) > depth)
+            message = self._explain(error, item=len(error.path) > depth)
             if message not in said:
                 said.append(message)
         return said
 
-    def explain(self, error: ValidationError, *, item: bool) -> str:
+    def _explain(self, error: ValidationError, *, item: bool) -> str:
         """One jsonschema error as a sentence about this field (``item``: about one pick)."""
         keyword, limit = error.validator, cast(Any, error.validator_value)
         if keyword == "type":
             if error.instance is None:
-                return f"must be {self.expects()}, not null (leave out a field with no answer)"
-            return f"must be {self.expects()}, not {show(error.instance)}"
+                return f"must be {self._expects()}, not null (leave out a field with no answer)"
+            return f"must be {self._expects()}, not {show(error.instance)}"
         if keyword == "finite":
             return f"must be a finite number, not {error.instance}"
         if keyword == "minLength":
@@ -224,13 +228,13 @@ class StringField(_Field):
     format: StringFormat | None = None
     default: str | None = None
 
-    def json_type(self) -> str:
+    def _json_type(self) -> str:
         return "string"
 
     def default_value(self) -> str | None:
         return self.default
 
-    def expects(self) -> str:
+    def _expects(self) -> str:
         return "text"
 
     def _constraints(self) -> dict[str, Any]:
@@ -242,7 +246,7 @@ class StringField(_Field):
         }
         return {key: value for key, value in found.items() if value is not None}
 
-    def read(self, text: str) -> str:
+    def _read(self, text: str) -> str:
         # Free text is taken as typed; an email, URI or date never has edge spaces.
         return text if self.format is None else text.strip()
 
@@ -256,20 +260,20 @@ class NumberField(_Field):
     maximum: int | float | None = None
     default: int | float | None = None
 
-    def json_type(self) -> str:
+    def _json_type(self) -> str:
         return "integer" if self.integer else "number"
 
     def default_value(self) -> int | float | None:
         return self.default
 
-    def expects(self) -> str:
+    def _expects(self) -> str:
         return "a whole number" if self.integer else "a number"
 
     def _constraints(self) -> dict[str, Any]:
         found = {"minimum": self.minimum, "maximum": self.maximum}
         return {key: value for key, value in found.items() if value is not None}
 
-    def read(self, text: str) -> int | float:
+    def _read(self, text: str) -> int | float:
         """Decimal notation; an integer field takes "5.0" or "1e3" as whole numbers."""
         text = text.strip()
         example = "a whole number like 42" if self.integer else "a number like 42 or 3.5"
@@ -286,7 +290,7 @@ class NumberField(_Field):
             raise ValueError(f"must be a whole number, not {text}")
         return int(exact)
 
-    def normalize(self, value: Any) -> FormValue:
+    def _normalize(self, value: Any) -> FormValue:
         if self.integer and isinstance(value, float) and value.is_integer():
             return int(value)
         return value
@@ -298,16 +302,16 @@ class BooleanField(_Field):
 
     default: bool | None = None
 
-    def json_type(self) -> str:
+    def _json_type(self) -> str:
         return "boolean"
 
     def default_value(self) -> bool | None:
         return self.default
 
-    def expects(self) -> str:
+    def _expects(self) -> str:
         return "true or false"
 
-    def read(self, text: str) -> bool:
+    def _read(self, text: str) -> bool:
         """yes/no, y/n, true/false, t/f, on/off or 1/0, in any case."""
         word = text.strip().casefold()
         if word in _YES:
@@ -364,13 +368,13 @@ class SingleSelectField(_Field):
         """Whether the options carry display titles."""
         return _titled(self.options)
 
-    def json_type(self) -> str:
+    def _json_type(self) -> str:
         return "string"
 
     def default_value(self) -> str | None:
         return self.default
 
-    def expects(self) -> str:
+    def _expects(self) -> str:
         return "one of the choices"
 
     def _constraints(self) -> dict[str, Any]:
@@ -378,17 +382,17 @@ class SingleSelectField(_Field):
             return {"oneOf": [{"const": o.value, "title": o.label} for o in self.options]}
         return {"enum": [option.value for option in self.options]}
 
-    def validation_schema(self) -> dict[str, Any]:
+    def _validation_schema(self) -> dict[str, Any]:
         return {"type": "string", "enum": [option.value for option in self.options]}
 
-    def read(self, text: str) -> str:
+    def _read(self, text: str) -> str:
         """A choice by its value or its title, in any case when that is unambiguous."""
         return _pick(self.options, text)
 
-    def explain(self, error: ValidationError, *, item: bool) -> str:
+    def _explain(self, error: ValidationError, *, item: bool) -> str:
         if error.validator == "enum":
             return f"must be one of {_listing(self.options)}, not {show(error.instance)}"
-        return super().explain(error, item=item)
+        return super()._explain(error, item=item)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -405,13 +409,13 @@ class MultiSelectField(_Field):
         """Whether the options carry display titles."""
         return _titled(self.options)
 
-    def json_type(self) -> str:
+    def _json_type(self) -> str:
         return "array"
 
     def default_value(self) -> list[str] | None:
         return None if self.default is None else list(self.default)
 
-    def expects(self) -> str:
+    def _expects(self) -> str:
         return "a list of choices"
 
     def _constraints(self) -> dict[str, Any]:
@@ -422,7 +426,7 @@ class MultiSelectField(_Field):
             return {**bounds, "items": {"anyOf": choices}}
         return {**bounds, "items": {"type": "string", "enum": [o.value for o in self.options]}}
 
-    def validation_schema(self) -> dict[str, Any]:
+    def _validation_schema(self) -> dict[str, Any]:
         # Picking a choice twice means nothing, so an answer that does is refused.
         values = [option.value for option in self.options]
         bounds = {key: value for key, value in self._constraints().items() if key != "items"}
@@ -433,29 +437,29 @@ class MultiSelectField(_Field):
             **bounds,
         }
 
-    def read(self, text: str) -> list[str]:
-        """Choices separated by commas (quote one that holds a comma), each once."""
+    def _read(self, text: str) -> list[str]:
+        """Choices separated by commas or line breaks (quote one that holds a comma)."""
         picked: list[str] = []
         problems: list[str] = []
-        for row in csv.reader([text], skipinitialspace=True):
-            for part in row:
-                if not part.strip():
-                    continue
-                try:
-                    value = _pick(self.options, part)
-                except ValueError as exc:
-                    problems.append(str(exc))
-                    continue
-                if value not in picked:
-                    picked.append(value)
+        lines = csv.reader(text.splitlines(), skipinitialspace=True)
+        for part in (part for line in lines for part in line):
+            if not part.strip():
+                continue
+            try:
+                value = _pick(self.options, part)
+            except ValueError as exc:
+                problems.append(str(exc))
+                continue
+            if value not in picked:
+                picked.append(value)
         if problems:
             raise ValueError("; ".join(problems))
         return picked
 
-    def normalize(self, value: Any) -> FormValue:
+    def _normalize(self, value: Any) -> FormValue:
         return list(value)
 
-    def explain(self, error: ValidationError, *, item: bool) -> str:
+    def _explain(self, error: ValidationError, *, item: bool) -> str:
         keyword, limit = error.validator, cast(Any, error.validator_value)
         if item:
             return f"{show(error.instance)} is not one of the choices {_listing(self.options)}"
@@ -465,7 +469,7 @@ class MultiSelectField(_Field):
             return f"must pick at most {_plural(limit, 'choice')}"
         if keyword == "uniqueItems":
             return "must not pick the same choice twice"
-        return super().explain(error, item=item)
+        return super()._explain(error, item=item)
 
 
 FormField: TypeAlias = (

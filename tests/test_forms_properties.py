@@ -16,7 +16,7 @@ import io
 import json
 from functools import cache
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -236,11 +236,12 @@ def choices(draw: st.DrawFn) -> tuple[str, ...]:
 
 
 def _enum(values: tuple[str, ...]) -> type[enum.Enum]:
-    return enum.Enum("Choice", {f"OPTION_{index}": value for index, value in enumerate(values)})
+    members = {f"OPTION_{index}": value for index, value in enumerate(values)}
+    return cast(type[enum.Enum], enum.Enum("Choice", members))
 
 
 @st.composite
-def annotations(draw: st.DrawFn) -> tuple[Any, Any]:
+def field_types(draw: st.DrawFn) -> tuple[Any, Any]:
     """A field type the form accepts, and its ``Field`` (or default)."""
     kind = draw(
         st.sampled_from(
@@ -288,7 +289,7 @@ def annotations(draw: st.DrawFn) -> tuple[Any, Any]:
 def models(draw: st.DrawFn) -> type[BaseModel]:
     fields: dict[str, Any] = {}
     for index in range(draw(st.integers(0, 6))):
-        annotation, field = draw(annotations())
+        annotation, field = draw(field_types())
         optional = draw(st.sampled_from(["no", "nullable", "nullable with default"]))
         if optional != "no" and field is ...:
             annotation = annotation | None
@@ -314,7 +315,7 @@ def test_every_model_form_parses_and_answers_come_back(
     for name, value in answer.items():
         field = form[name]
         if isinstance(field, MultiSelectField):
-            assert sorted(again[name]) == sorted(value)  # a set keeps no order
+            assert sorted(cast(list[str], again[name])) == sorted(value)  # a set keeps no order
         elif isinstance(field, StringField) and field.format in ("uri", "date-time"):
             continue  # pydantic writes these its own way; that they still pass is enough
         else:

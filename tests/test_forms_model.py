@@ -427,3 +427,21 @@ def test_validate_answer_works_for_strict_models() -> None:
 
     strict = validate_answer(Strict, {"day": "2025-01-31", "sizes": ["s"]})
     assert strict == Strict(day=datetime.date(2025, 1, 31), sizes={Size.SMALL})
+
+
+def test_the_official_sdk_asks_for_the_same_form() -> None:
+    """A model asked for by the official Python SDK's server parses on our client side,
+    to the very form that ``form_schema`` builds for it."""
+    elicitation = pytest.importorskip("mcp.server.elicitation")
+
+    class Signup(BaseModel):
+        name: str = Field(min_length=1, description="Full name")
+        nickname: str | None = None
+        plan: Literal["free", "pro"] = "free"
+        seats: int = Field(default=1, ge=1, le=50)
+        email: EmailStr
+        features: list[Literal["sso", "audit"]] = []
+        newsletter: bool = False
+
+    theirs = elicitation.render_elicitation_schema(Signup)
+    assert parse_form(theirs) == parse_form(form_schema(Signup))

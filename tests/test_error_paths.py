@@ -65,7 +65,7 @@ def test_a_model_a_form_cannot_render_is_refused_naming_the_field() -> None:
         name: str
         home: Address
 
-    with pytest.raises(FormSchemaError, match=r"Person\.home"):
+    with pytest.raises(FormSchemaError, match=r"^Person .*: home: is a nested model"):
         form_schema(Person)
 
 

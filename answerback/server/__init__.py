@@ -1,18 +1,22 @@
 """The server half: ``MCPServer`` and what a tool sees of the client (``Context``)."""
 
+from answerback.forms import FormSchemaError
 from answerback.server._context import (
     AcceptedElicitation,
+    AcceptedUrlElicitation,
     CancelledElicitation,
     Context,
     DeclinedElicitation,
     ElicitationResult,
+    UrlElicitationResult,
 )
-from answerback.server._form_schema import FormSchemaError, form_schema
+from answerback.server._form_schema import form_schema
 from answerback.server._server import MCPServer
 from answerback.server._session import ServerSession
 
 __all__ = [
     "AcceptedElicitation",
+    "AcceptedUrlElicitation",
     "CancelledElicitation",
     "Context",
     "DeclinedElicitation",
@@ -20,5 +24,6 @@ __all__ = [
     "FormSchemaError",
     "MCPServer",
     "ServerSession",
+    "UrlElicitationResult",
     "form_schema",
 ]

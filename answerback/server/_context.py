@@ -10,9 +10,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Generic, Literal, TypeVar, cast
 
-import pydantic
 from pydantic import BaseModel
 
+from answerback.forms import AnswerError, validate_answer
 from answerback.jsonrpc import IncomingRequest, RequestId
 from answerback.server._form_schema import form_schema
 from answerback.server._request_state import INVALID_STATE_MESSAGE, StateSeal
@@ -46,6 +46,16 @@ class CancelledElicitation:
 
 
 ElicitationResult = AcceptedElicitation[ModelT] | DeclinedElicitation | CancelledElicitation
+
+
+@dataclass(frozen=True, slots=True)
+class AcceptedUrlElicitation:
+    """The user agreed to open the link; what they do there reaches your server, not this."""
+
+    action: Literal["accept"] = "accept"
+
+
+UrlElicitationResult = AcceptedUrlElicitation | DeclinedElicitation | CancelledElicitation
 
 
 class Context:
@@ -120,28 +130,37 @@ class Context:
     async def elicit(self, message: str, schema: type[ModelT]) -> ElicitationResult[ModelT]:
         """Ask the user to fill in a form shaped like ``schema`` and wait for the answer.
 
-        An accepted answer that does not fit ``schema`` raises ``InvalidParamsError``:
+        A model the form cannot hold raises ``FormSchemaError`` before anything is sent.
+        An accepted answer that does not fit ``schema`` raises ``InvalidParamsError``
+        naming every bad field (``data["errors"]`` lists them as ``{"field", "message"}``):
         the client broke the contract, and the tool should not carry on with bad data.
         """
         result = await self._session.elicit_form(message, form_schema(schema))
         if result.action == "accept":
             try:
-                return AcceptedElicitation(schema.model_validate(result.content or {}))
-            except pydantic.ValidationError as exc:
+                return AcceptedElicitation(validate_answer(schema, result.content or {}))
+            except AnswerError as exc:
                 raise InvalidParamsError(
-                    f"The client's answer does not match the requested {schema.__name__} "
-                    f"form: {exc.errors(include_url=False)[0]['msg']}"
+                    f"The client's answer does not fit the requested {schema.__name__} form: "
+                    f"{'; '.join(map(str, exc.errors))}. Answer every field as the form says.",
+                    {"errors": [{"field": e.field, "message": e.message} for e in exc.errors]},
                 ) from exc
         if result.action == "decline":
             return DeclinedElicitation()
         return CancelledElicitation()
 
-    async def elicit_url(
-        self, message: str, url: str, elicitation_id: str
-    ) -> Literal["accept", "decline", "cancel"]:
-        """Ask the user to open ``url``; "accept" means they agreed to go, not that they
-        finished (wait for your own out-of-band confirmation for that)."""
-        return (await self._session.elicit_url(message, url, elicitation_id)).action
+    async def elicit_url(self, message: str, url: str, elicitation_id: str) -> UrlElicitationResult:
+        """Ask the user to open ``url``; accepted means they agreed to go, not that they
+        finished (your page tells your server; then ``ctx.session.send_elicitation_complete``).
+
+        A link the URL verdict blocks raises ``ValueError`` before anything is sent.
+        """
+        result = await self._session.elicit_url(message, url, elicitation_id)
+        if result.action == "accept":
+            return AcceptedUrlElicitation()
+        if result.action == "decline":
+            return DeclinedElicitation()
+        return CancelledElicitation()
 
     def close_sse_stream(self) -> bool:
         """Over legacy streamable HTTP, end this request's SSE response early; the client

@@ -1,9 +1,11 @@
-"""From a pydantic model to the restricted schema an elicitation form may use.
+"""The ``requestedSchema`` a server sends for a model: ``answerback.forms``, spelt as pydantic.
 
-Elicitation forms are flat objects of primitive fields (string, number, integer,
-boolean, single- or multi-select enums). A model that cannot be rendered as such a form
-is refused when the tool asks, with a message naming the field, rather than reaching a
-client that would have to guess.
+What a form may hold, and every refusal, is decided by ``answerback.forms.form_schema``
+(the same rules a client parses the form with). This module only dresses that form the way
+a pydantic model's own JSON Schema looks, because that is what the seed documents show a
+callback receiving and what the official SDK sends: the model's ``title`` (and docstring
+``description``) at the top, and every object's keys in sorted order, with the fields kept
+in the order the model declares them.
 """
 
 from __future__ import annotations
@@ -14,79 +16,41 @@ from typing import Any, cast
 
 from pydantic import BaseModel
 
-_PRIMITIVES = {"string", "number", "integer", "boolean"}
-_KEPT_KEYWORDS = {
-    "type", "title", "description", "default", "enum", "oneOf", "anyOf", "const",
-    "minLength", "maxLength", "pattern", "format", "minimum", "maximum",
-    "items", "minItems", "maxItems", "enumNames",
-}  # fmt: skip
-
-
-class FormSchemaError(TypeError):
-    """The model cannot be asked for in an elicitation form."""
+from answerback.forms import form_schema as restricted_form_schema
 
 
 def form_schema(model: type[BaseModel]) -> dict[str, Any]:
-    """The ``requestedSchema`` for ``model``, checked against the form restrictions.
+    """The exact ``requestedSchema`` ``ctx.elicit(message, model)`` sends, as a new dict.
 
-    Each model's schema is built once (generating it is far slower than asking); every
-    caller gets its own copy, so changing one cannot change the next question.
+    Raises ``FormSchemaError`` naming every field the form cannot hold and how to write
+    it instead (``Literal[1, 2, 3]``, say, offers numbers where a form's choices are
+    strings). Built once per model; each caller gets its own copy to change.
     """
     return copy.deepcopy(_form_schema(model))
 
 
 @functools.cache
 def _form_schema(model: type[BaseModel]) -> dict[str, Any]:
-    schema = model.model_json_schema()
-    definitions = cast(dict[str, Any], schema.pop("$defs", {}))
-    properties = cast(dict[str, Any], schema.get("properties", {}))
-    flat: dict[str, Any] = {}
-    for name, prop in properties.items():
-        flat[name] = _field(model.__name__, name, _inline(prop, definitions))
-    result: dict[str, Any] = {"properties": flat}
-    if schema.get("required"):
-        result["required"] = schema["required"]
-    for key in ("title", "description"):
-        if key in schema:
-            result[key] = schema[key]
-    result["type"] = "object"
-    return dict(sorted(result.items()))
+    form = restricted_form_schema(model)
+    own = model.model_json_schema()
+    labels = {key: own[key] for key in ("title", "description") if key in own}
+    return _sorted({**form, **labels})
 
 
-def _inline(prop: dict[str, Any], definitions: dict[str, Any]) -> dict[str, Any]:
-    ref = prop.get("$ref")
-    if isinstance(ref, str) and ref.startswith("#/$defs/"):
-        target = dict(definitions.get(ref.removeprefix("#/$defs/"), {}))
-        merged = {**target, **{k: v for k, v in prop.items() if k != "$ref"}}
-        return _inline(merged, definitions)
-    if "items" in prop and isinstance(prop["items"], dict):
-        prop = {**prop, "items": _inline(cast(dict[str, Any], prop["items"]), definitions)}
-    return prop
-
-
-def _field(model_name: str, name: str, prop: dict[str, Any]) -> dict[str, Any]:
-    options = prop.get("anyOf")
-    if isinstance(options, list) and "type" not in prop:
-        # ``X | None`` becomes anyOf[X, null]: the form field is simply optional.
-        non_null = [o for o in cast(list[dict[str, Any]], options) if o.get("type") != "null"]
-        if len(non_null) == 1:
-            rest = {k: v for k, v in prop.items() if k != "anyOf"}
-            prop = {**non_null[0], **rest}
-    kind = prop.get("type")
-    if kind == "array":
-        items = cast(dict[str, Any], prop.get("items", {}))
-        if not ("enum" in items or "anyOf" in items):
-            raise FormSchemaError(
-                f"{model_name}.{name}: a form can only ask for a list of choices "
-                "(a list of Literal or Enum values), not an arbitrary list."
-            )
-    elif kind not in _PRIMITIVES:
-        raise FormSchemaError(
-            f"{model_name}.{name}: elicitation forms hold only strings, numbers, integers, "
-            "booleans and choices; nested objects, unions and free-form lists cannot be "
-            "rendered. Flatten the model or ask in several steps."
-        )
-    kept = {key: value for key, value in prop.items() if key in _KEPT_KEYWORDS}
-    if kept.get("default", ...) is None:
-        del kept["default"]  # an optional field's ``None`` default is "no default" on a form
-    return kept
+def _sorted(schema: Any) -> Any:
+    """``schema`` with the keys of every object sorted, as pydantic sorts them: the field
+    names under ``properties`` keep their order, and a ``default`` is left as it is."""
+    if isinstance(schema, list):
+        return [_sorted(item) for item in cast(list[Any], schema)]
+    if not isinstance(schema, dict):
+        return schema
+    found = cast(dict[str, Any], schema)
+    result: dict[str, Any] = {}
+    for key in sorted(found):
+        value = found[key]
+        if key == "properties" and isinstance(value, dict):
+            fields = cast(dict[str, Any], value)
+            result[key] = {name: _sorted(field) for name, field in fields.items()}
+        else:
+            result[key] = value if key == "default" else _sorted(value)
+    return result

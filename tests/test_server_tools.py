@@ -89,9 +89,10 @@ def make_server() -> MCPServer:
 
     @server.tool()
     async def consent(ctx: Context) -> str:
-        return await ctx.elicit_url(
+        answer = await ctx.elicit_url(
             "Please sign in.", "https://example.com/sign-in?id=42", "elicitation-42"
         )
+        return answer.action
 
     @server.tool()
     async def progress(ctx: Context) -> str:

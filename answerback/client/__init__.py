@@ -15,6 +15,12 @@ from answerback.client._session import (
     InputRequiredRoundsExceededError,
     InvalidServerResultError,
 )
+from answerback.client._url_elicitation import (
+    UrlConsent,
+    UrlConsentRequest,
+    UrlElicitationLoopError,
+    UrlElicitations,
+)
 
 __all__ = [
     "Client",
@@ -28,4 +34,8 @@ __all__ = [
     "LoggingCallback",
     "MessageHandler",
     "SamplingCallback",
+    "UrlConsent",
+    "UrlConsentRequest",
+    "UrlElicitationLoopError",
+    "UrlElicitations",
 ]

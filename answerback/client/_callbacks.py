@@ -30,6 +30,7 @@ from answerback.types._errors import METHOD_NOT_FOUND
 
 if TYPE_CHECKING:
     from answerback.client._session import ClientSession
+    from answerback.urls import UrlVerdict
 
 
 @dataclass(frozen=True, slots=True)
@@ -42,6 +43,9 @@ class ClientRequestContext:
     """The server's id for this request (in 2026-07-28, the input request's key)."""
     meta: dict[str, Any] | None
     """The ``_meta`` the server attached to the request, if any."""
+    url_verdict: UrlVerdict | None = None
+    """For a URL-mode elicitation, the client's verdict on its link (a blocked link never
+    reaches a callback): show ``url_verdict.display`` and its reasons when asking."""
 
 
 ElicitationCallback: TypeAlias = Callable[

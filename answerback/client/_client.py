@@ -7,6 +7,7 @@ string speaks streamable HTTP, and any object with ``connect()`` is used as it i
 
 from __future__ import annotations
 
+import functools
 import logging
 from collections.abc import AsyncGenerator, Sequence
 from contextlib import AsyncExitStack, asynccontextmanager
@@ -27,6 +28,7 @@ from answerback.client._callbacks import (
     declared_capabilities,
 )
 from answerback.client._session import ClientSession, ResultT, Subscription
+from answerback.client._url_elicitation import UrlElicitations
 from answerback.jsonrpc import Endpoint, JSONObject, ProgressCallback
 from answerback.jsonrpc._endpoint import as_object
 from answerback.transports import ClientTransport, ConnectionServer, InProcessTransport
@@ -175,13 +177,16 @@ class Client:
         input_required_max_rounds: int = 10,
         connect_timeout_seconds: float | None = DEFAULT_CONNECT_TIMEOUT_SECONDS,
         max_input_requests: int = 32,
+        url_elicitations: UrlElicitations | None = None,
     ) -> None:
         """``connect_timeout_seconds`` bounds each setup request (``initialize``,
         ``server/discover``) so a silent server fails the connection instead of hanging
         it (``None``: wait for ever); calls have ``read_timeout_seconds`` (none by
         default), which never expires while a callback is answering. On 2026-07-28,
         ``max_input_requests`` is the most questions one round may ask (more is refused
-        as a server bug) and ``input_required_max_rounds`` the most rounds per call."""
+        as a server bug) and ``input_required_max_rounds`` the most rounds per call.
+        ``url_elicitations`` sets how URL-mode elicitation is judged and whether error
+        -32042 is followed (see ``UrlElicitations``)."""
         if mode not in ("auto", "legacy") and mode not in SUPPORTED_VERSIONS:
             raise ValueError(
                 f"Unknown mode {mode!r}: use 'auto', 'legacy' or a protocol version "
@@ -213,6 +218,8 @@ class Client:
             max_input_requests=max_input_requests,
         )
         self.session.on_tools_changed = self._forget_tools
+        if url_elicitations is not None:
+            self.session.url_elicitations = url_elicitations
         self._exit_stack: AsyncExitStack | None = None
         self._server: _ServerFacts | None = None
         self._header_parameters: dict[str, dict[str, tuple[str, ...]]] | None = None
@@ -385,6 +392,11 @@ class Client:
     def instructions(self) -> str | None:
         return self._connected().instructions
 
+    @property
+    def url_elicitations(self) -> UrlElicitations:
+        """URL-mode elicitation for this client: completions to wait on, approvals."""
+        return self.session.url_elicitations
+
     def _connected(self) -> _ServerFacts:
         if self._server is None:
             raise RuntimeError("Not connected: use the Client as `async with Client(...)`.")
@@ -518,6 +530,28 @@ class Client:
         return await self.session.answer_input_requests(result.input_requests or {})
 
     async def _with_input(
+        self,
+        method: str,
+        params: JSONObject,
+        result_type: type[ResultT],
+        *,
+        timeout: float | None = None,
+        on_progress: ProgressCallback | None = None,
+        transport_context: Any = None,
+    ) -> ResultT:
+        """A request that may need input; error -32042 is followed if configured."""
+        send = functools.partial(
+            self._answering_input,
+            method,
+            params,
+            result_type,
+            timeout=timeout,
+            on_progress=on_progress,
+            transport_context=transport_context,
+        )
+        return await self.session.url_elicitations.follow(self.session, send)
+
+    async def _answering_input(
         self,
         method: str,
         params: JSONObject,

@@ -9,6 +9,7 @@ from __future__ import annotations
 import logging
 import math
 from collections.abc import Awaitable, Callable
+from dataclasses import replace
 from typing import Any, TypeVar, cast
 
 import anyio
@@ -24,6 +25,7 @@ from answerback.client._callbacks import (
     SamplingCallback,
     refusal,
 )
+from answerback.client._url_elicitation import UrlElicitations
 from answerback.jsonrpc import (
     Endpoint,
     Envelope,
@@ -44,6 +46,7 @@ from answerback.types import (
     CreateMessageResult,
     ElicitRequestFormParams,
     ElicitRequestParams,
+    ElicitRequestURLParams,
     ElicitResult,
     ErrorData,
     Implementation,
@@ -111,6 +114,8 @@ class ClientSession:
         """The 2026-07-28-era version in use, or ``None`` on a legacy connection."""
         self.listeners: dict[RequestId, Subscription] = {}
         """Open ``subscriptions/listen`` streams, by the id of the request that opened them."""
+        self.url_elicitations = UrlElicitations()
+        """URL-mode elicitation: verdicts, completions, -32042 (``Client`` may replace it)."""
 
     def attach(self, endpoint: Endpoint) -> None:
         self._endpoint = endpoint
@@ -342,6 +347,8 @@ class ClientSession:
     ) -> ElicitResult | ErrorData:
         if self._elicitation_callback is None:
             return refusal("Elicitation")
+        if isinstance(params, ElicitRequestURLParams):
+            context = replace(context, url_verdict=self.url_elicitations.admit(params))
         answer = _expect(
             await self._elicitation_callback(context, params), ElicitResult, "elicitation_callback"
         )
@@ -381,6 +388,8 @@ class ClientSession:
         """
         if method == "notifications/tools/list_changed" and self.on_tools_changed is not None:
             self.on_tools_changed()
+        if method == "notifications/elicitation/complete":
+            await self.url_elicitations.completed(params)
         meta = as_object((params or {}).get("_meta"))
         subscription = meta.get("io.modelcontextprotocol/subscriptionId") if meta else None
         listener = self.listeners.get(subscription) if isinstance(subscription, str | int) else None

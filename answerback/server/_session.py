@@ -21,6 +21,7 @@ from answerback.types import (
     ClientCapabilities,
     CreateMessageRequestParams,
     CreateMessageResult,
+    ElicitationCompleteNotificationParams,
     ElicitRequestFormParams,
     ElicitRequestURLParams,
     ElicitResult,
@@ -37,7 +38,8 @@ from answerback.types import (
 )
 from answerback.types._errors import METHOD_NOT_FOUND, MISSING_REQUIRED_CLIENT_CAPABILITY
 from answerback.types._sampling_rules import check_tool_balance
-from answerback.types._versions import FEATURE_SINCE, Feature, has_feature
+from answerback.types._versions import FEATURE_SINCE, Feature, has_feature, has_method
+from answerback.urls import judge_url
 
 ResultT = TypeVar("ResultT", bound=BaseModel)
 
@@ -106,7 +108,12 @@ class ServerSession:
         self._require("elicitation", "Elicitation")
 
     async def elicit_url(self, message: str, url: str, elicitation_id: str) -> ElicitResult:
-        """Ask the user to visit ``url`` (out of band); ``accept`` means they agreed to go."""
+        """Ask the user to visit ``url`` (out of band); ``accept`` means they agreed to go.
+
+        A link the URL verdict blocks (``answerback.urls``) raises ``ValueError`` before
+        anything is sent: clients refuse it, so sending it could only fail.
+        """
+        check_sendable_url(url)
         params = ElicitRequestURLParams(message=message, url=url, elicitation_id=elicitation_id)
         return await self._ask("elicitation/create", params, ElicitResult, self._may_elicit_url)
 
@@ -177,6 +184,7 @@ class ServerSession:
         params = params or {}
         if method == "elicitation/create":
             if params.get("mode") == "url":
+                check_sendable_url(str(params.get("url")))
                 self._may_elicit_url()
             else:
                 self._may_elicit_form()
@@ -231,6 +239,23 @@ class ServerSession:
 
     # -- telling the client ----------------------------------------------------------
 
+    async def send_elicitation_complete(self, elicitation_id: str) -> bool:
+        """Tell the client the URL elicitation ``elicitation_id`` has completed out of
+        band (2025-11-25 ``notifications/elicitation/complete``), so a client waiting to
+        retry a call can go ahead.
+
+        Keep this session to call it after the request that asked has ended (when your
+        page reports back): the notification then goes on the connection itself.
+        Returns ``False``, sending nothing, to clients whose protocol version has no
+        such notification (2026-07-28 clients learn it when they retry the request).
+        """
+        version = self._client.protocol_version
+        if self._client.modern or not has_method(version, "notifications/elicitation/complete"):
+            return False
+        params = ElicitationCompleteNotificationParams(elicitation_id=elicitation_id).to_wire()
+        await self._request.notify("notifications/elicitation/complete", params)
+        return True
+
     async def send_log_message(
         self, level: LoggingLevel, data: Any, logger: str | None = None
     ) -> None:
@@ -262,6 +287,16 @@ class ServerSession:
             # The token changes every round (each round is a new request): leave it out.
             report: JSONObject = {"progress": progress, "total": total, "message": message}
             await self._already_sent.send_once("notifications/progress", report, send)
+
+
+def check_sendable_url(url: str) -> None:
+    """Refuse (``ValueError``) a URL-mode elicitation link the URL verdict blocks."""
+    verdict = judge_url(url)
+    if verdict.blocked:
+        raise ValueError(
+            f"Refusing to send a URL elicitation whose link clients block: {verdict.explain()}"
+            "\nUse an https link (plain http only for localhost) with no user name before '@'."
+        )
 
 
 def _covers(declared: Any, wanted: Any) -> bool:

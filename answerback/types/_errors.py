@@ -7,9 +7,11 @@ engine turns an ``MCPError`` into an error response and an error response back i
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from answerback.types._base import MCPModel
+from answerback.types._models import ElicitRequestURLParams, URLElicitationRequiredErrorData
 
 PARSE_ERROR = -32700
 INVALID_REQUEST = -32600
@@ -96,10 +98,45 @@ class InvalidParamsError(MCPError):
 
 
 class URLElicitationRequiredError(MCPError):
-    """The server needs the user to complete a URL-mode elicitation first (-32042)."""
+    """The server needs the user to complete URL-mode elicitations first (-32042, 2025-11-25).
 
-    def __init__(self, message: str, data: Any = None) -> None:
-        super().__init__(URL_ELICITATION_REQUIRED, message, data)
+    A server raises it with the elicitations the call waits for; each needs an
+    ``elicitation_id``, and a link the server's own URL verdict blocks is refused here
+    (``ValueError``) before anything is sent. A client reads them back from
+    ``elicitations``.
+    """
+
+    def __init__(
+        self, elicitations: Sequence[ElicitRequestURLParams], message: str | None = None
+    ) -> None:
+        from answerback.urls import judge_url
+
+        for params in elicitations:
+            if params.elicitation_id is None:
+                raise ValueError(
+                    f"The URL elicitation for {params.url!r} has no elicitation_id; -32042 "
+                    "requires one per elicitation, so that the client can tell them apart."
+                )
+            verdict = judge_url(params.url)
+            if verdict.blocked:
+                raise ValueError(
+                    f"Refusing to require a URL elicitation whose link clients block: "
+                    f"{verdict.explain()}\nUse an https link (plain http only for localhost)."
+                )
+        if message is None:
+            message = (
+                "URL elicitation required"
+                if len(elicitations) == 1
+                else (f"{len(elicitations)} URL elicitations required")
+            )
+        data = URLElicitationRequiredErrorData(elicitations=list(elicitations))
+        super().__init__(URL_ELICITATION_REQUIRED, message, data.to_wire())
+
+    @property
+    def elicitations(self) -> list[ElicitRequestURLParams]:
+        """The elicitations the call waits for; ``ValueError`` if the error's data is
+        not shaped as the specification says (a received error may be anything)."""
+        return URLElicitationRequiredErrorData.model_validate(self.data).elicitations
 
 
 class ParseError(MCPError):

@@ -1,0 +1,311 @@
+"""URL-mode elicitation on the client: judge the link, ask, open, follow -32042.
+
+A server that needs the person to visit a page (to sign in elsewhere, to pay) sends a
+URL. The client never fetches or resolves it. Every URL elicitation, in either
+protocol generation, is judged here before anyone sees it: a link the verdict blocks is
+refused with an error the server (or, in 2026-07-28, the caller) can tell from a
+person's decline, and any other link reaches the elicitation callback with its
+``UrlVerdict`` on ``context.url_verdict``. ``UrlConsent`` is a callback that shows the
+verdict, asks, and opens the system browser only after a yes.
+
+2025-11-25 servers can also refuse a call with error -32042 listing the URL
+elicitations it needs first. With ``UrlElicitations(follow_required=True)`` the client
+asks about each through the same callback, waits for the server's
+``notifications/elicitation/complete``, and retries the call once; the same
+elicitations required again stop with ``UrlElicitationLoopError``.
+"""
+
+from __future__ import annotations
+
+import logging
+import webbrowser
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Literal, TypeVar, cast
+
+import anyio
+import anyio.to_thread
+
+from answerback.client._callbacks import ClientRequestContext, ElicitationCallback
+from answerback.jsonrpc import JSONObject
+from answerback.types import (
+    ElicitRequestParams,
+    ElicitRequestURLParams,
+    ElicitResult,
+    ErrorData,
+    Implementation,
+    InvalidParamsError,
+    MCPError,
+    URLElicitationRequiredError,
+)
+from answerback.types._errors import INVALID_PARAMS, URL_ELICITATION_REQUIRED
+from answerback.urls import ApprovedDomains, UrlVerdict, judge_url
+
+if TYPE_CHECKING:
+    from answerback.client._session import ClientSession
+
+logger = logging.getLogger("answerback.client")
+
+T = TypeVar("T")
+
+ConsentAnswer = Literal["accept", "decline", "cancel"]
+CompletionCallback = Callable[[str], Awaitable[None]]
+
+REMEMBERED_ELICITATIONS = 1024
+"""How many elicitation ids a client remembers for completion; past this the oldest
+are forgotten (a completion for one of them is then ignored, as for any unknown id)."""
+
+
+def refuse_blocked(verdict: UrlVerdict) -> InvalidParamsError:
+    """The error for a URL elicitation whose link is never safe to open (-32602): the
+    server sees why, and cannot take it for a person's decline."""
+    return InvalidParamsError(
+        "The client refused this URL-mode elicitation without showing it: the link is "
+        f"never safe to open ({verdict.explain()}). Send an https link (plain http only "
+        "for this computer) with no user name before '@'.",
+        {"url": verdict.url, "reasons": [reason.code.value for reason in verdict.reasons]},
+    )
+
+
+class UrlElicitationLoopError(URLElicitationRequiredError):
+    """The server required the same URL elicitations again after the person accepted
+    them and the call was retried; the client stops instead of asking in a loop."""
+
+    def __init__(self, message: str, data: object = None) -> None:
+        MCPError.__init__(self, URL_ELICITATION_REQUIRED, message, data)
+
+
+class UrlElicitations:
+    """What one client does with URL-mode elicitation: verdicts, completions, -32042.
+
+    Pass one to ``Client(url_elicitations=...)`` (one per client: it tracks that
+    connection's elicitation ids) or use the default one at ``client.url_elicitations``.
+
+    - ``approved_domains``: sites the person approved before; verdicts count them.
+    - ``follow_required``: follow error -32042 (ask about each elicitation, wait for
+      completion, retry once) instead of raising ``URLElicitationRequiredError``.
+    - ``completion_timeout_seconds``: how long to wait for the server's completion
+      notifications before the retry (``None``: for ever). Servers need not send
+      them, so the retry goes ahead when the time is up and the server decides.
+    - ``on_complete(elicitation_id)``: called when the server says an elicitation
+      this client saw has completed.
+    """
+
+    def __init__(
+        self,
+        *,
+        approved_domains: ApprovedDomains | None = None,
+        follow_required: bool = False,
+        completion_timeout_seconds: float | None = 300.0,
+        on_complete: CompletionCallback | None = None,
+    ) -> None:
+        self.approved_domains = approved_domains
+        self.follow_required = follow_required
+        self.completion_timeout_seconds = completion_timeout_seconds
+        self._on_complete = on_complete
+        self._completions: dict[str, anyio.Event] = {}
+
+    def judge(self, url: str) -> UrlVerdict:
+        """The verdict on ``url``, counting the approved sites."""
+        return judge_url(url, approved_domains=self.approved_domains)
+
+    def admit(self, params: ElicitRequestURLParams) -> UrlVerdict:
+        """Judge a URL elicitation before anyone is asked; a blocked link raises
+        ``InvalidParamsError``. An admitted elicitation's id is remembered, so its
+        completion is noticed."""
+        verdict = self.judge(params.url)
+        if verdict.blocked:
+            raise refuse_blocked(verdict)
+        if params.elicitation_id is not None:
+            self._completion(params.elicitation_id)
+        return verdict
+
+    # -- completion ------------------------------------------------------------------
+
+    def is_completed(self, elicitation_id: str) -> bool:
+        """Whether the server said the elicitation ``elicitation_id`` has completed."""
+        event = self._completions.get(elicitation_id)
+        return event is not None and event.is_set()
+
+    async def wait_completed(self, elicitation_id: str) -> None:
+        """Wait until the server says ``elicitation_id`` has completed (2025-11-25
+        ``notifications/elicitation/complete``). Servers need not say so: bound the
+        wait (``anyio.move_on_after``) and let the person retry by hand."""
+        await self._completion(elicitation_id).wait()
+
+    async def completed(self, params: JSONObject | None) -> None:
+        """Take in a ``notifications/elicitation/complete``; one for an id this client
+        never saw, or saw complete already, is ignored, as the specification requires."""
+        elicitation_id = (params or {}).get("elicitationId")
+        event = self._completions.get(elicitation_id) if isinstance(elicitation_id, str) else None
+        if event is None or event.is_set():
+            logger.debug("ignored completion of unknown elicitation %r", elicitation_id)
+            return
+        event.set()
+        if self._on_complete is not None:
+            await self._on_complete(cast(str, elicitation_id))
+
+    def _completion(self, elicitation_id: str) -> anyio.Event:
+        event = self._completions.get(elicitation_id)
+        if event is None:
+            if len(self._completions) >= REMEMBERED_ELICITATIONS:
+                del self._completions[next(iter(self._completions))]
+            event = self._completions[elicitation_id] = anyio.Event()
+        return event
+
+    # -- error -32042 ----------------------------------------------------------------
+
+    async def follow(self, session: ClientSession, send: Callable[[], Awaitable[T]]) -> T:
+        """``await send()``, following one -32042 if ``follow_required`` is on: each
+        elicitation goes through the session's elicitation path (verdict, then the
+        callback), then the client waits for completion and retries once."""
+        if not self.follow_required:
+            return await send()
+        try:
+            return await send()
+        except URLElicitationRequiredError as exc:
+            required = self._followable(session, exc)
+            await self._satisfy(session, required, exc)
+        try:
+            return await send()
+        except URLElicitationRequiredError as exc:
+            again = sorted(required.keys() & _ids(exc))
+            if not again:
+                raise
+            raise UrlElicitationLoopError(
+                f"The server still requires URL elicitation {', '.join(map(repr, again))} "
+                "after the person accepted it and the call was retried once; stopping "
+                "rather than asking in a loop. The person may not have finished in the "
+                "browser yet: call again once they have.",
+                exc.data,
+            ) from exc
+
+    def _followable(
+        self, session: ClientSession, exc: URLElicitationRequiredError
+    ) -> dict[str, ElicitRequestURLParams]:
+        """The elicitations ``exc`` requires, by id, or ``exc`` itself re-raised when the
+        client cannot follow it (no URL-mode callback, or data the specification forbids)."""
+        elicitation = session.capabilities.elicitation
+        if elicitation is None or elicitation.url is None:
+            raise exc
+        try:
+            required = exc.elicitations
+        except ValueError:
+            exc.add_note("Its data does not list URL elicitations as the specification says.")
+            raise exc from None
+        by_id = {params.elicitation_id: params for params in required if params.elicitation_id}
+        if not required or len(by_id) < len(required):
+            exc.add_note("It lists no elicitation, or one without a unique elicitationId.")
+            raise exc
+        return by_id
+
+    async def _satisfy(
+        self,
+        session: ClientSession,
+        required: dict[str, ElicitRequestURLParams],
+        exc: URLElicitationRequiredError,
+    ) -> None:
+        """Ask about each required elicitation; any answer but accept ends the call
+        with ``exc``. Then wait (bounded) for the server to say each is complete."""
+        completions = [self._completion(elicitation_id) for elicitation_id in required]
+        for elicitation_id, params in required.items():
+            meta = params.meta.to_wire() if params.meta is not None else None
+            context = ClientRequestContext(session, elicitation_id, meta)
+            try:
+                answer = await session.answer_elicitation(context, params)
+            except MCPError as refused:
+                raise refused from exc
+            if isinstance(answer, ErrorData):
+                raise MCPError.from_error_data(answer) from exc
+            if answer.action != "accept":
+                exc.add_note(
+                    f"The person answered {answer.action!r} to opening {params.url}, "
+                    "so the call was not retried."
+                )
+                raise exc
+        with anyio.move_on_after(self.completion_timeout_seconds):
+            for completion in completions:
+                await completion.wait()
+
+
+def _ids(exc: URLElicitationRequiredError) -> set[str]:
+    try:
+        return {p.elicitation_id for p in exc.elicitations if p.elicitation_id is not None}
+    except ValueError:
+        return set()
+
+
+# -- asking the person ---------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class UrlConsentRequest:
+    """What the person is asked before a link opens: show all of it.
+
+    Show ``verdict.display`` whole (with ``display.site`` emphasised), the reasons
+    (``verdict.reasons``) when there are any, ``message``, and which server asks.
+    """
+
+    message: str
+    """Why the server wants the person to go there, in the server's words."""
+    verdict: UrlVerdict
+    elicitation_id: str | None
+    server: Implementation | None
+    """The server that asks (``None`` if it did not say who it is)."""
+
+
+AskConsent = Callable[[UrlConsentRequest], Awaitable[ConsentAnswer]]
+Opener = Callable[[str], bool]
+
+
+class UrlConsent:
+    """An elicitation callback for URL mode: ask the person, open the browser on a yes.
+
+    ``ask(request)`` shows the link and returns ``"accept"``, ``"decline"`` or
+    ``"cancel"``. Only after ``"accept"`` is the link opened, with ``opener`` (the
+    system browser by default; it runs in a worker thread, since a console browser
+    holds it until it exits) and in its canonical form, exactly what the person was
+    shown. A browser that cannot be opened answers ``"cancel"``. Form-mode requests go
+    to ``forms``; without it they are refused.
+    """
+
+    def __init__(
+        self,
+        ask: AskConsent,
+        *,
+        forms: ElicitationCallback | None = None,
+        opener: Opener = webbrowser.open,
+    ) -> None:
+        self._ask = ask
+        self._forms = forms
+        self._opener = opener
+
+    async def __call__(
+        self, context: ClientRequestContext, params: ElicitRequestParams
+    ) -> ElicitResult | ErrorData:
+        if not isinstance(params, ElicitRequestURLParams):
+            if self._forms is None:
+                return ErrorData(
+                    code=INVALID_PARAMS,
+                    message="This client answers URL-mode elicitation only; it has no form "
+                    "to show.",
+                )
+            return await self._forms(context, params)
+        verdict = context.url_verdict or judge_url(params.url)
+        if verdict.blocked or verdict.canonical_url is None:
+            raise refuse_blocked(verdict)
+        request = UrlConsentRequest(
+            params.message, verdict, params.elicitation_id, context.session.server_info
+        )
+        answer: object = await self._ask(request)
+        if answer not in ("accept", "decline", "cancel"):
+            raise TypeError(
+                f"The consent function returned {answer!r}; it must return 'accept', "
+                "'decline' or 'cancel'."
+            )
+        if answer != "accept":
+            return ElicitResult(action=cast(ConsentAnswer, answer))
+        if not await anyio.to_thread.run_sync(self._opener, verdict.canonical_url):
+            logger.warning("no browser could open %s; answering cancel", verdict.canonical_url)
+            return ElicitResult(action="cancel")
+        return ElicitResult(action="accept")

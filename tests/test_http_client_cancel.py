@@ -9,9 +9,12 @@ On 2026-07-28 closing the stream is the cancellation itself (there is no
 from __future__ import annotations
 
 import json
+import threading
 from typing import Any
 
 import anyio
+import anyio.from_thread
+import anyio.lowlevel
 import httpx2
 import pytest
 from http_support import PATIENCE_SECONDS, serve
@@ -31,18 +34,30 @@ POOL = BATCH + 10
 
 
 class Tally:
-    """Tools running on the server: started, and still running (events, no polling)."""
+    """Tools running on the server: started, and still running (events, no polling).
+
+    The server may run in a thread of its own (on trio it runs on an asyncio loop
+    beside the test's), so a change made there is handed to the test's loop.
+    """
 
     def __init__(self) -> None:
         self.started = 0
         self.running = 0
         self._changed = anyio.Event()
+        self._thread = threading.get_ident()
+        self._token = anyio.lowlevel.current_token()
 
     def change(self, started: int, running: int) -> None:
-        self.started += started
-        self.running += running
-        self._changed.set()
-        self._changed = anyio.Event()
+        def apply() -> None:
+            self.started += started
+            self.running += running
+            self._changed.set()
+            self._changed = anyio.Event()
+
+        if threading.get_ident() == self._thread:
+            apply()
+        else:
+            anyio.from_thread.run_sync(apply, token=self._token)
 
     async def wait_until(self, *, started: int | None = None, running: int | None = None) -> None:
         while (started is not None and self.started < started) or (

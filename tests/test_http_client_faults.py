@@ -47,7 +47,7 @@ class FailOne:
 
     def __init__(self, app: ASGIApp, pick: Pick, fault: str) -> None:
         self.app, self.pick, self.fault = app, pick, fault
-        self.done = anyio.Event()
+        self.done = False
 
     async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
         if scope["type"] != "http" or scope["method"] != "POST":
@@ -59,8 +59,8 @@ class FailOne:
             body += event.get("body", b"")
             if not event.get("more_body"):
                 break
-        if not self.done.is_set() and self.pick(json.loads(body)):
-            self.done.set()
+        if not self.done and self.pick(json.loads(body)):
+            self.done = True
             if self.fault == "html-500":
                 await respond(send, 500, b"<html><h1>Oops</h1></html>", content_type="text/html")
             else:  # promise a body, send half of it, and hang up
@@ -123,7 +123,7 @@ async def test_a_failed_request_post_fails_that_call_only(fault: str) -> None:
             with pytest.raises(MCPError, match=r"HTTP 500|RemoteProtocolError") as caught:
                 await client.call_tool("echo_elicit", {"tag": "doomed"})
             result = await client.call_tool("echo_elicit", {"tag": "fine"})
-        await app.close_sessions()
+        await running.call(app.close_sessions)
     assert "Connection failed" in caught.value.message
     assert result.content == [TextContent(text="fine:TAG=FINE")]
 
@@ -145,7 +145,7 @@ async def test_a_refused_answer_is_logged_and_fails_nothing_else() -> None:
                     await refused.wait()
                     result = await client.call_tool("echo_elicit", {"tag": "fine"})
                     tg.cancel_scope.cancel()
-            await app.close_sessions()
+            await running.call(app.close_sessions)
     assert result.content == [TextContent(text="fine:TAG=FINE")]
 
 
@@ -158,8 +158,8 @@ async def test_an_answer_whose_connection_is_cut_is_sent_again() -> None:
     ):
         with anyio.fail_after(PATIENCE_SECONDS):
             result = await client.call_tool("echo_elicit", {"tag": "resent"})
-        await app.close_sessions()
-    assert wrapper.done.is_set()
+        await running.call(app.close_sessions)
+    assert wrapper.done
     assert result.content == [TextContent(text="resent:TAG=RESENT")]
 
 
@@ -179,7 +179,7 @@ async def test_a_refused_notification_is_logged_and_the_client_carries_on() -> N
                 await client.send_roots_list_changed()
                 await refused.wait()
                 result = await client.call_tool("echo_elicit", {"tag": "after"})
-            await app.close_sessions()
+            await running.call(app.close_sessions)
     assert result.content == [TextContent(text="after:TAG=AFTER")]
 
 
@@ -213,7 +213,7 @@ async def test_a_same_origin_307_is_followed() -> None:
     async with serve(Redirect(app, 307, None), path="/old") as running:
         async with Client(running.url, mode="legacy", elicitation_callback=answer_upper) as client:
             result = await client.call_tool("echo_elicit", {"tag": "moved"})
-        await app.close_sessions()
+        await running.call(app.close_sessions)
     assert result.content == [TextContent(text="moved:TAG=MOVED")]
 
 
@@ -264,7 +264,7 @@ async def test_an_oversized_message_fails_its_own_call(mode: str) -> None:
                 with pytest.raises(MCPError, match="larger than 8000 bytes"):
                     await client.call_tool("text", {"size": 20_000})
                 small = await client.call_tool("text", {"size": 10})
-        await app.close_sessions()
+        await running.call(app.close_sessions)
     assert small.content == [TextContent(text="x" * 10)]
 
 

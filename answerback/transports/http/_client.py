@@ -22,6 +22,7 @@ or a notification, nothing but a log line.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import math
 import ssl
@@ -32,7 +33,8 @@ from typing import Any, cast
 
 import anyio
 import httpx2
-from anyio.abc import ObjectReceiveStream, ObjectSendStream, TaskGroup
+from anyio.abc import ObjectReceiveStream, TaskGroup
+from anyio.streams.memory import MemoryObjectSendStream
 
 from answerback.jsonrpc import Envelope, JSONObject, RequestId
 from answerback.jsonrpc._endpoint import CANCELLED, as_object, as_request_id
@@ -46,7 +48,7 @@ from answerback.transports._headers import (
     encode_value,
     name_of,
 )
-from answerback.transports.http._sse import EventParser, MessageTooLarge
+from answerback.transports.http._sse import Event, EventParser, MessageTooLarge
 from answerback.types import META_PROTOCOL_VERSION
 from answerback.types._errors import CONNECTION_CLOSED
 from answerback.types._versions import is_modern
@@ -297,7 +299,7 @@ class StreamableHTTPTransport:
         self,
         lanes: _Lanes,
         outgoing: ObjectReceiveStream[Envelope],
-        incoming: ObjectSendStream[Envelope | Exception],
+        incoming: MemoryObjectSendStream[Envelope | Exception],
         tg: TaskGroup,
     ) -> None:
         async with outgoing:
@@ -351,7 +353,7 @@ class StreamableHTTPTransport:
         lanes: _Lanes,
         message: Any,
         reason: str,
-        incoming: ObjectSendStream[Envelope | Exception],
+        incoming: MemoryObjectSendStream[Envelope | Exception],
         tg: TaskGroup,
     ) -> None:
         """A message JSON cannot carry: our request fails at once, the server gets an
@@ -372,7 +374,7 @@ class StreamableHTTPTransport:
         message: JSONObject,
         body: bytes,
         headers: dict[str, str],
-        incoming: ObjectSendStream[Envelope | Exception],
+        incoming: MemoryObjectSendStream[Envelope | Exception],
         tg: TaskGroup,
         call: _Call,
     ) -> None:
@@ -404,7 +406,7 @@ class StreamableHTTPTransport:
         message: JSONObject,
         body: bytes,
         headers: dict[str, str],
-        incoming: ObjectSendStream[Envelope | Exception],
+        incoming: MemoryObjectSendStream[Envelope | Exception],
         tg: TaskGroup,
         cursor: _Cursor,
     ) -> bool:
@@ -457,10 +459,15 @@ class StreamableHTTPTransport:
                 f"the server sent a body of {declared} bytes, larger than {limit} bytes"
             )
         body = bytearray()
-        async for chunk in response.aiter_bytes():
-            body += chunk
-            if len(body) > limit:
-                raise MessageTooLarge(f"the server sent a body larger than {limit} bytes")
+        with anyio.CancelScope() as reading:
+            async for chunk in response.aiter_bytes():
+                if reading.cancel_called:
+                    continue
+                body += chunk
+                if len(body) > limit:
+                    _stop(reading)
+        if reading.cancel_called:
+            raise MessageTooLarge(f"the server sent a body larger than {limit} bytes")
         return bytes(body)
 
     def _note_version(self, message: JSONObject) -> None:
@@ -472,7 +479,7 @@ class StreamableHTTPTransport:
         self,
         response: httpx2.Response,
         request_id: RequestId | None,
-        incoming: ObjectSendStream[Envelope | Exception],
+        incoming: MemoryObjectSendStream[Envelope | Exception],
         cursor: _Cursor,
     ) -> bool:
         """Forward a stream's messages; return whether the answer to ``request_id`` came.
@@ -482,31 +489,58 @@ class StreamableHTTPTransport:
         ``timeout`` is hung up on.
         """
         answered = False
-        with anyio.CancelScope() as linger:
+        too_large: MessageTooLarge | None = None
+        with anyio.CancelScope() as reading:
             try:
                 async for chunk in response.aiter_bytes():
-                    for event in cursor.parser.feed(chunk):
-                        if not event.data or event.event != "message":
-                            continue
-                        envelope = decode(event.data)
-                        if isinstance(envelope, Envelope):
-                            message = as_object(envelope.message) or {}
-                            self._note_version(message)
-                            if _is_answer(message, request_id):
-                                answered = True
-                                linger.deadline = anyio.current_time() + self.timeout
-                        await incoming.send(envelope)
+                    if too_large is not None:
+                        continue
+                    try:
+                        events = cursor.parser.feed(chunk)
+                    except MessageTooLarge as exc:
+                        too_large = exc
+                        _stop(reading)
+                        continue
+                    if self._forward(events, request_id, incoming) and not answered:
+                        answered = True
+                        reading.deadline = anyio.current_time() + self.timeout
             except httpx2.HTTPError as exc:
                 if not answered:
                     logger.info("SSE stream broke (%r); will resume if possible", exc)
         cursor.ended_at = anyio.current_time()
+        if too_large is not None:
+            raise too_large
+        return answered
+
+    def _forward(
+        self,
+        events: list[Event],
+        request_id: RequestId | None,
+        incoming: MemoryObjectSendStream[Envelope | Exception],
+    ) -> bool:
+        """Hand the messages of ``events`` on; return whether the answer was among them.
+
+        Never waits (the buffer is unbounded), so a cancellation always reaches a reader
+        inside the response's byte stream, never between two of its chunks.
+        """
+        answered = False
+        for event in events:
+            if not event.data or event.event != "message":
+                continue
+            envelope = decode(event.data)
+            if isinstance(envelope, Envelope):
+                message = as_object(envelope.message) or {}
+                self._note_version(message)
+                answered = answered or _is_answer(message, request_id)
+            with contextlib.suppress(anyio.ClosedResourceError, anyio.BrokenResourceError):
+                incoming.send_nowait(envelope)  # closed: the client is leaving
         return answered
 
     async def _resume(
         self,
         lanes: _Lanes,
         request_id: RequestId,
-        incoming: ObjectSendStream[Envelope | Exception],
+        incoming: MemoryObjectSendStream[Envelope | Exception],
         cursor: _Cursor,
     ) -> str | None:
         """Reconnect a broken response stream with ``Last-Event-ID`` until it answers;
@@ -539,7 +573,7 @@ class StreamableHTTPTransport:
         return "the response stream broke and could not be resumed"
 
     async def _listen_standalone(
-        self, lanes: _Lanes, incoming: ObjectSendStream[Envelope | Exception]
+        self, lanes: _Lanes, incoming: MemoryObjectSendStream[Envelope | Exception]
     ) -> None:
         """The GET stream: server messages not tied to a request. Optional for servers."""
         headers = self._headers(accept="text/event-stream")
@@ -634,7 +668,7 @@ class StreamableHTTPTransport:
 
     async def _fail(
         self,
-        incoming: ObjectSendStream[Envelope | Exception],
+        incoming: MemoryObjectSendStream[Envelope | Exception],
         request_id: RequestId,
         reason: str,
         data: Any = None,
@@ -657,6 +691,14 @@ class StreamableHTTPTransport:
             except (httpx2.HTTPError, _RedirectRefused) as exc:
                 logger.debug("DELETE of the session failed: %r", exc)
         self.session_id = None
+
+
+def _stop(reading: anyio.CancelScope) -> None:
+    """Stop reading a response from inside its ``async for``: cancel, so that the next
+    read raises inside httpx's byte generators and closes them. Raising (or breaking)
+    in the loop body instead would leave them half-run, for the garbage collector to
+    finish (trio warns about that)."""
+    reading.cancel()
 
 
 def _is_sse(response: httpx2.Response) -> bool:

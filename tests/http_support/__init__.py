@@ -1,7 +1,8 @@
 """Helpers for the streamable HTTP tests: real uvicorn servers on loopback, raw SSE.
 
-``serve(app)`` runs an ASGI app under uvicorn inside the test's own event loop on a port
-the OS picks, so nothing races for a "free" port. ``serve_process(argv)`` starts a
+``serve(app)`` runs an ASGI app under uvicorn on a port the OS picks, so nothing races
+for a "free" port: inside the test's own event loop on asyncio, and in a thread with an
+asyncio loop of its own on trio (uvicorn runs only on asyncio). ``serve_process(argv)`` starts a
 server program (ours, the official SDK's, or the TypeScript reference server) on a free
 port and waits until it accepts connections. ``read_events`` parses a raw SSE response.
 """
@@ -16,15 +17,27 @@ import socket
 import subprocess
 import sys
 import time
-from collections.abc import AsyncGenerator, Iterator, Mapping, Sequence
+from collections.abc import (
+    AsyncGenerator,
+    AsyncIterator,
+    Awaitable,
+    Callable,
+    Iterator,
+    Mapping,
+    Sequence,
+)
 from contextlib import asynccontextmanager, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import anyio
+import anyio.from_thread
+import anyio.lowlevel
+import anyio.to_thread
 import httpx2
 import uvicorn
+from support import ReportingEventLoop
 
 from answerback.transports.http import StreamableHTTPApp
 from answerback.transports.http._sse import EventParser
@@ -48,15 +61,38 @@ POST_HEADERS = {
 
 @dataclass(slots=True)
 class RunningServer:
-    """A uvicorn server running in the test's event loop."""
+    """A uvicorn server running for a test, in its event loop or in a thread of its own."""
 
     server: uvicorn.Server
     port: int
     path: str = "/mcp"
+    loop: asyncio.AbstractEventLoop | None = None
+    """The server's own loop when it runs in a thread (on trio), else ``None``."""
 
     @property
     def url(self) -> str:
         return f"http://127.0.0.1:{self.port}{self.path}"
+
+    async def call(self, function: Callable[[], Awaitable[Any]]) -> Any:
+        """Run ``await function()`` where the server runs: a test reaching into the
+        server's state (``app.close_sessions``...) must do it on the server's loop."""
+        loop = self.loop
+        if loop is None:
+            return await function()
+
+        async def on_server_loop() -> Any:
+            return await function()
+
+        future = asyncio.run_coroutine_threadsafe(on_server_loop(), loop)
+        return await anyio.to_thread.run_sync(future.result)
+
+
+_thread_loops: set[asyncio.AbstractEventLoop] = set()
+"""The loops of the servers running in threads right now (for ``running_tasks``)."""
+
+
+def _on_asyncio() -> bool:
+    return isinstance(anyio.lowlevel.current_token().native_token, asyncio.AbstractEventLoop)
 
 
 @asynccontextmanager
@@ -79,16 +115,54 @@ async def serve(
         server = uvicorn.Server(config)
     # The test runner, not uvicorn, owns SIGINT/SIGTERM.
     server.capture_signals = contextlib.nullcontext  # type: ignore[method-assign]
-    async with anyio.create_task_group() as tg:
-        tg.start_soon(server.serve)
-        with anyio.fail_after(PATIENCE_SECONDS):
-            while not server.started:
-                if server.should_exit:
-                    raise RuntimeError("uvicorn failed to start")
-                await anyio.sleep(0.01)
-        port = server.servers[0].sockets[0].getsockname()[1]
+    ready = anyio.Event()
+    token = anyio.lowlevel.current_token()
+    loops: list[asyncio.AbstractEventLoop] = []
+    in_thread = not _on_asyncio()
+
+    async def serve_then_report() -> None:
+        # uvicorn's startup either sets ``started`` or gives up (``serve`` returns);
+        # either way the test stops waiting, and is woken, not polling.
+        startup = server.startup
+
+        async def startup_then_report(sockets: Any = None) -> None:
+            await startup(sockets=sockets)
+            report()
+
+        server.startup = startup_then_report  # type: ignore[method-assign]
         try:
-            yield RunningServer(server, port, path)
+            await server.serve()
+        finally:
+            report()
+
+    def report() -> None:
+        if in_thread:
+            anyio.from_thread.run_sync(ready.set, token=token)
+        else:
+            ready.set()
+
+    def serve_in_thread() -> None:
+        with asyncio.Runner(loop_factory=ReportingEventLoop) as runner:
+            loop = runner.get_loop()
+            loops.append(loop)
+            _thread_loops.add(loop)
+            try:
+                runner.run(serve_then_report())
+            finally:
+                _thread_loops.discard(loop)
+
+    async with anyio.create_task_group() as tg:
+        if in_thread:
+            tg.start_soon(anyio.to_thread.run_sync, serve_in_thread)
+        else:
+            tg.start_soon(serve_then_report)
+        try:
+            with anyio.fail_after(PATIENCE_SECONDS):
+                await ready.wait()
+            if not server.started:
+                raise RuntimeError("uvicorn failed to start")
+            port = server.servers[0].sockets[0].getsockname()[1]
+            yield RunningServer(server, port, path, loops[0] if in_thread else None)
         finally:
             server.should_exit = True
 
@@ -166,13 +240,30 @@ class RawEvent:
     """The decoded JSON-RPC message; ``None`` for a priming event (no data)."""
 
 
-async def read_events(response: httpx2.Response) -> AsyncGenerator[RawEvent, None]:
-    """The events of an SSE response, as they arrive."""
-    parser = EventParser()
-    async for chunk in response.aiter_bytes():
-        for event in parser.feed(chunk):
-            message = json.loads(event.data) if event.data.strip() else None
-            yield RawEvent(event.event_id, event.retry_ms, message)
+def read_events(response: httpx2.Response) -> AsyncIterator[RawEvent]:
+    """The events of an SSE response, as they arrive (``async for`` them)."""
+    return _EventReader(response)
+
+
+class _EventReader:
+    """An iterator object, not an async generator: a test may stop reading at any event
+    without closing it, which trio reports for an async generator left unfinished."""
+
+    def __init__(self, response: httpx2.Response) -> None:
+        self._chunks = response.aiter_bytes()
+        self._parser = EventParser()
+        self._ready: list[RawEvent] = []
+
+    def __aiter__(self) -> _EventReader:
+        return self
+
+    async def __anext__(self) -> RawEvent:
+        while not self._ready:  # ends with the stream (StopAsyncIteration)
+            chunk = await anext(self._chunks)
+            for event in self._parser.feed(chunk):
+                message = json.loads(event.data) if event.data.strip() else None
+                self._ready.append(RawEvent(event.event_id, event.retry_ms, message))
+        return self._ready.pop(0)
 
 
 async def first_result(response: httpx2.Response) -> dict[str, Any]:
@@ -209,8 +300,26 @@ def session_headers(session_id: str, version: str = "2025-11-25") -> dict[str, s
 
 
 def running_tasks() -> int:
-    """How many asyncio tasks exist right now (the leak check's measure)."""
-    return len(asyncio.all_tasks())
+    """How many tasks exist right now (the leak check's measure): the test's own event
+    loop's, asyncio or trio, plus those of every server ``serve`` runs in a thread."""
+    in_threads = sum(len(asyncio.all_tasks(loop)) for loop in list(_thread_loops))
+    if _on_asyncio():
+        return len(asyncio.all_tasks()) + in_threads
+    return _trio_tasks() + in_threads
+
+
+def _trio_tasks() -> int:
+    import trio
+
+    count = 0
+    tasks = [trio.lowlevel.current_root_task()]
+    while tasks:  # bounded: a task tree is finite and each task is visited once
+        task = tasks.pop()
+        if task is None:
+            continue
+        count += 1
+        tasks.extend(child for nursery in task.child_nurseries for child in nursery.child_tasks)
+    return count
 
 
 async def settle(until: Any, seconds: float = 10.0, step: float = 0.05) -> bool:

@@ -48,7 +48,11 @@ BROKEN_SERVER = SERVERS / "broken_server.py"
 INVALID_TOOL_RESULT: JSONObject = {"content": [{"type": "text"}], "isError": "maybe"}
 NAME_QUESTION: JSONObject = {
     "method": "elicitation/create",
-    "params": {"mode": "form", "message": "Name?", "requestedSchema": {"type": "object"}},
+    "params": {
+        "mode": "form",
+        "message": "Name?",
+        "requestedSchema": {"type": "object", "properties": {}},
+    },
 }
 
 

@@ -15,13 +15,13 @@ from answerback import Client, MCPError
 from answerback.client import ClientRequestContext
 from answerback.server import Context, MCPServer
 from answerback.types import (
+    INTERNAL_ERROR,
     INVALID_PARAMS,
     ClientCapabilities,
     ElicitationCapability,
     ElicitRequestParams,
     ElicitRequestURLParams,
     ElicitResult,
-    InvalidParamsError,
     SamplingCapability,
     SamplingToolsCapability,
     TextContent,
@@ -173,15 +173,18 @@ async def test_an_unknown_tool_is_invalid_params() -> None:
 
 
 async def test_an_answer_that_does_not_fit_the_form_fails_the_call() -> None:
-    """An accepted answer missing a required field is the client's error (-32602)."""
+    """An accepted answer missing a required field is the client's error, caught by the
+    client before it is sent, every field named (the server's own check is tested
+    with a raw peer in test_forms_server.py)."""
 
     async def sloppy(context: ClientRequestContext, params: ElicitRequestParams) -> ElicitResult:
         return ElicitResult(action="accept", content={"nom": "Ada"})
 
     async with Client(make_server(), mode="legacy", elicitation_callback=sloppy) as client:
-        with pytest.raises(InvalidParamsError) as caught:
+        with pytest.raises(MCPError) as caught:
             await client.call_tool("wants_a_card")
-    assert "CardHolder" in caught.value.message
+    assert caught.value.code == INTERNAL_ERROR
+    assert "name: is required; nom: is not a field of this form" in caught.value.message
 
 
 async def test_check_client_capability_looks_at_the_parts_declared() -> None:

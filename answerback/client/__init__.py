@@ -1,4 +1,4 @@
-"""The client half: ``Client``, its session, and what callbacks receive."""
+"""The client half: ``Client``, its session, and what answers the server (responders)."""
 
 from answerback.client._callbacks import (
     ClientRequestContext,
@@ -10,6 +10,14 @@ from answerback.client._callbacks import (
     SamplingCallback,
 )
 from answerback.client._client import Client
+from answerback.client._headless import HEADLESS_META, Headless, HeadlessPolicy
+from answerback.client._responder import (
+    CallbackResponder,
+    CheckedForms,
+    FormRenderer,
+    Responder,
+    ResponderWrapper,
+)
 from answerback.client._session import (
     ClientSession,
     InputRequiredRoundsExceededError,
@@ -23,16 +31,24 @@ from answerback.client._url_elicitation import (
 )
 
 __all__ = [
+    "HEADLESS_META",
+    "CallbackResponder",
+    "CheckedForms",
     "Client",
     "ClientRequestContext",
     "ClientSession",
     "ElicitationCallback",
+    "FormRenderer",
+    "Headless",
+    "HeadlessPolicy",
     "IncomingMessage",
     "InputRequiredRoundsExceededError",
     "InvalidServerResultError",
     "ListRootsCallback",
     "LoggingCallback",
     "MessageHandler",
+    "Responder",
+    "ResponderWrapper",
     "SamplingCallback",
     "UrlConsent",
     "UrlConsentRequest",

@@ -1,29 +1,28 @@
-"""Client callbacks: their signatures, the context they get, and what they declare.
+"""Client callbacks: their signatures, the context they get, and the fixed refusals.
 
-Registering a callback *is* the capability declaration, so the capability object is
-computed here from the callbacks given and nowhere else. A missing callback is answered
-with a fixed refusal, which fails the server's call with a clear ``MCPError``.
+The seed's keyword callbacks (``elicitation_callback=`` and friends) are sugar for a
+``CallbackResponder`` (see ``_responder.py``); this module holds what both share: the
+context a callback or responder receives, and how an answer that is missing or of the
+wrong type is refused.
 """
 
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, TypeAlias
+from typing import TYPE_CHECKING, Any, TypeAlias, TypeVar
+
+from pydantic import BaseModel
 
 from answerback.jsonrpc import RequestId
 from answerback.types import (
-    ClientCapabilities,
     CreateMessageRequestParams,
     CreateMessageResult,
-    ElicitationCapability,
     ElicitRequestParams,
     ElicitResult,
     ErrorData,
     ListRootsResult,
     LoggingMessageNotificationParams,
-    RootsCapability,
-    SamplingCapability,
     ServerNotification,
 )
 from answerback.types._errors import METHOD_NOT_FOUND
@@ -31,6 +30,8 @@ from answerback.types._errors import METHOD_NOT_FOUND
 if TYPE_CHECKING:
     from answerback.client._session import ClientSession
     from answerback.urls import UrlVerdict
+
+ResultT = TypeVar("ResultT", bound=BaseModel)
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,21 +63,24 @@ IncomingMessage: TypeAlias = ServerNotification | Exception
 MessageHandler: TypeAlias = Callable[[IncomingMessage], Awaitable[None]]
 
 
-def refusal(what: str) -> ErrorData:
-    """The answer when no callback handles a server request: ``"<what> not supported"``."""
-    return ErrorData(code=METHOD_NOT_FOUND, message=f"{what} not supported")
+def refusal(what: str, capability: str) -> ErrorData:
+    """The answer to a server request the client did not declare: ``"<what> not
+    supported"`` (the official SDK's words, which programs match on), with the missing
+    capability in ``data`` for the server's author."""
+    return ErrorData(
+        code=METHOD_NOT_FOUND,
+        message=f"{what} not supported",
+        data={"reason": f"the client did not declare the {capability!r} capability"},
+    )
 
 
-def declared_capabilities(
-    *,
-    elicitation: bool,
-    sampling: bool,
-    sampling_capabilities: SamplingCapability | None,
-    roots: bool,
-) -> ClientCapabilities:
-    """The capabilities a client with these callbacks declares."""
-    return ClientCapabilities(
-        elicitation=ElicitationCapability(form={}, url={}) if elicitation else None,
-        sampling=(sampling_capabilities or SamplingCapability()) if sampling else None,
-        roots=RootsCapability(list_changed=True) if roots else None,
+def checked_answer(answer: object, expected: type[ResultT], source: str) -> ResultT | ErrorData:
+    """``answer`` if it is ``expected`` or ``ErrorData``; a ``TypeError`` naming
+    ``source`` (the callback or responder method) otherwise, so the author learns which
+    function returned what, instead of the server getting a malformed answer."""
+    if isinstance(answer, expected | ErrorData):
+        return answer
+    raise TypeError(
+        f"{source} returned {type(answer).__name__}; it must return "
+        f"{expected.__name__} or ErrorData."
     )

@@ -11,9 +11,8 @@ import functools
 import logging
 from collections.abc import AsyncGenerator, Sequence
 from contextlib import AsyncExitStack, asynccontextmanager
-from dataclasses import dataclass
 from types import TracebackType
-from typing import Any, Literal, Self, cast
+from typing import Any, Self, cast
 
 import anyio
 import pydantic_core
@@ -25,12 +24,12 @@ from answerback.client._callbacks import (
     LoggingCallback,
     MessageHandler,
     SamplingCallback,
-    declared_capabilities,
 )
+from answerback.client._negotiation import Mode, ServerFacts, check_mode
+from answerback.client._responder import CallbackResponder, Responder
 from answerback.client._session import ClientSession, ResultT, Subscription
 from answerback.client._url_elicitation import UrlElicitations
 from answerback.jsonrpc import Endpoint, JSONObject, ProgressCallback
-from answerback.jsonrpc._endpoint import as_object
 from answerback.transports import ClientTransport, ConnectionServer, InProcessTransport
 from answerback.transports._headers import header_parameters, parameter_headers
 from answerback.types import (
@@ -40,25 +39,20 @@ from answerback.types import (
     Completion,
     CompletionArgument,
     CompletionContext,
-    DiscoverResult,
     EmptyResult,
     GetPromptRequestParams,
     GetPromptResult,
     Implementation,
-    InitializeRequestParams,
-    InitializeResult,
     InputRequiredResult,
     ListPromptsResult,
     ListResourcesResult,
     ListResourceTemplatesResult,
     ListToolsResult,
     LoggingLevel,
-    MCPError,
     PaginatedRequestParams,
     PromptReference,
     ReadResourceRequestParams,
     ReadResourceResult,
-    RequestTimeoutError,
     ResourceTemplateReference,
     SamplingCapability,
     ServerCapabilities,
@@ -70,44 +64,16 @@ from answerback.types import (
     Tool,
     UnsubscribeRequestParams,
 )
-from answerback.types._errors import (
-    HEADER_MISMATCH,
-    INVALID_REQUEST,
-    MISSING_REQUIRED_CLIENT_CAPABILITY,
-    UNSUPPORTED_PROTOCOL_VERSION,
-)
-from answerback.types._versions import (
-    LATEST_LEGACY_VERSION,
-    LATEST_VERSION,
-    LEGACY_VERSIONS,
-    MODERN_VERSIONS,
-    SUPPORTED_VERSIONS,
-)
-
-Mode = Literal["auto", "legacy"] | str
 
 DEFAULT_CLIENT_INFO = Implementation(name="answerback", version="0.1.0")
 
 
 logger = logging.getLogger("answerback.client")
 
-_PROBE_SECONDS = 10.0
-"""How long ``mode="auto"`` waits for ``server/discover`` before assuming a legacy server."""
 DEFAULT_CONNECT_TIMEOUT_SECONDS = 30.0
 """How long ``initialize`` or ``server/discover`` may go unanswered while connecting."""
 _MAX_UNKNOWN_TOOLS = 1024
 """Unknown tool names remembered (so each lists the tools once); past this, forgotten."""
-_MODERN_ERRORS = (HEADER_MISMATCH, MISSING_REQUIRED_CLIENT_CAPABILITY, UNSUPPORTED_PROTOCOL_VERSION)
-
-
-@dataclass(frozen=True, slots=True)
-class _ServerFacts:
-    """What the server told us about itself, from ``initialize`` or ``server/discover``."""
-
-    protocol_version: str
-    server_info: Implementation
-    capabilities: ServerCapabilities
-    instructions: str | None
 
 
 def _single_error(group: BaseExceptionGroup[BaseException]) -> BaseException:
@@ -119,17 +85,6 @@ def _single_error(group: BaseExceptionGroup[BaseException]) -> BaseException:
             return only
         members = cast(Sequence[BaseException], only.exceptions)  # pyright: ignore[reportUnknownMemberType]
     return group
-
-
-def _supported_versions(exc: MCPError) -> list[str] | None:
-    """The versions an ``UnsupportedProtocolVersionError`` says the server speaks."""
-    data = as_object(exc.data)
-    if exc.code != UNSUPPORTED_PROTOCOL_VERSION or data is None:
-        return None
-    supported: object = data.get("supported")
-    if not isinstance(supported, list):
-        return None
-    return [str(v) for v in cast(list[Any], supported)]
 
 
 def transport_for(target: Any) -> ClientTransport:
@@ -156,8 +111,9 @@ def transport_for(target: Any) -> ClientTransport:
 class Client:
     """An MCP client. Use as ``async with Client(target, ...) as client:``.
 
-    The callbacks answer the server's questions and are, at the same time, the
-    capability declaration: the client declares exactly what it has callbacks for.
+    A ``Responder`` (or the callbacks, shorthand for one) answers the server's
+    questions and is, at the same time, the capability declaration: the client
+    declares exactly what the responder declares.
     """
 
     def __init__(
@@ -165,6 +121,7 @@ class Client:
         target: Any,
         *,
         mode: Mode = "auto",
+        responder: Responder | None = None,
         elicitation_callback: ElicitationCallback | None = None,
         sampling_callback: SamplingCallback | None = None,
         sampling_capabilities: SamplingCapability | None = None,
@@ -186,14 +143,36 @@ class Client:
         ``max_input_requests`` is the most questions one round may ask (more is refused
         as a server bug) and ``input_required_max_rounds`` the most rounds per call.
         ``url_elicitations`` sets how URL-mode elicitation is judged and whether error
-        -32042 is followed (see ``UrlElicitations``)."""
-        if mode not in ("auto", "legacy") and mode not in SUPPORTED_VERSIONS:
-            raise ValueError(
-                f"Unknown mode {mode!r}: use 'auto', 'legacy' or a protocol version "
-                f"({', '.join(SUPPORTED_VERSIONS)})."
+        -32042 is followed (see ``UrlElicitations``).
+
+        ``responder`` answers everything the server asks and declares what it can; the
+        callback arguments are a shorthand for a ``CallbackResponder`` made of them, so
+        give one or the other."""
+        check_mode(mode)
+        callbacks = {
+            "elicitation_callback": elicitation_callback,
+            "sampling_callback": sampling_callback,
+            "sampling_capabilities": sampling_capabilities,
+            "list_roots_callback": list_roots_callback,
+            "logging_callback": logging_callback,
+            "message_handler": message_handler,
+        }
+        given = [name for name, value in callbacks.items() if value is not None]
+        if responder is not None and given:
+            raise TypeError(
+                f"Pass either responder= or callbacks ({', '.join(given)}), not both: the "
+                "responder answers everything. Wrap the callbacks in a CallbackResponder "
+                "and compose it with the responder (see ResponderWrapper)."
             )
-        if sampling_capabilities is not None and sampling_callback is None:
-            raise ValueError("sampling_capabilities needs a sampling_callback to answer with.")
+        if responder is None:
+            responder = CallbackResponder(
+                elicitation_callback=elicitation_callback,
+                sampling_callback=sampling_callback,
+                sampling_capabilities=sampling_capabilities,
+                list_roots_callback=list_roots_callback,
+                logging_callback=logging_callback,
+                message_handler=message_handler,
+            )
         self._transport = transport_for(target)
         self.mode = mode
         self.log_level: LoggingLevel | None = log_level
@@ -201,17 +180,9 @@ class Client:
         self.input_required_max_rounds = input_required_max_rounds
         self.connect_timeout_seconds = connect_timeout_seconds
         self.session = ClientSession(
-            capabilities=declared_capabilities(
-                elicitation=elicitation_callback is not None,
-                sampling=sampling_callback is not None,
-                sampling_capabilities=sampling_capabilities,
-                roots=list_roots_callback is not None,
-            ),
-            elicitation_callback=elicitation_callback,
-            sampling_callback=sampling_callback,
-            list_roots_callback=list_roots_callback,
-            logging_callback=logging_callback,
-            message_handler=message_handler,
+            responder=responder,
+            mode=mode,
+            connect_timeout_seconds=connect_timeout_seconds,
             read_timeout_seconds=read_timeout_seconds,
             client_info=self.client_info,
             log_level=log_level,
@@ -221,7 +192,6 @@ class Client:
         if url_elicitations is not None:
             self.session.url_elicitations = url_elicitations
         self._exit_stack: AsyncExitStack | None = None
-        self._server: _ServerFacts | None = None
         self._header_parameters: dict[str, dict[str, tuple[str, ...]]] | None = None
         """Tool name → its ``x-mcp-header`` parameters (2026-07-28 over HTTP only)."""
         self._unknown_tools: set[str] = set()
@@ -250,8 +220,7 @@ class Client:
                 name="server",
             )
             self.session.attach(await stack.enter_async_context(endpoint))
-            self.session.on_session_expired = self._initialize
-            await self._choose_era()
+            await self.session.negotiation.start()
             self._exit_stack = stack.pop_all()
 
     async def __aexit__(
@@ -268,110 +237,6 @@ class Client:
         except BaseExceptionGroup as group:
             # The task groups underneath wrap what left the block; show it as it was.
             raise _single_error(group) from None
-
-    async def _choose_era(self) -> None:
-        """Legacy handshake, a pinned modern version, or (``auto``) probe and decide."""
-        if self.mode == "legacy" or self.mode in LEGACY_VERSIONS:
-            await self._initialize()
-        elif self.mode in MODERN_VERSIONS:
-            await self._discover(self.mode, probing=False)
-        elif not await self._discover(LATEST_VERSION, probing=True):
-            await self._initialize()
-
-    async def _discover(self, version: str, *, probing: bool, retried: bool = False) -> bool:
-        """Speak ``version`` (2026-07-28 era) and learn about the server.
-
-        Returns ``False`` when probing finds a server that is not modern: any error that
-        is not a recognised modern one, or no answer within the probe timeout.
-        """
-        self.session.modern_version = version
-        timeout = self.connect_timeout_seconds
-        if probing:
-            timeout = _PROBE_SECONDS if timeout is None else min(timeout, _PROBE_SECONDS)
-        try:
-            raw = await self.session.request_raw("server/discover", None, timeout=timeout)
-        except RequestTimeoutError as exc:
-            self.session.modern_version = None
-            if probing:
-                return False
-            raise self._setup_timed_out("server/discover", exc) from None
-        except MCPError as exc:
-            self.session.modern_version = None
-            supported = _supported_versions(exc)
-            if supported is not None:
-                shared = [v for v in MODERN_VERSIONS if v in supported]
-                if shared and not retried:
-                    return await self._discover(shared[0], probing=False, retried=True)
-                if probing and any(v in LEGACY_VERSIONS for v in supported):
-                    return False
-                raise MCPError(
-                    exc.code,
-                    f"The server supports protocol versions {supported}; answerback speaks "
-                    f"{list(SUPPORTED_VERSIONS)} and none is shared in the requested mode "
-                    f"{self.mode!r}.",
-                    exc.data,
-                ) from exc
-            if probing and exc.code not in _MODERN_ERRORS:
-                return False
-            raise
-        result = self.session.parse_result("server/discover", raw, DiscoverResult)
-        try:
-            server_info = result.server_info
-        except ValueError:
-            server_info = None  # a malformed name card is not worth failing over
-        self._server = _ServerFacts(
-            version,
-            server_info or Implementation(name="unknown", version="unknown"),
-            result.capabilities,
-            result.instructions,
-        )
-        self.session.server_info = server_info
-        return True
-
-    def _setup_timed_out(self, method: str, exc: RequestTimeoutError) -> RequestTimeoutError:
-        """The timeout of a setup request, saying what to check (``exc`` itself if it was
-        the read timeout that ran out, there being no connect timeout)."""
-        if self.connect_timeout_seconds is None:
-            return exc
-        return RequestTimeoutError(
-            f"The server did not answer {method!r} within {self.connect_timeout_seconds:g} s, "
-            "so the connection was not set up. Check that the target is an MCP server and "
-            "that it is running (a stdio program must read requests on stdin and answer on "
-            "stdout); if it is only slow to start, raise Client(connect_timeout_seconds=...).",
-            exc.data,
-        )
-
-    async def _initialize(self) -> None:
-        version = self.mode if self.mode in LEGACY_VERSIONS else LATEST_LEGACY_VERSION
-        params = InitializeRequestParams(
-            protocol_version=version,
-            capabilities=self.session.capabilities,
-            client_info=self.client_info,
-        )
-        try:
-            result = await self.session.send_request(
-                "initialize",
-                params,
-                InitializeResult,
-                cancellable=False,
-                timeout=self.connect_timeout_seconds,
-            )
-        except RequestTimeoutError as exc:
-            raise self._setup_timed_out("initialize", exc) from None
-        if result.protocol_version not in LEGACY_VERSIONS:
-            raise MCPError(
-                INVALID_REQUEST,
-                f"The server chose protocol version {result.protocol_version!r}, which "
-                f"answerback does not speak ({', '.join(LEGACY_VERSIONS)}).",
-            )
-        self._server = _ServerFacts(
-            result.protocol_version, result.server_info, result.capabilities, result.instructions
-        )
-        self.session.server = result
-        self.session.server_info = result.server_info
-        await self.session.send_notification("notifications/initialized")
-        if self.log_level is not None and result.capabilities.logging is not None:
-            await self.set_logging_level(self.log_level)
 
     # -- what the server said about itself -------------------------------------------
 
@@ -397,10 +262,16 @@ class Client:
         """URL-mode elicitation for this client: completions to wait on, approvals."""
         return self.session.url_elicitations
 
-    def _connected(self) -> _ServerFacts:
-        if self._server is None:
+    @property
+    def responder(self) -> Responder:
+        """What answers the server's questions (built from the callbacks if given)."""
+        return self.session.responder
+
+    def _connected(self) -> ServerFacts:
+        facts = self.session.negotiation.facts
+        if facts is None:
             raise RuntimeError("Not connected: use the Client as `async with Client(...)`.")
-        return self._server
+        return facts
 
     # -- requests --------------------------------------------------------------------
 

@@ -1,7 +1,9 @@
 """``ClientSession``: the client's half of one connection, over the JSON-RPC engine.
 
-It sends typed requests, answers the server's requests through the user's callbacks,
-and routes notifications to ``logging_callback`` or ``message_handler``.
+It sends typed requests, sets the connection up (and up again, once, when an HTTP
+server forgot it) through its ``Negotiation``, and is the seam between the server and
+the ``Responder``: it declares what the responder declares, refuses what it did not,
+checks form answers before they leave, and routes notifications to it.
 """
 
 from __future__ import annotations
@@ -16,16 +18,12 @@ import anyio
 import pydantic
 from pydantic import BaseModel, TypeAdapter
 
-from answerback.client._callbacks import (
-    ClientRequestContext,
-    ElicitationCallback,
-    ListRootsCallback,
-    LoggingCallback,
-    MessageHandler,
-    SamplingCallback,
-    refusal,
-)
+from answerback.client._callbacks import ClientRequestContext, checked_answer, refusal
+from answerback.client._form_answers import fitted, unfit_answer, unsupported_form
+from answerback.client._negotiation import Mode, Negotiation
+from answerback.client._responder import Responder, answerer
 from answerback.client._url_elicitation import UrlElicitations
+from answerback.forms import AnswerError, Form, UnsupportedForm, parse_form
 from answerback.jsonrpc import (
     Endpoint,
     Envelope,
@@ -50,19 +48,17 @@ from answerback.types import (
     ElicitResult,
     ErrorData,
     Implementation,
-    InitializeResult,
     InputRequests,
     InputRequiredResult,
-    InvalidParamsError,
     ListRootsResult,
     LoggingLevel,
-    LoggingMessageNotificationParams,
+    LoggingMessageNotification,
     MCPError,
     MCPModel,
     MethodNotFoundError,
     ServerNotification,
 )
-from answerback.types._errors import INTERNAL_ERROR
+from answerback.types._errors import INTERNAL_ERROR, INVALID_PARAMS
 from answerback.types._methods import parse_as
 from answerback.types._sampling_rules import check_tool_balance
 
@@ -79,37 +75,37 @@ class ClientSession:
     def __init__(
         self,
         *,
-        capabilities: ClientCapabilities,
-        elicitation_callback: ElicitationCallback | None = None,
-        sampling_callback: SamplingCallback | None = None,
-        list_roots_callback: ListRootsCallback | None = None,
-        logging_callback: LoggingCallback | None = None,
-        message_handler: MessageHandler | None = None,
-        read_timeout_seconds: float | None = None,
+        responder: Responder,
         client_info: Implementation,
+        mode: Mode = "auto",
+        connect_timeout_seconds: float | None = None,
+        read_timeout_seconds: float | None = None,
         log_level: LoggingLevel | None = None,
         max_input_requests: int = 32,
     ) -> None:
-        self.capabilities = capabilities
+        self.responder = responder
+        self.capabilities: ClientCapabilities = responder.capabilities()
+        """What the client declares: the responder's declaration, read once."""
         self.client_info = client_info
         self.log_level: LoggingLevel | None = log_level
-        self._elicitation_callback = elicitation_callback
-        self._sampling_callback = sampling_callback
-        self._list_roots_callback = list_roots_callback
-        self._logging_callback = logging_callback
-        self._message_handler = message_handler
+        self.negotiation = Negotiation(
+            self, mode=mode, connect_timeout_seconds=connect_timeout_seconds
+        )
         self.read_timeout_seconds = read_timeout_seconds
         self.max_input_requests = max_input_requests
         """The most questions one 2026-07-28 round may ask; a server asking more is refused."""
         self._endpoint: Endpoint | None = None
-        self.server: InitializeResult | None = None
-        """What the server said about itself in ``initialize`` (legacy era)."""
         self.server_info: Implementation | None = None
-        """Who the server is (either era), to name it in errors; set by ``Client``."""
+        """Who the server is (either era), to name it in errors; set by the negotiation."""
         self.on_tools_changed: Callable[[], None] | None = None
         """Called when the server says its tool list changed (set by ``Client``)."""
-        self.on_session_expired: Callable[[], Awaitable[None]] | None = None
-        """Sets the session up again after the server forgot it (set by ``Client``)."""
+        self.on_session_expired: Callable[[], Awaitable[None]] | None = self.negotiation.initialize
+        """Sets the session up again after the server forgot it (``None``: don't)."""
+        self._setups = 0
+        """How many times the session was set up again; a request that met an expired
+        session compares it with the count it was sent under."""
+        self._renewal: _Renewal | None = None
+        """The setting up again in progress, which other requests wait for."""
         self.modern_version: str | None = None
         """The 2026-07-28-era version in use, or ``None`` on a legacy connection."""
         self.listeners: dict[RequestId, Subscription] = {}
@@ -155,13 +151,20 @@ class ClientSession:
         on_progress: ProgressCallback | None = None,
         transport_context: Any = None,
         request_id: RequestId | None = None,
+        setup: bool = False,
     ) -> JSONObject:
         """Send a request (stamped for the era) and return the raw result object.
 
         If the server forgot the session (HTTP 404), the session is set up again with
-        ``on_session_expired`` and the request is sent once more.
+        ``on_session_expired`` and the request is sent once more; however many requests
+        meet the expired session at once, it is set up again once. ``setup`` marks the
+        requests that do the setting up: they neither wait for it nor start it.
         """
         timeout = timeout if timeout is not None else self.read_timeout_seconds
+        renewal = self._renewal
+        if renewal is not None and not setup:
+            await renewal.done.wait()
+        sent_under = self._setups
 
         async def send() -> JSONObject:
             return await self.endpoint.request(
@@ -177,10 +180,34 @@ class ClientSession:
         try:
             return await send()
         except ConnectionClosedError as exc:
-            if not _session_expired(exc) or self.on_session_expired is None:
+            if setup or not _session_expired(exc) or self.on_session_expired is None:
                 raise
-            await self.on_session_expired()
+            await self._set_up_again(sent_under, exc)
             return await send()
+
+    async def _set_up_again(self, sent_under: int, expired: ConnectionClosedError) -> None:
+        """Single-flight ``on_session_expired``: the first request to meet the expired
+        session sets it up again; the others wait for that and then retry. A request
+        sent before an earlier setting up finished just retries."""
+        # Each turn either returns, raises, or follows a renewal whose task was
+        # cancelled; then this task tries itself, so the loop ends.
+        while self._setups == sent_under and self.on_session_expired is not None:
+            renewal = self._renewal
+            if renewal is not None:
+                await renewal.done.wait()
+                if renewal.failure is not None:
+                    raise expired from renewal.failure
+                continue
+            renewal = self._renewal = _Renewal()
+            try:
+                await self.on_session_expired()
+                self._setups += 1
+            except Exception as exc:
+                renewal.failure = exc
+                raise
+            finally:
+                self._renewal = None
+                renewal.done.set()
 
     async def send_request(
         self,
@@ -191,11 +218,17 @@ class ClientSession:
         timeout: float | None = None,
         cancellable: bool = True,
         on_progress: ProgressCallback | None = None,
+        setup: bool = False,
     ) -> ResultT:
         """Send a request and parse its result; the timeout defaults to the client's."""
         wire = params.to_wire() if isinstance(params, MCPModel) else params
         raw = await self.request_raw(
-            method, wire, timeout=timeout, cancellable=cancellable, on_progress=on_progress
+            method,
+            wire,
+            timeout=timeout,
+            cancellable=cancellable,
+            on_progress=on_progress,
+            setup=setup,
         )
         return self.complete_result(method, raw, result_type)
 
@@ -289,9 +322,9 @@ class ClientSession:
         )
 
     async def answer_input_requests(self, input_requests: InputRequests) -> JSONObject:
-        """Answer a round's input requests through the callbacks, keyed as asked.
+        """Answer a round's input requests through the responder, keyed as asked.
 
-        A callback's ``ErrorData`` refuses the whole request, and a callback that raises
+        An ``ErrorData`` answer refuses the whole request, and a responder that raises
         or returns the wrong type fails it with the internal error the legacy path would
         have sent the server (the original exception is chained): the call fails the
         same way in both eras.
@@ -319,7 +352,7 @@ class ClientSession:
     # -- receiving -------------------------------------------------------------------
 
     async def handle_request(self, request: IncomingRequest) -> JSONObject:
-        """Answer a server→client request through the matching callback."""
+        """Answer a server→client request through the responder."""
         if request.method == "ping":
             return {}
         context = ClientRequestContext(self, request.id, request.meta)
@@ -331,7 +364,7 @@ class ClientSession:
     async def _answer(
         self, context: ClientRequestContext, method: str, params: JSONObject | None
     ) -> BaseModel:
-        """One server question answered by its callback (both eras come through here)."""
+        """One server question answered by the responder (both eras come through here)."""
         if method == "elicitation/create":
             elicit_params = parse_as(ElicitRequestParams, params or {})
             return await self.answer_elicitation(context, elicit_params)
@@ -345,42 +378,61 @@ class ClientSession:
     async def answer_elicitation(
         self, context: ClientRequestContext, params: ElicitRequestParams
     ) -> ElicitResult | ErrorData:
-        if self._elicitation_callback is None:
-            return refusal("Elicitation")
+        """The seam for elicitation: refuse a mode the responder did not declare and a
+        form outside the restricted subset, then check an accepted form answer (defaults
+        filled in) before it is sent; one that does not fit fails, naming every field."""
+        declared = self.capabilities.elicitation
+        if declared is None:
+            return refusal("Elicitation", "elicitation")
+        form: Form | None = None
+        if isinstance(params, ElicitRequestFormParams):
+            if declared.form is None and declared.url is not None:
+                return _mode_refusal("Form elicitation", "elicitation.form")
+            try:
+                form = parse_form(params.requested_schema)
+            except UnsupportedForm as exc:
+                logger.warning("refused a form from %s: %s", describe_server(self.server_info), exc)
+                return unsupported_form(exc)
+        elif declared.url is None:
+            return _mode_refusal("URL elicitation", "elicitation.url")
         if isinstance(params, ElicitRequestURLParams):
             context = replace(context, url_verdict=self.url_elicitations.admit(params))
-        answer = _expect(
-            await self._elicitation_callback(context, params), ElicitResult, "elicitation_callback"
-        )
-        if isinstance(params, ElicitRequestFormParams) and isinstance(answer, ElicitResult):
-            return _with_defaults(answer, params.requested_schema)
-        return answer
+        source = answerer(self.responder, "elicit")
+        answer = checked_answer(await self.responder.elicit(context, params), ElicitResult, source)
+        if form is None or isinstance(answer, ErrorData) or answer.action != "accept":
+            return answer
+        try:
+            return fitted(form, answer)
+        except AnswerError as exc:
+            return unfit_answer(exc, source)
 
     async def answer_sampling(
         self, context: ClientRequestContext, params: CreateMessageRequestParams
     ) -> CreateMessageResult | ErrorData:
-        if self._sampling_callback is None:
-            return refusal("Sampling")
-        sampling = self.capabilities.sampling
-        if (params.tools or params.tool_choice) and (sampling is None or sampling.tools is None):
-            raise InvalidParamsError(
-                "The server sent tools in a sampling request, but this client did not declare "
-                "sampling.tools (pass sampling_capabilities to Client to accept them)."
-            )
+        """The seam for sampling: refuse what was not declared (tools, context), and
+        messages that break the tool-use pairing rules, before the responder sees it."""
+        declared = self.capabilities.sampling
+        if declared is None:
+            return refusal("Sampling", "sampling")
+        if (params.tools or params.tool_choice) and declared.tools is None:
+            return _mode_refusal("Sampling with tools", "sampling.tools")
+        if params.include_context in ("thisServer", "allServers") and declared.context is None:
+            return _mode_refusal("Sampling with context", "sampling.context")
         check_tool_balance(params.messages)
-        answer = await self._sampling_callback(context, params)
-        return _expect(answer, CreateMessageResult, "sampling_callback")
+        answer = await self.responder.sample(context, params)
+        return checked_answer(answer, CreateMessageResult, answerer(self.responder, "sample"))
 
     async def answer_list_roots(self, context: ClientRequestContext) -> ListRootsResult | ErrorData:
-        if self._list_roots_callback is None:
-            return refusal("List roots")
-        answer = await self._list_roots_callback(context)
-        return _expect(answer, ListRootsResult, "list_roots_callback")
+        if self.capabilities.roots is None:
+            return refusal("List roots", "roots")
+        answer = await self.responder.list_roots(context)
+        return checked_answer(answer, ListRootsResult, answerer(self.responder, "list_roots"))
 
     async def handle_notification(
         self, method: str, params: JSONObject | None, envelope: Envelope
     ) -> None:
-        """Route a server notification to its callback, or else to ``message_handler``.
+        """Route a server notification: log messages to ``responder.on_log``, the others
+        to ``responder.on_notification`` (unknown or malformed ones are dropped).
 
         Notifications of a ``listen()`` stream go to that stream only; its
         acknowledgement is consumed there. A tool list change, on the session or on a
@@ -396,13 +448,6 @@ class ClientSession:
         if listener is not None:
             await listener.deliver(method, params)
             return
-        if method == "notifications/message" and self._logging_callback is not None:
-            await self._logging_callback(
-                LoggingMessageNotificationParams.model_validate(params or {})
-            )
-            return
-        if self._message_handler is None:
-            return
         message: dict[str, Any] = {"method": method}
         if params is not None:
             message["params"] = params
@@ -411,13 +456,13 @@ class ClientSession:
         except ValueError:
             logger.debug("ignored unknown or malformed notification %r", method)
             return
-        await self._message_handler(notification)
+        if isinstance(notification, LoggingMessageNotification):
+            await self.responder.on_log(notification.params)
+        else:
+            await self.responder.on_notification(notification)
 
     async def handle_transport_error(self, exc: Exception) -> None:
-        if self._message_handler is not None:
-            await self._message_handler(exc)
-        else:
-            logger.warning("transport error: %s", exc)
+        await self.responder.on_notification(exc)
 
 
 class Subscription:
@@ -505,24 +550,22 @@ def _session_expired(exc: ConnectionClosedError) -> bool:
     return isinstance(data, dict) and cast(dict[str, Any], data).get("reason") == "session_expired"
 
 
-def _with_defaults(answer: ElicitResult, schema: JSONObject) -> ElicitResult:
-    """An accepted form answer with the schema's defaults filled in for omitted fields
-    (SEP-1034), so a callback may accept a form it showed pre-filled as it is."""
-    if answer.action != "accept":
-        return answer
-    content = dict(answer.content or {})
-    properties = as_object(schema.get("properties")) or {}
-    for name, raw in properties.items():
-        prop = as_object(raw)
-        if prop is not None and "default" in prop and name not in content:
-            content[name] = prop["default"]
-    return answer.model_copy(update={"content": content})
-
-
-def _expect(answer: Any, expected: type[ResultT], callback: str) -> ResultT | ErrorData:
-    if isinstance(answer, expected | ErrorData):
-        return answer
-    raise TypeError(
-        f"{callback} returned {type(answer).__name__}; it must return "
-        f"{expected.__name__} or ErrorData."
+def _mode_refusal(what: str, capability: str) -> ErrorData:
+    """The answer to a request whose mode or part the client did not declare (-32602,
+    as the specification asks for elicitation modes), naming the exact capability."""
+    return ErrorData(
+        code=INVALID_PARAMS,
+        message=(
+            f"{what} not supported: the client did not declare the {capability!r} "
+            "capability. Ask only what the client declared."
+        ),
+        data={"reason": f"the client did not declare the {capability!r} capability"},
     )
+
+
+class _Renewal:
+    """A setting up again in progress: done, and whether it failed."""
+
+    def __init__(self) -> None:
+        self.done = anyio.Event()
+        self.failure: Exception | None = None

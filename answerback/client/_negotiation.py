@@ -1,0 +1,204 @@
+"""Which protocol generation a connection speaks, and what the server said about itself.
+
+The session owns one ``Negotiation``. It runs once when the client connects (the legacy
+``initialize`` handshake, a pinned 2026-07-28 ``server/discover``, or, in ``auto`` mode,
+a probe that falls back to the handshake) and again, as the session's
+``on_session_expired``, when an HTTP server forgot the session; the session makes that
+second run single-flight. ``Client`` only reads the facts it learned.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Literal, cast
+
+from answerback.jsonrpc._endpoint import as_object
+from answerback.types import (
+    DiscoverResult,
+    EmptyResult,
+    Implementation,
+    InitializeRequestParams,
+    InitializeResult,
+    MCPError,
+    RequestTimeoutError,
+    ServerCapabilities,
+    SetLevelRequestParams,
+)
+from answerback.types._errors import (
+    HEADER_MISMATCH,
+    INVALID_REQUEST,
+    MISSING_REQUIRED_CLIENT_CAPABILITY,
+    UNSUPPORTED_PROTOCOL_VERSION,
+)
+from answerback.types._versions import (
+    LATEST_LEGACY_VERSION,
+    LATEST_VERSION,
+    LEGACY_VERSIONS,
+    MODERN_VERSIONS,
+    SUPPORTED_VERSIONS,
+)
+
+if TYPE_CHECKING:
+    from answerback.client._session import ClientSession
+
+Mode = Literal["auto", "legacy"] | str
+
+PROBE_SECONDS = 10.0
+"""How long ``mode="auto"`` waits for ``server/discover`` before assuming a legacy server."""
+_MODERN_ERRORS = (HEADER_MISMATCH, MISSING_REQUIRED_CLIENT_CAPABILITY, UNSUPPORTED_PROTOCOL_VERSION)
+
+
+@dataclass(frozen=True, slots=True)
+class ServerFacts:
+    """What the server told us about itself, from ``initialize`` or ``server/discover``."""
+
+    protocol_version: str
+    server_info: Implementation
+    capabilities: ServerCapabilities
+    instructions: str | None
+
+
+def check_mode(mode: Mode) -> None:
+    """Refuse a mode that names no generation answerback speaks, listing the choices."""
+    if mode not in ("auto", "legacy") and mode not in SUPPORTED_VERSIONS:
+        raise ValueError(
+            f"Unknown mode {mode!r}: use 'auto', 'legacy' or a protocol version "
+            f"({', '.join(SUPPORTED_VERSIONS)})."
+        )
+
+
+class Negotiation:
+    """Chooses the era and version, and holds what the server said (``facts``)."""
+
+    def __init__(
+        self, session: ClientSession, *, mode: Mode, connect_timeout_seconds: float | None
+    ) -> None:
+        check_mode(mode)
+        self._session = session
+        self.mode = mode
+        self.connect_timeout_seconds = connect_timeout_seconds
+        """Bounds each setup request, so a silent server fails the connection."""
+        self.facts: ServerFacts | None = None
+
+    async def start(self) -> None:
+        """Legacy handshake, a pinned modern version, or (``auto``) probe and decide."""
+        if self.mode == "legacy" or self.mode in LEGACY_VERSIONS:
+            await self.initialize()
+        elif self.mode in MODERN_VERSIONS:
+            await self._discover(self.mode, probing=False)
+        elif not await self._discover(LATEST_VERSION, probing=True):
+            await self.initialize()
+
+    async def _discover(self, version: str, *, probing: bool, retried: bool = False) -> bool:
+        """Speak ``version`` (2026-07-28 era) and learn about the server.
+
+        Returns ``False`` when probing finds a server that is not modern: any error that
+        is not a recognised modern one, or no answer within the probe timeout.
+        """
+        session = self._session
+        session.modern_version = version
+        timeout = self.connect_timeout_seconds
+        if probing:
+            timeout = PROBE_SECONDS if timeout is None else min(timeout, PROBE_SECONDS)
+        try:
+            raw = await session.request_raw("server/discover", None, timeout=timeout, setup=True)
+        except RequestTimeoutError as exc:
+            session.modern_version = None
+            if probing:
+                return False
+            raise self._timed_out("server/discover", exc) from None
+        except MCPError as exc:
+            session.modern_version = None
+            supported = _supported_versions(exc)
+            if supported is not None:
+                shared = [v for v in MODERN_VERSIONS if v in supported]
+                if shared and not retried:
+                    return await self._discover(shared[0], probing=False, retried=True)
+                if probing and any(v in LEGACY_VERSIONS for v in supported):
+                    return False
+                raise MCPError(
+                    exc.code,
+                    f"The server supports protocol versions {supported}; answerback speaks "
+                    f"{list(SUPPORTED_VERSIONS)} and none is shared in the requested mode "
+                    f"{self.mode!r}.",
+                    exc.data,
+                ) from exc
+            if probing and exc.code not in _MODERN_ERRORS:
+                return False
+            raise
+        result = session.parse_result("server/discover", raw, DiscoverResult)
+        try:
+            server_info = result.server_info
+        except ValueError:
+            server_info = None  # a malformed name card is not worth failing over
+        self.facts = ServerFacts(
+            version,
+            server_info or Implementation(name="unknown", version="unknown"),
+            result.capabilities,
+            result.instructions,
+        )
+        session.server_info = server_info
+        return True
+
+    async def initialize(self) -> None:
+        """The legacy handshake: at connection, and again when the server forgot us."""
+        session = self._session
+        version = self.mode if self.mode in LEGACY_VERSIONS else LATEST_LEGACY_VERSION
+        params = InitializeRequestParams(
+            protocol_version=version,
+            capabilities=session.capabilities,
+            client_info=session.client_info,
+        )
+        try:
+            result = await session.send_request(
+                "initialize",
+                params,
+                InitializeResult,
+                cancellable=False,
+                timeout=self.connect_timeout_seconds,
+                setup=True,
+            )
+        except RequestTimeoutError as exc:
+            raise self._timed_out("initialize", exc) from None
+        if result.protocol_version not in LEGACY_VERSIONS:
+            raise MCPError(
+                INVALID_REQUEST,
+                f"The server chose protocol version {result.protocol_version!r}, which "
+                f"answerback does not speak ({', '.join(LEGACY_VERSIONS)}).",
+            )
+        self.facts = ServerFacts(
+            result.protocol_version, result.server_info, result.capabilities, result.instructions
+        )
+        session.server_info = result.server_info
+        await session.send_notification("notifications/initialized")
+        if session.log_level is not None and result.capabilities.logging is not None:
+            await session.send_request(
+                "logging/setLevel",
+                SetLevelRequestParams(level=session.log_level),
+                EmptyResult,
+                setup=True,
+            )
+
+    def _timed_out(self, method: str, exc: RequestTimeoutError) -> RequestTimeoutError:
+        """The timeout of a setup request, saying what to check (``exc`` itself if it was
+        the read timeout that ran out, there being no connect timeout)."""
+        if self.connect_timeout_seconds is None:
+            return exc
+        return RequestTimeoutError(
+            f"The server did not answer {method!r} within {self.connect_timeout_seconds:g} s, "
+            "so the connection was not set up. Check that the target is an MCP server and "
+            "that it is running (a stdio program must read requests on stdin and answer on "
+            "stdout); if it is only slow to start, raise Client(connect_timeout_seconds=...).",
+            exc.data,
+        )
+
+
+def _supported_versions(exc: MCPError) -> list[str] | None:
+    """The versions an ``UnsupportedProtocolVersionError`` says the server speaks."""
+    data = as_object(exc.data)
+    if exc.code != UNSUPPORTED_PROTOCOL_VERSION or data is None:
+        return None
+    supported: object = data.get("supported")
+    if not isinstance(supported, list):
+        return None
+    return [str(v) for v in cast(list[Any], supported)]

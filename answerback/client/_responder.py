@@ -1,0 +1,268 @@
+"""The ``Responder`` seam: one object answers what the server asks, and declares it.
+
+A client answers the server's requests (elicitation, sampling, roots) and receives its
+notifications. A ``Responder`` does all of it, and its ``capabilities()`` is the
+declaration: the session declares exactly that (in ``initialize``, or in every
+2026-07-28 request's ``_meta``), refuses for it whatever it did not declare, and checks
+what it answers before anything is sent. One seam serves both protocol generations.
+
+Responders compose. ``ResponderWrapper`` hands everything to an inner responder, so a
+layer overrides only what it changes: ``CheckedForms`` asks a ``FormRenderer`` again
+when a person's answer does not fit the form, ``Headless`` answers for a person who is
+not there. The seed's keyword callbacks are sugar for a ``CallbackResponder``.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Protocol, runtime_checkable
+
+from answerback.client._callbacks import (
+    ClientRequestContext,
+    ElicitationCallback,
+    IncomingMessage,
+    ListRootsCallback,
+    LoggingCallback,
+    MessageHandler,
+    SamplingCallback,
+    checked_answer,
+    refusal,
+)
+from answerback.client._form_answers import fitted
+from answerback.forms import AnswerError, parse_form
+from answerback.types import (
+    ClientCapabilities,
+    CreateMessageRequestParams,
+    CreateMessageResult,
+    ElicitationCapability,
+    ElicitRequestFormParams,
+    ElicitRequestParams,
+    ElicitResult,
+    ErrorData,
+    ListRootsResult,
+    LoggingMessageNotification,
+    LoggingMessageNotificationParams,
+    RootsCapability,
+    SamplingCapability,
+)
+
+logger = logging.getLogger("answerback.client")
+
+
+@runtime_checkable
+class Responder(Protocol):
+    """Answers the server's questions and receives its notifications.
+
+    Implement it structurally, or subclass it to inherit the defaults below (refuse
+    every request, ignore notifications) and override what you answer together with
+    ``capabilities()``. Only what ``capabilities()`` declares ever reaches a method:
+    an ``elicit`` that declared only ``elicitation.url`` never sees a form.
+    """
+
+    def capabilities(self) -> ClientCapabilities:
+        """What this responder answers, exactly as the client declares it: elicitation
+        modes (``form``, ``url``; an empty ``ElicitationCapability()`` means form only),
+        sampling with or without ``tools``/``context``, roots with or without
+        ``listChanged``."""
+        ...
+
+    async def elicit(
+        self, context: ClientRequestContext, params: ElicitRequestParams
+    ) -> ElicitResult | ErrorData:
+        """Ask the person (a form, or consent to open a URL); ``ErrorData`` refuses."""
+        return refusal("Elicitation", "elicitation")
+
+    async def sample(
+        self, context: ClientRequestContext, params: CreateMessageRequestParams
+    ) -> CreateMessageResult | ErrorData:
+        """Run the model on the server's messages; ``ErrorData`` refuses."""
+        return refusal("Sampling", "sampling")
+
+    async def list_roots(self, context: ClientRequestContext) -> ListRootsResult | ErrorData:
+        """The directories the server may work in; ``ErrorData`` refuses."""
+        return refusal("List roots", "roots")
+
+    async def on_log(self, params: LoggingMessageNotificationParams) -> None:
+        """A ``notifications/message`` log message from the server."""
+
+    async def on_notification(self, message: IncomingMessage) -> None:
+        """Any other notification, or an error the transport reported."""
+        if isinstance(message, Exception):
+            logger.warning("transport error: %s", message)
+
+
+@runtime_checkable
+class FormRenderer(Responder, Protocol):
+    """A responder that shows forms to a person and can show one again."""
+
+    async def elicit_again(
+        self,
+        context: ClientRequestContext,
+        params: ElicitRequestFormParams,
+        previous: ElicitResult,
+        problems: AnswerError,
+    ) -> ElicitResult | ErrorData:
+        """Show the form again with ``problems`` (every bad field, by name) next to
+        what the person answered (``previous``), and return the new answer."""
+        ...
+
+
+class CallbackResponder(Responder):
+    """The seed's keyword callbacks as one responder: each callback given declares its
+    capability (elicitation in both modes, sampling as ``sampling_capabilities`` says,
+    roots with ``listChanged``); one not given is refused for you."""
+
+    def __init__(
+        self,
+        *,
+        elicitation_callback: ElicitationCallback | None = None,
+        sampling_callback: SamplingCallback | None = None,
+        sampling_capabilities: SamplingCapability | None = None,
+        list_roots_callback: ListRootsCallback | None = None,
+        logging_callback: LoggingCallback | None = None,
+        message_handler: MessageHandler | None = None,
+    ) -> None:
+        if sampling_capabilities is not None and sampling_callback is None:
+            raise ValueError("sampling_capabilities needs a sampling_callback to answer with.")
+        self._elicitation_callback = elicitation_callback
+        self._sampling_callback = sampling_callback
+        self._sampling_capabilities = sampling_capabilities
+        self._list_roots_callback = list_roots_callback
+        self._logging_callback = logging_callback
+        self._message_handler = message_handler
+
+    def capabilities(self) -> ClientCapabilities:
+        sampling = None
+        if self._sampling_callback is not None:
+            sampling = self._sampling_capabilities or SamplingCapability()
+        return ClientCapabilities(
+            elicitation=(
+                ElicitationCapability(form={}, url={})
+                if self._elicitation_callback is not None
+                else None
+            ),
+            sampling=sampling,
+            roots=RootsCapability(list_changed=True) if self._list_roots_callback else None,
+        )
+
+    async def elicit(
+        self, context: ClientRequestContext, params: ElicitRequestParams
+    ) -> ElicitResult | ErrorData:
+        if self._elicitation_callback is None:
+            return refusal("Elicitation", "elicitation")
+        answer = await self._elicitation_callback(context, params)
+        return checked_answer(answer, ElicitResult, "elicitation_callback")
+
+    async def sample(
+        self, context: ClientRequestContext, params: CreateMessageRequestParams
+    ) -> CreateMessageResult | ErrorData:
+        if self._sampling_callback is None:
+            return refusal("Sampling", "sampling")
+        answer = await self._sampling_callback(context, params)
+        return checked_answer(answer, CreateMessageResult, "sampling_callback")
+
+    async def list_roots(self, context: ClientRequestContext) -> ListRootsResult | ErrorData:
+        if self._list_roots_callback is None:
+            return refusal("List roots", "roots")
+        answer = await self._list_roots_callback(context)
+        return checked_answer(answer, ListRootsResult, "list_roots_callback")
+
+    async def on_log(self, params: LoggingMessageNotificationParams) -> None:
+        """To ``logging_callback``; without one, to ``message_handler`` as the whole
+        notification, as the seed's client does."""
+        if self._logging_callback is not None:
+            await self._logging_callback(params)
+        elif self._message_handler is not None:
+            await self._message_handler(LoggingMessageNotification(params=params))
+
+    async def on_notification(self, message: IncomingMessage) -> None:
+        if self._message_handler is not None:
+            await self._message_handler(message)
+        else:
+            await super().on_notification(message)
+
+
+_CALLBACK_NAMES = {
+    "elicit": "elicitation_callback",
+    "sample": "sampling_callback",
+    "list_roots": "list_roots_callback",
+}
+
+
+def answerer(responder: Responder, method: str) -> str:
+    """How an error names the function behind ``responder.<method>``: the seed's
+    callback argument for a ``CallbackResponder``, else ``Type.method``."""
+    if isinstance(responder, CallbackResponder) and method in _CALLBACK_NAMES:
+        return _CALLBACK_NAMES[method]
+    return f"{type(responder).__name__}.{method}"
+
+
+class ResponderWrapper(Responder):
+    """Hands everything to ``inner``: subclass it and override what your layer changes.
+
+    The outermost responder is the one the client is given; a wrapper that changes
+    what is declared overrides ``capabilities()`` too.
+    """
+
+    def __init__(self, inner: Responder) -> None:
+        self.inner = inner
+
+    def capabilities(self) -> ClientCapabilities:
+        return self.inner.capabilities()
+
+    async def elicit(
+        self, context: ClientRequestContext, params: ElicitRequestParams
+    ) -> ElicitResult | ErrorData:
+        return await self.inner.elicit(context, params)
+
+    async def sample(
+        self, context: ClientRequestContext, params: CreateMessageRequestParams
+    ) -> CreateMessageResult | ErrorData:
+        return await self.inner.sample(context, params)
+
+    async def list_roots(self, context: ClientRequestContext) -> ListRootsResult | ErrorData:
+        return await self.inner.list_roots(context)
+
+    async def on_log(self, params: LoggingMessageNotificationParams) -> None:
+        await self.inner.on_log(params)
+
+    async def on_notification(self, message: IncomingMessage) -> None:
+        await self.inner.on_notification(message)
+
+
+class CheckedForms(ResponderWrapper):
+    """Asks a ``FormRenderer`` again while its accepted answer does not fit the form.
+
+    The client checks every form answer before sending it whatever the responder; this
+    layer turns a failed check into another chance for the person (``attempts`` in
+    all) instead of a failed tool call. Past the last attempt the answer goes on as it
+    is and the client fails the request, listing every bad field.
+    """
+
+    def __init__(self, renderer: FormRenderer, *, attempts: int = 3) -> None:
+        if attempts < 1:
+            raise ValueError(f"attempts must be at least 1 (the first asking), not {attempts}.")
+        super().__init__(renderer)
+        self.renderer = renderer
+        self.attempts = attempts
+
+    async def elicit(
+        self, context: ClientRequestContext, params: ElicitRequestParams
+    ) -> ElicitResult | ErrorData:
+        source = answerer(self.renderer, "elicit")
+        answer = checked_answer(await self.renderer.elicit(context, params), ElicitResult, source)
+        if not isinstance(params, ElicitRequestFormParams):
+            return answer
+        form = parse_form(params.requested_schema)
+        for _ in range(self.attempts - 1):
+            if isinstance(answer, ErrorData) or answer.action != "accept":
+                return answer
+            try:
+                fitted(form, answer)
+            except AnswerError as problems:
+                again = await self.renderer.elicit_again(context, params, answer, problems)
+                source = answerer(self.renderer, "elicit_again")
+                answer = checked_answer(again, ElicitResult, source)
+            else:
+                return answer
+        return answer

@@ -8,6 +8,7 @@ checks form answers before they leave, and routes notifications to it.
 
 from __future__ import annotations
 
+import functools
 import logging
 import math
 from collections.abc import Awaitable, Callable
@@ -336,7 +337,11 @@ class ClientSession:
             meta = as_object(params.get("_meta")) if params is not None else None
             context = ClientRequestContext(self, key, meta)
             try:
-                answer = await self._answer(context, input_request.method, params)
+                # Cancelled, like a legacy handler, if the connection ends meanwhile.
+                answer = await self.endpoint.until_closed(
+                    functools.partial(self._answer, context, input_request.method, params),
+                    "answering the server's questions",
+                )
             except MCPError:
                 raise
             except Exception as exc:

@@ -14,7 +14,7 @@ import logging
 import time
 from collections.abc import Awaitable, Callable
 from types import TracebackType
-from typing import Any, Self, cast
+from typing import Any, Self, TypeVar, cast
 
 import anyio
 import anyio.lowlevel
@@ -48,6 +48,7 @@ RequestHandler = Callable[["IncomingRequest"], Awaitable[JSONObject]]
 NotificationHandler = Callable[[str, JSONObject | None, Envelope], Awaitable[None]]
 ProgressCallback = Callable[[float, float | None, str | None], Awaitable[None]]
 ErrorHandler = Callable[[Exception], Awaitable[None]]
+T = TypeVar("T")
 
 CANCELLED = "notifications/cancelled"
 PROGRESS = "notifications/progress"
@@ -185,6 +186,8 @@ class Endpoint:
         self._next_id = 1
         self._pending: dict[RequestId, _Pending] = {}
         self._in_flight: dict[RequestId, CancelScope] = {}
+        self._bound: set[anyio.CancelScope] = set()
+        """The scopes of ``until_closed``: work for the peer done outside a handler."""
         self._handlers_running = 0
         self._last_handler_done = 0.0
         self._closed_reason: str | None = None
@@ -225,7 +228,7 @@ class Endpoint:
             self._read_stream.close()
 
     def _cancel_handlers(self) -> None:
-        for scope in self._in_flight.values():
+        for scope in (*self._in_flight.values(), *self._bound):
             scope.cancel()
 
     @property
@@ -237,6 +240,25 @@ class Endpoint:
     def pending_count(self) -> int:
         """Our requests still waiting for an answer."""
         return len(self._pending)
+
+    async def until_closed(self, work: Callable[[], Awaitable[T]], what: str) -> T:
+        """``await work()``, cancelled if the connection ends first, like a handler.
+
+        For work done for the peer outside a handler: a 2026-07-28 client answers the
+        server's questions inside its own call's retry loop, and once the connection is
+        gone nobody can receive the answer, so the person must not be kept asking.
+        Raises ``ConnectionClosedError`` saying it stopped ``what`` (a gerund phrase).
+        """
+        if self._closed_reason is None:
+            scope = anyio.CancelScope()
+            self._bound.add(scope)
+            try:
+                with scope:
+                    return await work()
+            finally:
+                self._bound.discard(scope)
+        reason = self._closed_reason or "the connection was closed"
+        raise ConnectionClosedError(f"Stopped {what}: {reason}. Open a new connection.")
 
     # -- sending ---------------------------------------------------------------------
 

@@ -384,7 +384,8 @@ async def test_the_client_sets_up_a_new_session_after_404() -> None:
         async with Client(transport, mode="legacy", elicitation_callback=accept_ada) as client:
             first_session = transport.session_id
             assert first_session in app.sessions
-            await app._end_session(app.sessions[first_session], "test forgot it")
+            forgotten = app.sessions[first_session]
+            await running.call(lambda: app._end_session(forgotten, "test forgot it"))
             result = await client.call_tool("issue_card")
             assert result.content == [TextContent(text="Card issued to Ada Lovelace.")]
             assert transport.session_id is not None
@@ -403,7 +404,8 @@ async def test_a_404_on_a_notification_does_not_end_the_connection() -> None:
             await client.ping()
             first_session = transport.session_id
             assert first_session is not None
-            await app._end_session(app.sessions[first_session], "test forgot it")
+            forgotten = app.sessions[first_session]
+            await running.call(lambda: app._end_session(forgotten, "test forgot it"))
             await client.send_roots_list_changed()
             await anyio.sleep(0.2)  # let the notification meet its 404
             result = await client.call_tool("issue_card")
@@ -418,7 +420,7 @@ async def test_a_404_is_reported_as_session_expired() -> None:
     async with serve(app) as running, Client(running.url, mode="legacy") as client:
         client.session.on_session_expired = None
         [session] = app.sessions.values()
-        await app._end_session(session, "test forgot it")
+        await running.call(lambda: app._end_session(session, "test forgot it"))
         with pytest.raises(MCPError) as caught:
             await client.call_tool("client_features")
     assert caught.value.code == CONNECTION_CLOSED
@@ -567,7 +569,7 @@ async def test_requests_during_shutdown_are_refused() -> None:
     """Once sessions are being closed for shutdown, new requests get 503, not a session."""
     app = http_app()
     async with serve(app) as running, httpx2.AsyncClient(timeout=PATIENCE_SECONDS) as http:
-        await app.close_sessions()
+        await running.call(app.close_sessions)
         response = await http.post(
             running.url, json=rpc("initialize", initialize_params(), id=0), headers=POST_HEADERS
         )

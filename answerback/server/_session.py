@@ -103,8 +103,10 @@ class ServerSession:
 
     def _may_elicit_form(self) -> None:
         elicitation = self._client.capabilities.elicitation
-        if elicitation is None or (elicitation.url is not None and elicitation.form is None):
+        if elicitation is None:
             raise self._not_supported("Elicitation", "elicitation")
+        if elicitation.url is not None and elicitation.form is None:
+            raise self._not_supported("Form elicitation", "elicitation.form")
         self._require("elicitation", "Elicitation")
 
     async def elicit_url(self, message: str, url: str, elicitation_id: str) -> ElicitResult:
@@ -161,10 +163,12 @@ class ServerSession:
             lambda: self._may_sample(with_tools=with_tools),
         )
 
-    def _may_sample(self, *, with_tools: bool) -> None:
+    def _may_sample(self, *, with_tools: bool, with_context: bool = False) -> None:
         sampling = self._client.capabilities.sampling
         if sampling is None:
             raise self._not_supported("Sampling", "sampling")
+        if with_context and sampling.context is None:
+            raise self._not_supported("Sampling with context", "sampling.context")
         if with_tools:
             if sampling.tools is None:
                 raise self._not_supported("Sampling with tools", "sampling.tools")
@@ -189,7 +193,10 @@ class ServerSession:
             else:
                 self._may_elicit_form()
         elif method == "sampling/createMessage":
-            self._may_sample(with_tools="tools" in params or "toolChoice" in params)
+            self._may_sample(
+                with_tools="tools" in params or "toolChoice" in params,
+                with_context=params.get("includeContext") in ("thisServer", "allServers"),
+            )
         elif method == "roots/list":
             self._may_list_roots()
 
@@ -217,7 +224,11 @@ class ServerSession:
         return result_type.model_validate(raw)
 
     def _not_supported(self, what: str, capability: str) -> MCPError:
-        """The error for asking what the client did not declare (never sent to it)."""
+        """The error for asking what the client did not declare (never sent to it): it
+        names the exact capability, and tells the client's developer what provides it
+        (a legacy refusal of a whole capability keeps the official SDK's bare message,
+        which programs match on, and says it in ``data``)."""
+        fix = _HOW_TO_DECLARE[capability]
         if self._client.modern:
             required: dict[str, Any] = {}
             node = required
@@ -228,14 +239,15 @@ class ServerSession:
             return MCPError(
                 MISSING_REQUIRED_CLIENT_CAPABILITY,
                 f"{what} not supported: the request did not declare the {capability!r} "
-                "client capability.",
+                f"client capability; {fix}.",
                 {"requiredCapabilities": required},
             )
-        return MCPError(
-            METHOD_NOT_FOUND,
-            f"{what} not supported",
-            {"reason": f"the client did not declare the {capability!r} capability"},
-        )
+        reason = f"the client did not declare the {capability!r} capability"
+        if "." in capability:
+            return MCPError(
+                METHOD_NOT_FOUND, f"{what} not supported: {reason}; {fix}.", {"reason": reason}
+            )
+        return MCPError(METHOD_NOT_FOUND, f"{what} not supported", {"reason": f"{reason}: {fix}"})
 
     # -- telling the client ----------------------------------------------------------
 
@@ -297,6 +309,26 @@ def check_sendable_url(url: str) -> None:
             f"Refusing to send a URL elicitation whose link clients block: {verdict.explain()}"
             "\nUse an https link (plain http only for localhost) with no user name before '@'."
         )
+
+
+_ANSWERS = "or a responder that declares it in capabilities() and answers in"
+_HOW_TO_DECLARE = {
+    "elicitation": f"give the Client an elicitation_callback {_ANSWERS} elicit()",
+    "elicitation.form": f"give the Client an elicitation_callback (both modes) {_ANSWERS} elicit()",
+    "elicitation.url": f"give the Client an elicitation_callback (both modes) {_ANSWERS} elicit()",
+    "sampling": f"give the Client a sampling_callback {_ANSWERS} sample()",
+    "sampling.tools": (
+        "pass sampling_capabilities=SamplingCapability(tools=SamplingToolsCapability()) "
+        f"with the sampling_callback, {_ANSWERS} sample()"
+    ),
+    "sampling.context": (
+        "pass sampling_capabilities=SamplingCapability(context=SamplingContextCapability()) "
+        f"with the sampling_callback, {_ANSWERS} sample()"
+    ),
+    "roots": f"give the Client a list_roots_callback {_ANSWERS} list_roots()",
+}
+"""What gives a client each capability, in answerback's client: told to the developer
+of a client that lacks it."""
 
 
 def _covers(declared: Any, wanted: Any) -> bool:

@@ -144,6 +144,8 @@ class _Call:
     request_id: RequestId
     modern: bool
     scope: anyio.CancelScope = field(default_factory=anyio.CancelScope)
+    questions: set[RequestId] = field(default_factory=set[RequestId])
+    """The server's requests its stream carried that we have not answered yet."""
 
 
 @dataclass(slots=True)
@@ -196,6 +198,8 @@ class StreamableHTTPTransport:
         self.session_id: str | None = None
         self.protocol_version: str | None = None
         self._calls: dict[RequestId, _Call] = {}
+        self._questions: dict[RequestId, _Call] = {}
+        """Each unanswered server request, by its id, and the call whose stream carried it."""
         self._ssl_context: ssl.SSLContext | None = None
 
     def __repr__(self) -> str:
@@ -205,7 +209,7 @@ class StreamableHTTPTransport:
     async def connect(self) -> AsyncGenerator[StreamPair, None]:
         incoming, incoming_read = anyio.create_memory_object_stream[Envelope | Exception](math.inf)
         outgoing, outgoing_read = anyio.create_memory_object_stream[Envelope](math.inf)
-        self._calls = {}
+        self._calls, self._questions = {}, {}
         lanes = self._lanes()
         try:
             async with anyio.create_task_group() as tg:
@@ -326,6 +330,10 @@ class StreamableHTTPTransport:
                 elif method == CANCELLED:
                     self._cancel(lanes, message, body, headers, tg)
                 else:
+                    if method is None and request_id is not None:  # our answer
+                        asked_on = self._questions.pop(request_id, None)
+                        if asked_on is not None:
+                            asked_on.questions.discard(request_id)
                     tg.start_soon(self._deliver, lanes, message, body, headers)
 
     def _cancel(
@@ -399,6 +407,26 @@ class StreamableHTTPTransport:
         finally:
             if self._calls.get(request_id) is call:
                 del self._calls[request_id]
+            self._withdraw_questions(call, incoming)
+
+    def _withdraw_questions(
+        self, call: _Call, incoming: MemoryObjectSendStream[Envelope | Exception]
+    ) -> None:
+        """End the server's unanswered questions that came on ``call``'s stream, as if
+        the server had cancelled them: they are part of that call, which is over
+        (answered, cancelled by us, or its stream lost for good), so nobody will take
+        their answers, and the callbacks asking a person for them must stop."""
+        for question in call.questions:
+            self._questions.pop(question, None)
+            reason = "the call this request was part of has ended"
+            notice = {
+                "jsonrpc": "2.0",
+                "method": CANCELLED,
+                "params": {"requestId": question, "reason": reason},
+            }
+            with contextlib.suppress(anyio.ClosedResourceError, anyio.BrokenResourceError):
+                incoming.send_nowait(Envelope(notice))
+        call.questions.clear()
 
     async def _post(
         self,
@@ -532,9 +560,19 @@ class StreamableHTTPTransport:
                 message = as_object(envelope.message) or {}
                 self._note_version(message)
                 answered = answered or _is_answer(message, request_id)
+                self._note_question(message, request_id)
             with contextlib.suppress(anyio.ClosedResourceError, anyio.BrokenResourceError):
                 incoming.send_nowait(envelope)  # closed: the client is leaving
         return answered
+
+    def _note_question(self, message: JSONObject, request_id: RequestId | None) -> None:
+        """Remember a server request that came on the stream of our request ``request_id``
+        (it is part of that call; see ``_withdraw_questions``)."""
+        question = as_request_id(message.get("id"))
+        call = self._calls.get(request_id) if request_id is not None else None
+        if call is not None and question is not None and "method" in message:
+            call.questions.add(question)
+            self._questions[question] = call
 
     async def _resume(
         self,

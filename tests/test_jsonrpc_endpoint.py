@@ -7,6 +7,8 @@ The engine knows no MCP method; the handlers here are tiny stand-ins.
 
 from __future__ import annotations
 
+import gc
+import warnings
 from collections.abc import AsyncGenerator
 from contextlib import asynccontextmanager
 from typing import Any
@@ -19,7 +21,7 @@ from support import PATIENCE_SECONDS, RawPeer, peer_pair
 
 from answerback.jsonrpc import Endpoint, Envelope, IncomingRequest, JSONObject, MalformedMessage
 from answerback.server import MCPServer
-from answerback.transports import create_stream_pairs
+from answerback.transports import InProcessTransport, create_stream_pairs
 from answerback.types import (
     INTERNAL_ERROR,
     INVALID_PARAMS,
@@ -793,6 +795,18 @@ async def test_leaving_the_endpoint_fails_requests_still_waiting() -> None:
             # The endpoint is gone; the caller wakes up with the reason.
     assert len(failures) == 1
     assert "closed" in str(failures[0])
+
+
+async def test_the_in_process_transport_closes_every_stream_end() -> None:
+    """Even when the client leaves before the server has started: an unclosed memory
+    stream is a ResourceWarning when collected (an error in this suite)."""
+    server = MCPServer("Never started")
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        async with InProcessTransport(server).connect():
+            pass
+        gc.collect()
+    assert [str(w.message) for w in caught if issubclass(w.category, ResourceWarning)] == []
 
 
 # -- an MCP server over the same raw streams -----------------------------------------------

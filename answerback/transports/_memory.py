@@ -42,10 +42,16 @@ class InProcessTransport:
     @asynccontextmanager
     async def connect(self) -> AsyncGenerator[StreamPair, None]:
         client_side, server_side = create_stream_pairs()
-        async with anyio.create_task_group() as tg:
-            tg.start_soon(self.server.serve_connection, *server_side)
-            try:
-                yield client_side
-            finally:
-                client_side[1].close()
-                tg.cancel_scope.cancel()
+        try:
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(self.server.serve_connection, *server_side)
+                try:
+                    yield client_side
+                finally:
+                    client_side[1].close()
+                    tg.cancel_scope.cancel()
+        finally:
+            # Every end, even those of a server cancelled before it started: an unclosed
+            # memory stream is a ResourceWarning when it is collected.
+            for stream in (*client_side, *server_side):
+                stream.close()

@@ -1,0 +1,83 @@
+"""The suite's own nets (conftest.py, the pytest settings in pyproject.toml) catch what
+they are there for, shown on a small suite run in a subprocess with the same conftest:
+
+- an asyncio task that fails with nobody awaiting it (asyncio only logs "Task exception
+  was never retrieved", so the test would pass),
+- an exception where Python can only print it (``__del__``),
+- a trio test that hangs (pytest-timeout's alarm cannot stop one).
+"""
+
+from __future__ import annotations
+
+import tomllib
+
+import pytest
+from support import REPO, TESTS
+
+SUITE = '''
+import asyncio
+import gc
+
+import anyio
+import pytest
+
+pytestmark = pytest.mark.anyio
+
+
+class Unwound(BaseException):
+    """Not an Exception: asyncio's test runner does not re-raise it, only logs it."""
+
+
+async def test_a_task_fails_unheard(anyio_backend_name):
+    if anyio_backend_name != "asyncio":
+        pytest.skip("asyncio tasks only")
+
+    async def fail():
+        raise Unwound("nobody heard")
+
+    task = asyncio.get_running_loop().create_task(fail())
+    await anyio.wait_all_tasks_blocked()
+    assert task.done()
+    del task
+    gc.collect()
+
+
+def test_del_raises():
+    class Broken:
+        def __del__(self):
+            raise RuntimeError("raised in __del__")
+
+    Broken()
+    gc.collect()
+
+
+async def test_hangs(anyio_backend_name):
+    if anyio_backend_name != "trio":
+        pytest.skip("pytest-timeout stops asyncio tests itself")
+    await anyio.sleep_forever()
+'''
+
+
+def project_ini(timeout: int) -> str:
+    """The project's pytest settings, with a short time limit."""
+    settings = tomllib.loads((REPO / "pyproject.toml").read_text())["tool"]["pytest"]
+    ini = settings["ini_options"]
+    filters = "\n".join(f"    {line}" for line in ini["filterwarnings"])
+    return f"[pytest]\ntimeout = {timeout}\nfilterwarnings =\n{filters}\n"
+
+
+def test_the_nets_fail_what_would_otherwise_pass(pytester: pytest.Pytester) -> None:
+    pytester.makeini(project_ini(timeout=3))
+    pytester.makeconftest((TESTS / "conftest.py").read_text())
+    pytester.makepyfile(support=(TESTS / "support.py").read_text(), test_suite=SUITE)
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "-rfEs")
+    outcomes = result.parseoutcomes()
+    report = result.stdout.str()
+    # The unheard task fails at teardown (the test itself passed), the __del__ test in
+    # its call, the hanging test by its time limit; the rest are skips.
+    assert "asyncio reported failures nobody handled" in report
+    assert "Task exception was never retrieved" in report
+    assert "raised in __del__" in report
+    assert "TimeoutError" in report
+    assert outcomes.get("errors") == 1, report
+    assert outcomes.get("failed") == 2, report  # the __del__ test, the hang on trio

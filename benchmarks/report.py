@@ -57,7 +57,7 @@ def _version(distribution: str) -> str:
 def _number(value: float | None, metric: str) -> str:
     if value is None:
         return "n/a"
-    if metric == "calls/s":
+    if metric in ("calls/s", "ops/s"):
         return f"{value:,.0f}"
     return f"{value:,.1f}"
 
@@ -87,24 +87,26 @@ def tables(results: dict[str, Any]) -> str:
             if note not in notes:
                 notes.append(note)
             marks += f" [{notes.index(note) + 1}]"
-        floor = scenario.get("floor")
+        # A row without an official side (answerback's own features) leaves its cells
+        # empty, as a row without a floor does; its note says why.
+        floor, official = scenario.get("floor"), scenario.get("official")
         rows.append(
             f"| {scenario['title']}{marks} | {metric} {arrow} "
             f"| {_number(scenario['answerback']['median'], metric)} "
-            f"| {_number(scenario['official']['median'], metric)} "
-            f"| {_ratio(scenario['ratio'])} "
+            f"| {_number(official['median'], metric) if official else ''} "
+            f"| {_ratio(scenario['ratio']) if official else ''} "
             f"| {_number(floor['median'], metric) if floor else ''} "
             f"| {_ratio(scenario['floor_ratio']) if floor else ''} |"
         )
         for side in ("answerback", "official"):
-            if "error" in scenario[side]:
+            if "error" in scenario.get(side, {}):
                 failures.append(f"{scenario['title']}: {side} failed: {scenario[side]['error']}")
-        ours, theirs = scenario["answerback"], scenario["official"]
-        if metric == "calls/s" and "error" not in ours and "error" not in theirs:
+        measured = [scenario[side] for side in ("answerback", "official") if side in scenario]
+        if metric in ("calls/s", "ops/s") and all("error" not in side for side in measured):
             cells = [
-                f"{side[key]:.3f} ms"
+                f"{side[key]:.3f} ms" if side else ""
                 for key in ("median_p50_ms", "median_p99_ms")
-                for side in (ours, theirs)
+                for side in (scenario["answerback"], official)
             ]
             latency.append(f"| {scenario['title']} | {' | '.join(cells)} |")
     text = "\n".join(rows) + "\n\nLatency per call (medians over rounds):\n\n" + "\n".join(latency)

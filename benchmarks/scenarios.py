@@ -15,17 +15,21 @@ from typing import Any, Literal
 
 import anyio
 
-from benchmarks import floor
+from benchmarks import floor, library
 from benchmarks.clients import IMPLS, Mode, Transport, connect
 from benchmarks.config import Config
 from benchmarks.measure import Call, Run, concurrent, median, sequential
 from benchmarks.memory import rss_per_session
 from benchmarks.startup import ENTRY_POINTS, import_seconds, warm_bytecode
 
-Kind = Literal["calls", "startup", "memory"]
+Kind = Literal["calls", "startup", "memory", "library"]
 Side = Literal["answerback", "official", "floor"]
 
 MRTR_NOTE = "official: resolver API (Resolve + Elicit); its ctx.elicit is refused on 2026-07-28"
+LIBRARY_NOTE = (
+    "answerback only, timed in-process (pure code, no I/O): "
+    "the official SDK has no form engine or URL verdict to compare with"
+)
 INPROC_2026_NOTE = (
     "official: in-process non-legacy mode skips JSON-RPC (direct dispatch); "
     "answerback still speaks JSON-RPC over memory streams"
@@ -45,15 +49,25 @@ class Scenario:
     concurrent: bool = False
     floor: bool = False
     entry_point: str = ""
+    operation: library.Operation | None = None
+    """What a ``library`` scenario times."""
     notes: tuple[str, ...] = field(default_factory=tuple)
 
     @property
     def metric(self) -> str:
-        return {"calls": "calls/s", "startup": "ms", "memory": "KiB/session"}[self.kind]
+        metrics = {"calls": "calls/s", "startup": "ms", "memory": "KiB/session", "library": "ops/s"}
+        return metrics[self.kind]
 
     @property
     def better(self) -> Literal["higher", "lower"]:
-        return "higher" if self.kind == "calls" else "lower"
+        return "higher" if self.kind in ("calls", "library") else "lower"
+
+    @property
+    def sides(self) -> list[Side]:
+        """Who is measured: answerback and the official SDK, and the floor if any."""
+        if self.kind == "library":
+            return ["answerback"]
+        return [*IMPLS, *(["floor"] if self.floor else [])]
 
 
 def _calls(
@@ -111,6 +125,20 @@ SCENARIOS: tuple[Scenario, ...] = (
         title="HTTP elicit, 2026 (MRTR), 20 clients",
     ),
     Scenario("memory-http-session", "memory: server RSS per idle legacy HTTP session", "memory"),
+    Scenario(
+        "forms-check-10",
+        "forms: parse a 10-field form and check an answer",
+        "library",
+        operation="form",
+        notes=(LIBRARY_NOTE,),
+    ),
+    Scenario(
+        "urls-verdict",
+        "URL verdict (judge_url over 8 mixed URLs)",
+        "library",
+        operation="url",
+        notes=(LIBRARY_NOTE,),
+    ),
 )
 
 
@@ -138,7 +166,7 @@ async def run_scenario(scenario: Scenario, config: Config, servers: Servers) -> 
     A side that fails is recorded with its error (and not retried in later rounds), so one
     unsupported combination does not cost the rest of the run.
     """
-    sides: list[Side] = [*IMPLS, *(["floor"] if scenario.floor else [])]
+    sides = scenario.sides
     rounds: dict[Side, list[dict[str, float]]] = {side: [] for side in sides}
     errors: dict[Side, str] = {}
     for number in range(1, config.rounds + 1):
@@ -171,7 +199,8 @@ async def run_scenario(scenario: Scenario, config: Config, servers: Servers) -> 
             **{f"median_{key}": median([s[key] for s in samples]) for key in samples[0]},
             "rounds": samples,
         }
-    ours, theirs = result["answerback"]["median"], result["official"]["median"]
+    ours = result["answerback"]["median"]
+    theirs = result["official"]["median"] if "official" in result else None
     result["ratio"] = ours / theirs if ours and theirs else None
     if scenario.floor:
         bottom = result["floor"]["median"]
@@ -190,7 +219,12 @@ def describe(exc: BaseException) -> str:
 
 
 def _headline(scenario: Scenario, sample: dict[str, float]) -> float:
-    key = {"calls": "calls_per_s", "startup": "ms", "memory": "kib_per_session"}[scenario.kind]
+    key = {
+        "calls": "calls_per_s",
+        "library": "calls_per_s",
+        "startup": "ms",
+        "memory": "kib_per_session",
+    }[scenario.kind]
     return sample[key]
 
 
@@ -208,6 +242,12 @@ async def _measure(
     if scenario.kind == "memory":
         assert side != "floor"
         return await rss_per_session(side, config.sessions)
+    if scenario.kind == "library":
+        assert side == "answerback"
+        assert scenario.operation is not None
+        timed = library.operation(scenario.operation)
+        ops = await sequential(timed, duration=config.duration, warmup=config.warmup_calls)
+        return ops.summary()
     async with _callers(scenario, side, config, servers) as calls:
         run: Run
         if scenario.concurrent:

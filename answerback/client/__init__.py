@@ -24,6 +24,7 @@ from answerback.client._session import (
     InvalidServerResultError,
 )
 from answerback.client._url_elicitation import (
+    ConsentAnswer,
     UrlConsent,
     UrlConsentRequest,
     UrlElicitationLoopError,
@@ -37,6 +38,7 @@ __all__ = [
     "Client",
     "ClientRequestContext",
     "ClientSession",
+    "ConsentAnswer",
     "ElicitationCallback",
     "FormRenderer",
     "Headless",

@@ -182,21 +182,6 @@ class CallbackResponder(Responder):
             await super().on_notification(message)
 
 
-_CALLBACK_NAMES = {
-    "elicit": "elicitation_callback",
-    "sample": "sampling_callback",
-    "list_roots": "list_roots_callback",
-}
-
-
-def answerer(responder: Responder, method: str) -> str:
-    """How an error names the function behind ``responder.<method>``: the seed's
-    callback argument for a ``CallbackResponder``, else ``Type.method``."""
-    if isinstance(responder, CallbackResponder) and method in _CALLBACK_NAMES:
-        return _CALLBACK_NAMES[method]
-    return f"{type(responder).__name__}.{method}"
-
-
 class ResponderWrapper(Responder):
     """Hands everything to ``inner``: subclass it and override what your layer changes.
 
@@ -266,3 +251,27 @@ class CheckedForms(ResponderWrapper):
             else:
                 return answer
         return answer
+
+
+_CALLBACK_NAMES = {
+    "elicit": "elicitation_callback",
+    "sample": "sampling_callback",
+    "list_roots": "list_roots_callback",
+}
+
+
+def answerer(responder: Responder, method: str) -> str:
+    """How an error names the function behind ``responder.<method>``: through the
+    wrappers that only pass it on (and ``CheckedForms``, whose answers are its
+    renderer's), the seed's callback argument for a ``CallbackResponder``, else
+    ``Type.method``."""
+    while isinstance(responder, ResponderWrapper):
+        if isinstance(responder, CheckedForms) and method == "elicit":
+            responder = responder.renderer
+        elif getattr(type(responder), method, None) is getattr(ResponderWrapper, method, None):
+            responder = responder.inner
+        else:
+            break
+    if isinstance(responder, CallbackResponder) and method in _CALLBACK_NAMES:
+        return _CALLBACK_NAMES[method]
+    return f"{type(responder).__name__}.{method}"

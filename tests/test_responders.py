@@ -253,6 +253,15 @@ def test_a_responder_and_callbacks_together_are_refused() -> None:
     assert "responder= or callbacks (elicitation_callback)" in str(caught.value)
 
 
+def test_a_responder_that_declares_nothing_usable_is_refused_at_once() -> None:
+    class Forgetful(Responder):
+        def capabilities(self) -> Any:
+            return {"elicitation": {}}
+
+    with pytest.raises(TypeError, match=r"Forgetful.capabilities\(\) returned dict"):
+        Client(responders_server(), responder=Forgetful())
+
+
 @pytest.mark.parametrize("mode", ERAS)
 async def test_a_responder_answers_in_both_eras(mode: str) -> None:
     person = Person(GOOD_ANSWER)

@@ -174,11 +174,8 @@ class Client:
                 message_handler=message_handler,
             )
         self._transport = transport_for(target)
-        self.mode = mode
-        self.log_level: LoggingLevel | None = log_level
         self.client_info = client_info or DEFAULT_CLIENT_INFO
         self.input_required_max_rounds = input_required_max_rounds
-        self.connect_timeout_seconds = connect_timeout_seconds
         self.session = ClientSession(
             responder=responder,
             mode=mode,
@@ -261,6 +258,21 @@ class Client:
     def url_elicitations(self) -> UrlElicitations:
         """URL-mode elicitation for this client: completions to wait on, approvals."""
         return self.session.url_elicitations
+
+    @property
+    def mode(self) -> Mode:
+        """The era asked for: ``"auto"``, ``"legacy"`` or a pinned version."""
+        return self.session.negotiation.mode
+
+    @property
+    def connect_timeout_seconds(self) -> float | None:
+        """How long each setup request may go unanswered (``None``: for ever)."""
+        return self.session.negotiation.connect_timeout_seconds
+
+    @property
+    def log_level(self) -> LoggingLevel | None:
+        """The log level asked for at connection (2026-07-28: sent with every request)."""
+        return self.session.log_level
 
     @property
     def responder(self) -> Responder:

@@ -85,7 +85,14 @@ class ClientSession:
         max_input_requests: int = 32,
     ) -> None:
         self.responder = responder
-        self.capabilities: ClientCapabilities = responder.capabilities()
+        declared = cast(object, responder.capabilities())  # a subclass may forget it
+        if not isinstance(declared, ClientCapabilities):
+            raise TypeError(
+                f"{type(responder).__name__}.capabilities() returned "
+                f"{type(declared).__name__}; it must return the ClientCapabilities the "
+                "client declares (ClientCapabilities() declares nothing)."
+            )
+        self.capabilities = declared
         """What the client declares: the responder's declaration, read once."""
         self.client_info = client_info
         self.log_level: LoggingLevel | None = log_level

@@ -308,3 +308,16 @@ async def test_a_required_link_the_person_refuses_ends_the_call_with_the_servers
     assert any(repr(answer) in note for note in caught.value.__notes__)
     assert len(person.shown) == 1
     assert person.opened == []
+
+
+async def test_a_2026_connection_does_not_follow_the_legacy_error() -> None:
+    """2026-07-28 has no -32042 and no completion notification (servers ask inside
+    InputRequiredResult), so a 2026 server raising it anyway reaches the caller."""
+    person = Person()
+    follow = UrlElicitations(follow_required=True, completion_timeout_seconds=None)
+    async with connect(
+        "memory", MODERN, elicitation_callback=person.consent(), url_elicitations=follow
+    ) as client:
+        with pytest.raises(URLElicitationRequiredError):
+            await client.call_tool("read_drive", {"account": uuid.uuid4().hex})
+    assert person.shown == []

@@ -82,8 +82,9 @@ class UrlElicitations:
     connection's elicitation ids) or use the default one at ``client.url_elicitations``.
 
     - ``approved_domains``: sites the person approved before; verdicts count them.
-    - ``follow_required``: follow error -32042 (ask about each elicitation, wait for
-      completion, retry once) instead of raising ``URLElicitationRequiredError``.
+    - ``follow_required``: follow error -32042 on a 2025-11-25 connection (ask about each
+      elicitation, wait for completion, retry once) instead of raising
+      ``URLElicitationRequiredError``.
     - ``completion_timeout_seconds``: how long to wait for the server's completion
       notifications before the retry (``None``: for ever). Servers need not send
       them, so the retry goes ahead when the time is up and the server decides.
@@ -158,8 +159,10 @@ class UrlElicitations:
     async def follow(self, session: ClientSession, send: Callable[[], Awaitable[T]]) -> T:
         """``await send()``, following one -32042 if ``follow_required`` is on: each
         elicitation goes through the session's elicitation path (verdict, then the
-        callback), then the client waits for completion and retries once."""
-        if not self.follow_required:
+        callback), then the client waits for completion and retries once. Only on a
+        legacy connection: 2026-07-28 has neither the error nor the completion
+        notification (its servers ask inside ``InputRequiredResult``)."""
+        if not self.follow_required or session.modern_version is not None:
             return await send()
         try:
             return await send()

@@ -43,6 +43,7 @@ from answerback.transports.http._serving import (
     json_response,
     outgoing,
     unless_client_leaves,
+    until_ready,
 )
 from answerback.transports.http._sse import KEEPALIVE, encode_event
 from answerback.types import META_CLIENT_CAPABILITIES, META_PROTOCOL_VERSION
@@ -190,6 +191,9 @@ class StatelessConnection:
         finally:
             for channel in (*client_side, *server_side):
                 channel.close()
+            for route in self._routes.values():
+                route.close()  # their requests wait no more
+            self._routes.clear()
 
     async def submit(self, message: JSONObject, transport_context: Any) -> _Route:
         """Send one request in; its messages come out of the returned route."""
@@ -209,7 +213,7 @@ class StatelessConnection:
                 await self._to_server.send(
                     Envelope({"jsonrpc": "2.0", "method": CANCELLED, "params": notice})
                 )
-        route.send.close()
+        route.close()
         route.receive.close()
 
     async def _route(self, envelope: Envelope) -> None:
@@ -221,7 +225,7 @@ class StatelessConnection:
             route = self._routes.pop(internal, None) if isinstance(internal, int) else None
             if route is not None:
                 route.deliver(outgoing({**message, "id": route.client_id}))
-                route.send.close()
+                route.close()
             return
         related = envelope.related_request_id
         route = self._routes.get(related) if isinstance(related, int) else None
@@ -238,6 +242,8 @@ class _Route:
     client_id: RequestId
     send: MemoryObjectSendStream[tuple[JSONObject, bytes]] = field(init=False)
     receive: MemoryObjectReceiveStream[tuple[JSONObject, bytes]] = field(init=False)
+    arrived: anyio.Event = field(default_factory=anyio.Event)
+    """Set once the first message is waiting in ``receive``, or the route has closed."""
 
     def __post_init__(self) -> None:
         self.send, self.receive = anyio.create_memory_object_stream[tuple[JSONObject, bytes]](
@@ -252,6 +258,11 @@ class _Route:
             return
         with contextlib.suppress(anyio.ClosedResourceError, anyio.BrokenResourceError):
             self.send.send_nowait((wire.message, wire.data))  # unbounded: never blocks
+        self.arrived.set()
+
+    def close(self) -> None:
+        self.send.close()
+        self.arrived.set()
 
 
 def _with_subscription_id(message: JSONObject, route: _Route) -> JSONObject:
@@ -300,7 +311,8 @@ async def answer_modern(
     route = await app.stateless.submit(message, request)
     incoming = route.receive
     try:
-        first = await unless_client_leaves(request, incoming.receive)
+        await until_ready(request, route.arrived)
+        first = incoming.receive_nowait()
     except anyio.EndOfStream:
         await app.stateless.cancel(route)
         return _json_error(request_id, "The server stopped before answering.")

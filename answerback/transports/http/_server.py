@@ -25,12 +25,11 @@ import math
 import secrets
 from collections import deque
 from collections.abc import AsyncGenerator, Awaitable, Callable
-from contextlib import asynccontextmanager, suppress
-from dataclasses import dataclass
+from contextlib import asynccontextmanager
+from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 import anyio
-import anyio.lowlevel
 from anyio.abc import TaskGroup
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 from starlette.applications import Starlette
@@ -57,7 +56,7 @@ from answerback.transports.http._serving import (
     json_response,
     message_problem,
     outgoing,
-    unless_client_leaves,
+    until_ready,
 )
 from answerback.transports.http._sse import KEEPALIVE, encode_event
 from answerback.types._errors import CONNECTION_CLOSED, INVALID_REQUEST, PARSE_ERROR
@@ -78,9 +77,6 @@ event alone; a quick answer then shares one write with it."""
 _Event = tuple[str, bytes]
 """An SSE event: its id and its data (a message's JSON text; empty for priming)."""
 Listener = tuple[MemoryObjectSendStream[_Event], MemoryObjectReceiveStream[_Event]]
-_Answer = tuple[JSONObject, bytes] | None
-"""What a POST waiting for a JSON answer gets: the response, or ``None`` if the client
-cancelled the request (no response follows)."""
 
 
 class HTTPConnectionServer(Protocol):
@@ -90,6 +86,20 @@ class HTTPConnectionServer(Protocol):
     async def serve_connection(self, read_stream: Any, write_stream: WriteStream) -> None: ...
 
     def tool_input_schema(self, name: str) -> JSONObject | None: ...
+
+
+@dataclass(eq=False, slots=True)
+class _Waiter:
+    """A POST waiting for its answer as one JSON body."""
+
+    done: anyio.Event = field(default_factory=anyio.Event)
+    answer: tuple[JSONObject, bytes] | None = None
+    """The response; ``None`` once done if the request was cancelled or the session ended."""
+    cancelled: bool = False
+
+    def settle(self, answer: tuple[JSONObject, bytes] | None, *, cancelled: bool = False) -> None:
+        self.answer, self.cancelled = answer, cancelled
+        self.done.set()
 
 
 @dataclass(eq=False, slots=True)
@@ -116,7 +126,7 @@ class _Session:
         self.outgoing, self.outgoing_read = anyio.create_memory_object_stream[Envelope](math.inf)
         self.streams: dict[str, _Stream] = {}
         self.request_streams: dict[RequestId, _Stream] = {}
-        self.json_waiters: dict[RequestId, MemoryObjectSendStream[_Answer]] = {}
+        self.json_waiters: dict[RequestId, _Waiter] = {}
         self.backlog: deque[tuple[str, bytes, JSONObject]] = deque()
         """Messages for the GET stream while none is open (bounded by ``max_backlog``)."""
         self.stored: set[str] = set()
@@ -160,7 +170,7 @@ class _Session:
                 await self._deliver(stream, encode(answer), answer)
             self._finish(stream)
         for waiter in self.json_waiters.values():
-            waiter.close()
+            waiter.settle(None)
         self.json_waiters.clear()
         for stream_id in list(self.stored):
             await self.forget(stream_id)
@@ -194,9 +204,7 @@ class _Session:
         one. Returns the id of the request's stream, whose events are of no more use."""
         waiter = self.json_waiters.pop(request_id, None)
         if waiter is not None:
-            with suppress(anyio.BrokenResourceError):
-                waiter.send_nowait(None)
-            waiter.close()
+            waiter.settle(None, cancelled=True)
         stream = self.request_streams.get(request_id)
         if stream is None:
             return None
@@ -237,9 +245,7 @@ class _Session:
             response_id = as_request_id(message.get("id"))
             waiter = self.json_waiters.pop(response_id, None) if response_id is not None else None
             if waiter is not None:
-                with suppress(anyio.BrokenResourceError):
-                    waiter.send_nowait((message, data))
-                waiter.close()
+                waiter.settle((message, data))
                 continue
             stream = self.request_streams.get(response_id) if response_id is not None else None
             if stream is None:
@@ -519,9 +525,6 @@ class StreamableHTTPApp:
     async def _read_body(self, request: Request) -> bytes | Response:
         """The whole body, or why not: too large (413), or too slow to arrive (408)."""
         limit = self.max_body_bytes
-        too_large = error_response(
-            413, INVALID_REQUEST, f"Payload Too Large: the limit is {limit} bytes."
-        )
         declared = request.headers.get("content-length")
         if (
             declared is not None
@@ -529,7 +532,7 @@ class StreamableHTTPApp:
             and declared.isdigit()
             and (len(declared) > 18 or int(declared) > limit)
         ):
-            return too_large
+            return _too_large(limit)
         chunks: list[bytes] = []
         size = 0
         with anyio.move_on_after(self.body_timeout_seconds):
@@ -537,7 +540,7 @@ class StreamableHTTPApp:
                 async for chunk in request.stream():
                     size += len(chunk)
                     if size > limit:
-                        return too_large
+                        return _too_large(limit)
                     chunks.append(chunk)
             except ClientDisconnect:
                 return Response(status_code=CLIENT_CLOSED_REQUEST)
@@ -654,26 +657,23 @@ class StreamableHTTPApp:
         self, session: _Session, request: Request, envelope: Envelope, request_id: RequestId
     ) -> tuple[JSONObject, bytes] | Response:
         """Submit a request and wait for its answer, to send back as one JSON body."""
-        send, receive = anyio.create_memory_object_stream[_Answer](1)
-        session.json_waiters[request_id] = send
+        waiter = session.json_waiters[request_id] = _Waiter()
         try:
-            with receive:
-                if not session.submit(envelope):
-                    return _session_ended(request_id)
-                answer = await unless_client_leaves(request, receive.receive)
-        except anyio.EndOfStream:
-            return _session_ended(request_id)
+            if not session.submit(envelope):
+                return _session_ended(request_id)
+            await until_ready(request, waiter.done)
         except ClientGone:
             # Not a cancellation (the client may still want the work done); the
             # answer, having nowhere to go, is dropped when it comes.
             return Response(status_code=CLIENT_CLOSED_REQUEST)
         finally:
-            if session.json_waiters.get(request_id) is send:
+            if session.json_waiters.get(request_id) is waiter:
                 del session.json_waiters[request_id]
-            send.close()
-        if answer is None:
+        if waiter.cancelled:
             return Response(status_code=204)  # cancelled by the client: no answer follows
-        return answer
+        if waiter.answer is None:
+            return _session_ended(request_id)
+        return waiter.answer
 
     async def _cancel(self, session: _Session, message: JSONObject) -> None:
         """``notifications/cancelled`` from the client: the server's handler stops and
@@ -758,9 +758,7 @@ class StreamableHTTPApp:
                     listener_send.close()
                     stream.listener = None
             if ended and stream.done:
-                # Its answer reached a live connection: nobody will ask for it again. (A
-                # hang-up noticed meanwhile cancels this generator here instead.)
-                await anyio.lowlevel.checkpoint()
+                # Its answer was written to a live connection: nobody will ask for it again.
                 await session.forget(stream.id)
 
         return EventStreamResponse(events(), headers=headers)
@@ -855,6 +853,10 @@ def _closed_listener() -> Listener:
     send, receive = anyio.create_memory_object_stream[_Event](1)
     send.close()
     return send, receive
+
+
+def _too_large(limit: int) -> Response:
+    return error_response(413, INVALID_REQUEST, f"Payload Too Large: the limit is {limit} bytes.")
 
 
 def _session_ended(request_id: RequestId | None) -> Response:

@@ -165,8 +165,22 @@ def json_response(
     return Response(data, status_code=status, headers=headers, media_type="application/json")
 
 
+QUICK_ANSWER_SECONDS = 0.05
+"""How long ``until_ready`` waits before it starts watching for a hang-up: most answers
+come sooner, and the watch costs a task per request."""
+
+
 class ClientGone(Exception):
     """The client closed its connection while the server waited to answer it."""
+
+
+async def until_ready(request: Request, ready: anyio.Event) -> None:
+    """Wait until ``ready`` is set, or raise ``ClientGone`` if the client hangs up first
+    (noticed within ``QUICK_ANSWER_SECONDS`` of the wait's start at the latest)."""
+    with anyio.move_on_after(QUICK_ANSWER_SECONDS):
+        await ready.wait()
+        return
+    await unless_client_leaves(request, ready.wait)
 
 
 async def unless_client_leaves(request: Request, wait: Callable[[], Awaitable[T]]) -> T:

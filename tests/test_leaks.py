@@ -138,7 +138,10 @@ async def test_clients_that_leave_mid_question_leave_nothing_behind(
         for round_number in range(ROUNDS // 3):
             await leave_mid_question(target, round_number)
         assert await settle(lambda: module.running_calls == 0)
-        assert await settle(lambda: not app.sessions and not server._connections)
+        if transport == "http":  # its one stateless connection serves every 2026 request
+            assert await settle(lambda: not app.sessions), list(app.sessions)
+        else:
+            assert await settle(lambda: not server._connections)
         assert len(app.event_store) == 0  # type: ignore[arg-type]
         async with Client(target, mode=mode, elicitation_callback=answer) as client:
             result = await client.call_tool("double", {"n": 4})

@@ -69,6 +69,7 @@ _IDLE_SECONDS = 2.0
 """How long an idle connection is kept: less than the 5 s after which common servers
 (uvicorn, Node) close one, so a reused connection is rarely closed under our feet."""
 _DELIVERY_ATTEMPTS = 3
+_INITIALIZED = "notifications/initialized"
 
 
 class _RedirectRefused(Exception):
@@ -329,6 +330,10 @@ class StreamableHTTPTransport:
                         )
                 elif method == CANCELLED:
                     self._cancel(lanes, message, body, headers, tg)
+                elif method == _INITIALIZED:
+                    # Sent in order: a server may only be ready for requests once it has
+                    # seen this (the TypeScript server registers some tools on it).
+                    await self._deliver(lanes, message, body, headers)
                 else:
                     if method is None and request_id is not None:  # our answer
                         asked_on = self._questions.pop(request_id, None)

@@ -10,10 +10,12 @@ from __future__ import annotations
 
 import json
 import math
+import threading
 from collections.abc import AsyncGenerator
 from typing import Any
 
 import anyio
+import anyio.to_thread
 import httpx2
 import pytest
 from http_support import (
@@ -38,6 +40,21 @@ pytestmark = pytest.mark.anyio
 
 MODERN = "2026-07-28"
 RESULT_BYTES = 256 * 1024
+
+
+class Flag:
+    """An event a tool sets and the test awaits: the server may run its own loop in a
+    thread of its own (under trio), so this is a thread-safe one."""
+
+    def __init__(self) -> None:
+        self._flag = threading.Event()
+
+    def set(self) -> None:
+        self._flag.set()
+
+    async def wait(self) -> None:
+        if not await anyio.to_thread.run_sync(self._flag.wait, PATIENCE_SECONDS):
+            raise TimeoutError("the flag was never set")
 
 
 @pytest.fixture
@@ -225,8 +242,12 @@ async def test_a_notification_holding_nan_is_dropped_and_the_next_one_is_sent(
         good = {"jsonrpc": "2.0", "method": "notifications/tools/list_changed"}
         with anyio.fail_after(PATIENCE_SECONDS):
             async with http.stream("GET", server.url, headers=get_headers) as stream:
-                await session.outgoing.send(Envelope(bad))
-                await session.outgoing.send(Envelope(good))
+
+                async def send_both() -> None:  # unbounded: never blocks
+                    session.outgoing.send_nowait(Envelope(bad))
+                    session.outgoing.send_nowait(Envelope(good))
+
+                await server.call(send_both)
                 chunks = stream.aiter_text()
                 text = ""
                 while "list_changed" not in text:
@@ -386,7 +407,7 @@ async def test_the_get_backlog_is_bounded_and_a_dropped_question_fails_its_call(
 async def test_a_modern_client_hanging_up_cancels_the_tool(
     http: httpx2.AsyncClient, accept: str, progress: bool
 ) -> None:
-    started, stopped = anyio.Event(), anyio.Event()
+    started, stopped = Flag(), Flag()
     mcp = tagged_server()
 
     @mcp.tool()

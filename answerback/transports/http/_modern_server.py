@@ -36,6 +36,7 @@ from answerback.transports._headers import (
 )
 from answerback.transports._memory import create_stream_pairs
 from answerback.transports.http._serving import (
+    CLIENT_CLOSED_REQUEST,
     ClientGone,
     EventStreamResponse,
     Outgoing,
@@ -318,7 +319,7 @@ async def answer_modern(
         return _json_error(request_id, "The server stopped before answering.")
     except ClientGone:
         await app.stateless.cancel(route)
-        return Response(status_code=499)  # nobody is left to read it
+        return Response(status_code=CLIENT_CLOSED_REQUEST)
     except BaseException:
         with anyio.CancelScope(shield=True):
             await app.stateless.cancel(route)

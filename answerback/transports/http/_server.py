@@ -50,6 +50,7 @@ from answerback.transports.http._modern_server import (
 )
 from answerback.transports.http._security import HostPolicy
 from answerback.transports.http._serving import (
+    CLIENT_CLOSED_REQUEST,
     ClientGone,
     EventStreamResponse,
     error_response,
@@ -68,8 +69,6 @@ DEFAULT_VERSION = "2025-03-26"
 """The version to assume when a client sends no ``MCP-Protocol-Version`` header."""
 STANDALONE = "standalone"
 ALLOW = "GET, POST, DELETE"
-CLIENT_CLOSED_REQUEST = 499
-"""The status of a response nobody will read: its client hung up (as nginx logs it)."""
 _FIRST_EVENT_WAIT_SECONDS = 0.05
 """How long a new SSE response waits for its first event before sending the priming
 event alone; a quick answer then shares one write with it."""
@@ -157,21 +156,27 @@ class _Session:
 
     async def close(self, reason: str) -> None:
         """End every open stream, answering the requests still open with an error, and
-        forget the session's stored events."""
-        if self.closed:
-            return
-        self.closed = True
-        self.scope.cancel()
-        self.incoming.close()
-        for stream in list(self.streams.values()):
-            if stream.request_id is not None and not stream.done:
-                error = {"code": CONNECTION_CLOSED, "message": f"Server closed: {reason}."}
-                answer = {"jsonrpc": "2.0", "id": stream.request_id, "error": error}
-                await self._deliver(stream, encode(answer), answer)
-            self._finish(stream)
-        for waiter in self.json_waiters.values():
-            waiter.settle(None)
-        self.json_waiters.clear()
+        forget the session's stored events.
+
+        Called again by ``run`` as the session's task ends (shielded), which finishes
+        the forgetting if the first call was cancelled part way.
+        """
+        if not self.closed:
+            self.closed = True
+            self.scope.cancel()
+            self.incoming.close()
+            for waiter in self.json_waiters.values():
+                waiter.settle(None)
+            self.json_waiters.clear()
+            try:
+                for stream in list(self.streams.values()):
+                    if stream.request_id is not None and not stream.done:
+                        error = {"code": CONNECTION_CLOSED, "message": f"Server closed: {reason}."}
+                        answer = {"jsonrpc": "2.0", "id": stream.request_id, "error": error}
+                        await self._deliver(stream, encode(answer), answer)
+            finally:
+                for stream in list(self.streams.values()):
+                    self._finish(stream)
         for stream_id in list(self.stored):
             await self.forget(stream_id)
 
@@ -643,8 +648,7 @@ class StreamableHTTPApp:
         finally:
             self._starting -= 1
             if session.id not in self.sessions:
-                with anyio.CancelScope(shield=True):
-                    await self._end_session(session, "initialize failed")
+                await self._end_session(session, "initialize failed")
         headers = {SESSION_HEADER: session.id}
         if self.json_response or not wants_sse:
             return json_response(data, headers=headers)

@@ -24,6 +24,8 @@ logger = logging.getLogger("answerback.http")
 T = TypeVar("T")
 
 SSE_HEADERS = {"cache-control": "no-cache", "x-accel-buffering": "no"}
+CLIENT_CLOSED_REQUEST = 499
+"""The status of a response nobody will read: its client hung up (as nginx logs it)."""
 
 
 class Outgoing(NamedTuple):

@@ -814,9 +814,10 @@ async def test_a_failing_responder_fails_the_call_alike_in_both_eras(
 
 
 class CountingInitializes:
-    """ASGI middleware: counts ``initialize`` POSTs, and holds the POSTs that carry
+    """ASGI middleware: counts ``initialize`` POSTs, and holds the tool calls that carry
     ``stale`` (an ended session) until ``expected`` of them have arrived, so every one
-    of them surely went out before the first learns that the session is gone."""
+    of them surely went out before the first learns that the session is gone. (Only
+    calls: the first handshake's ``notifications/initialized`` may still be on its way.)"""
 
     def __init__(self, app: Any, expected: int) -> None:
         self.app = app
@@ -836,10 +837,12 @@ class CountingInitializes:
             body += message.get("body", b"")
             if not message.get("more_body"):
                 break
-        if json.loads(body).get("method") == "initialize":
+        method = json.loads(body).get("method")
+        if method == "initialize":
             self.initializes += 1
         headers = dict(scope["headers"])
-        if self.stale is not None and headers.get(b"mcp-session-id") == self.stale.encode():
+        stale = self.stale is not None and headers.get(b"mcp-session-id") == self.stale.encode()
+        if stale and method == "tools/call":
             await self._wait_for_all()
         replayed = False
 

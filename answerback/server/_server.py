@@ -339,6 +339,8 @@ class MCPServer:
         event_store: EventStore | None = None,
         json_response: bool = False,
         max_body_bytes: int = 4 * 1024 * 1024,
+        body_timeout_seconds: float = 30.0,
+        max_sessions: int = 1000,
         session_idle_seconds: float = 3600.0,
     ) -> StreamableHTTPApp:
         """This server as an ASGI application serving streamable HTTP at ``path``.
@@ -346,6 +348,7 @@ class MCPServer:
         It accepts only localhost ``Host``/``Origin`` headers unless ``host_policy``
         says otherwise. Mounted inside another Starlette app, pass
         ``lifespan=app.router.lifespan_context`` to the parent so sessions can run.
+        The limits are described with ``StreamableHTTPApp`` (docs/transports.md).
         """
         from answerback.transports.http import StreamableHTTPApp
 
@@ -356,6 +359,8 @@ class MCPServer:
             event_store=event_store,
             json_response=json_response,
             max_body_bytes=max_body_bytes,
+            body_timeout_seconds=body_timeout_seconds,
+            max_sessions=max_sessions,
             session_idle_seconds=session_idle_seconds,
         )
 

@@ -5,13 +5,19 @@ they are there for, shown on a small suite run in a subprocess with the same con
   was never retrieved", so the test would pass),
 - an exception where Python can only print it (``__del__``),
 - a trio test that hangs (pytest-timeout's alarm cannot stop one).
+
+And the HTTP tests' ``serve`` cleans up after a failing test as after a passing one.
 """
 
 from __future__ import annotations
 
+import gc
 import tomllib
+import warnings
 
 import pytest
+from http_support import serve
+from http_support.apps import http_app
 from support import REPO, TESTS
 
 SUITE = '''
@@ -81,3 +87,17 @@ def test_the_nets_fail_what_would_otherwise_pass(pytester: pytest.Pytester) -> N
     assert "TimeoutError" in report
     assert outcomes.get("errors") == 1, report
     assert outcomes.get("failed") == 2, report  # the __del__ test, the hang on trio
+
+
+@pytest.mark.anyio
+async def test_a_test_failing_inside_serve_still_stops_the_server() -> None:
+    """uvicorn is stopped, not cancelled, so it closes its listening socket (a leaked
+    one warns when collected, failing whichever test is running then)."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        with pytest.raises(ExceptionGroup) as failure:
+            async with serve(http_app()):
+                raise RuntimeError("the test failed")
+        gc.collect()
+    assert failure.group_contains(RuntimeError, match="the test failed")
+    assert [str(w.message) for w in caught if issubclass(w.category, ResourceWarning)] == []

@@ -131,7 +131,10 @@ async def serve(
 
         server.startup = startup_then_report  # type: ignore[method-assign]
         try:
-            await server.serve()
+            # Shielded: a failing test stops the server with ``should_exit`` like a
+            # passing one, so uvicorn closes its sockets (cancelled, it would leak them).
+            with anyio.CancelScope(shield=True):
+                await server.serve()
         finally:
             report()
 

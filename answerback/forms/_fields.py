@@ -17,13 +17,13 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from decimal import Decimal
 from functools import cached_property
-from typing import Any, TypeAlias, cast
-
-from email_validator import EmailNotValidError
-from jsonschema import Draft202012Validator, ValidationError
+from typing import TYPE_CHECKING, Any, TypeAlias, cast
 
 from answerback.forms._errors import AnswerError, FieldError
-from answerback.forms._formats import FORMAT_CHECKER, FORMAT_HINTS, StringFormat
+from answerback.forms._formats import FORMAT_HINTS, StringFormat, new_validator
+
+if TYPE_CHECKING:
+    from jsonschema import Draft202012Validator, ValidationError
 
 FormValue: TypeAlias = str | int | float | bool | list[str]
 """A value in an accepted answer: text, a number, a yes/no, or the picked choices."""
@@ -44,6 +44,8 @@ def validation_errors(validator: Draft202012Validator, value: object) -> list[Va
 
 def not_finite(value: float, *path: str) -> ValidationError:
     """An error for NaN or infinity: JSON has neither, and jsonschema lets them pass."""
+    from jsonschema import ValidationError
+
     return ValidationError(f"{value} is not finite", validator="finite", instance=value, path=path)
 
 
@@ -155,7 +157,7 @@ class _Field(ABC):
 
     @cached_property
     def _validator(self) -> Draft202012Validator:
-        return Draft202012Validator(self._validation_schema(), format_checker=FORMAT_CHECKER)
+        return new_validator(self._validation_schema())
 
     def _errors(self, value: object) -> list[ValidationError]:
         errors = validation_errors(self._validator, value)
@@ -208,6 +210,8 @@ class _Field(ABC):
         if keyword == "pattern":
             return f"must match the pattern {limit}"
         if keyword == "format":
+            from email_validator import EmailNotValidError
+
             if isinstance(error.cause, EmailNotValidError):
                 return f"is not a valid email address: {str(error.cause).rstrip('.')}"
             return FORMAT_HINTS.get(str(limit), error.message)

@@ -11,13 +11,14 @@ import math
 from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import cached_property
-from typing import Any, cast
-
-from jsonschema import Draft202012Validator, ValidationError
+from typing import TYPE_CHECKING, Any, cast
 
 from answerback.forms._errors import AnswerError, FieldError
 from answerback.forms._fields import FormField, FormValue, not_finite, validation_errors
-from answerback.forms._formats import FORMAT_CHECKER
+from answerback.forms._formats import new_validator
+
+if TYPE_CHECKING:
+    from jsonschema import Draft202012Validator, ValidationError
 
 
 @dataclass(frozen=True)
@@ -69,7 +70,7 @@ class Form:
             "required": [field.name for field in self.fields if field.required],
             "additionalProperties": False,
         }
-        return Draft202012Validator(schema, format_checker=FORMAT_CHECKER)
+        return new_validator(schema)
 
     def check(self, answer: object) -> dict[str, FormValue]:
         """The answer, if it fits the form, as a new dict (whole floats of integers as ints).

@@ -3,18 +3,21 @@
 jsonschema's own checks are too loose for what a person types (its email check only
 looks for "@") and change with whatever optional packages happen to be installed, so
 the checker here is built from nothing and names exactly one library per format.
+
+jsonschema and the format libraries are imported on the first check, not with the
+package: they cost more to import than the rest of answerback's client, and a program
+that is never asked a question never needs them.
 """
 
 from __future__ import annotations
 
 import re
 from datetime import date
-from typing import Literal, TypeAlias
+from functools import cache
+from typing import TYPE_CHECKING, Any, Literal, TypeAlias
 
-from email_validator import EmailNotValidError, validate_email
-from jsonschema import FormatChecker
-from rfc3339_validator import validate_rfc3339
-from rfc3986_validator import validate_rfc3986  # pyright: ignore[reportMissingTypeStubs, reportUnknownVariableType]
+if TYPE_CHECKING:
+    from jsonschema import Draft202012Validator, FormatChecker
 
 StringFormat: TypeAlias = Literal["email", "uri", "date", "date-time"]
 FORMATS: tuple[StringFormat, ...] = ("email", "uri", "date", "date-time")
@@ -30,24 +33,43 @@ FORMAT_HINTS: dict[str, str] = {
 
 _FULL_DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
 
-FORMAT_CHECKER = FormatChecker(formats=())
+
+def new_validator(schema: dict[str, Any]) -> Draft202012Validator:
+    """A Draft 2020-12 validator for ``schema`` that checks the form formats."""
+    from jsonschema import Draft202012Validator
+
+    return Draft202012Validator(schema, format_checker=_format_checker())
 
 
-@FORMAT_CHECKER.checks("email", raises=EmailNotValidError)
+@cache
+def _format_checker() -> FormatChecker:
+    from email_validator import EmailNotValidError
+    from jsonschema import FormatChecker
+
+    checker = FormatChecker(formats=())
+    checker.checks("email", raises=EmailNotValidError)(_is_email)
+    checker.checks("uri")(_is_uri)
+    checker.checks("date")(_is_date)
+    checker.checks("date-time")(_is_date_time)
+    return checker
+
+
 def _is_email(value: object) -> bool:
     # Syntax only: a form check must not touch the network (no DNS, no deliverability).
+    from email_validator import validate_email
+
     if isinstance(value, str):
         validate_email(value, check_deliverability=False)
     return True
 
 
-@FORMAT_CHECKER.checks("uri")
 def _is_uri(value: object) -> bool:
     # RFC 3986 "URI": a scheme is required, so "example.com" and "/path" are not URIs.
+    from rfc3986_validator import validate_rfc3986  # pyright: ignore[reportMissingTypeStubs, reportUnknownVariableType]
+
     return not isinstance(value, str) or validate_rfc3986(value, rule="URI") is not None
 
 
-@FORMAT_CHECKER.checks("date")
 def _is_date(value: object) -> bool:
     # RFC 3339 full-date only: Python's fromisoformat alone also takes "20250131" and
     # week dates, which are not what a "date" field promises the server.
@@ -62,7 +84,8 @@ def _is_date(value: object) -> bool:
     return True
 
 
-@FORMAT_CHECKER.checks("date-time")
 def _is_date_time(value: object) -> bool:
     # RFC 3339 lets "T" and "Z" be lower case; the validator only knows upper case.
+    from rfc3339_validator import validate_rfc3339
+
     return not isinstance(value, str) or bool(validate_rfc3339(value.upper()))

@@ -17,6 +17,7 @@ from typing import Any, TypeVar, cast
 
 import anyio
 import pydantic
+import pydantic_core
 from pydantic import BaseModel, TypeAdapter
 
 from answerback.client._callbacks import ClientRequestContext, checked_answer, refusal
@@ -118,6 +119,8 @@ class ClientSession:
         """The 2026-07-28-era version in use, or ``None`` on a legacy connection."""
         self.listeners: dict[RequestId, Subscription] = {}
         """Open ``subscriptions/listen`` streams, by the id of the request that opened them."""
+        self._forms: dict[bytes, Form] = {}
+        """Parsed forms by their schema's JSON, most recently used last."""
         self.url_elicitations = UrlElicitations()
         """URL-mode elicitation: verdicts, completions, -32042 (``Client`` may replace it)."""
 
@@ -387,6 +390,19 @@ class ClientSession:
             return await self.answer_list_roots(context)
         raise MethodNotFoundError(f"Method not found: {method!r}")
 
+    def _form(self, requested_schema: JSONObject) -> Form:
+        """The parsed form for a schema, reused: a server asks the same form again and
+        again, and parsing it (building its validator) costs more than the rest of an
+        elicitation round trip. Bounded, oldest dropped first."""
+        key = pydantic_core.to_json(requested_schema)
+        form = self._forms.pop(key, None)
+        if form is None:
+            form = parse_form(requested_schema)
+            if len(self._forms) >= _FORMS_KEPT:
+                del self._forms[next(iter(self._forms))]
+        self._forms[key] = form
+        return form
+
     async def answer_elicitation(
         self, context: ClientRequestContext, params: ElicitRequestParams
     ) -> ElicitResult | ErrorData:
@@ -401,7 +417,7 @@ class ClientSession:
             if declared.form is None and declared.url is not None:
                 return _mode_refusal("Form elicitation", "elicitation.form")
             try:
-                form = parse_form(params.requested_schema)
+                form = self._form(params.requested_schema)
             except UnsupportedForm as exc:
                 logger.warning("refused a form from %s: %s", describe_server(self.server_info), exc)
                 return unsupported_form(exc)
@@ -507,6 +523,7 @@ class InputRequiredRoundsExceededError(MCPError):
 
 
 _PROBLEMS_SHOWN = 3
+_FORMS_KEPT = 64
 
 
 class InvalidServerResultError(MCPError):

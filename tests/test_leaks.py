@@ -8,47 +8,27 @@ connection still serves a normal call.
 
 from __future__ import annotations
 
-import sys
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator
 from contextlib import asynccontextmanager
 from typing import Any
 
 import anyio
 import pytest
-from http_support import serve, settle
-from support import SERVERS, load_module
+from http_support import LOAD_SERVER, load_server, reach_load_server, serve, settle
+from support import load_module
 
-from answerback import Client, MCPError, StdioServer
+from answerback import Client, MCPError
 from answerback.client import ClientRequestContext
-from answerback.server import MCPServer
 from answerback.types import ElicitRequestParams, ElicitResult, TextContent
 
 pytestmark = pytest.mark.anyio
 
 ROUNDS = 60
 """Cancellations plus timeouts: more than an HTTP client's default pool of 100 connections."""
-LOAD_SERVER = SERVERS / "load_server.py"
-
-
-def load_server() -> MCPServer:
-    server = load_module(LOAD_SERVER).mcp
-    assert isinstance(server, MCPServer)
-    return server
 
 
 async def answer(context: ClientRequestContext, params: ElicitRequestParams) -> ElicitResult:
     return ElicitResult(action="accept", content={"value": 2 * int(params.message[2:])})
-
-
-@asynccontextmanager
-async def reach(transport: str) -> AsyncIterator[Any]:
-    if transport == "memory":
-        yield load_server()
-    elif transport == "stdio":
-        yield StdioServer(sys.executable, [str(LOAD_SERVER)])
-    else:
-        async with serve(load_server().http_app()) as running:
-            yield running.url
 
 
 async def settle_running(client: Client) -> bool:
@@ -77,7 +57,7 @@ async def test_cancelled_and_timed_out_calls_leave_nothing_behind(
         return await answer(context, params)
 
     async with (
-        reach(transport) as target,
+        reach_load_server(transport) as target,
         Client(target, mode=mode, elicitation_callback=answer_slowly) as client,
     ):
         for round_number in range(ROUNDS):
@@ -149,5 +129,5 @@ async def test_clients_that_leave_mid_question_leave_nothing_behind(
 
 
 @asynccontextmanager
-async def _nothing() -> AsyncIterator[None]:
+async def _nothing() -> AsyncGenerator[None, None]:
     yield None

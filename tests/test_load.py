@@ -10,46 +10,21 @@ safety net against a hang, never a claim about speed (``make bench`` measures sp
 
 from __future__ import annotations
 
-import sys
 from collections import Counter
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
-from typing import Any
 
 import anyio
 import anyio.lowlevel
 import pytest
-from http_support import serve
-from support import SERVERS, load_module
+from http_support import reach_load_server
 
-from answerback import Client, StdioServer
+from answerback import Client
 from answerback.client import ClientRequestContext
-from answerback.server import MCPServer
 from answerback.types import ElicitRequestParams, ElicitResult, TextContent
 
 pytestmark = pytest.mark.anyio
 
 CALLS = 1000
 SAFETY_NET_SECONDS = 240.0
-LOAD_SERVER = SERVERS / "load_server.py"
-
-
-def load_server() -> MCPServer:
-    server = load_module(LOAD_SERVER).mcp
-    assert isinstance(server, MCPServer)
-    return server
-
-
-@asynccontextmanager
-async def reach(transport: str) -> AsyncIterator[Any]:
-    """What to hand to ``Client`` to reach the load server over ``transport``."""
-    if transport == "memory":
-        yield load_server()
-    elif transport == "stdio":
-        yield StdioServer(sys.executable, [str(LOAD_SERVER)])
-    else:
-        async with serve(load_server().http_app()) as running:
-            yield running.url
 
 
 @pytest.mark.parametrize("mode", ["legacy", "2026-07-28"])
@@ -65,7 +40,7 @@ async def test_a_thousand_concurrent_eliciting_calls(transport: str, mode: str) 
 
     results: dict[int, str] = {}
     async with (
-        reach(transport) as target,
+        reach_load_server(transport) as target,
         Client(target, mode=mode, elicitation_callback=double) as client,
     ):
 

@@ -37,8 +37,10 @@ import anyio.lowlevel
 import anyio.to_thread
 import httpx2
 import uvicorn
-from support import ReportingEventLoop
+from support import ReportingEventLoop, server_object
 
+from answerback import StdioServer
+from answerback.server import MCPServer
 from answerback.transports.http import StreamableHTTPApp
 from answerback.transports.http._sse import EventParser
 from answerback.transports.http._uvicorn import uvicorn_server
@@ -332,3 +334,25 @@ async def settle(until: Any, seconds: float = 10.0, step: float = 0.05) -> bool:
             await anyio.sleep(step)
         return True
     return bool(until())
+
+
+LOAD_SERVER = REPO / "tests" / "servers" / "load_server.py"
+
+
+def load_server() -> MCPServer:
+    """The load tests' server object (``tests/servers/load_server.py``), for in-process
+    use; the module's ``running_calls`` counts the calls inside a tool."""
+    return server_object(LOAD_SERVER)
+
+
+@asynccontextmanager
+async def reach_load_server(transport: str) -> AsyncGenerator[Any, None]:
+    """What to hand to ``Client`` to reach the load server over ``transport``: the
+    object in-process, a subprocess over stdio, or a URL served on loopback."""
+    if transport == "memory":
+        yield load_server()
+    elif transport == "stdio":
+        yield StdioServer(sys.executable, [str(LOAD_SERVER)])
+    else:
+        async with serve(load_server().http_app()) as running:
+            yield running.url

@@ -109,20 +109,25 @@ async def test_cancelling_a_call_cancels_the_question_it_is_waiting_on(transport
     assert not any(isinstance(m, CancelledNotification) for m in notifications)
 
 
+TIMEOUT_WHILE_ANSWERING = 1.0
+"""Long enough for a subprocess on a busy machine to reply once the person has answered;
+the person takes three times as long, so only a timeout that ignores them passes."""
+
+
 async def test_a_timed_call_waits_while_the_user_is_answering(transport: str) -> None:
     """A read timeout measures the server's silence, not the time a person takes to answer."""
 
     async def thoughtful_person(
         context: ClientRequestContext, params: ElicitRequestParams
     ) -> ElicitResult:
-        await anyio.sleep(1.0)  # several times the call's timeout
+        await anyio.sleep(3 * TIMEOUT_WHILE_ANSWERING)  # well past the call's timeout
         return ElicitResult(action="accept", content={"name": "Ada"})
 
     async with Client(
         target(transport, ASKING_SERVER), mode="legacy", elicitation_callback=thoughtful_person
     ) as client:
         result = await client.call_tool(
-            "wait_for_name", {"tag": uuid.uuid4().hex}, read_timeout_seconds=0.25
+            "wait_for_name", {"tag": uuid.uuid4().hex}, read_timeout_seconds=TIMEOUT_WHILE_ANSWERING
         )
     assert result.content == [TextContent(text="accept")]
 

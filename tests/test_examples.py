@@ -152,3 +152,13 @@ def test_http_server_and_seed_client_in_both_generations() -> None:
         "== the seed callback, mode='auto' ==",
         f"protocol 2026-07-28: {card}",
     ]
+
+
+def test_answering_layer() -> None:
+    """A typo in a form is asked again with the field named; a link is judged first."""
+    assert run_example("answering_layer.py") == [
+        "asked again: The answer does not fit the form: email: is not a valid email "
+        "address: There must be something after the @-sign.",
+        "link https://example.com/confirm judged OK",
+        "{'result': 'ada@example.com: DeclinedElicitation'}",
+    ]

@@ -1,0 +1,20 @@
+"""What answers for a person: one broker for every connected server's questions.
+
+``Broker`` queues the questions of every server a host is connected to and shows them
+one at a time through a ``Presenter`` (``answerback.interact.terminal`` has the
+terminal ones), naming the server that asks. ``Roots`` is the live list of directories
+the person grants to every server.
+"""
+
+from __future__ import annotations
+
+from answerback.interact._questions import Answer, Presenter, Question, QuestionKind
+from answerback.interact._roots import Roots
+
+__all__ = [
+    "Answer",
+    "Presenter",
+    "Question",
+    "QuestionKind",
+    "Roots",
+]

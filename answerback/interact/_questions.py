@@ -1,0 +1,82 @@
+"""What the broker shows a person: a ``Question``, and the ``Presenter`` that shows it.
+
+A host may be connected to many servers, and each may ask at any moment; a person can
+only answer one thing at a time. The broker turns every question into a ``Question``
+that says which server asks and what, and hands them one by one to a ``Presenter``: a
+terminal screen, a GUI dialog, a test script. The presenter only shows and answers;
+queueing, withdrawal and timers stay in the broker, so every presenter gets them right.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal, Protocol, TypeAlias
+
+from answerback.client import ClientRequestContext
+from answerback.forms import AnswerError, Form
+from answerback.types import (
+    CreateMessageRequestParams,
+    CreateMessageResult,
+    ElicitRequestFormParams,
+    ElicitRequestURLParams,
+    ElicitResult,
+    ErrorData,
+)
+from answerback.urls import UrlVerdict
+
+QuestionKind: TypeAlias = Literal["form", "url", "sampling"]
+Answer: TypeAlias = ElicitResult | CreateMessageResult | ErrorData
+"""What a presenter returns: ``ElicitResult`` for a form or a link, ``CreateMessageResult``
+for sampling, or ``ErrorData`` to refuse (for sampling, code -1 is the person's no)."""
+
+
+@dataclass(eq=False)
+class Question:
+    """One thing a person must answer, as the broker queues and shows it."""
+
+    server: str
+    """The name the person knows the asking server by (``"library"``, ``"everything"``)."""
+    kind: QuestionKind
+    params: ElicitRequestFormParams | ElicitRequestURLParams | CreateMessageRequestParams
+    """The request as the server sent it."""
+    context: ClientRequestContext
+    """The request's context; for ``kind == "url"``, ``context.url_verdict`` is set."""
+    previous: ElicitResult | None = None
+    """When a form is asked again: what the person answered last time."""
+    problems: AnswerError | None = None
+    """When a form is asked again: every field that was wrong, by name, and why."""
+    form: Form | None = None
+    """For ``kind == "form"``: the form parsed into typed fields, ready to render."""
+    number: int = 0
+    """The broker's running number for questions, in order of arrival (from 1)."""
+
+    @property
+    def verdict(self) -> UrlVerdict | None:
+        """For a link (``kind == "url"``): the client's verdict on it. Show
+        ``verdict.display`` whole and its reasons; a blocked link never gets here."""
+        return self.context.url_verdict
+
+    @property
+    def asked_again(self) -> bool:
+        """Whether this is a form shown again because the last answer did not fit."""
+        return self.problems is not None
+
+
+class Presenter(Protocol):
+    """Shows one question at a time to a person (terminal, GUI, test script).
+
+    The broker never calls ``present`` twice at once, so a presenter needs no locking.
+    """
+
+    async def present(self, question: Question) -> Answer:
+        """Show ``question`` and return the person's answer.
+
+        Cancelled (anyio cancellation) when the call behind the question died or the
+        person cancelled everything from that server: close the screen and re-raise.
+        """
+        ...
+
+    async def withdrawn(self, question: Question, reason: str) -> None:
+        """The question that was on screen went away (``reason`` in words a person
+        understands, such as "the server disconnected"): tell the person."""
+        ...

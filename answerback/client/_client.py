@@ -215,6 +215,7 @@ class Client:
                 on_notification=self.session.handle_notification,
                 on_transport_error=self.session.handle_transport_error,
                 name="server",
+                attention=self.session.attention,
             )
             self.session.attach(await stack.enter_async_context(endpoint))
             await self.session.negotiation.start()

@@ -23,7 +23,7 @@ from pydantic import BaseModel, TypeAdapter
 from answerback.client._callbacks import ClientRequestContext, checked_answer, refusal
 from answerback.client._form_answers import fitted, unfit_answer, unsupported_form
 from answerback.client._negotiation import Mode, Negotiation
-from answerback.client._responder import Responder, answerer
+from answerback.client._responder import Responder, ResponderWrapper, answerer
 from answerback.client._url_elicitation import UrlElicitations
 from answerback.forms import AnswerError, Form, UnsupportedForm, parse_form
 from answerback.jsonrpc import (
@@ -34,6 +34,7 @@ from answerback.jsonrpc import (
     ProgressCallback,
     RequestId,
 )
+from answerback.jsonrpc._attention import Attention
 from answerback.jsonrpc._endpoint import as_object, error_from_exception
 from answerback.types import (
     META_CLIENT_CAPABILITIES,
@@ -123,6 +124,9 @@ class ClientSession:
         """Parsed forms by their schema's JSON, most recently used last."""
         self.url_elicitations = UrlElicitations()
         """URL-mode elicitation: verdicts, completions, -32042 (``Client`` may replace it)."""
+        self.attention = attention_of(responder)
+        """The person the responder shares with other connections (a broker's), if any:
+        this connection's request timers stand still while they are busy."""
 
     def attach(self, endpoint: Endpoint) -> None:
         self._endpoint = endpoint
@@ -557,6 +561,18 @@ class InvalidServerResultError(MCPError):
                 "problems": problems,
             },
         )
+
+
+def attention_of(responder: Responder) -> Attention | None:
+    """The ``attention`` a responder (or one it wraps) exposes: a broker's responder
+    shares its person with every connection it answers for."""
+    while True:
+        attention: object = getattr(responder, "attention", None)
+        if isinstance(attention, Attention):
+            return attention
+        if not isinstance(responder, ResponderWrapper):
+            return None
+        responder = responder.inner
 
 
 def describe_server(server: Implementation | None) -> str:

@@ -21,6 +21,7 @@ import anyio.lowlevel
 import pydantic
 from anyio.abc import TaskGroup
 
+from answerback.jsonrpc._attention import Attention
 from answerback.jsonrpc._backend import Backend, CancelScope, Waiter, current_backend
 from answerback.jsonrpc._envelope import (
     Envelope,
@@ -175,6 +176,7 @@ class Endpoint:
         on_notification: NotificationHandler,
         on_transport_error: ErrorHandler | None = None,
         name: str = "peer",
+        attention: Attention | None = None,
     ) -> None:
         self._read_stream = read_stream
         self._write_stream = write_stream
@@ -190,6 +192,8 @@ class Endpoint:
         """The scopes of ``until_closed``: work for the peer done outside a handler."""
         self._handlers_running = 0
         self._last_handler_done = 0.0
+        self._attention = attention
+        """A person shared with other connections: our timers stand still while held."""
         self._closed_reason: str | None = None
         self._task_group: TaskGroup | None = None
         self._backend: Backend
@@ -284,7 +288,8 @@ class Endpoint:
         """Send a request and wait for its result; an error response raises ``MCPError``.
 
         ``timeout`` is an inactivity limit: progress on this request, or a request from
-        the peer that we are still answering (a person filling in a form), keeps it alive.
+        the peer that we are still answering (a person filling in a form), keeps it alive,
+        as does the endpoint's ``attention`` while held (the person busy with another peer).
         When it expires, or the caller is cancelled, the peer is told with
         ``notifications/cancelled`` (unless ``cancellable`` is false, as for
         ``initialize``).
@@ -332,8 +337,11 @@ class Endpoint:
     async def _wait(self, pending: _Pending, timeout: float) -> None:
         while True:
             idle_since = max(pending.last_activity, self._last_handler_done)
+            attention = self._attention
+            if attention is not None:
+                idle_since = max(idle_since, attention.released_at)
             remaining = timeout - (time.monotonic() - idle_since)
-            if self._handlers_running:
+            if self._handlers_running or (attention is not None and attention.held):
                 remaining = max(remaining, timeout)
             if remaining <= 0:
                 raise RequestTimeoutError(

@@ -1,5 +1,6 @@
 """The client half: ``Client``, its session, and what answers the server (responders)."""
 
+from answerback._public import publish
 from answerback.client._callbacks import (
     ClientRequestContext,
     ElicitationCallback,
@@ -57,3 +58,5 @@ __all__ = [
     "UrlElicitationLoopError",
     "UrlElicitations",
 ]
+
+publish(globals())

@@ -16,6 +16,7 @@ Pure code: no I/O, nothing here knows about sessions or transports.
 
 from __future__ import annotations
 
+from answerback._public import publish
 from answerback.forms._errors import AnswerError, FieldError, FormSchemaError, UnsupportedForm
 from answerback.forms._fields import (
     BooleanField,
@@ -53,23 +54,4 @@ __all__ = [
     "validate_answer",
 ]
 
-# Tracebacks, reprs and documentation name the public home, not the private module.
-for _public in (
-    AnswerError,
-    BooleanField,
-    FieldError,
-    Form,
-    FormSchemaError,
-    MultiSelectField,
-    NumberField,
-    Option,
-    SingleSelectField,
-    StringField,
-    Titles,
-    UnsupportedForm,
-    form_schema,
-    parse_form,
-    validate_answer,
-):
-    _public.__module__ = __name__
-del _public
+publish(globals())

@@ -4,6 +4,7 @@ This layer knows the JSON-RPC envelope and MCP's generic utilities (``ping``,
 ``notifications/cancelled``, ``notifications/progress``) but no other MCP method.
 """
 
+from answerback._public import publish
 from answerback.jsonrpc._endpoint import (
     Endpoint,
     IncomingRequest,
@@ -31,3 +32,5 @@ __all__ = [
     "RequestId",
     "WriteStream",
 ]
+
+publish(globals())

@@ -1,5 +1,6 @@
 """The server half: ``MCPServer`` and what a tool sees of the client (``Context``)."""
 
+from answerback._public import publish
 from answerback.forms import FormSchemaError
 from answerback.server._context import (
     AcceptedElicitation,
@@ -27,3 +28,5 @@ __all__ = [
     "UrlElicitationResult",
     "form_schema",
 ]
+
+publish(globals())

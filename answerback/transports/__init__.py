@@ -1,5 +1,6 @@
 """Transports: how envelopes travel between a client and a server."""
 
+from answerback._public import publish
 from answerback.transports._base import (
     ClientTransport,
     ConnectionServer,
@@ -21,3 +22,5 @@ __all__ = [
     "default_environment",
     "stdio_server_streams",
 ]
+
+publish(globals())

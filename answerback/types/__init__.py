@@ -5,6 +5,7 @@ Names follow the schema's ``$defs``; attributes are snake_case, the wire is came
 
 from __future__ import annotations
 
+from answerback._public import publish
 from answerback.types._base import (
     MCPModel,
 )
@@ -504,3 +505,5 @@ __all__ = [
     "is_modern",
     "parse_as",
 ]
+
+publish(globals())

@@ -12,6 +12,7 @@ that what the person reads is what opens. Pure code: nothing is fetched or resol
 
 from __future__ import annotations
 
+from answerback._public import publish
 from answerback.urls._approved import ApprovedDomains
 from answerback.urls._judge import judge_url
 from answerback.urls._model import ReasonCode, RiskLevel, UrlDisplay, UrlReason, UrlVerdict
@@ -25,3 +26,5 @@ __all__ = [
     "UrlVerdict",
     "judge_url",
 ]
+
+publish(globals())

@@ -10,6 +10,7 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
+from answerback._public import publish
 from answerback.transports.http._client import StreamableHTTPTransport
 
 if TYPE_CHECKING:
@@ -35,6 +36,7 @@ def __getattr__(name: str) -> Any:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
     value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
     globals()[name] = value
+    publish(globals())
     return value
 
 
@@ -52,3 +54,5 @@ __all__ = [
     "serve_uvicorn",
     "uvicorn_server",
 ]
+
+publish(globals())

@@ -1,15 +1,24 @@
 """What tools, prompts and resources share: reading a function's signature, calling it.
 
-The parameter annotated with ``Context`` (or a subclass) is injected by the server and
-never exposed to the client; every other parameter is an input.
+The parameter annotated with ``Context`` (or a subclass, or ``Context | None``) is
+injected by the server and never exposed to the client; every other parameter is an
+input, and one without an annotation accepts any JSON value. A signature that cannot
+mean what it says is refused here, when the function is registered: an unannotated
+``ctx`` or ``context`` would otherwise become an input every client must send, and a
+``Context`` from another library could not be built from JSON, both failures that would
+only show when a call fails.
 """
 
 from __future__ import annotations
 
 import inspect
+import types
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, get_type_hints
+from typing import Annotated, Any, Union, get_args, get_origin, get_type_hints
+
+_CONTEXT_NAMES = ("ctx", "context")
+"""Parameter names that, left without an annotation, are meant to receive the context."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -23,21 +32,79 @@ class Signature:
 
 
 def read_signature(function: Callable[..., Any], context_type: type) -> Signature:
+    """The inputs of ``function`` and which parameter receives the context.
+
+    Raises ``TypeError`` naming the function and parameter for ``*args``/``**kwargs``,
+    a second context parameter, an unannotated ``ctx``/``context``, or an annotation
+    that mentions a ``Context`` the server cannot pass.
+    """
     signature = inspect.signature(function)
     hints = get_type_hints(function, include_extras=True)
+    where = f"{getattr(function, '__qualname__', function)!r}"
     parameters: dict[str, tuple[Any, Any]] = {}
     context_parameter: str | None = None
     for parameter in signature.parameters.values():
-        annotation = hints.get(parameter.name, Any)
-        if isinstance(annotation, type) and issubclass(annotation, context_type):
-            context_parameter = parameter.name
+        name = parameter.name
+        if name not in hints and name in _CONTEXT_NAMES:
+            raise TypeError(
+                f"{where}: parameter {name!r} has no annotation, so it would be an input "
+                f"every client must send. To receive the request context, annotate it: "
+                f"`{name}: Context` (from answerback.server import Context)."
+            )
+        annotation = hints.get(name, Any)
+        if _is_context(annotation, context_type):
+            if context_parameter is not None:
+                raise TypeError(
+                    f"{where}: parameters {context_parameter!r} and {name!r} both take the "
+                    "Context; keep one."
+                )
+            context_parameter = name
             continue
+        if (foreign := _foreign_context(annotation, context_type)) is not None:
+            raise TypeError(
+                f"{where}: parameter {name!r} is annotated {foreign}, which this server "
+                f"cannot pass in. Annotate it `{name}: Context` with "
+                "`from answerback.server import Context`."
+            )
         if parameter.kind in (parameter.VAR_POSITIONAL, parameter.VAR_KEYWORD):
-            raise TypeError(f"{function.__name__!r}: *args and **kwargs cannot be MCP inputs")
+            raise TypeError(f"{where}: *args and **kwargs cannot be MCP inputs")
         default = ... if parameter.default is parameter.empty else parameter.default
-        parameters[parameter.name] = (annotation, default)
+        parameters[name] = (annotation, default)
     returns = hints.get("return", signature.return_annotation)
     return Signature(parameters, context_parameter, returns)
+
+
+def _is_context(annotation: Any, context_type: type) -> bool:
+    """``Context``, a subclass, or either of those ``| None`` (the server always passes one)."""
+    annotation = _unannotated(annotation)
+    if get_origin(annotation) in (Union, types.UnionType):
+        members = [member for member in get_args(annotation) if member is not type(None)]
+        if len(members) != 1:
+            return False
+        annotation = _unannotated(members[0])
+    return isinstance(annotation, type) and issubclass(annotation, context_type)
+
+
+def _foreign_context(annotation: Any, context_type: type) -> str | None:
+    """How ``annotation`` is written when it holds a context the server cannot pass: ours
+    inside another type (``list[Context]``), or another library's class named ``Context``
+    (code moved from another MCP SDK); else ``None``."""
+    annotation = _unannotated(annotation)
+    if isinstance(annotation, type):
+        if annotation.__name__ == "Context" and not issubclass(annotation, context_type):
+            return f"{annotation.__module__}.Context"
+        return None
+    if any(
+        _is_context(member, context_type) or _foreign_context(member, context_type)
+        for member in get_args(annotation)
+    ):
+        return repr(annotation)
+    return None
+
+
+def _unannotated(annotation: Any) -> Any:
+    """``T`` from ``Annotated[T, ...]``; anything else unchanged."""
+    return get_args(annotation)[0] if get_origin(annotation) is Annotated else annotation
 
 
 async def call(function: Callable[..., Any], kwargs: dict[str, Any]) -> Any:

@@ -14,8 +14,10 @@ from typing import TYPE_CHECKING, Any, Literal, cast
 
 from answerback.jsonrpc._endpoint import as_object
 from answerback.types import (
+    ConnectionClosedError,
     DiscoverResult,
     EmptyResult,
+    ErrorData,
     Implementation,
     InitializeRequestParams,
     InitializeResult,
@@ -123,9 +125,13 @@ class Negotiation:
                     f"{self.mode!r}.",
                     exc.data,
                 ) from exc
-            if probing and exc.code not in _MODERN_ERRORS:
+            if exc.code in _MODERN_ERRORS:
+                raise
+            if probing:
                 return False
-            raise
+            if isinstance(exc, ConnectionClosedError):
+                raise
+            raise _handshake_only(version, exc) from exc
         result = session.parse_result("server/discover", raw, DiscoverResult)
         try:
             server_info = result.server_info
@@ -191,6 +197,25 @@ class Negotiation:
             "stdout); if it is only slow to start, raise Client(connect_timeout_seconds=...).",
             exc.data,
         )
+
+
+def _handshake_only(version: str, exc: MCPError) -> MCPError:
+    """The error for a pinned modern version that the server refused ``server/discover``
+    for with an error no 2026-07-28 server sends (a "Method not found", an HTTP "Bad
+    Request"): it speaks only the handshake era. Same code and data as the server's."""
+    return MCPError.from_error_data(
+        ErrorData(
+            code=exc.code,
+            message=(
+                f"The server does not speak protocol version {version}: it answered "
+                f"'server/discover' with error {exc.code} {exc.message!r}, so it most likely "
+                f"speaks only the handshake era ({LATEST_LEGACY_VERSION} and earlier). "
+                "Connect with mode='auto' to use whichever era the server speaks (or "
+                "mode='legacy')."
+            ),
+            data=exc.data,
+        )
+    )
 
 
 def _supported_versions(exc: MCPError) -> list[str] | None:

@@ -55,6 +55,20 @@ CANCELLED = "notifications/cancelled"
 PROGRESS = "notifications/progress"
 
 
+class _FailedHere:
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return "FAILED_HERE"
+
+
+FAILED_HERE: Any = _FailedHere()
+"""The ``transport_context`` of an error answer a transport made up itself, because the
+exchange failed on its side (an HTTP request that could not be sent or answered). Such
+an answer raises ``ConnectionClosedError``; the same code -32000 from the peer does not,
+since SDKs use it for many things (a "Bad Request" on a connection that is fine)."""
+
+
 def error_from_exception(exc: BaseException) -> ErrorData:
     """The error response for an exception raised while answering a request.
 
@@ -142,18 +156,21 @@ class _Pending:
     the library (one per request) and the event's backend lookups cost more than the rest.
     """
 
-    __slots__ = ("answered", "last_activity", "method", "on_progress", "response")
+    __slots__ = ("answered", "failed_here", "last_activity", "method", "on_progress", "response")
 
     def __init__(self, method: str, on_progress: ProgressCallback | None, answered: Waiter) -> None:
         self.method = method
         self.on_progress = on_progress
         self.answered = answered
         self.response: JSONObject | None = None
+        self.failed_here = False
+        """The answer was made up on this side: the connection failed or closed."""
         self.last_activity = time.monotonic()
 
-    def resolve(self, response: JSONObject) -> None:
+    def resolve(self, response: JSONObject, *, failed_here: bool = False) -> None:
         if self.response is None:
             self.response = response
+            self.failed_here = failed_here
             if not self.answered.done():
                 self.answered.set_result(None)
 
@@ -325,7 +342,10 @@ class Endpoint:
         response = pending.response
         assert response is not None
         if "error" in response:
-            raise MCPError.from_error_data(_parse_error(response["error"]))
+            error = _parse_error(response["error"])
+            if pending.failed_here and error.code == CONNECTION_CLOSED:
+                raise ConnectionClosedError(error.message, error.data)
+            raise MCPError.from_error_data(error)
         result = as_object(response.get("result"))
         if result is None:
             raise MCPError(
@@ -444,7 +464,7 @@ class Endpoint:
             return
         if method is None:
             if "result" in message or "error" in message:
-                self._resolve(message)
+                self._resolve(message, failed_here=envelope.transport_context is FAILED_HERE)
             else:
                 await self._invalid(request_id, "no method, result or error")
             return
@@ -479,13 +499,13 @@ class Endpoint:
     async def _invalid(self, request_id: RequestId | None, why: str) -> None:
         await self._send_error(request_id, INVALID_REQUEST, f"Invalid request: {why}.")
 
-    def _resolve(self, message: JSONObject) -> None:
+    def _resolve(self, message: JSONObject, *, failed_here: bool) -> None:
         request_id = as_request_id(message.get("id"))
         pending = self._pending.get(request_id) if request_id is not None else None
         if pending is None:
             logger.warning("dropped a response to unknown request id %r", request_id)
             return
-        pending.resolve(message)
+        pending.resolve(message, failed_here=failed_here)
 
     async def _notification(self, method: str, params: JSONObject | None, env: Envelope) -> None:
         if method == CANCELLED:
@@ -579,7 +599,7 @@ class Endpoint:
                 "code": CONNECTION_CLOSED,
                 "message": f"Connection closed before {pending.method!r} was answered: {reason}.",
             }
-            pending.resolve({"error": error})
+            pending.resolve({"error": error}, failed_here=True)
 
 
 _FATAL = (KeyboardInterrupt, SystemExit)

@@ -54,7 +54,13 @@ class MCPError(Exception):
 
     @classmethod
     def from_error_data(cls, error: ErrorData) -> MCPError:
-        """The most specific ``MCPError`` subclass for a received error."""
+        """The most specific ``MCPError`` subclass for a received error.
+
+        A received -32000 stays a plain ``MCPError``: SDKs use that code for many
+        things (an HTTP "Bad Request", a server not initialized), so it does not mean
+        the connection closed. ``ConnectionClosedError`` is raised only by this side,
+        when the connection really failed or ended.
+        """
         subclass = _BY_CODE.get(error.code, MCPError)
         return subclass.__new__(subclass)._init(error.code, error.message, error.data)
 
@@ -77,7 +83,8 @@ class RequestTimeoutError(MCPError):
 
 
 class ConnectionClosedError(MCPError):
-    """The connection ended before the answer arrived."""
+    """The connection failed or ended before the answer arrived (raised on this side;
+    a peer's own -32000 error is a plain ``MCPError``)."""
 
     def __init__(self, message: str, data: Any = None) -> None:
         super().__init__(CONNECTION_CLOSED, message, data)
@@ -191,7 +198,6 @@ class UnsupportedProtocolVersionError(MCPError):
 
 _BY_CODE: dict[int, type[MCPError]] = {
     REQUEST_TIMEOUT: RequestTimeoutError,
-    CONNECTION_CLOSED: ConnectionClosedError,
     METHOD_NOT_FOUND: MethodNotFoundError,
     INVALID_PARAMS: InvalidParamsError,
     URL_ELICITATION_REQUIRED: URLElicitationRequiredError,

@@ -37,7 +37,7 @@ from anyio.abc import ObjectReceiveStream, TaskGroup
 from anyio.streams.memory import MemoryObjectSendStream
 
 from answerback.jsonrpc import Envelope, JSONObject, RequestId
-from answerback.jsonrpc._endpoint import CANCELLED, as_object, as_request_id
+from answerback.jsonrpc._endpoint import CANCELLED, FAILED_HERE, as_object, as_request_id
 from answerback.transports._base import StreamPair
 from answerback.transports._framing import UnencodableMessage, decode, encode, undeliverable
 from answerback.transports._headers import (
@@ -472,7 +472,7 @@ class StreamableHTTPTransport:
             raw = await self._read_body(response)
             answer = _answer_in(raw, request_id)
             if answer is None:
-                await self._fail(incoming, request_id, _status_reason(response, raw))
+                await self._fail(incoming, request_id, _status_reason(response, raw, self.url))
                 return True
             self._note_version(answer)
             await incoming.send(Envelope(answer))
@@ -648,7 +648,7 @@ class StreamableHTTPTransport:
                         # The next request meets the same 404 and sets the session up again.
                         logger.info("session expired; dropped %s", what)
                         return
-                    reason = _status_reason(response, raw)
+                    reason = _status_reason(response, raw, self.url)
                     logger.warning("the server refused %s: %s", what, reason)
                     return
             except (httpx2.NetworkError, httpx2.RemoteProtocolError) as exc:
@@ -702,6 +702,17 @@ class StreamableHTTPTransport:
         if isinstance(exc, httpx2.ConnectTimeout):
             return f"could not connect to {self.url} within {self.timeout:g} s"
         if isinstance(exc, httpx2.ConnectError):
+            if _caused_by(exc, ConnectionRefusedError):
+                return (
+                    f"nothing is listening at {self.url} (connection refused); start the "
+                    "server, or check the host and port"
+                )
+            if self.url.startswith("https://") and _caused_by(exc, ssl.SSLError):
+                plain = "http://" + self.url.removeprefix("https://")
+                return (
+                    f"could not connect to {self.url} ({exc}): https:// against a server "
+                    f"that speaks plain http? try {plain}"
+                )
             return f"could not connect to {self.url} ({exc or type(exc).__name__})"
         if isinstance(exc, httpx2.HTTPError):
             return f"HTTP request to {self.url} failed: {type(exc).__name__}: {exc}"
@@ -720,7 +731,8 @@ class StreamableHTTPTransport:
         error: JSONObject = {"code": CONNECTION_CLOSED, "message": f"Connection failed: {reason}."}
         if data is not None:
             error["data"] = data
-        await incoming.send(Envelope({"jsonrpc": "2.0", "id": request_id, "error": error}))
+        answer = {"jsonrpc": "2.0", "id": request_id, "error": error}
+        await incoming.send(Envelope(answer, transport_context=FAILED_HERE))
 
     async def _terminate(self, lanes: _Lanes) -> None:
         """End the session on the server (DELETE); a server may refuse with 405."""
@@ -770,9 +782,35 @@ def _answer_in(raw: bytes, request_id: RequestId) -> JSONObject | None:
     return message if _is_answer(message, request_id) else None
 
 
-def _status_reason(response: httpx2.Response, body: bytes) -> str:
+def _caused_by(exc: BaseException, kind: type[BaseException]) -> bool:
+    """Whether ``kind`` is somewhere in ``exc``'s chain of causes (or in a group
+    there: trio reports each failed connection attempt in one)."""
+    seen: set[int] = set()
+    todo: list[BaseException] = [exc]
+    while todo and len(seen) < 64:
+        current = todo.pop()
+        if id(current) in seen:
+            continue
+        seen.add(id(current))
+        if isinstance(current, kind):
+            return True
+        if isinstance(current, BaseExceptionGroup):
+            todo.extend(cast(BaseExceptionGroup[BaseException], current).exceptions)
+        todo.extend(e for e in (current.__cause__, current.__context__) if e is not None)
+    return False
+
+
+def _status_reason(response: httpx2.Response, body: bytes, url: str) -> str:
     """Why a response is no JSON-RPC answer, for the error the caller sees."""
     status = f"HTTP {response.status_code} {response.reason_phrase}".rstrip()
+    if response.status_code == 404:
+        path = httpx2.URL(url).path
+        hint = (
+            "MCP servers usually serve at /mcp"
+            if path.rstrip("/") != "/mcp"
+            else "check the path the server serves (run(path=...), http_app(path=...))"
+        )
+        return f"no MCP endpoint at {url} ({status}); {hint}"
     if response.is_redirect:
         return (
             f"{status} to {response.headers.get('location')!r}: only 307/308 redirects "

@@ -72,6 +72,7 @@ from answerback.types._versions import (
 )
 
 if TYPE_CHECKING:
+    from answerback.server._registry import Registry
     from answerback.server._server import MCPServer
 
 logger = logging.getLogger("answerback.server")
@@ -83,8 +84,10 @@ RESOURCE_NOT_FOUND_LEGACY = -32002
 class Connection:
     """The protocol side of one connection: dispatch, eras, subscriptions."""
 
-    def __init__(self, server: MCPServer) -> None:
+    def __init__(self, server: MCPServer, registry: Registry) -> None:
         self.server = server
+        self.registry = registry
+        """What ``server`` declared (its decorators fill it)."""
         self.legacy_client: ClientState | None = None
         self.subscriptions: set[str] = set()
         self.notify: Callable[[str, JSONObject | None], Awaitable[None]] | None = None
@@ -162,7 +165,7 @@ class Connection:
 
     async def list_tools(self, client: ClientState | None, request: IncomingRequest) -> JSONObject:
         assert client is not None
-        tools = [tool.definition for tool in self.server._tools.values()]
+        tools = [tool.definition for tool in self.registry.tools.values()]
         if not has_feature(client.protocol_version, "structured_content"):
             # Before 2025-06-18 tools had no output schema; older clients may reject it.
             tools = [tool.model_copy(update={"output_schema": None}) for tool in tools]
@@ -173,7 +176,7 @@ class Connection:
     async def call_tool(self, client: ClientState | None, request: IncomingRequest) -> JSONObject:
         assert client is not None
         params = CallToolRequestParams.model_validate(request.params or {})
-        tool = self.server._tools.get(params.name)
+        tool = self.registry.tools.get(params.name)
         if tool is None:
             raise InvalidParamsError(
                 f"Unknown tool {params.name!r}; call tools/list to see the tools available."
@@ -210,14 +213,14 @@ class Connection:
         self, client: ClientState | None, request: IncomingRequest
     ) -> JSONObject:
         assert client is not None
-        prompts = [prompt.definition for prompt in self.server._prompts.values()]
+        prompts = [prompt.definition for prompt in self.registry.prompts.values()]
         page, next_cursor = self._page(prompts, request)
         return self._cacheable(client, ListPromptsResult(prompts=page, next_cursor=next_cursor))
 
     async def get_prompt(self, client: ClientState | None, request: IncomingRequest) -> JSONObject:
         assert client is not None
         params = GetPromptRequestParams.model_validate(request.params or {})
-        prompt = self.server._prompts.get(params.name)
+        prompt = self.registry.prompts.get(params.name)
         if prompt is None:
             raise InvalidParamsError(
                 f"Unknown prompt {params.name!r}; call prompts/list to see the prompts available."
@@ -240,14 +243,14 @@ class Connection:
         self, client: ClientState | None, request: IncomingRequest
     ) -> JSONObject:
         assert client is not None
-        page, next_cursor = self._page(self.server._fixed_resources(), request)
+        page, next_cursor = self._page(self.registry.fixed_resources(), request)
         return self._cacheable(client, ListResourcesResult(resources=page, next_cursor=next_cursor))
 
     async def list_resource_templates(
         self, client: ClientState | None, request: IncomingRequest
     ) -> JSONObject:
         assert client is not None
-        page, next_cursor = self._page(self.server._resource_templates(), request)
+        page, next_cursor = self._page(self.registry.resource_templates(), request)
         result = ListResourceTemplatesResult(resource_templates=page, next_cursor=next_cursor)
         return self._cacheable(client, result)
 
@@ -256,7 +259,7 @@ class Connection:
     ) -> JSONObject:
         assert client is not None
         params = ReadResourceRequestParams.model_validate(request.params or {})
-        found = self.server._find_resource(params.uri)
+        found = self.registry.find_resource(params.uri)
         if found is None:
             raise MCPError(
                 _not_found_code(client), f"Resource not found: {params.uri}", {"uri": params.uri}
@@ -293,18 +296,18 @@ class Connection:
                 "_meta": {"io.modelcontextprotocol/subscriptionId": request.id},
             },
         )
-        listener = self.server._listen(request, wanted)
+        listener = self.registry.listen(request, wanted)
         try:
             await anyio.sleep_forever()
         finally:
-            self.server._unlisten(listener)
+            self.registry.unlisten(listener)
         raise AssertionError("unreachable")  # pragma: no cover
 
     # -- completion ------------------------------------------------------------------
 
     async def complete(self, client: ClientState | None, request: IncomingRequest) -> JSONObject:
         params = CompleteRequestParams.model_validate(request.params or {})
-        handler = self.server._completion_handler
+        handler = self.registry.completion_handler
         values: list[str] | Completion = []
         if handler is not None:
             answer = await handler(params.ref, params.argument, params.context)
@@ -343,7 +346,7 @@ class Connection:
                 if failure is raised:
                     raise
                 raise failure from None
-        seal = StateSeal(self.server._sealer, method, name, arguments)
+        seal = StateSeal(self.registry.sealer, method, name, arguments)
         given: object = (request.params or {}).get("inputResponses")
         raw_responses = as_object(given)
         if "inputResponses" in (request.params or {}) and raw_responses is None:

@@ -4,34 +4,27 @@ from __future__ import annotations
 
 import contextlib
 import logging
-from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 import anyio
 
-from answerback.jsonrpc import Endpoint, IncomingRequest, JSONObject, ReadStream, WriteStream
+from answerback.jsonrpc import Endpoint, JSONObject, ReadStream, WriteStream
 from answerback.server._connection import Connection
 from answerback.server._context import Context
 from answerback.server._prompts import RegisteredPrompt
+from answerback.server._registry import CompletionHandler, Registry
 from answerback.server._request_state import RequestStateSealer
 from answerback.server._resources import RegisteredResource
 from answerback.server._tools import RegisteredTool
 from answerback.transports import stdio_server_streams
 from answerback.types import (
-    Completion,
-    CompletionArgument,
-    CompletionContext,
     CompletionsCapability,
     Implementation,
     LoggingCapability,
     MCPError,
-    PromptReference,
     PromptsCapability,
-    Resource,
     ResourcesCapability,
-    ResourceTemplate,
-    ResourceTemplateReference,
     ServerCapabilities,
     SubscriptionFilter,
     ToolAnnotations,
@@ -44,19 +37,7 @@ if TYPE_CHECKING:
 logger = logging.getLogger("answerback.server")
 
 FunctionT = TypeVar("FunctionT", bound=Callable[..., Any])
-CompletionHandler = Callable[
-    [PromptReference | ResourceTemplateReference, CompletionArgument, CompletionContext | None],
-    Awaitable[list[str] | Completion | None],
-]
 CompletionHandlerT = TypeVar("CompletionHandlerT", bound=CompletionHandler)
-
-
-@dataclass(eq=False, slots=True)
-class _Listener:
-    """A live 2026-07-28 ``subscriptions/listen`` request and what it asked for."""
-
-    request: IncomingRequest
-    wanted: SubscriptionFilter
 
 
 class MCPServer:
@@ -95,14 +76,9 @@ class MCPServer:
         self.name = name
         self.version = version
         self.instructions = instructions
-        self._tools: dict[str, RegisteredTool] = {}
-        self._sealer = RequestStateSealer(state_keys, state_ttl_seconds)
-        self._prompts: dict[str, RegisteredPrompt] = {}
-        self._resources: dict[str, RegisteredResource] = {}
-        self._completion_handler: CompletionHandler | None = None
+        self._registry = Registry(RequestStateSealer(state_keys, state_ttl_seconds))
         self.page_size = page_size
         self._connections: set[Connection] = set()
-        self._listeners: set[_Listener] = set()
 
     # -- declaring -------------------------------------------------------------------
 
@@ -135,7 +111,7 @@ class MCPServer:
                 context_type=Context,
                 input_schema=input_schema,
             )
-            self._tools[registered.definition.name] = registered
+            self._registry.tools[registered.definition.name] = registered
             return function
 
         return register
@@ -165,7 +141,7 @@ class MCPServer:
                 mime_type=mime_type,
                 context_type=Context,
             )
-            self._resources[uri] = registered
+            self._registry.resources[uri] = registered
             return function
 
         return register
@@ -179,7 +155,7 @@ class MCPServer:
             registered = RegisteredPrompt.from_function(
                 function, name=name, title=title, description=description, context_type=Context
             )
-            self._prompts[registered.definition.name] = registered
+            self._registry.prompts[registered.definition.name] = registered
             return function
 
         return register
@@ -192,47 +168,25 @@ class MCPServer:
         """
 
         def register(handler: CompletionHandlerT) -> CompletionHandlerT:
-            self._completion_handler = handler
+            self._registry.completion_handler = handler
             return handler
 
         return register
 
     @property
     def capabilities(self) -> ServerCapabilities:
+        registry = self._registry
         return ServerCapabilities(
-            tools=ToolsCapability(list_changed=True) if self._tools else None,
-            prompts=PromptsCapability(list_changed=True) if self._prompts else None,
+            tools=ToolsCapability(list_changed=True) if registry.tools else None,
+            prompts=PromptsCapability(list_changed=True) if registry.prompts else None,
             resources=(
-                ResourcesCapability(subscribe=True, list_changed=True) if self._resources else None
+                ResourcesCapability(subscribe=True, list_changed=True)
+                if registry.resources
+                else None
             ),
-            completions=CompletionsCapability() if self._completion_handler else None,
+            completions=CompletionsCapability() if registry.completion_handler else None,
             logging=LoggingCapability(),
         )
-
-    # -- finding resources -----------------------------------------------------------
-
-    def _fixed_resources(self) -> list[Resource]:
-        return [
-            r.definition for r in self._resources.values() if isinstance(r.definition, Resource)
-        ]
-
-    def _resource_templates(self) -> list[ResourceTemplate]:
-        return [
-            r.definition
-            for r in self._resources.values()
-            if isinstance(r.definition, ResourceTemplate)
-        ]
-
-    def _find_resource(self, uri: str) -> tuple[RegisteredResource, dict[str, str]] | None:
-        """The resource serving ``uri``: a fixed one first, then the first matching template."""
-        fixed = self._resources.get(uri)
-        if fixed is not None and isinstance(fixed.definition, Resource):
-            return fixed, {}
-        for resource in self._resources.values():
-            arguments = resource.match(uri)
-            if arguments is not None and resource.pattern is not None:
-                return resource, arguments
-        return None
 
     # -- telling clients about changes -----------------------------------------------
 
@@ -284,23 +238,15 @@ class MCPServer:
             if connection.legacy_client is not None and notify and legacy_wants(connection):
                 with contextlib.suppress(MCPError):
                     await notify(method, params)
-        for listener in list(self._listeners):
+        for listener in list(self._registry.listeners):
             if listener_wants(listener.wanted):
                 meta = {"io.modelcontextprotocol/subscriptionId": listener.request.id}
                 with contextlib.suppress(MCPError):
                     await listener.request.notify(method, {**(params or {}), "_meta": meta})
 
-    def _listen(self, request: IncomingRequest, wanted: SubscriptionFilter) -> _Listener:
-        listener = _Listener(request, wanted)
-        self._listeners.add(listener)
-        return listener
-
-    def _unlisten(self, listener: _Listener) -> None:
-        self._listeners.discard(listener)
-
     def tool_input_schema(self, name: str) -> JSONObject | None:
         """A tool's input schema (the HTTP layer checks ``Mcp-Param-*`` headers with it)."""
-        tool = self._tools.get(name)
+        tool = self._registry.tools.get(name)
         return tool.definition.input_schema if tool is not None else None
 
     @property
@@ -311,7 +257,7 @@ class MCPServer:
 
     async def serve_connection(self, read_stream: ReadStream, write_stream: WriteStream) -> None:
         """Answer one connection until the client closes it."""
-        connection = Connection(self)
+        connection = Connection(self, self._registry)
         async with Endpoint(
             read_stream,
             write_stream,

@@ -107,10 +107,10 @@ class _Field(ABC):
 
         Raises ``AnswerError`` with everything wrong with it.
         """
-        messages = self._messages(self._errors(value), depth=0)
+        messages = self.messages(self._errors(value), depth=0)
         if messages:
             raise AnswerError(FieldError(self.name, message) for message in messages)
-        return self._normalize(value)
+        return self.normalize(value)
 
     def coerce(self, text: str) -> FormValue | None:
         """Read typed text as this field's value, checked with the same rules as ``check``.
@@ -151,13 +151,17 @@ class _Field(ABC):
     def _constraints(self) -> dict[str, Any]:
         return {}
 
-    def _validation_schema(self) -> dict[str, Any]:
-        """The JSON Schema jsonschema checks a value with (titles and defaults left out)."""
+    def validation_schema(self) -> dict[str, Any]:
+        """The JSON Schema jsonschema checks a value with (titles and defaults left out).
+
+        A form checks a whole answer with these in one validator; it can be stricter than
+        ``schema()`` (a multi-select refuses the same choice picked twice).
+        """
         return {"type": self._json_type(), **self._constraints()}
 
     @cached_property
     def _validator(self) -> Draft202012Validator:
-        return new_validator(self._validation_schema())
+        return new_validator(self.validation_schema())
 
     def _errors(self, value: object) -> list[ValidationError]:
         errors = validation_errors(self._validator, value)
@@ -169,10 +173,12 @@ class _Field(ABC):
     def _read(self, text: str) -> FormValue:
         """Typed text as a value of this field's type; ``ValueError`` says what to type."""
 
-    def _normalize(self, value: Any) -> FormValue:
+    def normalize(self, value: Any) -> FormValue:
+        """A value that passed the checks in its canonical form (an integer field's
+        whole floats as ints, a multi-select's picks as a list)."""
         return value
 
-    def _messages(self, errors: Iterable[ValidationError], *, depth: int) -> list[str]:
+    def messages(self, errors: Iterable[ValidationError], *, depth: int) -> list[str]:
         """jsonschema's errors about this field as sentences, each said once.
 
         ``depth`` is how deep in the answer this field's value sits (1 in a whole form).
@@ -294,7 +300,7 @@ class NumberField(_Field):
             raise ValueError(f"must be a whole number, not {text}")
         return int(exact)
 
-    def _normalize(self, value: Any) -> FormValue:
+    def normalize(self, value: Any) -> FormValue:
         if self.integer and isinstance(value, float) and value.is_integer():
             return int(value)
         return value
@@ -386,7 +392,7 @@ class SingleSelectField(_Field):
             return {"oneOf": [{"const": o.value, "title": o.label} for o in self.options]}
         return {"enum": [option.value for option in self.options]}
 
-    def _validation_schema(self) -> dict[str, Any]:
+    def validation_schema(self) -> dict[str, Any]:
         return {"type": "string", "enum": [option.value for option in self.options]}
 
     def _read(self, text: str) -> str:
@@ -430,7 +436,7 @@ class MultiSelectField(_Field):
             return {**bounds, "items": {"anyOf": choices}}
         return {**bounds, "items": {"type": "string", "enum": [o.value for o in self.options]}}
 
-    def _validation_schema(self) -> dict[str, Any]:
+    def validation_schema(self) -> dict[str, Any]:
         # Picking a choice twice means nothing, so an answer that does is refused.
         values = [option.value for option in self.options]
         bounds = {key: value for key, value in self._constraints().items() if key != "items"}
@@ -460,7 +466,7 @@ class MultiSelectField(_Field):
             raise ValueError("; ".join(problems))
         return picked
 
-    def _normalize(self, value: Any) -> FormValue:
+    def normalize(self, value: Any) -> FormValue:
         return list(value)
 
     def _explain(self, error: ValidationError, *, item: bool) -> str:

@@ -66,7 +66,7 @@ class Form:
     def _validator(self) -> Draft202012Validator:
         schema = {
             "type": "object",
-            "properties": {field.name: field._validation_schema() for field in self.fields},
+            "properties": {field.name: field.validation_schema() for field in self.fields},
             "required": [field.name for field in self.fields if field.required],
             "additionalProperties": False,
         }
@@ -85,7 +85,7 @@ class Form:
         if errors:
             raise AnswerError(errors)
         values = cast(dict[str, Any], answer)
-        return {name: self[name]._normalize(value) for name, value in values.items()}
+        return {name: self[name].normalize(value) for name, value in values.items()}
 
     def _errors(self, answer: object) -> list[FieldError]:
         outside: list[FieldError] = []
@@ -111,7 +111,7 @@ class Form:
         found: list[FieldError] = []
         for field in self.fields:
             if field.name in by_field:
-                messages = field._messages(by_field[field.name], depth=1) or ["is required"]
+                messages = field.messages(by_field[field.name], depth=1) or ["is required"]
                 found.extend(FieldError(field.name, message) for message in messages)
         return [*found, *dict.fromkeys(outside)]
 

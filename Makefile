@@ -8,9 +8,9 @@ STAMP := $(VENV)/.installed
 NODE_STAMP := interop/node_modules/.installed
 CONFORMANCE_STAMP := conformance/node_modules/.installed
 
-.PHONY: demo test lint typecheck unit bench clean conformance
+.PHONY: demo test lint typecheck unit bench clean conformance package
 
-$(STAMP): pyproject.toml
+$(STAMP): pyproject.toml answerback/__init__.py
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
 	$(BIN)/pip install --quiet -e '.[dev]'
@@ -43,7 +43,12 @@ $(CONFORMANCE_STAMP): conformance/package.json conformance/package-lock.json
 conformance: $(STAMP) $(CONFORMANCE_STAMP)
 	$(BIN)/python conformance/run.py
 
-test: lint typecheck unit conformance
+# Build the sdist and wheel, install the wheel into a fresh virtual environment outside the
+# checkout and run an example from it: a file missing from the package fails here.
+package: $(STAMP)
+	$(BIN)/python scripts/check_package.py
+
+test: lint typecheck unit conformance package
 
 bench: $(STAMP)
 	$(BIN)/python -m benchmarks.run

@@ -8,7 +8,7 @@ STAMP := $(VENV)/.installed
 NODE_STAMP := interop/node_modules/.installed
 CONFORMANCE_STAMP := conformance/node_modules/.installed
 
-.PHONY: demo test lint typecheck unit bench clean conformance package
+.PHONY: demo test lint typecheck unit bench clean conformance tmux package
 
 $(STAMP): pyproject.toml answerback/__init__.py
 	$(PYTHON) -m venv $(VENV)
@@ -31,7 +31,14 @@ lint: $(STAMP)
 typecheck: $(STAMP)
 	$(BIN)/pyright
 
-unit: $(STAMP) $(NODE_STAMP)
+# tmux drives the terminal client's end-to-end tests (tests/test_terminal_e2e.py), which
+# are skipped without it.
+tmux:
+	@command -v tmux >/dev/null || { [ "$$(id -u)" = 0 ] && apt-get update -qq \
+		&& apt-get install -y -qq tmux >/dev/null; } || echo "tmux is missing, so the \
+		terminal tests will be skipped: install it (apt-get install tmux, brew install tmux)"
+
+unit: $(STAMP) $(NODE_STAMP) tmux
 	$(BIN)/pytest -q
 
 # The official MCP conformance suite and the Node (>= 22) it runs on, pinned in

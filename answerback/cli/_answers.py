@@ -1,0 +1,148 @@
+"""``--answers FILE``: a script's answers to the questions a server will ask.
+
+The file is a JSON list; each entry answers one question and is used once, the first
+unused entry that matches being taken::
+
+    [
+      {"message": "name", "action": "accept", "content": {"name": "Ada"}},
+      {"server": "library", "action": "decline"},
+      {"url": "example.com", "action": "accept"}
+    ]
+
+Matchers (all optional, all must hold): ``server`` (the display name), ``message`` (a
+substring of the question's message), ``field`` (a field the form has), ``url`` (a
+substring of a URL question's link; its presence also limits the entry to URL
+questions). ``action`` is ``accept`` (the default), ``decline`` or ``cancel``;
+``content`` is the form's answer. A question that no entry matches is cancelled, with a
+line on stderr saying so, so a script never waits for an answer nobody will give.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, cast
+
+from answerback.client import ClientRequestContext, Responder
+from answerback.types import (
+    ClientCapabilities,
+    ElicitationCapability,
+    ElicitRequestParams,
+    ElicitRequestURLParams,
+    ElicitResult,
+    ErrorData,
+)
+
+_KEYS = {"server", "message", "field", "url", "action", "content"}
+_ACTIONS = ("accept", "decline", "cancel")
+PAST = {"accept": "accepted", "decline": "declined", "cancel": "cancelled"}
+
+
+class AnswersError(Exception):
+    """The answers file cannot be used; the message says what to fix."""
+
+
+@dataclass
+class Answer:
+    action: str = "accept"
+    content: dict[str, Any] | None = None
+    server: str | None = None
+    message: str | None = None
+    field: str | None = None
+    url: str | None = None
+    used: bool = dataclasses.field(default=False, compare=False)
+
+    def matches(self, server: str, params: ElicitRequestParams) -> bool:
+        if self.used or (self.server is not None and self.server != server):
+            return False
+        if self.message is not None and self.message not in params.message:
+            return False
+        if isinstance(params, ElicitRequestURLParams):
+            return self.field is None and (self.url is None or self.url in params.url)
+        if self.url is not None:
+            return False
+        properties = cast(dict[str, Any], params.requested_schema.get("properties") or {})
+        return self.field is None or self.field in properties
+
+
+def load_answers(path: Path) -> list[Answer]:
+    try:
+        data: object = json.loads(path.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise AnswersError(f"Cannot read the answers file {path}: {exc.strerror}.") from exc
+    except json.JSONDecodeError as exc:
+        raise AnswersError(f"The answers file {path} is not valid JSON: {exc}.") from exc
+    if not isinstance(data, list):
+        raise AnswersError(f"The answers file {path} must be a JSON list of answers.")
+    answers: list[Answer] = []
+    for number, item in enumerate(cast(list[object], data), start=1):
+        where = f"answer {number} in {path}"
+        if not isinstance(item, dict):
+            raise AnswersError(f"The {where} must be a JSON object.")
+        entry = cast(dict[str, object], item)
+        if unknown := sorted(set(entry) - _KEYS):
+            raise AnswersError(f"The {where} has unknown keys {unknown}; allowed: {sorted(_KEYS)}.")
+        action = entry.get("action", "accept")
+        if action not in _ACTIONS:
+            raise AnswersError(f"The {where} has action {action!r}: use {', '.join(_ACTIONS)}.")
+        content = entry.get("content")
+        if content is not None and not isinstance(content, dict):
+            raise AnswersError(f'The {where} has "content" that is not a JSON object.')
+        for key in ("server", "message", "field", "url"):
+            value = entry.get(key)
+            if value is not None and not isinstance(value, str):
+                raise AnswersError(f'The {where} has "{key}" that is not a string.')
+        answers.append(
+            Answer(
+                action=cast(str, action),
+                content=cast(dict[str, Any] | None, content),
+                server=cast(str | None, entry.get("server")),
+                message=cast(str | None, entry.get("message")),
+                field=cast(str | None, entry.get("field")),
+                url=cast(str | None, entry.get("url")),
+            )
+        )
+    return answers
+
+
+def question_label(params: ElicitRequestParams) -> str:
+    """How a report names a question: ``the form 'message'`` or ``the link 'url'``."""
+    if isinstance(params, ElicitRequestURLParams):
+        return f"the link {params.url!r}"
+    return f"the form {params.message!r}"
+
+
+class AnswersResponder(Responder):
+    """Answers elicitations from an answers file, reporting each answer."""
+
+    def __init__(
+        self, answers: list[Answer], server: str, source: Path, report: Callable[[str], None]
+    ) -> None:
+        self.answers = answers
+        self.server = server
+        self.source = source
+        self.report = report
+
+    def capabilities(self) -> ClientCapabilities:
+        return ClientCapabilities(elicitation=ElicitationCapability(form={}, url={}))
+
+    async def elicit(
+        self, context: ClientRequestContext, params: ElicitRequestParams
+    ) -> ElicitResult | ErrorData:
+        label = question_label(params)
+        for answer in self.answers:
+            if answer.matches(self.server, params):
+                answer.used = True
+                done = PAST[answer.action]
+                self.report(f"{done} {label} from server {self.server}: from {self.source}")
+                if answer.action != "accept" or isinstance(params, ElicitRequestURLParams):
+                    return ElicitResult(action=cast(Any, answer.action))
+                return ElicitResult(action="accept", content=answer.content or {})
+        self.report(
+            f"cancelled {label} from server {self.server}: no unused answer in "
+            f"{self.source} matches it"
+        )
+        return ElicitResult(action="cancel")

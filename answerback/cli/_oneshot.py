@@ -1,0 +1,265 @@
+"""``answerback call`` and ``answerback list``: one connection, one job, an exit code.
+
+Made for shell scripts: the result goes to stdout (text, or ``--json``), everything
+else (log lines, progress, what was answered on the person's behalf) to stderr, and the
+exit code says what happened (see ``ExitCode``). Without a terminal on stdin nothing
+waits for a person: questions are answered from ``--answers`` or declined, and stderr
+says which.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable
+from enum import IntEnum
+from pathlib import Path
+from typing import Any
+
+import anyio
+from rich.console import Console
+from rich.progress import BarColumn, Progress, TaskID, TextColumn
+
+from answerback.cli._answers import AnswersResponder, load_answers
+from answerback.cli._arguments import ArgumentsError, parse_arguments
+from answerback.cli._render import log_line, pretty_json, print_listing, result_text
+from answerback.cli._reporting import CommandResponder, ReportedHeadless
+from answerback.cli._targets import Target
+from answerback.client import Client, Responder
+from answerback.interact import Roots
+from answerback.jsonrpc import ProgressCallback
+from answerback.types import (
+    ConnectionClosedError,
+    LoggingLevel,
+    LoggingMessageNotificationParams,
+    MCPError,
+    Prompt,
+    Resource,
+    ResourceTemplate,
+    Tool,
+)
+
+
+class ExitCode(IntEnum):
+    OK = 0
+    TOOL_ERROR = 1
+    """The tool ran and reported failure (``isError``)."""
+    USAGE = 2
+    """Bad arguments, target, config or answers file."""
+    CONNECTION = 3
+    """The server could not be started or reached, or went away."""
+    REFUSED = 4
+    """The server answered the request with a protocol error (unknown tool, bad params)."""
+
+
+class CommandFailed(Exception):
+    """Ends a command with a message on stderr and an exit code."""
+
+    def __init__(self, message: str, code: ExitCode) -> None:
+        super().__init__(message)
+        self.code = code
+
+
+def make_client(
+    target: Target,
+    responder: Responder,
+    timeout: float | None = None,
+    log_level: LoggingLevel | None = "info",
+    stderr: Any = None,
+) -> Client:
+    return Client(
+        target.client_target(stderr),
+        responder=responder,
+        read_timeout_seconds=timeout,
+        log_level=log_level,
+    )
+
+
+def failure(target: Target, exc: BaseException) -> CommandFailed:
+    """A connection or request error, as the message and exit code a script sees."""
+    if isinstance(exc, ConnectionClosedError | OSError):
+        return CommandFailed(
+            f"cannot talk to {target.name} ({target.describe()}): {exc}", ExitCode.CONNECTION
+        )
+    if isinstance(exc, MCPError):
+        return CommandFailed(f"{target.name} refused: {exc} (error {exc.code})", ExitCode.REFUSED)
+    return CommandFailed(
+        f"cannot talk to {target.name} ({target.describe()}): {type(exc).__name__}: {exc}",
+        ExitCode.CONNECTION,
+    )
+
+
+def one_shot_responder(
+    target: Target,
+    roots: Roots,
+    answers: Path | None,
+    err: Console,
+    interactive: Callable[[str], Responder] | None,
+) -> Responder:
+    """Who answers: the answers file, else a person (``interactive``, when given), else
+    the headless policy; all with the roots and log lines."""
+
+    def report(line: str) -> None:
+        err.print(line, markup=False, highlight=False, soft_wrap=True)
+
+    def show_log(server: str, params: LoggingMessageNotificationParams) -> None:
+        err.print(log_line(server, params), highlight=False, soft_wrap=True)
+
+    inner: Responder
+    if answers is not None:
+        inner = AnswersResponder(load_answers(answers), target.name, answers, report)
+    elif interactive is not None:
+        inner = interactive(target.name)
+    else:
+        inner = ReportedHeadless(target.name, report, "no terminal")
+    return CommandResponder(inner, target.name, roots, show_log)
+
+
+async def call(
+    target: Target,
+    tool: str,
+    words: list[str],
+    *,
+    responder: Responder,
+    as_json: bool,
+    timeout: float | None,
+    log_level: LoggingLevel,
+    out: Console,
+    err: Console,
+) -> ExitCode:
+    """Connect, call ``tool`` once, print the result; the exit code says how it went."""
+    try:
+        async with make_client(target, responder, timeout, log_level) as client:
+            schema = await _input_schema(client, tool)
+            arguments = parse_arguments(words, schema)
+            with _progress(err) as on_progress:
+                result = await client.call_tool(tool, arguments, progress_callback=on_progress)
+    except CommandFailed:
+        raise
+    except ArgumentsError as exc:
+        raise CommandFailed(str(exc), ExitCode.USAGE) from exc
+    except Exception as exc:
+        raise failure(target, exc) from exc
+    if as_json:
+        data = result.model_dump(mode="json", by_alias=True, exclude_none=True)
+        out.file.write(pretty_json(data) + "\n")
+    else:
+        text = result_text(result)
+        (err if result.is_error else out).print(text, markup=False, highlight=False, soft_wrap=True)
+    return ExitCode.TOOL_ERROR if result.is_error else ExitCode.OK
+
+
+async def _input_schema(client: Client, tool: str) -> dict[str, Any] | None:
+    """The tool's ``inputSchema`` (to read ``key=value`` right); ``None`` if the server
+    lists no such tool (the call then says so itself)."""
+    if client.server_capabilities.tools is None:
+        return None
+    for listed in await client.list_all_tools():
+        if listed.name == tool:
+            return listed.input_schema
+    names = ", ".join(sorted(t.name for t in await client.list_all_tools())) or "none"
+    raise CommandFailed(
+        f"{client.server_info.name} has no tool {tool!r} (its tools: {names}).", ExitCode.REFUSED
+    )
+
+
+class _progress:
+    """A rich progress bar on stderr while a call reports progress (terminals only)."""
+
+    def __init__(self, err: Console) -> None:
+        self.err = err
+        self.bar: Progress | None = None
+        self.task: TaskID | None = None
+
+    def __enter__(self) -> ProgressCallback | None:
+        if not self.err.is_terminal:
+            return None
+        return self.update
+
+    async def update(self, progress: float, total: float | None, message: str | None) -> None:
+        if self.bar is None:
+            self.bar = Progress(
+                TextColumn("{task.description}"),
+                BarColumn(),
+                TextColumn("{task.completed:g}/{task.total:g}"),
+                console=self.err,
+                transient=True,
+            )
+            self.bar.start()
+            self.task = self.bar.add_task(message or "working", total=total)
+        assert self.task is not None
+        self.bar.update(
+            self.task, completed=progress, total=total, description=message or "working"
+        )
+
+    def __exit__(self, *exc: object) -> None:
+        if self.bar is not None:
+            self.bar.stop()
+
+
+async def listing(
+    client: Client,
+) -> tuple[list[Tool], list[Resource], list[ResourceTemplate], list[Prompt]]:
+    """Everything a server offers (each kind only if the server declares it)."""
+    caps = client.server_capabilities
+    tools = await client.list_all_tools() if caps.tools is not None else []
+    resources: list[Resource] = []
+    templates: list[ResourceTemplate] = []
+    prompts: list[Prompt] = []
+    cursor: str | None = None
+    if caps.resources is not None:
+        while True:
+            page = await client.list_resources(cursor)
+            resources += page.resources
+            if not (cursor := page.next_cursor):
+                break
+        cursor = None
+        while True:
+            tpage = await client.list_resource_templates(cursor)
+            templates += tpage.resource_templates
+            if not (cursor := tpage.next_cursor):
+                break
+    if caps.prompts is not None:
+        cursor = None
+        while True:
+            ppage = await client.list_prompts(cursor)
+            prompts += ppage.prompts
+            if not (cursor := ppage.next_cursor):
+                break
+    return tools, resources, templates, prompts
+
+
+async def list_command(
+    target: Target, *, responder: Responder, as_json: bool, out: Console
+) -> ExitCode:
+    try:
+        async with make_client(target, responder, None) as client:
+            tools, resources, templates, prompts = await listing(client)
+    except Exception as exc:
+        raise failure(target, exc) from exc
+    if as_json:
+        data = {
+            "server": target.name,
+            "tools": [t.model_dump(mode="json", by_alias=True, exclude_none=True) for t in tools],
+            "resources": [
+                r.model_dump(mode="json", by_alias=True, exclude_none=True) for r in resources
+            ],
+            "resourceTemplates": [
+                t.model_dump(mode="json", by_alias=True, exclude_none=True) for t in templates
+            ],
+            "prompts": [
+                p.model_dump(mode="json", by_alias=True, exclude_none=True) for p in prompts
+            ],
+        }
+        out.file.write(pretty_json(data) + "\n")
+    else:
+        print_listing(out, target.name, tools, resources, templates, prompts)
+    return ExitCode.OK
+
+
+def run_async(function: Callable[[], Any]) -> Any:
+    """Run an async command on asyncio (the terminal UI needs it)."""
+    return anyio.run(function, backend="asyncio")
+
+
+def stdin_is_terminal() -> bool:
+    return sys.stdin.isatty()

@@ -1,0 +1,173 @@
+"""How results, listings and log lines look on a terminal (rich) or in a pipe (plain).
+
+A person reads a tool's answer, not its JSON: text as text, an image as a line that says
+what it is and how big, structured content as indented JSON. The same functions serve
+``call`` and the interactive session; ``--json`` bypasses them for programs.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import json
+from typing import Any
+
+from rich.console import Console
+from rich.markup import escape
+from rich.table import Table
+
+from answerback.types import (
+    AudioContent,
+    BlobResourceContents,
+    CallToolResult,
+    EmbeddedResource,
+    GetPromptResult,
+    ImageContent,
+    LoggingMessageNotificationParams,
+    Prompt,
+    ReadResourceResult,
+    Resource,
+    ResourceLink,
+    ResourceTemplate,
+    TextContent,
+    TextResourceContents,
+    Tool,
+)
+
+_LEVEL_STYLES = {
+    "debug": "dim",
+    "info": "cyan",
+    "notice": "blue",
+    "warning": "yellow",
+    "error": "red",
+    "critical": "bold red",
+    "alert": "bold red",
+    "emergency": "bold red reverse",
+}
+
+
+def size_text(data: str) -> str:
+    """The decoded size of base64 ``data``, as a person reads it ("12 KB")."""
+    try:
+        count = len(base64.b64decode(data, validate=False))
+    except (binascii.Error, ValueError):
+        count = len(data)
+    if count < 1024:
+        return f"{count} B"
+    if count < 1024 * 1024:
+        return f"{round(count / 1024)} KB"
+    return f"{count / (1024 * 1024):.1f} MB"
+
+
+def content_text(block: object) -> str:
+    """One content block as text: text itself, anything binary described in brackets."""
+    if isinstance(block, TextContent):
+        return block.text
+    if isinstance(block, ImageContent):
+        return f"[image {block.mime_type}, {size_text(block.data)}]"
+    if isinstance(block, AudioContent):
+        return f"[audio {block.mime_type}, {size_text(block.data)}]"
+    if isinstance(block, ResourceLink):
+        label = f" ({block.name})" if block.name and block.name != block.uri else ""
+        return f"[resource link {block.uri}{label}]"
+    if isinstance(block, EmbeddedResource):
+        return resource_text(block.resource)
+    kind = getattr(block, "type", type(block).__name__)
+    return f"[{kind} content]"
+
+
+def resource_text(contents: TextResourceContents | BlobResourceContents) -> str:
+    if isinstance(contents, TextResourceContents):
+        return contents.text
+    mime = contents.mime_type or "application/octet-stream"
+    return f"[resource {contents.uri}, {mime}, {size_text(contents.blob)}]"
+
+
+def pretty_json(value: Any) -> str:
+    return json.dumps(value, indent=2, ensure_ascii=False)
+
+
+def result_text(result: CallToolResult) -> str:
+    """A tool's result for a person: each content block, then structured content as
+    JSON when it says more than the text does."""
+    parts = [content_text(block) for block in result.content]
+    structured = result.structured_content
+    if structured is not None and not _said(structured, parts):
+        parts.append(pretty_json(structured))
+    return "\n".join(parts)
+
+
+def _said(structured: dict[str, Any], parts: list[str]) -> bool:
+    """Whether the text already says what the structured content does: the same JSON,
+    or a plain value a server wrapped as ``{"result": value}``."""
+    for part in parts:
+        try:
+            value: object = json.loads(part)
+        except json.JSONDecodeError:
+            value = part
+        if value == structured or structured == {"result": value}:
+            return True
+    return False
+
+
+def read_text(result: ReadResourceResult) -> str:
+    return "\n".join(resource_text(contents) for contents in result.contents)
+
+
+def prompt_text(result: GetPromptResult) -> str:
+    lines = [f"({result.description})"] if result.description else []
+    lines += [f"{message.role}: {content_text(message.content)}" for message in result.messages]
+    return "\n".join(lines)
+
+
+def log_line(server: str, params: LoggingMessageNotificationParams) -> str:
+    """A server's log message as rich markup: level, server, logger, message."""
+    data = params.data if isinstance(params.data, str) else json.dumps(params.data)
+    style = _LEVEL_STYLES.get(params.level, "")
+    where = f"{server}/{params.logger}" if params.logger else server
+    return f"[{style}]{params.level.upper():<8}[/] [bold]{escape(where)}[/]: {escape(data)}"
+
+
+def print_listing(
+    console: Console,
+    server: str,
+    tools: list[Tool],
+    resources: list[Resource],
+    templates: list[ResourceTemplate],
+    prompts: list[Prompt],
+    *,
+    show: tuple[str, ...] = ("tools", "resources", "prompts"),
+) -> None:
+    """The server's tools, resources and prompts: tables on a terminal, lines otherwise."""
+    sections: list[tuple[str, list[tuple[str, str]]]] = []
+    if "tools" in show:
+        sections.append(("tools", [(t.name, _first_line(t.description)) for t in tools]))
+    if "resources" in show:
+        rows = [
+            (r.uri, r.name if r.name != r.uri else _first_line(r.description)) for r in resources
+        ]
+        rows += [(t.uri_template, t.name) for t in templates]
+        sections.append(("resources", rows))
+    if "prompts" in show:
+        sections.append(("prompts", [(p.name, _first_line(p.description)) for p in prompts]))
+    for title, rows in sections:
+        if console.is_terminal:
+            table = Table(title=f"{server}: {title}", title_justify="left", expand=False)
+            table.add_column("name", style="bold")
+            table.add_column("description")
+            for name, description in rows:
+                table.add_row(escape(name), escape(description))
+            if not rows:
+                table.add_row("[dim](none)[/]", "")
+            console.print(table)
+        else:
+            console.print(f"{server} {title}:", markup=False, highlight=False, soft_wrap=True)
+            for name, description in rows:
+                line = f"  {name}  {description}" if description else f"  {name}"
+                console.print(line, markup=False, highlight=False, soft_wrap=True)
+            if not rows:
+                console.print("  (none)", markup=False, highlight=False, soft_wrap=True)
+
+
+def _first_line(text: str | None) -> str:
+    return (text or "").strip().splitlines()[0] if (text or "").strip() else ""

@@ -1,0 +1,219 @@
+"""What a person types to name a server, turned into something ``Client`` connects to.
+
+A target is a URL (streamable HTTP), a command line (``"python server.py"``, a stdio
+subprocess), or the name of an entry in a config file in the ``mcpServers`` format that
+desktop hosts share. Every server gets a short display name, because the person must
+always see which server is asking.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shlex
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, cast
+from urllib.parse import urlsplit
+
+from answerback.transports import StdioServer
+
+DEFAULT_CONFIGS = (".mcp.json", ".cursor/mcp.json", ".vscode/mcp.json")
+"""Searched in the current directory, in this order, when ``--config`` is not given:
+Claude Code's and Copilot's project file, Cursor's, VS Code's (whose key is ``servers``)."""
+
+_INTERPRETERS = {"python", "python3", "node", "npx", "uv", "uvx", "deno", "bun", "pipx"}
+
+
+class TargetError(Exception):
+    """A target or config file that cannot be used; the message says what to fix."""
+
+
+@dataclass
+class Target:
+    """A server to connect to, with the name shown for it."""
+
+    name: str
+    url: str | None = None
+    command: list[str] = field(default_factory=list[str])
+    env: dict[str, str] = field(default_factory=dict[str, str])
+    cwd: str | None = None
+    headers: dict[str, str] = field(default_factory=dict[str, str])
+
+    @property
+    def is_stdio(self) -> bool:
+        return self.url is None
+
+    def describe(self) -> str:
+        """How the target is reached, for status lines and errors."""
+        return self.url if self.url is not None else shlex.join(self.command)
+
+    def client_target(self, stderr: Any = None) -> Any:
+        """What ``Client`` takes: the URL (or a transport with headers), or a
+        ``StdioServer``; ``stderr`` is where a child's stderr goes (None: inherited)."""
+        if self.url is not None:
+            if not self.headers:
+                return self.url
+            from answerback.transports.http import StreamableHTTPTransport
+
+            return StreamableHTTPTransport(self.url, headers=self.headers)
+        extra: dict[str, Any] = {} if stderr is None else {"stderr": stderr}
+        return StdioServer(self.command[0], self.command[1:], env=self.env, cwd=self.cwd, **extra)
+
+
+def load_config(path: Path) -> dict[str, Target]:
+    """The servers of a config file, by name (``mcpServers``, or VS Code's ``servers``)."""
+    try:
+        data: object = json.loads(path.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise TargetError(f"Cannot read the config file {path}: {exc.strerror}.") from exc
+    except json.JSONDecodeError as exc:
+        raise TargetError(
+            f"The config file {path} is not valid JSON (line {exc.lineno}, column "
+            f"{exc.colno}: {exc.msg})."
+        ) from exc
+    servers: object = None
+    if isinstance(data, dict):
+        data = cast(dict[str, object], data)
+        servers = data.get("mcpServers", data.get("servers"))
+    if not isinstance(servers, dict):
+        raise TargetError(
+            f"The config file {path} has no server table: it must be a JSON object with "
+            '"mcpServers": {"name": {"command": ..., "args": [...]} or {"url": ...}}.'
+        )
+    return {
+        name: _entry(path, name, entry) for name, entry in cast(dict[str, object], servers).items()
+    }
+
+
+def _entry(path: Path, name: str, entry: object) -> Target:
+    where = f"server {name!r} in {path}"
+    if not isinstance(entry, dict):
+        raise TargetError(f"The {where} must be a JSON object with a command or a url.")
+    spec = cast(dict[str, object], entry)
+    kind = spec.get("type")
+    if kind == "sse":
+        raise TargetError(
+            f"The {where} uses the old SSE transport, which answerback does not speak: "
+            "point it at the server's streamable HTTP endpoint instead."
+        )
+    url, command = spec.get("url"), spec.get("command")
+    if isinstance(url, str):
+        return Target(name=name, url=url, headers=_strings(spec.get("headers"), where, "headers"))
+    if not isinstance(command, str) or not command:
+        raise TargetError(f'The {where} needs "command" (a program to run) or "url".')
+    args = spec.get("args", [])
+    if not isinstance(args, list) or not all(
+        isinstance(arg, str) for arg in cast(list[object], args)
+    ):
+        raise TargetError(f'The {where} has "args" that are not a list of strings.')
+    cwd = spec.get("cwd")
+    if cwd is not None and not isinstance(cwd, str):
+        raise TargetError(f'The {where} has a "cwd" that is not a string.')
+    return Target(
+        name=name,
+        command=[command, *cast(list[str], args)],
+        env=_strings(spec.get("env"), where, "env"),
+        cwd=cwd,
+    )
+
+
+def _strings(value: object, where: str, key: str) -> dict[str, str]:
+    if value is None:
+        return {}
+    if not isinstance(value, dict) or not all(
+        isinstance(v, str) for v in cast(dict[str, object], value).values()
+    ):
+        raise TargetError(f'The {where} has "{key}" that is not an object of strings.')
+    return dict(cast(dict[str, str], value))
+
+
+def find_config(explicit: str | None) -> Path | None:
+    """``--config`` if given (it must exist), else the first default file present."""
+    if explicit is not None:
+        path = Path(explicit).expanduser()
+        if not path.is_file():
+            raise TargetError(f"The config file {explicit} does not exist.")
+        return path
+    for candidate in DEFAULT_CONFIGS:
+        path = Path(candidate)
+        if path.is_file():
+            return path
+    return None
+
+
+def resolve(texts: list[str], config: str | None = None) -> list[Target]:
+    """Every target the person typed, with distinct display names."""
+    config_path = find_config(config)
+    configured: dict[str, Target] | None = None
+    targets: list[Target] = []
+    for text in texts:
+        if not text.strip():
+            raise TargetError("An empty target: give a URL, a command line or a config name.")
+        if text.startswith(("http://", "https://")):
+            targets.append(Target(name=_url_name(text), url=text))
+            continue
+        words = shlex.split(text)
+        if len(words) == 1 and config_path is not None:
+            if configured is None:
+                configured = load_config(config_path)
+            if text in configured:
+                targets.append(configured[text])
+                continue
+            if config is not None:
+                known = ", ".join(sorted(configured)) or "none"
+                raise TargetError(
+                    f"{text!r} is not a server in {config_path} (its servers: {known})."
+                )
+        if "://" in text.split()[0]:
+            raise TargetError(
+                f"{text!r} is not a target: URLs must be http:// or https://; anything "
+                "else is run as a command line."
+            )
+        targets.append(Target(name=_command_name(words), command=words))
+    return _distinct(targets)
+
+
+def _url_name(url: str) -> str:
+    parts = urlsplit(url)
+    host = parts.hostname or url
+    return f"{host}:{parts.port}" if parts.port else host
+
+
+def _command_name(words: list[str]) -> str:
+    """The script or package a command runs (``python examples/library_server.py`` →
+    ``library_server``), else the program's own name."""
+    program = Path(words[0]).name
+    chosen = program
+    rest = words[1:]
+    if program == "answerback" and rest[:1] == ["run"]:
+        rest = [word.partition(":")[0] for word in rest[1:]]
+    elif not (program.removesuffix(".exe") in _INTERPRETERS or program.startswith("python")):
+        rest = []
+    for word in rest:
+        if not word.startswith("-"):
+            chosen = word
+            break
+    stem = Path(chosen.rstrip("/")).name
+    for suffix in (".py", ".js", ".mjs", ".ts"):
+        stem = stem.removesuffix(suffix)
+    return stem or program
+
+
+def _distinct(targets: list[Target]) -> list[Target]:
+    seen: dict[str, int] = {}
+    for target in targets:
+        count = seen.get(target.name, 0) + 1
+        seen[target.name] = count
+        if count > 1:
+            target.name = f"{target.name}-{count}"
+    return targets
+
+
+def state_dir() -> Path:
+    """Where answerback keeps history and logs: ``$ANSWERBACK_STATE_DIR``, else
+    ``$XDG_STATE_HOME/answerback``, else ``~/.local/state/answerback``."""
+    if explicit := os.environ.get("ANSWERBACK_STATE_DIR"):
+        return Path(explicit)
+    base = os.environ.get("XDG_STATE_HOME") or str(Path.home() / ".local" / "state")
+    return Path(base) / "answerback"

@@ -1,0 +1,103 @@
+"""A test server for the ``answerback`` command: every kind of answer and question.
+
+Plain results (text, an image, structured content, a failure, progress, log lines) for
+``answerback call``/``list``, and tools that ask a person something (a form with
+choices and limits, a link, a sampling request, a form whose server then dies) for the
+terminal tests. Run over stdio: ``python tests/servers/terminal_server.py``.
+"""
+
+from __future__ import annotations
+
+import base64
+import os
+from typing import Literal
+
+import anyio
+from pydantic import BaseModel, Field
+
+from answerback.server import Context, MCPServer
+from answerback.types import ImageContent, SamplingMessage, TextContent
+
+mcp = MCPServer("Tearoom")
+
+PIXEL = base64.b64encode(b"\x89PNG\r\n\x1a\n" + bytes(12 * 1024)).decode()
+"""A 12 KB "image" (its size is what the output describes)."""
+
+
+class TeaOrder(BaseModel):
+    tea: Literal["green", "black", "oolong"] = Field(description="Which tea")
+    cups: int = Field(ge=1, le=5, description="How many cups (1 to 5)")
+
+
+@mcp.tool()
+def greet(name: str, times: int = 1) -> str:
+    """Greet someone, perhaps more than once."""
+    return " ".join([f"Hello, {name}!"] * times)
+
+
+@mcp.tool()
+def broken() -> str:
+    """Always fails (the call reports isError)."""
+    raise RuntimeError("the kettle is broken")
+
+
+@mcp.tool()
+def picture() -> ImageContent:
+    """A picture of the tearoom."""
+    return ImageContent(data=PIXEL, mime_type="image/png")
+
+
+@mcp.tool()
+def menu() -> dict[str, float]:
+    """Prices, as structured content."""
+    return {"green": 2.5, "black": 2.0}
+
+
+@mcp.tool()
+async def brew(ctx: Context, steps: int = 3) -> str:
+    """Report progress for each step and log as it goes."""
+    for step in range(1, steps + 1):
+        await ctx.report_progress(step, steps, f"step {step}")
+        await ctx.info(f"brewed step {step}")
+    return "brewed"
+
+
+@mcp.tool()
+async def order_tea(ctx: Context) -> str:
+    """Ask what tea and how many cups."""
+    answer = await ctx.elicit("What would you like?", schema=TeaOrder)
+    if answer.action == "accept":
+        return f"Order: {answer.data.cups} x {answer.data.tea}."
+    return f"No order ({answer.action})."
+
+
+@mcp.tool()
+async def visit(ctx: Context, url: str) -> str:
+    """Ask the person to open ``url``."""
+    answer = await ctx.elicit_url("Please confirm your account", url, "visit-1")
+    return f"visit: {answer.action}"
+
+
+@mcp.tool()
+async def summarise(ctx: Context, text: str) -> str:
+    """Ask the client's model (or person) to summarise ``text``."""
+    result = await ctx.session.create_message(
+        [SamplingMessage(role="user", content=TextContent(text=f"Summarise: {text}"))],
+        max_tokens=40,
+        system_prompt="Be brief.",
+    )
+    content = result.content
+    said = content.text if isinstance(content, TextContent) else type(content).__name__
+    return f"summary: {said}"
+
+
+@mcp.tool()
+async def vanish(ctx: Context, pidfile: str) -> str:
+    """Write this process's id to ``pidfile``, then ask a form (a test kills us there)."""
+    await anyio.Path(pidfile).write_text(str(os.getpid()))
+    answer = await ctx.elicit("A form whose server will die", schema=TeaOrder)
+    return answer.action
+
+
+if __name__ == "__main__":
+    mcp.run()

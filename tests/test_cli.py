@@ -1,0 +1,393 @@
+"""The ``answerback`` command from a shell script: ``run``, ``list`` and ``call`` run as
+subprocesses with no terminal (stdin from /dev/null), against real servers, checked by
+what they print and the exit code (0 ok, 1 tool error, 2 usage, 3 connection, 4 refused).
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from http_support import free_port, serve_process
+
+from answerback import Client
+from answerback.interact import Roots
+from answerback.server import Context, MCPServer
+
+REPO = Path(__file__).resolve().parents[1]
+SERVERS = REPO / "tests" / "servers"
+TEAROOM = f"{sys.executable} {SERVERS / 'terminal_server.py'}"
+ASKING = f"{sys.executable} {SERVERS / 'asking_server.py'}"
+PATIENCE_SECONDS = 60
+
+
+def answerback(*args: str, cwd: Path = REPO) -> subprocess.CompletedProcess[str]:
+    """Run the command as a script would: no terminal, output captured, bounded."""
+    return subprocess.run(
+        [sys.executable, "-m", "answerback", *args],
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        cwd=cwd,
+        timeout=PATIENCE_SECONDS,
+        check=False,
+    )
+
+
+# -- call ---------------------------------------------------------------------------
+
+
+def test_call_prints_the_text_result_and_exits_0() -> None:
+    done = answerback("call", TEAROOM, "greet", "name=Ada", "times=2")
+    assert (done.returncode, done.stdout) == (0, "Hello, Ada! Hello, Ada!\n")
+
+
+def test_call_takes_one_json_object_of_arguments() -> None:
+    done = answerback("call", TEAROOM, "greet", '{"name": "007"}')
+    assert (done.returncode, done.stdout) == (0, "Hello, 007!\n")
+
+
+def test_a_string_property_keeps_what_was_typed() -> None:
+    """``name=007`` is the string "007" (the schema says string), ``times=2`` a number."""
+    done = answerback("call", TEAROOM, "greet", "name=007", "times=1")
+    assert (done.returncode, done.stdout) == (0, "Hello, 007!\n")
+
+
+def test_call_json_prints_the_raw_result() -> None:
+    done = answerback("call", TEAROOM, "greet", "name=Ada", "--json")
+    assert done.returncode == 0
+    result = json.loads(done.stdout)
+    assert result["content"] == [{"type": "text", "text": "Hello, Ada!"}]
+    assert result["isError"] is False
+
+
+def test_a_failing_tool_exits_1_with_its_message_on_stderr() -> None:
+    done = answerback("call", TEAROOM, "broken")
+    assert done.returncode == 1
+    assert done.stdout == ""
+    assert "the kettle is broken" in done.stderr
+
+
+def test_an_image_is_described_not_dumped() -> None:
+    done = answerback("call", TEAROOM, "picture")
+    assert (done.returncode, done.stdout) == (0, "[image image/png, 12 KB]\n")
+
+
+def test_structured_content_is_pretty_json() -> None:
+    done = answerback("call", TEAROOM, "menu")
+    assert done.returncode == 0
+    assert json.loads(done.stdout) == {"green": 2.5, "black": 2.0}
+
+
+def test_log_messages_go_to_stderr_with_level_and_server() -> None:
+    done = answerback("call", TEAROOM, "brew", "steps=2")
+    assert (done.returncode, done.stdout) == (0, "brewed\n")
+    assert "INFO     terminal_server: brewed step 1" in done.stderr
+    assert "brewed step 2" in done.stderr
+    quiet = answerback("call", TEAROOM, "brew", "steps=1", "--log-level", "warning")
+    assert "brewed step" not in quiet.stderr
+
+
+def test_headless_declines_a_form_and_says_so() -> None:
+    done = answerback("call", TEAROOM, "order_tea")
+    assert (done.returncode, done.stdout) == (0, "No order (decline).\n")
+    assert (
+        "declined the form 'What would you like?' from server terminal_server: no terminal"
+        in done.stderr
+    )
+
+
+def test_headless_declines_a_link_and_says_so() -> None:
+    done = answerback("call", TEAROOM, "visit", "url=https://example.com/account")
+    assert (done.returncode, done.stdout) == (0, "visit: decline\n")
+    assert "declined the link 'https://example.com/account'" in done.stderr
+
+
+def test_answers_file_answers_in_order_and_cancels_what_nothing_matches(tmp_path: Path) -> None:
+    answers = tmp_path / "answers.json"
+    answers.write_text(
+        json.dumps([{"message": "like", "content": {"tea": "green", "cups": 2}}]),
+        encoding="utf-8",
+    )
+    done = answerback("call", TEAROOM, "order_tea", "--answers", str(answers))
+    assert (done.returncode, done.stdout) == (0, "Order: 2 x green.\n")
+    assert (
+        f"accepted the form 'What would you like?' from server terminal_server: from {answers}"
+        in done.stderr
+    )
+    unmatched = answerback(
+        "call", TEAROOM, "visit", "url=https://example.com", "--answers", str(answers)
+    )
+    assert (unmatched.returncode, unmatched.stdout) == (0, "visit: cancel\n")
+    assert (
+        "cancelled the link 'https://example.com' from server terminal_server" in unmatched.stderr
+    )
+    assert "no unused answer" in unmatched.stderr
+
+
+def test_answers_file_can_decline_a_link_by_url(tmp_path: Path) -> None:
+    answers = tmp_path / "answers.json"
+    answers.write_text(json.dumps([{"url": "example.com", "action": "decline"}]), encoding="utf-8")
+    done = answerback(
+        "call", TEAROOM, "visit", "url=https://example.com/a", "--answers", str(answers)
+    )
+    assert (done.returncode, done.stdout) == (0, "visit: decline\n")
+
+
+@pytest.mark.parametrize(
+    ("content", "complaint"),
+    [
+        ("{", "not valid JSON"),
+        ('{"a": 1}', "must be a JSON list"),
+        ('[{"action": "maybe"}]', "action 'maybe'"),
+        ('[{"colour": "red"}]', "unknown keys ['colour']"),
+    ],
+)
+def test_a_bad_answers_file_is_a_usage_error(tmp_path: Path, content: str, complaint: str) -> None:
+    answers = tmp_path / "answers.json"
+    answers.write_text(content, encoding="utf-8")
+    done = answerback("call", TEAROOM, "order_tea", "--answers", str(answers))
+    assert done.returncode == 2
+    assert complaint in done.stderr
+
+
+def test_roots_are_the_current_directory_and_every_root_given(tmp_path: Path) -> None:
+    done = answerback("call", ASKING, "list_my_roots", "--root", str(tmp_path), "--json")
+    assert done.returncode == 0
+    listed = json.loads(done.stdout)["structuredContent"]["result"]
+    assert listed == [f"main={REPO.as_uri()}", f"{tmp_path.name}={tmp_path.as_uri()}"]
+
+
+@pytest.mark.parametrize(
+    ("args", "complaint"),
+    [
+        (["call", TEAROOM, "greet", "name"], "'name' is not key=value"),
+        (["call", TEAROOM, "greet", "{nope"], "not valid JSON"),
+        (["call", TEAROOM, "greet", "--root", "/no/such/dir"], "/no/such/dir is not a directory"),
+        (["call", "ftp://example.com", "greet"], "URLs must be http:// or https://"),
+        (["call"], "the following arguments are required"),
+        (["fly"], "invalid choice: 'fly'"),
+    ],
+)
+def test_usage_errors_exit_2(args: list[str], complaint: str) -> None:
+    done = answerback(*args)
+    assert done.returncode == 2
+    assert complaint in done.stderr
+
+
+def test_an_unknown_tool_exits_4_naming_the_tools() -> None:
+    done = answerback("call", TEAROOM, "espresso")
+    assert done.returncode == 4
+    assert "has no tool 'espresso'" in done.stderr
+    assert "greet" in done.stderr
+
+
+def test_a_server_that_cannot_start_exits_3() -> None:
+    done = answerback("call", "no-such-program-for-answerback --flag", "greet")
+    assert done.returncode == 3
+    assert "cannot talk to no-such-program-for-answerback" in done.stderr
+
+
+def test_a_url_where_nothing_listens_exits_3() -> None:
+    url = f"http://127.0.0.1:{free_port()}/mcp"
+    done = answerback("call", url, "greet")
+    assert done.returncode == 3
+    assert "nothing is listening" in done.stderr
+
+
+# -- config files ---------------------------------------------------------------------
+
+
+def test_a_config_name_is_a_target(tmp_path: Path) -> None:
+    config = tmp_path / "servers.json"
+    entry = {"command": sys.executable, "args": [str(SERVERS / "terminal_server.py")]}
+    config.write_text(json.dumps({"mcpServers": {"tea": entry}}), encoding="utf-8")
+    done = answerback("call", "tea", "greet", "name=Ada", "--config", str(config))
+    assert (done.returncode, done.stdout) == (0, "Hello, Ada!\n")
+    listed = answerback("list", "tea", "--config", str(config))
+    assert listed.stdout.startswith("tea tools:\n")
+
+
+def test_vs_code_project_config_is_found_by_default(tmp_path: Path) -> None:
+    """``.vscode/mcp.json`` names its table ``servers``; the current directory's file is
+    searched without ``--config``."""
+    (tmp_path / ".vscode").mkdir()
+    entry = {
+        "type": "stdio",
+        "command": sys.executable,
+        "args": [str(SERVERS / "terminal_server.py")],
+    }
+    (tmp_path / ".vscode" / "mcp.json").write_text(json.dumps({"servers": {"tea": entry}}))
+    done = answerback("call", "tea", "greet", "name=Bo", cwd=tmp_path)
+    assert (done.returncode, done.stdout) == (0, "Hello, Bo!\n")
+
+
+@pytest.mark.parametrize(
+    ("content", "complaint"),
+    [
+        ("{", "is not valid JSON"),
+        ('{"servers": []}', "has no server table"),
+        ('{"mcpServers": {"tea": {"args": []}}}', 'needs "command"'),
+        ('{"mcpServers": {"tea": {"type": "sse", "url": "http://x/sse"}}}', "old SSE transport"),
+        ('{"mcpServers": {"tea": {"command": "x", "args": "y"}}}', "not a list of strings"),
+        ('{"mcpServers": {"coffee": {"command": "x"}}}', "'tea' is not a server in"),
+    ],
+)
+def test_a_bad_config_is_a_usage_error(tmp_path: Path, content: str, complaint: str) -> None:
+    config = tmp_path / "mcp.json"
+    config.write_text(content, encoding="utf-8")
+    done = answerback("call", "tea", "greet", "--config", str(config))
+    assert done.returncode == 2
+    assert complaint in done.stderr
+
+
+def test_a_missing_config_file_is_a_usage_error(tmp_path: Path) -> None:
+    done = answerback("list", "tea", "--config", str(tmp_path / "none.json"))
+    assert done.returncode == 2
+    assert "does not exist" in done.stderr
+
+
+# -- list -----------------------------------------------------------------------------
+
+
+def test_list_prints_plain_text_when_not_a_terminal() -> None:
+    done = answerback("list", f"{sys.executable} examples/library_server.py")
+    assert done.returncode == 0
+    assert done.stdout.splitlines() == [
+        "library_server tools:",
+        "  issue_card  Issue a new library card.",
+        "  client_features  Which optional features the connected client declared.",
+        "library_server resources:",
+        "  (none)",
+        "library_server prompts:",
+        "  (none)",
+    ]
+
+
+def test_list_json() -> None:
+    done = answerback("list", TEAROOM, "--json")
+    assert done.returncode == 0
+    listed = json.loads(done.stdout)
+    assert listed["server"] == "terminal_server"
+    assert {tool["name"] for tool in listed["tools"]} >= {"greet", "order_tea", "vanish"}
+    greet = next(tool for tool in listed["tools"] if tool["name"] == "greet")
+    assert greet["inputSchema"]["required"] == ["name"]
+
+
+# -- run ------------------------------------------------------------------------------
+
+
+def test_run_serves_a_file_over_stdio() -> None:
+    """The file's own ``__main__`` block does not run; the usual name ``mcp`` is found."""
+    served = f"{sys.executable} -m answerback run {SERVERS / 'terminal_server.py'}"
+    done = answerback("call", served, "greet", "name=Ada")
+    assert (done.returncode, done.stdout) == (0, "Hello, Ada!\n")
+
+
+def test_run_serves_over_http(tmp_path: Path) -> None:
+    port = free_port()
+    argv = [sys.executable, "-m", "answerback", "run", "examples/library_server.py"]
+    with serve_process([*argv, "--http", str(port)], port):
+        done = answerback("list", f"http://127.0.0.1:{port}/mcp")
+    assert done.returncode == 0
+    assert done.stdout.startswith(f"127.0.0.1:{port} tools:\n  issue_card")
+
+
+def test_run_finds_the_only_server_or_the_one_named(tmp_path: Path) -> None:
+    script = tmp_path / "two.py"
+    script.write_text(
+        "from answerback.server import Context, MCPServer\n"
+        "alpha = MCPServer('alpha')\n"
+        "beta = MCPServer('beta')\n"
+        "@beta.tool()\n"
+        "def hello() -> str:\n"
+        "    return 'beta says hello'\n",
+        encoding="utf-8",
+    )
+    several = answerback("run", str(script))
+    assert several.returncode == 2
+    assert "defines several MCPServers (alpha, beta)" in several.stderr
+    assert f"{script}:NAME" in several.stderr
+    served = f"{sys.executable} -m answerback run {script}:beta"
+    done = answerback("call", served, "hello")
+    assert (done.returncode, done.stdout) == (0, "beta says hello\n")
+
+
+@pytest.mark.parametrize(
+    ("source", "spec", "complaint"),
+    [
+        ("x = 1\n", "", "defines no MCPServer"),
+        ("x = 1\n", ":x", "is a int, not an MCPServer"),
+        ("x = 1\n", ":y", "is not defined"),
+    ],
+)
+def test_run_says_what_is_wrong_with_the_file(
+    tmp_path: Path, source: str, spec: str, complaint: str
+) -> None:
+    script = tmp_path / "server.py"
+    script.write_text(source, encoding="utf-8")
+    done = answerback("run", f"{script}{spec}")
+    assert done.returncode == 2
+    assert complaint in done.stderr
+
+
+def test_run_refuses_a_bad_http_address() -> None:
+    done = answerback("run", "examples/library_server.py", "--http", "localhost:http")
+    assert done.returncode == 2
+    assert "give a port" in done.stderr
+
+
+def test_python_dash_m_and_the_script_are_the_same_command() -> None:
+    script = Path(sys.executable).parent / "answerback"
+    if not script.exists():
+        pytest.skip(f"{script} is not installed (pip install -e . creates it)")
+    done = subprocess.run(
+        [str(script), "--help"],
+        capture_output=True,
+        text=True,
+        timeout=PATIENCE_SECONDS,
+        check=False,
+    )
+    assert done.returncode == 0
+    assert "connect" in done.stdout
+
+
+# -- roots ----------------------------------------------------------------------------
+
+
+@pytest.mark.anyio
+async def test_roots_changes_are_announced_and_listed(tmp_path: Path) -> None:
+    """Adding a root announces the change to every watcher; the server's next
+    ``roots/list`` has it; adding it again announces nothing."""
+    server = MCPServer("roots")
+    changes: list[str] = []
+
+    @server.tool()
+    async def my_roots(ctx: Context) -> list[str]:
+        result = await ctx.session.list_roots()
+        return [str(root.uri) for root in result.roots]
+
+    roots = Roots([REPO])
+
+    async def announced() -> None:
+        changes.append("changed")
+
+    roots.watch(announced)
+    async with Client(server, list_roots_callback=roots.list_roots) as client:
+        stop = roots.watch(client.send_roots_list_changed)
+        await roots.add(tmp_path)
+        await roots.add(tmp_path)
+        first = await client.call_tool("my_roots")
+        await roots.remove(REPO)
+        stop()
+        second = await client.call_tool("my_roots")
+    assert first.structured_content == {"result": [REPO.as_uri(), tmp_path.as_uri()]}
+    assert second.structured_content == {"result": [tmp_path.as_uri()]}
+    assert changes == ["changed", "changed"]
+    with pytest.raises(ValueError, match="is not a root"):
+        await roots.remove(REPO)
+    with pytest.raises(ValueError, match="is not a directory"):
+        await roots.add(tmp_path / "missing")

@@ -21,6 +21,7 @@ from http_support import (
     POST_HEADERS,
     REPO,
     RawEvent,
+    forget_session,
     free_port,
     initialize_params,
     python_server,
@@ -384,8 +385,7 @@ async def test_the_client_sets_up_a_new_session_after_404() -> None:
         async with Client(transport, mode="legacy", elicitation_callback=accept_ada) as client:
             first_session = transport.session_id
             assert first_session in app.sessions
-            forgotten = app.sessions[first_session]
-            await running.call(lambda: app._end_session(forgotten, "test forgot it"))
+            await forget_session(running.url, first_session)
             result = await client.call_tool("issue_card")
             assert result.content == [TextContent(text="Card issued to Ada Lovelace.")]
             assert transport.session_id is not None
@@ -404,8 +404,7 @@ async def test_a_404_on_a_notification_does_not_end_the_connection() -> None:
             await client.ping()
             first_session = transport.session_id
             assert first_session is not None
-            forgotten = app.sessions[first_session]
-            await running.call(lambda: app._end_session(forgotten, "test forgot it"))
+            await forget_session(running.url, first_session)
             await client.send_roots_list_changed()
             await anyio.sleep(0.2)  # let the notification meet its 404
             result = await client.call_tool("issue_card")
@@ -419,8 +418,8 @@ async def test_a_404_is_reported_as_session_expired() -> None:
     app = http_app()
     async with serve(app) as running, Client(running.url, mode="legacy") as client:
         client.session.on_session_expired = None
-        [session] = app.sessions.values()
-        await running.call(lambda: app._end_session(session, "test forgot it"))
+        [session_id] = app.sessions
+        await forget_session(running.url, session_id)
         with pytest.raises(MCPError) as caught:
             await client.call_tool("client_features")
     assert caught.value.code == CONNECTION_CLOSED

@@ -19,7 +19,7 @@ from typing import Any
 
 import anyio
 import pytest
-from http_support import serve
+from http_support import forget_session, serve
 from http_support.apps import http_app
 from pydantic import FileUrl
 from support import (
@@ -522,7 +522,11 @@ async def test_a_whole_undeclared_capability_keeps_the_seed_message_and_names_it
     assert answer["error"] == {
         "code": METHOD_NOT_FOUND,
         "message": "List roots not supported",
-        "data": {"reason": "the client did not declare the 'roots' capability"},
+        "data": {
+            "reason": "the client did not declare the 'roots' capability: pass "
+            "list_roots_callback= to Client, or a Responder that declares it in "
+            "capabilities() and answers in list_roots()"
+        },
     }
 
 
@@ -876,8 +880,7 @@ async def test_eight_calls_meeting_an_expired_session_cause_one_initialize() -> 
             assert first is not None
             assert counting.initializes == 1
             counting.stale = first
-            forgotten = app.sessions[first]
-            await running.call(lambda: app._end_session(forgotten, "test forgot it"))
+            await forget_session(running.url, first)
             results: list[str] = []
 
             async def call() -> None:

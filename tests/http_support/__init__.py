@@ -304,6 +304,14 @@ def session_headers(session_id: str, version: str = "2025-11-25") -> dict[str, s
     return {**POST_HEADERS, "mcp-session-id": session_id, "mcp-protocol-version": version}
 
 
+async def forget_session(url: str, session_id: str) -> None:
+    """End a session on the server, as an expiry would, by a DELETE from outside the
+    client under test: that client still holds the id and meets a 404 next."""
+    async with httpx2.AsyncClient(timeout=PATIENCE_SECONDS) as http:
+        response = await http.delete(url, headers={"mcp-session-id": session_id})
+    assert response.status_code == 200, response.text
+
+
 def running_tasks() -> int:
     """How many tasks exist right now (the leak check's measure): the test's own event
     loop's, asyncio or trio, plus those of every server ``serve`` runs in a thread."""

@@ -522,7 +522,11 @@ async def test_a_whole_undeclared_capability_keeps_the_seed_message_and_names_it
     assert answer["error"] == {
         "code": METHOD_NOT_FOUND,
         "message": "List roots not supported",
-        "data": {"reason": "the client did not declare the 'roots' capability"},
+        "data": {
+            "reason": "the client did not declare the 'roots' capability: pass "
+            "list_roots_callback= to Client, or a Responder that declares it in "
+            "capabilities() and answers in list_roots()"
+        },
     }
 
 

@@ -98,7 +98,9 @@ async def test_sampling_callback_answers_the_servers_question(asking: Any) -> No
 async def test_without_sampling_callback_the_call_fails(asking: Any) -> None:
     """No sampling callback: the server refuses to ask, with a clear MCPError."""
     async with Client(asking, mode="legacy") as client:
-        with pytest.raises(MCPError, match=r"^Sampling not supported$"):
+        with pytest.raises(
+            MCPError, match=r"^Sampling not supported\nanswerback: .*pass sampling_callback="
+        ):
             await client.call_tool("ask_model")
 
 
@@ -331,7 +333,9 @@ async def test_list_roots_callback_answers_the_server(asking: Any) -> None:
 async def test_without_roots_callback_the_call_fails(asking: Any) -> None:
     """No roots callback: the server refuses to ask, with a clear MCPError."""
     async with Client(asking, mode="legacy") as client:
-        with pytest.raises(MCPError, match=r"^List roots not supported$"):
+        with pytest.raises(
+            MCPError, match=r"^List roots not supported\nanswerback: .*pass list_roots_callback="
+        ):
             await client.call_tool("list_my_roots")
 
 

@@ -196,10 +196,13 @@ async def test_without_elicitation_callback_the_call_fails(library: Any) -> None
 
 async def test_the_refusal_escapes_the_client_block_as_mcp_error(library: Any) -> None:
     """Uncaught inside the block, the refusal is still the plain ``MCPError`` outside it,
-    so the seed's ``MCPError: Elicitation not supported`` is what a script shows."""
-    with pytest.raises(MCPError, match=r"^Elicitation not supported$"):
+    so the seed's ``MCPError: Elicitation not supported`` is what a script shows (then
+    a note on which callback to register)."""
+    with pytest.raises(MCPError) as caught:
         async with Client(library, mode="legacy") as client:
             await client.call_tool("issue_card")
+    assert str(caught.value) == "Elicitation not supported"
+    assert "pass elicitation_callback= to Client" in caught.value.__notes__[0]
 
 
 async def test_error_data_from_the_callback_fails_the_call_verbatim(library: Any) -> None:

@@ -10,12 +10,13 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, TypeAlias, TypeVar
+from typing import TYPE_CHECKING, Any, TypeAlias, TypeVar, cast
 
 from pydantic import BaseModel
 
 from answerback.jsonrpc import RequestId
 from answerback.types import (
+    ClientCapabilities,
     CreateMessageRequestParams,
     CreateMessageResult,
     ElicitRequestParams,
@@ -23,9 +24,10 @@ from answerback.types import (
     ErrorData,
     ListRootsResult,
     LoggingMessageNotificationParams,
+    MCPError,
     ServerNotification,
 )
-from answerback.types._errors import METHOD_NOT_FOUND
+from answerback.types._errors import METHOD_NOT_FOUND, MISSING_REQUIRED_CLIENT_CAPABILITY
 
 if TYPE_CHECKING:
     from answerback.client._session import ClientSession
@@ -66,12 +68,98 @@ MessageHandler: TypeAlias = Callable[[IncomingMessage], Awaitable[None]]
 def refusal(what: str, capability: str) -> ErrorData:
     """The answer to a server request the client did not declare: ``"<what> not
     supported"`` (the official SDK's words, which programs match on), with the missing
-    capability in ``data`` for the server's author."""
+    capability and what provides it in ``data`` (servers pass it on to the caller)."""
     return ErrorData(
         code=METHOD_NOT_FOUND,
         message=f"{what} not supported",
-        data={"reason": f"the client did not declare the {capability!r} capability"},
+        data={
+            "reason": f"the client did not declare the {capability!r} capability: "
+            f"{CAPABILITY_FIXES[capability]}"
+        },
     )
+
+
+_ANSWERS = "or a Responder that declares it in capabilities() and answers in"
+CAPABILITY_FIXES = {
+    "elicitation": f"pass elicitation_callback= to Client, {_ANSWERS} elicit()",
+    "elicitation.form": f"pass elicitation_callback= to Client (both modes), {_ANSWERS} elicit()",
+    "elicitation.url": f"pass elicitation_callback= to Client (both modes), {_ANSWERS} elicit()",
+    "sampling": f"pass sampling_callback= to Client, {_ANSWERS} sample()",
+    "sampling.tools": (
+        "pass sampling_capabilities=SamplingCapability(tools=SamplingToolsCapability()) "
+        f"with sampling_callback= to Client, {_ANSWERS} sample()"
+    ),
+    "sampling.context": (
+        "pass sampling_capabilities=SamplingCapability(context=SamplingContextCapability()) "
+        f"with sampling_callback= to Client, {_ANSWERS} sample()"
+    ),
+    "roots": f"pass list_roots_callback= to Client, {_ANSWERS} list_roots()",
+}
+"""What gives answerback's client each capability: told to the client's developer."""
+
+_REFUSED = (
+    ("Form elicitation", "elicitation.form"),
+    ("URL elicitation", "elicitation.url"),
+    ("Elicitation", "elicitation"),
+    ("Sampling with tools", "sampling.tools"),
+    ("Sampling with context", "sampling.context"),
+    ("Sampling", "sampling"),
+    ("List roots", "roots"),
+)
+"""The refusals' wire words (answerback's and the official SDKs'), by capability."""
+
+
+def explain_refusal(exc: MCPError, declared: ClientCapabilities, *, modern: bool) -> MCPError:
+    """``exc`` made to say which callback to register, if it refuses a question this
+    client could not answer because it did not declare the capability.
+
+    On a legacy connection the message is the peer's (programs match on "Elicitation
+    not supported"), so the fix goes in a note, which tracebacks show. On 2026-07-28
+    the refusal was raised here, or comes from the server without answerback's advice,
+    so the fix is added to the message itself.
+    """
+    capability = _refused_capability(exc, declared)
+    if capability is None or "_callback" in exc.message:
+        return exc
+    advice = (
+        f"the server asked for {capability!r}, which this client did not declare; "
+        f"{CAPABILITY_FIXES[capability]}"
+    )
+    if not modern:
+        exc.add_note(f"answerback: {advice}.")
+        return exc
+    return MCPError.from_error_data(
+        ErrorData(code=exc.code, message=f"{exc.message.rstrip('.')}: {advice}.", data=exc.data)
+    )
+
+
+def _refused_capability(exc: MCPError, declared: ClientCapabilities) -> str | None:
+    """The undeclared capability ``exc`` refuses for, if it is such a refusal."""
+    if exc.code == METHOD_NOT_FOUND:
+        for what, capability in _REFUSED:
+            if exc.message.startswith(f"{what} not supported"):
+                return None if _declares(declared, capability) else capability
+        return None
+    if exc.code != MISSING_REQUIRED_CLIENT_CAPABILITY or not isinstance(exc.data, dict):
+        return None
+    required: object = cast(dict[str, Any], exc.data).get("requiredCapabilities")
+    if not isinstance(required, dict):
+        return None
+    for name, parts in cast(dict[str, Any], required).items():
+        subparts = cast(dict[str, Any], parts) if isinstance(parts, dict) else {}
+        for capability in (name, *(f"{name}.{part}" for part in subparts)):
+            if capability in CAPABILITY_FIXES and not _declares(declared, capability):
+                return capability
+    return None
+
+
+def _declares(declared: ClientCapabilities, capability: str) -> bool:
+    node: object = declared
+    for part in capability.split("."):
+        node = getattr(node, part, None)
+        if node is None:
+            return False
+    return True
 
 
 def checked_answer(answer: object, expected: type[ResultT], source: str) -> ResultT | ErrorData:

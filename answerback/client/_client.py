@@ -24,6 +24,7 @@ from answerback.client._callbacks import (
     LoggingCallback,
     MessageHandler,
     SamplingCallback,
+    explain_refusal,
 )
 from answerback.client._negotiation import Mode, ServerFacts, check_mode
 from answerback.client._responder import CallbackResponder, Responder
@@ -49,6 +50,7 @@ from answerback.types import (
     ListResourceTemplatesResult,
     ListToolsResult,
     LoggingLevel,
+    MCPError,
     PaginatedRequestParams,
     PromptReference,
     ReadResourceRequestParams,
@@ -195,6 +197,8 @@ class Client:
         """Names the last full listing did not have, so calling one lists only once."""
         self._tools_generation = 0
         """Counts tool list changes, so a listing that straddles one is not trusted."""
+        self._logs_unasked = logging_callback is not None and log_level is None
+        """A logging callback but no level: 2026-07-28 servers will send it nothing."""
 
     async def __aenter__(self) -> Self:
         if self._exit_stack is not None:
@@ -203,6 +207,13 @@ class Client:
             await self._connect()
         except BaseExceptionGroup as group:
             raise _single_error(group) from None
+        if self._logs_unasked and self.session.modern_version is not None:
+            logger.warning(
+                "logging_callback is set but log_level is not: a %s server sends log "
+                "messages only to requests that ask for a level, so none will arrive. "
+                "Pass Client(log_level='info') (or another level) to receive them.",
+                self.session.modern_version,
+            )
         return self
 
     async def _connect(self) -> None:
@@ -411,7 +422,13 @@ class Client:
 
     async def answer_input_requests(self, result: InputRequiredResult) -> dict[str, Any]:
         """Answer an ``InputRequiredResult``'s requests through the callbacks."""
-        return await self.session.answer_input_requests(result.input_requests or {})
+        try:
+            return await self.session.answer_input_requests(result.input_requests or {})
+        except MCPError as exc:
+            explained = self._explained(exc)
+            if explained is exc:
+                raise
+            raise explained from exc
 
     async def _with_input(
         self,
@@ -423,7 +440,8 @@ class Client:
         on_progress: ProgressCallback | None = None,
         transport_context: Any = None,
     ) -> ResultT:
-        """A request that may need input; error -32042 is followed if configured."""
+        """A request that may need input; error -32042 is followed if configured. A
+        refusal for a capability the client lacks says which callback provides it."""
         send = functools.partial(
             self._answering_input,
             method,
@@ -433,7 +451,17 @@ class Client:
             on_progress=on_progress,
             transport_context=transport_context,
         )
-        return await self.session.url_elicitations.follow(self.session, send)
+        try:
+            return await self.session.url_elicitations.follow(self.session, send)
+        except MCPError as exc:
+            explained = self._explained(exc)
+            if explained is exc:
+                raise
+            raise explained from exc
+
+    def _explained(self, exc: MCPError) -> MCPError:
+        modern = self.session.modern_version is not None
+        return explain_refusal(exc, self.session.capabilities, modern=modern)
 
     async def _answering_input(
         self,

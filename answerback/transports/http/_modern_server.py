@@ -122,7 +122,10 @@ def _standard_header_problem(request: Request, message: JSONObject) -> str | Non
     method = message.get("method")
     header_method = request.headers.get(METHOD_HEADER)
     if header_method is None:
-        return "Header mismatch: the Mcp-Method header is required."
+        return (
+            "Missing header: a 2026-07-28 request over HTTP must carry the Mcp-Method "
+            "header, mirroring the body's method."
+        )
     if header_method.strip(" \t") != method:
         return f"Header mismatch: Mcp-Method {header_method!r} does not match body {method!r}."
     expected_name = name_of(message)
@@ -130,7 +133,7 @@ def _standard_header_problem(request: Request, message: JSONObject) -> str | Non
         return None
     raw = request.headers.get(NAME_HEADER)
     if raw is None:
-        return f"Header mismatch: {method} requires the Mcp-Name header."
+        return f"Missing header: {method} requires the Mcp-Name header, mirroring the body's name."
     if decode_value(raw.strip(" \t")) != expected_name:
         return f"Header mismatch: Mcp-Name {raw!r} does not match body value {expected_name!r}."
     return None
@@ -152,14 +155,24 @@ def _param_header_problem(
     except ValueError:
         return None  # the server's own schema is broken; nothing a client can mirror
     expected = parameter_headers(designated, as_object(params.get("arguments")))
-    for header in designated:
+    for header, path in designated.items():
         key = PARAM_HEADER_PREFIX + header
         sent = request.headers.get(key)
         wanted = expected.get(key)
         if sent is None and wanted is None:
             continue
-        if sent is None or wanted is None:
-            return f"Header mismatch: Mcp-Param-{header} does not match the arguments."
+        argument = ".".join(path)
+        if sent is None:
+            return (
+                f"Missing header: tool {name!r} mirrors its argument {argument!r} in the "
+                f"Mcp-Param-{header} header, which the request lacks. Send the header with "
+                "the argument's value (answerback's Client does; list the tools first)."
+            )
+        if wanted is None:
+            return (
+                f"Header mismatch: Mcp-Param-{header} was sent, but the arguments hold no "
+                f"value for {argument!r}; send the header only with the argument."
+            )
         if decode_value(sent.strip(" \t")) != decode_value(wanted):
             return f"Header mismatch: Mcp-Param-{header} {sent!r} does not match the body."
     return None

@@ -10,11 +10,12 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, TypeAlias, TypeVar, cast
+from typing import TYPE_CHECKING, Any, TypeAlias, TypeVar
 
 from pydantic import BaseModel
 
 from answerback.jsonrpc import RequestId
+from answerback.jsonrpc._endpoint import as_object
 from answerback.types import (
     ClientCapabilities,
     CreateMessageRequestParams,
@@ -140,13 +141,14 @@ def _refused_capability(exc: MCPError, declared: ClientCapabilities) -> str | No
             if exc.message.startswith(f"{what} not supported"):
                 return None if _declares(declared, capability) else capability
         return None
-    if exc.code != MISSING_REQUIRED_CLIENT_CAPABILITY or not isinstance(exc.data, dict):
+    data = as_object(exc.data)
+    if exc.code != MISSING_REQUIRED_CLIENT_CAPABILITY or data is None:
         return None
-    required: object = cast(dict[str, Any], exc.data).get("requiredCapabilities")
-    if not isinstance(required, dict):
+    required = as_object(data.get("requiredCapabilities"))
+    if required is None:
         return None
-    for name, parts in cast(dict[str, Any], required).items():
-        subparts = cast(dict[str, Any], parts) if isinstance(parts, dict) else {}
+    for name, parts in required.items():
+        subparts = as_object(parts) or {}
         for capability in (name, *(f"{name}.{part}" for part in subparts)):
             if capability in CAPABILITY_FIXES and not _declares(declared, capability):
                 return capability

@@ -8,11 +8,23 @@ the person grants to every server.
 
 from __future__ import annotations
 
+from answerback.interact._broker import (
+    CALL_ENDED,
+    SERVER_CANCELLED,
+    SERVER_DISCONNECTED,
+    Broker,
+    BrokerResponder,
+)
 from answerback.interact._questions import Answer, Presenter, Question, QuestionKind
 from answerback.interact._roots import Roots
 
 __all__ = [
+    "CALL_ENDED",
+    "SERVER_CANCELLED",
+    "SERVER_DISCONNECTED",
     "Answer",
+    "Broker",
+    "BrokerResponder",
     "Presenter",
     "Question",
     "QuestionKind",

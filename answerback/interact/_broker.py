@@ -1,0 +1,456 @@
+"""``Broker``: one queue for every connected server's questions, one person to answer them.
+
+A host connected to several servers has one person at the keyboard. Each server may ask
+at any moment (a form, a link to open, a sampling request to approve), and each
+connection's responder would otherwise grab the screen for itself. The broker gives each
+connection a responder that only queues: one loop shows the questions one at a time, in
+the order they came, each naming the server that asks. What the person can no longer
+usefully answer goes away by itself: a question whose call died (the server withdrew it,
+or disconnected) leaves the queue, or the screen with a word of explanation. The person
+can answer "cancel" to everything a server asked, or mute it for the session.
+
+While anything is queued or shown, the person is busy, so the broker holds its
+``Attention``: every connection answered through the broker holds its request timers,
+and restarts them in full when the person is free. A slow human never times out a call
+to any server, including one whose question waits behind another server's.
+"""
+
+from __future__ import annotations
+
+import itertools
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from types import TracebackType
+from typing import Self
+
+import anyio
+from anyio.abc import TaskGroup
+
+from answerback.client import (
+    HEADLESS_META,
+    CheckedForms,
+    ClientRequestContext,
+    FormRenderer,
+    Responder,
+)
+from answerback.forms import AnswerError, parse_form
+from answerback.interact._questions import Answer, Presenter, Question, QuestionKind
+from answerback.interact._roots import Roots
+from answerback.jsonrpc._attention import Attention
+from answerback.types import (
+    USER_REJECTED,
+    ClientCapabilities,
+    CreateMessageRequestParams,
+    CreateMessageResult,
+    ElicitationCapability,
+    ElicitRequestFormParams,
+    ElicitRequestParams,
+    ElicitResult,
+    ErrorData,
+    ListRootsResult,
+    RootsCapability,
+    SamplingCapability,
+)
+
+logger = logging.getLogger("answerback.interact")
+
+SERVER_DISCONNECTED = "the server disconnected"
+SERVER_CANCELLED = "the server cancelled the request"
+CALL_ENDED = "the call that asked it was cancelled"
+
+
+class Broker:
+    """One queue of questions for every connected server, shown one at a time.
+
+    Use it as ``async with Broker(presenter) as broker`` around the clients it answers
+    for, and give each client ``broker.responder(name)``. The presenter is called for
+    one question at a time; from inside ``present`` it may call ``cancel_all`` or
+    ``mute`` for the question's server (its own screen is then cancelled).
+    ``on_change`` is called whenever ``pending()`` changes (to show "2 more waiting").
+    """
+
+    def __init__(
+        self, presenter: Presenter, *, on_change: Callable[[], None] | None = None
+    ) -> None:
+        self.presenter = presenter
+        self._on_change = on_change
+        self.attention = Attention()
+        """Held while anything is queued or shown: the timers of every connection
+        answered through this broker stand still meanwhile."""
+        self._queue: list[_Asking] = []
+        self._shown: _Asking | None = None
+        self._holding: _Conversation | None = None
+        """The conversation just answered: its next question (a form asked again)
+        comes before anyone else's, since the person is in the middle of it."""
+        self._muted: set[str] = set()
+        self._numbers = itertools.count(1)
+        self._changed: anyio.Event | None = None
+        self._task_group: TaskGroup | None = None
+
+    async def __aenter__(self) -> Self:
+        if self._task_group is not None:
+            raise RuntimeError("This Broker is already running; enter it once.")
+        self._changed = anyio.Event()
+        self._task_group = anyio.create_task_group()
+        await self._task_group.__aenter__()
+        self._task_group.start_soon(self._serve)
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> bool | None:
+        task_group, self._task_group = self._task_group, None
+        assert task_group is not None, "Broker left without being entered"
+        task_group.cancel_scope.cancel()
+        shown = self._shown
+        try:
+            return await task_group.__aexit__(exc_type, exc, tb)
+        finally:
+            # Nobody will show what is still waiting: answer it as a person who left.
+            for asking in [shown, *self._queue] if shown is not None else self._queue:
+                asking.settle(_refusal(asking.question.kind, "cancel", "the host closed"))
+            self._queue.clear()
+
+    # -- for the host ----------------------------------------------------------------
+
+    def responder(
+        self,
+        server: str,
+        *,
+        roots: Roots | None = None,
+        sampling: bool | SamplingCapability = True,
+        attempts: int = 3,
+    ) -> BrokerResponder:
+        """A responder for one connected server, named ``server`` to the person: give
+        it to ``Client(target, responder=...)``.
+
+        It declares elicitation (forms and links), sampling unless ``sampling`` is
+        false (a ``SamplingCapability`` declares exactly that), and roots if ``roots``
+        is given. A form answer that does not fit is shown again, up to ``attempts``
+        times in all (``CheckedForms``)."""
+        return BrokerResponder(self, server, roots=roots, sampling=sampling, attempts=attempts)
+
+    def pending(self) -> list[Question]:
+        """The question on screen (first) and those waiting, in the order they show."""
+        shown = [self._shown.question] if self._shown is not None else []
+        return shown + [asking.question for asking in self._queue]
+
+    def cancel_all(self, server: str) -> int:
+        """Answer "cancel" to everything ``server`` asked that is waiting or on screen
+        (a sampling request is refused as the person's no); returns how many."""
+        return self._answer_all(server, "cancel")
+
+    def mute(self, server: str) -> None:
+        """Decline, unseen, everything ``server`` asks from now on (for the session,
+        until ``unmute``), and what it asked that is still waiting or on screen. The
+        server can tell: the answer carries the reason (``HEADLESS_META``)."""
+        self._muted.add(server)
+        self._answer_all(server, "decline")
+
+    def unmute(self, server: str) -> None:
+        """Show ``server``'s questions again."""
+        self._muted.discard(server)
+
+    def is_muted(self, server: str) -> bool:
+        """Whether ``server``'s questions are declined unseen."""
+        return server in self._muted
+
+    # -- for the responders ----------------------------------------------------------
+
+    def _conversation(self, server: str) -> _Conversation:
+        """A new conversation: the questions of one request, numbered as one."""
+        return _Conversation(server, next(self._numbers))
+
+    def _finished(self, conversation: _Conversation) -> None:
+        """The request behind ``conversation`` is answered (or gone)."""
+        conversation.ended = True
+        self._wake()
+
+    async def _ask(self, question: Question, conversation: _Conversation, *, again: bool) -> Answer:
+        """Queue ``question`` (first in line when ``again``: the person is in the middle
+        of that conversation) and wait for the answer. If the waiting is cancelled (the
+        call behind the question died), the question leaves the queue, or the screen."""
+        if self._task_group is None:
+            raise RuntimeError(
+                "The Broker is not running: use it as `async with Broker(presenter)` around "
+                "the clients it answers for."
+            )
+        if question.server in self._muted:
+            return _refusal(question.kind, "decline", "the person muted this server")
+        asking = _Asking(question, conversation)
+        if again:
+            self._queue.insert(0, asking)
+        else:
+            self._queue.append(asking)
+        self._wake()
+        try:
+            await asking.done.wait()
+        except BaseException:
+            self._withdraw(asking, _why_gone(question.context))
+            raise
+        if asking.failure is not None:
+            raise asking.failure
+        assert asking.answer is not None
+        return asking.answer
+
+    # -- the loop ------------------------------------------------------------------
+
+    def _wake(self) -> None:
+        if self._changed is not None:
+            self._changed.set()
+        self._pending_changed()
+
+    def _pending_changed(self) -> None:
+        if self._on_change is not None:
+            self._on_change()
+
+    async def _serve(self) -> None:
+        while True:
+            asking = self._next()
+            if asking is None:
+                assert self._changed is not None
+                await self._changed.wait()
+                self._changed = anyio.Event()
+            else:
+                await self._show(asking)
+
+    def _next(self) -> _Asking | None:
+        holding = self._holding
+        if holding is not None and holding.ended:
+            holding = self._holding = None
+        for asking in self._queue:
+            if holding is None or asking.conversation is holding:
+                self._queue.remove(asking)
+                return asking
+        return None
+
+    async def _show(self, asking: _Asking) -> None:
+        question = asking.question
+        self._shown = asking
+        self._pending_changed()
+        try:
+            with asking.scope:
+                try:
+                    answer = _checked(
+                        self.presenter, question.kind, await self.presenter.present(question)
+                    )
+                except Exception as exc:
+                    asking.fail(exc)  # the request fails with it, as a callback's would
+                else:
+                    asking.settle(answer)
+        finally:
+            self._shown = None
+            self._pending_changed()
+        if asking.withdrawal is not None:
+            try:
+                await self.presenter.withdrawn(question, asking.withdrawal)
+            except Exception:
+                logger.exception("the presenter failed to say a question was withdrawn")
+        elif not asking.scope.cancel_called:
+            self._holding = asking.conversation
+
+    def _withdraw(self, asking: _Asking, reason: str) -> None:
+        if asking in self._queue:
+            self._queue.remove(asking)
+            self._pending_changed()
+        elif asking is self._shown and not asking.done.is_set():
+            asking.withdrawal = reason
+            asking.scope.cancel()
+
+    def _answer_all(self, server: str, action: str) -> int:
+        reason = "the person muted this server" if action == "decline" else None
+        count = 0
+        for asking in [a for a in self._queue if a.question.server == server]:
+            self._queue.remove(asking)
+            asking.settle(_refusal(asking.question.kind, action, reason))
+            count += 1
+        shown = self._shown
+        if shown is not None and shown.question.server == server and not shown.done.is_set():
+            shown.settle(_refusal(shown.question.kind, action, reason))
+            shown.scope.cancel()
+            count += 1
+        if count:
+            self._pending_changed()
+        return count
+
+
+@dataclass(eq=False)
+class _Conversation:
+    """The questions of one server request: asked, maybe asked again, then done."""
+
+    server: str
+    number: int
+    ended: bool = False
+
+
+@dataclass(eq=False)
+class _Asking:
+    """A question in the queue or on screen, and the answer its request waits for."""
+
+    question: Question
+    conversation: _Conversation
+    done: anyio.Event = field(default_factory=anyio.Event)
+    scope: anyio.CancelScope = field(default_factory=anyio.CancelScope)
+    """Cancels the presenter's screen when the question goes away."""
+    answer: Answer | None = None
+    failure: Exception | None = None
+    withdrawal: str | None = None
+    """Why the question went away while on screen, for the person."""
+
+    def settle(self, answer: Answer) -> None:
+        if not self.done.is_set():
+            self.answer = answer
+            self.done.set()
+
+    def fail(self, exc: Exception) -> None:
+        if not self.done.is_set():
+            self.failure = exc
+            self.done.set()
+
+
+class BrokerResponder(Responder):
+    """Answers one server's questions through the broker's queue (see
+    ``Broker.responder``). Logs and other notifications are ignored: wrap it in a
+    ``ResponderWrapper`` to show them; the broker's attention still reaches the client."""
+
+    def __init__(
+        self,
+        broker: Broker,
+        server: str,
+        *,
+        roots: Roots | None,
+        sampling: bool | SamplingCapability,
+        attempts: int,
+    ) -> None:
+        if attempts < 1:
+            raise ValueError(f"attempts must be at least 1 (the first asking), not {attempts}.")
+        self.broker = broker
+        self.server = server
+        self.roots = roots
+        self.attempts = attempts
+        self.attention = broker.attention
+        """The broker's person: the client holds its timers while they are busy."""
+        if isinstance(sampling, SamplingCapability):
+            self._sampling: SamplingCapability | None = sampling
+        else:
+            self._sampling = SamplingCapability() if sampling else None
+
+    def capabilities(self) -> ClientCapabilities:
+        return ClientCapabilities(
+            elicitation=ElicitationCapability(form={}, url={}),
+            sampling=self._sampling,
+            roots=RootsCapability(list_changed=True) if self.roots is not None else None,
+        )
+
+    async def elicit(
+        self, context: ClientRequestContext, params: ElicitRequestParams
+    ) -> ElicitResult | ErrorData:
+        conversation = self.broker._conversation(self.server)
+        try:
+            with self.attention.holding():
+                forms = CheckedForms(_Renderer(self, conversation), attempts=self.attempts)
+                return await forms.elicit(context, params)
+        finally:
+            self.broker._finished(conversation)
+
+    async def sample(
+        self, context: ClientRequestContext, params: CreateMessageRequestParams
+    ) -> CreateMessageResult | ErrorData:
+        conversation = self.broker._conversation(self.server)
+        question = Question(self.server, "sampling", params, context, number=conversation.number)
+        try:
+            with self.attention.holding():
+                answer = await self.broker._ask(question, conversation, again=False)
+        finally:
+            self.broker._finished(conversation)
+        assert not isinstance(answer, ElicitResult), "checked by the broker"
+        return answer
+
+    async def list_roots(self, context: ClientRequestContext) -> ListRootsResult | ErrorData:
+        if self.roots is None:
+            return await super().list_roots(context)
+        return await self.roots.list_roots(context)
+
+
+class _Renderer(FormRenderer):
+    """One elicitation's way to the queue, for ``CheckedForms`` to ask (and ask again)."""
+
+    def __init__(self, responder: BrokerResponder, conversation: _Conversation) -> None:
+        self._responder = responder
+        self._conversation = conversation
+
+    def capabilities(self) -> ClientCapabilities:
+        return self._responder.capabilities()
+
+    async def elicit(
+        self, context: ClientRequestContext, params: ElicitRequestParams
+    ) -> ElicitResult | ErrorData:
+        return await self._ask(context, params, None, None)
+
+    async def elicit_again(
+        self,
+        context: ClientRequestContext,
+        params: ElicitRequestFormParams,
+        previous: ElicitResult,
+        problems: AnswerError,
+    ) -> ElicitResult | ErrorData:
+        return await self._ask(context, params, previous, problems)
+
+    async def _ask(
+        self,
+        context: ClientRequestContext,
+        params: ElicitRequestParams,
+        previous: ElicitResult | None,
+        problems: AnswerError | None,
+    ) -> ElicitResult | ErrorData:
+        server, number = self._responder.server, self._conversation.number
+        if isinstance(params, ElicitRequestFormParams):
+            form = parse_form(params.requested_schema)
+            question = Question(
+                server, "form", params, context, previous, problems, form, number=number
+            )
+        else:
+            question = Question(server, "url", params, context, number=number)
+        broker = self._responder.broker
+        answer = await broker._ask(question, self._conversation, again=problems is not None)
+        assert not isinstance(answer, CreateMessageResult), "checked by the broker"
+        return answer
+
+
+def _refusal(kind: QuestionKind, action: str, reason: str | None) -> Answer:
+    """The answer for a question nobody looks at: ``action`` ("cancel" or "decline")
+    for elicitation, the person's no (-1) for sampling; ``reason`` marks a policy."""
+    marker = {HEADLESS_META: {"policy": action, "reason": reason}} if reason else None
+    if kind == "sampling":
+        return ErrorData(
+            code=USER_REJECTED,
+            message=f"User rejected sampling request ({reason or 'the person cancelled it'}).",
+            data=marker,
+        )
+    return ElicitResult(action="cancel" if action == "cancel" else "decline", meta=marker)
+
+
+def _checked(presenter: Presenter, kind: QuestionKind, answer: object) -> Answer:
+    """``answer`` if its type fits the question; else a ``TypeError`` naming the
+    presenter, so its author learns what it returned for what."""
+    expected = CreateMessageResult if kind == "sampling" else ElicitResult
+    if isinstance(answer, expected | ErrorData):
+        return answer
+    raise TypeError(
+        f"{type(presenter).__name__}.present returned {type(answer).__name__} for a {kind} "
+        f"question; it must return {expected.__name__} or ErrorData."
+    )
+
+
+def _why_gone(context: ClientRequestContext) -> str:
+    """Why a question's request went away, in words for the person."""
+    session = context.session
+    if session.endpoint.closed.is_set():
+        return SERVER_DISCONNECTED
+    if session.modern_version is not None:
+        return CALL_ENDED  # 2026-07-28 servers cannot withdraw a question; the call ended
+    return SERVER_CANCELLED

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import secrets
 import time
 from collections.abc import Awaitable, Callable
 from types import TracebackType
@@ -69,14 +70,16 @@ an answer raises ``ConnectionClosedError``; the same code -32000 from the peer d
 since SDKs use it for many things (a "Bad Request" on a connection that is fine)."""
 
 
-def error_from_exception(exc: BaseException) -> ErrorData:
+def error_from_exception(exc: BaseException, *, redact: bool = False) -> ErrorData:
     """The error response for an exception raised while answering a request.
 
     ``MCPError`` is sent as raised; a pydantic validation failure means the peer sent
     parameters of the wrong shape (-32602, with the validator's explanation); anything
     else is an internal error whose message names the exception, so the peer is not left
-    guessing and no traceback leaks. An exception group holding a single exception (a
-    task group inside a handler) is judged by that exception.
+    guessing and no traceback leaks. With ``redact`` the exception's text (which may
+    hold secrets) stays here: the peer gets a short reference, logged with the
+    traceback. An exception group holding a single exception (a task group inside a
+    handler) is judged by that exception.
     """
     exc = _sole_exception(exc)
     if isinstance(exc, MCPError):
@@ -87,8 +90,22 @@ def error_from_exception(exc: BaseException) -> ErrorData:
             for err in exc.errors(include_url=False)
         )
         return ErrorData(code=INVALID_PARAMS, message=f"Invalid params: {problems}")
+    if redact:
+        reference = new_error_reference()
+        logger.error("request handler failed (reference %s)", reference, exc_info=exc)
+        return ErrorData(code=INTERNAL_ERROR, message=redacted_message("Internal error", reference))
     logger.exception("request handler failed", exc_info=exc)
     return ErrorData(code=INTERNAL_ERROR, message=f"Internal error: {type(exc).__name__}: {exc}")
+
+
+def new_error_reference() -> str:
+    """A short id that ties a redacted error to the server's log line about it."""
+    return secrets.token_hex(4)
+
+
+def redacted_message(what: str, reference: str) -> str:
+    """What a peer reads instead of a redacted exception's text."""
+    return f"{what}; the server logged the details under reference {reference}."
 
 
 class IncomingRequest:
@@ -194,13 +211,17 @@ class Endpoint:
         on_transport_error: ErrorHandler | None = None,
         name: str = "peer",
         attention: Attention | None = None,
+        redact_errors: Callable[[IncomingRequest], bool] | None = None,
     ) -> None:
+        """``redact_errors(request)`` says whether an internal error answering
+        ``request`` keeps its exception text here (see ``error_from_exception``)."""
         self._read_stream = read_stream
         self._write_stream = write_stream
         self._on_request = on_request
         self._on_notification = on_notification
         self._on_transport_error = on_transport_error
         self._name = name
+        self._redact_errors = redact_errors
         # Ids start at 1: some peers treat an id of 0 as missing.
         self._next_id = 1
         self._pending: dict[RequestId, _Pending] = {}
@@ -568,7 +589,8 @@ class Endpoint:
                     raise
                 if _holds(failure, _FATAL):
                     fatal = exc
-                error = error_from_exception(failure).to_wire()
+                redact = self._redact_errors is not None and self._redact_errors(request)
+                error = error_from_exception(failure, redact=redact).to_wire()
                 response = {"jsonrpc": "2.0", "id": request.id, "error": error}
             finally:
                 self._handlers_running -= 1

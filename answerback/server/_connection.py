@@ -193,10 +193,8 @@ class Connection:
                         raise
                     raise failure from None
                 # The model sees the failure; the client gets a result.
-                logger.warning(
-                    "tool %r failed: %s", tool.definition.name, failure, exc_info=failure
-                )
-                result = tool_error_result(failure)
+                redact = self.server.redacts_errors(request)
+                result = tool_error_result(tool.definition.name, failure, redact=redact)
             if isinstance(result, InputRequiredResult):
                 return self._hand_made(client, context, result, f"Tool {params.name!r}")
             if not has_feature(client.protocol_version, "structured_content"):

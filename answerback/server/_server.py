@@ -9,9 +9,10 @@ from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 import anyio
 
-from answerback.jsonrpc import Endpoint, JSONObject, ReadStream, WriteStream
+from answerback.jsonrpc import Endpoint, IncomingRequest, JSONObject, ReadStream, WriteStream
 from answerback.server._connection import Connection
 from answerback.server._context import Context
+from answerback.server._error_details import ErrorDetails, check_error_details, redacts
 from answerback.server._prompts import RegisteredPrompt
 from answerback.server._registry import CompletionHandler, Registry
 from answerback.server._request_state import RequestStateSealer
@@ -59,6 +60,7 @@ class MCPServer:
         cache_scope: Literal["public", "private"] = "private",
         page_size: int | None = None,
         max_input_requests: int = 32,
+        error_details: ErrorDetails = "local",
     ) -> None:
         """``state_keys`` seal 2026-07-28 ``requestState`` (32 random bytes each; the
         first seals, all open). Give every instance of a scaled-out server the same keys;
@@ -67,9 +69,16 @@ class MCPServer:
         ``page_size`` splits lists into pages (``None``: one page).
         ``max_input_requests`` caps the questions in one 2026-07-28 round: a tool's own
         ``InputRequiredResult`` with more is refused, and questions that concurrent tasks
-        ask beyond it wait for the next round."""
+        ask beyond it wait for the next round.
+        ``error_details`` says who reads the text of an unexpected exception (in a
+        tool's error result or an internal error), which may hold secrets: ``"local"``
+        clients on this machine only (stdio, in-process, HTTP from loopback), ``"full"``
+        everyone, ``"redacted"`` no one; the others get a reference that the server
+        logs with the traceback."""
         if max_input_requests < 1:
             raise ValueError("max_input_requests must be at least 1.")
+        check_error_details(error_details)
+        self.error_details: ErrorDetails = error_details
         self.max_input_requests = max_input_requests
         self.cache_ttl_ms = cache_ttl_ms
         self.cache_scope: Literal["public", "private"] = cache_scope
@@ -264,6 +273,7 @@ class MCPServer:
             on_request=connection.handle,
             on_notification=connection.notification,
             name="client",
+            redact_errors=self.redacts_errors,
         ) as endpoint:
             connection.notify = endpoint.notify
             self._connections.add(connection)
@@ -271,6 +281,11 @@ class MCPServer:
                 await endpoint.closed.wait()
             finally:
                 self._connections.discard(connection)
+
+    def redacts_errors(self, request: IncomingRequest) -> bool:
+        """Whether an unexpected exception answering ``request`` keeps its text here
+        (``error_details``)."""
+        return redacts(self.error_details, request)
 
     async def run_stdio_async(self) -> None:
         """Serve this process's stdin/stdout until the client closes them."""

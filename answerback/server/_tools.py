@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import inspect
 import json
+import logging
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from types import UnionType
@@ -25,6 +26,7 @@ import pydantic_core
 from pydantic import BaseModel, TypeAdapter
 
 from answerback.jsonrpc import JSONObject
+from answerback.jsonrpc._endpoint import new_error_reference, redacted_message
 from answerback.server._functions import call, read_signature
 from answerback.types import (
     AudioContent,
@@ -37,6 +39,8 @@ from answerback.types import (
     Tool,
     ToolAnnotations,
 )
+
+logger = logging.getLogger("answerback.server")
 
 _CONTENT_TYPES = (TextContent, ImageContent, AudioContent, EmbeddedResource, ResourceLink)
 _NO_RETURN = (inspect.Signature.empty, None, type(None))
@@ -168,8 +172,15 @@ def _error_result(message: str) -> JSONObject:
     return _wire_result([_text_block(message)], is_error=True)
 
 
-def tool_error_result(exc: Exception) -> JSONObject:
-    """The result for a tool that raised: the model sees what went wrong."""
+def tool_error_result(name: str, exc: Exception, *, redact: bool) -> JSONObject:
+    """The result for tool ``name`` that raised, logged with its traceback: the model
+    sees what went wrong, or, with ``redact``, only a reference to the log line (the
+    exception's text may hold secrets)."""
+    if redact:
+        reference = new_error_reference()
+        logger.warning("tool %r failed (reference %s): %s", name, reference, exc, exc_info=exc)
+        return _error_result(redacted_message("Error executing tool", reference))
+    logger.warning("tool %r failed: %s", name, exc, exc_info=exc)
     return _error_result(f"Error executing tool: {exc}" if str(exc) else type(exc).__name__)
 
 

@@ -26,6 +26,7 @@ from answerback import Client, StdioServer
 from answerback.client import HEADLESS_META, ClientRequestContext, ResponderWrapper
 from answerback.interact import (
     CALL_ENDED,
+    CONNECTION_CLOSED,
     SERVER_CANCELLED,
     SERVER_DISCONNECTED,
     Answer,
@@ -673,3 +674,29 @@ async def test_logs_reach_a_wrapper_and_the_timers_still_pause() -> None:
             assert client.session.attention is broker.attention
             await client.call_tool("log_every_level")
     assert "a debug message" in logs
+
+
+async def test_closing_the_client_takes_its_question_off_the_screen(mode: str) -> None:
+    """The host disconnects from a server whose question is on screen: the person is told
+    the connection was closed (not that the server did anything)."""
+    presenter = ScriptedPresenter(never)
+    failures: list[BaseException] = []
+    async with broker_for(presenter) as broker:
+        async with (
+            anyio.create_task_group() as tg,
+            Client(
+                target("memory", CALLBACK_SERVER), mode=mode, responder=broker.responder("gone")
+            ) as client,
+        ):
+
+            async def ask() -> None:
+                try:
+                    await client.call_tool("ask")
+                except MCPError as exc:
+                    failures.append(exc)
+
+            tg.start_soon(ask)
+            await presenter.until_shown(1)
+        await presenter.changes.until(lambda: bool(presenter.withdrawals))
+    assert presenter.withdrawals == [(presenter.shown[0], CONNECTION_CLOSED)]
+    assert [type(exc) for exc in failures] == [ConnectionClosedError]

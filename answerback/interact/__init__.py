@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from answerback.interact._broker import (
     CALL_ENDED,
+    CONNECTION_CLOSED,
     SERVER_CANCELLED,
     SERVER_DISCONNECTED,
     Broker,
@@ -20,6 +21,7 @@ from answerback.interact._roots import Roots
 
 __all__ = [
     "CALL_ENDED",
+    "CONNECTION_CLOSED",
     "SERVER_CANCELLED",
     "SERVER_DISCONNECTED",
     "Answer",

@@ -58,6 +58,7 @@ logger = logging.getLogger("answerback.interact")
 SERVER_DISCONNECTED = "the server disconnected"
 SERVER_CANCELLED = "the server cancelled the request"
 CALL_ENDED = "the call that asked it was cancelled"
+CONNECTION_CLOSED = "the connection to the server was closed"
 
 
 class Broker:
@@ -449,8 +450,11 @@ def _checked(presenter: Presenter, kind: QuestionKind, answer: object) -> Answer
 def _why_gone(context: ClientRequestContext) -> str:
     """Why a question's request went away, in words for the person."""
     session = context.session
-    if session.endpoint.closed.is_set():
+    endpoint = session.endpoint
+    if endpoint.closed.is_set():
         return SERVER_DISCONNECTED
+    if endpoint.closing:
+        return CONNECTION_CLOSED  # by this side: the host disconnected from the server
     if session.modern_version is not None:
         return CALL_ENDED  # 2026-07-28 servers cannot withdraw a question; the call ended
     return SERVER_CANCELLED

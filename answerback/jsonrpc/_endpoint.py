@@ -283,6 +283,13 @@ class Endpoint:
         """Our requests still waiting for an answer."""
         return len(self._pending)
 
+    @property
+    def closing(self) -> bool:
+        """Whether the connection is ending or over, from either side (``closed`` says
+        the peer ended it): work for the peer cancelled now was cancelled by the close."""
+        leaving = self._task_group is not None and self._task_group.cancel_scope.cancel_called
+        return leaving or self._closed_reason is not None
+
     async def until_closed(self, work: Callable[[], Awaitable[T]], what: str) -> T:
         """``await work()``, cancelled if the connection ends first, like a handler.
 

@@ -113,6 +113,8 @@ async def library_modern(target: Any, how: str) -> None:
             )
         else:
             result = first
+        if isinstance(result, InputRequiredResult):
+            raise RuntimeError("issue_card asked again after its questions were answered")
         show("result:", repr(result.content))
 
 

@@ -28,7 +28,7 @@ from support import ReportingEventLoop, take_unreported_failures
     scope="module",
     params=[
         pytest.param(("asyncio", {"loop_factory": ReportingEventLoop}), id="asyncio"),
-        pytest.param(("trio", {}), id="trio"),
+        pytest.param(("trio", dict[str, Any]()), id="trio"),
     ],
 )
 def anyio_backend(request: pytest.FixtureRequest) -> tuple[str, dict[str, Any]]:

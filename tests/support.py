@@ -12,13 +12,14 @@ import asyncio
 import importlib.util
 import sys
 import traceback
-from collections.abc import AsyncGenerator, Callable, Iterator
+from collections.abc import AsyncGenerator, Callable, Generator
 from contextlib import asynccontextmanager, contextmanager
 from pathlib import Path
 from types import ModuleType
 from typing import Any, cast
 
 import anyio
+from jsonschema import Draft202012Validator, ValidationError
 
 from answerback import Client, StdioServer
 from answerback.jsonrpc import Envelope, JSONObject, ReadStream, RequestId, WriteStream
@@ -79,6 +80,16 @@ def load_module(path: Path) -> ModuleType:
     return module
 
 
+def schema_errors(validator: Draft202012Validator, instance: object) -> list[ValidationError]:
+    """Every way ``instance`` breaks ``validator``'s schema.
+
+    jsonschema's stubs leave an ``iter_errors`` overload partly untyped and accept only
+    JSON values, while tests check whatever they were given; hence the ``Any``.
+    """
+    found: list[ValidationError] = list(cast(Any, validator).iter_errors(instance))
+    return found
+
+
 def server_object(path: Path) -> MCPServer:
     """The ``mcp`` object a server script defines, for in-process use."""
     server = load_module(path).mcp
@@ -124,8 +135,9 @@ class RawPeer:
         with anyio.fail_after(PATIENCE_SECONDS):
             item = await self.read_stream.receive()
         assert isinstance(item, Envelope), item
-        assert isinstance(item.message, dict), item.message
-        return cast(JSONObject, item.message)
+        message: object = item.message
+        assert isinstance(message, dict), message
+        return cast(JSONObject, message)
 
     async def receive_until(self, wanted: Callable[[JSONObject], bool]) -> JSONObject:
         """Skip messages until one matches ``wanted``."""
@@ -156,7 +168,7 @@ class RawPeer:
 
 
 @contextmanager
-def peer_pair() -> Iterator[tuple[StreamPair, RawPeer]]:
+def peer_pair() -> Generator[tuple[StreamPair, RawPeer], None, None]:
     """Streams for the side under test, and a ``RawPeer`` on the other end; every
     stream is closed when the block ends (an unclosed one is a ResourceWarning)."""
     under_test, other_end = create_stream_pairs()

@@ -16,6 +16,7 @@ from typing import Any
 
 import pytest
 from jsonschema import Draft202012Validator
+from support import schema_errors
 
 from answerback.forms import (
     BooleanField,
@@ -134,7 +135,7 @@ def _defs(version: str) -> dict[str, Any]:
 
 def _errors(version: str, definition: str, instance: object) -> list[str]:
     validator = Draft202012Validator({"$ref": f"#/$defs/{definition}", "$defs": _defs(version)})
-    return [error.message for error in validator.iter_errors(instance)]
+    return [error.message for error in schema_errors(validator, instance)]
 
 
 def _form(field: dict[str, Any]) -> dict[str, Any]:

@@ -289,7 +289,7 @@ async def test_notification_and_response_posts_are_202(
     headers = session_headers(session_id)
     note = rpc("notifications/roots/list_changed", id=None)
     assert (await http.post(server.url, json=note, headers=headers)).status_code == 202
-    stray = {"jsonrpc": "2.0", "id": 999, "result": {}}
+    stray: dict[str, Any] = {"jsonrpc": "2.0", "id": 999, "result": {}}
     assert (await http.post(server.url, json=stray, headers=headers)).status_code == 202
 
 

@@ -106,7 +106,7 @@ class StreamsForEver:
         while (event := await receive()).get("more_body"):
             body += event.get("body", b"")
         body += event.get("body", b"")
-        message = json.loads(body) if body else {}
+        message: dict[str, Any] = json.loads(body) if body else {}
         method = message.get("method")
         if method == "notifications/cancelled":
             self.cancel_notifications += 1

@@ -10,7 +10,7 @@ import json
 import logging
 import socket
 import sys
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import Awaitable, Callable, Generator
 from contextlib import contextmanager
 from typing import Any
 
@@ -82,7 +82,7 @@ class FailOne:
 
 
 @contextmanager
-def log_watch(text: str) -> Iterator[anyio.Event]:
+def log_watch(text: str) -> Generator[anyio.Event, None, None]:
     """An event set when the HTTP client logs a warning containing ``text``."""
     seen = anyio.Event()
 
@@ -144,9 +144,9 @@ async def test_a_refused_answer_is_logged_and_fails_nothing_else() -> None:
                     tg.start_soon(client.call_tool, "echo_elicit", {"tag": "lost"})
                     await refused.wait()
                     result = await client.call_tool("echo_elicit", {"tag": "fine"})
+                    assert result.content == [TextContent(text="fine:TAG=FINE")]
                     tg.cancel_scope.cancel()
             await running.call(app.close_sessions)
-    assert result.content == [TextContent(text="fine:TAG=FINE")]
 
 
 async def test_an_answer_whose_connection_is_cut_is_sent_again() -> None:

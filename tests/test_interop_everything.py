@@ -283,7 +283,8 @@ async def test_many_asking_calls_at_once(everything: Any) -> None:
 
             async with anyio.create_task_group() as tg:
                 for index in range(3):
-                    tg.start_soon(call, f"form{index}", "trigger-elicitation-request", {})
+                    no_args: dict[str, Any] = {}
+                    tg.start_soon(call, f"form{index}", "trigger-elicitation-request", no_args)
                     url_args = {"url": AUTH_URL, "elicitationId": f"el-{index}"}
                     tg.start_soon(call, f"url{index}", "trigger-url-elicitation", url_args)
                     sample_args = {"prompt": f"question {index}"}

@@ -367,9 +367,9 @@ async def test_an_error_response_raises_the_matching_mcp_error() -> None:
         tg.start_soon(answer_with_an_error)
         with pytest.raises(MCPError) as caught:
             await endpoint.request("weather", {"city": "X"})
-    assert caught.value.code == INVALID_PARAMS
-    assert caught.value.message == "No such city."
-    assert caught.value.data == {"city": "X"}
+        assert caught.value.code == INVALID_PARAMS
+        assert caught.value.message == "No such city."
+        assert caught.value.data == {"city": "X"}
 
 
 # -- many requests at once -----------------------------------------------------------------
@@ -500,10 +500,12 @@ async def test_a_cancelled_caller_tells_the_peer() -> None:
             with caller:
                 await endpoint.request("wait")
 
+        sent: list[JSONObject] = []  # read after the task group (pyright: it may swallow errors)
         async with anyio.create_task_group() as tg:
             tg.start_soon(call_then_give_up)
-            request = await peer.receive()
+            sent.append(await peer.receive())
             caller.cancel()
+        [request] = sent
         cancelled = await peer.receive()
         assert cancelled == {
             "jsonrpc": "2.0",
@@ -575,7 +577,7 @@ async def test_progress_reaches_on_progress_and_keeps_a_timed_request_alive() ->
 
         tg.start_soon(slow_but_steady_peer)
         result = await endpoint.request("work", {"size": 3}, timeout=1.0, on_progress=on_progress)
-    assert result == {"done": True}
+        assert result == {"done": True}
     assert reports == [(float(s), float(steps), f"step {s}") for s in range(1, steps + 1)]
 
 
@@ -593,10 +595,10 @@ async def test_progress_token_is_added_without_losing_params() -> None:
         tg.start_soon(call)
         request = await peer.receive()
         await peer.send({"jsonrpc": "2.0", "id": request["id"], "result": {}})
-    assert request["params"] == {
-        "size": 3,
-        "_meta": {"mine": 1, "progressToken": request["id"]},
-    }
+        assert request["params"] == {
+            "size": 3,
+            "_meta": {"mine": 1, "progressToken": request["id"]},
+        }
 
 
 @pytest.mark.parametrize("token", [{"a": 1}, ["x"], True, None, 1.5])
@@ -607,8 +609,8 @@ async def test_a_progress_notification_with_a_strange_token_is_ignored(token: An
     async def on_progress(progress: float, total: float | None, message: str | None) -> None:
         reports.append(progress)
 
+    results: list[JSONObject] = []
     async with endpoint_and_peer() as (endpoint, peer), anyio.create_task_group() as tg:
-        results: list[JSONObject] = []
 
         async def call() -> None:
             results.append(await endpoint.request("work", on_progress=on_progress))
@@ -633,8 +635,8 @@ async def test_a_progress_notification_with_a_strange_token_is_ignored(token: An
 async def test_ids_that_only_look_like_integers_match_nothing(request_id: Any) -> None:
     """``true`` or ``1.0`` is not the id 1: no response is resolved, no handler cancelled."""
     handlers = Handlers()
+    results: list[JSONObject] = []
     async with endpoint_and_peer(handlers) as (endpoint, peer), anyio.create_task_group() as tg:
-        results: list[JSONObject] = []
 
         async def call() -> None:
             results.append(await endpoint.request("first"))
@@ -669,8 +671,8 @@ async def test_a_failing_progress_callback_does_not_break_the_connection() -> No
     async def broken(progress: float, total: float | None, message: str | None) -> None:
         raise RuntimeError("progress bar fell over")
 
+    results: list[JSONObject] = []
     async with endpoint_and_peer() as (endpoint, peer), anyio.create_task_group() as tg:
-        results: list[JSONObject] = []
 
         async def call() -> None:
             results.append(await endpoint.request("work", on_progress=broken))

@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from support import SERVERS, client_with_hand_driven_server, target
+from support import SERVERS, RawPeer, client_with_hand_driven_server, target
 
 from answerback import Client
 from answerback.client import IncomingMessage
@@ -19,6 +19,7 @@ from answerback.jsonrpc import MalformedMessage
 from answerback.types import (
     PARSE_ERROR,
     CancelledNotification,
+    LoggingLevel,
     LoggingMessageNotification,
     LoggingMessageNotificationParams,
     ProgressNotification,
@@ -30,7 +31,16 @@ from answerback.types import (
 pytestmark = pytest.mark.anyio
 
 ASKING_SERVER = SERVERS / "asking_server.py"
-ALL_LEVELS = ["debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"]
+ALL_LEVELS: list[LoggingLevel] = [
+    "debug",
+    "info",
+    "notice",
+    "warning",
+    "error",
+    "critical",
+    "alert",
+    "emergency",
+]
 
 
 @pytest.fixture(params=["memory", "stdio"])
@@ -119,7 +129,7 @@ async def test_a_real_servers_list_changed_reaches_the_message_handler(asking: A
     assert seen.messages == [ToolListChangedNotification()]
 
 
-async def _flush(server: Any) -> None:
+async def _flush(server: RawPeer) -> None:
     """Wait until the client has handled everything sent before this point.
 
     The client handles notifications in arrival order before it reads on, so once it

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import AsyncGenerator
+from collections.abc import AsyncGenerator, Callable
 from contextlib import asynccontextmanager
 from typing import Annotated, Any
 
@@ -211,17 +211,29 @@ async def test_state_survives_between_connections_of_one_server() -> None:
     assert done.content[0] == TextContent(text="Hello, Ada Lovelace!")
 
 
+def _altered(state: str) -> str:
+    return state[:-3] + ("AAA" if not state.endswith("AAA") else "BBB")
+
+
+def _extended(state: str) -> str:
+    return state + "x"
+
+
+def _forged(state: str) -> str:
+    return "ab1.bm90IGEgc2VhbA"
+
+
 @pytest.mark.parametrize(
     "spoil",
     [
-        pytest.param(
-            lambda state: state[:-3] + ("AAA" if not state.endswith("AAA") else "BBB"), id="altered"
-        ),
-        pytest.param(lambda state: state + "x", id="extended"),
-        pytest.param(lambda state: "ab1.bm90IGEgc2VhbA", id="forged"),
+        pytest.param(_altered, id="altered"),
+        pytest.param(_extended, id="extended"),
+        pytest.param(_forged, id="forged"),
     ],
 )
-async def test_tampered_state_is_refused_with_one_fixed_message(spoil: Any) -> None:
+async def test_tampered_state_is_refused_with_one_fixed_message(
+    spoil: Callable[[str], str],
+) -> None:
     async with Client(asking_server(), mode=MODERN, elicitation_callback=accept_ada) as client:
         needed = await first_round(client)
         answers = await client.answer_input_requests(needed)
@@ -292,7 +304,7 @@ async def test_an_answer_of_the_wrong_kind_is_refused_naming_the_key() -> None:
         needed = await first_round(client)
         assert needed.input_requests is not None
         (key,) = needed.input_requests
-        wrong = {key: {"roots": []}}
+        wrong: dict[str, Any] = {key: {"roots": []}}
         with pytest.raises(MCPError) as caught:
             await client.call_tool_round(
                 "greet", None, input_responses=wrong, request_state=needed.request_state

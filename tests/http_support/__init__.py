@@ -22,7 +22,7 @@ from collections.abc import (
     AsyncIterator,
     Awaitable,
     Callable,
-    Iterator,
+    Generator,
     Mapping,
     Sequence,
 )
@@ -194,7 +194,7 @@ def _wait_for_port(port: int, process: subprocess.Popen[bytes], deadline: float)
 @contextmanager
 def serve_process(
     argv: Sequence[str], port: int, *, env: Mapping[str, str] | None = None
-) -> Iterator[subprocess.Popen[bytes]]:
+) -> Generator[subprocess.Popen[bytes], None, None]:
     """Run a server program that listens on ``port``; stop it when the block ends."""
     process = subprocess.Popen(
         list(argv),

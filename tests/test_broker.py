@@ -18,9 +18,9 @@ from typing import Any
 
 import anyio
 import pytest
-from http_support import free_port, python_server, serve_process
+from http_support import free_port, python_server, serve, serve_process
 from pydantic import BaseModel
-from support import PATIENCE_SECONDS, SERVERS, target
+from support import PATIENCE_SECONDS, SERVERS, server_object, target
 
 from answerback import Client, StdioServer
 from answerback.client import HEADLESS_META, ClientRequestContext, ResponderWrapper
@@ -164,7 +164,17 @@ async def broker_for(presenter: ScriptedPresenter) -> AsyncGenerator[Broker, Non
 # -- one at a time, each named -----------------------------------------------------------
 
 
-@pytest.mark.parametrize("transport", ["memory", "stdio"])
+@asynccontextmanager
+async def reach(transport: str, script: Path) -> AsyncGenerator[Any, None]:
+    """What to give ``Client`` to reach a test server script over ``transport``."""
+    if transport == "http":
+        async with serve(server_object(script).http_app()) as running:
+            yield running.url
+    else:
+        yield target(transport, script)
+
+
+@pytest.mark.parametrize("transport", ["memory", "stdio", "http"])
 async def test_two_servers_asking_at_once_are_shown_one_at_a_time_each_named(
     transport: str, mode: str
 ) -> None:
@@ -172,13 +182,11 @@ async def test_two_servers_asking_at_once_are_shown_one_at_a_time_each_named(
     presenter = ScriptedPresenter(first, ElicitResult(action="accept", content={"name": "Bob"}))
     results: dict[str, str] = {}
     async with (
+        reach(transport, ASKING_SERVER) as asking_server,
+        reach(transport, CALLBACK_SERVER) as callback_server,
         broker_for(presenter) as broker,
-        Client(
-            target(transport, ASKING_SERVER), mode=mode, responder=broker.responder("asking")
-        ) as asking,
-        Client(
-            target(transport, CALLBACK_SERVER), mode=mode, responder=broker.responder("callbacks")
-        ) as callbacks,
+        Client(asking_server, mode=mode, responder=broker.responder("asking")) as asking,
+        Client(callback_server, mode=mode, responder=broker.responder("callbacks")) as callbacks,
         anyio.create_task_group() as tg,
     ):
 

@@ -207,7 +207,10 @@ class Broker:
 
     def _pending_changed(self) -> None:
         if self._on_change is not None:
-            self._on_change()
+            try:
+                self._on_change()
+            except Exception:  # a status line must not break the queue
+                logger.exception("the broker's on_change callback failed")
 
     async def _serve(self) -> None:
         while True:

@@ -8,6 +8,7 @@ the person grants to every server.
 
 from __future__ import annotations
 
+from answerback._public import publish
 from answerback.interact._broker import (
     CALL_ENDED,
     CONNECTION_CLOSED,
@@ -32,3 +33,5 @@ __all__ = [
     "QuestionKind",
     "Roots",
 ]
+
+publish(globals())

@@ -336,11 +336,18 @@ class MCPServer:
     ) -> None:
         """Run the server in this process: the blocking entry point of a server script.
 
-        ``"stdio"`` serves stdin/stdout; ``"streamable-http"`` serves
-        ``http://host:port/path`` with uvicorn until interrupted.
+        ``"stdio"`` serves stdin/stdout until the client closes them, printing nothing
+        (a stray ``print`` in a tool goes to stderr while it runs). ``"streamable-http"``
+        serves ``http://host:port/path`` with uvicorn until Ctrl-C or SIGTERM, with one
+        line on stderr saying where (see ``run_uvicorn``). Ctrl-C stops either without a
+        traceback and exits with status 130, the shell's code for an interrupted
+        program; a port already in use exits with a one-line message (status 1).
         """
         if transport == "stdio":
-            anyio.run(self.run_stdio_async)
+            try:
+                anyio.run(self.run_stdio_async)
+            except KeyboardInterrupt:
+                raise SystemExit(130) from None
         elif transport == "streamable-http":
             from answerback.transports.http import HostPolicy, run_uvicorn
 

@@ -166,7 +166,7 @@ class LineReader:
             if end - start > self.limit:
                 self._oversized(bytes(buffer[start : start + _HEAD_BYTES]), incoming, replies)
             elif line := bytes(buffer[start:end]).strip():
-                incoming.append(decode(line))
+                incoming.append(self.decode_line(line))
             start = end + 1
         del buffer[:start]
         if len(buffer) > self.limit:
@@ -174,6 +174,10 @@ class LineReader:
             buffer.clear()
             self._skipping = True
         return incoming, replies
+
+    def decode_line(self, line: bytes) -> Envelope | Exception:
+        """One complete line (within the limit, never blank) as a message or an error."""
+        return decode(line)
 
     def _oversized(
         self, head: bytes, incoming: list[Envelope | Exception], replies: list[JSONObject]

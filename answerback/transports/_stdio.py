@@ -1,30 +1,48 @@
 """Stdio transport, client side: run the server as a child process and talk over its pipes.
 
-The child gets a small, predictable environment (not the parent's secrets), its stderr
-goes straight to ours so its logs stay visible, and it is always reaped: on a clean exit
-we close its stdin and give it a moment, then terminate, then kill. If the child dies
-while requests are waiting, they fail with a ``ConnectionClosedError`` naming its exit
-code instead of hanging.
+The child gets a small, predictable environment (not the parent's secrets) and is always
+reaped: on a clean exit we close its stdin and give it a moment, then terminate, then
+kill. Its stderr goes where the host says (the terminal by default; see
+``_child_stderr``), and its last lines are kept: a server that exits before answering
+(a script that never calls ``mcp.run()``, an import that fails) raises
+``ServerExitedError`` with its exit code and those lines, the message a developer needs.
+If the child dies while requests are waiting, they fail with a ``ConnectionClosedError``
+naming its exit code instead of hanging.
+
+A line on the child's stdout that is not JSON-RPC (a stray ``print``) is skipped and
+reported as a ``StrayOutputError``, which reaches the client's message handler like any
+transport error (the default one logs a warning); the connection carries on.
 """
 
 from __future__ import annotations
 
 import math
 import os
+import shlex
+import signal
+import subprocess
 import sys
 from collections.abc import AsyncGenerator, Mapping, Sequence
 from contextlib import asynccontextmanager
 from pathlib import Path
+from typing import cast
 
 import anyio
-from anyio.abc import ByteReceiveStream, ByteSendStream, Process
+from anyio.abc import ByteSendStream, Process
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 
 from answerback.jsonrpc import Envelope
 from answerback.transports._base import StreamPair
+from answerback.transports._child_stderr import (
+    ChildStderr,
+    StderrTarget,
+    check_stderr_target,
+    child_stderr,
+)
 from answerback.transports._framing import (
     DEFAULT_MAX_MESSAGE_BYTES,
     LineReader,
+    decode,
     deliver,
     line_for,
 )
@@ -57,13 +75,45 @@ def default_environment() -> dict[str, str]:
     return {key: value for key in _INHERITED_ENV if (value := os.environ.get(key)) is not None}
 
 
+class ServerExitedError(ConnectionClosedError):
+    """The server program ended before it answered anything.
+
+    A script that never calls ``mcp.run()`` exits at once with code 0; one that fails on
+    import exits with 1 and a traceback on stderr. The message says which, with the last
+    lines of its stderr; ``exit_code`` (negative: the signal that killed it, as in
+    ``subprocess``) and ``stderr_tail`` hold them for a program.
+    """
+
+    def __init__(self, message: str, *, exit_code: int | None, stderr_tail: Sequence[str]) -> None:
+        super().__init__(message)
+        self.exit_code = exit_code
+        self.stderr_tail = list(stderr_tail)
+
+
+class StrayOutputError(Exception):
+    """The server wrote a line to stdout that is not a JSON-RPC message (a stray
+    ``print``); the line was skipped. ``line`` is the whole of it, decoded."""
+
+    def __init__(self, message: str, line: str) -> None:
+        super().__init__(message)
+        self.line = line
+
+
 class StdioServer:
     """A server program to start as a subprocess and speak MCP with over stdin/stdout.
 
     ``env`` is added to a minimal inherited environment (``PATH``, ``HOME``, locale...),
     so API keys and tokens in the parent's environment are not handed to every server.
-    ``max_message_bytes`` caps one message either way: a call whose request or answer is
-    larger fails with an error instead of waiting for ever.
+    ``stderr`` is where the server's own output (its log) goes: ``"inherit"`` (this
+    process's stderr, the terminal), ``"discard"``, a ``logging.Logger`` (each line at
+    INFO, prefixed with the command), a writable file object (text or binary) or a
+    ``pathlib.Path`` (appended to). ``max_message_bytes`` caps one message either way: a
+    call whose request or answer is larger fails with an error instead of waiting for
+    ever.
+
+    Raises ``ValueError`` for a ``stderr`` string other than the two words (a file name
+    must be a ``Path``). Connecting raises ``ServerExitedError`` if the program ends
+    before answering, and ``ConnectionClosedError`` if it cannot be started.
     """
 
     def __init__(
@@ -72,6 +122,7 @@ class StdioServer:
         args: Sequence[str] = (),
         env: Mapping[str, str] | None = None,
         cwd: str | Path | None = None,
+        stderr: StderrTarget = "inherit",
         *,
         max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES,
     ) -> None:
@@ -79,65 +130,174 @@ class StdioServer:
         self.args = list(args)
         self.env = dict(env or {})
         self.cwd = cwd
+        self.stderr: StderrTarget = check_stderr_target(stderr)
         self.max_message_bytes = max_message_bytes
 
     def __repr__(self) -> str:
         return f"StdioServer({self.command!r}, args={self.args!r})"
 
+    @property
+    def command_line(self) -> str:
+        """The command as a person would type it, for messages and log lines."""
+        return shlex.join([self.command, *self.args])
+
     @asynccontextmanager
     async def connect(self) -> AsyncGenerator[StreamPair, None]:
-        try:
-            process = await anyio.open_process(
-                [self.command, *self.args],
-                env={**default_environment(), **self.env},
-                cwd=self.cwd,
-                stderr=None,
-            )
-        except OSError as exc:
-            raise ConnectionClosedError(
-                f"Could not start the server {self.command!r}: {exc}. Check the command "
-                "and that it is installed and executable."
-            ) from exc
+        with child_stderr(self.stderr, self.command_line) as stderr:
+            child = _Child(stderr)
+            try:
+                process = await anyio.open_process(
+                    [self.command, *self.args],
+                    env={**default_environment(), **self.env},
+                    cwd=self.cwd,
+                    stderr=subprocess.PIPE,
+                )
+            except OSError as exc:
+                raise ConnectionClosedError(
+                    f"Could not start the server {self.command!r}: {exc}. Check the command "
+                    "and that it is installed and executable."
+                ) from exc
+            try:
+                async with self._connected(process, child) as streams:
+                    yield streams
+            except BaseException as exc:
+                if child.heard or child.exit_code is None or not _connection_closed(exc):
+                    raise
+                raise self._exited_error(child) from None
+
+    @asynccontextmanager
+    async def _connected(self, process: Process, child: _Child) -> AsyncGenerator[StreamPair, None]:
         assert process.stdin is not None
         assert process.stdout is not None
+        assert process.stderr is not None
         incoming_send, incoming_read = anyio.create_memory_object_stream[Envelope | Exception](
             math.inf
         )
         outgoing_send, outgoing_read = anyio.create_memory_object_stream[Envelope](math.inf)
-        limit = self.max_message_bytes
+        reader = _ServerOutput(self.max_message_bytes, self.command_line)
         async with anyio.create_task_group() as tg:
-            tg.start_soon(_read_lines, process.stdout, incoming_send, outgoing_send, process, limit)
-            tg.start_soon(_write_lines, outgoing_read, process.stdin, incoming_send, limit)
+            tg.start_soon(child.stderr.copy, process.stderr)
+            tg.start_soon(_read_lines, process, reader, incoming_send, outgoing_send, child)
+            tg.start_soon(
+                _write_lines, outgoing_read, process.stdin, incoming_send, self.max_message_bytes
+            )
             try:
                 yield incoming_read, outgoing_send
             finally:
                 outgoing_send.close()
                 with anyio.CancelScope(shield=True):
                     await _stop(process)
+                    # Its last words (a shutdown message) are still on their way.
+                    with anyio.move_on_after(_SHUTDOWN_GRACE_SECONDS):
+                        await child.stderr.finished.wait()
                 tg.cancel_scope.cancel()
+
+    def _exited_error(self, child: _Child) -> ServerExitedError:
+        code = child.exit_code
+        if code is not None and code < 0:
+            how = f"was killed by signal {-code} ({_signal_name(-code)})"
+        else:
+            how = f"exited with code {code}"
+        lines = [f"The server program exited before answering: `{self.command_line}` {how}."]
+        if code == 0:
+            lines.append(
+                "A server script must keep running to serve: does it end with `mcp.run()` "
+                "(or `if __name__ == '__main__': mcp.run()`, run as a script)?"
+            )
+        tail = child.stderr.tail
+        if tail:
+            lines.append("The last lines it wrote to stderr:")
+            lines.extend(f"    {line}" for line in tail)
+        else:
+            lines.append(
+                "It wrote nothing to stderr. Run the command yourself to see what it does."
+            )
+        return ServerExitedError("\n".join(lines), exit_code=code, stderr_tail=tail)
+
+
+class _Child:
+    """What is known about the running server program."""
+
+    def __init__(self, stderr: ChildStderr) -> None:
+        self.stderr = stderr
+        self.heard = False
+        """Whether a JSON-RPC message has come from it (after which an exit is a crash,
+        not a program that never started serving)."""
+        self.exit_code: int | None = None
+
+
+class _ServerOutput(LineReader):
+    """The server's stdout: a line that is not JSON-RPC (not JSON, or JSON that is not a
+    message) becomes a ``StrayOutputError`` instead of an error sent back to the server."""
+
+    def __init__(self, limit: int, command_line: str) -> None:
+        super().__init__(limit)
+        self._command_line = command_line
+
+    def decode_line(self, line: bytes) -> Envelope | Exception:
+        item = decode(line)
+        if isinstance(item, Envelope):
+            message = item.message
+            if isinstance(message, list) or (isinstance(message, dict) and "jsonrpc" in message):
+                return item
+        text = line.decode("utf-8", errors="replace")
+        return StrayOutputError(
+            f"The server `{self._command_line}` wrote a line that is not JSON-RPC to stdout: "
+            f"{_shown(text)}. It was skipped. A stdio server must write only protocol "
+            "messages to stdout; log to stderr instead (print(..., file=sys.stderr), or "
+            "logging).",
+            text,
+        )
+
+
+_SHOWN_CHARS = 120
+
+
+def _shown(text: str) -> str:
+    """``text`` quoted, cut to a readable length (saying how much is left out)."""
+    if len(text) <= _SHOWN_CHARS:
+        return repr(text)
+    return f"{text[:_SHOWN_CHARS]!r}… ({len(text) - _SHOWN_CHARS} more characters)"
+
+
+def _signal_name(number: int) -> str:
+    try:
+        return signal.Signals(number).name
+    except ValueError:
+        return "unknown signal"
+
+
+def _connection_closed(exc: BaseException) -> bool:
+    """Whether ``exc`` is (only) the connection ending, possibly in exception groups."""
+    if isinstance(exc, BaseExceptionGroup):
+        matched, rest = cast(BaseExceptionGroup[BaseException], exc).split(ConnectionClosedError)
+        return matched is not None and rest is None
+    return isinstance(exc, ConnectionClosedError)
 
 
 async def _read_lines(
-    stdout: ByteReceiveStream,
+    process: Process,
+    lines: LineReader,
     sink: MemoryObjectSendStream[Envelope | Exception],
     to_server: MemoryObjectSendStream[Envelope],
-    process: Process,
-    limit: int,
+    child: _Child,
 ) -> None:
-    lines = LineReader(limit)
+    assert process.stdout is not None
     async with sink:
         try:
-            async for chunk in stdout:
+            async for chunk in process.stdout:
                 incoming, replies = lines.feed(chunk)
                 for reply in replies:
                     deliver(to_server, Envelope(reply))
                 for item in incoming:
+                    child.heard = child.heard or isinstance(item, Envelope)
                     await sink.send(item)
         except (anyio.ClosedResourceError, anyio.BrokenResourceError):
             return
         with anyio.move_on_after(_SHUTDOWN_GRACE_SECONDS):
             await process.wait()
-        code = process.returncode
+            await child.stderr.finished.wait()
+        code = child.exit_code = process.returncode
         how = f"exited with code {code}" if code is not None else "closed its stdout"
         await sink.send(ConnectionClosedError(f"the server process {how}"))
 

@@ -4,6 +4,12 @@ Under asyncio, pipes (and terminals and sockets) are read and written without th
 Anything else (trio, or a regular file such as ``server > log.jsonl``) is read or
 written in worker threads; each direction is chosen on its own. Nothing but protocol
 messages may go to stdout, so the library never prints.
+
+Serving this process's own stdout, the protocol takes a private copy of it, and while the
+server runs both ``sys.stdout`` and file descriptor 1 lead to stderr: a ``print`` left in
+a tool, a C library's output or a child process that inherits stdout then shows up in the
+server's log instead of corrupting the client's stream (a stray line there is skipped by
+a lenient client and can break a strict one). Both are put back when the block ends.
 """
 
 from __future__ import annotations
@@ -13,8 +19,8 @@ import io
 import math
 import os
 import sys
-from collections.abc import AsyncGenerator, Awaitable, Callable
-from contextlib import asynccontextmanager
+from collections.abc import AsyncGenerator, Awaitable, Callable, Generator
+from contextlib import asynccontextmanager, contextmanager
 from typing import BinaryIO, cast
 
 import anyio
@@ -50,12 +56,61 @@ async def stdio_server_streams(
 
     ``max_message_bytes`` caps one message either way: a larger request gets an error
     response, and a larger answer of ours is replaced by one. Messages queued when the
-    block ends are still written; the files themselves are left open.
+    block ends are still written; the files themselves are left open. On this process's
+    own stdout, anything else written to stdout goes to stderr while the block runs.
     """
+    if stdout is not None:
+        async with _streams(stdin, stdout, max_message_bytes) as streams:
+            yield streams
+        return
+    with _stdout_kept_for_protocol() as protocol_stdout:
+        async with _streams(stdin, protocol_stdout, max_message_bytes) as streams:
+            yield streams
+
+
+@contextmanager
+def _stdout_kept_for_protocol() -> Generator[BinaryIO, None, None]:
+    """This process's stdout, for protocol messages alone: a duplicate of its descriptor,
+    while descriptor 1 and ``sys.stdout`` lead to stderr (see the module's docstring).
+
+    Where that cannot be done (stdout or stderr is not a real file, as under some test
+    runners or ``pythonw``), stdout is used as it is.
+    """
+    original = sys.stdout
+    try:
+        stdout_fd = original.fileno()
+        stderr_fd = sys.stderr.fileno()
+        original.flush()
+        protocol_fd = os.dup(stdout_fd)
+    except (AttributeError, OSError, ValueError):  # io.UnsupportedOperation is both
+        yield original.buffer
+        return
+    try:
+        os.dup2(stderr_fd, stdout_fd)
+    except OSError:
+        os.close(protocol_fd)
+        yield original.buffer
+        return
+    # Unbuffered: closing it never waits on a lock held by a write stuck in a thread.
+    protocol = cast(BinaryIO, os.fdopen(protocol_fd, "wb", buffering=0))
+    sys.stdout = sys.stderr
+    try:
+        yield protocol
+    finally:
+        if sys.stdout is sys.stderr:  # unless someone else has replaced it since
+            sys.stdout = original
+        os.dup2(protocol_fd, stdout_fd)
+        protocol.close()
+
+
+@asynccontextmanager
+async def _streams(
+    stdin: BinaryIO | None, stdout: BinaryIO, max_message_bytes: int
+) -> AsyncGenerator[StreamPair, None]:
     incoming_send, incoming_read = anyio.create_memory_object_stream[Envelope | Exception](math.inf)
     outgoing_send, outgoing_read = anyio.create_memory_object_stream[Envelope](math.inf)
     read, close_reader = await _reader(stdin or sys.stdin.buffer)
-    write, close_writer = await _writer(stdout or sys.stdout.buffer)
+    write, close_writer = await _writer(stdout)
     written = anyio.Event()
 
     async def read_loop() -> None:
@@ -152,7 +207,9 @@ async def _writer(stdout: BinaryIO) -> tuple[WriteBytes, Close]:
             return write, close_transport
 
     def write_all(data: bytes) -> None:
-        stdout.write(data)
+        view = memoryview(data)
+        while view:  # an unbuffered file may take only part of it
+            view = view[stdout.write(view) :]
         stdout.flush()
 
     async def write_in_thread(data: bytes) -> None:

@@ -4,11 +4,26 @@ uvicorn waits for every open response to finish before it runs the application's
 lifespan shutdown, and an SSE stream waiting on a person's answer never finishes by
 itself. So the server here first ends the MCP sessions (open requests get an error,
 streams close), then lets uvicorn shut down as usual.
+
+``run_uvicorn`` is a program's entry point, and talks to the person who started it: one
+line on stderr when it listens (uvicorn's own start-up lines stay at its ``warning`` log
+level unless ``log_level=`` asks for more), a one-line error when the port is taken, and
+on Ctrl-C or SIGTERM a clean stop with no traceback. Ctrl-C exits with status 130, the
+shell's code for a program interrupted from the keyboard (so a script running the server
+stops too, as it would for any interrupted command); SIGTERM, a supervisor's request to
+stop, returns normally (exit status 0: the server did what it was asked).
 """
 
 from __future__ import annotations
 
+import contextlib
+import errno
+import signal
 import socket
+import sys
+import threading
+from collections.abc import Callable
+from types import FrameType
 from typing import Any
 
 import anyio
@@ -20,9 +35,21 @@ from answerback.transports.http._server import StreamableHTTPApp
 class MCPUvicornServer(uvicorn.Server):
     """A ``uvicorn.Server`` that ends the app's MCP sessions before waiting on responses."""
 
-    def __init__(self, config: uvicorn.Config, app: StreamableHTTPApp) -> None:
+    def __init__(
+        self,
+        config: uvicorn.Config,
+        app: StreamableHTTPApp,
+        on_started: Callable[[], None] | None = None,
+    ) -> None:
         super().__init__(config)
         self.mcp_app = app
+        self.on_started = on_started
+        """Called once the server is ready and its sockets listen."""
+
+    async def startup(self, sockets: list[socket.socket] | None = None) -> None:
+        await super().startup(sockets)
+        if self.started and self.on_started is not None:
+            self.on_started()
 
     async def shutdown(self, sockets: list[socket.socket] | None = None) -> None:
         await self.mcp_app.close_sessions()
@@ -30,11 +57,18 @@ class MCPUvicornServer(uvicorn.Server):
 
 
 def uvicorn_server(
-    app: StreamableHTTPApp, *, host: str = "127.0.0.1", port: int = 8000, **config: Any
+    app: StreamableHTTPApp,
+    *,
+    host: str = "127.0.0.1",
+    port: int = 8000,
+    on_started: Callable[[], None] | None = None,
+    **config: Any,
 ) -> MCPUvicornServer:
     """A server for ``app``; ``config`` goes to ``uvicorn.Config`` (log_level, ssl...)."""
     config.setdefault("log_level", "warning")
-    return MCPUvicornServer(uvicorn.Config(app, host=host, port=port, lifespan="on", **config), app)
+    return MCPUvicornServer(
+        uvicorn.Config(app, host=host, port=port, lifespan="on", **config), app, on_started
+    )
 
 
 async def serve_uvicorn(
@@ -47,5 +81,102 @@ async def serve_uvicorn(
 def run_uvicorn(
     app: StreamableHTTPApp, *, host: str = "127.0.0.1", port: int = 8000, **config: Any
 ) -> None:
-    """Serve ``app`` until interrupted (Ctrl-C): the blocking entry point."""
-    anyio.run(lambda: serve_uvicorn(app, host=host, port=port, **config))
+    """Serve ``app`` until Ctrl-C or SIGTERM: the blocking entry point of a server program.
+
+    Once listening it writes ``answerback: serving MCP at <url> (Ctrl-C to stop)`` to
+    stderr (``port=0`` picks a free port, and the line shows which), and
+    ``answerback: stopped`` when a signal has stopped it. ``config`` goes to
+    ``uvicorn.Config``. Returns after SIGTERM (or if uvicorn stops by itself); raises
+    ``SystemExit(130)`` after Ctrl-C, and ``SystemExit`` with a one-line message (exit
+    status 1) if it cannot listen on ``host:port``, a port already in use for one.
+    """
+    try:
+        listening = _listening_socket(host, port)
+    except OSError as exc:
+        raise SystemExit(f"answerback: {_cannot_listen(host, port, exc)}") from None
+    scheme = "https" if config.get("ssl_certfile") else "http"
+    address = f"[{host}]" if ":" in host else host
+    url = f"{scheme}://{address}:{listening.getsockname()[1]}{app.path}"
+
+    def announce() -> None:
+        _say(f"answerback: serving MCP at {url} (Ctrl-C to stop)")
+
+    server = uvicorn_server(app, host=host, port=port, on_started=announce, **config)
+    with listening, _SignalsStop() as stopped_by, contextlib.suppress(_Stopped):
+        anyio.run(server.serve, [listening])
+    if stopped_by:
+        _say("answerback: stopped")
+    if signal.SIGINT in stopped_by:
+        raise SystemExit(130)
+
+
+class _Stopped(Exception):
+    """Raised by the signal handler of ``_signals_stop``: the signal has been handled."""
+
+
+class _SignalsStop:
+    """SIGINT and SIGTERM end the server cleanly, and are recorded.
+
+    While uvicorn serves, its own handlers ask it to shut down gracefully, and once it has
+    it raises the same signal again, for the handler it found: this one, which records the
+    signal and unwinds with ``_Stopped`` (not ``KeyboardInterrupt``, whose traceback
+    asyncio would print). Before uvicorn starts, the same handler stops at once. Only the
+    main thread can set handlers; elsewhere signals are left to whoever owns them.
+    """
+
+    def __enter__(self) -> list[int]:
+        """Install the handlers; the list returned fills with the signals received."""
+        self.stopped_by: list[int] = []
+        self.previous: dict[int, Any] = {}
+        if threading.current_thread() is threading.main_thread():
+            for number in (signal.SIGINT, signal.SIGTERM):
+                self.previous[number] = signal.signal(number, self._handle)
+        return self.stopped_by
+
+    def __exit__(self, *exc_info: object) -> None:
+        for number, handler in self.previous.items():
+            signal.signal(number, handler)
+
+    def _handle(self, number: int, frame: FrameType | None) -> None:
+        self.stopped_by.append(number)
+        raise _Stopped
+
+
+def _listening_socket(host: str, port: int) -> socket.socket:
+    """A socket bound to ``host:port`` (uvicorn listens on it), so that a port in use is
+    found before anything starts and a port of 0 is known before the line shows it."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # restart at once
+        sock.bind((host, port))
+    except BaseException:
+        sock.close()
+        raise
+    return sock
+
+
+def _cannot_listen(host: str, port: int, exc: OSError) -> str:
+    """Why the server cannot listen on ``host:port`` and what to do, in one line."""
+    where = f"cannot listen on {host}:{port}"
+    if isinstance(exc, socket.gaierror):
+        return f"{where}: the host name {host!r} is unknown ({exc.strerror})."
+    if exc.errno in (errno.EADDRINUSE, getattr(errno, "WSAEADDRINUSE", None)):
+        return (
+            f"{where}: port {port} is already in use (is another server running?). Stop "
+            "that program, or choose another port."
+        )
+    if exc.errno in (errno.EACCES, getattr(errno, "WSAEACCES", None)):
+        return f"{where}: permission denied (ports below 1024 need privileges)."
+    if exc.errno == errno.EADDRNOTAVAIL:
+        return (
+            f"{where}: {host} is not an address of this machine; use 127.0.0.1 (this "
+            "machine only) or 0.0.0.0 (every network interface)."
+        )
+    return f"{where}: {exc.strerror or exc}."
+
+
+def _say(line: str) -> None:
+    """A line for the person running the server: stderr, since stdout may be a pipe
+    another program reads."""
+    print(line, file=sys.stderr, flush=True)

@@ -708,3 +708,29 @@ async def test_closing_the_client_takes_its_question_off_the_screen(mode: str) -
         await presenter.changes.until(lambda: bool(presenter.withdrawals))
     assert presenter.withdrawals == [(presenter.shown[0], CONNECTION_CLOSED)]
     assert [type(exc) for exc in failures] == [ConnectionClosedError]
+
+
+async def test_a_broker_that_stops_answers_cancel_for_the_person_who_left() -> None:
+    """The host stops the broker while a question is on screen and another waits, its
+    clients still connected: both are answered "cancel", marked as such, and a question
+    asked after that is refused with how to run the broker."""
+    presenter = ScriptedPresenter(never)
+    broker = Broker(presenter, on_change=presenter.changes)
+    results: list[str] = []
+    async with Client(
+        target("memory", ASKING_SERVER), mode="legacy", responder=broker.responder("asking")
+    ) as client:
+        async with anyio.create_task_group() as tg:
+
+            async def greet(who: str) -> None:
+                results.append(text_of(await client.call_tool("greet", {"who": who})))
+
+            async with broker:
+                tg.start_soon(greet, "a")
+                await presenter.until_shown(1)
+                tg.start_soon(greet, "b")
+                await presenter.changes.until(lambda: len(broker.pending()) == 2)
+        with pytest.raises(MCPError, match="The Broker is not running"):
+            await client.call_tool("greet", {"who": "c"})
+    assert sorted(results) == ["No greeting for a.", "No greeting for b."]
+    assert presenter.closed == [presenter.shown[0]]

@@ -30,6 +30,9 @@ PUBLIC_API: dict[str, list[str]] = {
         "MCPError",
         "StdioServer",
     ],
+    "answerback.cli": [
+        "main",
+    ],
     "answerback.client": [
         "CallbackResponder",
         "CheckedForms",
@@ -75,6 +78,19 @@ PUBLIC_API: dict[str, list[str]] = {
         "form_schema",
         "parse_form",
         "validate_answer",
+    ],
+    "answerback.interact": [
+        "Answer",
+        "Broker",
+        "BrokerResponder",
+        "CALL_ENDED",
+        "CONNECTION_CLOSED",
+        "Presenter",
+        "Question",
+        "QuestionKind",
+        "Roots",
+        "SERVER_CANCELLED",
+        "SERVER_DISCONNECTED",
     ],
     "answerback.jsonrpc": [
         "Endpoint",

@@ -256,14 +256,26 @@ class Client:
 
     @property
     def server_info(self) -> Implementation:
+        """The server's name and version, as it introduced itself when connecting.
+
+        Raises ``RuntimeError`` outside ``async with``.
+        """
         return self._connected().server_info
 
     @property
     def server_capabilities(self) -> ServerCapabilities:
+        """What the server declared it offers (tools, prompts, resources, logging...).
+
+        Raises ``RuntimeError`` outside ``async with``.
+        """
         return self._connected().capabilities
 
     @property
     def instructions(self) -> str | None:
+        """The server's hints on how to use it (for a model's prompt), if it gave any.
+
+        Raises ``RuntimeError`` outside ``async with``.
+        """
         return self._connected().instructions
 
     @property
@@ -300,6 +312,8 @@ class Client:
     # -- requests --------------------------------------------------------------------
 
     async def ping(self) -> None:
+        """Check that the server still answers; raises ``MCPError`` if it does not (in
+        time, or at all)."""
         await self.session.send_request("ping", None, EmptyResult)
 
     async def list_tools(self, cursor: str | None = None) -> ListToolsResult:
@@ -541,6 +555,7 @@ class Client:
         )
 
     async def unsubscribe_resource(self, uri: str) -> None:
+        """Legacy era: stop ``notifications/resources/updated`` for ``uri``."""
         await self.session.send_request(
             "resources/unsubscribe", UnsubscribeRequestParams(uri=uri), EmptyResult
         )

@@ -129,10 +129,16 @@ class ClientSession:
         this connection's request timers stand still while they are busy."""
 
     def attach(self, endpoint: Endpoint) -> None:
+        """Send and receive through ``endpoint`` from now on (``Client`` does this when
+        it connects)."""
         self._endpoint = endpoint
 
     @property
     def endpoint(self) -> Endpoint:
+        """The JSON-RPC engine this session talks through.
+
+        Raises ``RuntimeError`` before ``attach`` (a ``Client`` not yet entered).
+        """
         if self._endpoint is None:
             raise RuntimeError("The session is not connected; use the Client as `async with`.")
         return self._endpoint
@@ -366,6 +372,7 @@ class ClientSession:
         return responses
 
     async def send_notification(self, method: str, params: JSONObject | None = None) -> None:
+        """Send a notification to the server as is (no answer comes back)."""
         await self.endpoint.notify(method, params)
 
     # -- receiving -------------------------------------------------------------------
@@ -455,6 +462,7 @@ class ClientSession:
         return checked_answer(answer, CreateMessageResult, answerer(self.responder, "sample"))
 
     async def answer_list_roots(self, context: ClientRequestContext) -> ListRootsResult | ErrorData:
+        """The responder's roots, or a refusal when this client did not declare roots."""
         if self.capabilities.roots is None:
             return refusal("List roots", "roots")
         answer = await self.responder.list_roots(context)
@@ -494,6 +502,8 @@ class ClientSession:
             await self.responder.on_notification(notification)
 
     async def handle_transport_error(self, exc: Exception) -> None:
+        """Hand an error the transport reported (a message it could not read, say) to
+        ``responder.on_notification``."""
         await self.responder.on_notification(exc)
 
 
@@ -548,6 +558,8 @@ class InvalidServerResultError(MCPError):
         result_type: type[BaseModel],
         exc: pydantic.ValidationError,
     ) -> InvalidServerResultError:
+        """The error for a ``method`` result that failed ``result_type``'s validation,
+        naming the server and the first few problems."""
         problems = [_problem(error) for error in exc.errors(include_url=False)]
         shown = "; ".join(problems[:_PROBLEMS_SHOWN])
         if len(problems) > _PROBLEMS_SHOWN:

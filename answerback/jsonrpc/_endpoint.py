@@ -136,6 +136,8 @@ class IncomingRequest:
 
     @property
     def progress_token(self) -> str | int | None:
+        """The ``_meta.progressToken`` the requester sent; ``None`` when it wants no
+        progress (or sent a token that is neither a string nor an integer)."""
         meta = self.meta
         return as_request_id(meta.get("progressToken")) if meta else None
 

@@ -78,10 +78,12 @@ class Context:
 
     @property
     def session(self) -> ServerSession:
+        """The client as this request sees it: what it declared, and how to ask it."""
         return self._session
 
     @property
     def request_id(self) -> RequestId:
+        """The JSON-RPC id of the request being handled."""
         return self._request.id
 
     @property
@@ -174,19 +176,27 @@ class Context:
         return False
 
     async def log(self, level: LoggingLevel, data: Any, logger: str | None = None) -> None:
-        """Send a log message to the client (``notifications/message``)."""
+        """Send a log message to the client (``notifications/message``).
+
+        A legacy client gets every level until it calls ``logging/setLevel``; a 2026-07-28
+        request gets messages only if it opted in with a log level of its own.
+        """
         await self._session.send_log_message(level, data, logger)
 
     async def debug(self, data: Any, logger: str | None = None) -> None:
+        """``log("debug", ...)``: sent only if the client wants that level."""
         await self.log("debug", data, logger)
 
     async def info(self, data: Any, logger: str | None = None) -> None:
+        """``log("info", ...)``: sent only if the client wants that level."""
         await self.log("info", data, logger)
 
     async def warning(self, data: Any, logger: str | None = None) -> None:
+        """``log("warning", ...)``: sent only if the client wants that level."""
         await self.log("warning", data, logger)
 
     async def error(self, data: Any, logger: str | None = None) -> None:
+        """``log("error", ...)``: sent only if the client wants that level."""
         await self.log("error", data, logger)
 
     async def report_progress(

@@ -184,6 +184,7 @@ class MCPServer:
 
     @property
     def capabilities(self) -> ServerCapabilities:
+        """What this server declares to clients, from what has been registered so far."""
         registry = self._registry
         return ServerCapabilities(
             tools=ToolsCapability(list_changed=True) if registry.tools else None,
@@ -219,6 +220,7 @@ class MCPServer:
         )
 
     async def notify_prompts_changed(self) -> None:
+        """Tell clients the prompt list changed (so they list it again)."""
         await self._broadcast(
             "notifications/prompts/list_changed",
             None,
@@ -227,6 +229,7 @@ class MCPServer:
         )
 
     async def notify_resources_changed(self) -> None:
+        """Tell clients the resource list changed (so they list it again)."""
         await self._broadcast(
             "notifications/resources/list_changed",
             None,
@@ -260,6 +263,7 @@ class MCPServer:
 
     @property
     def server_info(self) -> Implementation:
+        """The name and version this server introduces itself with."""
         return Implementation(name=self.name, version=self.version)
 
     # -- serving ---------------------------------------------------------------------

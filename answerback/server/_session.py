@@ -80,14 +80,17 @@ class ServerSession:
 
     @property
     def protocol_version(self) -> str:
+        """The protocol version this request speaks (negotiated, or its own on 2026-07-28)."""
         return self._client.protocol_version
 
     @property
     def client_capabilities(self) -> ClientCapabilities:
+        """What the client declared it can answer (see ``check_client_capability``)."""
         return self._client.capabilities
 
     @property
     def client_info(self) -> Implementation:
+        """The client's name and version, as it introduced itself."""
         return self._client.client_info
 
     def check_client_capability(self, capability: ClientCapabilities) -> bool:

@@ -18,14 +18,18 @@ class ClientTransport(Protocol):
     engine reads from and writes to; leaving the context closes everything it opened.
     """
 
-    def connect(self) -> AbstractAsyncContextManager[StreamPair]: ...
+    def connect(self) -> AbstractAsyncContextManager[StreamPair]:
+        """Open the connection; the streams are the engine's until the block ends."""
+        ...
 
 
 @runtime_checkable
 class StreamControl(Protocol):
     """A transport's handle on the stream answering one request (streamable HTTP)."""
 
-    def close_stream(self) -> None: ...
+    def close_stream(self) -> None:
+        """End this request's response stream now; the client reconnects to resume."""
+        ...
 
 
 @runtime_checkable

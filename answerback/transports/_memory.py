@@ -41,6 +41,7 @@ class InProcessTransport:
 
     @asynccontextmanager
     async def connect(self) -> AsyncGenerator[StreamPair, None]:
+        """Serve one connection of ``server`` in a task of its own until the block ends."""
         client_side, server_side = create_stream_pairs()
         try:
             async with anyio.create_task_group() as tg:

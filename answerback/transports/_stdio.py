@@ -143,6 +143,8 @@ class StdioServer:
 
     @asynccontextmanager
     async def connect(self) -> AsyncGenerator[StreamPair, None]:
+        """Start the server program and talk to it over its stdin and stdout; leaving the
+        block closes its stdin and waits for it to exit (stopping it if it will not)."""
         with child_stderr(self.stderr, self.command_line) as stderr:
             child = _Child(stderr)
             try:

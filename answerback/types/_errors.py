@@ -50,6 +50,7 @@ class MCPError(Exception):
 
     @property
     def error(self) -> ErrorData:
+        """This error as the ``error`` member of a JSON-RPC response."""
         return ErrorData(code=self.code, message=self.message, data=self.data)
 
     @classmethod

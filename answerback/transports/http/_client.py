@@ -208,6 +208,8 @@ class StreamableHTTPTransport:
 
     @asynccontextmanager
     async def connect(self) -> AsyncGenerator[StreamPair, None]:
+        """Talk to the endpoint until the block ends; then end the session (a DELETE)
+        if the server gave one."""
         incoming, incoming_read = anyio.create_memory_object_stream[Envelope | Exception](math.inf)
         outgoing, outgoing_read = anyio.create_memory_object_stream[Envelope](math.inf)
         self._calls, self._questions = {}, {}

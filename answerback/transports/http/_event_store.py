@@ -103,6 +103,8 @@ class InMemoryEventStore:
         return len(self._streams)
 
     async def store_event(self, stream_id: str, data: bytes) -> str:
+        """Keep ``data`` as the next event of ``stream_id``, dropping what the limits no
+        longer allow; return the new event's id."""
         now = monotonic()
         seq = self._next_seq
         self._next_seq += 1
@@ -120,6 +122,8 @@ class InMemoryEventStore:
         return f"{stream_id}_{seq}"
 
     async def replay_events_after(self, last_event_id: str, send: ReplaySink) -> str | None:
+        """Send the events after ``last_event_id`` on its stream and return the stream's
+        id; ``None`` for an id this store never gave, or whose successors have gone."""
         stream_id, _, seq_text = last_event_id.rpartition("_")
         # ASCII digits only, and no more than a sequence number can have: a header may
         # hold anything (other scripts' digits, thousands of digits).
@@ -142,6 +146,7 @@ class InMemoryEventStore:
         return stream_id
 
     async def forget_stream(self, stream_id: str) -> None:
+        """Drop a stream's events: nobody will ask for them again."""
         stream = self._streams.pop(stream_id, None)
         if stream is not None:
             for seq in stream.seqs:

@@ -49,7 +49,10 @@ class HostPolicy:
         return cls(allowed_hosts=["*"], allowed_origins=[*LOCAL_ORIGINS, *named])
 
     def host_allowed(self, host: str | None) -> bool:
+        """Whether a request with this ``Host`` header is served (a missing one is not)."""
         return host is not None and _matches(host.lower(), self.allowed_hosts)
 
     def origin_allowed(self, origin: str | None) -> bool:
+        """Whether a request with this ``Origin`` header is served (no header: not from a
+        browser page, so yes)."""
         return origin is None or _matches(origin.lower(), self.allowed_origins)

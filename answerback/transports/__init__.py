@@ -7,8 +7,8 @@ from answerback.transports._base import (
     StreamControl,
     StreamPair,
 )
-from answerback.transports._memory import InProcessTransport, create_stream_pairs
 from answerback.transports._child_stderr import StderrTarget
+from answerback.transports._memory import InProcessTransport, create_stream_pairs
 from answerback.transports._stdio import (
     ServerExitedError,
     StdioServer,

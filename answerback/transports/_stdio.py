@@ -212,7 +212,7 @@ class StdioServer:
             lines.extend(f"    {line}" for line in tail)
         else:
             lines.append(
-                "It wrote nothing to stderr. Run the command yourself to see what it does."
+                "It wrote nothing to stderr; run the command yourself to see what it does."
             )
         return ServerExitedError("\n".join(lines), exit_code=code, stderr_tail=tail)
 

@@ -22,6 +22,8 @@ DEFAULT_CONFIGS = (".mcp.json", ".cursor/mcp.json", ".vscode/mcp.json")
 """Searched in the current directory, in this order, when ``--config`` is not given:
 Claude Code's and Copilot's project file, Cursor's, VS Code's (whose key is ``servers``)."""
 
+_GENERIC_ENTRIES = {"index", "main", "__main__", "cli", "server"}
+_BUILD_DIRS = {"dist", "build", "lib", "src", "bin", "out"}
 _INTERPRETERS = {"python", "python3", "node", "npx", "uv", "uvx", "deno", "bun", "pipx"}
 
 
@@ -194,9 +196,13 @@ def _command_name(words: list[str]) -> str:
         if not word.startswith("-"):
             chosen = word
             break
-    stem = Path(chosen.rstrip("/")).name
+    path = Path(chosen.rstrip("/"))
+    stem = path.name
     for suffix in (".py", ".js", ".mjs", ".ts"):
         stem = stem.removesuffix(suffix)
+    if stem in _GENERIC_ENTRIES:
+        # node_modules/@scope/server-everything/dist/index.js is server-everything
+        stem = next((p.name for p in path.parents if p.name and p.name not in _BUILD_DIRS), stem)
     return stem or program
 
 

@@ -10,9 +10,11 @@ from __future__ import annotations
 
 import base64
 import os
+from pathlib import Path
 from typing import Literal
 
 import anyio
+import anyio.to_thread
 from pydantic import BaseModel, Field
 
 from answerback.server import Context, MCPServer
@@ -22,6 +24,10 @@ mcp = MCPServer("Tearoom")
 
 PIXEL = base64.b64encode(b"\x89PNG\r\n\x1a\n" + bytes(12 * 1024)).decode()
 """A 12 KB "image" (its size is what the output describes)."""
+
+
+_opened: set[str] = set()
+"""The gates already opened (see ``order_tea``)."""
 
 
 class TeaOrder(BaseModel):
@@ -63,8 +69,12 @@ async def brew(ctx: Context, steps: int = 3) -> str:
 
 
 @mcp.tool()
-async def order_tea(ctx: Context) -> str:
-    """Ask what tea and how many cups."""
+async def order_tea(ctx: Context, gate: str | None = None) -> str:
+    """Ask what tea and how many cups (once something is written to the FIFO ``gate``,
+    if given: a test's way to make this ask while another server's question shows)."""
+    if gate is not None and gate not in _opened:
+        await anyio.to_thread.run_sync(Path(gate).read_text)
+        _opened.add(gate)  # on 2026-07-28 the call runs again with the answer: pass then
     answer = await ctx.elicit("What would you like?", schema=TeaOrder)
     if answer.action == "accept":
         return f"Order: {answer.data.cups} x {answer.data.tea}."

@@ -1,0 +1,665 @@
+"""``answerback connect``: an interactive session with one or more servers.
+
+One person, many servers: every server's questions go through one ``Broker`` and are
+shown by the terminal presenter, one at a time, each naming its server. The command
+prompt and those screens share one terminal, so the prompt steps aside while a question
+is on screen (``PromptSeat``) and comes back with what was being typed. Calls, reads and
+prompts run in the background, so the prompt stays usable (``cancel SERVER`` ends a
+server's questions and calls), and two servers can ask at once. Everything printed while
+the prompt is up goes above it (prompt_toolkit's ``patch_stdout``), and each stdio
+server's stderr goes to a log file (``status`` says where) instead of over the screen.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import shlex
+import sys
+from collections.abc import AsyncGenerator, Callable, Iterable
+from contextlib import AsyncExitStack, asynccontextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, cast, get_args
+
+import anyio
+from anyio.abc import TaskGroup
+from prompt_toolkit import PromptSession
+from prompt_toolkit.completion import (
+    CompleteEvent,
+    Completer,
+    Completion,
+    PathCompleter,
+)
+from prompt_toolkit.document import Document
+from prompt_toolkit.history import FileHistory
+from prompt_toolkit.patch_stdout import patch_stdout
+from rich.console import Console
+from rich.markup import escape
+from rich.table import Table
+
+from answerback.cli._arguments import ArgumentsError, parse_arguments
+from answerback.cli._oneshot import ExitCode, call, failure, listing, one_shot_responder
+from answerback.cli._render import log_line, print_listing, prompt_text, read_text, result_text
+from answerback.cli._reporting import CommandResponder
+from answerback.cli._targets import Target, state_dir
+from answerback.client import Client
+from answerback.forms import FormSchemaError, UnsupportedForm, parse_form
+from answerback.interact import Answer, Broker, Presenter, Question, Roots
+from answerback.interact.terminal import TerminalPresenter, ask_form
+from answerback.types import (
+    LoggingLevel,
+    LoggingMessageNotificationParams,
+    Prompt,
+    Resource,
+    ResourceTemplate,
+    Tool,
+)
+
+COMMANDS = {
+    "tools": "tools [SERVER]: list the tools",
+    "resources": "resources [SERVER]: list the resources",
+    "prompts": "prompts [SERVER]: list the prompts",
+    "call": "call [SERVER:]TOOL [key=value ... | JSON]: call a tool (none given: a form asks)",
+    "read": "read [SERVER:]URI: read a resource",
+    "prompt": "prompt [SERVER:]NAME [key=value ...]: get a prompt",
+    "roots": "roots | roots add PATH | roots remove PATH: the directories servers may use",
+    "loglevel": "loglevel LEVEL: the least severe log message servers send",
+    "status": "status: servers, protocol versions, questions waiting, muted servers",
+    "cancel": "cancel SERVER: answer 'cancel' to its questions and stop its calls",
+    "mute": "mute SERVER: decline its questions unseen from now on",
+    "unmute": "unmute SERVER: show its questions again",
+    "help": "help: this list",
+    "quit": "quit: leave (Ctrl-D too)",
+}
+
+
+class _Suspended(Exception):
+    """Ends the command prompt so a question can have the screen."""
+
+
+class PromptSeat:
+    """The one terminal, shared by the command prompt and the question screens.
+
+    A question asks for the screen with ``async with seat.screen()``: the prompt (if it
+    is up) exits, keeping what was typed, and comes back when no question wants the
+    screen any more."""
+
+    def __init__(self, session: PromptSession[str]) -> None:
+        self.session = session
+        self.wanted = 0
+        self.free = anyio.Event()
+        self.free.set()
+        self.prompt_closed: anyio.Event | None = None
+        self.saved = ""
+
+    @asynccontextmanager
+    async def screen(self) -> AsyncGenerator[None]:
+        self.wanted += 1
+        if self.free.is_set():
+            self.free = anyio.Event()
+        try:
+            closed = self.prompt_closed
+            app = self.session.app
+            if closed is not None:
+                if app.is_running and app.future is not None and not app.future.done():
+                    self.saved = app.current_buffer.text
+                    app.exit(exception=_Suspended())
+                await closed.wait()
+            yield
+        finally:
+            self.wanted -= 1
+            if self.wanted == 0:
+                self.free.set()
+
+    async def read(self, message: str) -> str:
+        """The next command line, once no question holds the screen (raises
+        ``EOFError`` on Ctrl-D)."""
+        while True:
+            await self.free.wait()
+            closed = self.prompt_closed = anyio.Event()
+            default, self.saved = self.saved, ""
+            try:
+                return await self.session.prompt_async(
+                    message, default=default, handle_sigint=False
+                )
+            except _Suspended:
+                continue
+            except KeyboardInterrupt:
+                continue
+            finally:
+                self.prompt_closed = None
+                closed.set()
+
+
+class SeatedPresenter:
+    """A presenter that takes the screen from the prompt for as long as it shows."""
+
+    def __init__(self, inner: Presenter, seat: PromptSeat) -> None:
+        self.inner = inner
+        self.seat = seat
+
+    async def present(self, question: Question) -> Answer:
+        async with self.seat.screen():
+            return await self.inner.present(question)
+
+    async def withdrawn(self, question: Question, reason: str) -> None:
+        await self.inner.withdrawn(question, reason)
+
+
+@dataclass(eq=False)
+class Server:
+    """One connected server as the session knows it."""
+
+    target: Target
+    client: Client | None = None
+    stderr_log: Path | None = None
+    lost: str | None = None
+    tools: list[Tool] = field(default_factory=list[Tool])
+    resources: list[Resource] = field(default_factory=list[Resource])
+    templates: list[ResourceTemplate] = field(default_factory=list[ResourceTemplate])
+    prompts: list[Prompt] = field(default_factory=list[Prompt])
+    calls: set[anyio.CancelScope] = field(default_factory=set[anyio.CancelScope])
+
+    @property
+    def name(self) -> str:
+        return self.target.name
+
+
+class SessionCompleter(Completer):
+    """Completes commands, then what each command takes: tool, resource and prompt
+    names (``server:name`` when several servers are connected), server names, levels,
+    paths."""
+
+    def __init__(self, servers: Callable[[], list[Server]]) -> None:
+        self.servers = servers
+        self.paths = PathCompleter(only_directories=True, expanduser=True)
+
+    def get_completions(
+        self, document: Document, complete_event: CompleteEvent
+    ) -> Iterable[Completion]:
+        text = document.text_before_cursor
+        words = text.split()
+        if not words or (len(words) == 1 and not text.endswith(" ")):
+            prefix = words[0] if words else ""
+            yield from _matching(prefix, COMMANDS)
+            return
+        command = words[0]
+        arguments = words[1:] if text.endswith(" ") else words[1:-1]
+        current = "" if text.endswith(" ") else words[-1]
+        if arguments and command not in ("roots",):
+            return
+        servers = self.servers()
+        if command in ("tools", "resources", "prompts", "cancel", "mute", "unmute"):
+            yield from _matching(current, [s.name for s in servers])
+        elif command == "call":
+            yield from _matching(current, _qualified(servers, _tools))
+        elif command == "read":
+            yield from _matching(current, _qualified(servers, _uris))
+        elif command == "prompt":
+            yield from _matching(current, _qualified(servers, _prompts))
+        elif command == "loglevel":
+            yield from _matching(current, get_args(LoggingLevel))
+        elif command == "roots":
+            if not arguments:
+                yield from _matching(current, ["add", "remove"])
+            elif len(arguments) == 1 and arguments[0] in ("add", "remove"):
+                sub = Document(current, len(current))
+                yield from self.paths.get_completions(sub, complete_event)
+
+
+def _tools(server: Server) -> list[str]:
+    return [tool.name for tool in server.tools]
+
+
+def _uris(server: Server) -> list[str]:
+    return [resource.uri for resource in server.resources]
+
+
+def _prompts(server: Server) -> list[str]:
+    return [prompt.name for prompt in server.prompts]
+
+
+def _matching(prefix: str, names: Iterable[str]) -> Iterable[Completion]:
+    for name in names:
+        if name.startswith(prefix):
+            yield Completion(name, start_position=-len(prefix))
+
+
+def _qualified(servers: list[Server], names: Callable[[Server], list[str]]) -> list[str]:
+    if len(servers) == 1:
+        return names(servers[0])
+    found = [f"{s.name}:{n}" for s in servers for n in names(s)]
+    plain = [n for s in servers for n in names(s)]
+    return found + [n for n in plain if plain.count(n) == 1]
+
+
+class UsageError(Exception):
+    """A command typed wrong; the message says how to type it."""
+
+
+class Session:
+    """The interactive session: servers, the broker, the prompt and the commands."""
+
+    def __init__(
+        self,
+        targets: list[Target],
+        roots: Roots,
+        *,
+        history: Path,
+        timeout: float | None,
+        log_level: LoggingLevel,
+    ) -> None:
+        self.servers = [Server(target) for target in targets]
+        self.roots = roots
+        self.timeout = timeout
+        self.log_level: LoggingLevel = log_level
+        self.console = Console(force_terminal=sys.stdout.isatty(), highlight=False)
+        history.parent.mkdir(parents=True, exist_ok=True)
+        self.prompt: PromptSession[str] = PromptSession(
+            history=FileHistory(str(history)),
+            completer=SessionCompleter(self.live_servers),
+            complete_while_typing=False,
+        )
+        self.seat = PromptSeat(self.prompt)
+        self.broker = Broker(SeatedPresenter(TerminalPresenter(console=self.console), self.seat))
+        self.jobs = 0
+        self.task_group: TaskGroup | None = None
+
+    def live_servers(self) -> list[Server]:
+        return [s for s in self.servers if s.client is not None and s.lost is None]
+
+    def say(self, markup: str) -> None:
+        self.console.print(markup, soft_wrap=True)
+
+    # -- connecting ------------------------------------------------------------------
+
+    async def run(self) -> int:
+        async with AsyncExitStack() as stack:
+            await stack.enter_async_context(self.broker)
+            self.task_group = await stack.enter_async_context(anyio.create_task_group())
+            for server in self.servers:
+                await self._connect(stack, server)
+            if not self.live_servers():
+                self.say("[red]No server could be reached.[/]")
+                self.task_group.cancel_scope.cancel()
+                return ExitCode.CONNECTION
+            self.say("Type [bold]help[/] for the commands, [bold]quit[/] to leave.")
+            try:
+                await self._loop()
+            finally:
+                self.task_group.cancel_scope.cancel()
+        return ExitCode.OK
+
+    async def _connect(self, stack: AsyncExitStack, server: Server) -> None:
+        stderr: Any = None
+        if server.target.is_stdio:
+            logs = state_dir() / "logs"
+            logs.mkdir(parents=True, exist_ok=True)
+            server.stderr_log = logs / f"{server.name}.log"
+            stderr = server.stderr_log
+        responder = CommandResponder(
+            self.broker.responder(server.name, roots=self.roots),
+            server.name,
+            self.roots,
+            self._show_log,
+            self._lost,
+        )
+        client = Client(
+            server.target.client_target(stderr),
+            responder=responder,
+            read_timeout_seconds=self.timeout,
+            log_level=self.log_level,
+        )
+        try:
+            await stack.enter_async_context(client)
+        except Exception as exc:
+            self.say(f"[red]{escape(str(failure(server.target, exc)))}[/]")
+            return
+        server.client = client
+        if client.session.modern_version is None:
+            self.roots.watch(client.send_roots_list_changed)
+        self.say(
+            f"Connected to [bold]{escape(server.name)}[/] ({escape(client.server_info.name)} "
+            f"{escape(client.server_info.version)}, protocol {client.protocol_version})"
+        )
+        await self._refresh(server)
+
+    async def _refresh(self, server: Server) -> None:
+        assert server.client is not None
+        with contextlib.suppress(Exception):
+            server.tools, server.resources, server.templates, server.prompts = await listing(
+                server.client
+            )
+
+    def _show_log(self, server: str, params: LoggingMessageNotificationParams) -> None:
+        self.say(log_line(server, params))
+
+    def _lost(self, server: str, exc: Exception) -> None:
+        for known in self.servers:
+            if known.name == server and known.client is not None and known.lost is None:
+                known.lost = str(exc)
+                self.say(f"[red]Server [bold]{escape(server)}[/] went away: {escape(str(exc))}[/]")
+
+    # -- the prompt ------------------------------------------------------------------
+
+    async def _loop(self) -> None:
+        with patch_stdout(raw=True):
+            while True:
+                try:
+                    line = await self.seat.read("answerback> ")
+                except EOFError:
+                    return
+                try:
+                    words = shlex.split(line)
+                except ValueError as exc:
+                    self.say(f"[red]{escape(str(exc))}[/]")
+                    continue
+                if not words:
+                    continue
+                if words[0] in ("quit", "exit"):
+                    return
+                try:
+                    await self.command(words[0], words[1:], line)
+                except UsageError as exc:
+                    self.say(f"[red]{escape(str(exc))}[/]")
+
+    async def command(self, name: str, words: list[str], line: str) -> None:
+        if name == "help":
+            for usage in COMMANDS.values():
+                self.say(escape(usage))
+        elif name in ("tools", "resources", "prompts"):
+            for server in self._servers_named(words):
+                assert server.client is not None
+                await self._refresh(server)
+                print_listing(
+                    self.console, server.name, server.tools, server.resources,
+                    server.templates, server.prompts, show=(name,),
+                )  # fmt: skip
+        elif name == "call":
+            await self._call(words, line)
+        elif name == "read":
+            self._read(words)
+        elif name == "prompt":
+            self._prompt(words)
+        elif name == "roots":
+            await self._roots(words)
+        elif name == "loglevel":
+            await self._loglevel(words)
+        elif name == "status":
+            self._status()
+        elif name == "cancel":
+            server = self._one_server(words, "cancel SERVER")
+            count = self.broker.cancel_all(server.name)
+            for scope in list(server.calls):
+                scope.cancel()
+            self.say(
+                f"Cancelled {count} question(s) and {len(server.calls)} call(s) of {server.name}."
+            )
+        elif name == "mute":
+            server = self._one_server(words, "mute SERVER")
+            self.broker.mute(server.name)
+            self.say(f"Muted {server.name}: its questions are declined unseen.")
+        elif name == "unmute":
+            server = self._one_server(words, "unmute SERVER")
+            self.broker.unmute(server.name)
+            self.say(f"Unmuted {server.name}.")
+        else:
+            raise UsageError(f"Unknown command {name!r}: type help for the commands.")
+
+    def _servers_named(self, words: list[str]) -> list[Server]:
+        if not words:
+            return self.live_servers()
+        return [self._one_server(words, "SERVER")]
+
+    def _one_server(self, words: list[str], usage: str) -> Server:
+        names = {s.name: s for s in self.servers if s.client is not None}
+        if len(words) != 1 or words[0] not in names:
+            raise UsageError(f"Usage: {usage} (servers: {', '.join(names) or 'none'}).")
+        return names[words[0]]
+
+    def _find(
+        self, spec: str, kind: str, names: Callable[[Server], list[str]]
+    ) -> tuple[Server, str]:
+        """``server:name`` or a ``name`` exactly one server offers."""
+        live = self.live_servers()
+        server_name, colon, rest = spec.partition(":")
+        if colon:
+            for server in live:
+                if server.name == server_name:
+                    return server, rest
+        having = [s for s in live if spec in names(s)]
+        if len(having) == 1:
+            return having[0], spec
+        if len(live) == 1:
+            return live[0], spec
+        if having:
+            options = ", ".join(f"{s.name}:{spec}" for s in having)
+            raise UsageError(f"Several servers have the {kind} {spec!r}: say which ({options}).")
+        raise UsageError(f"No server has the {kind} {spec!r}: list them with {kind}s.")
+
+    # -- background work -------------------------------------------------------------
+
+    def _background(self, server: Server, label: str, work: Callable[[Client], Any]) -> None:
+        """Run ``work`` without holding the prompt; print what it gives, or why not."""
+        assert self.task_group is not None
+        assert server.client is not None
+        self.jobs += 1
+        number = self.jobs
+        client = server.client
+        self.say(f"[dim][{number}] {escape(server.name)}: {escape(label)}…[/]")
+
+        async def job() -> None:
+            with anyio.CancelScope() as scope:
+                server.calls.add(scope)
+                try:
+                    text, failed = await work(client)
+                except Exception as exc:
+                    problem = failure(server.target, exc)
+                    self.say(f"[red][{number}] {escape(str(problem))}[/]")
+                    return
+                finally:
+                    server.calls.discard(scope)
+                style = "red" if failed else "green"
+                self.say(f"[{style}][{number}] {escape(server.name)}: {escape(label)} →[/]")
+                self.say(escape(text))
+            if scope.cancelled_caught:
+                self.say(f"[yellow][{number}] {escape(label)}: cancelled[/]")
+
+        self.task_group.start_soon(job)
+
+    async def _call(self, words: list[str], line: str) -> None:
+        if not words:
+            raise UsageError("Usage: " + COMMANDS["call"])
+        server, tool_name = self._find(words[0], "tool", _tools)
+        tool = next((t for t in server.tools if t.name == tool_name), None)
+        schema = tool.input_schema if tool is not None else None
+        rest = line.split(None, 2)[2] if len(words) > 1 else ""
+        try:
+            if rest.lstrip().startswith("{"):
+                arguments = parse_arguments([rest], schema)
+            elif len(words) > 1:
+                arguments = parse_arguments(words[1:], schema)
+            else:
+                arguments = await self._ask_arguments(server, tool)
+        except ArgumentsError as exc:
+            raise UsageError(str(exc)) from None
+        if arguments is None:
+            self.say("Not called.")
+            return
+
+        async def work(client: Client) -> tuple[str, bool]:
+            result = await client.call_tool(
+                tool_name, arguments, progress_callback=self._progress(server.name, tool_name)
+            )
+            return result_text(result), result.is_error
+
+        self._background(server, f"call {tool_name}", work)
+
+    async def _ask_arguments(self, server: Server, tool: Tool | None) -> dict[str, Any] | None:
+        """A tool's arguments asked with a form built from its ``inputSchema`` (as JSON
+        when a form cannot show it), when it requires some (otherwise its defaults do);
+        ``None`` if the person declined."""
+        if tool is None or not tool.input_schema.get("required"):
+            return {}
+        try:
+            form = parse_form(tool.input_schema)
+        except (UnsupportedForm, FormSchemaError) as exc:
+            self.say(f"[yellow]A form cannot ask these arguments ({escape(str(exc))}).[/]")
+            async with self.seat.screen():
+                text = await PromptSession[str]().prompt_async(
+                    f"{tool.name} arguments as JSON: ", handle_sigint=False
+                )
+            try:
+                return parse_arguments([text], tool.input_schema) if text.strip() else {}
+            except ArgumentsError as error:
+                raise UsageError(str(error)) from None
+        async with self.seat.screen():
+            answer = await ask_form(
+                form,
+                title=tool.title or tool.name,
+                message=tool.description or f"Arguments for {tool.name}",
+                server=server.name,
+            )
+        return None if isinstance(answer, str) else dict(answer)
+
+    def _progress(
+        self, server: str, label: str
+    ) -> Callable[[float, float | None, str | None], Any]:
+        async def report(progress: float, total: float | None, message: str | None) -> None:
+            if total:
+                filled = round(20 * min(progress / total, 1))
+                bar = "█" * filled + "░" * (20 - filled)
+                amount = f"{bar} {progress:g}/{total:g}"
+            else:
+                amount = f"{progress:g}"
+            note = f" {message}" if message else ""
+            self.say(f"[cyan]{escape(server)}: {escape(label)} {amount}{escape(note)}[/]")
+
+        return report
+
+    def _read(self, words: list[str]) -> None:
+        if len(words) != 1:
+            raise UsageError("Usage: " + COMMANDS["read"])
+        server, uri = self._find(words[0], "resource", _uris)
+
+        async def work(client: Client) -> tuple[str, bool]:
+            return read_text(await client.read_resource(uri)), False
+
+        self._background(server, f"read {uri}", work)
+
+    def _prompt(self, words: list[str]) -> None:
+        if not words:
+            raise UsageError("Usage: " + COMMANDS["prompt"])
+        server, name = self._find(words[0], "prompt", _prompts)
+        try:
+            arguments = {k: str(v) for k, v in parse_arguments(words[1:], None).items()}
+        except ArgumentsError as exc:
+            raise UsageError(str(exc)) from None
+
+        async def work(client: Client) -> tuple[str, bool]:
+            return prompt_text(await client.get_prompt(name, arguments or None)), False
+
+        self._background(server, f"prompt {name}", work)
+
+    async def _roots(self, words: list[str]) -> None:
+        try:
+            if words[:1] == ["add"] and len(words) == 2:
+                self.say(f"Added root {await self.roots.add(words[1])}")
+            elif words[:1] == ["remove"] and len(words) == 2:
+                self.say(f"Removed root {await self.roots.remove(words[1])}")
+            elif words:
+                raise UsageError("Usage: " + COMMANDS["roots"])
+        except ValueError as exc:
+            raise UsageError(str(exc)) from None
+        for path in self.roots.paths:
+            self.say(f"root {escape(str(path))}")
+
+    async def _loglevel(self, words: list[str]) -> None:
+        levels = get_args(LoggingLevel)
+        if len(words) != 1 or words[0] not in levels:
+            raise UsageError(f"Usage: loglevel LEVEL ({', '.join(levels)}).")
+        level = cast(LoggingLevel, words[0])
+        self.log_level = level
+        for server in self.live_servers():
+            assert server.client is not None
+            server.client.session.log_level = level
+            if server.client.session.modern_version is None and (
+                server.client.server_capabilities.logging is not None
+            ):
+                await server.client.set_logging_level(level)
+        self.say(f"Log level {level}.")
+
+    def _status(self) -> None:
+        table = Table(title="servers", title_justify="left")
+        for column in ("server", "target", "state", "protocol"):
+            table.add_column(column)
+        for server in self.servers:
+            client = server.client
+            if client is None:
+                state, protocol = "not connected", ""
+            else:
+                state = f"lost: {server.lost}" if server.lost else "connected"
+                era = "legacy" if client.session.modern_version is None else "modern"
+                protocol = f"{client.protocol_version} ({era})"
+                if self.broker.is_muted(server.name):
+                    state += ", muted"
+            table.add_row(
+                escape(server.name), escape(server.target.describe()), escape(state), protocol
+            )
+        self.console.print(table)
+        for server in self.servers:
+            if server.stderr_log is not None:
+                self.say(
+                    f"{escape(server.name)} writes its stderr to {escape(str(server.stderr_log))}"
+                )
+        pending = self.broker.pending()
+        self.say(f"{len(pending)} question(s) waiting" + ("" if not pending else ":"))
+        for question in pending:
+            self.say(f"  #{question.number} {escape(question.server)}: {question.kind}")
+        self.say(f"log level {self.log_level}; roots: {', '.join(map(str, self.roots.paths))}")
+
+
+def history_file(explicit: str | None) -> Path:
+    return Path(explicit).expanduser() if explicit else state_dir() / "history"
+
+
+def connect(targets: list[Target], roots: Roots, args: argparse.Namespace, err: Console) -> int:
+    """Run the interactive session until the person quits."""
+    if not (sys.stdin.isatty() and sys.stdout.isatty()):
+        err.print(
+            "answerback connect needs a terminal; from a script use `answerback call` or "
+            "`answerback list`.",
+            markup=False,
+            highlight=False,
+        )
+        return ExitCode.USAGE
+    session = Session(
+        targets,
+        roots,
+        history=history_file(args.history),
+        timeout=args.timeout,
+        log_level=args.log_level,
+    )
+    return anyio.run(session.run, backend="asyncio")
+
+
+async def call_at_terminal(
+    target: Target, roots: Roots, args: argparse.Namespace, out: Console, err: Console
+) -> int:
+    """``answerback call`` with a person at the keyboard: questions on the terminal."""
+    async with Broker(TerminalPresenter()) as broker:
+        responder = one_shot_responder(
+            target, roots, None, err, lambda name: broker.responder(name, roots=roots)
+        )
+        return await call(
+            target,
+            args.tool,
+            args.arguments,
+            responder=responder,
+            as_json=args.json,
+            timeout=args.timeout,
+            log_level=args.log_level,
+            out=out,
+            err=err,
+        )

@@ -1,0 +1,337 @@
+"""``answerback connect`` used as a person would: in a real terminal (tmux), typing keys
+and reading the screen.
+
+Each test starts tmux on a socket of its own (``tmux -L``), runs ``answerback connect``
+in a 120x40 window against real servers (answerback's own test servers and the
+TypeScript reference server), types with ``send-keys`` and waits until the screen
+(``capture-pane``) shows what a person would wait for, under one deadline per wait. The
+home, state and history directories are temporary, so nothing of the user's is read or
+written.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shlex
+import shutil
+import signal
+import subprocess
+import sys
+import time
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from http_support import EVERYTHING_ENTRY
+
+REPO = Path(__file__).resolve().parents[1]
+SERVERS = REPO / "tests" / "servers"
+TEAROOM = f"{sys.executable} {SERVERS / 'terminal_server.py'}"
+LIBRARY = f"{sys.executable} {REPO / 'examples' / 'library_server.py'}"
+DEADLINE_SECONDS = 60.0
+"""How long one wait for the screen may take (a busy machine starts Python slowly)."""
+
+
+def _tmux() -> str | None:
+    """tmux, installed with apt-get if it is missing and we may (root)."""
+    found = shutil.which("tmux")
+    if found is None and os.geteuid() == 0 and shutil.which("apt-get"):
+        subprocess.run(
+            ["apt-get", "install", "-y", "-qq", "tmux"],
+            capture_output=True,
+            timeout=300,
+            check=False,
+        )
+        found = shutil.which("tmux")
+    return found
+
+
+TMUX = _tmux()
+
+pytestmark = pytest.mark.skipif(
+    TMUX is None,
+    reason="tmux is missing and could not be installed (not root): apt-get install tmux",
+)
+
+
+class Terminal:
+    """One tmux window running a command: type into it, read it."""
+
+    def __init__(self, tmux: str, socket: str, home: Path) -> None:
+        self.tmux = tmux
+        self.socket = socket
+        self.home = home
+
+    def run(self, *args: str) -> str:
+        done = subprocess.run(
+            [self.tmux, "-L", self.socket, *args],
+            capture_output=True,
+            text=True,
+            timeout=DEADLINE_SECONDS,
+            check=False,
+        )
+        if done.returncode != 0:
+            raise RuntimeError(f"tmux {' '.join(args)} failed: {done.stderr.strip()}")
+        return done.stdout
+
+    def start(self, command: str) -> None:
+        env = {
+            "HOME": str(self.home),
+            "XDG_STATE_HOME": str(self.home / "state"),
+            "TERM": "xterm-256color",
+            "PATH": os.environ.get("PATH", ""),
+            "LANG": "C.UTF-8",
+            "BROWSER": "true",  # "open in browser" runs `true`, never a real browser
+        }
+        exports = " ".join(f"{key}={shlex.quote(value)}" for key, value in env.items())
+        self.run(
+            "new-session", "-d", "-x", "120", "-y", "40", "-c", str(REPO),
+            f"env -i {exports} {command}; echo '[exited' $?']'; sleep 600",
+        )  # fmt: skip
+
+    def screen(self) -> str:
+        return self.run("capture-pane", "-p", "-J")
+
+    def keys(self, *keys: str) -> None:
+        """Send keys by tmux name (``Enter``, ``Tab``, ``C-d``, ``Down``)."""
+        self.run("send-keys", *keys)
+
+    def type(self, text: str, *, enter: bool = True) -> None:
+        self.run("send-keys", "-l", text)
+        if enter:
+            self.keys("Enter")
+
+    def wait_for(self, pattern: str, *, after: str | None = None) -> str:
+        """Wait until the screen matches ``pattern`` (a regular expression), looking
+        only below the last line matching ``after`` if given; returns the screen."""
+        deadline = time.monotonic() + DEADLINE_SECONDS
+        screen = ""
+        while time.monotonic() < deadline:
+            screen = self.screen()
+            part = screen
+            if after is not None:
+                spots = [m.end() for m in re.finditer(after, screen)]
+                part = screen[spots[-1] :] if spots else ""
+            if re.search(pattern, part, re.MULTILINE):
+                return screen
+            time.sleep(0.05)
+        raise AssertionError(f"{pattern!r} never appeared; the screen was:\n{screen}")
+
+    def wait_gone(self, pattern: str) -> str:
+        deadline = time.monotonic() + DEADLINE_SECONDS
+        screen = ""
+        while time.monotonic() < deadline:
+            screen = self.screen()
+            if not re.search(pattern, screen, re.MULTILINE):
+                return screen
+            time.sleep(0.05)
+        raise AssertionError(f"{pattern!r} never went away; the screen was:\n{screen}")
+
+
+@pytest.fixture
+def terminal(tmp_path: Path) -> Iterator[Terminal]:
+    assert TMUX is not None
+    socket = f"answerback-test-{uuid.uuid4().hex[:12]}"
+    home = tmp_path / "home"
+    home.mkdir()
+    term = Terminal(TMUX, socket, home)
+    try:
+        yield term
+    finally:
+        subprocess.run(
+            [TMUX, "-L", socket, "kill-server"], capture_output=True, timeout=30, check=False
+        )
+
+
+def connect(terminal: Terminal, *targets: str, options: str = "") -> None:
+    command = " ".join(shlex.quote(t) for t in targets)
+    terminal.start(f"{shlex.quote(sys.executable)} -m answerback connect {options} {command}")
+    terminal.wait_for(PROMPT)
+
+
+PROMPT = r"^answerback>\s*$"
+"""The command prompt, waiting on a line of its own."""
+
+
+def test_list_call_complete_status_and_history(terminal: Terminal) -> None:
+    connect(terminal, TEAROOM)
+    screen = terminal.wait_for("Connected to terminal_server")
+    assert "Tearoom" in screen
+    terminal.type("tools")
+    terminal.wait_for(r"order_tea\s+│ Ask what tea")
+    terminal.type("sta", enter=False)
+    terminal.keys("Tab")
+    terminal.wait_for(r"answerback> status\s*$")
+    terminal.keys("C-u")
+    terminal.type("call gre", enter=False)
+    terminal.keys("Tab")
+    terminal.wait_for(r"answerback> call greet\s*$")
+    terminal.type(" name=Ada times=2")
+    terminal.wait_for(r"Hello, Ada! Hello, Ada!")
+    terminal.type("call brew steps=2")
+    terminal.wait_for(r"terminal_server: brew █+ 2/2 step 2")
+    terminal.wait_for(r"INFO\s+terminal_server: brewed step 2")
+    terminal.type("call picture")
+    terminal.wait_for(r"\[image image/png, 12 KB\]")
+    terminal.type("status")
+    screen = terminal.wait_for(r"0 question\(s\) waiting")
+    assert re.search(r"terminal_server .* connected", screen)
+    log = terminal.home / "state" / "answerback" / "logs" / "terminal_server.log"
+    assert f"terminal_server writes its stderr to {log}" in screen
+    terminal.type("quit")
+    terminal.wait_for(r"\[exited 0\]")
+    history = (terminal.home / "state" / "answerback" / "history").read_text()
+    assert "call greet name=Ada times=2" in history
+
+
+FORM_KEYS = "Ctrl-S accept"
+
+
+def test_a_tools_required_arguments_are_asked_on_a_form(terminal: Terminal) -> None:
+    connect(terminal, TEAROOM)
+    terminal.type("call greet")
+    screen = terminal.wait_for(FORM_KEYS)
+    assert "Greet someone, perhaps more than once." in screen
+    terminal.type("Ada", enter=False)
+    terminal.keys("C-s")
+    terminal.wait_for(r"^Hello, Ada!$")
+
+
+def test_a_wrong_value_is_asked_again_then_the_right_one_is_sent(terminal: Terminal) -> None:
+    connect(terminal, TEAROOM)
+    terminal.type("call order_tea")
+    screen = terminal.wait_for(FORM_KEYS)
+    assert "What would you like?" in screen
+    assert "terminal_server" in screen
+    terminal.keys("Space", "Tab")  # green, then to the cups
+    terminal.type("9", enter=False)
+    terminal.keys("C-s")
+    screen = terminal.wait_for(r"must be at most 5")
+    assert "Order:" not in screen
+    terminal.keys("BSpace")
+    terminal.type("2", enter=False)
+    terminal.keys("C-s")
+    terminal.wait_for(r"Order: 2 x green\.")
+    terminal.wait_gone(FORM_KEYS)
+
+
+def test_decline_and_cancel(terminal: Terminal) -> None:
+    connect(terminal, TEAROOM)
+    terminal.type("call order_tea")
+    terminal.wait_for(FORM_KEYS)
+    terminal.keys("C-d")
+    terminal.wait_for(r"No order \(decline\)\.")
+    terminal.type("call order_tea")
+    terminal.wait_for(FORM_KEYS, after=r"No order \(decline\)")
+    terminal.keys("Escape")
+    terminal.wait_for(r"No order \(cancel\)\.")
+
+
+def test_a_url_card_for_a_safe_link(terminal: Terminal) -> None:
+    connect(terminal, TEAROOM)
+    terminal.type("call visit url=https://github.com/login")
+    screen = terminal.wait_for(r"o open in browser")
+    assert "Open a link? — from terminal_server" in screen
+    assert "https://github.com/login" in screen
+    assert "Site: github.com" in screen
+    terminal.keys("o")
+    terminal.wait_for(r"visit: accept")
+
+
+def test_a_url_card_for_a_lookalike_link_needs_a_second_key(terminal: Terminal) -> None:
+    connect(terminal, TEAROOM)
+    terminal.type("call visit url=https://paypa1.com/login")
+    screen = terminal.wait_for(r"o open in browser")
+    assert "HIGH RISK" in screen
+    assert "paypa1.com looks like paypal.com but is a different site." in screen
+    terminal.keys("o")
+    terminal.wait_for(r"This link is high risk\.")
+    terminal.keys("n")
+    terminal.wait_for(r"o open in browser")
+    terminal.keys("d")
+    terminal.wait_for(r"visit: decline")
+
+
+def test_a_sampling_request_is_approved_with_a_typed_reply(terminal: Terminal) -> None:
+    connect(terminal, TEAROOM)
+    terminal.type("call summarise text=teapots")
+    screen = terminal.wait_for(r"a approve")
+    assert "Sampling request — from terminal_server" in screen
+    assert "Summarise: teapots" in screen
+    assert "Be brief." in screen
+    terminal.keys("a")
+    terminal.wait_for(r"Ctrl-S send reply")
+    terminal.type("Pots for tea.", enter=False)
+    terminal.keys("C-s")
+    terminal.wait_for(r"summary: Pots for tea\.")
+
+
+def test_a_slow_person_outlasts_the_call_timeout(terminal: Terminal) -> None:
+    """The call may go unanswered for 1 second; the person takes three. The timer stands
+    still while the form is up, so the call still succeeds."""
+    connect(terminal, TEAROOM, options="--timeout 1")
+    terminal.type("call order_tea")
+    terminal.wait_for(FORM_KEYS)
+    time.sleep(3)  # the person thinking: this is the time under test, not a synchronisation
+    terminal.keys("Down", "Space", "Tab")
+    terminal.type("1", enter=False)
+    terminal.keys("C-s")
+    screen = terminal.wait_for(r"Order: 1 x black\.")
+    assert "timed out" not in screen.lower()
+
+
+def test_a_server_that_dies_takes_its_form_away_with_a_message(
+    terminal: Terminal, tmp_path: Path
+) -> None:
+    pidfile = tmp_path / "server.pid"
+    connect(terminal, TEAROOM)
+    terminal.type(f"call vanish pidfile={pidfile}")
+    terminal.wait_for(r"A form whose server will die")
+    os.kill(int(pidfile.read_text()), signal.SIGKILL)
+    screen = terminal.wait_gone(FORM_KEYS)
+    terminal.wait_for(r"went away")
+    screen = terminal.wait_for(r"\[1\] cannot talk to terminal_server")
+    assert "server disconnected" in screen or "went away" in screen
+    terminal.type("status")
+    terminal.wait_for(r"lost: ")
+
+
+def test_two_servers_asking_at_once_are_shown_one_at_a_time(
+    terminal: Terminal, tmp_path: Path
+) -> None:
+    gate = tmp_path / "gate"
+    os.mkfifo(gate)
+    connect(terminal, TEAROOM, LIBRARY)
+    terminal.wait_for("Connected to library_server")
+    terminal.type(f"call order_tea gate={gate}")
+    terminal.wait_for(r"\[1\] terminal_server: call order_tea…")
+    terminal.type("call issue_card")
+    screen = terminal.wait_for(r"What name should go on the card\?")
+    assert "from library_server" in screen
+    gate.write_text("go")  # now the tea room asks too, while the library's form is up
+    terminal.type("Ada", enter=False)
+    terminal.keys("C-s")
+    screen = terminal.wait_for(r"What would you like\?")
+    assert "from terminal_server" in screen
+    terminal.wait_for(r"Card issued to Ada\.")
+    terminal.keys("C-d")
+    terminal.wait_for(r"No order \(decline\)\.")
+
+
+EVERYTHING = f"node {EVERYTHING_ENTRY} stdio"
+
+
+@pytest.mark.skipif(
+    shutil.which("node") is None or not EVERYTHING_ENTRY.exists(),
+    reason="the TypeScript reference server is not installed: npm ci --prefix interop",
+)
+def test_the_typescript_reference_server_asks_a_form(terminal: Terminal) -> None:
+    connect(terminal, EVERYTHING)
+    terminal.wait_for(r"Connected to server-everything")
+    terminal.type("call trigger-elicitation-request")
+    screen = terminal.wait_for(FORM_KEYS)
+    assert "from server-everything" in screen
+    terminal.keys("C-d")
+    terminal.wait_for(r"\[1\] server-everything: call trigger-elicitation-request →")

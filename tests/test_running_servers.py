@@ -1,0 +1,121 @@
+"""Running a server as its script does, in a subprocess: what the person at the terminal
+sees when it starts, when they stop it, and when the port is taken.
+
+``mcp.run(transport="streamable-http")`` writes one line to stderr once it listens, and
+nothing else while it serves. Ctrl-C (SIGINT) stops HTTP and stdio servers without a
+traceback, with exit status 130; SIGTERM stops an HTTP server with status 0. A port in use
+is one line naming it, status 1.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import signal
+import socket
+import sys
+from collections.abc import Iterator
+
+import anyio
+import pytest
+from anyio.abc import Process
+from support import PATIENCE_SECONDS, SERVERS
+
+from answerback import Client
+from answerback.types import TextContent
+
+pytestmark = [
+    pytest.mark.anyio,
+    pytest.mark.skipif(sys.platform == "win32", reason="POSIX signals"),
+]
+
+HTTP_RUN_SERVER = SERVERS / "http_run_server.py"
+PROCESS_SERVER = SERVERS / "process_server.py"
+START_LINE = re.compile(
+    r"answerback: serving MCP at (http://127\.0\.0\.1:\d+/mcp) \(Ctrl-C to stop\)\n"
+)
+
+
+async def read_line(process: Process, buffer: bytearray, *, stdout: bool = False) -> str:
+    """The next line of the process's stderr (or stdout), waiting for it as it comes."""
+    stream = process.stdout if stdout else process.stderr
+    assert stream is not None
+    with anyio.fail_after(PATIENCE_SECONDS):
+        while b"\n" not in buffer:
+            buffer += await stream.receive()
+    line, _, rest = bytes(buffer).partition(b"\n")
+    buffer[:] = rest
+    return line.decode() + "\n"
+
+
+async def stop(
+    process: Process, signal_number: signal.Signals, buffer: bytearray
+) -> tuple[int, str]:
+    """Send the signal; the exit status and everything else the process wrote to stderr."""
+    assert process.stderr is not None
+    process.send_signal(signal_number)
+    with anyio.fail_after(PATIENCE_SECONDS):
+        async for chunk in process.stderr:
+            buffer += chunk
+        code = await process.wait()
+    return code, buffer.decode()
+
+
+async def call_echo(url: str) -> str:
+    async with Client(url) as client:
+        result = await client.call_tool("echo", {"text": "over HTTP"})
+    [content] = result.content
+    assert isinstance(content, TextContent)
+    return content.text
+
+
+@pytest.mark.parametrize(
+    ("signal_number", "exit_code"),
+    [(signal.SIGINT, 130), (signal.SIGTERM, 0)],
+    ids=["ctrl-c", "sigterm"],
+)
+async def test_an_http_server_says_where_it_listens_and_stops_cleanly(
+    signal_number: signal.Signals, exit_code: int
+) -> None:
+    async with await anyio.open_process([sys.executable, str(HTTP_RUN_SERVER), "0"]) as process:
+        buffer = bytearray()
+        line = await read_line(process, buffer)
+        match = START_LINE.fullmatch(line)
+        assert match is not None, line
+        assert await call_echo(match.group(1)) == "over HTTP"
+        code, rest = await stop(process, signal_number, buffer)
+    assert rest == "answerback: stopped\n"  # no traceback, no uvicorn chatter
+    assert code == exit_code
+
+
+async def test_ctrl_c_stops_a_stdio_server_silently() -> None:
+    async with await anyio.open_process([sys.executable, str(PROCESS_SERVER)]) as process:
+        assert process.stdin is not None
+        ping = {"jsonrpc": "2.0", "id": 1, "method": "ping"}
+        await process.stdin.send(json.dumps(ping).encode() + b"\n")
+        answer = json.loads(await read_line(process, bytearray(), stdout=True))
+        assert answer == {"jsonrpc": "2.0", "id": 1, "result": {}}
+        code, rest = await stop(process, signal.SIGINT, bytearray())
+    assert rest == ""
+    assert code == 130
+
+
+@pytest.fixture
+def taken_port() -> Iterator[int]:
+    """A port something else listens on."""
+    with socket.socket() as listener:
+        listener.bind(("127.0.0.1", 0))
+        listener.listen()
+        yield listener.getsockname()[1]
+
+
+async def test_a_port_in_use_is_one_line_naming_it(taken_port: int) -> None:
+    command = [sys.executable, str(HTTP_RUN_SERVER), str(taken_port)]
+    with anyio.fail_after(PATIENCE_SECONDS):
+        finished = await anyio.run_process(command, check=False)
+    assert finished.returncode == 1
+    assert finished.stdout == b""
+    assert finished.stderr.decode() == (
+        f"answerback: cannot listen on 127.0.0.1:{taken_port}: port {taken_port} is already "
+        "in use (is another server running?). Stop that program, or choose another port.\n"
+    )

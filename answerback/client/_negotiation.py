@@ -17,7 +17,6 @@ from answerback.types import (
     ConnectionClosedError,
     DiscoverResult,
     EmptyResult,
-    ErrorData,
     Implementation,
     InitializeRequestParams,
     InitializeResult,
@@ -202,20 +201,19 @@ class Negotiation:
 def _handshake_only(version: str, exc: MCPError) -> MCPError:
     """The error for a pinned modern version that the server refused ``server/discover``
     for with an error no 2026-07-28 server sends (a "Method not found", an HTTP "Bad
-    Request"): it speaks only the handshake era. Same code and data as the server's."""
-    return MCPError.from_error_data(
-        ErrorData(
-            code=exc.code,
-            message=(
-                f"The server does not speak protocol version {version}: it answered "
-                f"'server/discover' with error {exc.code} {exc.message!r}, so it most likely "
-                f"speaks only the handshake era ({LATEST_LEGACY_VERSION} and earlier). "
-                "Connect with mode='auto' to use whichever era the server speaks (or "
-                "mode='legacy')."
-            ),
-            data=exc.data,
-        )
+    Request"): it speaks only the handshake era. Same class, code and data as the
+    server's."""
+    explained = type(exc).__new__(type(exc))
+    MCPError.__init__(
+        explained,
+        exc.code,
+        f"The server does not speak protocol version {version}: it answered "
+        f"'server/discover' with error {exc.code} {exc.message!r}, so it most likely "
+        f"speaks only the handshake era ({LATEST_LEGACY_VERSION} and earlier). Connect "
+        "with mode='auto' to use whichever era the server speaks (or mode='legacy').",
+        exc.data,
     )
+    return explained
 
 
 def _supported_versions(exc: MCPError) -> list[str] | None:

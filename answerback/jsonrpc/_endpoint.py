@@ -56,18 +56,18 @@ CANCELLED = "notifications/cancelled"
 PROGRESS = "notifications/progress"
 
 
-class _FailedHere:
+class _TransportRefusal:
     __slots__ = ()
 
     def __repr__(self) -> str:
-        return "FAILED_HERE"
+        return "TRANSPORT_REFUSAL"
 
 
-FAILED_HERE: Any = _FailedHere()
-"""The ``transport_context`` of an error answer a transport made up itself, because the
-exchange failed on its side (an HTTP request that could not be sent or answered). Such
-an answer raises ``ConnectionClosedError``; the same code -32000 from the peer does not,
-since SDKs use it for many things (a "Bad Request" on a connection that is fine)."""
+TRANSPORT_REFUSAL: Any = _TransportRefusal()
+"""The ``transport_context`` of an error answer the peer gave at the transport level,
+refusing the request while the connection stays fine (a JSON-RPC error in an HTTP 400
+response). Its -32000, which SDKs use for many things ("Bad Request: ..."), is then a
+plain ``MCPError``, not a ``ConnectionClosedError``."""
 
 
 def error_from_exception(exc: BaseException, *, redact: bool = False) -> ErrorData:
@@ -175,21 +175,21 @@ class _Pending:
     the library (one per request) and the event's backend lookups cost more than the rest.
     """
 
-    __slots__ = ("answered", "failed_here", "last_activity", "method", "on_progress", "response")
+    __slots__ = ("answered", "last_activity", "method", "on_progress", "refused", "response")
 
     def __init__(self, method: str, on_progress: ProgressCallback | None, answered: Waiter) -> None:
         self.method = method
         self.on_progress = on_progress
         self.answered = answered
         self.response: JSONObject | None = None
-        self.failed_here = False
-        """The answer was made up on this side: the connection failed or closed."""
+        self.refused = False
+        """The answer was a transport-level refusal (see ``TRANSPORT_REFUSAL``)."""
         self.last_activity = time.monotonic()
 
-    def resolve(self, response: JSONObject, *, failed_here: bool = False) -> None:
+    def resolve(self, response: JSONObject, *, refused: bool = False) -> None:
         if self.response is None:
             self.response = response
-            self.failed_here = failed_here
+            self.refused = refused
             if not self.answered.done():
                 self.answered.set_result(None)
 
@@ -373,8 +373,8 @@ class Endpoint:
         assert response is not None
         if "error" in response:
             error = _parse_error(response["error"])
-            if pending.failed_here and error.code == CONNECTION_CLOSED:
-                raise ConnectionClosedError(error.message, error.data)
+            if pending.refused and error.code == CONNECTION_CLOSED:
+                raise MCPError(error.code, error.message, error.data)
             raise MCPError.from_error_data(error)
         result = as_object(response.get("result"))
         if result is None:
@@ -494,7 +494,7 @@ class Endpoint:
             return
         if method is None:
             if "result" in message or "error" in message:
-                self._resolve(message, failed_here=envelope.transport_context is FAILED_HERE)
+                self._resolve(message, refused=envelope.transport_context is TRANSPORT_REFUSAL)
             else:
                 await self._invalid(request_id, "no method, result or error")
             return
@@ -529,13 +529,13 @@ class Endpoint:
     async def _invalid(self, request_id: RequestId | None, why: str) -> None:
         await self._send_error(request_id, INVALID_REQUEST, f"Invalid request: {why}.")
 
-    def _resolve(self, message: JSONObject, *, failed_here: bool) -> None:
+    def _resolve(self, message: JSONObject, *, refused: bool) -> None:
         request_id = as_request_id(message.get("id"))
         pending = self._pending.get(request_id) if request_id is not None else None
         if pending is None:
             logger.warning("dropped a response to unknown request id %r", request_id)
             return
-        pending.resolve(message, failed_here=failed_here)
+        pending.resolve(message, refused=refused)
 
     async def _notification(self, method: str, params: JSONObject | None, env: Envelope) -> None:
         if method == CANCELLED:
@@ -630,7 +630,7 @@ class Endpoint:
                 "code": CONNECTION_CLOSED,
                 "message": f"Connection closed before {pending.method!r} was answered: {reason}.",
             }
-            pending.resolve({"error": error}, failed_here=True)
+            pending.resolve({"error": error})
 
 
 _FATAL = (KeyboardInterrupt, SystemExit)

@@ -55,13 +55,7 @@ class MCPError(Exception):
 
     @classmethod
     def from_error_data(cls, error: ErrorData) -> MCPError:
-        """The most specific ``MCPError`` subclass for a received error.
-
-        A received -32000 stays a plain ``MCPError``: SDKs use that code for many
-        things (an HTTP "Bad Request", a server not initialized), so it does not mean
-        the connection closed. ``ConnectionClosedError`` is raised only by this side,
-        when the connection really failed or ended.
-        """
+        """The most specific ``MCPError`` subclass for a received error."""
         subclass = _BY_CODE.get(error.code, MCPError)
         return subclass.__new__(subclass)._init(error.code, error.message, error.data)
 
@@ -84,8 +78,9 @@ class RequestTimeoutError(MCPError):
 
 
 class ConnectionClosedError(MCPError):
-    """The connection failed or ended before the answer arrived (raised on this side;
-    a peer's own -32000 error is a plain ``MCPError``)."""
+    """The connection ended before the answer arrived (-32000). A peer's -32000 that
+    refuses one request over a connection that stays fine (an HTTP 400 "Bad Request")
+    is a plain ``MCPError`` instead."""
 
     def __init__(self, message: str, data: Any = None) -> None:
         super().__init__(CONNECTION_CLOSED, message, data)
@@ -199,6 +194,7 @@ class UnsupportedProtocolVersionError(MCPError):
 
 _BY_CODE: dict[int, type[MCPError]] = {
     REQUEST_TIMEOUT: RequestTimeoutError,
+    CONNECTION_CLOSED: ConnectionClosedError,
     METHOD_NOT_FOUND: MethodNotFoundError,
     INVALID_PARAMS: InvalidParamsError,
     URL_ELICITATION_REQUIRED: URLElicitationRequiredError,

@@ -37,7 +37,12 @@ from anyio.abc import ObjectReceiveStream, TaskGroup
 from anyio.streams.memory import MemoryObjectSendStream
 
 from answerback.jsonrpc import Envelope, JSONObject, RequestId
-from answerback.jsonrpc._endpoint import CANCELLED, FAILED_HERE, as_object, as_request_id
+from answerback.jsonrpc._endpoint import (
+    CANCELLED,
+    TRANSPORT_REFUSAL,
+    as_object,
+    as_request_id,
+)
 from answerback.transports._base import StreamPair
 from answerback.transports._framing import UnencodableMessage, decode, encode, undeliverable
 from answerback.transports._headers import (
@@ -477,7 +482,10 @@ class StreamableHTTPTransport:
                 await self._fail(incoming, request_id, _status_reason(response, raw, self.url))
                 return True
             self._note_version(answer)
-            await incoming.send(Envelope(answer))
+            # A 4xx answer refuses this request; the connection itself is fine.
+            refused = 400 <= response.status_code < 500
+            context = TRANSPORT_REFUSAL if refused else None
+            await incoming.send(Envelope(answer, transport_context=context))
             if opens_session:
                 tg.start_soon(self._listen_standalone, lanes, incoming)
             return True
@@ -733,8 +741,7 @@ class StreamableHTTPTransport:
         error: JSONObject = {"code": CONNECTION_CLOSED, "message": f"Connection failed: {reason}."}
         if data is not None:
             error["data"] = data
-        answer = {"jsonrpc": "2.0", "id": request_id, "error": error}
-        await incoming.send(Envelope(answer, transport_context=FAILED_HERE))
+        await incoming.send(Envelope({"jsonrpc": "2.0", "id": request_id, "error": error}))
 
     async def _terminate(self, lanes: _Lanes) -> None:
         """End the session on the server (DELETE); a server may refuse with 405."""

@@ -6,12 +6,14 @@ what they print and the exit code (0 ok, 1 tool error, 2 usage, 3 connection, 4 
 from __future__ import annotations
 
 import json
+import re
+import signal
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
-from http_support import free_port, serve_process
+from http_support import free_port
 
 from answerback import Client
 from answerback.interact import Roots
@@ -287,13 +289,34 @@ def test_run_serves_a_file_over_stdio() -> None:
     assert (done.returncode, done.stdout) == (0, "Hello, Ada!\n")
 
 
-def test_run_serves_over_http(tmp_path: Path) -> None:
-    port = free_port()
-    argv = [sys.executable, "-m", "answerback", "run", "examples/library_server.py"]
-    with serve_process([*argv, "--http", str(port)], port):
-        done = answerback("list", f"http://127.0.0.1:{port}/mcp")
-    assert done.returncode == 0
-    assert done.stdout.startswith(f"127.0.0.1:{port} tools:\n  issue_card")
+def test_run_over_http_shows_its_url_and_stops_cleanly_on_ctrl_c() -> None:
+    """Port 0 picks a free port; the start-up line (written once listening) says which."""
+    process = subprocess.Popen(
+        [sys.executable, "-m", "answerback", "run", "examples/library_server.py", "--http", "0"],
+        cwd=REPO,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    assert process.stderr is not None
+    try:
+        first = process.stderr.readline()
+        found = re.search(r"serving MCP at (http://127\.0\.0\.1:\d+/mcp) \(Ctrl-C to stop\)", first)
+        assert found, first
+        listed = answerback("list", found[1])
+        assert listed.returncode == 0, listed.stderr
+    finally:
+        process.send_signal(signal.SIGINT)
+        out, err = process.communicate(timeout=PATIENCE_SECONDS)
+    assert process.returncode == 130
+    assert "Traceback" not in err + out
+
+
+def test_connect_needs_a_terminal() -> None:
+    done = answerback("connect", TEAROOM)
+    assert done.returncode == 2
+    assert "answerback connect needs a terminal" in done.stderr
 
 
 def test_run_finds_the_only_server_or_the_one_named(tmp_path: Path) -> None:

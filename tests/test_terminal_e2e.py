@@ -29,6 +29,7 @@ from http_support import EVERYTHING_ENTRY
 REPO = Path(__file__).resolve().parents[1]
 SERVERS = REPO / "tests" / "servers"
 TEAROOM = f"{sys.executable} {SERVERS / 'terminal_server.py'}"
+ASKING = f"{sys.executable} {SERVERS / 'asking_server.py'}"
 LIBRARY = f"{sys.executable} {REPO / 'examples' / 'library_server.py'}"
 DEADLINE_SECONDS = 60.0
 """How long one wait for the screen may take (a busy machine starts Python slowly)."""
@@ -318,6 +319,45 @@ def test_two_servers_asking_at_once_are_shown_one_at_a_time(
     terminal.wait_for(r"Card issued to Ada\.")
     terminal.keys("C-d")
     terminal.wait_for(r"No order \(decline\)\.")
+
+
+def test_call_at_a_terminal_asks_the_person(terminal: Terminal) -> None:
+    terminal.start(
+        f"{shlex.quote(sys.executable)} -m answerback call {shlex.quote(TEAROOM)} order_tea"
+    )
+    screen = terminal.wait_for(FORM_KEYS)
+    assert "What would you like?" in screen
+    terminal.keys("Down", "Down", "Space", "Tab")
+    terminal.type("3", enter=False)
+    terminal.keys("C-s")
+    terminal.wait_for(r"^Order: 3 x oolong\.$")
+    terminal.wait_for(r"\[exited 0\]")
+
+
+def test_roots_added_at_run_time_reach_the_server(terminal: Terminal, tmp_path: Path) -> None:
+    connect(terminal, ASKING)
+    terminal.type(f"roots add {tmp_path}")
+    terminal.wait_for(f"Added root {tmp_path}")
+    terminal.type("call list_my_roots")
+    terminal.wait_for(re.escape(tmp_path.as_uri()))
+    terminal.type(f"roots remove {tmp_path}")
+    terminal.wait_for(f"Removed root {tmp_path}")
+
+
+def test_a_muted_server_is_declined_unseen(terminal: Terminal) -> None:
+    connect(terminal, TEAROOM)
+    terminal.type("mute terminal_server")
+    terminal.wait_for("Muted terminal_server")
+    terminal.type("call order_tea")
+    screen = terminal.wait_for(r"No order \(decline\)\.")
+    assert FORM_KEYS not in screen
+    terminal.type("status")
+    terminal.wait_for(r"connected, muted")
+    terminal.type("unmute terminal_server")
+    terminal.type("call order_tea")
+    terminal.wait_for(FORM_KEYS)
+    terminal.keys("Escape")
+    terminal.wait_for(r"No order \(cancel\)\.")
 
 
 EVERYTHING = f"node {EVERYTHING_ENTRY} stdio"

@@ -360,6 +360,19 @@ def test_a_muted_server_is_declined_unseen(terminal: Terminal) -> None:
     terminal.wait_for(r"No order \(cancel\)\.")
 
 
+def test_cancel_stops_a_servers_running_calls(terminal: Terminal, tmp_path: Path) -> None:
+    gate = tmp_path / "gate"
+    os.mkfifo(gate)  # nobody writes: the call waits until it is cancelled
+    connect(terminal, TEAROOM)
+    terminal.type(f"call order_tea gate={gate}")
+    terminal.wait_for(r"\[1\] terminal_server: call order_tea…")
+    terminal.type("cancel terminal_server")
+    terminal.wait_for(r"Cancelled 0 question\(s\) and 1 call\(s\) of terminal_server\.")
+    terminal.wait_for(r"\[1\] call order_tea: cancelled")
+    terminal.type("call greet name=Bo")
+    terminal.wait_for(r"^Hello, Bo!$")
+
+
 EVERYTHING = f"node {EVERYTHING_ENTRY} stdio"
 
 

@@ -131,7 +131,7 @@ async def call(
         async with make_client(target, responder, timeout, log_level) as client:
             schema = await _input_schema(client, tool)
             arguments = parse_arguments(words, schema)
-            with _progress(err) as on_progress:
+            with ProgressBar(err) as on_progress:
                 result = await client.call_tool(tool, arguments, progress_callback=on_progress)
     except CommandFailed:
         raise
@@ -162,7 +162,7 @@ async def _input_schema(client: Client, tool: str) -> dict[str, Any] | None:
     )
 
 
-class _progress:
+class ProgressBar:
     """A rich progress bar on stderr while a call reports progress (terminals only)."""
 
     def __init__(self, err: Console) -> None:

@@ -64,14 +64,14 @@ class Roots:
     async def add(self, path: str | os.PathLike[str]) -> Path:
         """Add a directory (it must exist) and announce the change; returns it resolved.
         Adding one already there changes nothing and announces nothing."""
-        resolved = Path(path).expanduser().resolve()
-        if self._add(resolved):
+        resolved, added = self._add(path)
+        if added:
             await self._announce()
         return resolved
 
     async def remove(self, path: str | os.PathLike[str]) -> Path:
         """Remove a directory and announce the change; ``ValueError`` if it is not a root."""
-        resolved = Path(path).expanduser().resolve()
+        resolved = _resolved(path)
         if resolved not in self._paths:
             listed = ", ".join(str(p) for p in self._paths) or "none"
             raise ValueError(f"{path} is not a root (the roots are: {listed}).")
@@ -79,14 +79,15 @@ class Roots:
         await self._announce()
         return resolved
 
-    def _add(self, path: str | os.PathLike[str]) -> bool:
-        resolved = Path(path).expanduser().resolve()
+    def _add(self, path: str | os.PathLike[str]) -> tuple[Path, bool]:
+        """The path resolved, and whether it was new (a path on a local disk: quick)."""
+        resolved = _resolved(path)
         if not resolved.is_dir():
             raise ValueError(f"{path} is not a directory: a root must be an existing directory.")
         if resolved in self._paths:
-            return False
+            return resolved, False
         self._paths.append(resolved)
-        return True
+        return resolved, True
 
     async def _announce(self) -> None:
         """Tell every watcher; one server that cannot hear it does not stop the others."""
@@ -95,3 +96,7 @@ class Roots:
                 await announce()
             except Exception as exc:
                 logger.warning("could not announce the roots change: %s", exc)
+
+
+def _resolved(path: str | os.PathLike[str]) -> Path:
+    return Path(path).expanduser().resolve()

@@ -22,7 +22,7 @@ import logging
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from types import TracebackType
-from typing import Self
+from typing import Protocol, Self
 
 import anyio
 from anyio.abc import TaskGroup
@@ -133,7 +133,10 @@ class Broker:
         false (a ``SamplingCapability`` declares exactly that), and roots if ``roots``
         is given. A form answer that does not fit is shown again, up to ``attempts``
         times in all (``CheckedForms``)."""
-        return BrokerResponder(self, server, roots=roots, sampling=sampling, attempts=attempts)
+        desk = _Desk(self._conversation, self._finished, self._ask)
+        return BrokerResponder(
+            self, server, roots=roots, sampling=sampling, attempts=attempts, desk=desk
+        )
 
     def pending(self) -> list[Question]:
         """The question on screen (first) and those waiting, in the order they show."""
@@ -282,6 +285,22 @@ class Broker:
         return count
 
 
+class _Ask(Protocol):
+    async def __call__(
+        self, question: Question, conversation: _Conversation, *, again: bool
+    ) -> Answer: ...
+
+
+@dataclass(frozen=True)
+class _Desk:
+    """The broker's side that its responders use, handed to each by ``Broker.responder``
+    (a host never calls these, so ``Broker`` keeps them private)."""
+
+    conversation: Callable[[str], _Conversation]
+    finished: Callable[[_Conversation], None]
+    ask: _Ask
+
+
 @dataclass(eq=False)
 class _Conversation:
     """The questions of one server request: asked, maybe asked again, then done."""
@@ -329,10 +348,12 @@ class BrokerResponder(Responder):
         roots: Roots | None,
         sampling: bool | SamplingCapability,
         attempts: int,
+        desk: _Desk,
     ) -> None:
         if attempts < 1:
             raise ValueError(f"attempts must be at least 1 (the first asking), not {attempts}.")
         self.broker = broker
+        self._desk = desk
         self.server = server
         self.roots = roots
         self.attempts = attempts
@@ -353,24 +374,25 @@ class BrokerResponder(Responder):
     async def elicit(
         self, context: ClientRequestContext, params: ElicitRequestParams
     ) -> ElicitResult | ErrorData:
-        conversation = self.broker._conversation(self.server)
+        conversation = self._desk.conversation(self.server)
         try:
             with self.attention.holding():
-                forms = CheckedForms(_Renderer(self, conversation), attempts=self.attempts)
+                renderer = _Renderer(self, conversation, self._desk)
+                forms = CheckedForms(renderer, attempts=self.attempts)
                 return await forms.elicit(context, params)
         finally:
-            self.broker._finished(conversation)
+            self._desk.finished(conversation)
 
     async def sample(
         self, context: ClientRequestContext, params: CreateMessageRequestParams
     ) -> CreateMessageResult | ErrorData:
-        conversation = self.broker._conversation(self.server)
+        conversation = self._desk.conversation(self.server)
         question = Question(self.server, "sampling", params, context, number=conversation.number)
         try:
             with self.attention.holding():
-                answer = await self.broker._ask(question, conversation, again=False)
+                answer = await self._desk.ask(question, conversation, again=False)
         finally:
-            self.broker._finished(conversation)
+            self._desk.finished(conversation)
         assert not isinstance(answer, ElicitResult), "checked by the broker"
         return answer
 
@@ -383,9 +405,12 @@ class BrokerResponder(Responder):
 class _Renderer(FormRenderer):
     """One elicitation's way to the queue, for ``CheckedForms`` to ask (and ask again)."""
 
-    def __init__(self, responder: BrokerResponder, conversation: _Conversation) -> None:
+    def __init__(
+        self, responder: BrokerResponder, conversation: _Conversation, desk: _Desk
+    ) -> None:
         self._responder = responder
         self._conversation = conversation
+        self._desk = desk
 
     def capabilities(self) -> ClientCapabilities:
         return self._responder.capabilities()
@@ -419,8 +444,8 @@ class _Renderer(FormRenderer):
             )
         else:
             question = Question(server, "url", params, context, number=number)
-        broker = self._responder.broker
-        answer = await broker._ask(question, self._conversation, again=problems is not None)
+        again = problems is not None
+        answer = await self._desk.ask(question, self._conversation, again=again)
         assert not isinstance(answer, CreateMessageResult), "checked by the broker"
         return answer
 

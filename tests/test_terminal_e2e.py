@@ -360,6 +360,26 @@ def test_a_muted_server_is_declined_unseen(terminal: Terminal) -> None:
     terminal.wait_for(r"No order \(cancel\)\.")
 
 
+def test_a_question_arriving_while_typing_takes_the_screen_and_gives_the_line_back(
+    terminal: Terminal, tmp_path: Path
+) -> None:
+    gate = tmp_path / "gate"
+    os.mkfifo(gate)
+    connect(terminal, TEAROOM)
+    terminal.type(f"call order_tea gate={gate}")
+    terminal.wait_for(r"\[1\] terminal_server: call order_tea…")
+    terminal.wait_for(PROMPT, after=r"call order_tea…")
+    terminal.type("call gre", enter=False)
+    terminal.wait_for(r"^answerback> call gre$")
+    gate.write_text("go")  # the server asks now, while the person is typing
+    terminal.wait_for(FORM_KEYS)
+    terminal.keys("Escape")
+    terminal.wait_for(r"No order \(cancel\)\.")
+    terminal.wait_for(r"^answerback> call gre$", after=r"No order")
+    terminal.type("et name=Ada")
+    terminal.wait_for(r"^Hello, Ada!$")
+
+
 def test_cancel_stops_a_servers_running_calls(terminal: Terminal, tmp_path: Path) -> None:
     gate = tmp_path / "gate"
     os.mkfifo(gate)  # nobody writes: the call waits until it is cancelled

@@ -1,0 +1,268 @@
+"""A form on one screen: every field, its errors next to it, and explicit actions.
+
+What a person types is read and checked by ``answerback.forms`` as they type, so a
+mistake shows under its field at once. Accept is refused while any field is wrong, and
+the screen says which: a wrong value is asked again, never sent. When the server (or
+the client's own check) refused an earlier answer, the form comes back with that answer
+filled in and every problem shown where it belongs.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Literal
+
+from prompt_toolkit.application import Application
+from prompt_toolkit.filters import Condition
+from prompt_toolkit.formatted_text import StyleAndTextTuples
+from prompt_toolkit.key_binding import KeyBindings, KeyPressEvent
+from prompt_toolkit.layout import (
+    AnyContainer,
+    ConditionalContainer,
+    Container,
+    FormattedTextControl,
+    HSplit,
+    Layout,
+    ScrollablePane,
+    VSplit,
+    Window,
+)
+from prompt_toolkit.widgets import Button
+from rich.console import Group, RenderableType
+from rich.panel import Panel
+from rich.text import Text
+
+from answerback.forms import AnswerError, FieldError, Form, FormValue
+from answerback.interact.terminal._inputs import FieldInput, make_input
+from answerback.interact.terminal._screen import STYLE, key_hints, rich_lines, run_screen
+from answerback.interact.terminal._text import FormOutcome, clean, field_hint
+
+FORM_KEYS = (
+    ("Tab", "next"),
+    ("Space", "choose"),
+    ("Ctrl-S", "accept"),
+    ("Ctrl-D", "decline"),
+    ("Esc", "cancel"),
+)
+"""The keys the form screen answers to, as its foot line shows them."""
+
+
+def _by_field(errors: tuple[FieldError, ...]) -> dict[str | None, list[str]]:
+    found: dict[str | None, list[str]] = {}
+    for error in errors:
+        found.setdefault(error.field, []).append(error.message)
+    return found
+
+
+class FormScreen:
+    """The prompt_toolkit application that asks one form; ``await screen.run()``.
+
+    ``previous`` (the answer given last time) fills the fields; ``problems`` (why it was
+    refused) shows each field's errors and, at the top, any about the answer as a whole.
+    """
+
+    def __init__(
+        self,
+        form: Form,
+        *,
+        title: str,
+        message: str,
+        server: str | None = None,
+        previous: Mapping[str, object] | None = None,
+        problems: AnswerError | None = None,
+    ) -> None:
+        self.form = form
+        self._title = title
+        self._message = message
+        self._server = server
+        self._tried = problems is not None
+        self.inputs = [make_input(field, self._changed, previous) for field in form.fields]
+        given = _by_field(problems.errors) if problems is not None else {}
+        names = {field.name for field in form.fields}
+        self.errors: dict[str, list[str]] = {n: given.get(n, []) for n in names}
+        self.notes = [
+            f"{name}: {message}" if name else message
+            for name, messages in given.items()
+            if name not in names
+            for message in messages
+        ]
+        self.status = "The last answer was not accepted; fix what is marked." if problems else ""
+        self.application: Application[FormOutcome] = Application(
+            layout=Layout(self._layout()),
+            key_bindings=self._bindings(),
+            style=STYLE,
+            erase_when_done=True,
+            mouse_support=False,
+        )
+
+    async def run(self) -> FormOutcome:
+        """Show the form until the person accepts a valid answer, declines or cancels."""
+        return await run_screen(self.application)
+
+    # -- what the person does ----------------------------------------------------------
+
+    def accept(self) -> None:
+        """Send the answer if every field is right; otherwise say which are not."""
+        answer: dict[str, FormValue] = {}
+        for field_input in self.inputs:
+            value, problems = field_input.read()
+            self.errors[field_input.field.name] = problems
+            if value is not None:
+                answer[field_input.field.name] = value
+        checked: dict[str, FormValue] | None = None
+        try:
+            checked = self.form.check(answer)
+        except AnswerError as exc:
+            for name, messages in _by_field(exc.errors).items():
+                if name in self.errors and not self.errors[name]:
+                    self.errors[name] = messages
+        wrong = [i for i in self.inputs if self.errors[i.field.name]]
+        if checked is not None and not wrong:
+            self.application.exit(result=checked)
+            return
+        self._tried = True
+        self.notes = []
+        labels = ", ".join(clean(i.field.label) for i in wrong)
+        self.status = f"Not sent: fix {labels}" if wrong else "Not sent: the answer is incomplete"
+        if wrong:
+            self.application.layout.focus(wrong[0].container)
+
+    def _changed(self, field_input: FieldInput) -> None:
+        """Check the changed field now; once Accept was refused, recheck them all."""
+        if not self._tried:
+            self.errors[field_input.field.name] = field_input.read()[1]
+            return
+        answer: dict[str, FormValue] = {}
+        for each in self.inputs:
+            value, problems = each.read()
+            self.errors[each.field.name] = problems
+            if value is not None:
+                answer[each.field.name] = value
+        try:
+            self.form.check(answer)
+        except AnswerError as exc:
+            for name, messages in _by_field(exc.errors).items():
+                if name in self.errors and not self.errors[name]:
+                    self.errors[name] = messages
+        wrong = [clean(i.field.label) for i in self.inputs if self.errors[i.field.name]]
+        self.status = f"Not sent: fix {', '.join(wrong)}" if wrong else ""
+
+    def _bindings(self) -> KeyBindings:
+        bindings = KeyBindings()
+
+        def answer(outcome: Literal["decline", "cancel"]) -> None:
+            self.application.exit(result=outcome)
+
+        @bindings.add("c-s")
+        def _accept(event: KeyPressEvent) -> None:
+            self.accept()
+
+        @bindings.add("c-d")
+        def _decline(event: KeyPressEvent) -> None:
+            answer("decline")
+
+        @bindings.add("escape", eager=True)
+        @bindings.add("c-c")
+        def _cancel(event: KeyPressEvent) -> None:
+            answer("cancel")
+
+        @bindings.add("tab")
+        @bindings.add("down")
+        @bindings.add("enter")
+        def _next(event: KeyPressEvent) -> None:
+            event.app.layout.focus_next()
+
+        @bindings.add("s-tab")
+        @bindings.add("up")
+        def _previous(event: KeyPressEvent) -> None:
+            event.app.layout.focus_previous()
+
+        return bindings
+
+    # -- what the person sees ----------------------------------------------------------
+
+    def _header(self, width: int) -> RenderableType:
+        title = Text(clean(self._title), style="bold")
+        if self._server:
+            title.append(" — from ")
+            title.append(clean(self._server), style="bold cyan")
+        parts: list[RenderableType] = [Text(clean(self._message))]
+        if self.notes:
+            parts.append(Text("\n".join(self.notes), style="red"))
+        return Panel(Group(*parts), title=title, title_align="left", width=width)
+
+    def _layout(self) -> Container:
+        blocks: list[AnyContainer] = [
+            Window(FormattedTextControl(rich_lines(self._header)), dont_extend_height=True)
+        ]
+        blocks.extend(self._field_block(field_input) for field_input in self.inputs)
+        body = ScrollablePane(HSplit(blocks), show_scrollbar=False)
+        buttons = VSplit(
+            [
+                Button("Accept", handler=self.accept),
+                Window(width=2),
+                Button("Decline", handler=lambda: self.application.exit(result="decline")),
+                Window(width=2),
+                Button("Cancel", handler=lambda: self.application.exit(result="cancel")),
+            ],
+            padding=0,
+        )
+        status = ConditionalContainer(
+            Window(FormattedTextControl(lambda: [("class:status", self.status)]), height=1),
+            filter=Condition(lambda: bool(self.status)),
+        )
+        required = any(i.field.required for i in self.inputs)
+        foot: StyleAndTextTuples = [*key_hints(FORM_KEYS)]
+        if required:
+            foot.append(("class:hint", "   * required"))
+        return HSplit(
+            [body, status, Window(height=1), buttons, Window(FormattedTextControl(foot), height=1)]
+        )
+
+    def _field_block(self, field_input: FieldInput) -> Container:
+        field = field_input.field
+        label: StyleAndTextTuples = [("class:label", clean(field.label))]
+        if field.required:
+            label.append(("class:required", " *"))
+        label.append(("class:hint", f"  ({field_hint(field)})"))
+        rows: list[AnyContainer] = [Window(FormattedTextControl(label), dont_extend_height=True)]
+        if field.description:
+            text: StyleAndTextTuples = [("class:hint", f"  {clean(field.description)}")]
+            rows.append(
+                Window(FormattedTextControl(text), dont_extend_height=True, wrap_lines=True)
+            )
+        rows.append(field_input.container)
+
+        def errors() -> StyleAndTextTuples:
+            lines = [f"  ✗ {clean(message)}" for message in self.errors[field.name]]
+            return [("class:error", "\n".join(lines))]
+
+        rows.append(
+            ConditionalContainer(
+                Window(FormattedTextControl(errors), dont_extend_height=True, wrap_lines=True),
+                filter=Condition(lambda: bool(self.errors[field.name])),
+            )
+        )
+        rows.append(Window(height=1))
+        return HSplit(rows)
+
+
+async def ask_form(
+    form: Form,
+    *,
+    title: str,
+    message: str,
+    server: str | None = None,
+    previous: Mapping[str, object] | None = None,
+    problems: AnswerError | None = None,
+) -> dict[str, FormValue] | Literal["decline", "cancel"]:
+    """Ask a person to fill in ``form`` at the terminal (asyncio only: prompt_toolkit).
+
+    Returns the checked answer, or ``"decline"`` / ``"cancel"``. ``previous`` and
+    ``problems`` ask again after a refused answer. Also the way to ask a tool's
+    arguments: ``ask_form(parse_form(tool.input_schema), title=tool.name, message=...)``.
+    """
+    screen = FormScreen(
+        form, title=title, message=message, server=server, previous=previous, problems=problems
+    )
+    return await screen.run()

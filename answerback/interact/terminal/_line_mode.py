@@ -1,0 +1,338 @@
+"""``LinePresenter``: the same questions, one line at a time, for when there is no terminal.
+
+When stdin or stdout is not a terminal (a pipe, a file, an editor's output pane)
+there is no screen to draw, but a person (or a script acting for one) may still be
+there. Each field is asked on its own line, with the same rules as the full screen: the
+value is read and checked by ``answerback.forms``, a wrong one is asked again, choices
+are taken by number or by value. End of input means cancel (for sampling: deny).
+
+It needs no prompt_toolkit, so it runs on asyncio and trio alike. Reading blocks a
+worker thread; when a question is withdrawn the read is abandoned, and a line typed
+after that is read by the next question.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import sys
+import webbrowser
+from collections.abc import Mapping
+from typing import Literal, TextIO
+
+import anyio.to_thread
+from rich.console import Console
+from rich.text import Text
+
+from answerback.forms import (
+    AnswerError,
+    Form,
+    FormField,
+    FormValue,
+    MultiSelectField,
+    Option,
+    SingleSelectField,
+)
+from answerback.interact._questions import Answer, Question
+from answerback.interact.terminal._presenter import PAST, Opener, question_form, question_verdict
+from answerback.interact.terminal._sampling_screen import TYPED_BY_PERSON, Sampler, rejected
+from answerback.interact.terminal._text import (
+    FormOutcome,
+    clean,
+    describe_content,
+    field_hint,
+    initial_value,
+    sampling_facts,
+    value_text,
+    verdict_words,
+)
+from answerback.types import (
+    CreateMessageRequestParams,
+    CreateMessageResult,
+    ElicitRequestURLParams,
+    ElicitResult,
+    TextContent,
+)
+from answerback.urls import RiskLevel, UrlVerdict
+
+END_OF_REPLY = "."
+"""A line holding only this ends a typed sampling reply."""
+
+
+class _EndOfInput(Exception):
+    """Input ran out: the question is answered "cancel" (sampling: denied)."""
+
+
+class LinePresenter:
+    """Asks the broker's questions line by line on plain text streams.
+
+    ``input`` and ``output`` default to stdin and stdout; ``sampler`` and ``opener`` are
+    as for ``TerminalPresenter``. What is read from an input that is not a terminal is
+    written to the output after its prompt, so a transcript shows the answers. Any anyio
+    backend.
+    """
+
+    def __init__(
+        self,
+        *,
+        input: TextIO | None = None,
+        output: TextIO | None = None,
+        sampler: Sampler | None = None,
+        opener: Opener = webbrowser.open,
+    ) -> None:
+        self._input = input or sys.stdin
+        self._out = Console(
+            file=output or sys.stdout, highlight=False, markup=False, emoji=False, soft_wrap=True
+        )
+        self.sampler = sampler
+        self._opener = opener
+        # Piped answers are not echoed by a terminal: write them out, so the output
+        # reads as the whole exchange.
+        self._echo = not self._input.isatty()
+
+    async def present(self, question: Question) -> Answer:
+        """Ask ``question`` line by line and return the answer for the server."""
+        params = question.params
+        try:
+            if isinstance(params, CreateMessageRequestParams):
+                return await self._sampling(question, params)
+            if isinstance(params, ElicitRequestURLParams):
+                return await self._link(question, params)
+            form = question_form(question, params)
+            if isinstance(form, Form):
+                self._say(f"{clean(question.server)} asks you to fill in a form:", bold=True)
+                outcome = await self.ask_form(
+                    form,
+                    message=params.message,
+                    previous=question.previous.content if question.previous else None,
+                    problems=question.problems,
+                )
+                if isinstance(outcome, str):
+                    return ElicitResult(action=outcome)
+                return ElicitResult(action="accept", content=dict(outcome))
+            self._say(f"{clean(question.server)} sent a form that cannot be shown: {form.message}")
+            return form
+        except _EndOfInput:
+            self._say("(end of input)")
+            if isinstance(params, CreateMessageRequestParams):
+                return rejected()
+            return ElicitResult(action="cancel")
+
+    async def withdrawn(self, question: Question, reason: str) -> None:
+        """Say, on one line, that the question went away and why."""
+        self._say(f"{clean(question.server)}: question withdrawn: {reason}")
+
+    # -- forms -------------------------------------------------------------------------
+
+    async def ask_form(
+        self,
+        form: Form,
+        *,
+        message: str,
+        previous: Mapping[str, object] | None = None,
+        problems: AnswerError | None = None,
+    ) -> FormOutcome:
+        """Ask each field on its own line, then accept, decline or cancel.
+
+        Raises ``_EndOfInput`` when input runs out (the caller answers cancel).
+        """
+        self._say(clean(message))
+        if problems is not None:
+            self._say("The last answer was not accepted:")
+            for error in problems.errors:
+                self._say(f"  ✗ {clean(str(error))}")
+        answer: dict[str, FormValue] = {}
+        todo = list(form.fields)
+        for _round in range(len(form.fields) + 1):
+            for field in todo:
+                value = await self._ask_field(field, previous, answer)
+                if value is None:
+                    answer.pop(field.name, None)
+                else:
+                    answer[field.name] = value
+            try:
+                checked = form.check(answer)
+            except AnswerError as exc:
+                # What no single field shows (a required one left blank is caught by
+                # _ask_field already); ask those fields again.
+                wrong = {error.field for error in exc.errors}
+                for error in exc.errors:
+                    self._say(f"  ✗ {clean(str(error))}")
+                todo = [field for field in form.fields if field.name in wrong]
+                if todo:
+                    continue
+                return "cancel"
+            choice = await self._choose(
+                "Send this answer? [a]ccept, [d]ecline, [c]ancel (Enter: accept)",
+                {"": "accept", "a": "accept", "d": "decline", "c": "cancel"},
+            )
+            if choice == "accept":
+                return checked
+            return "decline" if choice == "decline" else "cancel"
+        return "cancel"
+
+    async def _ask_field(
+        self,
+        field: FormField,
+        previous: Mapping[str, object] | None,
+        answer: Mapping[str, FormValue],
+    ) -> FormValue | None:
+        """One field, asked until what is typed fits it (blank keeps the value shown)."""
+        start = answer.get(field.name, initial_value(field, previous))
+        line = clean(field.label) + (" *" if field.required else "") + f" ({field_hint(field)})"
+        if field.description:
+            line += f": {clean(field.description)}"
+        if start is not None and start != []:
+            line += f" [{clean(value_text(start))}]"
+        self._say(line, bold=True)
+        options = field.options if isinstance(field, SingleSelectField | MultiSelectField) else ()
+        for number, option in enumerate(options, start=1):
+            self._say(f"  {number}) {clean(option.label)}")
+        if isinstance(field, MultiSelectField):
+            self._say("  (numbers or values, separated by commas)")
+        while True:
+            text = await self._read("> ")
+            try:
+                if text.strip():
+                    return field.coerce(_by_number(field, options, text))
+                if start is not None and start != []:
+                    return field.check(start)
+                if field.required:
+                    self._say("  ✗ is required")
+                    continue
+                return None
+            except AnswerError as exc:
+                for error in exc.errors:
+                    self._say(f"  ✗ {clean(error.message)}")
+
+    # -- links -------------------------------------------------------------------------
+
+    async def _link(self, question: Question, params: ElicitRequestURLParams) -> ElicitResult:
+        verdict = question_verdict(question, params)
+        self._say(f"{clean(question.server)} asks you to open a link:", bold=True)
+        self._say(f"  {clean(params.message)}")
+        self._say(f"  URL:  {clean(verdict.display.url)}")
+        if verdict.site:
+            self._say(f"  Site: {clean(verdict.display.site or verdict.site)}")
+        self._say(f"  {verdict_words(verdict.level.name).upper()}")
+        for reason in verdict.reasons:
+            self._say(f"  - {clean(reason.message)}")
+        if verdict.blocked or verdict.canonical_url is None:
+            self._say("This link cannot be opened from here.")
+            choice = await self._choose(
+                "[d]ecline or [c]ancel", {"d": "decline", "c": "cancel", "": "cancel"}
+            )
+            return ElicitResult(action="decline" if choice == "decline" else "cancel")
+        choice = await self._choose(
+            "Open it in your browser? [o]pen, [d]ecline, [c]ancel",
+            {"o": "open", "d": "decline", "c": "cancel"},
+        )
+        if choice == "open" and verdict.level >= RiskLevel.HIGH_RISK:
+            choice = await self._confirm_risk(verdict)
+        if choice != "open":
+            self._say(f"link {PAST[choice]}")
+            return ElicitResult(action="decline" if choice == "decline" else "cancel")
+        url = verdict.canonical_url
+        if not await anyio.to_thread.run_sync(self._opener, url):
+            self._say(f"No browser could be opened; open {url} yourself.")
+            return ElicitResult(action="cancel")
+        self._say(f"Opened {url} in the browser.")
+        return ElicitResult(action="accept")
+
+    async def _confirm_risk(self, verdict: UrlVerdict) -> Literal["open", "decline"]:
+        self._say(f"This link is {verdict_words(verdict.level.name)}. Type yes to open it anyway:")
+        text = await self._read("> ")
+        return "open" if text.strip().casefold() == "yes" else "decline"
+
+    # -- sampling ----------------------------------------------------------------------
+
+    async def _sampling(self, question: Question, params: CreateMessageRequestParams) -> Answer:
+        self._say(f"{clean(question.server)} asks for a sampling reply:", bold=True)
+        if params.system_prompt:
+            self._say(f"  System prompt: {clean(params.system_prompt)}")
+        for message in params.messages:
+            self._say(f"  {message.role}: {clean(describe_content(message.content))}")
+        for name, value in sampling_facts(params):
+            self._say(f"  {name}: {clean(value)}")
+        choice = await self._choose("[a]pprove or [d]eny", {"a": "approve", "d": "deny"})
+        if choice == "deny":
+            return rejected()
+        model = TYPED_BY_PERSON
+        if self.sampler is not None:
+            draft = await self.sampler(params)
+            model = draft.model
+            self._say(f"Draft from {clean(draft.model)}:")
+            self._say(clean(describe_content(draft.content)))
+            choice = await self._choose(
+                "[s]end, [e]dit or [d]eny", {"s": "send", "e": "edit", "d": "deny"}
+            )
+            if choice == "send":
+                return draft
+            if choice == "deny":
+                return rejected()
+        text = await self._read_reply()
+        return CreateMessageResult(
+            role="assistant", content=TextContent(text=text), model=model, stop_reason="endTurn"
+        )
+
+    async def _read_reply(self) -> str:
+        self._say(f'Type the reply; end it with a line holding only "{END_OF_REPLY}":')
+        lines: list[str] = []
+        while True:
+            line = await self._read("")
+            if line == END_OF_REPLY:
+                if any(part.strip() for part in lines):
+                    return "\n".join(lines)
+                self._say("The reply is empty: type one.")
+                continue
+            lines.append(line)
+
+    # -- reading and writing -----------------------------------------------------------
+
+    async def _choose(self, prompt: str, keys: Mapping[str, str]) -> str:
+        self._say(prompt)
+        while True:
+            text = (await self._read("> ")).strip().casefold()
+            for key, choice in keys.items():
+                if text == key or (key and choice.startswith(text) and text):
+                    return choice
+            self._say(f"  ✗ type one of: {', '.join(repr(k) for k in keys if k)}")
+
+    async def _read(self, prompt: str) -> str:
+        if prompt:
+            self._out.print(prompt, end="")
+        line = await anyio.to_thread.run_sync(self._input.readline, abandon_on_cancel=True)
+        if not line:
+            raise _EndOfInput
+        line = line.rstrip("\r\n")
+        if self._echo:
+            self._out.print(Text(line))
+        return line
+
+    def _say(self, line: str, *, bold: bool = False) -> None:
+        self._out.print(Text(line, style="bold" if bold else ""))
+
+
+def _by_number(field: FormField, options: tuple[Option, ...], text: str) -> str:
+    """Typed choices with numbers ("2", "1, 3") turned into their values; a number that
+    is itself one of the values or titles stays as typed."""
+    if not options:
+        return text
+    names = {option.value for option in options} | {option.label for option in options}
+
+    def one(part: str) -> str:
+        stripped = part.strip()
+        if stripped.isdigit() and stripped not in names and 1 <= int(stripped) <= len(options):
+            return options[int(stripped) - 1].value
+        return part
+
+    if isinstance(field, MultiSelectField):
+        parts = [
+            one(part)
+            for row in csv.reader(text.splitlines(), skipinitialspace=True)
+            for part in row
+        ]
+        buffer = io.StringIO()
+        csv.writer(buffer, lineterminator="").writerow(parts)
+        return buffer.getvalue()
+    return one(text)

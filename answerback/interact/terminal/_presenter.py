@@ -1,0 +1,150 @@
+"""``TerminalPresenter``: the broker's questions as prompt_toolkit screens.
+
+One screen per kind of question (a form, a link, a sampling request), each naming the
+server that asks. The screen's outcome becomes the protocol answer here, and one line
+is left in the terminal afterwards saying what was answered, so the scrollback reads as
+a record of the session rather than a trail of half-drawn screens.
+"""
+
+from __future__ import annotations
+
+import logging
+import webbrowser
+from collections.abc import Callable
+from typing import Any
+
+import anyio.to_thread
+from prompt_toolkit.application import Application
+from rich.console import Console
+from rich.text import Text
+
+from answerback.forms import Form, UnsupportedForm, parse_form
+from answerback.interact._questions import Answer, Question
+from answerback.interact.terminal._form_screen import FormScreen
+from answerback.interact.terminal._sampling_screen import Sampler, SamplingScreen
+from answerback.interact.terminal._text import clean
+from answerback.interact.terminal._url_card import UrlCard
+from answerback.types import (
+    INVALID_PARAMS,
+    CreateMessageRequestParams,
+    ElicitRequestFormParams,
+    ElicitRequestURLParams,
+    ElicitResult,
+    ErrorData,
+)
+from answerback.urls import UrlVerdict, judge_url
+
+logger = logging.getLogger("answerback.interact")
+
+Opener = Callable[[str], bool]
+"""Opens a URL in the person's browser (``webbrowser.open``); ``False`` if none could."""
+
+
+PAST = {"decline": "declined", "cancel": "cancelled"}
+"""How the one-line summaries say a refusal."""
+
+
+def question_form(question: Question, params: ElicitRequestFormParams) -> Form | ErrorData:
+    """The question's form, parsed once; a schema outside the restricted subset is an
+    error for the server (it names every field that could not be shown)."""
+    if question.form is not None:
+        return question.form
+    try:
+        return parse_form(params.requested_schema)
+    except UnsupportedForm as exc:
+        return ErrorData(code=INVALID_PARAMS, message=str(exc))
+
+
+def question_verdict(question: Question, params: ElicitRequestURLParams) -> UrlVerdict:
+    """The client's verdict on the question's link (judged here if nobody did)."""
+    return question.verdict or judge_url(params.url)
+
+
+class TerminalPresenter:
+    """Shows the broker's questions at a terminal, one full screen at a time.
+
+    - ``sampler``: drafts the reply to an approved sampling request (the person reviews
+      and may edit it); without one, the person types the reply.
+    - ``opener``: opens an approved link (``webbrowser.open``; run in a worker thread,
+      as a console browser holds it until it exits). Tests pass a recorder.
+    - ``console``: where the one-line summaries go (a rich ``Console`` on stdout).
+    - ``on_screen(application)``: called as each screen opens, with its prompt_toolkit
+      application (to drive it in tests, or to print around it with ``run_in_terminal``).
+
+    prompt_toolkit needs asyncio, so run the broker on the asyncio backend.
+    """
+
+    def __init__(
+        self,
+        *,
+        sampler: Sampler | None = None,
+        opener: Opener = webbrowser.open,
+        console: Console | None = None,
+        on_screen: Callable[[Application[Any]], None] | None = None,
+    ) -> None:
+        self.sampler = sampler
+        self._opener = opener
+        self.console = console or Console(highlight=False)
+        self._on_screen = on_screen
+
+    def _opening(self, application: Application[Any]) -> None:
+        if self._on_screen is not None:
+            self._on_screen(application)
+
+    async def present(self, question: Question) -> Answer:
+        """Show ``question`` on its screen and return the answer for the server."""
+        params = question.params
+        if isinstance(params, CreateMessageRequestParams):
+            answer = await SamplingScreen(
+                params, server=question.server, sampler=self.sampler
+            ).run()
+            outcome = "denied" if isinstance(answer, ErrorData) else "reply sent"
+            self._said(question, f"sampling request {outcome}")
+            return answer
+        if isinstance(params, ElicitRequestURLParams):
+            return await self._link(question, params)
+        form = question_form(question, params)
+        if isinstance(form, ErrorData):
+            self._said(question, "sent a form that cannot be shown; refused")
+            return form
+        form_screen = FormScreen(
+            form,
+            title="Form",
+            message=params.message,
+            server=question.server,
+            previous=question.previous.content if question.previous else None,
+            problems=question.problems,
+        )
+        self._opening(form_screen.application)
+        outcome = await form_screen.run()
+        if isinstance(outcome, str):
+            self._said(question, f"form {PAST[outcome]}")
+            return ElicitResult(action=outcome)
+        self._said(question, "form accepted")
+        return ElicitResult(action="accept", content=dict(outcome))
+
+    async def withdrawn(self, question: Question, reason: str) -> None:
+        """Say, on one line, that the question on screen went away and why."""
+        self._said(question, f"question withdrawn: {reason}", style="yellow")
+
+    async def _link(self, question: Question, params: ElicitRequestURLParams) -> ElicitResult:
+        verdict = question_verdict(question, params)
+        card = UrlCard(verdict, message=params.message, server=question.server)
+        self._opening(card.application)
+        decision = await card.run()
+        if decision != "open" or verdict.canonical_url is None:
+            self._said(question, f"link {PAST[decision]}" if decision != "open" else "link refused")
+            return ElicitResult(action="decline" if decision == "decline" else "cancel")
+        url = verdict.canonical_url
+        if not await anyio.to_thread.run_sync(self._opener, url):
+            logger.warning("no browser could open %s; answering cancel", url)
+            self._said(question, f"no browser could be opened; open {url} yourself", style="red")
+            return ElicitResult(action="cancel")
+        self._said(question, f"opened {url} in the browser")
+        return ElicitResult(action="accept")
+
+    def _said(self, question: Question, what: str, *, style: str = "") -> None:
+        line = Text()
+        line.append(clean(question.server), style="bold cyan")
+        line.append(f": {what}", style=style)
+        self.console.print(line, soft_wrap=True)

@@ -1,0 +1,219 @@
+"""Sampling approval: what the server wants a model to read, and the reply before it goes.
+
+The specification asks for a human in the loop who can deny a request, see the prompt
+and review the reply before the server gets it. The screen shows the system prompt,
+every message (images and audio named, tool calls spelled out), the tools the model
+may use, the token cap and the model preferences. Approving asks the configured
+``sampler`` for a draft, or lets the person type the reply; either way the reply is
+editable until it is sent. Denying answers error -1, "User rejected sampling request".
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from typing import Literal
+
+from prompt_toolkit.application import Application
+from prompt_toolkit.document import Document
+from prompt_toolkit.filters import Condition
+from prompt_toolkit.formatted_text import StyleAndTextTuples
+from prompt_toolkit.key_binding import KeyBindings, KeyPressEvent
+from prompt_toolkit.layout import ConditionalContainer, FormattedTextControl, HSplit, Layout, Window
+from prompt_toolkit.widgets import TextArea
+from rich.console import Group, RenderableType
+from rich.panel import Panel
+from rich.table import Table
+from rich.text import Text
+
+from answerback.interact.terminal._screen import STYLE, key_hints, rich_lines, run_screen
+from answerback.interact.terminal._text import clean, describe_content, sampling_facts
+from answerback.types import (
+    USER_REJECTED,
+    CreateMessageRequestParams,
+    CreateMessageResult,
+    ErrorData,
+    TextContent,
+)
+
+Sampler = Callable[[CreateMessageRequestParams], Awaitable[CreateMessageResult]]
+"""A model that drafts the reply to an approved request (the person reviews it)."""
+
+TYPED_BY_PERSON = "typed-by-person"
+"""The ``model`` of a reply the person typed: no model wrote it, and the server should know."""
+
+REJECTED = "User rejected sampling request"
+"""The specification's wording for a person's no (error code -1)."""
+
+REQUEST_KEYS = (("a", "approve"), ("d/Esc", "deny"))
+"""The keys while the request is shown."""
+REPLY_KEYS = (("Ctrl-S", "send reply"), ("Esc", "deny"))
+"""The keys while the reply is drafted, edited or typed."""
+
+Stage = Literal["request", "drafting", "reply"]
+
+
+def rejected() -> ErrorData:
+    """The answer to a denied sampling request, as the specification words it."""
+    return ErrorData(code=USER_REJECTED, message=REJECTED)
+
+
+class SamplingScreen:
+    """The prompt_toolkit application that asks whether (and what) to answer a
+    ``sampling/createMessage`` request."""
+
+    def __init__(
+        self, params: CreateMessageRequestParams, *, server: str, sampler: Sampler | None = None
+    ) -> None:
+        self.params = params
+        self._server = server
+        self._sampler = sampler
+        self.stage: Stage = "request"
+        self.draft: CreateMessageResult | None = None
+        """What the sampler drafted, if it did."""
+        self.status = ""
+        self.reply = TextArea(multiline=True, prompt=[("class:hint", "> ")], height=6)
+        reply_shown = Condition(lambda: self.stage == "reply")
+        self.application: Application[CreateMessageResult | ErrorData] = Application(
+            layout=Layout(
+                HSplit(
+                    [
+                        Window(
+                            FormattedTextControl(rich_lines(self._card)), dont_extend_height=True
+                        ),
+                        ConditionalContainer(
+                            HSplit([Window(FormattedTextControl(self._reply_label)), self.reply]),
+                            filter=reply_shown,
+                        ),
+                        ConditionalContainer(
+                            Window(FormattedTextControl(lambda: [("class:status", self.status)])),
+                            filter=Condition(lambda: bool(self.status)),
+                        ),
+                        Window(FormattedTextControl(self._foot), height=1),
+                    ]
+                )
+            ),
+            key_bindings=self._bindings(),
+            style=STYLE,
+            erase_when_done=True,
+        )
+
+    async def run(self) -> CreateMessageResult | ErrorData:
+        """Show the request until the person sends a reply or denies it."""
+        return await run_screen(self.application)
+
+    # -- what the person does ----------------------------------------------------------
+
+    def approve(self) -> None:
+        """Start the reply: a draft from the sampler, or an empty one to type."""
+        if self._sampler is None:
+            self._edit("")
+            return
+        self.stage = "drafting"
+        self.status = "Asking the model for a draft…"
+        self.application.create_background_task(self._ask_sampler(self._sampler))
+
+    async def _ask_sampler(self, sampler: Sampler) -> None:
+        try:
+            draft = await sampler(self.params)
+        except Exception as exc:  # the person can still type a reply, or deny
+            self.status = f"The model failed ({type(exc).__name__}: {exc}); type a reply or deny."
+            self._edit("")
+            return
+        self.draft = draft
+        self.status = ""
+        self._edit(describe_content(draft.content))
+        if not self._editable(draft):
+            self.reply.read_only = True
+
+    def send(self) -> None:
+        """Send the reply as shown: the sampler's own result if untouched, else the text."""
+        text = self.reply.text
+        draft = self.draft
+        if draft is not None and (
+            not self._editable(draft) or text == describe_content(draft.content)
+        ):
+            self.application.exit(result=draft)
+            return
+        if not text.strip():
+            self.status = "The reply is empty: type one, or deny the request."
+            return
+        model = draft.model if draft is not None else TYPED_BY_PERSON
+        self.application.exit(
+            result=CreateMessageResult(
+                role="assistant",
+                content=TextContent(text=text),
+                model=model,
+                stop_reason="endTurn",
+            )
+        )
+
+    def _edit(self, text: str) -> None:
+        self.reply.document = Document(text, cursor_position=len(text))  # edit on from the end
+        self.stage = "reply"
+        self.application.layout.focus(self.reply)
+        self.application.invalidate()
+
+    @staticmethod
+    def _editable(draft: CreateMessageResult) -> bool:
+        blocks = draft.content if isinstance(draft.content, list) else [draft.content]
+        return all(isinstance(block, TextContent) for block in blocks)
+
+    def _bindings(self) -> KeyBindings:
+        bindings = KeyBindings()
+        asking = Condition(lambda: self.stage == "request")
+        replying = Condition(lambda: self.stage == "reply")
+
+        @bindings.add("a", filter=asking)
+        def _approve(event: KeyPressEvent) -> None:
+            self.approve()
+
+        @bindings.add("d", filter=asking)
+        @bindings.add("escape", eager=True)
+        @bindings.add("c-c")
+        def _deny(event: KeyPressEvent) -> None:
+            event.app.exit(result=rejected())
+
+        @bindings.add("c-s", filter=replying)
+        def _send(event: KeyPressEvent) -> None:
+            self.send()
+
+        return bindings
+
+    # -- what the person sees ----------------------------------------------------------
+
+    def _card(self, width: int) -> RenderableType:
+        params = self.params
+        title = Text("Sampling request", style="bold")
+        title.append(" — from ")
+        title.append(clean(self._server), style="bold cyan")
+        parts: list[RenderableType] = []
+        if params.system_prompt:
+            parts.append(Text.assemble(("System prompt: ", "bold"), clean(params.system_prompt)))
+            parts.append(Text())
+        for message in params.messages:
+            parts.append(
+                Text.assemble(
+                    (f"{message.role}: ", "bold"), clean(describe_content(message.content))
+                )
+            )
+        parts.append(Text())
+        facts = Table.grid(padding=(0, 2))
+        for name, value in sampling_facts(params):
+            facts.add_row(Text(name, style="bold"), Text(clean(value)))
+        parts.append(facts)
+        return Panel(Group(*parts), title=title, title_align="left", width=width)
+
+    def _reply_label(self) -> StyleAndTextTuples:
+        if self.draft is None:
+            return [("class:label", "Your reply (sent as the model's answer):")]
+        where = f"Reply drafted by {clean(self.draft.model)}"
+        if not self._editable(self.draft):
+            return [("class:label", f"{where} (tool calls: sent as drafted):")]
+        return [("class:label", f"{where} (edit it before sending):")]
+
+    def _foot(self) -> StyleAndTextTuples:
+        if self.stage == "request":
+            return key_hints(REQUEST_KEYS)
+        if self.stage == "drafting":
+            return key_hints((("Esc", "deny"),))
+        return key_hints(REPLY_KEYS)

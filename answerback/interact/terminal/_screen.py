@@ -1,0 +1,105 @@
+"""What every screen shares: running a prompt_toolkit application so that it can be
+withdrawn, and drawing rich's static output inside it.
+
+A question can go away while a person is looking at it (its call died, its server
+quit). Cancelling a running prompt_toolkit application in the middle of an ``await``
+can leave the terminal in raw mode, so ``run_screen`` never cancels one: it asks the
+application to exit, waits (shielded) until the terminal is restored, and only then
+lets the cancellation through.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import io
+from collections.abc import Callable, Sequence
+from typing import TypeVar
+
+import anyio
+from prompt_toolkit.application import Application, get_app
+from prompt_toolkit.formatted_text import ANSI, StyleAndTextTuples
+from prompt_toolkit.styles import Style
+from rich.console import Console, RenderableType
+
+T = TypeVar("T")
+
+STYLE = Style.from_dict(
+    {
+        "label": "bold",
+        "required": "bold fg:ansired",
+        "hint": "fg:ansibrightblack",
+        "error": "fg:ansired",
+        "ok": "fg:ansigreen",
+        "status": "bold fg:ansired",
+        "keys": "reverse",
+        "key": "bold",
+        "cursor": "reverse",
+        "field": "underline",
+        "button": "bold",
+        "button.focused": "reverse",
+    }
+)
+"""One style sheet for every screen, in the terminal's own 16 colours."""
+
+
+class _Withdrawn(Exception):
+    """Ends an application whose question went away (never seen outside this module)."""
+
+
+async def run_screen(app: Application[T]) -> T:
+    """Run ``app`` until it exits; if cancelled, close it cleanly first, then re-raise.
+
+    The application runs in its own asyncio task: prompt_toolkit needs asyncio, and a
+    task of its own means cancellation reaches it only as a request to exit.
+    """
+    task = asyncio.ensure_future(app.run_async(handle_sigint=False, set_exception_handler=False))
+    try:
+        return await asyncio.shield(task)
+    except BaseException:
+        if not task.done():
+            future = app.future
+            if future is not None and not future.done():
+                app.exit(exception=_Withdrawn())
+            else:
+                task.cancel()
+            with anyio.CancelScope(shield=True):
+                await asyncio.wait([task])
+        if task.done() and not task.cancelled():
+            task.exception()  # retrieved, so asyncio does not report it as lost
+        raise
+
+
+def rich_lines(build: Callable[[int], RenderableType]) -> Callable[[], StyleAndTextTuples]:
+    """Formatted text for a prompt_toolkit control, drawn by rich at the terminal's width.
+
+    rich draws the static part of a screen (panels, emphasis); prompt_toolkit shows it
+    and handles the keys. ``build(width)`` makes the renderable; it is drawn again
+    whenever the screen is, so a resized terminal gets a card that fits.
+    """
+
+    def render() -> StyleAndTextTuples:
+        width = max(20, get_app().output.get_size().columns)
+        buffer = io.StringIO()
+        console = Console(
+            file=buffer,
+            width=width,
+            force_terminal=True,
+            color_system="standard",
+            highlight=False,
+            emoji=False,
+        )
+        console.print(build(width))
+        return ANSI(buffer.getvalue().rstrip("\n")).__pt_formatted_text__()
+
+    return render
+
+
+def key_hints(keys: Sequence[tuple[str, str]]) -> StyleAndTextTuples:
+    """The keys line at the foot of a screen: ``[("Ctrl-S", "accept"), ...]``."""
+    fragments: StyleAndTextTuples = []
+    for index, (key, action) in enumerate(keys):
+        if index:
+            fragments.append(("class:hint", "  "))
+        fragments.append(("class:key", key))
+        fragments.append(("class:hint", f" {action}"))
+    return fragments

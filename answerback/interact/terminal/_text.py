@@ -1,0 +1,192 @@
+"""The words every screen uses, so the full-screen and the line-mode versions of a
+question say the same thing: what a field expects, a value as text, sampling content
+described for a person (an image is named, never dumped as base64).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from typing import Literal
+
+from answerback.forms import (
+    BooleanField,
+    FormField,
+    FormValue,
+    MultiSelectField,
+    NumberField,
+    SingleSelectField,
+    StringField,
+)
+from answerback.types import (
+    AudioContent,
+    CreateMessageRequestParams,
+    ImageContent,
+    SamplingContent,
+    SamplingMessageContentBlock,
+    TextContent,
+    ToolResultContent,
+    ToolUseContent,
+)
+
+FormOutcome = dict[str, FormValue] | Literal["decline", "cancel"]
+"""What asking a form gives: the checked answer, or how the person refused it."""
+
+_FORMAT_WORDS = {
+    "email": "email address, like name@example.com",
+    "uri": "web address, like https://example.com/page",
+    "date": "date, like 2025-01-31",
+    "date-time": "date and time, like 2025-01-31T14:30:00Z",
+}
+
+
+def _number(value: float) -> str:
+    return str(int(value)) if isinstance(value, float) and value.is_integer() else str(value)
+
+
+def field_hint(field: FormField) -> str:
+    """What the field expects, in a few words ("whole number, 1 to 12")."""
+    match field:
+        case StringField():
+            parts = [_FORMAT_WORDS[field.format] if field.format else "text"]
+            if field.min_length is not None and field.max_length is not None:
+                parts.append(f"{field.min_length} to {field.max_length} characters")
+            elif field.min_length is not None:
+                parts.append(f"at least {field.min_length} characters")
+            elif field.max_length is not None:
+                parts.append(f"at most {field.max_length} characters")
+            return ", ".join(parts)
+        case NumberField():
+            kind = "whole number" if field.integer else "number"
+            low, high = field.minimum, field.maximum
+            if low is not None and high is not None:
+                return f"{kind}, {_number(low)} to {_number(high)}"
+            if low is not None:
+                return f"{kind}, at least {_number(low)}"
+            if high is not None:
+                return f"{kind}, at most {_number(high)}"
+            return kind
+        case BooleanField():
+            return "yes or no"
+        case SingleSelectField():
+            return "pick one"
+        case MultiSelectField():
+            low, high = field.min_items, field.max_items
+            if low is not None and high is not None:
+                return f"pick {low} to {high}"
+            if low is not None:
+                return f"pick at least {low}"
+            if high is not None:
+                return f"pick at most {high}"
+            return "pick any"
+
+
+def value_text(value: object) -> str:
+    """A value as a person would type it (the text a field is prefilled with)."""
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, float):
+        return _number(value)
+    if isinstance(value, list):
+        items: list[object] = value  # pyright: ignore[reportUnknownVariableType]
+        return ", ".join(str(item) for item in items)
+    return str(value)
+
+
+def initial_value(field: FormField, previous: Mapping[str, object] | None) -> object:
+    """What a field starts with: the person's previous answer, else its default."""
+    if previous is not None and field.name in previous:
+        return previous[field.name]
+    return field.default_value()
+
+
+def _size(data: str) -> str:
+    size = len(data) * 3 // 4  # base64: four characters carry three bytes
+    return f"{size / 1024:.1f} KB" if size >= 1024 else f"{size} bytes"
+
+
+def describe_block(block: SamplingMessageContentBlock) -> str:
+    """One content block for a person: text as is, everything else named."""
+    match block:
+        case TextContent():
+            return block.text
+        case ImageContent():
+            return f"[image: {block.mime_type}, {_size(block.data)}]"
+        case AudioContent():
+            return f"[audio: {block.mime_type}, {_size(block.data)}]"
+        case ToolUseContent():
+            arguments = json.dumps(block.input, ensure_ascii=False)
+            return f"[calls tool {block.name} with {arguments}]"
+        case ToolResultContent():
+            parts = [
+                item.text if isinstance(item, TextContent) else f"[{item.type}]"
+                for item in block.content
+            ]
+            failed = " (an error)" if block.is_error else ""
+            return f"[result of tool call {block.tool_use_id}{failed}: {' '.join(parts)}]"
+
+
+def describe_content(content: SamplingContent) -> str:
+    """A message's content (one block or several), one block per line."""
+    blocks = content if isinstance(content, list) else [content]
+    return "\n".join(describe_block(block) for block in blocks)
+
+
+def sampling_facts(params: CreateMessageRequestParams) -> list[tuple[str, str]]:
+    """The request's settings a person should see before approving, as (name, value)."""
+    facts = [("Token cap", str(params.max_tokens))]
+    preferences = params.model_preferences
+    if preferences is not None:
+        hints = [hint.name for hint in preferences.hints or [] if hint.name]
+        if hints:
+            facts.append(("Models wanted", ", ".join(hints)))
+        priorities = [
+            f"{name} {value:g}"
+            for name, value in (
+                ("cost", preferences.cost_priority),
+                ("speed", preferences.speed_priority),
+                ("intelligence", preferences.intelligence_priority),
+            )
+            if value is not None
+        ]
+        if priorities:
+            facts.append(("Priorities", ", ".join(priorities)))
+    if params.temperature is not None:
+        facts.append(("Temperature", f"{params.temperature:g}"))
+    if params.stop_sequences:
+        facts.append(("Stops at", ", ".join(json.dumps(s) for s in params.stop_sequences)))
+    if params.include_context not in (None, "none"):
+        facts.append(("Context", str(params.include_context)))
+    if params.tools:
+        names = ", ".join(tool.name for tool in params.tools)
+        choice = params.tool_choice.mode if params.tool_choice and params.tool_choice.mode else None
+        facts.append(("Tools", names if choice is None else f"{names} (use: {choice})"))
+    return facts
+
+
+_LEVEL_WORDS = {"OK": "ok", "WARN": "warning", "HIGH_RISK": "high risk", "BLOCK": "blocked"}
+
+
+def verdict_words(level_name: str) -> str:
+    """A risk level as the card says it ("HIGH_RISK" -> "high risk")."""
+    return _LEVEL_WORDS.get(level_name, level_name.lower())
+
+
+_HIDING = frozenset("\u061c\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069")
+
+
+def clean(text: str) -> str:
+    """Server text made safe to print: control and bidi characters shown as ``\\x1b``.
+
+    A server's message, titles and sampled text are drawn on the person's terminal. An
+    escape sequence in them could restyle or hide what is shown, and a bidi override
+    could reorder it, so every such character is written out instead of obeyed.
+    """
+    return "".join(
+        f"\\x{ord(char):02x}"
+        if (ord(char) < 0x20 and char not in "\n\t") or 0x7F <= ord(char) < 0xA0
+        else f"\\u{ord(char):04x}"
+        if char in _HIDING
+        else char
+        for char in text
+    )

@@ -1,0 +1,142 @@
+"""The URL consent card: where a link really goes, and a deliberate key to go there.
+
+The card shows the link whole as a browser will read it (never cut short), the
+registrable domain emphasised (whose page it is), the verdict and every reason for it.
+Nothing opens until the person presses the open key; a high-risk link needs a second,
+different key; a blocked link has no open key at all.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from prompt_toolkit.application import Application
+from prompt_toolkit.filters import Condition
+from prompt_toolkit.formatted_text import StyleAndTextTuples
+from prompt_toolkit.key_binding import KeyBindings, KeyPressEvent
+from prompt_toolkit.layout import FormattedTextControl, HSplit, Layout, Window
+from rich.console import Group, RenderableType
+from rich.panel import Panel
+from rich.table import Table
+from rich.text import Text
+
+from answerback.interact.terminal._screen import STYLE, key_hints, rich_lines, run_screen
+from answerback.interact.terminal._text import clean, verdict_words
+from answerback.urls import RiskLevel, UrlVerdict
+
+UrlDecision = Literal["open", "decline", "cancel"]
+"""What the person chose on the card."""
+
+URL_KEYS = (("o", "open in browser"), ("d", "decline"), ("c/Esc", "cancel"))
+"""The card's keys for a link that may be opened."""
+CONFIRM_KEYS = (("y", "open it anyway"), ("n", "go back"), ("c/Esc", "cancel"))
+"""The keys once "o" was pressed on a high-risk link."""
+BLOCKED_KEYS = (("d", "decline"), ("c/Esc", "cancel"))
+"""A blocked link's keys: there is no way to open it from here."""
+
+_LEVEL_STYLE = {
+    RiskLevel.OK: "bold green",
+    RiskLevel.WARN: "bold yellow",
+    RiskLevel.HIGH_RISK: "bold red",
+    RiskLevel.BLOCK: "bold reverse red",
+}
+
+
+class UrlCard:
+    """The prompt_toolkit application that asks whether to open one link."""
+
+    def __init__(self, verdict: UrlVerdict, *, message: str, server: str) -> None:
+        self.verdict = verdict
+        self._message = message
+        self._server = server
+        self.confirming = False
+        """Whether the card asks for the second key of a high-risk link."""
+        self.application: Application[UrlDecision] = Application(
+            layout=Layout(
+                HSplit(
+                    [
+                        Window(FormattedTextControl(rich_lines(self._card)), wrap_lines=True),
+                        Window(FormattedTextControl(self._foot), height=1),
+                    ]
+                )
+            ),
+            key_bindings=self._bindings(),
+            style=STYLE,
+            erase_when_done=True,
+        )
+
+    async def run(self) -> UrlDecision:
+        """Show the card until the person decides."""
+        return await run_screen(self.application)
+
+    @property
+    def can_open(self) -> bool:
+        """Whether the link may be opened at all (not blocked, and a URL at all)."""
+        return not self.verdict.blocked and self.verdict.canonical_url is not None
+
+    def _bindings(self) -> KeyBindings:
+        bindings = KeyBindings()
+        confirming = Condition(lambda: self.confirming)
+        openable = Condition(lambda: self.can_open)
+
+        @bindings.add("o", filter=openable & ~confirming)
+        def _open(event: KeyPressEvent) -> None:
+            if self.verdict.level >= RiskLevel.HIGH_RISK:
+                self.confirming = True
+            else:
+                event.app.exit(result="open")
+
+        @bindings.add("y", filter=openable & confirming)
+        def _confirm(event: KeyPressEvent) -> None:
+            event.app.exit(result="open")
+
+        @bindings.add("n", filter=confirming)
+        def _back(event: KeyPressEvent) -> None:
+            self.confirming = False
+
+        @bindings.add("d", filter=~confirming)
+        def _decline(event: KeyPressEvent) -> None:
+            event.app.exit(result="decline")
+
+        @bindings.add("c")
+        @bindings.add("escape", eager=True)
+        @bindings.add("c-c")
+        def _cancel(event: KeyPressEvent) -> None:
+            event.app.exit(result="cancel")
+
+        return bindings
+
+    def _card(self, width: int) -> RenderableType:
+        verdict, display = self.verdict, self.verdict.display
+        title = Text("Open a link?", style="bold")
+        title.append(" — from ")
+        title.append(clean(self._server), style="bold cyan")
+        link = Text(overflow="fold")
+        link.append(clean(display.before))
+        link.append(clean(display.site), style="bold underline")
+        link.append(clean(display.after))
+        parts: list[RenderableType] = [Text(clean(self._message)), Text(), link]
+        if verdict.site:
+            site = Text("Site: ")
+            site.append(clean(display.site or verdict.site), style="bold underline")
+            parts.append(site)
+        parts.append(Text())
+        level = Text(verdict_words(verdict.level.name).upper(), style=_LEVEL_STYLE[verdict.level])
+        if verdict.approved:
+            level.append("  (you approved this site before)", style="green")
+        parts.append(level)
+        if verdict.reasons:
+            reasons = Table.grid()
+            for reason in verdict.reasons:
+                reasons.add_row("- ", Text(clean(reason.message)))
+            parts.append(reasons)
+        if not self.can_open:
+            parts.append(Text("This link cannot be opened from here.", style="bold red"))
+        return Panel(Group(*parts), title=title, title_align="left", width=width)
+
+    def _foot(self) -> StyleAndTextTuples:
+        if not self.can_open:
+            return key_hints(BLOCKED_KEYS)
+        if self.confirming:
+            return [("class:status", "This link is high risk. "), *key_hints(CONFIRM_KEYS)]
+        return key_hints(URL_KEYS)

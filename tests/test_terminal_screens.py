@@ -1,0 +1,847 @@
+"""The terminal screens, driven the way a person drives them: keys in, screen out.
+
+Each prompt_toolkit application reads keys from a pipe (``create_pipe_input``) and draws
+on a ``DummyOutput`` (80 columns); what it shows is read by drawing its layout onto a
+screen buffer, the same text a terminal would show. The tests wait for the screen to
+show what they expect (on the application's ``after_render`` event), never for time.
+Presenter tests go through the real ``Broker`` and an in-process server, as a host does.
+
+prompt_toolkit runs only on asyncio, so this module pins the asyncio backend, except
+for ``LinePresenter``, which runs on both.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import re
+from collections.abc import AsyncGenerator, Awaitable, Callable, Coroutine, Generator
+from contextlib import asynccontextmanager, contextmanager
+from pathlib import Path
+from typing import Any, Literal, TypeVar
+
+import anyio
+import pytest
+from prompt_toolkit.application import Application, create_app_session, get_app_session
+from prompt_toolkit.formatted_text import to_formatted_text
+from prompt_toolkit.input import PipeInput, create_pipe_input
+from prompt_toolkit.layout import FormattedTextControl, Window
+from prompt_toolkit.layout.mouse_handlers import MouseHandlers
+from prompt_toolkit.layout.screen import Screen, WritePosition
+from prompt_toolkit.output import DummyOutput
+from pydantic import BaseModel
+from rich.console import Console
+from support import PATIENCE_SECONDS, ReportingEventLoop
+
+from answerback import Client, MCPError
+from answerback.forms import AnswerError, FieldError, Form, parse_form
+from answerback.interact import Broker, Presenter
+from answerback.interact.terminal import (
+    REJECTED,
+    TYPED_BY_PERSON,
+    FormScreen,
+    LinePresenter,
+    SamplingScreen,
+    TerminalPresenter,
+    UrlCard,
+    ask_form,
+)
+from answerback.server import Context, MCPServer
+from answerback.types import (
+    USER_REJECTED,
+    CreateMessageRequestParams,
+    CreateMessageResult,
+    ImageContent,
+    ModelHint,
+    ModelPreferences,
+    SamplingMessage,
+    TextContent,
+    Tool,
+)
+from answerback.urls import RiskLevel, judge_url
+
+pytestmark = pytest.mark.anyio
+
+T = TypeVar("T")
+
+ASYNCIO: tuple[str, dict[str, Any]] = ("asyncio", {"loop_factory": ReportingEventLoop})
+TRIO: tuple[str, dict[str, Any]] = ("trio", {})
+BOTH = [pytest.param(ASYNCIO, id="asyncio"), pytest.param(TRIO, id="trio")]
+DOCS = Path(__file__).parent.parent / "docs" / "terminal.md"
+
+CTRL_S, CTRL_D, CTRL_C, ESC = "\x13", "\x04", "\x03", "\x1b"
+TAB, SHIFT_TAB, DOWN, UP, ENTER = "\t", "\x1b[Z", "\x1b[B", "\x1b[A", "\r"
+
+BOOKING: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "name": {"type": "string", "title": "Name", "description": "Who the table is for"},
+        "email": {"type": "string", "title": "Email", "format": "email"},
+        "guests": {"type": "integer", "title": "Guests", "minimum": 1, "maximum": 12, "default": 2},
+        "seating": {
+            "type": "string",
+            "title": "Seating",
+            "oneOf": [
+                {"const": "inside", "title": "Inside"},
+                {"const": "terrace", "title": "Terrace"},
+            ],
+        },
+        "extras": {
+            "type": "array",
+            "title": "Extras",
+            "items": {"type": "string", "enum": ["high chair", "cake", "flowers"]},
+            "maxItems": 2,
+        },
+        "reminder": {"type": "boolean", "title": "Send a reminder", "default": True},
+    },
+    "required": ["name", "email", "seating"],
+}
+
+
+@pytest.fixture(scope="module")
+def anyio_backend() -> tuple[str, dict[str, Any]]:
+    """prompt_toolkit needs asyncio: the screens' tests run there only."""
+    return ASYNCIO
+
+
+def snapshot(app: Application[Any], width: int = 80) -> str:
+    """The text ``app`` shows now, as an ``width``-column terminal would show it."""
+    container = app.layout.container
+    height = container.preferred_height(width, 200).preferred
+    screen = Screen()
+    container.write_to_screen(
+        screen, MouseHandlers(), WritePosition(0, 0, width, height), "", False, None
+    )
+    screen.draw_all_floats()
+    rows = [
+        "".join(screen.data_buffer[y][x].char for x in range(width)).rstrip() for y in range(height)
+    ]
+    return "\n".join(rows).rstrip()
+
+
+class Driven:
+    """A running screen: type keys into it, wait until it shows something."""
+
+    def __init__(self, app: Application[Any], pipe: PipeInput) -> None:
+        self.app = app
+        self.pipe = pipe
+        self._rendered = anyio.Event()
+        app.after_render += self._on_render
+
+    def _on_render(self, _app: Application[Any]) -> None:
+        self._rendered.set()
+
+    @property
+    def text(self) -> str:
+        return snapshot(self.app)
+
+    async def until(self, done: Callable[[], bool]) -> None:
+        with anyio.fail_after(PATIENCE_SECONDS):
+            while not (self.app.is_running and done()):
+                self._rendered = anyio.Event()
+                await self._rendered.wait()
+
+    async def shows(self, text: str) -> str:
+        await self.until(lambda: text in self.text)
+        return self.text
+
+    async def type(self, keys: str, *, then: str) -> str:
+        """Type ``keys``, and wait until the screen shows ``then``."""
+        self.pipe.send_text(keys)
+        return await self.shows(then)
+
+
+@contextmanager
+def terminal() -> Generator[PipeInput]:
+    """A pretend terminal for the applications made inside: keys from a pipe, 80x40."""
+    with create_pipe_input() as pipe, create_app_session(input=pipe, output=DummyOutput()):
+        yield pipe
+
+
+@asynccontextmanager
+async def running(
+    app: Application[T], run: Callable[[], Coroutine[Any, Any, object]]
+) -> AsyncGenerator[Driven]:
+    """Run a screen in the background while the test drives it; it must have ended
+    (answered or withdrawn) when the block is left."""
+    pipe = get_app_session().input
+    assert isinstance(pipe, PipeInput)
+    driven = Driven(app, pipe)
+    with anyio.fail_after(PATIENCE_SECONDS):
+        async with anyio.create_task_group() as group:
+            group.start_soon(run)
+            await driven.until(lambda: True)
+            yield driven
+
+
+async def outcome(app: Application[T], keys: str, run: Callable[[], Awaitable[T]]) -> T:
+    """What a screen answers when ``keys`` are typed into it from the start."""
+    found: list[T] = []
+
+    async def answer() -> None:
+        found.append(await run())
+
+    async with running(app, answer) as screen:
+        screen.pipe.send_text(keys)
+    assert not app.is_running
+    return found[0]
+
+
+def booking() -> Form:
+    return parse_form(BOOKING)
+
+
+# -- forms --------------------------------------------------------------------------
+
+
+async def test_a_form_shows_every_field_with_its_default_and_marks_what_is_required() -> None:
+    with terminal():
+        screen = FormScreen(booking(), title="Form", message="Book a table", server="library")
+        async with running(screen.application, screen.run) as driven:
+            shown = await driven.shows("Guests")
+            assert "Form — from library" in shown
+            assert "Book a table" in shown
+            assert "Name *  (text)" in shown
+            assert "Who the table is for" in shown
+            assert "Email *  (email address, like name@example.com)" in shown
+            assert "Guests  (whole number, 1 to 12)\n  > 2" in shown
+            assert "( ) Inside" in shown
+            assert "( ) Terrace" in shown
+            assert "[ ] high chair" in shown
+            assert "Extras  (pick at most 2)" in shown
+            assert "[x] yes" in shown
+            assert "Ctrl-S accept  Ctrl-D decline  Esc cancel" in shown
+            assert "* required" in shown
+            driven.pipe.send_text(ESC)
+
+
+async def test_a_wrong_value_is_shown_at_its_field_and_never_sent_until_it_is_right() -> None:
+    with terminal():
+        screen = FormScreen(booking(), title="Form", message="Book a table", server="library")
+        answers: list[object] = []
+
+        async def run() -> None:
+            answers.append(await screen.run())
+
+        async with running(screen.application, run) as driven:
+            shown = await driven.type("Ada" + TAB + "ada@example", then="✗")
+            assert "  > ada@example\n  ✗ is not a valid email address" in shown
+            shown = await driven.type(CTRL_S, then="Not sent")
+            assert "Not sent: fix Email, Seating" in shown
+            assert "Seating *  (pick one)\n  ( ) Inside\n  ( ) Terrace\n  ✗ is required" in shown
+            assert answers == []
+            assert driven.app.is_running
+            # Accept put the focus on the first wrong field: finish the address there.
+            shown = await driven.type(".com", then="Not sent: fix Seating")
+            assert "✗ is not a valid email" not in shown
+            await driven.type(TAB + TAB + DOWN + " ", then="(•) Terrace")
+            await driven.until(lambda: "Not sent" not in driven.text)
+            driven.pipe.send_text(CTRL_S)
+    assert answers == [
+        {
+            "name": "Ada",
+            "email": "ada@example.com",
+            "guests": 2,
+            "seating": "terrace",
+            "reminder": True,
+        }
+    ]
+
+
+async def test_choices_are_picked_with_space_in_radio_and_checkbox_lists() -> None:
+    keys = (
+        "Ada" + TAB + "ada@example.com" + TAB + TAB  # to Seating
+        + " "  # Inside
+        + TAB + " " + DOWN + DOWN + " "  # Extras: high chair and flowers
+        + TAB + " "  # reminder off
+        + CTRL_S
+    )  # fmt: skip
+    with terminal():
+        screen = FormScreen(booking(), title="Form", message="Book", server="library")
+        answer = await outcome(screen.application, keys, screen.run)
+    assert answer == {
+        "name": "Ada",
+        "email": "ada@example.com",
+        "guests": 2,
+        "seating": "inside",
+        "extras": ["high chair", "flowers"],
+        "reminder": False,
+    }
+
+
+async def test_a_multi_select_over_its_limit_is_refused_at_the_field() -> None:
+    with terminal():
+        screen = FormScreen(booking(), title="Form", message="Book", server="library")
+        async with running(screen.application, screen.run) as driven:
+            keys = TAB * 4 + " " + DOWN + " " + DOWN + " "
+            shown = await driven.type(keys, then="must pick at most 2 choices")
+            assert "[x] high chair\n  [x] cake\n  [x] flowers\n  ✗ must pick at most 2" in shown
+            driven.pipe.send_text(CTRL_C)
+
+
+@pytest.mark.parametrize(
+    ("key", "expected"), [(CTRL_D, "decline"), (ESC, "cancel"), (CTRL_C, "cancel")]
+)
+async def test_decline_and_cancel_are_keys(key: str, expected: str) -> None:
+    with terminal():
+        screen = FormScreen(booking(), title="Form", message="Book", server="library")
+        assert await outcome(screen.application, "Ad" + key, screen.run) == expected
+
+
+async def test_the_buttons_answer_too() -> None:
+    # From the last field, Tab reaches Accept, then Decline.
+    with terminal():
+        screen = FormScreen(booking(), title="Form", message="Book", server="library")
+        keys = TAB * 6 + TAB + ENTER
+        assert await outcome(screen.application, keys, screen.run) == "decline"
+
+
+async def test_a_form_asked_again_keeps_the_answer_and_shows_every_problem() -> None:
+    problems = AnswerError(
+        [
+            FieldError("email", "is already booked for tonight"),
+            FieldError(None, "the restaurant is closed on Mondays"),
+        ]
+    )
+    previous = {"name": "Ada", "email": "ada@example.com", "seating": "terrace", "guests": 4}
+    with terminal():
+        screen = FormScreen(
+            booking(), title="Form", message="Book", server="library",
+            previous=previous, problems=problems,
+        )  # fmt: skip
+        answers: list[object] = []
+
+        async def run() -> None:
+            answers.append(await screen.run())
+
+        async with running(screen.application, run) as driven:
+            shown = await driven.shows("already booked")
+            assert "the restaurant is closed on Mondays" in shown
+            assert "  > ada@example.com\n  ✗ is already booked for tonight" in shown
+            assert "  > 4\n" in shown
+            assert "(•) Terrace" in shown
+            assert "The last answer was not accepted" in shown
+            shown = await driven.type(TAB + "\b" * 15 + "ada@example.org", then="> ada@example.org")
+            assert "already booked" not in shown.split("Email")[1]
+            driven.pipe.send_text(CTRL_S)
+    assert answers == [{**previous, "email": "ada@example.org", "reminder": True}]
+
+
+async def test_ask_form_asks_a_tools_arguments_from_its_input_schema() -> None:
+    schema = {
+        "type": "object",
+        "properties": {"a": {"type": "number"}, "b": {"type": "number"}},
+        "required": ["a", "b"],
+    }
+    with terminal() as pipe:
+        pipe.send_text("2" + TAB + "x" + CTRL_S + "\b3.5" + CTRL_S)
+        answer = await ask_form(parse_form(schema), title="add", message="Add two numbers")
+    assert answer == {"a": 2, "b": 3.5}
+
+
+async def test_a_withdrawn_form_closes_and_the_terminal_is_given_back() -> None:
+    with terminal():
+        screen = FormScreen(booking(), title="Form", message="Book", server="library")
+        with anyio.CancelScope() as scope:
+            async with running(screen.application, screen.run) as driven:
+                await driven.shows("Guests")
+                scope.cancel()
+        assert scope.cancelled_caught
+        assert not screen.application.is_running
+        assert screen.application.future is None
+
+
+# -- the URL consent card ---------------------------------------------------------------
+
+
+def url_card(url: str) -> UrlCard:
+    return UrlCard(judge_url(url), message="Sign in to continue", server="library")
+
+
+async def test_a_safe_link_opens_only_on_its_key() -> None:
+    with terminal():
+        card = url_card("https://example.com/auth")
+        answers: list[str] = []
+
+        async def run() -> None:
+            answers.append(await card.run())
+
+        async with running(card.application, run) as driven:
+            shown = await driven.shows("open in browser")
+            assert "Open a link? — from library" in shown
+            assert "https://example.com/auth" in shown
+            assert "Site: example.com" in shown
+            assert "o open in browser  d decline  c/Esc cancel" in shown
+            driven.pipe.send_text("x")  # not a key of the card: nothing happens
+            await driven.until(lambda: True)
+            assert answers == []
+            driven.pipe.send_text("o")
+    assert answers == ["open"]
+
+
+async def test_the_site_is_emphasised_in_the_full_url() -> None:
+    with terminal():
+        card = url_card("https://accounts.google.com.evil-login.net/path?q=1")
+        async with running(card.application, card.run) as driven:
+            await driven.shows("HIGH RISK")
+            window = driven.app.layout.container.get_children()[0]
+            assert isinstance(window, Window)
+            assert isinstance(window.content, FormattedTextControl)
+            fragments = to_formatted_text(window.content.text)
+            emphasised = "".join(f[1] for f in fragments if "underline" in f[0])
+            assert emphasised == "evil-login.net" * 2  # in the URL, and after "Site:"
+            driven.pipe.send_text("c")
+
+
+async def test_a_high_risk_lookalike_needs_a_second_key() -> None:
+    with terminal():
+        card = url_card(
+            "https://\u0430\u0440\u0440\u04cf\u0435.com/"
+        )  # apple.com in Cyrillic letters
+        answers: list[str] = []
+
+        async def run() -> None:
+            answers.append(await card.run())
+
+        async with running(card.application, run) as driven:
+            shown = await driven.shows("HIGH RISK")
+            assert card.verdict.level is RiskLevel.HIGH_RISK
+            assert "xn--" in shown  # the suspicious label in ACE, as the browser will open it
+            for reason in card.verdict.reasons:
+                assert f"- {reason.message[:30]}" in shown
+            shown = await driven.type("o", then="y open it anyway")
+            assert "This link is high risk. y open it anyway  n go back" in shown
+            shown = await driven.type("n", then="o open in browser")
+            await driven.type("o", then="y open it anyway")
+            driven.pipe.send_text("y")
+    assert answers == ["open"]
+
+
+async def test_a_blocked_link_has_no_open_key() -> None:
+    with terminal():
+        card = url_card("https://google.com@evil.com/")
+        assert not card.can_open
+        async with running(card.application, card.run) as driven:
+            shown = await driven.shows("BLOCK")
+            assert "This link cannot be opened from here." in shown
+            assert "open" not in shown.splitlines()[-1]
+            driven.pipe.send_text("o")  # does nothing
+            driven.pipe.send_text("y")
+            driven.pipe.send_text("d")
+    assert card.application.future is None
+
+
+# -- sampling -----------------------------------------------------------------------
+
+
+def sampling_request() -> CreateMessageRequestParams:
+    return CreateMessageRequestParams(
+        messages=[
+            SamplingMessage(role="user", content=TextContent(text="What is in this picture?")),
+            SamplingMessage(
+                role="user", content=ImageContent(data="iVBORw0KGgo=" * 200, mime_type="image/png")
+            ),
+        ],
+        system_prompt="You describe pictures briefly.",
+        max_tokens=200,
+        model_preferences=ModelPreferences(
+            hints=[ModelHint(name="claude-3-haiku")], speed_priority=0.8
+        ),
+        tools=[Tool(name="zoom", input_schema={"type": "object"})],
+    )
+
+
+async def fake_model(params: CreateMessageRequestParams) -> CreateMessageResult:
+    return CreateMessageResult(
+        role="assistant", content=TextContent(text="A cat."), model="test-model"
+    )
+
+
+async def test_the_sampling_request_is_shown_in_full() -> None:
+    with terminal():
+        screen = SamplingScreen(sampling_request(), server="everything")
+        async with running(screen.application, screen.run) as driven:
+            shown = await driven.shows("approve")
+            assert "Sampling request — from everything" in shown
+            assert "System prompt: You describe pictures briefly." in shown
+            assert "user: What is in this picture?" in shown
+            assert "user: [image: image/png, 1.8 KB]" in shown
+            assert re.search(r"Token cap +200", shown)
+            assert re.search(r"Models wanted +claude-3-haiku", shown)
+            assert re.search(r"Priorities +speed 0.8", shown)
+            assert re.search(r"Tools +zoom", shown)
+            assert "a approve  d/Esc deny" in shown
+            driven.pipe.send_text("d")
+
+
+async def test_approving_drafts_with_the_sampler_and_the_reply_can_be_edited() -> None:
+    with terminal():
+        screen = SamplingScreen(sampling_request(), server="everything", sampler=fake_model)
+        replies: list[object] = []
+
+        async def run() -> None:
+            replies.append(await screen.run())
+
+        async with running(screen.application, run) as driven:
+            shown = await driven.type("a", then="A cat.")
+            assert "Reply drafted by test-model (edit it before sending):" in shown
+            assert "Ctrl-S send reply  Esc deny" in shown
+            await driven.type(" Asleep.", then="A cat. Asleep.")
+            driven.pipe.send_text(CTRL_S)
+    assert replies == [
+        CreateMessageResult(
+            role="assistant",
+            content=TextContent(text="A cat. Asleep."),
+            model="test-model",
+            stop_reason="endTurn",
+        )
+    ]
+
+
+async def test_an_untouched_draft_is_sent_as_the_model_made_it() -> None:
+    with terminal():
+        screen = SamplingScreen(sampling_request(), server="everything", sampler=fake_model)
+        replies: list[object] = []
+
+        async def run() -> None:
+            replies.append(await screen.run())
+
+        async with running(screen.application, run) as driven:
+            await driven.type("a", then="A cat.")
+            driven.pipe.send_text(CTRL_S)
+    assert replies == [await fake_model(sampling_request())]
+
+
+async def test_without_a_sampler_the_person_types_the_reply() -> None:
+    with terminal():
+        screen = SamplingScreen(sampling_request(), server="everything")
+        reply = await outcome(screen.application, "a" + CTRL_S + "Two cats." + CTRL_S, screen.run)
+    assert isinstance(reply, CreateMessageResult)
+    assert reply.content == TextContent(text="Two cats.")
+    assert reply.model == TYPED_BY_PERSON
+    assert reply.role == "assistant"
+
+
+async def test_denying_answers_the_specifications_error() -> None:
+    with terminal():
+        screen = SamplingScreen(sampling_request(), server="everything", sampler=fake_model)
+        denied = await outcome(screen.application, "d", screen.run)
+    assert not isinstance(denied, CreateMessageResult)
+    assert (denied.code, denied.message) == (USER_REJECTED, "User rejected sampling request")
+    assert denied.message == REJECTED
+
+
+# -- the presenters, through the broker and a real server -------------------------------
+
+
+class Booking(BaseModel):
+    name: str
+    guests: int = 2
+
+
+def asking_server() -> MCPServer:
+    server = MCPServer("library")
+
+    @server.tool()
+    async def book(ctx: Context) -> str:
+        result = await ctx.session.elicit_form("Book a table", BOOKING)
+        return json.dumps({"action": result.action, "content": result.content})
+
+    @server.tool()
+    async def book_checked(ctx: Context) -> str:
+        result = await ctx.elicit("Book a table", Booking)
+        return result.action
+
+    @server.tool()
+    async def sign_in(ctx: Context, url: str) -> str:
+        result = await ctx.elicit_url("Sign in to continue", url, "e-1")
+        return result.action
+
+    @server.tool()
+    async def describe(ctx: Context) -> str:
+        params = sampling_request()
+        reply = await ctx.session.create_message(
+            params.messages, max_tokens=params.max_tokens, system_prompt=params.system_prompt
+        )
+        text = reply.content.text if isinstance(reply.content, TextContent) else "?"
+        return f"{reply.model}: {text}"
+
+    return server
+
+
+async def call(presenter: Presenter, tool: str, arguments: dict[str, Any] | None = None) -> str:
+    async with (
+        Broker(presenter) as broker,
+        Client(asking_server(), responder=broker.responder("library")) as client,
+    ):
+        try:
+            result = await client.call_tool(tool, arguments or {})
+        except MCPError as exc:
+            return f"error {exc.code}: {exc.message}"
+    block = result.content[0]
+    assert isinstance(block, TextContent), result
+    return block.text
+
+
+def recorder(opened: list[str], works: bool = True) -> Callable[[str], bool]:
+    def open_url(url: str) -> bool:
+        opened.append(url)
+        return works
+
+    return open_url
+
+
+def console() -> tuple[Console, io.StringIO]:
+    out = io.StringIO()
+    return Console(file=out, width=100, highlight=False), out
+
+
+async def test_the_terminal_presenter_answers_a_form_and_says_so() -> None:
+    rich, out = console()
+    presenter = TerminalPresenter(console=rich)
+    keys = "Ada" + TAB + "ada@example.com" + TAB + TAB + " " + CTRL_S
+    with terminal() as pipe:
+        pipe.send_text(keys)
+        answered = json.loads(await call(presenter, "book"))
+    assert answered["action"] == "accept"
+    assert answered["content"]["seating"] == "inside"
+    assert out.getvalue() == "library: form accepted\n"
+
+
+async def test_the_terminal_presenter_opens_a_link_only_after_the_key() -> None:
+    opened: list[str] = []
+    rich, out = console()
+    presenter = TerminalPresenter(opener=recorder(opened), console=rich)
+    with terminal() as pipe:
+        pipe.send_text("d")
+        assert await call(presenter, "sign_in", {"url": "https://example.com/auth"}) == "decline"
+        assert opened == []
+        pipe.send_text("o")
+        assert await call(presenter, "sign_in", {"url": "https://EXAMPLE.com/a b"}) == "accept"
+    assert opened == ["https://example.com/a%20b"]
+    assert out.getvalue().splitlines() == [
+        "library: link declined",
+        "library: opened https://example.com/a%20b in the browser",
+    ]
+
+
+async def test_a_link_no_browser_can_open_is_answered_cancel() -> None:
+    opened: list[str] = []
+    rich, out = console()
+    presenter = TerminalPresenter(opener=recorder(opened, works=False), console=rich)
+    with terminal() as pipe:
+        pipe.send_text("o")
+        assert await call(presenter, "sign_in", {"url": "https://example.com/"}) == "cancel"
+    assert opened == ["https://example.com/"]
+    assert "no browser could be opened; open https://example.com/ yourself" in out.getvalue()
+
+
+async def test_the_terminal_presenter_sends_the_samplers_reply_after_approval() -> None:
+    drafted = anyio.Event()
+
+    async def model(params: CreateMessageRequestParams) -> CreateMessageResult:
+        drafted.set()  # the draft is on screen by the time the test runs again
+        return await fake_model(params)
+
+    rich, out = console()
+    presenter = TerminalPresenter(sampler=model, console=rich)
+    found: list[str] = []
+    with terminal() as pipe:
+        pipe.send_text("a")
+        async with anyio.create_task_group() as group:
+
+            async def ask() -> None:
+                found.append(await call(presenter, "describe"))
+
+            group.start_soon(ask)
+            with anyio.fail_after(PATIENCE_SECONDS):
+                await drafted.wait()
+            pipe.send_text(CTRL_S)
+    assert found == ["test-model: A cat."]
+    assert out.getvalue() == "library: sampling request reply sent\n"
+
+
+async def test_a_denied_sampling_request_fails_the_servers_call() -> None:
+    rich, _ = console()
+    presenter = TerminalPresenter(console=rich)
+    with terminal() as pipe:
+        pipe.send_text("d")
+        assert await call(presenter, "describe") == "error -1: User rejected sampling request"
+
+
+async def test_a_withdrawn_question_closes_its_screen_and_leaves_one_line() -> None:
+    screens: list[Application[Any]] = []
+    opened = anyio.Event()
+
+    def on_screen(application: Application[Any]) -> None:
+        screens.append(application)
+        opened.set()
+
+    rich, out = console()
+    presenter = TerminalPresenter(console=rich, on_screen=on_screen)
+    with terminal() as pipe:
+        async with (
+            Broker(presenter) as broker,
+            Client(asking_server(), responder=broker.responder("library")) as client,
+            anyio.create_task_group() as group,
+        ):
+            group.start_soon(client.call_tool, "book", None)
+            with anyio.fail_after(PATIENCE_SECONDS):
+                await opened.wait()
+            await Driven(screens[0], pipe).shows("Book a table")
+            group.cancel_scope.cancel()
+    assert not screens[0].is_running
+    assert screens[0].future is None
+    assert out.getvalue() == "library: question withdrawn: the call that asked it was cancelled\n"
+
+
+# -- line mode ----------------------------------------------------------------------
+
+
+def lines(*typed: str) -> io.StringIO:
+    return io.StringIO("".join(line + "\n" for line in typed))
+
+
+@pytest.mark.parametrize("anyio_backend", BOTH)
+async def test_line_mode_asks_each_field_and_asks_again_after_a_wrong_value() -> None:
+    out = io.StringIO()
+    typed = lines(
+        "", "Ada", "ada@example", "ada@example.com", "13", "", "2", "1, flowers", "no", ""
+    )
+    presenter = LinePresenter(input=typed, output=out)
+    answered = json.loads(await call(presenter, "book"))
+    assert answered == {
+        "action": "accept",
+        "content": {
+            "name": "Ada",
+            "email": "ada@example.com",
+            "guests": 2,
+            "seating": "terrace",
+            "extras": ["high chair", "flowers"],
+            "reminder": False,
+        },
+    }
+    shown = out.getvalue()
+    assert "library asks you to fill in a form:\nBook a table\n" in shown
+    assert "Name * (text): Who the table is for\n> " in shown
+    assert "  ✗ is required\n" in shown
+    assert "  ✗ is not a valid email address" in shown
+    assert "Guests (whole number, 1 to 12) [2]\n> " in shown
+    assert "  ✗ must be at most 12" in shown
+    assert "Seating * (pick one)\n  1) Inside\n  2) Terrace\n> " in shown
+    assert "Send this answer? [a]ccept, [d]ecline, [c]ancel (Enter: accept)" in shown
+
+
+@pytest.mark.parametrize("anyio_backend", BOTH)
+async def test_line_mode_declines_and_end_of_input_cancels() -> None:
+    declined = LinePresenter(
+        input=lines("Ada", "a@example.com", "", "1", "", "", "d"), output=io.StringIO()
+    )
+    assert json.loads(await call(declined, "book"))["action"] == "decline"
+    ended = LinePresenter(input=lines("Ada"), output=io.StringIO())
+    assert json.loads(await call(ended, "book"))["action"] == "cancel"
+
+
+@pytest.mark.parametrize("anyio_backend", BOTH)
+async def test_line_mode_answers_a_form_made_from_a_model() -> None:
+    out = io.StringIO()
+    presenter = LinePresenter(input=lines("Ada", "", "a"), output=out)
+    assert await call(presenter, "book_checked") == "accept"
+    assert (
+        "Name * (text)\n> Ada\nGuests (whole number) [2]\n> \nSend this answer?" in out.getvalue()
+    )
+
+
+@pytest.mark.parametrize("anyio_backend", BOTH)
+async def test_line_mode_links_need_a_yes_for_high_risk_and_never_open_blocked_ones() -> None:
+    opened: list[str] = []
+    out = io.StringIO()
+    presenter = LinePresenter(
+        input=lines("o", "no", "o", "yes"), output=out, opener=recorder(opened)
+    )
+    assert await call(presenter, "sign_in", {"url": "http://2130706433/"}) == "decline"
+    assert opened == []
+    assert await call(presenter, "sign_in", {"url": "http://2130706433/"}) == "accept"
+    assert opened == ["http://127.0.0.1/"]
+    shown = out.getvalue()
+    assert "  URL:  http://127.0.0.1/\n" in shown
+    assert "Type yes to open it anyway:" in shown
+
+
+@pytest.mark.parametrize("anyio_backend", BOTH)
+async def test_line_mode_sampling_typed_reply_and_deny() -> None:
+    out = io.StringIO()
+    presenter = LinePresenter(input=lines("a", "Two cats.", "Asleep.", ".", "d"), output=out)
+    assert await call(presenter, "describe") == (f"{TYPED_BY_PERSON}: Two cats.\nAsleep.")
+    assert await call(presenter, "describe") == f"error -1: {REJECTED}"
+    shown = out.getvalue()
+    assert "  user: [image: image/png, 1.8 KB]\n" in shown
+    assert "  Token cap: 200\n" in shown
+
+
+@pytest.mark.parametrize("anyio_backend", BOTH)
+async def test_line_mode_sampler_draft_is_sent_or_edited() -> None:
+    out = io.StringIO()
+    presenter = LinePresenter(
+        input=lines("a", "s", "a", "e", "Mine.", "."), output=out, sampler=fake_model
+    )
+    assert await call(presenter, "describe") == ("test-model: A cat.")
+    assert await call(presenter, "describe") == ("test-model: Mine.")
+    assert "Draft from test-model:\nA cat.\n" in out.getvalue()
+
+
+# -- the docs show what the tests render ------------------------------------------------
+
+
+Shot = Literal["form", "form-again", "url-ok", "url-high-risk", "url-blocked", "sampling"]
+
+
+async def drawn(app: Application[T], run: Callable[[], Coroutine[Any, Any, T]], ready: str) -> str:
+    async with running(app, run) as driven:
+        text = await driven.shows(ready)
+        driven.pipe.send_text(CTRL_C)
+    return text
+
+
+LINKS = {
+    "url-ok": "https://example.com/auth?session=42",
+    "url-high-risk": "https://accounts.google.com.evil-login.net/signin",
+    "url-blocked": "https://google.com@evil.com/",
+}
+
+
+async def rendered(shot: Shot) -> str:
+    """The screen the docs page shows as ``shot``, drawn here."""
+    with terminal():
+        if shot in LINKS:
+            card = url_card(LINKS[shot])
+            return await drawn(card.application, card.run, "Sign in")
+        if shot == "sampling":
+            sampling = SamplingScreen(sampling_request(), server="everything")
+            return await drawn(sampling.application, sampling.run, "approve")
+        again = shot == "form-again"
+        problem = FieldError("email", "is not a valid email address: it has no domain")
+        screen = FormScreen(
+            booking(),
+            title="Form",
+            message="Book a table for tonight",
+            server="library",
+            previous={"name": "Ada", "email": "ada@example", "seating": "terrace"}
+            if again
+            else None,
+            problems=AnswerError([problem]) if again else None,
+        )
+        return await drawn(screen.application, screen.run, "Guests")
+
+
+def documented() -> dict[str, str]:
+    page = DOCS.read_text(encoding="utf-8")
+    found = re.findall(r"<!-- screen: ([\w-]+) -->\n```text\n(.*?)\n```", page, flags=re.S)
+    return dict(found)
+
+
+@pytest.mark.parametrize(
+    "shot", ["form", "form-again", "url-ok", "url-high-risk", "url-blocked", "sampling"]
+)
+async def test_the_docs_show_the_screens_as_drawn(shot: Shot) -> None:
+    assert documented().get(shot) == await rendered(shot)

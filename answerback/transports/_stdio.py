@@ -68,6 +68,7 @@ _INHERITED_ENV = (
     else ("HOME", "LOGNAME", "PATH", "SHELL", "TERM", "USER", "LANG", "LC_ALL", "TMPDIR")
 )
 _SHUTDOWN_GRACE_SECONDS = 2.0
+_COMMAND_CHARS = 100
 
 
 def default_environment() -> dict[str, str]:
@@ -138,8 +139,10 @@ class StdioServer:
 
     @property
     def command_line(self) -> str:
-        """The command as a person would type it, for messages and log lines."""
-        return shlex.join([self.command, *self.args])
+        """The command as typed in a shell, for messages and log lines: on one line
+        (newlines shown as ``\\n``), cut after 100 characters."""
+        typed = shlex.join([self.command, *self.args]).replace("\n", "\\n")
+        return typed if len(typed) <= _COMMAND_CHARS else f"{typed[:_COMMAND_CHARS]}…"
 
     @asynccontextmanager
     async def connect(self) -> AsyncGenerator[StreamPair, None]:

@@ -12,6 +12,7 @@ runs on any anyio backend.
 
 from __future__ import annotations
 
+from answerback._public import publish
 from answerback.interact.terminal._form_screen import FORM_KEYS, FormScreen, ask_form
 from answerback.interact.terminal._line_mode import LinePresenter
 from answerback.interact.terminal._presenter import Opener, TerminalPresenter
@@ -39,3 +40,5 @@ __all__ = [
     "UrlDecision",
     "ask_form",
 ]
+
+publish(globals())

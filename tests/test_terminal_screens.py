@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import io
 import json
+import os
 import re
 from collections.abc import AsyncGenerator, Awaitable, Callable, Coroutine, Generator
 from contextlib import asynccontextmanager, contextmanager
@@ -788,6 +789,45 @@ async def test_line_mode_sampler_draft_is_sent_or_edited() -> None:
     assert await call(presenter, "describe") == ("test-model: A cat.")
     assert await call(presenter, "describe") == ("test-model: Mine.")
     assert "Draft from test-model:\nA cat.\n" in out.getvalue()
+
+
+class Watched(io.StringIO):
+    """Output that wakes a waiter when it has been written to."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._written = anyio.Event()
+
+    def write(self, text: str) -> int:
+        self._written.set()
+        return super().write(text)
+
+    async def shows(self, text: str) -> None:
+        with anyio.fail_after(PATIENCE_SECONDS):
+            while text not in self.getvalue():
+                self._written = anyio.Event()
+                await self._written.wait()
+
+
+@pytest.mark.parametrize("anyio_backend", BOTH)
+async def test_line_mode_withdrawn_while_reading_gives_the_line_to_the_next_question() -> None:
+    reading, writing = os.pipe()
+    out = Watched()
+    with os.fdopen(reading, "r") as typed, os.fdopen(writing, "w") as keyboard:
+        presenter = LinePresenter(input=typed, output=out)
+        async with (
+            Broker(presenter) as broker,
+            Client(asking_server(), responder=broker.responder("library")) as client,
+        ):
+            async with anyio.create_task_group() as group:
+                group.start_soon(client.call_tool, "book_checked", None)
+                await out.shows("Name * (text)\n> ")
+                group.cancel_scope.cancel()
+            await out.shows("library: question withdrawn: the call that asked it was cancelled")
+            keyboard.write("Ada\n\na\n")
+            keyboard.flush()
+            result = await client.call_tool("book_checked", {})
+    assert result.content == [TextContent(text="accept")]
 
 
 # -- the docs show what the tests render ------------------------------------------------

@@ -161,7 +161,7 @@ class FormScreen:
         def _decline(event: KeyPressEvent) -> None:
             answer("decline")
 
-        @bindings.add("escape", eager=True)
+        @bindings.add("escape")
         @bindings.add("c-c")
         def _cancel(event: KeyPressEvent) -> None:
             answer("cancel")

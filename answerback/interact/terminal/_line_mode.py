@@ -7,20 +7,25 @@ value is read and checked by ``answerback.forms``, a wrong one is asked again, c
 are taken by number or by value. End of input means cancel (for sampling: deny).
 
 It needs no prompt_toolkit, so it runs on asyncio and trio alike. Reading blocks a
-worker thread; when a question is withdrawn the read is abandoned, and a line typed
-after that is read by the next question.
+thread of its own; when a question is withdrawn, the line being read goes to the next
+question, and a program that ends meanwhile is not held up by the waiting read.
 """
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import io
 import sys
+import threading
 import webbrowser
 from collections.abc import Mapping
 from typing import Literal, TextIO
 
+import anyio.from_thread
+import anyio.lowlevel
 import anyio.to_thread
+from anyio.lowlevel import EventLoopToken
 from rich.console import Console
 from rich.text import Text
 
@@ -59,6 +64,44 @@ END_OF_REPLY = "."
 """A line holding only this ends a typed sampling reply."""
 
 
+class _LineReader:
+    """Reads one line at a time in a daemon thread, on request.
+
+    A worker thread of the event loop would keep the program alive at exit while it
+    waits for a line nobody will type (asyncio joins its workers); a daemon thread does
+    not. A read still waiting when its question goes away is not lost: the next
+    ``readline`` takes its line.
+    """
+
+    def __init__(self, stream: TextIO) -> None:
+        self._stream = stream
+        self._read: anyio.Event | None = None
+        self._line = ""
+
+    async def readline(self) -> str:
+        """The next line, with its line break ("" at the end of input)."""
+        if self._read is None:
+            read = self._read = anyio.Event()
+            token = anyio.lowlevel.current_token()
+            threading.Thread(
+                target=self._read_one,
+                args=(read, token),
+                name="answerback line reader",
+                daemon=True,
+            ).start()
+        await self._read.wait()
+        self._read = None
+        return self._line
+
+    def _read_one(self, read: anyio.Event, token: EventLoopToken) -> None:
+        try:
+            self._line = self._stream.readline()
+        except (OSError, ValueError):  # closed or unreadable: the same as its end
+            self._line = ""
+        with contextlib.suppress(RuntimeError):  # the loop has ended: nobody waits for it
+            anyio.from_thread.run_sync(read.set, token=token)
+
+
 class _EndOfInput(Exception):
     """Input ran out: the question is answered "cancel" (sampling: denied)."""
 
@@ -66,7 +109,8 @@ class _EndOfInput(Exception):
 class LinePresenter:
     """Asks the broker's questions line by line on plain text streams.
 
-    ``input`` and ``output`` default to stdin and stdout; ``sampler`` and ``opener`` are
+    ``input`` and ``output`` default to stdin and stderr (stdout stays for what the
+    program prints, such as a tool's result); ``sampler`` and ``opener`` are
     as for ``TerminalPresenter``. What is read from an input that is not a terminal is
     written to the output after its prompt, so a transcript shows the answers. Any anyio
     backend.
@@ -82,13 +126,14 @@ class LinePresenter:
     ) -> None:
         self._input = input or sys.stdin
         self._out = Console(
-            file=output or sys.stdout, highlight=False, markup=False, emoji=False, soft_wrap=True
+            file=output or sys.stderr, highlight=False, markup=False, emoji=False, soft_wrap=True
         )
         self.sampler = sampler
         self._opener = opener
         # Piped answers are not echoed by a terminal: write them out, so the output
         # reads as the whole exchange.
         self._echo = not self._input.isatty()
+        self._lines = _LineReader(self._input)
 
     async def present(self, question: Question) -> Answer:
         """Ask ``question`` line by line and return the answer for the server."""
@@ -301,7 +346,7 @@ class LinePresenter:
     async def _read(self, prompt: str) -> str:
         if prompt:
             self._out.print(prompt, end="")
-        line = await anyio.to_thread.run_sync(self._input.readline, abandon_on_cancel=True)
+        line = await self._lines.readline()
         if not line:
             raise _EndOfInput
         line = line.rstrip("\r\n")

@@ -168,7 +168,7 @@ class SamplingScreen:
             self.approve()
 
         @bindings.add("d", filter=asking)
-        @bindings.add("escape", eager=True)
+        @bindings.add("escape")
         @bindings.add("c-c")
         def _deny(event: KeyPressEvent) -> None:
             event.app.exit(result=rejected())

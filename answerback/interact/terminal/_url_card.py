@@ -99,7 +99,7 @@ class UrlCard:
             event.app.exit(result="decline")
 
         @bindings.add("c")
-        @bindings.add("escape", eager=True)
+        @bindings.add("escape")
         @bindings.add("c-c")
         def _cancel(event: KeyPressEvent) -> None:
             event.app.exit(result="cancel")

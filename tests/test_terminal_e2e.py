@@ -380,6 +380,24 @@ def test_a_question_arriving_while_typing_takes_the_screen_and_gives_the_line_ba
     terminal.wait_for(r"^Hello, Ada!$")
 
 
+def test_a_server_that_cannot_start_is_reported_and_the_others_carry_on(
+    terminal: Terminal,
+) -> None:
+    connect(terminal, "no-such-program-for-answerback", TEAROOM)
+    screen = terminal.wait_for("Connected to terminal_server")
+    assert "cannot talk to no-such-program-for-answerback" in screen
+    terminal.type("status")
+    terminal.wait_for(r"no-such-program-for-answerback .* not connected")
+
+
+def test_connect_exits_3_when_no_server_can_be_reached(terminal: Terminal) -> None:
+    terminal.start(
+        f"{shlex.quote(sys.executable)} -m answerback connect no-such-program-for-answerback"
+    )
+    screen = terminal.wait_for(r"\[exited 3\]")
+    assert "No server could be reached." in screen
+
+
 def test_cancel_stops_a_servers_running_calls(terminal: Terminal, tmp_path: Path) -> None:
     gate = tmp_path / "gate"
     os.mkfifo(gate)  # nobody writes: the call waits until it is cancelled

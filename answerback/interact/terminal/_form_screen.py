@@ -103,6 +103,26 @@ class FormScreen:
 
     def accept(self) -> None:
         """Send the answer if every field is right; otherwise say which are not."""
+        checked, wrong = self._judge()
+        if checked is not None:
+            self.application.exit(result=checked)
+            return
+        self._tried = True
+        self.notes = []
+        self._say(wrong)
+        if wrong:
+            self.application.layout.focus(wrong[0].container)
+
+    def _changed(self, field_input: FieldInput) -> None:
+        """Check the changed field now; once Accept was refused, recheck them all."""
+        if self._tried:
+            self._say(self._judge()[1])
+        else:
+            self.errors[field_input.field.name] = field_input.read()[1]
+
+    def _judge(self) -> tuple[dict[str, FormValue] | None, list[FieldInput]]:
+        """Read every field and check the whole answer: the answer if it is right,
+        and the inputs that are wrong (each one's errors in ``self.errors``)."""
         answer: dict[str, FormValue] = {}
         for field_input in self.inputs:
             value, problems = field_input.read()
@@ -113,39 +133,16 @@ class FormScreen:
         try:
             checked = self.form.check(answer)
         except AnswerError as exc:
+            # A field that could not even be read keeps that complaint, not "is required".
             for name, messages in _by_field(exc.errors).items():
                 if name in self.errors and not self.errors[name]:
                     self.errors[name] = messages
         wrong = [i for i in self.inputs if self.errors[i.field.name]]
-        if checked is not None and not wrong:
-            self.application.exit(result=checked)
-            return
-        self._tried = True
-        self.notes = []
-        labels = ", ".join(clean(i.field.label) for i in wrong)
-        self.status = f"Not sent: fix {labels}" if wrong else "Not sent: the answer is incomplete"
-        if wrong:
-            self.application.layout.focus(wrong[0].container)
+        return (checked if not wrong else None), wrong
 
-    def _changed(self, field_input: FieldInput) -> None:
-        """Check the changed field now; once Accept was refused, recheck them all."""
-        if not self._tried:
-            self.errors[field_input.field.name] = field_input.read()[1]
-            return
-        answer: dict[str, FormValue] = {}
-        for each in self.inputs:
-            value, problems = each.read()
-            self.errors[each.field.name] = problems
-            if value is not None:
-                answer[each.field.name] = value
-        try:
-            self.form.check(answer)
-        except AnswerError as exc:
-            for name, messages in _by_field(exc.errors).items():
-                if name in self.errors and not self.errors[name]:
-                    self.errors[name] = messages
-        wrong = [clean(i.field.label) for i in self.inputs if self.errors[i.field.name]]
-        self.status = f"Not sent: fix {', '.join(wrong)}" if wrong else ""
+    def _say(self, wrong: list[FieldInput]) -> None:
+        labels = ", ".join(clean(i.field.label) for i in wrong)
+        self.status = f"Not sent: fix {labels}" if wrong else ""
 
     def _bindings(self) -> KeyBindings:
         bindings = KeyBindings()

@@ -177,10 +177,21 @@ class LinePresenter:
         previous: Mapping[str, object] | None = None,
         problems: AnswerError | None = None,
     ) -> FormOutcome:
-        """Ask each field on its own line, then accept, decline or cancel.
+        """Ask each field on its own line, then accept, decline or cancel (also the
+        answer when input runs out)."""
+        try:
+            return await self._ask_form(form, message, previous, problems)
+        except _EndOfInput:
+            self._say("(end of input)")
+            return "cancel"
 
-        Raises ``_EndOfInput`` when input runs out (the caller answers cancel).
-        """
+    async def _ask_form(
+        self,
+        form: Form,
+        message: str,
+        previous: Mapping[str, object] | None,
+        problems: AnswerError | None,
+    ) -> FormOutcome:
         self._say(clean(message))
         if problems is not None:
             self._say("The last answer was not accepted:")

@@ -236,3 +236,18 @@ async def test_the_tail_is_kept_whatever_the_target(kind: str, tmp_path: Path) -
     script = "import sys; print('about to fail', file=sys.stderr); sys.exit(2)"
     error = await connect_and_fail(python("-c", script, stderr=targets[kind]))
     assert error.stderr_tail == ["about to fail"]
+
+
+async def test_a_file_that_fails_does_not_end_the_connection(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """Writing the server's stderr to a file that was closed loses that output, with a
+    warning, and nothing else: the calls go on."""
+    closed = io.StringIO()
+    closed.close()
+    server = await tell_stderr(closed, "lost")
+    warnings = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
+    assert warnings == [
+        f"could not pass on the stderr of {server.command_line} (I/O operation on closed "
+        "file); the rest of it is dropped"
+    ]

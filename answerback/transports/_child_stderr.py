@@ -41,6 +41,8 @@ arrives (a line that never ends must not grow without bound)."""
 
 _Write: TypeAlias = Callable[[bytes, str], None]
 
+logger = logging.getLogger("answerback.transports")
+
 
 def check_stderr_target(target: object) -> StderrTarget:
     """``target`` if it is a place ``StdioServer`` can send stderr to.
@@ -100,7 +102,16 @@ class ChildStderr:
     def _take(self, chunk: bytes, *, final: bool = False) -> None:
         text = self._decoder.decode(chunk, final=final)
         if self._write is not None and chunk:
-            self._write(chunk, text)
+            try:
+                self._write(chunk, text)
+            except (OSError, ValueError) as exc:  # a closed file, a full disk...
+                # ...must not end the connection: the output is dropped, the tail kept.
+                logger.warning(
+                    "could not pass on the stderr of %s (%s); the rest of it is dropped",
+                    self._label,
+                    exc,
+                )
+                self._write = None
         *lines, self._partial = (self._partial + text).split("\n")
         if final and self._partial:
             lines.append(self._partial)
@@ -116,7 +127,7 @@ class ChildStderr:
 
     def _writer(self, target: StderrTarget) -> _Write | None:
         """How a chunk reaches ``target`` (``None`` for a logger, which takes lines, and
-        for ``"discard"``); a path has been opened by ``opened`` already."""
+        for ``"discard"``); a path has been opened by ``child_stderr`` already."""
         if target == "inherit":
             return _to_our_stderr
         if target == "discard" or isinstance(target, logging.Logger):

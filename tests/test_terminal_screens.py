@@ -43,6 +43,7 @@ from answerback.interact.terminal import (
     FormScreen,
     LinePresenter,
     SamplingScreen,
+    ServerKeys,
     TerminalPresenter,
     UrlCard,
     ask_form,
@@ -50,6 +51,7 @@ from answerback.interact.terminal import (
 from answerback.server import Context, MCPServer
 from answerback.types import (
     USER_REJECTED,
+    CallToolResult,
     CreateMessageRequestParams,
     CreateMessageResult,
     ImageContent,
@@ -70,7 +72,7 @@ TRIO: tuple[str, dict[str, Any]] = ("trio", {})
 BOTH = [pytest.param(ASYNCIO, id="asyncio"), pytest.param(TRIO, id="trio")]
 DOCS = Path(__file__).parent.parent / "docs" / "terminal.md"
 
-CTRL_S, CTRL_D, CTRL_C, ESC = "\x13", "\x04", "\x03", "\x1b"
+CTRL_S, CTRL_D, CTRL_C, CTRL_X, CTRL_Q, ESC = "\x13", "\x04", "\x03", "\x18", "\x11", "\x1b"
 TAB, SHIFT_TAB, DOWN, UP, ENTER = "\t", "\x1b[Z", "\x1b[B", "\x1b[A", "\r"
 
 BOOKING: dict[str, Any] = {
@@ -694,6 +696,60 @@ async def test_a_withdrawn_question_closes_its_screen_and_leaves_one_line() -> N
     assert not screens[0].is_running
     assert screens[0].future is None
     assert out.getvalue() == "library: question withdrawn: the call that asked it was cancelled\n"
+
+
+async def test_server_keys_are_offered_on_every_screen_and_act_on_the_whole_server() -> None:
+    pressed: list[str] = []
+    keys = ServerKeys("library", lambda: pressed.append("all"), lambda: pressed.append("mute"))
+
+    async def check(app: Application[T], run: Callable[[], Coroutine[Any, Any, T]]) -> None:
+        async with running(app, run) as driven:
+            shown = await driven.shows("Ctrl-Q")
+            assert shown.endswith("Ctrl-X cancel all from library  Ctrl-Q mute library")
+            driven.pipe.send_text(CTRL_X + CTRL_Q)
+            await driven.until(lambda: len(pressed) == 2)
+            driven.pipe.send_text(CTRL_C)
+        assert pressed == ["all", "mute"]
+        pressed.clear()
+
+    with terminal():
+        form = FormScreen(
+            booking(), title="Form", message="Book", server="library", server_keys=keys
+        )
+        await check(form.application, form.run)
+        link = judge_url("https://example.com/")
+        card = UrlCard(link, message="Go", server="library", server_keys=keys)
+        await check(card.application, card.run)
+        sampling = SamplingScreen(sampling_request(), server="library", server_keys=keys)
+        await check(sampling.application, sampling.run)
+
+
+async def test_ctrl_x_cancels_all_the_server_asked_and_ctrl_q_mutes_it() -> None:
+    rich, out = console()
+    presenter = TerminalPresenter(console=rich)
+    with terminal() as pipe:
+        async with (
+            Broker(presenter) as broker,
+            Client(asking_server(), responder=broker.responder("library")) as client,
+        ):
+            presenter.controls = broker
+            pipe.send_text(CTRL_X)
+            cancelled = await client.call_tool("book", {})
+            pipe.send_text(CTRL_Q)
+            muted = await client.call_tool("book", {})
+            unseen = await client.call_tool("book", {})
+    actions = [json.loads(answer_text(result))["action"] for result in (cancelled, muted, unseen)]
+    assert actions == ["cancel", "decline", "decline"]
+    assert out.getvalue().splitlines() == [
+        "library: cancelled everything it asked",
+        "library: muted for this session",
+    ]
+
+
+def answer_text(result: CallToolResult) -> str:
+    block = result.content[0]
+    assert isinstance(block, TextContent)
+    return block.text
 
 
 # -- line mode ----------------------------------------------------------------------

@@ -15,13 +15,14 @@ from __future__ import annotations
 from answerback._public import publish
 from answerback.interact.terminal._form_screen import FORM_KEYS, FormScreen, ask_form
 from answerback.interact.terminal._line_mode import LinePresenter
-from answerback.interact.terminal._presenter import Opener, TerminalPresenter
+from answerback.interact.terminal._presenter import Opener, ServerControls, TerminalPresenter
 from answerback.interact.terminal._sampling_screen import (
     REJECTED,
     TYPED_BY_PERSON,
     Sampler,
     SamplingScreen,
 )
+from answerback.interact.terminal._screen import ServerKeys
 from answerback.interact.terminal._text import FormOutcome
 from answerback.interact.terminal._url_card import UrlCard, UrlDecision
 
@@ -35,6 +36,8 @@ __all__ = [
     "Opener",
     "Sampler",
     "SamplingScreen",
+    "ServerControls",
+    "ServerKeys",
     "TerminalPresenter",
     "UrlCard",
     "UrlDecision",

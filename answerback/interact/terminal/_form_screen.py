@@ -34,7 +34,15 @@ from rich.text import Text
 
 from answerback.forms import AnswerError, FieldError, Form, FormValue
 from answerback.interact.terminal._inputs import FieldInput, make_input
-from answerback.interact.terminal._screen import STYLE, key_hints, rich_lines, run_screen
+from answerback.interact.terminal._screen import (
+    STYLE,
+    ServerKeys,
+    foot,
+    key_hints,
+    rich_lines,
+    run_screen,
+    with_server_keys,
+)
 from answerback.interact.terminal._text import FormOutcome, clean, field_hint
 
 FORM_KEYS = (
@@ -59,6 +67,7 @@ class FormScreen:
 
     ``previous`` (the answer given last time) fills the fields; ``problems`` (why it was
     refused) shows each field's errors and, at the top, any about the answer as a whole.
+    ``server_keys`` adds the keys that cancel or mute everything from the asking server.
     """
 
     def __init__(
@@ -70,8 +79,10 @@ class FormScreen:
         server: str | None = None,
         previous: Mapping[str, object] | None = None,
         problems: AnswerError | None = None,
+        server_keys: ServerKeys | None = None,
     ) -> None:
         self.form = form
+        self._server_keys = server_keys
         self._title = title
         self._message = message
         self._server = server
@@ -89,7 +100,7 @@ class FormScreen:
         self.status = "The last answer was not accepted; fix what is marked." if problems else ""
         self.application: Application[FormOutcome] = Application(
             layout=Layout(self._layout()),
-            key_bindings=self._bindings(),
+            key_bindings=with_server_keys(self._bindings(), server_keys),
             style=STYLE,
             erase_when_done=True,
             mouse_support=False,
@@ -209,11 +220,11 @@ class FormScreen:
             filter=Condition(lambda: bool(self.status)),
         )
         required = any(i.field.required for i in self.inputs)
-        foot: StyleAndTextTuples = [*key_hints(FORM_KEYS)]
+        hints: StyleAndTextTuples = [*key_hints(FORM_KEYS)]
         if required:
-            foot.append(("class:hint", "   * required"))
+            hints.append(("class:hint", "   * required"))
         return HSplit(
-            [body, status, Window(height=1), buttons, Window(FormattedTextControl(foot), height=1)]
+            [body, status, Window(height=1), buttons, foot(lambda: hints, self._server_keys)]
         )
 
     def _field_block(self, field_input: FieldInput) -> Container:

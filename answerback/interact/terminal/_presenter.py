@@ -11,7 +11,7 @@ from __future__ import annotations
 import logging
 import webbrowser
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Protocol
 
 import anyio.to_thread
 from prompt_toolkit.application import Application
@@ -22,6 +22,7 @@ from answerback.forms import Form, UnsupportedForm, parse_form
 from answerback.interact._questions import Answer, Question
 from answerback.interact.terminal._form_screen import FormScreen
 from answerback.interact.terminal._sampling_screen import Sampler, SamplingScreen
+from answerback.interact.terminal._screen import ServerKeys
 from answerback.interact.terminal._text import clean
 from answerback.interact.terminal._url_card import UrlCard
 from answerback.types import (
@@ -42,6 +43,18 @@ Opener = Callable[[str], bool]
 
 PAST = {"decline": "declined", "cancel": "cancelled"}
 """How the one-line summaries say a refusal."""
+
+
+class ServerControls(Protocol):
+    """What acts on all of one server's questions: a ``Broker`` is one."""
+
+    def cancel_all(self, server: str) -> int:
+        """Answer "cancel" to everything ``server`` asked that waits or shows."""
+        ...
+
+    def mute(self, server: str) -> None:
+        """Decline, unseen, everything ``server`` asks from now on (and what it asked)."""
+        ...
 
 
 def question_form(question: Question, params: ElicitRequestFormParams) -> Form | ErrorData:
@@ -70,6 +83,9 @@ class TerminalPresenter:
     - ``console``: where the one-line summaries go (a rich ``Console`` on stdout).
     - ``on_screen(application)``: called as each screen opens, with its prompt_toolkit
       application (to drive it in tests, or to print around it with ``run_in_terminal``).
+    - ``controls``: the broker that uses this presenter (set it once the broker exists:
+      ``presenter.controls = broker``). With it every screen also offers Ctrl-X, cancel
+      everything from the asking server, and Ctrl-Q, mute that server for the session.
 
     prompt_toolkit needs asyncio, so run the broker on the asyncio backend.
     """
@@ -86,6 +102,8 @@ class TerminalPresenter:
         self._opener = opener
         self.console = console or Console(highlight=False)
         self._on_screen = on_screen
+        self.controls: ServerControls | None = None
+        self._acted: str | None = None
 
     def _opening(self, application: Application[Any]) -> None:
         if self._on_screen is not None:
@@ -93,6 +111,30 @@ class TerminalPresenter:
 
     async def present(self, question: Question) -> Answer:
         """Show ``question`` on its screen and return the answer for the server."""
+        self._acted = None
+        try:
+            return await self._present(question, self._server_keys(question.server))
+        finally:
+            # Ctrl-X or Ctrl-Q: the broker cancelled this screen; say what was done.
+            if self._acted is not None:
+                self._said(question, self._acted)
+
+    def _server_keys(self, server: str) -> ServerKeys | None:
+        controls = self.controls
+        if controls is None:
+            return None
+
+        def cancel_all() -> None:
+            self._acted = "cancelled everything it asked"
+            controls.cancel_all(server)
+
+        def mute() -> None:
+            self._acted = "muted for this session"
+            controls.mute(server)
+
+        return ServerKeys(server, cancel_all, mute)
+
+    async def _present(self, question: Question, keys: ServerKeys | None) -> Answer:
         params = question.params
         if isinstance(params, CreateMessageRequestParams):
             answer = await SamplingScreen(
@@ -102,7 +144,7 @@ class TerminalPresenter:
             self._said(question, f"sampling request {outcome}")
             return answer
         if isinstance(params, ElicitRequestURLParams):
-            return await self._link(question, params)
+            return await self._link(question, params, keys)
         form = question_form(question, params)
         if isinstance(form, ErrorData):
             self._said(question, "sent a form that cannot be shown; refused")
@@ -114,6 +156,7 @@ class TerminalPresenter:
             server=question.server,
             previous=question.previous.content if question.previous else None,
             problems=question.problems,
+            server_keys=keys,
         )
         self._opening(form_screen.application)
         outcome = await form_screen.run()
@@ -127,9 +170,11 @@ class TerminalPresenter:
         """Say, on one line, that the question on screen went away and why."""
         self._said(question, f"question withdrawn: {reason}", style="yellow")
 
-    async def _link(self, question: Question, params: ElicitRequestURLParams) -> ElicitResult:
+    async def _link(
+        self, question: Question, params: ElicitRequestURLParams, keys: ServerKeys | None
+    ) -> ElicitResult:
         verdict = question_verdict(question, params)
-        card = UrlCard(verdict, message=params.message, server=question.server)
+        card = UrlCard(verdict, message=params.message, server=question.server, server_keys=keys)
         self._opening(card.application)
         decision = await card.run()
         if decision != "open" or verdict.canonical_url is None:

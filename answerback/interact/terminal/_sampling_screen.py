@@ -25,7 +25,15 @@ from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
 
-from answerback.interact.terminal._screen import STYLE, key_hints, rich_lines, run_screen
+from answerback.interact.terminal._screen import (
+    STYLE,
+    ServerKeys,
+    foot,
+    key_hints,
+    rich_lines,
+    run_screen,
+    with_server_keys,
+)
 from answerback.interact.terminal._text import clean, describe_content, sampling_facts
 from answerback.types import (
     USER_REJECTED,
@@ -62,7 +70,12 @@ class SamplingScreen:
     ``sampling/createMessage`` request."""
 
     def __init__(
-        self, params: CreateMessageRequestParams, *, server: str, sampler: Sampler | None = None
+        self,
+        params: CreateMessageRequestParams,
+        *,
+        server: str,
+        sampler: Sampler | None = None,
+        server_keys: ServerKeys | None = None,
     ) -> None:
         self.params = params
         self._server = server
@@ -88,11 +101,11 @@ class SamplingScreen:
                             Window(FormattedTextControl(lambda: [("class:status", self.status)])),
                             filter=Condition(lambda: bool(self.status)),
                         ),
-                        Window(FormattedTextControl(self._foot), height=1),
+                        foot(self._foot, server_keys),
                     ]
                 )
             ),
-            key_bindings=self._bindings(),
+            key_bindings=with_server_keys(self._bindings(), server_keys),
             style=STYLE,
             erase_when_done=True,
         )

@@ -13,13 +13,23 @@ from __future__ import annotations
 import asyncio
 import io
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import TypeVar
 
 import anyio
 from prompt_toolkit.application import Application, get_app
 from prompt_toolkit.formatted_text import ANSI, StyleAndTextTuples
+from prompt_toolkit.key_binding import (
+    KeyBindings,
+    KeyBindingsBase,
+    KeyPressEvent,
+    merge_key_bindings,
+)
+from prompt_toolkit.layout import Container, FormattedTextControl, HSplit, Window
 from prompt_toolkit.styles import Style
 from rich.console import Console, RenderableType
+
+from answerback.interact.terminal._text import clean
 
 T = TypeVar("T")
 
@@ -103,3 +113,48 @@ def key_hints(keys: Sequence[tuple[str, str]]) -> StyleAndTextTuples:
         fragments.append(("class:key", key))
         fragments.append(("class:hint", f" {action}"))
     return fragments
+
+
+@dataclass(frozen=True)
+class ServerKeys:
+    """Keys that act on everything the asking server asks, not just the question shown:
+    Ctrl-X answers "cancel" to all of it, Ctrl-Q also mutes the server for the session.
+
+    Control keys, so they work the same in a text field as on a card.
+    """
+
+    server: str
+    cancel_all: Callable[[], object]
+    mute: Callable[[], object]
+
+    def bindings(self) -> KeyBindings:
+        """The two keys, for merging into a screen's own."""
+        bindings = KeyBindings()
+
+        @bindings.add("c-x")
+        def _cancel_all(event: KeyPressEvent) -> None:
+            self.cancel_all()
+
+        @bindings.add("c-q")
+        def _mute(event: KeyPressEvent) -> None:
+            self.mute()
+
+        return bindings
+
+    def hints(self) -> StyleAndTextTuples:
+        """Their line at the foot of a screen."""
+        server = clean(self.server)
+        return key_hints((("Ctrl-X", f"cancel all from {server}"), ("Ctrl-Q", f"mute {server}")))
+
+
+def with_server_keys(bindings: KeyBindings, keys: ServerKeys | None) -> KeyBindingsBase:
+    """A screen's bindings, plus the server keys when the presenter offers them."""
+    return bindings if keys is None else merge_key_bindings([bindings, keys.bindings()])
+
+
+def foot(hints: Callable[[], StyleAndTextTuples], keys: ServerKeys | None) -> Container:
+    """The foot of a screen: its keys, and the server keys on a line of their own."""
+    line = Window(FormattedTextControl(hints), height=1)
+    if keys is None:
+        return line
+    return HSplit([line, Window(FormattedTextControl(keys.hints()), height=1)])

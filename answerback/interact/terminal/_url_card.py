@@ -20,7 +20,15 @@ from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
 
-from answerback.interact.terminal._screen import STYLE, key_hints, rich_lines, run_screen
+from answerback.interact.terminal._screen import (
+    STYLE,
+    ServerKeys,
+    foot,
+    key_hints,
+    rich_lines,
+    run_screen,
+    with_server_keys,
+)
 from answerback.interact.terminal._text import clean, verdict_words
 from answerback.urls import RiskLevel, UrlVerdict
 
@@ -45,7 +53,14 @@ _LEVEL_STYLE = {
 class UrlCard:
     """The prompt_toolkit application that asks whether to open one link."""
 
-    def __init__(self, verdict: UrlVerdict, *, message: str, server: str) -> None:
+    def __init__(
+        self,
+        verdict: UrlVerdict,
+        *,
+        message: str,
+        server: str,
+        server_keys: ServerKeys | None = None,
+    ) -> None:
         self.verdict = verdict
         self._message = message
         self._server = server
@@ -56,11 +71,11 @@ class UrlCard:
                 HSplit(
                     [
                         Window(FormattedTextControl(rich_lines(self._card)), wrap_lines=True),
-                        Window(FormattedTextControl(self._foot), height=1),
+                        foot(self._foot, server_keys),
                     ]
                 )
             ),
-            key_bindings=self._bindings(),
+            key_bindings=with_server_keys(self._bindings(), server_keys),
             style=STYLE,
             erase_when_done=True,
         )

@@ -553,7 +553,7 @@ def asking_server() -> MCPServer:
     @server.tool()
     async def book_checked(ctx: Context) -> str:
         result = await ctx.elicit("Book a table", Booking)
-        return result.action
+        return f"booked for {result.data.name}" if result.action == "accept" else result.action
 
     @server.tool()
     async def sign_in(ctx: Context, url: str) -> str:
@@ -803,7 +803,7 @@ async def test_line_mode_declines_and_end_of_input_cancels() -> None:
 async def test_line_mode_answers_a_form_made_from_a_model() -> None:
     out = io.StringIO()
     presenter = LinePresenter(input=lines("Ada", "", "a"), output=out)
-    assert await call(presenter, "book_checked") == "accept"
+    assert await call(presenter, "book_checked") == "booked for Ada"
     assert (
         "Name * (text)\n> Ada\nGuests (whole number) [2]\n> \nSend this answer?" in out.getvalue()
     )
@@ -883,7 +883,7 @@ async def test_line_mode_withdrawn_while_reading_gives_the_line_to_the_next_ques
             keyboard.write("Ada\n\na\n")
             keyboard.flush()
             result = await client.call_tool("book_checked", {})
-    assert result.content == [TextContent(text="accept")]
+    assert result.content == [TextContent(text="booked for Ada")]
 
 
 # -- the docs show what the tests render ------------------------------------------------

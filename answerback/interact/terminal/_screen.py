@@ -2,10 +2,12 @@
 withdrawn, and drawing rich's static output inside it.
 
 A question can go away while a person is looking at it (its call died, its server
-quit). Cancelling a running prompt_toolkit application in the middle of an ``await``
-can leave the terminal in raw mode, so ``run_screen`` never cancels one: it asks the
-application to exit, waits (shielded) until the terminal is restored, and only then
-lets the cancellation through.
+quit). prompt_toolkit cleans up after itself with awaits of its own (it waits for the
+terminal's replies to its cursor-position queries and keeps the keys typed ahead), and
+anyio's cancellation would interrupt each of them: a late reply would then show up as
+garbage in the next prompt. So ``run_screen`` never cancels an application: it asks it
+to exit, waits (shielded) until it has finished, and only then lets the cancellation
+through.
 """
 
 from __future__ import annotations

@@ -123,9 +123,12 @@ async def test_the_stdio_server_sends_prints_and_child_output_to_stderr(
 
 
 @pytest.mark.parametrize("mode", ["legacy", "auto"])
-async def test_a_script_that_never_runs_its_server_says_so(mode: str) -> None:
+async def test_a_script_that_never_runs_its_server_says_so(
+    mode: str, caplog: pytest.LogCaptureFixture
+) -> None:
     server = python(str(FORGOT_RUN_SERVER), stderr="discard")
     error = await connect_and_fail(server, mode)
+    assert [r.getMessage() for r in caplog.records if r.levelno >= logging.WARNING] == []
     assert isinstance(error, ConnectionClosedError)  # what callers caught before
     assert error.exit_code == 0
     assert error.stderr_tail == ["forgetful server: tools registered"]

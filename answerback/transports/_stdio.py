@@ -303,6 +303,10 @@ async def _read_lines(
             await process.wait()
             await child.stderr.finished.wait()
         code = child.exit_code = process.returncode
+        if code is not None and not child.heard:
+            # Only ending the stream: the connect that is waiting fails, and becomes a
+            # ServerExitedError, without a transport error logged ahead of it.
+            return
         how = f"exited with code {code}" if code is not None else "closed its stdout"
         await sink.send(ConnectionClosedError(f"the server process {how}"))
 

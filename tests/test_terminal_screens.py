@@ -60,6 +60,7 @@ from answerback.types import (
     SamplingMessage,
     TextContent,
     Tool,
+    ToolUseContent,
 )
 from answerback.urls import RiskLevel, judge_url
 
@@ -513,6 +514,31 @@ async def test_an_untouched_draft_is_sent_as_the_model_made_it() -> None:
             await driven.type("a", then="A cat.")
             driven.pipe.send_text(CTRL_S)
     assert replies == [await fake_model(sampling_request())]
+
+
+async def test_a_draft_of_tool_calls_is_shown_and_sent_as_drafted() -> None:
+    draft = CreateMessageResult(
+        role="assistant",
+        content=[ToolUseContent(id="call-1", name="zoom", input={"factor": 2})],
+        model="test-model",
+        stop_reason="toolUse",
+    )
+
+    async def model(params: CreateMessageRequestParams) -> CreateMessageResult:
+        return draft
+
+    with terminal():
+        screen = SamplingScreen(sampling_request(), server="everything", sampler=model)
+        replies: list[object] = []
+
+        async def run() -> None:
+            replies.append(await screen.run())
+
+        async with running(screen.application, run) as driven:
+            shown = await driven.type("a", then='[calls tool zoom with {"factor": 2}]')
+            assert "Reply drafted by test-model (tool calls: sent as drafted):" in shown
+            driven.pipe.send_text("typed" + CTRL_S)
+    assert replies == [draft]
 
 
 async def test_without_a_sampler_the_person_types_the_reply() -> None:

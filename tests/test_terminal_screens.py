@@ -772,6 +772,34 @@ async def test_ctrl_x_cancels_all_the_server_asked_and_ctrl_q_mutes_it() -> None
     ]
 
 
+async def test_every_kind_of_screen_is_announced_and_offers_the_server_keys() -> None:
+    opened: list[Application[Any]] = []
+    rich, out = console()
+    presenter = TerminalPresenter(console=rich, on_screen=opened.append)
+    with terminal() as pipe:
+        async with (
+            Broker(presenter) as broker,
+            Client(asking_server(), responder=broker.responder("library")) as client,
+        ):
+            presenter.controls = broker
+            answers: list[str] = []
+            for tool, arguments in [
+                ("book", {}),
+                ("sign_in", {"url": "https://example.com/"}),
+                ("describe", {}),
+            ]:
+                pipe.send_text(CTRL_X)
+                try:
+                    answers.append(answer_text(await client.call_tool(tool, arguments)))
+                except MCPError as exc:
+                    answers.append(exc.message)
+    assert len(opened) == 3
+    assert json.loads(answers[0])["action"] == "cancel"
+    assert answers[1] == "cancel"
+    assert answers[2].startswith(REJECTED)
+    assert out.getvalue().splitlines() == ["library: cancelled everything it asked"] * 3
+
+
 def answer_text(result: CallToolResult) -> str:
     block = result.content[0]
     assert isinstance(block, TextContent)

@@ -137,9 +137,11 @@ class TerminalPresenter:
     async def _present(self, question: Question, keys: ServerKeys | None) -> Answer:
         params = question.params
         if isinstance(params, CreateMessageRequestParams):
-            answer = await SamplingScreen(
-                params, server=question.server, sampler=self.sampler
-            ).run()
+            screen = SamplingScreen(
+                params, server=question.server, sampler=self.sampler, server_keys=keys
+            )
+            self._opening(screen.application)
+            answer = await screen.run()
             outcome = "denied" if isinstance(answer, ErrorData) else "reply sent"
             self._said(question, f"sampling request {outcome}")
             return answer

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Literal
 
-from prompt_toolkit.application import Application
+from prompt_toolkit.application import Application, get_app
 from prompt_toolkit.filters import Condition
 from prompt_toolkit.formatted_text import StyleAndTextTuples
 from prompt_toolkit.key_binding import KeyBindings, KeyPressEvent
@@ -20,6 +20,7 @@ from prompt_toolkit.layout import (
     AnyContainer,
     ConditionalContainer,
     Container,
+    Dimension,
     FormattedTextControl,
     HSplit,
     Layout,
@@ -204,7 +205,15 @@ class FormScreen:
             Window(FormattedTextControl(rich_lines(self._header)), dont_extend_height=True)
         ]
         blocks.extend(self._field_block(field_input) for field_input in self.inputs)
-        body = ScrollablePane(HSplit(blocks), show_scrollbar=False)
+        fields = HSplit(blocks)
+
+        def fields_height() -> Dimension:
+            # As tall as the fields, no taller: the buttons follow them, and a form
+            # taller than the terminal scrolls to the focused field.
+            needed = fields.preferred_height(get_app().output.get_size().columns, 10_000)
+            return Dimension(min=1, max=needed.preferred, preferred=needed.preferred)
+
+        body = ScrollablePane(fields, height=fields_height, show_scrollbar=False)
         buttons = VSplit(
             [
                 Button("Accept", handler=self.accept),
@@ -224,7 +233,14 @@ class FormScreen:
         if required:
             hints.append(("class:hint", "   * required"))
         return HSplit(
-            [body, status, Window(height=1), buttons, foot(lambda: hints, self._server_keys)]
+            [
+                body,
+                status,
+                Window(height=1),
+                buttons,
+                foot(lambda: hints, self._server_keys),
+                Window(),  # takes the rest of the terminal, below everything
+            ]
         )
 
     def _field_block(self, field_input: FieldInput) -> Container:

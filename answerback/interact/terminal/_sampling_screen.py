@@ -94,14 +94,26 @@ class SamplingScreen:
                             FormattedTextControl(rich_lines(self._card)), dont_extend_height=True
                         ),
                         ConditionalContainer(
-                            HSplit([Window(FormattedTextControl(self._reply_label)), self.reply]),
+                            HSplit(
+                                [
+                                    Window(
+                                        FormattedTextControl(self._reply_label),
+                                        dont_extend_height=True,
+                                    ),
+                                    self.reply,
+                                ]
+                            ),
                             filter=reply_shown,
                         ),
                         ConditionalContainer(
-                            Window(FormattedTextControl(lambda: [("class:status", self.status)])),
+                            Window(
+                                FormattedTextControl(lambda: [("class:status", self.status)]),
+                                dont_extend_height=True,
+                            ),
                             filter=Condition(lambda: bool(self.status)),
                         ),
                         foot(self._foot, server_keys),
+                        Window(),  # takes the rest of the terminal, below everything
                     ]
                 )
             ),

@@ -70,8 +70,11 @@ class UrlCard:
             layout=Layout(
                 HSplit(
                     [
-                        Window(FormattedTextControl(rich_lines(self._card)), wrap_lines=True),
+                        Window(
+                            FormattedTextControl(rich_lines(self._card)), dont_extend_height=True
+                        ),
                         foot(self._foot, server_keys),
+                        Window(),  # takes the rest of the terminal, below everything
                     ]
                 )
             ),

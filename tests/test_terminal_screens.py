@@ -108,10 +108,11 @@ def anyio_backend() -> tuple[str, dict[str, Any]]:
     return ASYNCIO
 
 
-def snapshot(app: Application[Any], width: int = 80) -> str:
-    """The text ``app`` shows now, as an ``width``-column terminal would show it."""
+def snapshot(app: Application[Any], width: int = 80, height: int | None = None) -> str:
+    """The text ``app`` shows now, as an ``width``-column terminal would show it, in
+    ``height`` rows (by default, as many as it asks for)."""
     container = app.layout.container
-    height = container.preferred_height(width, 200).preferred
+    height = height or container.preferred_height(width, 200).preferred
     screen = Screen()
     container.write_to_screen(
         screen, MouseHandlers(), WritePosition(0, 0, width, height), "", False, None
@@ -250,6 +251,21 @@ async def test_a_wrong_value_is_shown_at_its_field_and_never_sent_until_it_is_ri
             "reminder": True,
         }
     ]
+
+
+async def test_the_buttons_follow_the_fields_in_a_tall_terminal_and_a_long_form_scrolls() -> None:
+    with terminal():
+        screen = FormScreen(booking(), title="Form", message="Book", server="library")
+        async with running(screen.application, screen.run) as driven:
+            tall = snapshot(driven.app, height=80).splitlines()
+            assert tall[tall.index("  [x] yes") + 3] == "<  Accept  >  < Decline  >  <  Cancel  >"
+            driven.pipe.send_text(TAB * 5)
+            await driven.until(lambda: driven.app.layout.has_focus(screen.inputs[-1].container))
+            short = snapshot(driven.app, height=12)
+            assert "  [x] yes" in short  # the focused field is in view
+            assert "Name *" not in short
+            assert short.endswith("Esc cancel   * required")
+            driven.pipe.send_text(CTRL_C)
 
 
 async def test_choices_are_picked_with_space_in_radio_and_checkbox_lists() -> None:

@@ -101,6 +101,8 @@ PUBLIC_API: dict[str, list[str]] = {
         "REJECTED",
         "Sampler",
         "SamplingScreen",
+        "ServerControls",
+        "ServerKeys",
         "TYPED_BY_PERSON",
         "TerminalPresenter",
         "UrlCard",

@@ -360,6 +360,22 @@ def test_a_muted_server_is_declined_unseen(terminal: Terminal) -> None:
     terminal.wait_for(r"No order \(cancel\)\.")
 
 
+def test_the_form_mutes_its_server_with_ctrl_q(terminal: Terminal) -> None:
+    """The keys every screen offers against a pestering server: Ctrl-Q answers what is
+    on screen and declines the server's next questions unseen."""
+    connect(terminal, TEAROOM)
+    terminal.type("call order_tea")
+    screen = terminal.wait_for(FORM_KEYS)
+    assert "Ctrl-Q mute terminal_server" in screen
+    terminal.keys("C-q")
+    terminal.wait_for(r"No order \((decline|cancel)\)\.")
+    terminal.type("call order_tea")
+    screen = terminal.wait_for(r"No order \(decline\)\.", after=r"answerback> call order_tea")
+    assert FORM_KEYS not in screen.split("answerback> call order_tea")[-1]
+    terminal.type("status")
+    terminal.wait_for(r"connected, muted")
+
+
 def test_a_question_arriving_while_typing_takes_the_screen_and_gives_the_line_back(
     terminal: Terminal, tmp_path: Path
 ) -> None:

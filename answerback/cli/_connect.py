@@ -262,7 +262,9 @@ class Session:
             complete_while_typing=False,
         )
         self.seat = PromptSeat(self.prompt)
-        self.broker = Broker(SeatedPresenter(TerminalPresenter(console=self.console), self.seat))
+        presenter = TerminalPresenter(console=self.console)
+        self.broker = Broker(SeatedPresenter(presenter, self.seat))
+        presenter.controls = self.broker  # Ctrl-X: cancel all from a server; Ctrl-Q: mute it
         self.jobs = 0
         self.task_group: TaskGroup | None = None
 
@@ -648,7 +650,9 @@ async def call_at_terminal(
     target: Target, roots: Roots, args: argparse.Namespace, out: Console, err: Console
 ) -> int:
     """``answerback call`` with a person at the keyboard: questions on the terminal."""
-    async with Broker(TerminalPresenter()) as broker:
+    presenter = TerminalPresenter()
+    async with Broker(presenter) as broker:
+        presenter.controls = broker
         responder = one_shot_responder(
             target, roots, None, err, lambda name: broker.responder(name, roots=roots)
         )

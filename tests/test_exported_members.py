@@ -130,6 +130,8 @@ PUBLIC_API: dict[str, list[str]] = {
         "ElicitationResult",
         "FormSchemaError",
         "MCPServer",
+        "SampleResult",
+        "SamplingLoopError",
         "ServerSession",
         "UrlElicitationResult",
         "form_schema",

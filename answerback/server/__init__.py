@@ -12,6 +12,7 @@ from answerback.server._context import (
     UrlElicitationResult,
 )
 from answerback.server._form_schema import form_schema
+from answerback.server._sampling import SampleResult, SamplingLoopError
 from answerback.server._server import MCPServer
 from answerback.server._session import ServerSession
 
@@ -24,6 +25,8 @@ __all__ = [
     "ElicitationResult",
     "FormSchemaError",
     "MCPServer",
+    "SampleResult",
+    "SamplingLoopError",
     "ServerSession",
     "UrlElicitationResult",
     "form_schema",

@@ -14,7 +14,10 @@ run queue on purpose), and each must still find its own answer. A tool that asks
 something different on a retry is asked anew rather than handed a stale answer.
 
 Re-running also repeats the notifications (log messages, progress) sent before the
-question; ``AlreadySent`` keys them the same way so each reaches the client once.
+question; ``AlreadySent`` keys them the same way so each reaches the client once. And it
+would repeat work whose result later questions are built from (the tools a sampled model
+called): ``Memo`` keeps such results in the sealed state, so a re-run asks the very same
+questions again and does that work once.
 """
 
 from __future__ import annotations
@@ -191,6 +194,38 @@ class AlreadySent:
             elif len(merged) < MAX_REMEMBERED_NOTIFICATIONS:
                 merged[digest] = count
         return merged
+
+
+class Memo:
+    """2026-07-28: results a tool computed in earlier rounds of this request.
+
+    ``ctx.sample`` runs the tools its model calls and sends their results in the next
+    question. A re-run that computed them again would ask a different question whenever
+    a tool is not perfectly repeatable (a clock, a database), so the recorded answer would
+    never match, and a tool with side effects would act once per round. Keyed like
+    questions; the values travel in the sealed state.
+    """
+
+    def __init__(self, earlier: dict[str, JSONObject]) -> None:
+        self._earlier = earlier
+        self._occurrences = _Occurrences()
+        self._new: dict[str, JSONObject] = {}
+
+    async def once(
+        self, what: str, params: JSONObject, compute: Callable[[], Awaitable[JSONObject]]
+    ) -> JSONObject:
+        """What ``compute()`` gave for this ``what`` and ``params`` in an earlier round,
+        or its result now (kept only if it returns: a failure is computed again)."""
+        digest = content_digest(what, params)
+        key = f"{what}-{self._occurrences.next(digest)}-{digest}"
+        kept = self._earlier.get(key)
+        if kept is None:
+            kept = self._new[key] = await compute()
+        return kept
+
+    def record(self) -> dict[str, JSONObject]:
+        """What the next round's state carries: everything kept so far."""
+        return {**self._earlier, **self._new}
 
 
 class _Occurrences:

@@ -20,7 +20,14 @@ import pydantic_core
 
 from answerback.jsonrpc import Envelope, IncomingRequest, JSONObject
 from answerback.jsonrpc._endpoint import as_object
-from answerback.server._asking import AlreadySent, InputNeeded, LiveAsker, ReplayAsker, settle
+from answerback.server._asking import (
+    AlreadySent,
+    InputNeeded,
+    LiveAsker,
+    Memo,
+    ReplayAsker,
+    settle,
+)
 from answerback.server._context import Context
 from answerback.server._request_state import PREFIX as STATE_PREFIX
 from answerback.server._request_state import StateSeal
@@ -334,10 +341,13 @@ class Connection:
         groups from a task group inside the tool are taken apart (``settle``), so a
         question asked in a task still ends the round, in either era.
         """
+        tools = self.registry.tools
+        redact = self.server.redacts_errors(request)
         if not client.modern:
+            session = ServerSession(client, request, LiveAsker(request))
             try:
                 return await run(
-                    Context(ServerSession(client, request, LiveAsker(request)), request)
+                    Context(session, request, server_tools=tools, redact_errors=redact)
                 )
             except BaseExceptionGroup as raised:
                 failure = settle(raised)
@@ -352,14 +362,18 @@ class Connection:
                 "Invalid params: inputResponses must be an object of answers keyed as the "
                 "input requests were."
             )
-        answers, sent = _recorded_state(seal, request_state, raw_responses)
+        answers, sent, kept = _recorded_state(seal, request_state, raw_responses)
         already_sent = AlreadySent(sent)
+        memo = Memo(kept)
         context = Context(
             ServerSession(client, request, ReplayAsker(answers), already_sent),
             request,
             input_responses=raw_responses,
             request_state=request_state,
             state_seal=seal,
+            server_tools=tools,
+            redact_errors=redact,
+            memo=memo,
         )
         try:
             return await run(context)
@@ -375,6 +389,7 @@ class Connection:
             "answers": answers,
             "asked": {question.key: question.method for question in questions},
             "sent": already_sent.record(),
+            "kept": memo.record(),
         }
         return InputRequiredResult.model_validate(
             {
@@ -486,12 +501,12 @@ _PRE_INIT = frozenset({"initialize", "ping"})
 
 def _recorded_state(
     seal: StateSeal, request_state: str | None, input_responses: JSONObject | None
-) -> tuple[dict[str, JSONObject], dict[str, int]]:
+) -> tuple[dict[str, JSONObject], dict[str, int], dict[str, JSONObject]]:
     """The answers so far: those sealed in the state plus this retry's responses to the
     questions the state says were asked (unasked keys are ignored, as the spec says);
-    and the notifications earlier rounds sent."""
+    the notifications earlier rounds sent; and what they kept in their ``Memo``."""
     if request_state is None or not request_state.startswith(STATE_PREFIX):
-        return {}, {}
+        return {}, {}, {}
     state = seal.open(request_state)
     answers: dict[str, JSONObject] = dict(state.get("answers") or {})
     asked: dict[str, str] = state.get("asked") or {}
@@ -500,7 +515,8 @@ def _recorded_state(
         if response is not None:
             answers[key] = _check_input_response(key, method, response)
     sent: dict[str, int] = state.get("sent") or {}
-    return answers, sent
+    kept: dict[str, JSONObject] = state.get("kept") or {}
+    return answers, sent, kept
 
 
 def _first_problem(exc: Exception) -> str:

@@ -1,12 +1,14 @@
 """``Context``: what a tool gets when it declares a parameter annotated ``Context``.
 
 It is the tool's line back to the client during one request: ask the user
-(``elicit``), log, report progress, and reach the client session itself
-(``ctx.session``) for sampling, roots and capability checks.
+(``elicit``), borrow the client's model (``sample``, with a tool loop), log, report
+progress, and reach the client session itself (``ctx.session``) for roots and
+capability checks.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Generic, Literal, TypeVar, cast
 
@@ -14,11 +16,30 @@ from pydantic import BaseModel
 
 from answerback.forms import AnswerError, validate_answer
 from answerback.jsonrpc import IncomingRequest, RequestId
+from answerback.server._asking import Memo
 from answerback.server._form_schema import form_schema
 from answerback.server._request_state import INVALID_STATE_MESSAGE, StateSeal
+from answerback.server._sampling import (
+    SampleResult,
+    SamplingTools,
+    ToolRunner,
+    as_messages,
+    offered_tools,
+    sample_with_tools,
+)
 from answerback.server._session import ServerSession
+from answerback.server._tools import RegisteredTool
 from answerback.transports import StreamControl
-from answerback.types import InvalidParamsError, LoggingLevel
+from answerback.types import (
+    CreateMessageResult,
+    IncludeContext,
+    InvalidParamsError,
+    LoggingLevel,
+    ModelPreferences,
+    SamplingMessage,
+    Tool,
+    ToolChoice,
+)
 
 ModelT = TypeVar("ModelT", bound=BaseModel)
 
@@ -69,12 +90,20 @@ class Context:
         input_responses: dict[str, Any] | None = None,
         request_state: str | None = None,
         state_seal: StateSeal | None = None,
+        server_tools: Mapping[str, RegisteredTool] | None = None,
+        redact_errors: bool = False,
+        memo: Memo | None = None,
     ) -> None:
         self._session = session
         self._request = request
         self._input_responses = input_responses
         self._request_state = request_state
         self._state_seal = state_seal
+        self._server_tools = server_tools or {}
+        self._redact_errors = redact_errors
+        """Whether a failing tool's text is kept from the client (``error_details``)."""
+        self._memo = memo
+        """2026-07-28: what earlier rounds computed (the results of sampled tool calls)."""
 
     @property
     def session(self) -> ServerSession:
@@ -163,6 +192,77 @@ class Context:
         if result.action == "decline":
             return DeclinedElicitation()
         return CancelledElicitation()
+
+    async def sample(
+        self,
+        messages: str | SamplingMessage | Sequence[SamplingMessage],
+        *,
+        max_tokens: int = 1024,
+        system_prompt: str | None = None,
+        temperature: float | None = None,
+        stop_sequences: Sequence[str] | None = None,
+        model_preferences: ModelPreferences | None = None,
+        include_context: IncludeContext | None = None,
+        metadata: dict[str, Any] | None = None,
+        tools: SamplingTools | None = None,
+        tool_choice: Literal["auto", "required", "none"] | ToolChoice | None = None,
+        max_rounds: int = 8,
+    ) -> SampleResult:
+        """Ask the client's language model to continue ``messages`` (a string is one
+        user message), running the tools it calls, and return its final answer with the
+        whole conversation (``.text``, ``.result``, ``.messages``).
+
+        ``tools`` offers the model tools: functions (described as ``@mcp.tool()`` would
+        describe them; a ``Context`` parameter gets this context), names of this
+        server's tools, or ``True`` for all of them but the one calling. The client must
+        have declared ``sampling.tools``; otherwise this raises ``MCPError`` naming the
+        capability, before anything is sent. While the model calls tools, each is run
+        (one that fails is reported to the model as an ``isError`` result) and the model
+        asked again, at most ``max_rounds`` requests in all; the last says ``toolChoice:
+        none``, and a model that calls tools even then raises ``SamplingLoopError``.
+        ``tool_choice`` applies to the other rounds ("required" to the first only).
+
+        On 2026-07-28 each request is a round of ``InputRequiredResult`` and your tool
+        runs again from the start on every retry: answers and tool results of earlier
+        rounds are replayed, not asked or run again, but your own code before this call
+        runs each round. A client caps its rounds as well (answerback's
+        ``input_required_max_rounds``, 10 by default).
+        """
+        choice = ToolChoice(mode=tool_choice) if isinstance(tool_choice, str) else tool_choice
+        calling: object = (self._request.params or {}).get("name")
+        offered = offered_tools(
+            tools,
+            self._server_tools,
+            calling=calling
+            if self._request.method == "tools/call" and isinstance(calling, str)
+            else None,
+            context_type=Context,
+        )
+        if choice is not None and not offered:
+            raise ValueError("ctx.sample: tool_choice needs tools to choose from; pass tools=.")
+        runner = None
+        if offered:
+            runner = ToolRunner(offered, self, redact=self._redact_errors, memo=self._memo)
+
+        async def ask(
+            conversation: list[SamplingMessage], tools: list[Tool] | None, choice: ToolChoice | None
+        ) -> CreateMessageResult:
+            return await self._session.create_message(
+                conversation,
+                max_tokens=max_tokens,
+                system_prompt=system_prompt,
+                temperature=temperature,
+                stop_sequences=list(stop_sequences) if stop_sequences is not None else None,
+                metadata=metadata,
+                model_preferences=model_preferences,
+                include_context=include_context,
+                tools=tools,
+                tool_choice=choice,
+            )
+
+        return await sample_with_tools(
+            ask, as_messages(messages), runner, tool_choice=choice, max_rounds=max_rounds
+        )
 
     def close_sse_stream(self) -> bool:
         """Over legacy streamable HTTP, end this request's SSE response early; the client

@@ -26,6 +26,7 @@ from answerback.types import (
     ElicitRequestURLParams,
     ElicitResult,
     Implementation,
+    IncludeContext,
     ListRootsResult,
     LoggingLevel,
     LoggingMessageNotificationParams,
@@ -140,11 +141,14 @@ class ServerSession:
         model_preferences: ModelPreferences | None = None,
         tools: list[Tool] | None = None,
         tool_choice: ToolChoice | None = None,
+        include_context: IncludeContext | None = None,
     ) -> CreateMessageResult:
-        """Ask the client's model to continue ``messages`` (sampling).
+        """Ask the client's model to continue ``messages`` (sampling); prefer
+        ``Context.sample``, which also runs the tools the model calls.
 
         ``tools``/``tool_choice`` are sent only to a client that declared
-        ``sampling.tools``; the tool-use/tool-result pairing rules are checked first.
+        ``sampling.tools``, ``include_context`` other than "none" only to one that declared
+        ``sampling.context``; the tool-use/tool-result pairing rules are checked first.
         """
         check_tool_balance(messages)
         with_tools = tools is not None or tool_choice is not None
@@ -158,12 +162,14 @@ class ServerSession:
             model_preferences=model_preferences,
             tools=tools,
             tool_choice=tool_choice,
+            include_context=include_context,
         )
+        with_context = include_context in ("thisServer", "allServers")
         return await self._ask(
             "sampling/createMessage",
             params,
             CreateMessageResult,
-            lambda: self._may_sample(with_tools=with_tools),
+            lambda: self._may_sample(with_tools=with_tools, with_context=with_context),
         )
 
     def _may_sample(self, *, with_tools: bool, with_context: bool = False) -> None:

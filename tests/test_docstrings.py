@@ -23,6 +23,7 @@ PACKAGES = [
     "answerback.client",
     "answerback.forms",
     "answerback.interact",
+    "answerback.interact.sampling",
     "answerback.interact.terminal",
     "answerback.jsonrpc",
     "answerback.server",

@@ -164,7 +164,7 @@ class ModelSampler:
             grant = self.policy.admit(server, params)
         except SamplingRefused as refused:
             self._log(
-                "request", server, number, request_id=request_id,
+                "request", server, number, requestId=request_id,
                 outcome="refused", code=refused.error.code, message=refused.error.message,
                 requestedMaxTokens=params.max_tokens,
             )  # fmt: skip
@@ -173,7 +173,7 @@ class ModelSampler:
         try:
             run = await self._with_context(server, grant.params)
             self._log(
-                "request", server, number, request_id=request_id, outcome="admitted",
+                "request", server, number, requestId=request_id, outcome="admitted",
                 model=choice.model.name, why=choice.reason, maxTokens=grant.max_tokens,
                 requestedMaxTokens=grant.requested_max_tokens, capped=grant.capped,
                 messages=len(run.messages), tools=len(run.tools or []) or None,

@@ -160,7 +160,7 @@ def test_roots_are_the_current_directory_and_every_root_given(tmp_path: Path) ->
     done = answerback("call", ASKING, "list_my_roots", "--root", str(tmp_path), "--json")
     assert done.returncode == 0
     listed = json.loads(done.stdout)["structuredContent"]["result"]
-    assert listed == [f"main={REPO.as_uri()}", f"{tmp_path.name}={tmp_path.as_uri()}"]
+    assert listed == [f"{REPO.name}={REPO.as_uri()}", f"{tmp_path.name}={tmp_path.as_uri()}"]
 
 
 @pytest.mark.parametrize(

@@ -319,8 +319,7 @@ class Session:
             self.say(f"[red]{escape(str(failure(server.target, exc)))}[/]")
             return
         server.client = client
-        if client.session.modern_version is None:
-            self.roots.watch(client.send_roots_list_changed)
+        self.roots.attach(client)
         self.say(
             f"Connected to [bold]{escape(server.name)}[/] ({escape(client.server_info.name)} "
             f"{escape(client.server_info.version)}, protocol {client.protocol_version})"

@@ -3,7 +3,7 @@
 ``Broker`` queues the questions of every server a host is connected to and shows them
 one at a time through a ``Presenter`` (``answerback.interact.terminal`` has the
 terminal ones), naming the server that asks. ``Roots`` is the live list of directories
-the person grants to every server.
+the person grants to every server (announced to each when it changes).
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from answerback.interact._broker import (
     BrokerResponder,
 )
 from answerback.interact._questions import Answer, Presenter, Question, QuestionKind
-from answerback.interact._roots import Roots
+from answerback.interact._roots import RootRefusedError, Roots
 
 __all__ = [
     "CALL_ENDED",
@@ -31,6 +31,7 @@ __all__ = [
     "Presenter",
     "Question",
     "QuestionKind",
+    "RootRefusedError",
     "Roots",
 ]
 

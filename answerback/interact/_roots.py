@@ -1,39 +1,69 @@
 """``Roots``: the directories a person lets servers work in, as one live list.
 
-Roots belong to the person, not to one connection: a terminal session with three servers
-grants the same directories to all of them, and when the person adds or removes one,
-every server must hear it (``notifications/roots/list_changed``) so it asks again. This
-list is that shared state; each connection registers how it announces a change.
+Roots belong to the person, not to one connection: a host with three servers grants the
+same directories to all of them, and when the person adds or removes one, every server
+must learn it. How depends on the era each connection speaks: a 2025-11-25 server is
+sent ``notifications/roots/list_changed`` and asks again; a 2026-07-28 server has no
+session to notify, and simply gets the current list the next time it asks (the answer
+is built from this list each time). This list is that shared state.
 """
 
 from __future__ import annotations
 
 import logging
 import os
+import weakref
 from collections.abc import Awaitable, Callable, Iterable
 from pathlib import Path
 
-from answerback.client import ClientRequestContext
-from answerback.types import ErrorData, ListRootsResult, Root
+from answerback.client import Client, ClientRequestContext, ClientSession
+from answerback.types import ConnectionClosedError, ErrorData, ListRootsResult, Root
+from answerback.urls import file_uri_to_path, path_to_file_uri
 
 logger = logging.getLogger("answerback.interact")
 
 Announce = Callable[[], Awaitable[None]]
-"""Tells one server the roots changed (for a ``Client``: its ``send_roots_list_changed``)."""
+"""Tells someone the roots changed (a user interface refreshing its list, say)."""
+
+Confirm = Callable[[Path], Awaitable[bool]]
+"""Asks the person whether a new directory may be exposed to servers."""
+
+LIST_CHANGED = "notifications/roots/list_changed"
+
+
+class RootRefusedError(Exception):
+    """The person said no (the ``confirm`` hook returned false): the root was not added."""
 
 
 class Roots:
-    """A live list of root directories, announced to every watcher when it changes.
+    """A live list of root directories, announced to every connected server on change.
 
-    ``Roots()`` holds the current directory; ``Roots([a, b])`` exactly those. Paths are
-    kept absolute and resolved, so adding the same directory twice keeps it once.
+    ``Roots()`` holds the current directory; ``Roots([a, b])`` exactly those (given by
+    the host, so not put to ``confirm``). Each entry is a path or a ``file://`` URI; it
+    is kept absolute and resolved (``~`` expanded, a relative path taken against the
+    current directory at the time it is added, symbolic links followed), so adding the
+    same directory twice keeps it once. A root must be an existing directory: a path
+    that does not exist yet cannot be resolved, and would mean something else once a
+    link is created there.
+
+    ``confirm``, if given, is awaited with each new directory before ``add`` exposes it;
+    false raises ``RootRefusedError`` and leaves the list as it was.
     """
 
-    def __init__(self, paths: Iterable[str | os.PathLike[str]] | None = None) -> None:
+    def __init__(
+        self,
+        paths: Iterable[str | os.PathLike[str]] | None = None,
+        *,
+        confirm: Confirm | None = None,
+    ) -> None:
         self._paths: list[Path] = []
         self._watchers: list[Announce] = []
+        self._sessions: weakref.WeakSet[ClientSession] = weakref.WeakSet()
+        self._confirm = confirm
         for path in [Path.cwd()] if paths is None else paths:
-            self._add(path)
+            resolved = _directory(path)
+            if resolved not in self._paths:
+                self._paths.append(resolved)
 
     @property
     def paths(self) -> list[Path]:
@@ -43,13 +73,29 @@ class Roots:
     def as_roots(self) -> list[Root]:
         """The list as MCP ``Root`` objects (``file://`` URIs named after the directory)."""
         return [
-            Root.model_validate({"uri": p.as_uri(), "name": p.name or str(p)}) for p in self._paths
+            Root.model_validate({"uri": path_to_file_uri(p), "name": p.name or str(p)})
+            for p in self._paths
         ]
 
     async def list_roots(self, context: ClientRequestContext) -> ListRootsResult | ErrorData:
         """Answers ``roots/list``: usable as a ``list_roots_callback`` or a responder's
-        ``list_roots``."""
+        ``list_roots``. The asking connection is attached (see ``attach``): a server
+        that has the list hears when it changes, however the host wired this in."""
+        self._sessions.add(context.session)
         return ListRootsResult(roots=self.as_roots())
+
+    def attach(self, client: Client) -> Callable[[], None]:
+        """Announce every change to ``client``'s server from now on; returns the
+        function that stops it.
+
+        A 2025-11-25 server is sent ``notifications/roots/list_changed``; a 2026-07-28
+        one is sent nothing (it gets the current list whenever it asks). A client that
+        has closed is dropped at the next change. Attach once connected (inside its
+        ``async with``); any number of clients may share one ``Roots``.
+        """
+        session = client.session
+        self._sessions.add(session)
+        return lambda: self._sessions.discard(session)
 
     def watch(self, announce: Announce) -> Callable[[], None]:
         """Call ``announce`` after every change; returns the function that stops it."""
@@ -62,15 +108,26 @@ class Roots:
         return unwatch
 
     async def add(self, path: str | os.PathLike[str]) -> Path:
-        """Add a directory (it must exist) and announce the change; returns it resolved.
-        Adding one already there changes nothing and announces nothing."""
-        resolved, added = self._add(path)
-        if added:
-            await self._announce()
+        """Add a directory (a path or a ``file://`` URI; it must exist), asking
+        ``confirm`` first, and announce the change; returns it resolved. Adding one
+        already there changes, asks and announces nothing.
+
+        ``ValueError`` if it is not an existing directory; ``RootRefusedError`` if the
+        person refused it."""
+        resolved = _directory(path)
+        if resolved in self._paths:
+            return resolved
+        if self._confirm is not None and not await self._confirm(resolved):
+            raise RootRefusedError(f"{resolved} was not added as a root: the person refused it.")
+        if resolved in self._paths:  # added meanwhile, by another add() awaiting confirm
+            return resolved
+        self._paths.append(resolved)
+        await self._announce()
         return resolved
 
     async def remove(self, path: str | os.PathLike[str]) -> Path:
-        """Remove a directory and announce the change; ``ValueError`` if it is not a root."""
+        """Remove a directory (path or ``file://`` URI) and announce the change;
+        ``ValueError`` if it is not a root."""
         resolved = _resolved(path)
         if resolved not in self._paths:
             listed = ", ".join(str(p) for p in self._paths) or "none"
@@ -79,18 +136,17 @@ class Roots:
         await self._announce()
         return resolved
 
-    def _add(self, path: str | os.PathLike[str]) -> tuple[Path, bool]:
-        """The path resolved, and whether it was new (a path on a local disk: quick)."""
-        resolved = _resolved(path)
-        if not resolved.is_dir():
-            raise ValueError(f"{path} is not a directory: a root must be an existing directory.")
-        if resolved in self._paths:
-            return resolved, False
-        self._paths.append(resolved)
-        return resolved, True
-
     async def _announce(self) -> None:
-        """Tell every watcher; one server that cannot hear it does not stop the others."""
+        """Tell every server and watcher; one that cannot hear it does not stop the others."""
+        for session in list(self._sessions):
+            if session.modern_version is not None:
+                continue  # 2026-07-28: no session to notify; the next answer is current
+            try:
+                await session.send_notification(LIST_CHANGED)
+            except ConnectionClosedError:
+                self._sessions.discard(session)
+            except Exception as exc:
+                logger.warning("could not tell a server the roots changed: %s", exc)
         for announce in list(self._watchers):
             try:
                 await announce()
@@ -99,4 +155,19 @@ class Roots:
 
 
 def _resolved(path: str | os.PathLike[str]) -> Path:
-    return Path(path).expanduser().resolve()
+    """A path or ``file://`` URI as an absolute, resolved local path."""
+    text = os.fspath(path)
+    if text[:5].lower() == "file:":
+        return Path(file_uri_to_path(text)).resolve()
+    return Path(text).expanduser().resolve()
+
+
+def _directory(path: str | os.PathLike[str]) -> Path:
+    resolved = _resolved(path)
+    if not resolved.is_dir():
+        why = "it is a file" if resolved.exists() else "it does not exist"
+        raise ValueError(
+            f"{path} is not a directory ({why}): a root must be an existing directory. "
+            "Create it first, or grant the directory that holds it."
+        )
+    return resolved

@@ -12,6 +12,7 @@ from answerback.server._context import (
     UrlElicitationResult,
 )
 from answerback.server._form_schema import form_schema
+from answerback.server._roots_guard import PathOutsideRootsError
 from answerback.server._sampling import SampleResult, SamplingLoopError
 from answerback.server._server import MCPServer
 from answerback.server._session import ServerSession
@@ -25,6 +26,7 @@ __all__ = [
     "ElicitationResult",
     "FormSchemaError",
     "MCPServer",
+    "PathOutsideRootsError",
     "SampleResult",
     "SamplingLoopError",
     "ServerSession",

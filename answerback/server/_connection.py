@@ -31,6 +31,7 @@ from answerback.server._asking import (
 from answerback.server._context import Context
 from answerback.server._request_state import PREFIX as STATE_PREFIX
 from answerback.server._request_state import StateSeal
+from answerback.server._roots_guard import RootsCache
 from answerback.server._session import LOG_LEVELS, ClientState, ServerSession
 from answerback.server._tools import tool_error_result
 from answerback.types import (
@@ -98,6 +99,9 @@ class Connection:
         self.legacy_client: ClientState | None = None
         self.subscriptions: set[str] = set()
         self.notify: Callable[[str, JSONObject | None], Awaitable[None]] | None = None
+        self.roots_cache = RootsCache()
+        """The legacy client's roots as ``ctx.roots`` last listed them (until it says
+        they changed); 2026-07-28 requests each keep their own."""
         """Sends a notification on this connection (set once it is serving)."""
 
     # -- dispatch --------------------------------------------------------------------
@@ -126,7 +130,9 @@ class Connection:
     async def notification(self, method: str, params: JSONObject | None, _: Envelope) -> None:
         if method == "notifications/initialized" and self.legacy_client is not None:
             self.legacy_client.initialized = True
-        elif method != "notifications/roots/list_changed":
+        elif method == "notifications/roots/list_changed":
+            self.roots_cache.forget()
+        else:
             logger.debug("ignored notification %r", method)
 
     # -- lifecycle and discovery -----------------------------------------------------
@@ -347,7 +353,13 @@ class Connection:
             session = ServerSession(client, request, LiveAsker(request))
             try:
                 return await run(
-                    Context(session, request, server_tools=tools, redact_errors=redact)
+                    Context(
+                        session,
+                        request,
+                        server_tools=tools,
+                        redact_errors=redact,
+                        roots_cache=self.roots_cache,
+                    )
                 )
             except BaseExceptionGroup as raised:
                 failure = settle(raised)

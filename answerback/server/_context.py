@@ -2,14 +2,17 @@
 
 It is the tool's line back to the client during one request: ask the user
 (``elicit``), borrow the client's model (``sample``, with a tool loop), log, report
-progress, and reach the client session itself (``ctx.session``) for roots and
+progress, list the client's roots (``roots``) and keep file paths inside them
+(``resolve_path``), and reach the client session itself (``ctx.session``) for
 capability checks.
 """
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, Generic, Literal, TypeVar, cast
 
 from pydantic import BaseModel
@@ -19,6 +22,7 @@ from answerback.jsonrpc import IncomingRequest, RequestId
 from answerback.server._asking import Memo
 from answerback.server._form_schema import form_schema
 from answerback.server._request_state import INVALID_STATE_MESSAGE, StateSeal
+from answerback.server._roots_guard import RootsCache, resolve_within, root_paths
 from answerback.server._sampling import (
     SampleResult,
     SamplingTools,
@@ -36,6 +40,7 @@ from answerback.types import (
     InvalidParamsError,
     LoggingLevel,
     ModelPreferences,
+    Root,
     SamplingMessage,
     Tool,
     ToolChoice,
@@ -93,6 +98,7 @@ class Context:
         server_tools: Mapping[str, RegisteredTool] | None = None,
         redact_errors: bool = False,
         memo: Memo | None = None,
+        roots_cache: RootsCache | None = None,
     ) -> None:
         self._session = session
         self._request = request
@@ -103,6 +109,8 @@ class Context:
         self._redact_errors = redact_errors
         """Whether a failing tool's text is kept from the client (``error_details``)."""
         self._memo = memo
+        self._roots_cache = roots_cache if roots_cache is not None else RootsCache()
+        """The connection's roots cache (legacy), or this request's own (2026-07-28)."""
         """2026-07-28: what earlier rounds computed (the results of sampled tool calls)."""
 
     @property
@@ -263,6 +271,24 @@ class Context:
         return await sample_with_tools(
             ask, as_messages(messages), runner, tool_choice=choice, max_rounds=max_rounds
         )
+
+    async def roots(self) -> list[Root]:
+        """The roots the client grants, asked once and then cached: for the connection
+        until the client says they changed (2025-11-25), or for this request
+        (2026-07-28, which asks through one extra round). The client must declare the
+        roots capability (else ``MCPError``, as ``ctx.session.list_roots`` raises)."""
+        return await self._roots_cache.get(self._session)
+
+    async def resolve_path(self, path: str | os.PathLike[str]) -> Path:
+        """``path`` (absolute, a ``file://`` URI, or relative to the first root
+        directory) resolved for real, if it lies inside one of the client's roots.
+
+        ``..`` that climbs out of a root, a symbolic link leading outside, and any
+        other path outside every root raise ``PathOutsideRootsError``: let it propagate
+        and the client sees a tool error naming the path and the roots. The guard is
+        this server's own rule (the specification does not require it; in 2026-07-28
+        roots are only informational)."""
+        return resolve_within(path, root_paths(await self.roots()))
 
     def close_sse_stream(self) -> bool:
         """Over legacy streamable HTTP, end this request's SSE response early; the client

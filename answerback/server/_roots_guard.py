@@ -1,0 +1,142 @@
+"""The roots path guard: a path a tool is handed must lie inside a root the client granted.
+
+A tool that takes a file name from a model must not read ``../../.ssh/id_rsa`` because
+the model wrote it, nor follow a link planted inside a project to ``/etc``. The client
+says which directories it grants (its roots); ``ctx.resolve_path`` resolves a path or
+``file://`` URI for real (``..`` collapsed, every existing symbolic link followed) and
+accepts it only if the result is inside one of them. It is the server's own safety
+rule, enforced on its own machine: in 2026-07-28 roots are only informational, and
+nothing obliges a server to honour them; a server that does, does so here.
+
+What is cached where: on a 2025-11-25 connection the list is asked once and kept for
+the connection (its session) until the client sends
+``notifications/roots/list_changed``. A 2026-07-28 request has no session to keep it
+in: it is asked once per request (one extra round, through ``InputRequiredResult``)
+and kept for the rest of that request only.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from answerback.server._session import ServerSession
+from answerback.types import Root
+from answerback.urls import file_uri_to_path
+
+
+class PathOutsideRootsError(Exception):
+    """A path lies outside every root the client granted (through ``..``, a symbolic
+    link, or plainly). Let it propagate from a tool: the client gets a tool error that
+    says which path was refused and which roots there are."""
+
+    def __init__(self, message: str, *, path: str, roots: Sequence[str]) -> None:
+        super().__init__(message)
+        self.path = path
+        """The path as the tool was given it."""
+        self.roots = list(roots)
+        """The roots it was checked against (local paths)."""
+
+
+@dataclass(slots=True)
+class RootsCache:
+    """The client's roots as last listed, and a count of the changes announced since
+    the cache began (a listing that straddles a change is used but not kept)."""
+
+    roots: list[Root] | None = None
+    changes: int = field(default=0)
+
+    def forget(self) -> None:
+        """The client said its roots changed: ask again next time."""
+        self.roots = None
+        self.changes += 1
+
+    async def get(self, session: ServerSession) -> list[Root]:
+        """The cached list, or the client's answer to ``roots/list`` (then cached)."""
+        if self.roots is not None:
+            return list(self.roots)
+        changes = self.changes
+        roots = (await session.list_roots()).roots
+        if self.changes == changes:
+            self.roots = roots
+        return list(roots)
+
+
+def root_paths(roots: Sequence[Root]) -> list[Path]:
+    """The roots that are directories or files on this machine, resolved (links
+    followed), in the client's order. Others (another scheme, another host, a URI this
+    machine cannot read) guard nothing here and are left out."""
+    paths: list[Path] = []
+    for root in roots:
+        try:
+            local = Path(file_uri_to_path(str(root.uri)))
+        except ValueError:
+            continue
+        paths.append(local.resolve())
+    return paths
+
+
+def resolve_within(path: str | os.PathLike[str], roots: Sequence[Path]) -> Path:
+    """``path`` resolved (``..`` collapsed, symbolic links followed), if the result lies
+    inside one of ``roots``; ``PathOutsideRootsError`` otherwise.
+
+    ``path`` is an absolute path, a ``file://`` URI, or a path relative to the first
+    root that is a directory. A root may be a single file: then only that file is
+    inside it. The check is made when called: a link created afterwards is not seen,
+    so open what this returns promptly.
+    """
+    given = os.fspath(path)
+    listed = [str(root) for root in roots]
+    shown = ", ".join(listed) or "none"
+    if not roots:
+        raise PathOutsideRootsError(
+            f"Refusing {given!r}: the client granted no roots, so no path is allowed. "
+            "Add a root in the client first.",
+            path=given,
+            roots=listed,
+        )
+    if given[:5].lower() == "file:":
+        try:
+            candidate = Path(file_uri_to_path(given))
+        except ValueError as exc:
+            raise PathOutsideRootsError(
+                f"Refusing {given!r}: {exc}", path=given, roots=listed
+            ) from None
+    else:
+        candidate = Path(given)
+    if "\x00" in str(candidate):
+        raise PathOutsideRootsError(
+            f"Refusing {given!r}: a path cannot contain a NUL byte.", path=given, roots=listed
+        )
+    if not candidate.is_absolute():
+        base = next((root for root in roots if root.is_dir()), None)
+        if base is None:
+            raise PathOutsideRootsError(
+                f"Refusing the relative path {given!r}: no root is a directory to resolve "
+                f"it against (the roots are: {shown}). Give an absolute path.",
+                path=given,
+                roots=listed,
+            )
+        candidate = base / candidate
+    resolved = candidate.resolve()
+    if _inside(resolved, roots):
+        return resolved
+    lexical = Path(os.path.normpath(candidate))
+    if _inside(lexical, roots):
+        why = "goes through a symbolic link that leads outside every root"
+    elif ".." in candidate.parts and _inside(candidate, roots):
+        why = "climbs out of its root through '..'"
+    else:
+        why = "is outside every root"
+    raise PathOutsideRootsError(
+        f"Refusing {given!r}: it {why} (the roots are: {shown}). Use a path inside one "
+        "of the roots, or ask the person to add a root for it.",
+        path=given,
+        roots=listed,
+    )
+
+
+def _inside(path: Path, roots: Sequence[Path]) -> bool:
+    return any(path == root or path.is_relative_to(root) for root in roots)

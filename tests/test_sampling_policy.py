@@ -456,7 +456,7 @@ async def test_a_server_samples_through_the_policy(asking: Any, mode: str) -> No
         with pytest.raises(MCPError) as refused:
             await client.call_tool("ask_model")
     assert refused.value.error.code == RATE_LIMITED
-    assert "rate limit reached (1 requests per 60 s for 'asking')" in str(refused.value)
+    assert "rate limit reached (1 request per 60 s for 'asking')" in str(refused.value)
     [(_, params)] = provider.asked
     assert params.max_tokens == 30  # the server asked for 50
     assert params.system_prompt == "Answer in one sentence."

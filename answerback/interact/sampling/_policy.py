@@ -167,7 +167,8 @@ class SamplingPolicy:
                     ErrorData(
                         code=RATE_LIMITED,
                         message=f"Sampling refused: rate limit reached ({limits.requests} "
-                        f"requests per {limits.window_seconds:g} s for {server!r}); "
+                        f"request{'s' if limits.requests != 1 else ''} per "
+                        f"{limits.window_seconds:g} s for {server!r}); "
                         f"retry in {retry:.1f} s.",
                         data={"reason": "rate_limited", "retryAfterSeconds": retry},
                     )

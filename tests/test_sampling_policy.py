@@ -16,6 +16,7 @@ from collections.abc import AsyncGenerator
 from contextlib import asynccontextmanager
 from typing import Any, Literal
 
+import anyio
 import pytest
 from support import SERVERS, target
 
@@ -324,6 +325,27 @@ async def test_denial_by_the_approval_hook_is_the_persons_no() -> None:
     assert policy.remaining_budget("weather") == 100  # nothing was spent
     outcome = audit_lines(log)[-1]
     assert (outcome["outcome"], outcome["code"]) == ("rejected", USER_REJECTED)
+
+
+async def test_a_request_abandoned_while_awaiting_approval_gives_its_tokens_back() -> None:
+    """The call died while the person was deciding: logged as abandoned, nothing spent."""
+    log = io.StringIO()
+    asked = anyio.Event()
+
+    async def never_decides(request: SamplingRequest) -> bool:
+        asked.set()
+        await anyio.sleep_forever()
+        raise AssertionError("unreachable")
+
+    policy = SamplingPolicy(limits=Limits(token_budget=100))
+    sampler = ModelSampler(catalogue(), policy=policy, audit=AuditLog(log), approval=never_decides)
+    async with anyio.create_task_group() as group:
+        group.start_soon(sampler.answer, "weather", None, request(max_tokens=50))
+        await asked.wait()
+        assert policy.remaining_budget("weather") == 50  # held while in flight
+        group.cancel_scope.cancel()
+    assert policy.remaining_budget("weather") == 100
+    assert [line["outcome"] for line in audit_lines(log)] == ["admitted", "abandoned"]
 
 
 async def test_policy_refusals_are_audited_with_their_code() -> None:

@@ -12,8 +12,20 @@ hook or the broker's screen lets the person say no, and ``AuditLog`` records it 
 from __future__ import annotations
 
 from answerback._public import publish
+from answerback.interact.sampling._anthropic import (
+    AnthropicProvider,
+    from_anthropic_response,
+    to_anthropic_request,
+)
 from answerback.interact.sampling._audit import AuditLog
 from answerback.interact.sampling._models import ModelCatalogue, ModelChoice, ModelInfo
+from answerback.interact.sampling._names import ReversibleNames
+from answerback.interact.sampling._openai import (
+    MappedRequest,
+    OpenAIChatProvider,
+    from_openai_response,
+    to_openai_request,
+)
 from answerback.interact.sampling._policy import (
     BUDGET_EXHAUSTED,
     MODEL_NOT_ALLOWED,
@@ -24,7 +36,8 @@ from answerback.interact.sampling._policy import (
     SamplingPolicy,
     SamplingRefused,
 )
-from answerback.interact.sampling._provider import ModelProvider, SamplingProviderError
+from answerback.interact.sampling._provider import REFUSAL, ModelProvider, SamplingProviderError
+from answerback.interact.sampling._quirks import OpenAIQuirks
 from answerback.interact.sampling._sampler import (
     Approval,
     ContextSource,
@@ -38,23 +51,33 @@ __all__ = [
     "BUDGET_EXHAUSTED",
     "MODEL_NOT_ALLOWED",
     "RATE_LIMITED",
+    "REFUSAL",
     "SERVER_NOT_ALLOWED",
+    "AnthropicProvider",
     "Approval",
     "AuditLog",
     "ContextSource",
     "Grant",
     "Limits",
+    "MappedRequest",
     "ModelCatalogue",
     "ModelChoice",
     "ModelInfo",
     "ModelProvider",
     "ModelSampler",
+    "OpenAIChatProvider",
+    "OpenAIQuirks",
+    "ReversibleNames",
     "SamplingPolicy",
     "SamplingProviderError",
     "SamplingRefused",
     "SamplingRequest",
     "SamplingResponder",
     "approve_all",
+    "from_anthropic_response",
+    "from_openai_response",
+    "to_anthropic_request",
+    "to_openai_request",
 ]
 
 publish(globals())

@@ -1,0 +1,253 @@
+"""MCP sampling over the Anthropic Messages API.
+
+``to_anthropic_request`` and ``from_anthropic_response`` are pure; ``AnthropicProvider``
+adds the HTTP (httpx2, or an ``anthropic.AsyncAnthropic`` client the caller already has).
+
+MCP's sampling was modelled on this API, so most blocks map one to one: the system prompt
+is a field, tool results stay user content with ``is_error``, and ``toolChoice: required``
+is ``{"type": "any"}``. What does not map is refused before sending: audio, and images
+other than JPEG, PNG, GIF and WebP.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING, Any, cast
+
+import httpx2
+
+from answerback.interact.sampling._http import message_in, post_json, status_error
+from answerback.interact.sampling._names import ToolNames
+from answerback.interact.sampling._openai import MappedRequest
+from answerback.interact.sampling._provider import (
+    REFUSAL,
+    SamplingProviderError,
+    blocks_of,
+    clamp_temperature,
+    content_of,
+    text_of,
+)
+from answerback.types import (
+    ContentBlock,
+    CreateMessageRequestParams,
+    CreateMessageResult,
+    ImageContent,
+    SamplingMessageContentBlock,
+    TextContent,
+    ToolResultContent,
+    ToolUseContent,
+)
+from answerback.types._sampling_rules import check_tool_balance
+
+if TYPE_CHECKING:
+    from anthropic import AsyncAnthropic
+    from anthropic.types import Message
+
+ANTHROPIC_BASE_URL = "https://api.anthropic.com"
+ANTHROPIC_VERSION = "2023-06-01"
+ANTHROPIC_TEMPERATURE_MAX = 1.0
+_IMAGE_TYPES = frozenset({"image/jpeg", "image/png", "image/gif", "image/webp"})
+_STOP_REASONS = {
+    "end_turn": "endTurn",
+    "max_tokens": "maxTokens",
+    "stop_sequence": "stopSequence",
+    "tool_use": "toolUse",
+    "refusal": REFUSAL,
+    "model_context_window_exceeded": "maxTokens",
+}
+_TOOL_CHOICES = {"auto": "auto", "required": "any", "none": "none"}
+
+
+def _image(block: ImageContent, where: str) -> dict[str, Any]:
+    if block.mime_type.lower() not in _IMAGE_TYPES:
+        raise SamplingProviderError(
+            f"{where}: an image of type {block.mime_type!r} cannot be sent to Anthropic, "
+            "which takes only JPEG, PNG, GIF and WebP; convert it first."
+        )
+    return {
+        "type": "image",
+        "source": {"type": "base64", "media_type": block.mime_type.lower(), "data": block.data},
+    }
+
+
+def _result_part(block: ContentBlock, where: str) -> dict[str, Any]:
+    if isinstance(block, ImageContent):
+        return _image(block, where)
+    text = text_of(block)
+    if text is None:
+        raise SamplingProviderError(
+            f"{where}: a tool result's {block.type} cannot be sent to Anthropic, "
+            "whose tool results take only text and images."
+        )
+    return {"type": "text", "text": text}
+
+
+def _block(block: SamplingMessageContentBlock, where: str, names: ToolNames) -> dict[str, Any]:
+    if isinstance(block, TextContent):
+        return {"type": "text", "text": block.text}
+    if isinstance(block, ImageContent):
+        return _image(block, where)
+    if isinstance(block, ToolUseContent):
+        return {
+            "type": "tool_use",
+            "id": names.ids.to_provider(block.id),
+            "name": names.names.to_provider(block.name),
+            "input": block.input,
+        }
+    if isinstance(block, ToolResultContent):
+        parts = [
+            _result_part(part, f"{where}.content[{index}]")
+            for index, part in enumerate(block.content)
+        ]
+        if not parts and block.structured_content is not None:
+            parts.append({"type": "text", "text": json.dumps(block.structured_content)})
+        result: dict[str, Any] = {
+            "type": "tool_result",
+            "tool_use_id": names.ids.to_provider(block.tool_use_id),
+            "content": parts,
+        }
+        if block.is_error:
+            result["is_error"] = True
+        return result
+    raise SamplingProviderError(
+        f"{where}: audio cannot be sent to Anthropic, which takes no audio input; "
+        "transcribe it first or choose a model that hears."
+    )
+
+
+def to_anthropic_request(params: CreateMessageRequestParams, *, model: str) -> MappedRequest:
+    """The Messages API request for ``params`` (pure; raises ``SamplingProviderError``
+    for content Anthropic cannot take and ``InvalidParamsError`` for unbalanced tool use)."""
+    check_tool_balance(params.messages)
+    names = ToolNames()
+    messages = [
+        {
+            "role": message.role,
+            "content": [
+                _block(block, f"messages[{index}].content[{position}]", names)
+                for position, block in enumerate(blocks_of(message.content))
+            ],
+        }
+        for index, message in enumerate(params.messages)
+    ]
+    body: dict[str, Any] = {"model": model, "max_tokens": params.max_tokens, "messages": messages}
+    if params.system_prompt:
+        body["system"] = params.system_prompt
+    if params.temperature is not None:
+        body["temperature"] = clamp_temperature(params.temperature, ANTHROPIC_TEMPERATURE_MAX)
+    if params.stop_sequences:
+        body["stop_sequences"] = list(params.stop_sequences)
+    if params.tools:
+        body["tools"] = [
+            {
+                "name": names.names.to_provider(tool.name),
+                **({"description": tool.description} if tool.description else {}),
+                "input_schema": tool.input_schema,
+            }
+            for tool in params.tools
+        ]
+        mode = params.tool_choice.mode if params.tool_choice else None
+        if mode is not None:
+            body["tool_choice"] = {"type": _TOOL_CHOICES[mode]}
+    return MappedRequest(body, names)
+
+
+def from_anthropic_response(
+    response: dict[str, Any], *, model: str, request: MappedRequest
+) -> CreateMessageResult:
+    """The MCP result for a Messages API response (pure). Text and tool uses are kept
+    in order (names and ids mapped back); thinking blocks are the provider's own and
+    dropped. ``stop_reason: "refusal"`` comes back as ``"refusal"``."""
+    blocks: list[SamplingMessageContentBlock] = []
+    for part in cast("list[object]", response.get("content") or []):
+        if not isinstance(part, dict):
+            continue
+        part = cast("dict[str, Any]", part)
+        if part.get("type") == "text":
+            blocks.append(TextContent(text=str(part.get("text", ""))))
+        elif part.get("type") == "tool_use":
+            blocks.append(
+                ToolUseContent(
+                    id=request.names.ids.from_provider(str(part.get("id", ""))),
+                    name=request.names.names.from_provider(str(part.get("name", ""))),
+                    input=cast("dict[str, Any]", part.get("input") or {}),
+                )
+            )
+    if not blocks:
+        blocks.append(TextContent(text=""))
+    reason = response.get("stop_reason")
+    answered = response.get("model")
+    return CreateMessageResult(
+        role="assistant",
+        content=content_of(blocks),
+        model=answered if isinstance(answered, str) and answered else model,
+        stop_reason=_STOP_REASONS.get(reason, reason) if isinstance(reason, str) else None,
+    )
+
+
+class AnthropicProvider:
+    """A ``ModelProvider`` for the Anthropic Messages API.
+
+    Requests go over httpx2 (``http_client`` to reuse one), or through ``client``, an
+    ``anthropic.AsyncAnthropic`` the caller configured (then ``base_url``, ``api_key``
+    and ``timeout`` are the client's own).
+    """
+
+    def __init__(
+        self,
+        *,
+        api_key: str | None = None,
+        base_url: str = ANTHROPIC_BASE_URL,
+        client: AsyncAnthropic | None = None,
+        http_client: httpx2.AsyncClient | None = None,
+        timeout: float = 120.0,
+    ) -> None:
+        self.base_url = base_url.rstrip("/")
+        self._api_key = api_key
+        self._client = client
+        self._http = http_client
+        self._timeout = timeout
+
+    async def create_message(
+        self, params: CreateMessageRequestParams, *, model: str
+    ) -> CreateMessageResult:
+        """Map ``params``, send them to ``model``, and map the answer back."""
+        request = to_anthropic_request(params, model=model)
+        if self._client is not None:
+            response = await self._through_sdk(self._client, request.body)
+        else:
+            headers = {"anthropic-version": ANTHROPIC_VERSION}
+            if self._api_key:
+                headers["x-api-key"] = self._api_key
+            response = await post_json(
+                self._http,
+                f"{self.base_url}/v1/messages",
+                headers=headers,
+                body=request.body,
+                timeout=self._timeout,
+                label="The Anthropic API",
+            )
+        return from_anthropic_response(response, model=model, request=request)
+
+    @staticmethod
+    async def _through_sdk(client: AsyncAnthropic, body: dict[str, Any]) -> dict[str, Any]:
+        import anthropic
+
+        try:
+            # Without ``stream``, the SDK answers a whole Message; the overloads
+            # cannot tell that from a dict of arguments.
+            create = cast("Callable[..., Awaitable[Message]]", client.messages.create)
+            message = await create(**body)
+        except anthropic.APIStatusError as exc:
+            raise status_error(
+                "The Anthropic API",
+                exc.status_code,
+                message_in(exc.response.content) or exc.message,
+            ) from exc
+        except anthropic.APIError as exc:
+            raise SamplingProviderError(
+                f"The Anthropic API failed: {exc.message} "
+                "(check the client's base URL and the network)."
+            ) from exc
+        return message.model_dump(mode="json")

@@ -1,0 +1,95 @@
+"""The seam between a sampling request and whatever runs the model.
+
+A ``ModelProvider`` takes MCP's ``sampling/createMessage`` parameters and returns MCP's
+result, so the policy and model choice above it never see a provider's wire format, and
+a provider is swapped (OpenAI, Anthropic, a test double) without touching them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Protocol
+
+from answerback.types import (
+    ContentBlock,
+    CreateMessageRequestParams,
+    CreateMessageResult,
+    EmbeddedResource,
+    ResourceLink,
+    SamplingContent,
+    SamplingMessageContentBlock,
+    TextContent,
+    TextResourceContents,
+)
+
+
+class ModelProvider(Protocol):
+    """One endpoint that runs models (an OpenAI-compatible server, Anthropic)."""
+
+    async def create_message(
+        self, params: CreateMessageRequestParams, *, model: str
+    ) -> CreateMessageResult:
+        """Map ``params`` to the provider's request, send it, and map the reply back.
+
+        Raises ``SamplingProviderError`` for what the provider cannot take (said before
+        anything is sent) and when the provider fails or refuses the request.
+        """
+        ...
+
+
+class SamplingProviderError(Exception):
+    """A sampling request a provider cannot take, or a provider that failed.
+
+    ``status`` is the HTTP status when the provider answered with an error (``None``
+    when the request was refused before sending, or never arrived); ``provider_message``
+    is the provider's own explanation, when it gave one. The message says what to do.
+    """
+
+    def __init__(
+        self, message: str, *, status: int | None = None, provider_message: str | None = None
+    ) -> None:
+        super().__init__(message)
+        self.status = status
+        self.provider_message = provider_message
+
+
+REFUSAL = "refusal"
+"""The ``stopReason`` for a reply the provider's safety system refused or cut off
+(OpenAI ``content_filter`` or a ``refusal`` message, Anthropic ``refusal``).
+``stopReason`` is an open string in MCP; ``refusal`` is this library's name for it."""
+
+
+def blocks_of(content: SamplingContent) -> list[SamplingMessageContentBlock]:
+    """A message's content as a list, whichever of the two allowed shapes it came in."""
+    return list(content) if isinstance(content, list) else [content]
+
+
+def content_of(blocks: Sequence[SamplingMessageContentBlock]) -> SamplingContent:
+    """One block as itself and several as a list (what readers of older versions expect)."""
+    return blocks[0] if len(blocks) == 1 else list(blocks)
+
+
+def clamp_temperature(temperature: float, highest: float) -> float:
+    """``temperature`` inside ``0..highest``: MCP sets no range, providers reject values
+    outside theirs, and the nearest allowed value is what the server meant."""
+    return min(max(temperature, 0.0), highest)
+
+
+def cut_at_stop(text: str, stops: Sequence[str]) -> str | None:
+    """``text`` up to its first stop sequence, or ``None`` if none occurs: emulates
+    ``stop`` for endpoints that ignore it."""
+    positions = [index for stop in stops if stop and (index := text.find(stop)) >= 0]
+    return text[: min(positions)] if positions else None
+
+
+def text_of(block: ContentBlock) -> str | None:
+    """A tool result block as text, or ``None`` for bytes (images, audio, blobs) that
+    need a provider's own block type: embedded text resources are inlined, links named."""
+    if isinstance(block, TextContent):
+        return block.text
+    if isinstance(block, EmbeddedResource):
+        resource = block.resource
+        return resource.text if isinstance(resource, TextResourceContents) else None
+    if isinstance(block, ResourceLink):
+        return f"[resource {block.name}: {block.uri}]"
+    return None

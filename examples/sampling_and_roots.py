@@ -1,8 +1,8 @@
 """Sampling and roots: a server that borrows the client's model and asks for its folders.
 
 ``sampling/createMessage`` lets a server ask the client's language model to complete a
-conversation; ``roots/list`` asks which directories the client lets it work in. Both
-are answered by client callbacks (``sampling_callback``, ``list_roots_callback``), and
+conversation (``ctx.sample``, which also runs any tools the model calls); ``roots/list``
+asks which directories the client lets it work in. Both are answered by client callbacks (``sampling_callback``, ``list_roots_callback``), and
 registering those callbacks is what declares the ``sampling`` and ``roots`` capabilities.
 
 Run it as a client (it starts itself as the server, over stdio)::
@@ -30,7 +30,6 @@ from answerback.types import (
     CreateMessageResult,
     ListRootsResult,
     Root,
-    SamplingMessage,
     TextContent,
 )
 
@@ -40,13 +39,10 @@ mcp = MCPServer("Research desk")
 @mcp.tool()
 async def ask_the_model(ctx: Context, question: str) -> str:
     """Ask the client's language model a question and report its answer."""
-    reply = await ctx.session.create_message(
-        [SamplingMessage(role="user", content=TextContent(text=question))],
-        max_tokens=100,
-        system_prompt="Answer in one short sentence.",
+    reply = await ctx.sample(
+        question, max_tokens=100, system_prompt="Answer in one short sentence."
     )
-    text = reply.content.text if isinstance(reply.content, TextContent) else reply.content
-    return f"model {reply.model} said: {text}"
+    return f"model {reply.model} said: {reply.text}"
 
 
 @mcp.tool()

@@ -2,8 +2,9 @@
 
 ``sampling/createMessage`` lets a server ask the client's language model to complete a
 conversation (``ctx.sample``, which also runs any tools the model calls); ``roots/list``
-asks which directories the client lets it work in. Both are answered by client callbacks (``sampling_callback``, ``list_roots_callback``), and
-registering those callbacks is what declares the ``sampling`` and ``roots`` capabilities.
+asks which directories the client lets it work in. Both are answered by client
+callbacks (``sampling_callback``, ``list_roots_callback``), and registering those
+callbacks is what declares the ``sampling`` and ``roots`` capabilities.
 
 Run it as a client (it starts itself as the server, over stdio)::
 

@@ -61,9 +61,9 @@ class Unit(BaseModel):
     unit: str
 
 
-def sampling_server() -> tuple[MCPServer, Counter[str]]:
+def sampling_server(**options: Any) -> tuple[MCPServer, Counter[str]]:
     """A server whose tools sample with tools, and a count of every tool run by input."""
-    mcp = MCPServer("Travel desk")
+    mcp = MCPServer("Travel desk", **options)
     runs: Counter[str] = Counter()
 
     def weather(city: str) -> str:
@@ -111,6 +111,11 @@ def sampling_server() -> tuple[MCPServer, Counter[str]]:
             max_rounds=max_rounds,
         )
         return json.dumps({"text": reply.text, "rounds": reply.rounds, "kept": len(reply.messages)})
+
+    @mcp.tool()
+    async def ask_with_context(ctx: Context) -> str:
+        reply = await ctx.sample("What were we saying?", include_context="thisServer")
+        return reply.text
 
     @mcp.tool()
     async def plan_with_every_tool(ctx: Context) -> str:
@@ -353,6 +358,24 @@ async def test_a_tool_the_model_invents_gets_an_error_result(mode: str) -> None:
     }
 
 
+async def test_invalid_arguments_and_hidden_failures_are_error_results(mode: str) -> None:
+    """Arguments that do not fit the tool's schema are reported as such; with
+    ``error_details="redacted"`` an exception's text stays in the server's log."""
+    mcp, runs = sampling_server(error_details="redacted")
+    model = ScriptedModel([("convert", {"celsius": "hot"}), ("broken", {"city": "Oslo"})], "Hm.")
+    async with client(mcp, mode, model) as connected:
+        await connected.call_tool("plan")
+    results = results_in(model.seen[1].messages[2])
+    invalid, invalid_error = results["call-0-0"]
+    assert invalid.startswith("Invalid arguments for tool 'convert': celsius: ")
+    assert invalid_error
+    hidden, hidden_error = results["call-0-1"]
+    assert hidden.startswith("Error executing tool; the server logged the details under reference")
+    assert "the weather service is down" not in hidden
+    assert hidden_error
+    assert runs == {"broken Oslo": 1}
+
+
 async def test_tool_choice_required_binds_the_first_round_only(mode: str) -> None:
     mcp, _ = sampling_server()
     model = ScriptedModel([("convert", {"celsius": 0})], [("convert", {"celsius": 100})], "Hot.")
@@ -376,6 +399,7 @@ async def test_every_server_tool_but_the_caller_with_tools_true(mode: str) -> No
         "convert",
         "ask",
         "plan",
+        "ask_with_context",
         "plan_with_unknown_tool",
         "plan_within_two_rounds",
     ]
@@ -444,6 +468,23 @@ async def test_without_sampling_the_call_fails_clearly(mode: str) -> None:
             "Sampling not supported: the request did not declare the 'sampling' client "
             "capability; give the Client a sampling_callback"
         )
+
+
+async def test_include_context_needs_the_sampling_context_capability(mode: str) -> None:
+    mcp, _ = sampling_server()
+    model = ScriptedModel("Never asked.")
+    async with client(mcp, mode, model) as connected:
+        with pytest.raises(MCPError) as caught:
+            await connected.call_tool("ask_with_context")
+    assert caught.value.message.startswith(
+        "Sampling with context not supported: the "
+        + (
+            "client did not declare the 'sampling.context' capability"
+            if mode == "legacy"
+            else "request did not declare the 'sampling.context' client capability"
+        )
+    )
+    assert model.seen == []
 
 
 async def test_tools_need_the_sampling_tools_capability(mode: str) -> None:

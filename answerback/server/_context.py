@@ -109,9 +109,9 @@ class Context:
         self._redact_errors = redact_errors
         """Whether a failing tool's text is kept from the client (``error_details``)."""
         self._memo = memo
+        """2026-07-28: what earlier rounds computed (the results of sampled tool calls)."""
         self._roots_cache = roots_cache if roots_cache is not None else RootsCache()
         """The connection's roots cache (legacy), or this request's own (2026-07-28)."""
-        """2026-07-28: what earlier rounds computed (the results of sampled tool calls)."""
 
     @property
     def session(self) -> ServerSession:

@@ -34,6 +34,8 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Route
 
+from answerback import Client
+from answerback.client import ClientRequestContext
 from answerback.interact.sampling import (
     REFUSAL,
     AnthropicProvider,
@@ -47,14 +49,17 @@ from answerback.interact.sampling import (
     to_anthropic_request,
     to_openai_request,
 )
+from answerback.server import Context, MCPServer
 from answerback.types import (
     AudioContent,
     CreateMessageRequestParams,
     CreateMessageResult,
     ImageContent,
     InvalidParamsError,
+    SamplingCapability,
     SamplingMessage,
     SamplingMessageContentBlock,
+    SamplingToolsCapability,
     TextContent,
     Tool,
     ToolChoice,
@@ -483,6 +488,8 @@ class FakeEndpoint:
     headers: list[dict[str, str]] = field(default_factory=lambda: list[dict[str, str]]())
     status: int = 200
     answer: dict[str, Any] = field(default_factory=lambda: dict[str, Any]())
+    script: list[dict[str, Any]] = field(default_factory=lambda: list[dict[str, Any]]())
+    """Answers for the requests in order, when given (else ``answer`` for every one)."""
 
 
 @asynccontextmanager
@@ -492,7 +499,8 @@ async def fake_provider() -> AsyncGenerator[FakeEndpoint]:
     async def answer(request: Request) -> JSONResponse:
         endpoint.bodies.append(cast("dict[str, Any]", await request.json()))
         endpoint.headers.append(dict(request.headers))
-        return JSONResponse(endpoint.answer, status_code=endpoint.status)
+        scripted = endpoint.script[len(endpoint.bodies) - 1] if endpoint.script else None
+        return JSONResponse(scripted or endpoint.answer, status_code=endpoint.status)
 
     app = Starlette(
         routes=[
@@ -649,3 +657,114 @@ async def test_a_web_page_instead_of_the_api_is_reported() -> None:
         provider = OpenAIChatProvider(base_url="http://example.test", http_client=http)
         with pytest.raises(SamplingProviderError, match="not a web page"):
             await provider.create_message(params(user(TEXT)), model="m")
+
+
+# --- End to end: a server's tool loop answered by the OpenAI provider --------------------
+
+
+def openai_calls_reply(*calls: tuple[str, str, dict[str, Any]]) -> dict[str, Any]:
+    tool_calls = [
+        {
+            "id": call_id,
+            "type": "function",
+            "function": {"name": name, "arguments": json.dumps(args)},
+        }
+        for call_id, name, args in calls
+    ]
+    message = {"role": "assistant", "content": None, "tool_calls": tool_calls}
+    return {
+        "model": "m",
+        "choices": [{"index": 0, "message": message, "finish_reason": "tool_calls"}],
+    }
+
+
+def assert_openai_balanced(messages: list[dict[str, Any]]) -> None:
+    """Every assistant turn with tool calls is followed by one tool message per call,
+    for exactly its ids, and tool messages appear nowhere else."""
+    expected: set[str] = set()
+    for turn in messages:
+        if turn["role"] == "tool":
+            assert turn["tool_call_id"] in expected, turn
+            expected.discard(turn["tool_call_id"])
+            continue
+        assert not expected, f"unanswered tool calls {expected} before {turn}"
+        if turn["role"] == "assistant":
+            expected = {call["id"] for call in turn.get("tool_calls", [])}
+    assert not expected
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("mode", ["legacy", "2026-07-28"])
+async def test_a_five_round_tool_loop_through_the_openai_provider_stays_balanced(
+    mode: str,
+) -> None:
+    mcp = MCPServer("Travel desk")
+
+    @mcp.tool(name="units.convert")
+    def convert(celsius: float) -> float:
+        """Celsius to Fahrenheit."""
+        return celsius * 9 / 5 + 32
+
+    def weather(city: str) -> str:
+        """Today's weather in a city."""
+        return f"{city}: {len(city) * 3} C"
+
+    @mcp.tool()
+    async def plan(ctx: Context) -> str:
+        reply = await ctx.sample("Plan a trip.", tools=[weather, "units.convert"], max_rounds=5)
+        return f"{reply.text} ({reply.rounds} rounds)"
+
+    convert_name = ReversibleNames().to_provider("units.convert")
+    async with fake_provider() as endpoint:
+        endpoint.script = [
+            openai_calls_reply(
+                ("c1", "weather", {"city": "Paris"}), ("c2", "weather", {"city": "Rome"})
+            ),
+            openai_calls_reply(("c3", convert_name, {"celsius": 15})),
+            openai_calls_reply(("c4", "weather", {"city": "Lisbon"})),
+            openai_calls_reply(
+                ("c5", convert_name, {"celsius": 18}), ("c6", "weather", {"city": "Oslo"})
+            ),
+            {
+                "model": "m",
+                "choices": [
+                    {
+                        "index": 0,
+                        "message": {"role": "assistant", "content": "Lisbon."},
+                        "finish_reason": "stop",
+                    }
+                ],
+            },
+        ]
+        provider = OpenAIChatProvider(base_url=f"{endpoint.url}/v1", api_key="k")
+
+        async def sample(
+            context: ClientRequestContext, params: CreateMessageRequestParams
+        ) -> CreateMessageResult:
+            return await provider.create_message(params, model="gpt-test")
+
+        async with Client(
+            mcp,
+            mode=mode,
+            sampling_callback=sample,
+            sampling_capabilities=SamplingCapability(tools=SamplingToolsCapability()),
+        ) as connected:
+            result = await connected.call_tool("plan")
+    assert result.content == [TextContent(text="Lisbon. (5 rounds)")]
+    assert len(endpoint.bodies) == 5
+    for body in endpoint.bodies:
+        assert_openai_balanced(body["messages"])
+        assert_sdk_accepts(OPENAI_REQUEST, body)
+        assert {tool["function"]["name"] for tool in body["tools"]} == {"weather", convert_name}
+    assert [body.get("tool_choice") for body in endpoint.bodies] == [None, None, None, None, "none"]
+    last = endpoint.bodies[-1]["messages"]
+    rounds = "user | assistant tool tool | assistant tool | assistant tool | assistant tool tool"
+    assert [turn["role"] for turn in last] == rounds.replace("|", "").split()
+    assert {turn["tool_call_id"]: turn["content"] for turn in last if turn["role"] == "tool"} == {
+        "c1": "Paris: 15 C",
+        "c2": "Rome: 12 C",
+        "c3": "59.0",
+        "c4": "Lisbon: 18 C",
+        "c5": "64.4",
+        "c6": "Oslo: 12 C",
+    }

@@ -7,6 +7,7 @@ subprocess over stdio, so these are end-to-end runs through real pipes.
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -19,10 +20,11 @@ EXAMPLES = REPO / "examples"
 TIMEOUT_SECONDS = 60
 
 
-def run_example(script: str, *args: str) -> list[str]:
+def run_example(script: str, *args: str, env: dict[str, str] | None = None) -> list[str]:
     completed = subprocess.run(
         [sys.executable, str(EXAMPLES / script), *args],
         cwd=REPO,
+        env=env,
         capture_output=True,
         text=True,
         timeout=TIMEOUT_SECONDS,
@@ -54,6 +56,14 @@ def test_sampling_and_roots(args: tuple[str, ...]) -> None:
     assert run_example("sampling_and_roots.py", *args) == [
         "model my-llm said: The answer is 42.",
         "{'result': ['notebooks: file:///home/ada/notebooks']}",
+    ]
+
+
+def test_sampling_with_a_model_says_why_it_skips_without_an_endpoint() -> None:
+    env = {name: value for name, value in os.environ.items() if name != "OPENAI_BASE_URL"}
+    assert run_example("sampling_with_a_model.py", env=env) == [
+        "Skipping: set OPENAI_BASE_URL (and OPENAI_API_KEY, OPENAI_MODEL if needed) "
+        "to answer sampling with a real model."
     ]
 
 

@@ -10,7 +10,9 @@ through the official SDK clients.
 from __future__ import annotations
 
 import json
+import os
 import re
+import sys
 from collections.abc import AsyncGenerator, Iterable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
@@ -18,6 +20,7 @@ from pathlib import Path
 from typing import Any, cast
 
 import anthropic
+import anyio
 import httpx2
 import openai
 import pytest
@@ -768,3 +771,24 @@ async def test_a_five_round_tool_loop_through_the_openai_provider_stays_balanced
         "c5": "64.4",
         "c6": "Oslo: 12 C",
     }
+
+
+@pytest.mark.anyio
+async def test_the_example_answers_sampling_through_an_openai_compatible_endpoint() -> None:
+    example = Path(__file__).parent.parent / "examples" / "sampling_with_a_model.py"
+    async with fake_provider() as endpoint:
+        message = {"role": "assistant", "content": "Lima."}
+        endpoint.answer = {
+            "model": "fake-llama",
+            "choices": [{"index": 0, "message": message, "finish_reason": "stop"}],
+        }
+        env = os.environ | {"OPENAI_BASE_URL": f"{endpoint.url}/v1", "OPENAI_MODEL": "llama3.2"}
+        env.pop("OPENAI_API_KEY", None)
+        completed = await anyio.run_process([sys.executable, str(example)], env=env, check=False)
+    assert completed.returncode == 0, completed.stderr.decode()
+    assert completed.stdout.decode().splitlines() == ["fake-llama said: Lima."]
+    [body] = endpoint.bodies
+    assert body["model"] == "llama3.2"
+    assert body["max_tokens"] == 200
+    assert body["messages"][0] == {"role": "system", "content": "Answer in one short sentence."}
+    assert "authorization" not in endpoint.headers[0]

@@ -67,6 +67,28 @@ def test_sampling_with_a_model_says_why_it_skips_without_an_endpoint() -> None:
     ]
 
 
+@pytest.mark.parametrize("args", [(), ("--in-process",)], ids=["stdio", "in-process"])
+def test_roots_guard(args: tuple[str, ...]) -> None:
+    """Refused: '..' out of the root, a link out of it, a path outside; allowed once the
+    directory is a root, refused again once it is not, in both generations."""
+    expected: list[str] = []
+    for mode in ("legacy", "2026-07-28"):
+        expected += [
+            f"{mode}, roots: work",
+            "  notes/today.md: Tea at four.",
+            "  ../shared/plan.md: Refusing '../shared/plan.md': it climbs out of its root "
+            "through '..'",
+            "  shortcut/plan.md: Refusing 'shortcut/plan.md': it goes through a symbolic link "
+            "that leads outside every root",
+            f"{mode}, roots: work, shared",
+            "  shared/plan.md: Ship on Friday.",
+            "  shortcut/plan.md: Ship on Friday.",
+            f"{mode}, roots: work",
+            "  shared/plan.md: Refusing 'shared/plan.md': it is outside every root",
+        ]
+    assert run_example("roots_guard.py", *args) == expected
+
+
 def test_library_server_lists_its_tools_over_stdio() -> None:
     """The server script on its own answers a client that only lists its tools."""
     code = (

@@ -428,8 +428,8 @@ async def test_one_roots_for_several_clients_through_a_responder(mode: str, tmp_
 # -- the guard's rules, in-process ---------------------------------------------------------
 
 
-def guard_server() -> MCPServer:
-    server = MCPServer("guard")
+def guard_server(**options: Any) -> MCPServer:
+    server = MCPServer("guard", **options)
 
     @server.tool()
     async def where(ctx: Context, path: str) -> str:
@@ -500,6 +500,16 @@ async def test_the_error_names_the_path_and_the_roots(tmp_path: Path) -> None:
     ) as client:
         result = await client.call_tool("refused", {"path": str(secret)})
     assert result.structured_content == {"result": [str(secret), str(work)]}
+
+
+async def test_a_refusal_reaches_even_a_client_that_gets_no_error_text(tmp_path: Path) -> None:
+    """The refusal is about the client's own path and roots: never redacted."""
+    work, secret, _ = tree(tmp_path)
+    grant = CountingRoots(Roots([work])).list_roots
+    server = guard_server(error_details="redacted")
+    async with Client(server, list_roots_callback=grant) as client:
+        result = await client.call_tool("where", {"path": str(secret)})
+    assert f"Refusing {str(secret)!r}: it is outside every root" in refusal(result)
 
 
 async def test_a_client_without_roots_is_told_what_to_declare(tmp_path: Path) -> None:

@@ -28,6 +28,7 @@ from pydantic import BaseModel, TypeAdapter
 from answerback.jsonrpc import JSONObject
 from answerback.jsonrpc._endpoint import new_error_reference, redacted_message
 from answerback.server._functions import call, read_signature
+from answerback.server._roots_guard import PathOutsideRootsError
 from answerback.types import (
     AudioContent,
     CallToolResult,
@@ -175,7 +176,11 @@ def _error_result(message: str) -> JSONObject:
 def tool_error_result(name: str, exc: Exception, *, redact: bool) -> JSONObject:
     """The result for tool ``name`` that raised, logged with its traceback: the model
     sees what went wrong, or, with ``redact``, only a reference to the log line (the
-    exception's text may hold secrets)."""
+    exception's text may hold secrets). A path the roots guard refused is no failure:
+    its text, about the client's own path and roots, always reaches the client."""
+    if isinstance(exc, PathOutsideRootsError):  # a deliberate refusal, written for the client
+        logger.info("tool %r refused a path: %s", name, exc)
+        return _error_result(f"Error executing tool: {exc}")
     if redact:
         reference = new_error_reference()
         logger.warning("tool %r failed (reference %s): %s", name, reference, exc, exc_info=exc)

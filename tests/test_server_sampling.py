@@ -33,6 +33,7 @@ from answerback.types import (
     CreateMessageResult,
     ElicitRequestParams,
     ElicitResult,
+    InputRequiredResult,
     ModelPreferences,
     SamplingCapability,
     SamplingMessage,
@@ -82,6 +83,10 @@ def sampling_server(**options: Any) -> tuple[MCPServer, Counter[str]]:
         answer = await ctx.elicit("Which unit?", Unit)
         return answer.data.unit if answer.action == "accept" else "celsius"
 
+    def by_hand() -> InputRequiredResult:
+        """A tool that builds its own round (it cannot, inside sampling)."""
+        return InputRequiredResult(request_state="opaque")
+
     @mcp.tool()
     def convert(celsius: float) -> float:
         """Celsius to Fahrenheit."""
@@ -106,7 +111,7 @@ def sampling_server(**options: Any) -> tuple[MCPServer, Counter[str]]:
         choice: Any = tool_choice
         reply = await ctx.sample(
             "Plan a trip.",
-            tools=[weather, "convert", broken, ask_unit],
+            tools=[weather, "convert", broken, ask_unit, by_hand],
             tool_choice=choice,
             max_rounds=max_rounds,
         )
@@ -277,6 +282,7 @@ async def check_five_rounds(target: Any, mode: str, runs: Counter[str]) -> None:
             "convert",
             "broken",
             "ask_unit",
+            "by_hand",
         ]
     # The last round forbids tools so the model must answer; the others leave it free.
     assert [params.tool_choice for params in seen] == [None] * 4 + [ToolChoice(mode="none")]
@@ -344,17 +350,22 @@ async def test_a_tool_that_asks_the_user_inside_the_loop(mode: str) -> None:
     assert runs["ask_unit"] == (1 if mode == "legacy" else 2)
 
 
-async def test_a_tool_the_model_invents_gets_an_error_result(mode: str) -> None:
+async def test_tools_that_cannot_answer_get_error_results(mode: str) -> None:
     mcp, _ = sampling_server()
-    model = ScriptedModel([("teleport", {"to": "Mars"})], "Sorry.")
+    model = ScriptedModel([("teleport", {"to": "Mars"}), ("by_hand", {})], "Sorry.")
     async with client(mcp, mode, model) as connected:
         await connected.call_tool("plan")
     assert results_in(model.seen[1].messages[2]) == {
         "call-0-0": (
             "Unknown tool 'teleport'; the tools offered are 'weather', 'convert', 'broken', "
-            "'ask_unit'.",
+            "'ask_unit', 'by_hand'.",
             True,
-        )
+        ),
+        "call-0-1": (
+            "Tool 'by_hand' returned an InputRequiredResult, which a sampled model cannot "
+            "answer; inside sampling a tool asks with ctx.elicit (and friends).",
+            True,
+        ),
     }
 
 

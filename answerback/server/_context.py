@@ -237,15 +237,9 @@ class Context:
         ``input_required_max_rounds``, 10 by default).
         """
         choice = ToolChoice(mode=tool_choice) if isinstance(tool_choice, str) else tool_choice
-        calling: object = (self._request.params or {}).get("name")
-        offered = offered_tools(
-            tools,
-            self._server_tools,
-            calling=calling
-            if self._request.method == "tools/call" and isinstance(calling, str)
-            else None,
-            context_type=Context,
-        )
+        name: object = (self._request.params or {}).get("name")
+        calling = name if self._request.method == "tools/call" and isinstance(name, str) else None
+        offered = offered_tools(tools, self._server_tools, calling=calling, context_type=Context)
         if choice is not None and not offered:
             raise ValueError("ctx.sample: tool_choice needs tools to choose from; pass tools=.")
         runner = None

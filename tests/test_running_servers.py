@@ -88,8 +88,12 @@ async def test_an_http_server_says_where_it_listens_and_stops_cleanly(
     assert code == exit_code
 
 
-async def test_ctrl_c_stops_a_stdio_server_silently() -> None:
-    async with await anyio.open_process([sys.executable, str(PROCESS_SERVER)]) as process:
+@pytest.mark.parametrize("server_backend", ["asyncio", "trio"])
+async def test_ctrl_c_stops_a_stdio_server_silently(server_backend: str) -> None:
+    command = [sys.executable, str(PROCESS_SERVER)]
+    if server_backend == "trio":
+        command.append("--trio")  # mcp.run(backend="trio")
+    async with await anyio.open_process(command) as process:
         assert process.stdin is not None
         ping = {"jsonrpc": "2.0", "id": 1, "method": "ping"}
         await process.stdin.send(json.dumps(ping).encode() + b"\n")

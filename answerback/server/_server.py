@@ -337,6 +337,7 @@ class MCPServer:
         port: int = 8000,
         path: str = "/mcp",
         host_policy: HostPolicy | None = None,
+        backend: Literal["asyncio", "trio"] = "asyncio",
     ) -> None:
         """Run the server in this process: the blocking entry point of a server script.
 
@@ -346,14 +347,27 @@ class MCPServer:
         line on stderr saying where (see ``run_uvicorn``). Ctrl-C stops either without a
         traceback and exits with status 130, the shell's code for an interrupted
         program; a port already in use exits with a one-line message (status 1).
+        ``backend="trio"`` serves stdio on trio (uvicorn, and so HTTP, needs asyncio).
         """
         if transport == "stdio":
             try:
-                anyio.run(self.run_stdio_async)
+                anyio.run(self.run_stdio_async, backend=backend)
             except KeyboardInterrupt:
+                raise SystemExit(130) from None
+            except BaseExceptionGroup as group:
+                # trio delivers Ctrl-C inside the task group that reads stdin.
+                interrupted, rest = group.split(KeyboardInterrupt)
+                if interrupted is None or rest is not None:
+                    raise
                 raise SystemExit(130) from None
         elif transport == "streamable-http":
             from answerback.transports.http import HostPolicy, run_uvicorn
+
+            if backend != "asyncio":
+                raise ValueError(
+                    f"backend={backend!r} cannot serve streamable HTTP: uvicorn runs on "
+                    "asyncio. Leave the backend out, or use transport='stdio'."
+                )
 
             app = self.http_app(path=path, host_policy=host_policy or HostPolicy.for_bind(host))
             run_uvicorn(app, host=host, port=port)

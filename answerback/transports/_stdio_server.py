@@ -15,6 +15,7 @@ a lenient client and can break a strict one). Both are put back when the block e
 from __future__ import annotations
 
 import asyncio
+import functools
 import io
 import math
 import os
@@ -168,9 +169,15 @@ async def _reader(stdin: BinaryIO) -> tuple[ReadBytes, Close]:
 
             return stream.read, close_transport
 
-    # ``read1`` returns what one read gives, as a pipe needs; ``read(n)`` would wait
-    # for ``n`` bytes. A raw file's ``read`` already behaves like ``read1``.
-    read_some = cast(Callable[[int], bytes], getattr(stdin, "read1", stdin.read))
+    # The descriptor itself where there is one: a thread abandoned in a buffered read
+    # holds the file's lock, and Python aborts at exit ("could not acquire lock") when
+    # Ctrl-C ends the server. Otherwise ``read1``, which returns what one read gives, as
+    # a pipe needs (``read(n)`` would wait for ``n`` bytes; a raw file's ``read`` already
+    # behaves like ``read1``).
+    try:
+        read_some: Callable[[int], bytes] = functools.partial(os.read, stdin.fileno())
+    except (OSError, ValueError, io.UnsupportedOperation):
+        read_some = cast(Callable[[int], bytes], getattr(stdin, "read1", stdin.read))
 
     async def read_in_thread(size: int) -> bytes:
         # A thread blocked in a read cannot be interrupted: a cancelled read abandons it

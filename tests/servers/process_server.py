@@ -73,4 +73,4 @@ async def wait_forever() -> str:
 
 
 if __name__ == "__main__":
-    mcp.run()
+    mcp.run(backend="trio" if "--trio" in sys.argv[1:] else "asyncio")

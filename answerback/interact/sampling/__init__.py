@@ -21,7 +21,6 @@ from answerback.interact.sampling._audit import AuditLog
 from answerback.interact.sampling._models import ModelCatalogue, ModelChoice, ModelInfo
 from answerback.interact.sampling._names import ReversibleNames
 from answerback.interact.sampling._openai import (
-    MappedRequest,
     OpenAIChatProvider,
     from_openai_response,
     to_openai_request,
@@ -36,7 +35,12 @@ from answerback.interact.sampling._policy import (
     SamplingPolicy,
     SamplingRefused,
 )
-from answerback.interact.sampling._provider import REFUSAL, ModelProvider, SamplingProviderError
+from answerback.interact.sampling._provider import (
+    REFUSAL,
+    MappedRequest,
+    ModelProvider,
+    SamplingProviderError,
+)
 from answerback.interact.sampling._quirks import OpenAIQuirks
 from answerback.interact.sampling._sampler import (
     Approval,

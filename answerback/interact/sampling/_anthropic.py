@@ -19,9 +19,9 @@ import httpx2
 
 from answerback.interact.sampling._http import message_in, post_json, status_error
 from answerback.interact.sampling._names import ToolNames
-from answerback.interact.sampling._openai import MappedRequest
 from answerback.interact.sampling._provider import (
     REFUSAL,
+    MappedRequest,
     SamplingProviderError,
     blocks_of,
     clamp_temperature,

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import json
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, cast
 
 import httpx2
@@ -23,6 +22,7 @@ from answerback.interact.sampling._http import message_in, post_json, status_err
 from answerback.interact.sampling._names import ToolNames
 from answerback.interact.sampling._provider import (
     REFUSAL,
+    MappedRequest,
     SamplingProviderError,
     blocks_of,
     clamp_temperature,
@@ -65,16 +65,6 @@ _STOP_REASONS = {
     "content_filter": REFUSAL,
 }
 _REQUIRED_INSTRUCTION = "You must answer by calling one or more of the tools."
-
-
-@dataclass(slots=True)
-class MappedRequest:
-    """A provider request body and what is needed to read its answer: the request's
-    name maps, and the stop sequences to apply here when the endpoint ignores ``stop``."""
-
-    body: dict[str, Any]
-    names: ToolNames = field(default_factory=ToolNames)
-    emulated_stops: tuple[str, ...] = ()
 
 
 def _refuse(where: str, what: str, why: str) -> SamplingProviderError:

@@ -8,8 +8,10 @@ a provider is swapped (OpenAI, Anthropic, a test double) without touching them.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Protocol
+from dataclasses import dataclass, field
+from typing import Any, Protocol
 
+from answerback.interact.sampling._names import ToolNames
 from answerback.types import (
     ContentBlock,
     CreateMessageRequestParams,
@@ -32,9 +34,20 @@ class ModelProvider(Protocol):
         """Map ``params`` to the provider's request, send it, and map the reply back.
 
         Raises ``SamplingProviderError`` for what the provider cannot take (said before
-        anything is sent) and when the provider fails or refuses the request.
+        anything is sent) and when the provider fails or rejects the request; a model
+        that declines to answer is a result with stop reason ``"refusal"``.
         """
         ...
+
+
+@dataclass(slots=True)
+class MappedRequest:
+    """A provider request body and what is needed to read its answer: the request's
+    name maps, and the stop sequences to apply here when the endpoint ignores ``stop``."""
+
+    body: dict[str, Any]
+    names: ToolNames = field(default_factory=ToolNames)
+    emulated_stops: tuple[str, ...] = ()
 
 
 class SamplingProviderError(Exception):

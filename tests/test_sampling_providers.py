@@ -353,18 +353,17 @@ def test_openai_refuses_what_the_endpoint_cannot_take(
 
 
 @pytest.mark.parametrize(
-    ("block", "words"),
+    ("message", "words"),
     [
-        (AUDIO, "messages[0].content[1]: audio cannot be sent to Anthropic"),
-        (ImageContent(data=PNG, mime_type="image/bmp"), "'image/bmp'"),
+        (user(TEXT, AUDIO), "messages[0].content[1]: audio cannot be sent to Anthropic"),
+        (user(ImageContent(data=PNG, mime_type="image/bmp")), "'image/bmp'"),
+        (assistant(TEXT, IMAGE), "messages[0].content[1]: an image in an assistant message"),
     ],
-    ids=["audio", "bitmap"],
+    ids=["audio", "bitmap", "assistant-image"],
 )
-def test_anthropic_refuses_what_it_cannot_take(
-    block: SamplingMessageContentBlock, words: str
-) -> None:
+def test_anthropic_refuses_what_it_cannot_take(message: SamplingMessage, words: str) -> None:
     with pytest.raises(SamplingProviderError, match=re.escape(words)):
-        to_anthropic_request(params(user(TEXT, block)), model="m")
+        to_anthropic_request(params(message), model="m")
 
 
 def test_too_many_stop_sequences_are_refused_with_the_way_out() -> None:

@@ -121,16 +121,18 @@ def to_anthropic_request(params: CreateMessageRequestParams, *, model: str) -> M
     for content Anthropic cannot take and ``InvalidParamsError`` for unbalanced tool use)."""
     check_tool_balance(params.messages)
     names = ToolNames()
-    messages = [
-        {
-            "role": message.role,
-            "content": [
-                _block(block, f"messages[{index}].content[{position}]", names)
-                for position, block in enumerate(blocks_of(message.content))
-            ],
-        }
-        for index, message in enumerate(params.messages)
-    ]
+    messages: list[dict[str, Any]] = []
+    for index, message in enumerate(params.messages):
+        content: list[dict[str, Any]] = []
+        for position, block in enumerate(blocks_of(message.content)):
+            where = f"messages[{index}].content[{position}]"
+            if message.role == "assistant" and isinstance(block, ImageContent):
+                raise SamplingProviderError(
+                    f"{where}: an image in an assistant message cannot be sent to Anthropic, "
+                    "whose assistant turns take only text and tool uses."
+                )
+            content.append(_block(block, where, names))
+        messages.append({"role": message.role, "content": content})
     body: dict[str, Any] = {"model": model, "max_tokens": params.max_tokens, "messages": messages}
     if params.system_prompt:
         body["system"] = params.system_prompt

@@ -414,3 +414,15 @@ async def test_roots_changes_are_announced_and_listed(tmp_path: Path) -> None:
         await roots.remove(REPO)
     with pytest.raises(ValueError, match="is not a directory"):
         await roots.add(tmp_path / "missing")
+
+
+def test_the_librarys_warnings_are_printed_as_the_commands_own() -> None:
+    """A server that prints on stdout: the call still works, and the diagnostic reads as
+    the command's warning, not as a bare line from nowhere."""
+    stray = f"{sys.executable} {SERVERS / 'stray_output_server.py'}"
+    done = answerback("call", stray, "echo", "text=still here")
+    assert done.returncode == 0
+    assert done.stdout == "still here\n"
+    warnings = [line for line in done.stderr.splitlines() if "not JSON-RPC" in line]
+    assert warnings
+    assert all(line.startswith("answerback: WARNING: ") for line in warnings)

@@ -376,6 +376,18 @@ def test_the_form_mutes_its_server_with_ctrl_q(terminal: Terminal) -> None:
     terminal.wait_for(r"connected, muted")
 
 
+def test_a_stray_print_is_a_warning_and_the_server_stays(terminal: Terminal) -> None:
+    """A server that prints on stdout is still usable: the line is reported once as a
+    warning above the prompt, and the server is not taken for gone."""
+    connect(terminal, f"{sys.executable} {SERVERS / 'stray_output_server.py'}")
+    terminal.type("call echo text=still-here")
+    screen = terminal.wait_for(r"^still-here$")
+    assert "answerback: WARNING: stray_output_server: The server `" in screen
+    assert "went away" not in screen
+    terminal.type("status")
+    terminal.wait_for(r"stray_output_server.*connected")
+
+
 def test_a_question_arriving_while_typing_takes_the_screen_and_gives_the_line_back(
     terminal: Terminal, tmp_path: Path
 ) -> None:

@@ -19,6 +19,7 @@ from typing import get_args
 from rich.console import Console
 
 from answerback.cli._answers import AnswersError
+from answerback.cli._logs import show_library_warnings
 from answerback.cli._oneshot import (
     CommandFailed,
     ExitCode,
@@ -122,6 +123,7 @@ def _dispatch(args: argparse.Namespace, err: Console) -> int:
     if args.command == "run":
         serve(args.file, args.http, args.path)
         return ExitCode.OK
+    show_library_warnings()
     try:
         roots = Roots([Path.cwd(), *args.root])
     except ValueError as exc:

@@ -7,6 +7,7 @@ with its name, and, when nobody is there, says on stderr what it answered for th
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable
 
 from answerback.cli._answers import PAST, question_label
@@ -20,6 +21,7 @@ from answerback.client import (
 from answerback.interact import Roots
 from answerback.types import (
     ClientCapabilities,
+    ConnectionClosedError,
     ElicitRequestParams,
     ElicitResult,
     ErrorData,
@@ -27,6 +29,8 @@ from answerback.types import (
     LoggingMessageNotificationParams,
     RootsCapability,
 )
+
+logger = logging.getLogger("answerback.cli")
 
 LogSink = Callable[[str, LoggingMessageNotificationParams], None]
 
@@ -60,13 +64,17 @@ class CommandResponder(ResponderWrapper):
         self.on_log_line(self.server, params)
 
     async def on_notification(self, message: IncomingMessage) -> None:
-        """A transport error goes to ``on_lost`` (the command reports the failure that
-        follows it in its own words when there is none); the rest to ``inner``."""
-        if isinstance(message, Exception):
+        """A lost connection goes to ``on_lost`` (the command reports the failure that
+        follows it in its own words when there is none); any other transport error (a
+        stray line on a server's stdout) is a warning the session survives; the rest
+        goes to ``inner``."""
+        if isinstance(message, ConnectionClosedError):
             if self.on_lost is not None:
                 self.on_lost(self.server, message)
-            return
-        await self.inner.on_notification(message)
+        elif isinstance(message, Exception):
+            logger.warning("%s: %s", self.server, message)
+        else:
+            await self.inner.on_notification(message)
 
 
 class ReportedHeadless(Headless):

@@ -2,8 +2,9 @@
 
 Written without answerback (whose stdio server keeps stdout for the protocol). It prints
 a banner when it starts, and before each ``tools/call`` answer a long line of text and a
-JSON value that is not a message; it answers the legacy handshake and ``tools/call``
-(with the ``text`` argument echoed). Run: ``python tests/servers/stray_output_server.py``.
+JSON value that is not a message; it answers the legacy handshake, ``tools/list`` and
+``tools/call`` (with the ``text`` argument echoed).
+Run: ``python tests/servers/stray_output_server.py``.
 """
 
 from __future__ import annotations
@@ -32,6 +33,12 @@ def main() -> None:
                 "capabilities": {"tools": {}},
                 "serverInfo": {"name": "Stray", "version": "1.0"},
             }
+        elif method == "tools/list":
+            echo: dict[str, Any] = {
+                "name": "echo",
+                "inputSchema": {"type": "object", "properties": {"text": {}}},
+            }
+            result = {"tools": [echo]}
         elif method == "tools/call":
             print(LONG_LINE, flush=True)
             print(json.dumps({"debug": "not a message"}), flush=True)

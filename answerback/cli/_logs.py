@@ -1,0 +1,35 @@
+"""Where the library's own warnings go while the command runs.
+
+Without a handler, Python prints a warning's bare message (no source, no level) through
+its last-resort handler. The command gives them one recognisable shape instead, and
+writes them to whatever ``sys.stderr`` is at that moment: inside ``connect``,
+prompt_toolkit has replaced it so that lines appear above the prompt rather than
+through it.
+"""
+
+from __future__ import annotations
+
+import logging
+import sys
+from typing import TextIO
+
+LIBRARY_LOGGER = "answerback"
+
+
+class _CurrentStderr(logging.StreamHandler[TextIO]):
+    """A stream handler that looks ``sys.stderr`` up for every record."""
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.stream = sys.stderr
+        super().emit(record)
+
+
+def show_library_warnings() -> None:
+    """Print the library's warnings (a stray line on a server's stdout, a transport
+    error) on stderr as ``answerback: warning: ...``; quieter levels stay silent."""
+    handler = _CurrentStderr()
+    handler.setFormatter(logging.Formatter("answerback: %(levelname)s: %(message)s"))
+    library = logging.getLogger(LIBRARY_LOGGER)
+    library.addHandler(handler)
+    library.setLevel(logging.WARNING)
+    library.propagate = False

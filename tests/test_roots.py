@@ -339,6 +339,25 @@ async def test_roots_reach_the_server_and_guard_its_paths(
     assert counting.asked == (3 if legacy else 10)
 
 
+async def test_a_listing_that_straddles_a_change_is_not_kept(tmp_path: Path) -> None:
+    """The client announces a change while its answer is on the way: the server uses
+    that answer once, and asks again next time instead of trusting it."""
+    asked = 0
+
+    async def changing(context: ClientRequestContext) -> ListRootsResult:
+        nonlocal asked
+        asked += 1
+        if asked == 1:
+            await context.session.send_notification("notifications/roots/list_changed")
+        return ListRootsResult.model_validate({"roots": [{"uri": tmp_path.as_uri()}]})
+
+    server = server_object(ROOTS_SERVER)
+    async with Client(server, mode="legacy", list_roots_callback=changing) as client:
+        for _ in range(3):
+            await client.call_tool("my_roots")
+    assert asked == 2
+
+
 # -- how a host attaches its roots ------------------------------------------------------------
 
 

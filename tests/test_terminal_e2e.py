@@ -11,6 +11,7 @@ written.
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shlex
@@ -267,6 +268,58 @@ def test_a_sampling_request_is_approved_with_a_typed_reply(terminal: Terminal) -
     terminal.type("Pots for tea.", enter=False)
     terminal.keys("C-s")
     terminal.wait_for(r"summary: Pots for tea\.")
+
+
+@pytest.fixture
+def model_url() -> Iterator[str]:
+    """An OpenAI-compatible endpoint on loopback (tests/servers/fake_openai_server.py)."""
+    with subprocess.Popen(
+        [sys.executable, str(SERVERS / "fake_openai_server.py")],
+        stdout=subprocess.PIPE,
+        text=True,
+    ) as process:
+        try:
+            assert process.stdout is not None
+            line = process.stdout.readline()  # the server prints it once it listens
+            assert line.startswith("listening at "), line
+            yield line.removeprefix("listening at ").strip()
+        finally:
+            process.kill()
+
+
+def test_a_configured_model_drafts_the_sampling_reply(
+    terminal: Terminal, model_url: str, tmp_path: Path
+) -> None:
+    """With --model-url, the approval screen opens on the model's draft; the person edits
+    nothing and sends it, and the audit log records who answered."""
+    audit = tmp_path / "audit.jsonl"
+    connect(
+        terminal,
+        TEAROOM,
+        options=f"--model-url {model_url} --model tiny-model --sampling-audit {audit}",
+    )
+    terminal.type("call summarise text=teapots")
+    terminal.wait_for(r"a approve")
+    terminal.keys("a")
+    screen = terminal.wait_for(r"Ctrl-S send reply")
+    assert "Model draft for: Summarise: teapots" in screen
+    terminal.keys("C-s")
+    terminal.wait_for(r"summary: Model draft for: Summarise: teapots")
+    lines = [json.loads(line) for line in audit.read_text().splitlines()]
+    assert [(line["event"], line["outcome"]) for line in lines] == [
+        ("request", "admitted"),
+        ("outcome", "answered"),
+    ]
+    assert lines[1]["model"] == "tiny-model"
+
+
+def test_model_url_without_a_model_is_a_usage_error(terminal: Terminal) -> None:
+    terminal.start(
+        f"{shlex.quote(sys.executable)} -m answerback connect --model-url http://127.0.0.1:9/v1 "
+        f"{shlex.quote(TEAROOM)}"
+    )
+    terminal.wait_for(r"needs a model name: pass --model NAME or set OPENAI_MODEL")
+    terminal.wait_for(r"\[exited 2\]")
 
 
 def test_a_slow_person_outlasts_the_call_timeout(terminal: Terminal) -> None:

@@ -20,6 +20,7 @@ from rich.console import Console
 
 from answerback.cli._answers import AnswersError
 from answerback.cli._logs import show_library_warnings
+from answerback.cli._model import ModelOptionError, add_model_options
 from answerback.cli._oneshot import (
     CommandFailed,
     ExitCode,
@@ -75,6 +76,7 @@ def _parser() -> argparse.ArgumentParser:
     connect.add_argument("targets", nargs="+", metavar="TARGET")
     targets_options(connect)
     connect.add_argument("--history", metavar="FILE", help="where the command history is kept")
+    add_model_options(connect)
     connect.add_argument(
         "--timeout",
         type=float,
@@ -89,6 +91,7 @@ def _parser() -> argparse.ArgumentParser:
     targets_options(one)
     one.add_argument("--json", action="store_true", help="print the raw result as JSON")
     one.add_argument("--answers", metavar="FILE", help="answer the server's questions from FILE")
+    add_model_options(one)
     one.add_argument(
         "--timeout",
         type=float,
@@ -109,7 +112,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     err = Console(stderr=True)
     try:
         return _dispatch(args, err)
-    except (TargetError, AnswersError, RunError) as exc:
+    except (TargetError, AnswersError, RunError, ModelOptionError) as exc:
         err.print(f"answerback: {exc}", markup=False, highlight=False, soft_wrap=True)
         return ExitCode.USAGE
     except CommandFailed as exc:

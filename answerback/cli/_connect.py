@@ -39,13 +39,15 @@ from rich.markup import escape
 from rich.table import Table
 
 from answerback.cli._arguments import ArgumentsError, parse_arguments
+from answerback.cli._model import model_sampler
 from answerback.cli._oneshot import ExitCode, call, failure, listing, one_shot_responder
 from answerback.cli._render import log_line, print_listing, prompt_text, read_text, result_text
 from answerback.cli._reporting import CommandResponder
 from answerback.cli._targets import Target, state_dir
-from answerback.client import Client
+from answerback.client import Client, Responder
 from answerback.forms import FormSchemaError, UnsupportedForm, parse_form
 from answerback.interact import Answer, Broker, Presenter, Question, Roots
+from answerback.interact.sampling import ModelSampler
 from answerback.interact.terminal import TerminalPresenter, ask_form
 from answerback.types import (
     LoggingLevel,
@@ -249,8 +251,10 @@ class Session:
         history: Path,
         timeout: float | None,
         log_level: LoggingLevel,
+        sampler: ModelSampler | None = None,
     ) -> None:
         self.servers = [Server(target) for target in targets]
+        self.sampler = sampler
         self.roots = roots
         self.timeout = timeout
         self.log_level: LoggingLevel = log_level
@@ -262,7 +266,9 @@ class Session:
             complete_while_typing=False,
         )
         self.seat = PromptSeat(self.prompt)
-        presenter = TerminalPresenter(console=self.console)
+        presenter = TerminalPresenter(
+            console=self.console, sampler=sampler.reply if sampler is not None else None
+        )
         self.broker = Broker(SeatedPresenter(presenter, self.seat))
         presenter.controls = self.broker  # Ctrl-X: cancel all from a server; Ctrl-Q: mute it
         self.jobs = 0
@@ -301,7 +307,7 @@ class Session:
             server.stderr_log = logs / f"{server.name}.log"
             stderr = server.stderr_log
         responder = CommandResponder(
-            self.broker.responder(server.name, roots=self.roots),
+            asking_person(self.broker, server.name, self.roots, self.sampler),
             server.name,
             self.roots,
             self._show_log,
@@ -621,6 +627,15 @@ class Session:
         self.say(f"log level {self.log_level}; roots: {', '.join(map(str, self.roots.paths))}")
 
 
+def asking_person(
+    broker: Broker, server: str, roots: Roots, sampler: ModelSampler | None
+) -> Responder:
+    """The broker's responder for ``server``; with a configured model, its sampling
+    screen approves the model's draft (capped and audited by the sampler's policy)."""
+    responder = broker.responder(server, roots=roots)
+    return responder if sampler is None else sampler.responder(server, responder)
+
+
 def history_file(explicit: str | None) -> Path:
     return Path(explicit).expanduser() if explicit else state_dir() / "history"
 
@@ -641,6 +656,7 @@ def connect(targets: list[Target], roots: Roots, args: argparse.Namespace, err: 
         history=history_file(args.history),
         timeout=args.timeout,
         log_level=args.log_level,
+        sampler=model_sampler(args),
     )
     return anyio.run(session.run, backend="asyncio")
 
@@ -649,11 +665,12 @@ async def call_at_terminal(
     target: Target, roots: Roots, args: argparse.Namespace, out: Console, err: Console
 ) -> int:
     """``answerback call`` with a person at the keyboard: questions on the terminal."""
-    presenter = TerminalPresenter()
+    sampler = model_sampler(args)
+    presenter = TerminalPresenter(sampler=sampler.reply if sampler is not None else None)
     async with Broker(presenter) as broker:
         presenter.controls = broker
         responder = one_shot_responder(
-            target, roots, None, err, lambda name: broker.responder(name, roots=roots)
+            target, roots, None, err, lambda name: asking_person(broker, name, roots, sampler)
         )
         return await call(
             target,

@@ -1,0 +1,70 @@
+"""The model that drafts replies to sampling requests, when the person configures one.
+
+Without ``--model-url``, a sampling request is approved by the person typing the reply.
+With it, the same approval screen opens with a draft from an OpenAI-compatible endpoint
+(OpenAI, Ollama, vLLM, llama.cpp, LM Studio), which the person can edit or deny; the
+policy and the audit log of ``answerback.interact.sampling`` apply as for any host.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+from pathlib import Path
+
+from answerback.interact.sampling import (
+    AuditLog,
+    ModelCatalogue,
+    ModelInfo,
+    ModelSampler,
+    OpenAIChatProvider,
+    OpenAIQuirks,
+)
+
+OFFICIAL_API = "https://api.openai.com"
+
+
+class ModelOptionError(ValueError):
+    """``--model-url`` without a model name to ask it for."""
+
+
+def add_model_options(parser: argparse.ArgumentParser) -> None:
+    """The options that configure the drafting model (environment variables as defaults,
+    so a shell that already has them set needs no flags)."""
+    parser.add_argument(
+        "--model-url",
+        metavar="URL",
+        default=os.environ.get("OPENAI_BASE_URL"),
+        help="an OpenAI-compatible API (e.g. http://localhost:11434/v1) that drafts sampling "
+        "replies for you to approve (default $OPENAI_BASE_URL; the key is $OPENAI_API_KEY)",
+    )
+    parser.add_argument(
+        "--model",
+        metavar="NAME",
+        default=os.environ.get("OPENAI_MODEL"),
+        help="the model to ask at --model-url (default $OPENAI_MODEL)",
+    )
+    parser.add_argument(
+        "--sampling-audit",
+        metavar="FILE",
+        help="append one JSON line per sampling request and outcome to FILE",
+    )
+
+
+def model_sampler(args: argparse.Namespace) -> ModelSampler | None:
+    """The configured sampler, or ``None`` when no model URL is set (the person types)."""
+    url: str | None = args.model_url
+    if not url:
+        return None
+    name: str | None = args.model
+    if not name:
+        raise ModelOptionError(
+            f"--model-url {url} needs a model name: pass --model NAME or set OPENAI_MODEL."
+        )
+    provider = OpenAIChatProvider(
+        base_url=url,
+        api_key=os.environ.get("OPENAI_API_KEY"),
+        quirks=OpenAIQuirks() if url.startswith(OFFICIAL_API) else OpenAIQuirks.local(),
+    )
+    audit = AuditLog(Path(args.sampling_audit)) if args.sampling_audit else None
+    return ModelSampler(ModelCatalogue([ModelInfo(name, provider)]), audit=audit)

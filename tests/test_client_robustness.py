@@ -38,6 +38,7 @@ from answerback.types import (
     REQUEST_TIMEOUT,
     ElicitRequestParams,
     ElicitResult,
+    ListRootsResult,
     TextContent,
 )
 
@@ -406,3 +407,19 @@ async def test_a_listing_forgets_that_a_name_was_unknown() -> None:
         assert [tool.name for tool in await client.list_all_tools()] == ["late"]
         result = await client.call_tool("late", {"region": "eu"})
     assert result.content == [TextContent(text="eu")]
+
+
+async def test_roots_list_changed_is_not_sent_where_the_version_lacks_it() -> None:
+    """2026-07-28 has no ``notifications/roots/list_changed``: announcing a change sends
+    nothing, and the next message the server sees is the next request."""
+
+    async def no_roots(context: ClientRequestContext) -> ListRootsResult:
+        return ListRootsResult(roots=[])
+
+    async with hand_driven(MODERN, list_roots_callback=no_roots) as (client, peer):
+        await client.send_roots_list_changed()
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(client.ping)
+            first = await peer.receive()
+            assert first["method"] == "ping"
+            await peer.send({"jsonrpc": "2.0", "id": first["id"], "result": {}})

@@ -616,7 +616,11 @@ class Client:
         )
 
     async def send_roots_list_changed(self) -> None:
-        """Tell the server the roots changed, so it asks for them again."""
+        """Tell the server the roots changed, so it asks for them again. 2026-07-28 has
+        no such notification (a server asks for the roots in each request that needs
+        them, and gets the current list), so on those connections this does nothing."""
+        if self.session.modern_version is not None:
+            return
         await self.session.send_notification("notifications/roots/list_changed")
 
 

@@ -9,6 +9,7 @@ is one line naming it, status 1.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import re
 import signal
@@ -22,6 +23,7 @@ from anyio.abc import Process
 from support import PATIENCE_SECONDS, SERVERS
 
 from answerback import Client
+from answerback.transports.http._uvicorn import listening_socket
 from answerback.types import TextContent
 
 pytestmark = [
@@ -123,3 +125,27 @@ async def test_a_port_in_use_is_one_line_naming_it(taken_port: int) -> None:
         f"answerback: cannot listen on 127.0.0.1:{taken_port}: port {taken_port} is already "
         "in use (is another server running?). Stop that program, or choose another port.\n"
     )
+
+
+@pytest.mark.parametrize("anyio_backend", ["asyncio"])
+async def test_run_serves_with_nagles_algorithm_off() -> None:
+    """``run()`` opens its own listening socket; the connections asyncio accepts on it
+    must have TCP_NODELAY (asyncio sets it only on sockets that say TCP), or each small
+    response waits some 40 ms for the client's delayed ACK."""
+    nodelay: list[int] = []
+    connected = asyncio.Event()
+
+    class Probe(asyncio.Protocol):
+        def connection_made(self, transport: asyncio.BaseTransport) -> None:
+            sock: socket.socket = transport.get_extra_info("socket")
+            nodelay.append(sock.getsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY))
+            connected.set()
+
+    with listening_socket("127.0.0.1", 0) as listener:
+        server = await asyncio.get_running_loop().create_server(Probe, sock=listener)
+        async with server:
+            port = listener.getsockname()[1]
+            with socket.create_connection(("127.0.0.1", port)):
+                await asyncio.wait_for(connected.wait(), PATIENCE_SECONDS)
+    [flag] = nodelay
+    assert flag != 0

@@ -8,7 +8,7 @@ STAMP := $(VENV)/.installed
 NODE_STAMP := interop/node_modules/.installed
 CONFORMANCE_STAMP := conformance/node_modules/.installed
 
-.PHONY: demo test lint typecheck unit bench clean conformance tmux package
+.PHONY: demo test lint typecheck unit bench clean conformance tmux services package
 
 $(STAMP): pyproject.toml answerback/__init__.py
 	$(PYTHON) -m venv $(VENV)
@@ -38,7 +38,19 @@ tmux:
 		&& apt-get install -y -qq tmux >/dev/null; } || echo "tmux is missing, so the \
 		terminal tests will be skipped: install it (apt-get install tmux, brew install tmux)"
 
-unit: $(STAMP) $(NODE_STAMP) tmux
+# A real Redis and a real haproxy for the scale-out tests and benchmark
+# (tests/test_scale_out.py), which are skipped, saying why, without them.
+services:
+	@missing=""; for tool in redis-server haproxy; do command -v $$tool >/dev/null \
+		|| missing="$$missing $$tool"; done; \
+	if [ -n "$$missing" ]; then \
+		if [ "$$(id -u)" = 0 ]; then apt-get update -qq && apt-get install -y -qq $$missing >/dev/null \
+			|| echo "could not install$$missing: the scale-out tests will be skipped"; \
+		else echo "$$missing missing and not root, so the scale-out tests will be skipped: \
+			install them (apt-get install redis-server haproxy, brew install redis haproxy)"; fi; \
+	fi
+
+unit: $(STAMP) $(NODE_STAMP) tmux services
 	$(BIN)/pytest -q
 
 # The official MCP conformance suite and the Node (>= 22) it runs on, pinned in

@@ -1,7 +1,8 @@
 """The seam between the HTTP server and whoever decides who a request comes from.
 
 The streamable HTTP application knows nothing of OAuth: it asks a ``RequestAuthenticator``
-about every request to the MCP endpoint before routing it, serves the extra routes it
+about every request to the MCP endpoint before routing it (and, once a POST's message is
+read, whether the caller may send it), serves the extra routes it
 brings (protected resource metadata), and keeps the answer, an ``AuthInfo``, in the
 request's ASGI scope under ``AUTH_SCOPE_KEY``. From there a session remembers whose it
 is (a session id presented by someone else is not found) and a tool reads it as
@@ -56,6 +57,11 @@ class RequestAuthenticator(Protocol):
     async def authenticate(self, request: Request) -> AuthInfo | Response:
         """The caller, or the response refusing them (401 or 403 with its
         ``WWW-Authenticate`` header)."""
+        ...
+
+    async def authorize(self, info: AuthInfo, message: Mapping[str, Any]) -> Response | None:
+        """Whether the caller may send this JSON-RPC message (per-tool scopes): ``None``,
+        or the response refusing it (403 ``insufficient_scope``, which invites step-up)."""
         ...
 
 

@@ -31,6 +31,7 @@ from answerback.client._url_elicitation import (
     UrlElicitationLoopError,
     UrlElicitations,
 )
+from answerback.transports.http import InMemoryTokenStore, TokenStore
 
 __all__ = [
     "HEADLESS_META",
@@ -44,6 +45,7 @@ __all__ = [
     "FormRenderer",
     "Headless",
     "HeadlessPolicy",
+    "InMemoryTokenStore",
     "IncomingMessage",
     "InputRequiredRoundsExceededError",
     "InvalidServerResultError",
@@ -53,6 +55,7 @@ __all__ = [
     "Responder",
     "ResponderWrapper",
     "SamplingCallback",
+    "TokenStore",
     "UrlConsent",
     "UrlConsentRequest",
     "UrlElicitationLoopError",

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from answerback._public import publish
 from answerback.transports.http._client import StreamableHTTPTransport
+from answerback.transports.http._token_store import InMemoryTokenStore, TokenStore
 
 if TYPE_CHECKING:
     from answerback.transports.http._event_store import EventStore, InMemoryEventStore
@@ -48,8 +49,10 @@ __all__ = [
     "EventStore",
     "HostPolicy",
     "InMemoryEventStore",
+    "InMemoryTokenStore",
     "StreamableHTTPApp",
     "StreamableHTTPTransport",
+    "TokenStore",
     "run_uvicorn",
     "serve_uvicorn",
     "uvicorn_server",

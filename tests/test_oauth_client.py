@@ -12,9 +12,9 @@ pytestmark = pytest.mark.anyio
 
 async def test_in_memory_store_keeps_a_copy_of_each_record() -> None:
     store: TokenStore = InMemoryTokenStore()
-    record = {"access_token": "a", "scopes": ["mcp"]}
-    await store.set("token https://rs/mcp", record)
-    record["scopes"].append("admin")
+    scopes = ["mcp"]
+    await store.set("token https://rs/mcp", {"access_token": "a", "scopes": scopes})
+    scopes.append("admin")
     got = await store.get("token https://rs/mcp")
     assert got == {"access_token": "a", "scopes": ["mcp"]}
     assert got is not None

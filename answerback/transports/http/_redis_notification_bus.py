@@ -1,0 +1,178 @@
+"""The notification bus on Redis: one Redis Stream that every replica follows.
+
+Pub/sub would be simpler but is at-most-once: a replica whose connection drops for a
+moment misses whatever was published meanwhile, and its clients never hear that the tool
+list changed. A stream keeps the notices (capped at ``max_length``, trimmed
+approximately), and each reader asks with ``XREAD BLOCK`` for the entries after the last
+one it saw, so a reconnecting reader picks up where it left off. The blocking read is
+itself the wake-up; no pub/sub is needed.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import math
+from collections.abc import AsyncGenerator, AsyncIterator
+from contextlib import asynccontextmanager
+from typing import TYPE_CHECKING, Any, cast
+
+import anyio
+from anyio.streams.memory import MemoryObjectSendStream
+
+from answerback.jsonrpc._endpoint import as_object
+from answerback.transports.http._notification_bus import Notice, require_asyncio
+
+try:
+    from redis.exceptions import RedisError
+except ImportError as missing:  # pragma: no cover - the extra is installed for the tests
+    raise ImportError(
+        "The Redis notification bus needs redis-py: pip install 'answerback[redis]'."
+    ) from missing
+
+if TYPE_CHECKING:
+    from redis.asyncio import Redis
+
+logger = logging.getLogger("answerback.http")
+
+_BATCH = 100
+_FIRST_RETRY_SECONDS = 0.1
+_LAST_RETRY_SECONDS = 5.0
+
+
+class RedisNotificationBus:
+    """Notices in the Redis Stream ``{key_prefix}notifications``.
+
+    ``redis`` is the caller's client (its pool is shared; the bus never closes it).
+    ``max_length`` bounds the stream: a replica that falls further behind than that
+    loses the oldest notices. ``block_seconds`` is how long one ``XREAD`` waits.
+    """
+
+    def __init__(
+        self,
+        redis: Redis,
+        *,
+        key_prefix: str = "answerback:",
+        max_length: int = 10_000,
+        block_seconds: float = 5.0,
+    ) -> None:
+        if max_length < 1:
+            raise ValueError("max_length must be at least 1.")
+        self._redis = redis
+        self.key = f"{key_prefix}notifications"
+        self._max_length = max_length
+        self._block_ms = max(1, int(block_seconds * 1000))
+
+    async def publish(self, notice: Notice) -> None:
+        require_asyncio("RedisNotificationBus")
+        body = json.dumps(
+            {
+                "id": notice.id,
+                "origin": notice.origin,
+                "method": notice.method,
+                "params": notice.params,
+            },
+            separators=(",", ":"),
+        )
+        try:
+            await self._redis.xadd(
+                self.key, {"notice": body}, maxlen=self._max_length, approximate=True
+            )
+        except RedisError as exc:
+            raise ConnectionError(
+                f"Could not publish {notice.method} to Redis ({exc}); clients served by other "
+                "replicas miss it. Check that Redis is up and reachable."
+            ) from exc
+
+    @asynccontextmanager
+    async def subscribe(self) -> AsyncGenerator[AsyncIterator[Notice], None]:
+        require_asyncio("RedisNotificationBus")
+        send, receive = anyio.create_memory_object_stream[Notice](math.inf)
+        start: str | None = None
+        try:
+            start = await self._last_id()
+        except RedisError as exc:
+            logger.warning("Redis is unreachable (%s); notifications follow once it is back", exc)
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(self._follow, start, send)
+            try:
+                with receive:
+                    yield receive
+            finally:
+                tg.cancel_scope.cancel()
+
+    async def _last_id(self) -> str:
+        """The id of the newest entry now (``0-0`` for none): reading after it gets
+        everything published from here on."""
+        newest = cast(list[Any], await self._redis.xrevrange(self.key, count=1))
+        return _text(newest[0][0]) if newest else "0-0"
+
+    async def _follow(self, last_id: str | None, send: MemoryObjectSendStream[Notice]) -> None:
+        """Read the stream for ever, retrying with backoff while Redis is unreachable."""
+        delay = _FIRST_RETRY_SECONDS
+        with send:
+            while True:
+                try:
+                    if last_id is None:
+                        last_id = await self._last_id()
+                    replies = await self._redis.xread(
+                        {self.key: last_id}, count=_BATCH, block=self._block_ms
+                    )
+                except RedisError as exc:
+                    logger.warning(
+                        "Reading notifications from Redis failed (%s); retrying in %.1f s",
+                        exc,
+                        delay,
+                    )
+                    await anyio.sleep(delay)
+                    delay = min(delay * 2, _LAST_RETRY_SECONDS)
+                    continue
+                delay = _FIRST_RETRY_SECONDS
+                for entry_id, fields in _entries(replies):
+                    last_id = entry_id
+                    notice = _notice(fields)
+                    if notice is None:
+                        logger.warning("Skipped a malformed notice %s in %s", entry_id, self.key)
+                    else:
+                        send.send_nowait(notice)
+
+
+def _entries(replies: object) -> list[tuple[str, dict[Any, Any]]]:
+    """``XREAD``'s entries for our one stream (RESP2 answers a list, RESP3 a mapping)."""
+    if isinstance(replies, dict):
+        streams = list(cast(dict[Any, Any], replies).values())
+    else:
+        streams = [stream[1] for stream in cast(list[Any], replies or [])]
+    found: list[tuple[str, dict[Any, Any]]] = []
+    for entries in streams:
+        for entry in cast(list[Any], entries):
+            if isinstance(entry, list | tuple) and len(cast(Any, entry)) == 2:
+                entry_id, fields = cast(tuple[Any, Any], entry)
+                found.append(
+                    (
+                        _text(entry_id),
+                        cast(dict[Any, Any], fields) if isinstance(fields, dict) else {},
+                    )
+                )
+    return found
+
+
+def _notice(fields: dict[Any, Any]) -> Notice | None:
+    raw = fields.get(b"notice", fields.get("notice"))
+    try:
+        decoded = as_object(json.loads(_text(raw))) if raw is not None else None
+    except ValueError:
+        return None
+    if decoded is None:
+        return None
+    notice_id, origin, method = decoded.get("id"), decoded.get("origin"), decoded.get("method")
+    params = decoded.get("params")
+    if not (isinstance(notice_id, str) and isinstance(origin, str) and isinstance(method, str)):
+        return None
+    if params is not None and as_object(params) is None:
+        return None
+    return Notice(notice_id, origin, method, as_object(params))
+
+
+def _text(value: object) -> str:
+    return value.decode() if isinstance(value, bytes) else str(value)

@@ -1,0 +1,42 @@
+"""Single-use ``requestState`` claimed in Redis, so a replay is refused on every replica.
+
+``SET NX`` is atomic: of two retries racing with the same state on two replicas, exactly
+one claims it. The key expires with the state, so Redis forgets it by itself.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import TYPE_CHECKING
+
+from answerback.transports.http._notification_bus import require_asyncio
+
+try:
+    from redis.exceptions import RedisError
+except ImportError as missing:  # pragma: no cover - the extra is installed for the tests
+    raise ImportError(
+        "Single-use request state in Redis needs redis-py: pip install 'answerback[redis]'."
+    ) from missing
+
+if TYPE_CHECKING:
+    from redis.asyncio import Redis
+
+
+class RedisUsedStates:
+    """Claims in keys ``{key_prefix}used-state:{id}``; ``redis`` is the caller's client."""
+
+    def __init__(self, redis: Redis, *, key_prefix: str = "answerback:") -> None:
+        self._redis = redis
+        self._prefix = f"{key_prefix}used-state:"
+
+    async def claim(self, state_id: str, expires_at: float) -> bool:
+        require_asyncio("RedisUsedStates")
+        lifetime_ms = max(1, int((expires_at - time.time()) * 1000))
+        try:
+            claimed = await self._redis.set(self._prefix + state_id, b"1", nx=True, px=lifetime_ms)
+        except RedisError as exc:
+            raise ConnectionError(
+                f"Could not check single-use request state in Redis ({exc}); the request is "
+                "refused rather than risk running twice. Check that Redis is up and reachable."
+            ) from exc
+        return bool(claimed)

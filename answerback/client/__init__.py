@@ -31,7 +31,13 @@ from answerback.client._url_elicitation import (
     UrlElicitationLoopError,
     UrlElicitations,
 )
-from answerback.transports.http import InMemoryTokenStore, TokenStore
+from answerback.transports.http import (
+    FileTokenStore,
+    InMemoryTokenStore,
+    KeyringTokenStore,
+    TokenStore,
+    TokenStoreError,
+)
 
 __all__ = [
     "HEADLESS_META",
@@ -42,6 +48,7 @@ __all__ = [
     "ClientSession",
     "ConsentAnswer",
     "ElicitationCallback",
+    "FileTokenStore",
     "FormRenderer",
     "Headless",
     "HeadlessPolicy",
@@ -49,6 +56,7 @@ __all__ = [
     "IncomingMessage",
     "InputRequiredRoundsExceededError",
     "InvalidServerResultError",
+    "KeyringTokenStore",
     "ListRootsCallback",
     "LoggingCallback",
     "MessageHandler",
@@ -56,6 +64,7 @@ __all__ = [
     "ResponderWrapper",
     "SamplingCallback",
     "TokenStore",
+    "TokenStoreError",
     "UrlConsent",
     "UrlConsentRequest",
     "UrlElicitationLoopError",

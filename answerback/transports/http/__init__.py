@@ -13,6 +13,8 @@ from typing import TYPE_CHECKING, Any
 from answerback._public import publish
 from answerback.transports.http._client import StreamableHTTPTransport
 from answerback.transports.http._token_store import InMemoryTokenStore, TokenStore
+from answerback.transports.http._token_store_file import FileTokenStore, TokenStoreError
+from answerback.transports.http._token_store_keyring import KeyringTokenStore
 
 if TYPE_CHECKING:
     from answerback.transports.http._event_store import EventStore, InMemoryEventStore
@@ -47,12 +49,15 @@ def __dir__() -> list[str]:
 
 __all__ = [
     "EventStore",
+    "FileTokenStore",
     "HostPolicy",
     "InMemoryEventStore",
     "InMemoryTokenStore",
+    "KeyringTokenStore",
     "StreamableHTTPApp",
     "StreamableHTTPTransport",
     "TokenStore",
+    "TokenStoreError",
     "run_uvicorn",
     "serve_uvicorn",
     "uvicorn_server",

@@ -92,17 +92,28 @@ RESOURCE_NOT_FOUND_LEGACY = -32002
 class Connection:
     """The protocol side of one connection: dispatch, eras, subscriptions."""
 
-    def __init__(self, server: MCPServer, registry: Registry) -> None:
+    def __init__(
+        self,
+        server: MCPServer,
+        registry: Registry,
+        receives_broadcasts: Callable[[], bool] | None = None,
+    ) -> None:
         self.server = server
         self.registry = registry
         """What ``server`` declared (its decorators fill it)."""
         self.legacy_client: ClientState | None = None
         self.subscriptions: set[str] = set()
         self.notify: Callable[[str, JSONObject | None], Awaitable[None]] | None = None
+        """Sends a notification on this connection (set once it is serving)."""
         self.roots_cache = RootsCache()
         """The legacy client's roots as ``ctx.roots`` last listed them (until it says
         they changed); 2026-07-28 requests each keep their own."""
-        """Sends a notification on this connection (set once it is serving)."""
+        self._receives_broadcasts = receives_broadcasts
+
+    def homed(self) -> bool:
+        """Whether server-wide notifications for this session go out here (with
+        replicas, only on the session's home connection)."""
+        return self._receives_broadcasts is None or self._receives_broadcasts()
 
     # -- dispatch --------------------------------------------------------------------
 

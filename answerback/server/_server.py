@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import contextlib
 import logging
-from collections.abc import Callable, Sequence
+import secrets
+from collections import deque
+from collections.abc import AsyncGenerator, AsyncIterator, Callable, Sequence
 from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 import anyio
@@ -19,6 +21,8 @@ from answerback.server._request_state import RequestStateSealer
 from answerback.server._resources import RegisteredResource
 from answerback.server._tools import RegisteredTool
 from answerback.transports import stdio_server_streams
+from answerback.transports.http._notification_bus import Notice, NotificationBus, SharedState
+from answerback.transports.http._used_states import InMemoryUsedStates, UsedStates
 from answerback.types import (
     CompletionsCapability,
     Implementation,
@@ -36,6 +40,9 @@ if TYPE_CHECKING:
     from answerback.transports.http import EventStore, HostPolicy, StreamableHTTPApp
 
 logger = logging.getLogger("answerback.server")
+
+_REMEMBERED_NOTICES = 1024
+"""How many notice ids a server remembers to drop a notice that arrives twice."""
 
 FunctionT = TypeVar("FunctionT", bound=Callable[..., Any])
 CompletionHandlerT = TypeVar("CompletionHandlerT", bound=CompletionHandler)
@@ -61,6 +68,7 @@ class MCPServer:
         page_size: int | None = None,
         max_input_requests: int = 32,
         error_details: ErrorDetails = "local",
+        single_use_state: bool = False,
     ) -> None:
         """``state_keys`` seal 2026-07-28 ``requestState`` (32 random bytes each; the
         first seals, all open). Give every instance of a scaled-out server the same keys;
@@ -74,7 +82,10 @@ class MCPServer:
         tool's error result or an internal error), which may hold secrets: ``"local"``
         clients on this machine only (stdio, in-process, HTTP from loopback), ``"full"``
         everyone, ``"redacted"`` no one; the others get a reference that the server
-        logs with the traceback."""
+        logs with the traceback.
+        ``single_use_state`` makes the ``requestState`` that ``ctx.elicit`` and friends
+        seal on 2026-07-28 good for one retry only: the same state sent again is
+        refused (-32602), on every replica sharing the HTTP app's state."""
         if max_input_requests < 1:
             raise ValueError("max_input_requests must be at least 1.")
         check_error_details(error_details)
@@ -88,6 +99,12 @@ class MCPServer:
         self._registry = Registry(RequestStateSealer(state_keys, state_ttl_seconds))
         self.page_size = page_size
         self._connections: set[Connection] = set()
+        self.single_use_state = single_use_state
+        self._origin = secrets.token_hex(8)
+        """Names this server's notices on a bus (it drops its own when they come back)."""
+        self._buses: list[NotificationBus] = []
+        self._used_states: list[UsedStates] = [InMemoryUsedStates()]
+        self._seen_notices: deque[str] = deque(maxlen=_REMEMBERED_NOTICES)
 
     # -- declaring -------------------------------------------------------------------
 
@@ -202,59 +219,85 @@ class MCPServer:
 
     async def notify_resource_updated(self, uri: str) -> None:
         """Tell the clients subscribed to ``uri`` that it changed."""
-        params: JSONObject = {"uri": uri}
-        await self._broadcast(
-            "notifications/resources/updated",
-            params,
-            lambda connection: uri in connection.subscriptions,
-            lambda wanted: uri in (wanted.resource_subscriptions or []),
-        )
+        await self._broadcast("notifications/resources/updated", {"uri": uri})
 
     async def notify_tools_changed(self) -> None:
         """Tell clients the tool list changed (so they list it again)."""
-        await self._broadcast(
-            "notifications/tools/list_changed",
-            None,
-            lambda _: True,
-            lambda wanted: bool(wanted.tools_list_changed),
-        )
+        await self._broadcast("notifications/tools/list_changed")
 
     async def notify_prompts_changed(self) -> None:
         """Tell clients the prompt list changed (so they list it again)."""
-        await self._broadcast(
-            "notifications/prompts/list_changed",
-            None,
-            lambda _: True,
-            lambda wanted: bool(wanted.prompts_list_changed),
-        )
+        await self._broadcast("notifications/prompts/list_changed")
 
     async def notify_resources_changed(self) -> None:
         """Tell clients the resource list changed (so they list it again)."""
-        await self._broadcast(
-            "notifications/resources/list_changed",
-            None,
-            lambda _: True,
-            lambda wanted: bool(wanted.resources_list_changed),
-        )
+        await self._broadcast("notifications/resources/list_changed")
 
-    async def _broadcast(
-        self,
-        method: str,
-        params: JSONObject | None,
-        legacy_wants: Callable[[Connection], bool],
-        listener_wants: Callable[[SubscriptionFilter], bool],
-    ) -> None:
-        """Send to legacy connections that want it and to 2026 listen streams that asked."""
+    async def _broadcast(self, method: str, params: JSONObject | None = None) -> None:
+        """Deliver to this server's own clients now, then publish on every attached bus
+        for the other replicas (a bus that cannot publish raises, after local delivery)."""
+        notice = Notice(secrets.token_hex(16), self._origin, method, params)
+        await self._deliver(notice)
+        for bus in list(self._buses):
+            await bus.publish(notice)
+
+    async def _deliver(self, notice: Notice) -> None:
+        """Send a notice to the legacy connections that want it (where each is its
+        session's home for broadcasts) and to the 2026 listen streams that asked."""
+        if notice.id in self._seen_notices:
+            return
+        self._seen_notices.append(notice.id)
+        wants = _listener_filters.get(notice.method)
+        if wants is None:
+            logger.debug("ignored notice %r from a bus: not a broadcast", notice.method)
+            return
+        params = notice.params
+        uri = (params or {}).get("uri")
         for connection in list(self._connections):
             notify = connection.notify
-            if connection.legacy_client is not None and notify and legacy_wants(connection):
-                with contextlib.suppress(MCPError):
-                    await notify(method, params)
+            if connection.legacy_client is None or notify is None or not connection.homed():
+                continue
+            if notice.method == _RESOURCE_UPDATED and uri not in connection.subscriptions:
+                continue
+            with contextlib.suppress(MCPError):
+                await notify(notice.method, params)
         for listener in list(self._registry.listeners):
-            if listener_wants(listener.wanted):
+            if wants(listener.wanted, uri):
                 meta = {"io.modelcontextprotocol/subscriptionId": listener.request.id}
                 with contextlib.suppress(MCPError):
-                    await listener.request.notify(method, {**(params or {}), "_meta": meta})
+                    await listener.request.notify(notice.method, {**(params or {}), "_meta": meta})
+
+    @contextlib.asynccontextmanager
+    async def attach_state(self, state: SharedState) -> AsyncGenerator[None, None]:
+        """Share notifications and single-use state with the other replicas behind
+        ``state`` (the HTTP app does this in its lifespan) until the block exits.
+
+        Meanwhile ``notify_*`` also publish on ``state.notifications``, every notice
+        other servers publish there reaches this server's clients, and single-use
+        ``requestState`` is claimed in ``state.used_states``.
+        """
+        bus = state.notifications
+        async with bus.subscribe() as notices, anyio.create_task_group() as tg:
+            tg.start_soon(self._deliver_from, notices)
+            self._buses.append(bus)
+            self._used_states.append(state.used_states)
+            try:
+                yield
+            finally:
+                self._buses.remove(bus)
+                self._used_states.remove(state.used_states)
+                tg.cancel_scope.cancel()
+
+    async def _deliver_from(self, notices: AsyncIterator[Notice]) -> None:
+        async for notice in notices:
+            if notice.origin != self._origin:
+                await self._deliver(notice)
+
+    @property
+    def used_states(self) -> UsedStates:
+        """Where single-use ``requestState`` is claimed: the attached state's record, or
+        this process's own."""
+        return self._used_states[-1]
 
     def tool_input_schema(self, name: str) -> JSONObject | None:
         """A tool's input schema (the HTTP layer checks ``Mcp-Param-*`` headers with it)."""
@@ -268,9 +311,21 @@ class MCPServer:
 
     # -- serving ---------------------------------------------------------------------
 
-    async def serve_connection(self, read_stream: ReadStream, write_stream: WriteStream) -> None:
-        """Answer one connection until the client closes it."""
-        connection = Connection(self, self._registry)
+    async def serve_connection(
+        self,
+        read_stream: ReadStream,
+        write_stream: WriteStream,
+        *,
+        receives_broadcasts: Callable[[], bool] | None = None,
+    ) -> None:
+        """Answer one connection until the client closes it.
+
+        ``receives_broadcasts`` (asked at each broadcast) says whether this connection
+        is its session's home for list-changed and resource-updated notifications: with
+        replicas, several may serve one legacy session, and only one must deliver them.
+        ``None``: always.
+        """
+        connection = Connection(self, self._registry, receives_broadcasts)
         async with Endpoint(
             read_stream,
             write_stream,
@@ -373,3 +428,13 @@ class MCPServer:
             run_uvicorn(app, host=host, port=port)
         else:
             raise ValueError(f"Unknown transport {transport!r}: use 'stdio' or 'streamable-http'.")
+
+
+_RESOURCE_UPDATED = "notifications/resources/updated"
+_listener_filters: dict[str, Callable[[SubscriptionFilter, object], bool]] = {
+    _RESOURCE_UPDATED: lambda wanted, uri: uri in (wanted.resource_subscriptions or []),
+    "notifications/tools/list_changed": lambda wanted, _: bool(wanted.tools_list_changed),
+    "notifications/prompts/list_changed": lambda wanted, _: bool(wanted.prompts_list_changed),
+    "notifications/resources/list_changed": lambda wanted, _: bool(wanted.resources_list_changed),
+}
+"""The broadcasts, and which 2026 listen streams want each (by its filter and the URI)."""

@@ -23,6 +23,7 @@ import anyio
 from anyio.streams.memory import MemoryObjectSendStream
 
 from answerback.jsonrpc import JSONObject
+from answerback.transports.http._used_states import UsedStates
 
 
 @dataclass(frozen=True, slots=True)
@@ -82,3 +83,13 @@ def require_asyncio(what: str) -> None:
             "runs on another event loop (trio?). Serve the app with uvicorn (asyncio) or "
             "anyio's asyncio backend, or use InMemoryState."
         ) from None
+
+
+class SharedState(Protocol):
+    """What a server attaches to (``MCPServer.attach_state``): the HTTP app's state."""
+
+    @property
+    def notifications(self) -> NotificationBus: ...
+
+    @property
+    def used_states(self) -> UsedStates: ...

@@ -1,0 +1,169 @@
+"""The test authorization server does what the authorization tests rely on it for: a
+test that passes against a lenient stand-in proves nothing, so its strictness is checked
+here (PKCE required, refresh tokens rotated, revoked tokens inactive, ``aud`` = resource)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import httpx2
+import pytest
+from joserfc import jws, jwt
+from joserfc.jwk import KeySet
+from oauth_fixtures import REDIRECT_URI, AuthServer, running_auth_server
+
+pytestmark = pytest.mark.anyio
+RESOURCE = "http://127.0.0.1:8000/mcp"
+
+
+@pytest.fixture(scope="module")
+def auth_server() -> Iterator[AuthServer]:
+    with running_auth_server() as server:
+        yield server
+
+
+async def get_json(url: str) -> dict[str, Any]:
+    async with httpx2.AsyncClient() as http:
+        response = await http.get(url)
+    assert response.status_code == 200, response.text
+    return response.json()
+
+
+async def verified_claims(server: AuthServer, token: str) -> dict[str, Any]:
+    keys = KeySet.import_key_set(await get_json(server.jwks_url))  # pyright: ignore[reportArgumentType]
+    return dict(jwt.decode(token, keys).claims)
+
+
+async def introspect(server: AuthServer, token: str) -> dict[str, Any]:
+    resource_server = await server.confidential_client()
+    async with httpx2.AsyncClient() as http:
+        response = await http.post(
+            server.introspection_url,
+            data={"token": token},
+            auth=(resource_server["client_id"], resource_server["client_secret"]),
+        )
+    assert response.status_code == 200, response.text
+    return response.json()
+
+
+async def test_metadata_names_every_endpoint_under_the_issuer(auth_server: AuthServer) -> None:
+    issuer = auth_server.issuer
+    oauth = await get_json(f"{issuer}/.well-known/oauth-authorization-server")
+    assert oauth == await get_json(f"{issuer}/.well-known/openid-configuration")
+    assert oauth["issuer"] == issuer
+    assert oauth["code_challenge_methods_supported"] == ["S256"]
+    assert oauth["authorization_response_iss_parameter_supported"] is True
+    for name in ("authorization", "token", "registration", "revocation", "introspection"):
+        assert oauth[f"{name}_endpoint"].startswith(f"{issuer}/")
+
+
+def test_an_issuer_path_moves_discovery_to_the_path_aware_forms() -> None:
+    with running_auth_server(issuer_path="/tenant1") as server:
+        root = server.issuer.removesuffix("/tenant1")
+        with httpx2.Client() as http:
+            inserted = http.get(f"{root}/.well-known/oauth-authorization-server/tenant1")
+            appended = http.get(f"{server.issuer}/.well-known/openid-configuration")
+            bare = http.get(f"{root}/.well-known/oauth-authorization-server")
+    assert inserted.json()["issuer"] == appended.json()["issuer"] == server.issuer
+    assert bare.status_code == 404
+
+
+async def test_the_code_flow_issues_a_signed_token_for_the_resource(
+    auth_server: AuthServer,
+) -> None:
+    client = await auth_server.register()
+    token = await auth_server.authorize(client, user="bob", scope="mcp admin", resource=RESOURCE)
+    assert token["scope"] == "mcp admin"
+    claims = await verified_claims(auth_server, token["access_token"])
+    assert claims["iss"] == auth_server.issuer
+    assert claims["sub"] == "bob"
+    assert claims["aud"] == RESOURCE
+    assert claims["client_id"] == client["client_id"]
+    assert "client_secret" not in client  # a public client gets no secret
+
+
+async def test_pkce_is_required(auth_server: AuthServer) -> None:
+    client = await auth_server.register()
+    params = {
+        "response_type": "code",
+        "client_id": client["client_id"],
+        "redirect_uri": REDIRECT_URI,
+        "user": "alice",
+    }
+    async with httpx2.AsyncClient() as http:
+        response = await http.get(f"{auth_server.issuer}/authorize", params=params)
+    assert response.status_code == 302
+    location = response.headers["location"]
+    assert location.startswith(REDIRECT_URI)
+    assert "error=invalid_request" in location
+    assert "iss=" in location
+
+
+async def test_a_refresh_token_is_rotated(auth_server: AuthServer) -> None:
+    client = await auth_server.register()
+    first = await auth_server.authorize(client, resource=RESOURCE)
+    refreshed = await auth_server.token(
+        client, grant_type="refresh_token", refresh_token=first["refresh_token"]
+    )
+    assert refreshed["refresh_token"] != first["refresh_token"]
+    claims = await verified_claims(auth_server, refreshed["access_token"])
+    assert claims["aud"] == RESOURCE
+    again = await auth_server.token(
+        client, grant_type="refresh_token", refresh_token=first["refresh_token"]
+    )
+    assert again["error"] == "invalid_grant"
+
+
+async def test_a_refresh_cannot_widen_the_resource(auth_server: AuthServer) -> None:
+    client = await auth_server.register()
+    first = await auth_server.authorize(client, resource=RESOURCE)
+    other = await auth_server.token(
+        client,
+        grant_type="refresh_token",
+        refresh_token=first["refresh_token"],
+        resource="http://127.0.0.1:9/elsewhere",
+    )
+    assert other["error"] == "invalid_target"
+
+
+async def test_client_credentials_and_secret_post(auth_server: AuthServer) -> None:
+    client, token = await auth_server.client_credentials(scope="read", resource=RESOURCE)
+    claims = await verified_claims(auth_server, token["access_token"])
+    assert claims["sub"] == client["client_id"]
+    assert claims["scope"] == "read"
+    assert "refresh_token" not in token
+    posting = await auth_server.register(
+        grant_types=["client_credentials"],
+        token_endpoint_auth_method="client_secret_post",
+        redirect_uris=[],
+    )
+    assert "access_token" in await auth_server.token(posting, grant_type="client_credentials")
+    wrong = posting | {"client_secret": "not it"}
+    refused = await auth_server.token_response(wrong, grant_type="client_credentials")
+    assert refused.status_code in (400, 401)
+    assert refused.json()["error"] == "invalid_client"
+
+
+async def test_revoked_tokens_fail_introspection(auth_server: AuthServer) -> None:
+    client = await auth_server.register()
+    token = await auth_server.authorize(client, scope="mcp", resource=RESOURCE)
+    found = await introspect(auth_server, token["access_token"])
+    assert found["active"] is True
+    assert found["sub"] == "alice"
+    assert found["aud"] == RESOURCE
+    assert found["scope"] == "mcp"
+    await auth_server.revoke(client, token["access_token"])
+    assert await introspect(auth_server, token["access_token"]) == {"active": False}
+    assert await introspect(auth_server, token["refresh_token"]) == {"active": False}
+
+
+async def test_minted_and_rotated_keys(auth_server: AuthServer) -> None:
+    expired = await auth_server.mint(exp=1, aud=RESOURCE)
+    assert await introspect(auth_server, expired) == {"active": False}
+    old_kid = (await get_json(auth_server.jwks_url))["keys"][0]["kid"]
+    new_kid = await auth_server.rotate_keys()
+    assert new_kid != old_kid
+    token = await auth_server.mint(aud=RESOURCE)
+    assert jws.extract_compact(token.encode()).protected["kid"] == new_kid
+    assert [key["kid"] for key in (await get_json(auth_server.jwks_url))["keys"]] == [new_kid]

@@ -69,8 +69,10 @@ package: $(STAMP)
 
 test: lint typecheck unit conformance package
 
-bench: $(STAMP)
+# The scale-out benchmark (benchmarks/scale_out.py) needs redis-server and haproxy.
+bench: $(STAMP) services
 	$(BIN)/python -m benchmarks.run
+	$(BIN)/python -m benchmarks.scale_out
 
 clean:
 	rm -rf $(VENV)

@@ -30,7 +30,7 @@ from answerback.server._asking import (
 )
 from answerback.server._context import Context
 from answerback.server._request_state import PREFIX as STATE_PREFIX
-from answerback.server._request_state import StateSeal
+from answerback.server._request_state import StateSeal, claim
 from answerback.server._roots_guard import RootsCache
 from answerback.server._session import LOG_LEVELS, ClientState, ServerSession
 from answerback.server._tools import tool_error_result
@@ -385,7 +385,11 @@ class Connection:
                 "Invalid params: inputResponses must be an object of answers keyed as the "
                 "input requests were."
             )
-        answers, sent, kept = _recorded_state(seal, request_state, raw_responses)
+        opened = None
+        if request_state is not None and request_state.startswith(STATE_PREFIX):
+            opened = seal.open(request_state)
+            await claim(opened, self.server.used_states)
+        answers, sent, kept = _recorded_state(opened, raw_responses)
         already_sent = AlreadySent(sent)
         memo = Memo(kept)
         context = Context(
@@ -417,7 +421,7 @@ class Connection:
         return InputRequiredResult.model_validate(
             {
                 "inputRequests": {question.key: question.input_request for question in questions},
-                "requestState": seal.seal(state),
+                "requestState": seal.seal(state, single_use=self.server.single_use_state),
             }
         ).to_wire()
 
@@ -523,14 +527,13 @@ _PRE_INIT = frozenset({"initialize", "ping"})
 
 
 def _recorded_state(
-    seal: StateSeal, request_state: str | None, input_responses: JSONObject | None
+    state: dict[str, Any] | None, input_responses: JSONObject | None
 ) -> tuple[dict[str, JSONObject], dict[str, int], dict[str, JSONObject]]:
-    """The answers so far: those sealed in the state plus this retry's responses to the
+    """The answers so far: those in the opened state plus this retry's responses to the
     questions the state says were asked (unasked keys are ignored, as the spec says);
     the notifications earlier rounds sent; and what they kept in their ``Memo``."""
-    if request_state is None or not request_state.startswith(STATE_PREFIX):
+    if state is None:
         return {}, {}, {}
-    state = seal.open(request_state)
     answers: dict[str, JSONObject] = dict(state.get("answers") or {})
     asked: dict[str, str] = state.get("asked") or {}
     for key, method in asked.items():

@@ -143,15 +143,18 @@ class Context:
         """
         return self._request_state
 
-    def seal_state(self, payload: dict[str, Any]) -> str:
+    def seal_state(self, payload: dict[str, Any], *, single_use: bool = False) -> str:
         """2026-07-28, by hand: seal ``payload`` as the ``requestState`` to return.
 
         The result is encrypted and authenticated, bound to this request (method, name,
         arguments) and to an expiry; read it back on the retry with ``open_state``.
+        ``single_use`` lets one retry through with it: the same state sent again is
+        refused (-32602) before your tool runs, on any replica sharing the HTTP app's
+        state (use it when a round must not run twice, e.g. a confirmed payment).
         """
         if self._state_seal is None:
             raise RuntimeError("request state exists only on 2026-07-28 requests")
-        return self._state_seal.seal({"tool": payload})
+        return self._state_seal.seal({"tool": payload}, single_use=single_use)
 
     def open_state(self) -> dict[str, Any] | None:
         """2026-07-28, by hand: the payload sealed with ``seal_state`` and echoed back.

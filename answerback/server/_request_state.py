@@ -5,10 +5,14 @@ with AES-GCM (authenticated encryption): the client can neither read nor alter i
 seal is bound to the request it belongs to (method, tool/prompt/resource name and a
 digest of the arguments) and carries an expiry, so it cannot be replayed on another
 request or after it lapses. Any failure gets the same answer, so a prober learns nothing
-from which check failed.
+from which check failed, except a key this server lacks: that is usually a deployment
+mistake (replicas must share their keys), and its message says so.
 
 Several keys may be configured: the first seals, all of them open, so keys can be
 rotated and every instance behind a load balancer accepts the others' state.
+
+State sealed single-use carries a random id, claimed by the first request that opens
+it (in the HTTP app's ``UsedStates``, shared by every replica), so a replay is refused.
 """
 
 from __future__ import annotations
@@ -18,20 +22,35 @@ import functools
 import hashlib
 import json
 import os
+import secrets
 import time
 from collections.abc import Sequence
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 
 from cryptography.exceptions import InvalidTag
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 
 from answerback.types import InvalidParamsError
 
+if TYPE_CHECKING:
+    from answerback.transports.http._used_states import UsedStates
+
 PREFIX = "ab1."
 """Marks state sealed by answerback; other state is the tool author's own."""
 INVALID_STATE_MESSAGE = (
     "Invalid requestState: it was altered, has expired, or belongs to another request."
 )
+UNKNOWN_KEY_MESSAGE = (
+    "Invalid requestState: no key this server holds sealed it. Either it was altered, or "
+    "another replica sealed it with other keys (every replica must share "
+    "MCPServer(state_keys=...)). Start the request again without requestState."
+)
+REPLAYED_STATE_MESSAGE = (
+    "Invalid requestState: it was already used, and this server accepts it once "
+    "(single-use state). Start the request again without requestState."
+)
+SINGLE_USE = "once"
+"""The sealed payload's key holding a single-use state's id."""
 _KEY_ID_BYTES = 4
 _NONCE_BYTES = 12
 
@@ -69,11 +88,18 @@ class RequestStateSealer:
             blob = base64.urlsafe_b64decode(raw + "=" * (-len(raw) % 4))
             key_id = blob[:_KEY_ID_BYTES]
             nonce = blob[_KEY_ID_BYTES : _KEY_ID_BYTES + _NONCE_BYTES]
-            cipher = self._ciphers[key_id]
+        except ValueError:
+            raise InvalidParamsError(INVALID_STATE_MESSAGE) from None
+        cipher = self._ciphers.get(key_id)
+        if cipher is None:
+            if len(blob) < _KEY_ID_BYTES + _NONCE_BYTES:
+                raise InvalidParamsError(INVALID_STATE_MESSAGE)
+            raise InvalidParamsError(UNKNOWN_KEY_MESSAGE)
+        try:
             payload: object = json.loads(
                 cipher.decrypt(nonce, blob[_KEY_ID_BYTES + _NONCE_BYTES :], binding)
             )
-        except (ValueError, KeyError, InvalidTag):
+        except (ValueError, InvalidTag):
             raise InvalidParamsError(INVALID_STATE_MESSAGE) from None
         if not isinstance(payload, dict):
             raise InvalidParamsError(INVALID_STATE_MESSAGE)
@@ -96,11 +122,22 @@ class StateSeal:
     def _binding(self) -> bytes:
         return binding_for(*self._target)
 
-    def seal(self, payload: dict[str, Any]) -> str:
+    def seal(self, payload: dict[str, Any], *, single_use: bool = False) -> str:
+        if single_use:
+            payload = {**payload, SINGLE_USE: secrets.token_urlsafe(16)}
         return self._sealer.seal(payload, self._binding)
 
     def open(self, token: str) -> dict[str, Any]:
         return self._sealer.open(token, self._binding)
+
+
+async def claim(state: dict[str, Any], used_states: UsedStates) -> None:
+    """Let an opened state through once if it was sealed single-use; refuse a replay."""
+    state_id = state.get(SINGLE_USE)
+    if state_id is None:
+        return
+    if not isinstance(state_id, str) or not await used_states.claim(state_id, state["exp"]):
+        raise InvalidParamsError(REPLAYED_STATE_MESSAGE)
 
 
 def _key_id(key: bytes) -> bytes:

@@ -12,21 +12,38 @@ from typing import TYPE_CHECKING, Any
 
 from answerback._public import publish
 from answerback.transports.http._client import StreamableHTTPTransport
+from answerback.transports.http._oauth import OAuth
+from answerback.transports.http._oauth_error import AuthorizationError
 from answerback.transports.http._token_store import InMemoryTokenStore, TokenStore
 from answerback.transports.http._token_store_file import FileTokenStore, TokenStoreError
 from answerback.transports.http._token_store_keyring import KeyringTokenStore
 
 if TYPE_CHECKING:
     from answerback.transports.http._event_store import EventStore, InMemoryEventStore
+    from answerback.transports.http._notification_bus import (
+        InMemoryNotificationBus,
+        Notice,
+        NotificationBus,
+    )
+    from answerback.transports.http._redis_notification_bus import RedisNotificationBus
+    from answerback.transports.http._redis_used_states import RedisUsedStates
     from answerback.transports.http._security import HostPolicy
     from answerback.transports.http._server import StreamableHTTPApp
+    from answerback.transports.http._used_states import InMemoryUsedStates, UsedStates
     from answerback.transports.http._uvicorn import run_uvicorn, serve_uvicorn, uvicorn_server
 
 _LAZY = {
     "EventStore": "_event_store",
     "InMemoryEventStore": "_event_store",
     "HostPolicy": "_security",
+    "InMemoryNotificationBus": "_notification_bus",
+    "InMemoryUsedStates": "_used_states",
+    "Notice": "_notification_bus",
+    "NotificationBus": "_notification_bus",
+    "RedisNotificationBus": "_redis_notification_bus",
+    "RedisUsedStates": "_redis_used_states",
     "StreamableHTTPApp": "_server",
+    "UsedStates": "_used_states",
     "run_uvicorn": "_uvicorn",
     "serve_uvicorn": "_uvicorn",
     "uvicorn_server": "_uvicorn",
@@ -48,16 +65,25 @@ def __dir__() -> list[str]:
 
 
 __all__ = [
+    "AuthorizationError",
     "EventStore",
     "FileTokenStore",
     "HostPolicy",
     "InMemoryEventStore",
+    "InMemoryNotificationBus",
     "InMemoryTokenStore",
+    "InMemoryUsedStates",
     "KeyringTokenStore",
+    "Notice",
+    "NotificationBus",
+    "OAuth",
+    "RedisNotificationBus",
+    "RedisUsedStates",
     "StreamableHTTPApp",
     "StreamableHTTPTransport",
     "TokenStore",
     "TokenStoreError",
+    "UsedStates",
     "run_uvicorn",
     "serve_uvicorn",
     "uvicorn_server",

@@ -51,6 +51,7 @@ from answerback.types import (
     CallToolResult,
     ElicitRequestParams,
     ElicitResult,
+    InputRequiredResult,
     ResourceUpdatedNotification,
     TextContent,
     ToolListChangedNotification,
@@ -385,8 +386,27 @@ async def test_modern_retry_sealed_with_another_key_refused(
         async with routed_client(router, modern=True, elicitation_callback=answer_ada) as client:
             with pytest.raises(MCPError) as caught:
                 await client.call_tool("ask_name")
-    assert "requestState" in caught.value.message
+    assert "state_keys" in caught.value.message
     assert [r.replica for r in router.routed("retry")] == [1]
+
+
+async def test_single_use_state_replayed_on_another_replica_refused(deployment: Cluster) -> None:
+    router = ReplicaRouter(deployment.ports)
+    async with routed_client(router, modern=True, elicitation_callback=answer_ada) as client:
+        first = await client.call_tool_round("ask_name")
+        assert isinstance(first, InputRequiredResult)
+        answers = await client.answer_input_requests(first)
+        state = first.request_state
+        done = await client.call_tool_round(
+            "ask_name", input_responses=answers, request_state=state
+        )
+        with pytest.raises(MCPError) as caught:
+            await client.call_tool_round("ask_name", input_responses=answers, request_state=state)
+    assert isinstance(done, CallToolResult)
+    assert text_of(done).startswith("Hello, Ada, from ")
+    assert "already used" in caught.value.message
+    used, replayed = router.routed("retry")
+    assert used.replica != replayed.replica
 
 
 # -- Redis down --------------------------------------------------------------------------

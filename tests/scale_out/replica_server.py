@@ -28,8 +28,10 @@ class Person(BaseModel):
 
 
 def build_server(name: str, state_key: bytes | None) -> MCPServer:
-    """The replica's server: every replica of a deployment builds the same one."""
-    mcp = MCPServer("scale-out-replica", state_keys=[state_key] if state_key else None)
+    """The replica's server: every replica of a deployment builds the same one. Its
+    2026-07-28 ``requestState`` is single-use, which only Redis can enforce across them."""
+    keys = [state_key] if state_key else None
+    mcp = MCPServer("scale-out-replica", state_keys=keys, single_use_state=True)
 
     @mcp.tool()
     def whoami() -> str:

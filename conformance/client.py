@@ -8,8 +8,8 @@ the last argument and the scenario in the environment::
     MCP_CONFORMANCE_CONTEXT           JSON with scenario data (only some scenarios)
 
 Each scenario is one small function in ``SCENARIOS`` below; together they double as
-a tour of the client API. An unknown scenario (every ``auth/*`` one, for now) exits
-with status 2. Run it by hand against any server::
+a tour of the client API. An unknown scenario exits with status 2. Run it by hand
+against any server::
 
     MCP_CONFORMANCE_SCENARIO=tools_call MCP_CONFORMANCE_PROTOCOL_VERSION=2026-07-28 \\
         python conformance/client.py http://localhost:3000/mcp
@@ -227,7 +227,128 @@ async def ref_no_deref(run: Run) -> None:
         await client.list_all_tools()
 
 
+# -- authorization: the suite's mock authorization servers --------------------------------
+
+CLIENT_METADATA_URL = "https://conformance-test.local/client-metadata.json"
+"""The client ID metadata document URL the suite's servers accept without fetching it."""
+REDIRECT_URI = "http://localhost:3000/callback"
+
+
+async def follow_login(authorization_url: str) -> dict[str, str]:
+    """The browser stand-in: the suite's authorization endpoint approves at once and
+    redirects; the redirect's query parameters are the answer."""
+    import httpx2
+
+    async with httpx2.AsyncClient() as http:
+        response = await http.get(authorization_url, follow_redirects=False)
+    location = response.headers.get("location")
+    if location is None:
+        raise RuntimeError(f"no redirect from {authorization_url}: HTTP {response.status_code}")
+    return dict(httpx2.URL(location).params)
+
+
+async def use_protected_server(run: Run, auth: Any, *, call: bool = True) -> None:
+    """List the tools (and call ``test-tool``): each request is authorized by ``auth``."""
+    from answerback import Client
+
+    async with Client(run.url, mode=run.version, auth=auth) as client:
+        await client.list_tools()
+        if call:
+            await client.call_tool("test-tool", {})
+
+
+async def oauth_login(run: Run) -> None:
+    """The whole flow with a person's login: discovery, registration (a client ID
+    metadata document where supported, else dynamic registration), PKCE, step-up."""
+    from answerback.client import OAuth
+
+    auth = OAuth(
+        redirect_uri=REDIRECT_URI,
+        authorize=follow_login,
+        client_metadata_url=CLIENT_METADATA_URL,
+        client_name="answerback-conformance",
+    )
+    await use_protected_server(run, auth)
+
+
+async def oauth_pre_registered(run: Run) -> None:
+    """A client registered beforehand: its id and secret come from the suite."""
+    from answerback.client import OAuth
+
+    auth = OAuth(
+        redirect_uri=REDIRECT_URI,
+        authorize=follow_login,
+        client_id=run.context["client_id"],
+        client_secret=run.context["client_secret"],
+    )
+    await use_protected_server(run, auth, call=False)
+
+
+async def oauth_client_credentials(run: Run) -> None:
+    """No person: the client authenticates as itself, with a secret or a signed JWT."""
+    from answerback.client import OAuth
+
+    auth = OAuth(
+        grant="client_credentials",
+        client_id=run.context["client_id"],
+        client_secret=run.context.get("client_secret"),
+        private_key=run.context.get("private_key_pem"),
+    )
+    await use_protected_server(run, auth, call=False)
+
+
+async def oauth_jwt_bearer(run: Run) -> None:
+    """Workload identity federation: a JWT from the workload's identity provider is
+    traded for an access token (RFC 7523 JWT bearer grant)."""
+    from answerback.client import OAuth
+
+    auth = OAuth(
+        grant="jwt_bearer",
+        assertion=run.context["valid_jwt"],
+        client_id=run.context["client_id"],
+    )
+    await use_protected_server(run, auth, call=False)
+
+
+AUTH_LOGIN_SCENARIOS = [
+    "auth/2025-03-26-oauth-endpoint-fallback",
+    "auth/2025-03-26-oauth-metadata-backcompat",
+    "auth/authorization-server-migration",
+    "auth/basic-cimd",
+    "auth/basic-dcr",
+    "auth/dpop",
+    "auth/dpop-nonce",
+    "auth/iss-normalized",
+    "auth/iss-not-advertised",
+    "auth/iss-supported",
+    "auth/iss-supported-missing",
+    "auth/iss-unexpected",
+    "auth/iss-wrong-issuer",
+    "auth/metadata-default",
+    "auth/metadata-issuer-mismatch",
+    "auth/metadata-var1",
+    "auth/metadata-var2",
+    "auth/metadata-var3",
+    "auth/offline-access-not-supported",
+    "auth/offline-access-scope",
+    "auth/resource-mismatch",
+    "auth/scope-from-scopes-supported",
+    "auth/scope-from-www-authenticate",
+    "auth/scope-omitted-when-undefined",
+    "auth/scope-retry-limit",
+    "auth/scope-step-up",
+    "auth/token-endpoint-auth-basic",
+    "auth/token-endpoint-auth-none",
+    "auth/token-endpoint-auth-post",
+]
+
+
 SCENARIOS: dict[str, Callable[[Run], Awaitable[None]]] = {
+    **dict.fromkeys(AUTH_LOGIN_SCENARIOS, oauth_login),
+    "auth/pre-registration": oauth_pre_registered,
+    "auth/client-credentials-basic": oauth_client_credentials,
+    "auth/client-credentials-jwt": oauth_client_credentials,
+    "auth/wif-jwt-bearer": oauth_jwt_bearer,
     "initialize": initialize,
     "tools_call": tools_call,
     "elicitation-sep1034-client-defaults": elicitation_defaults,

@@ -32,15 +32,18 @@ from answerback.client._url_elicitation import (
     UrlElicitations,
 )
 from answerback.transports.http import (
+    AuthorizationError,
     FileTokenStore,
     InMemoryTokenStore,
     KeyringTokenStore,
+    OAuth,
     TokenStore,
     TokenStoreError,
 )
 
 __all__ = [
     "HEADLESS_META",
+    "AuthorizationError",
     "CallbackResponder",
     "CheckedForms",
     "Client",
@@ -60,6 +63,7 @@ __all__ = [
     "ListRootsCallback",
     "LoggingCallback",
     "MessageHandler",
+    "OAuth",
     "Responder",
     "ResponderWrapper",
     "SamplingCallback",

@@ -12,7 +12,7 @@ import logging
 from collections.abc import AsyncGenerator, Sequence
 from contextlib import AsyncExitStack, asynccontextmanager
 from types import TracebackType
-from typing import Any, Self, cast
+from typing import TYPE_CHECKING, Any, Self, cast
 
 import anyio
 import pydantic_core
@@ -67,6 +67,9 @@ from answerback.types import (
     UnsubscribeRequestParams,
 )
 
+if TYPE_CHECKING:
+    import httpx2
+
 DEFAULT_CLIENT_INFO = Implementation(name="answerback", version="0.1.0")
 
 
@@ -89,13 +92,20 @@ def _single_error(group: BaseExceptionGroup[BaseException]) -> BaseException:
     return group
 
 
-def transport_for(target: Any) -> ClientTransport:
+def transport_for(target: Any, auth: httpx2.Auth | None = None) -> ClientTransport:
     """The transport that reaches ``target`` (see the module docstring)."""
+    if auth is not None and not (
+        isinstance(target, str) and target.startswith(("http://", "https://"))
+    ):
+        raise TypeError(
+            "auth= applies to an http(s) URL target; for a transport object, pass it to "
+            "the transport (StreamableHTTPTransport(url, auth=...))."
+        )
     if isinstance(target, str):
         if target.startswith(("http://", "https://")):
             from answerback.transports.http import StreamableHTTPTransport
 
-            return StreamableHTTPTransport(target)
+            return StreamableHTTPTransport(target, auth=auth)
         raise ValueError(
             f"Cannot connect to {target!r}: a string target must be an http(s) URL. "
             "For a local program use answerback.StdioServer(command, args=[...])."
@@ -137,8 +147,11 @@ class Client:
         connect_timeout_seconds: float | None = DEFAULT_CONNECT_TIMEOUT_SECONDS,
         max_input_requests: int = 32,
         url_elicitations: UrlElicitations | None = None,
+        auth: httpx2.Auth | None = None,
     ) -> None:
-        """``connect_timeout_seconds`` bounds each setup request (``initialize``,
+        """``auth`` authorizes every HTTP request to a URL target, e.g.
+        ``answerback.client.OAuth`` for a server protected by the MCP authorization
+        specification. ``connect_timeout_seconds`` bounds each setup request (``initialize``,
         ``server/discover``) so a silent server fails the connection instead of hanging
         it (``None``: wait for ever); calls have ``read_timeout_seconds`` (none by
         default), which never expires while a callback is answering. On 2026-07-28,
@@ -175,7 +188,7 @@ class Client:
                 logging_callback=logging_callback,
                 message_handler=message_handler,
             )
-        self._transport = transport_for(target)
+        self._transport = transport_for(target, auth)
         self.client_info = client_info or DEFAULT_CLIENT_INFO
         self.input_required_max_rounds = input_required_max_rounds
         self.session = ClientSession(

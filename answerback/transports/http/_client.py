@@ -53,6 +53,7 @@ from answerback.transports._headers import (
     encode_value,
     name_of,
 )
+from answerback.transports.http._oauth_error import AuthorizationError
 from answerback.transports.http._sse import Event, EventParser, MessageTooLarge
 from answerback.types import META_PROTOCOL_VERSION
 from answerback.types._errors import CONNECTION_CLOSED
@@ -179,6 +180,10 @@ class StreamableHTTPTransport:
     calls they would finish until its pool timeout fails them: create it with
     ``limits=httpx2.Limits(max_connections=None)``. Without ``http_client`` answerback
     makes its own pair of clients, which cannot run out.
+
+    ``auth`` authorizes every request (``answerback.client.OAuth`` for servers that
+    follow the MCP authorization specification). A request it cannot authorize fails
+    with the ``AuthorizationError``'s message, which says what to do.
     """
 
     mirrors_parameters = True
@@ -194,8 +199,10 @@ class StreamableHTTPTransport:
         timeout: float = 30.0,
         max_retry_seconds: float = MAX_RETRY_SECONDS,
         max_message_bytes: int = MAX_MESSAGE_BYTES,
+        auth: httpx2.Auth | None = None,
     ) -> None:
         self.url = url
+        self.auth = auth
         self.headers = dict(headers or {})
         self._http_client = http_client
         self.timeout = timeout
@@ -413,7 +420,12 @@ class StreamableHTTPTransport:
                         reason = await self._resume(lanes, request_id, incoming, cursor)
                         if reason is None:
                             return
-                except (httpx2.HTTPError, _RedirectRefused, MessageTooLarge) as exc:
+                except (
+                    httpx2.HTTPError,
+                    _RedirectRefused,
+                    MessageTooLarge,
+                    AuthorizationError,
+                ) as exc:
                     reason = self._describe(exc)
                 await self._fail(incoming, request_id, reason)
         finally:
@@ -636,7 +648,7 @@ class StreamableHTTPTransport:
             async with self._open(lanes.requests, "GET", headers, None, timeout) as response:
                 if response.is_success and _is_sse(response):
                     await self._read_sse(response, None, incoming, cursor)
-        except (httpx2.HTTPError, _RedirectRefused, MessageTooLarge) as exc:
+        except (httpx2.HTTPError, _RedirectRefused, MessageTooLarge, AuthorizationError) as exc:
             logger.warning("the standalone SSE stream ended: %s", self._describe(exc))
 
     async def _deliver(
@@ -666,7 +678,7 @@ class StreamableHTTPTransport:
                 # message is sent again: a repeated answer or notification is harmless.
                 if attempt == _DELIVERY_ATTEMPTS:
                     logger.warning("could not send %s: %s", what, self._describe(exc))
-            except (httpx2.HTTPError, _RedirectRefused, MessageTooLarge) as exc:
+            except (httpx2.HTTPError, _RedirectRefused, MessageTooLarge, AuthorizationError) as exc:
                 logger.warning("could not send %s: %s", what, self._describe(exc))
                 return
 
@@ -692,6 +704,7 @@ class StreamableHTTPTransport:
                     headers=headers,
                     timeout=timeout,
                     follow_redirects=False,
+                    auth=self.auth if self.auth is not None else httpx2.USE_CLIENT_DEFAULT,
                 ) as response:
                     target = _redirect_target(response, url)
                     if target is None:
@@ -726,6 +739,8 @@ class StreamableHTTPTransport:
             return f"could not connect to {self.url} ({exc or type(exc).__name__})"
         if isinstance(exc, httpx2.HTTPError):
             return f"HTTP request to {self.url} failed: {type(exc).__name__}: {exc}"
+        if isinstance(exc, AuthorizationError):
+            return f"authorization failed: {exc}"
         if isinstance(exc, MessageTooLarge):
             return f"{exc}; pass StreamableHTTPTransport a larger max_message_bytes if expected"
         return str(exc)
@@ -752,7 +767,7 @@ class StreamableHTTPTransport:
                 timeout = self._timeout(lanes, stream=False)
                 async with self._open(lanes.answers, "DELETE", self._headers(), None, timeout):
                     pass
-            except (httpx2.HTTPError, _RedirectRefused) as exc:
+            except (httpx2.HTTPError, _RedirectRefused, AuthorizationError) as exc:
                 logger.debug("DELETE of the session failed: %r", exc)
         self.session_id = None
 

@@ -1,0 +1,584 @@
+"""``OAuth``: the MCP authorization flow as an httpx2 auth, for the HTTP transport.
+
+The transport sends each request through this auth. A stored token is attached (and
+refreshed first when it has expired). A 401 starts the flow: find the authorization
+server (discovery), be known to it (registration), get a token (a person's login with
+PKCE, client credentials, or a JWT assertion), then send the request again. A 403
+``insufficient_scope`` asks again for the union of the scopes held and the scopes the
+server names (step-up), a bounded number of times per request, so a server that will
+never be satisfied ends in an error, not a loop of logins.
+
+One flow runs at a time: requests that meet a 401 together wait for the first one's
+new token instead of each sending the person to log in. Tokens are kept per MCP
+server URL and registrations per issuer in the ``TokenStore``; a token from one
+authorization server is never refreshed at another after the server moves.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import AsyncGenerator, Awaitable, Callable, Mapping
+from contextlib import asynccontextmanager
+from dataclasses import dataclass, replace
+from typing import Any, Literal
+
+import anyio
+import httpx2
+import sniffio
+
+from answerback.transports.http._oauth_authorize import authorization_code, authorization_request
+from answerback.transports.http._oauth_discovery import (
+    Challenge,
+    ResourceMetadata,
+    ServerMetadata,
+    fallback_metadata,
+    fetch_resource_metadata,
+    fetch_server_metadata,
+    origin_of,
+)
+from answerback.transports.http._oauth_dpop import DPOP_ALGORITHM, DPoPKey
+from answerback.transports.http._oauth_error import AuthorizationError
+from answerback.transports.http._oauth_registration import (
+    ClientInfo,
+    choose_auth_method,
+    register,
+)
+from answerback.transports.http._oauth_token import (
+    JWT_BEARER_GRANT,
+    PrivateKey,
+    Tokens,
+    load_private_key,
+    request_token,
+)
+from answerback.transports.http._token_store import InMemoryTokenStore, TokenStore
+
+logger = logging.getLogger("answerback.oauth")
+
+Authorize = Callable[[str], Awaitable[Mapping[str, str]]]
+"""Shows the person the authorization URL; returns the query parameters of the redirect
+that came back (``code``, ``state``, ``iss``, or ``error``)."""
+Assertion = str | Callable[[], Awaitable[str]]
+Grant = Literal["authorization_code", "client_credentials", "jwt_bearer"]
+
+_GRANT_TYPES: dict[str, list[str]] = {
+    "authorization_code": ["authorization_code", "refresh_token"],
+    "client_credentials": ["client_credentials"],
+    "jwt_bearer": [JWT_BEARER_GRANT],
+}
+
+
+@dataclass(frozen=True)
+class _Discovered:
+    """Where a server's tokens come from, as found by the latest discovery."""
+
+    resource: str
+    metadata: ServerMetadata
+    prm: ResourceMetadata | None
+
+
+class OAuth(httpx2.Auth):
+    """Authorization for a protected MCP server (the MCP authorization specification).
+
+    ``grant="authorization_code"`` (a person logs in) needs ``redirect_uri`` and
+    ``authorize``, the async function that shows the person the URL and returns the
+    redirect's query parameters (``answerback.interact.BrowserLogin`` is one).
+    ``grant="client_credentials"`` acts as the client itself and needs ``client_id``
+    with ``client_secret`` or ``private_key``; ``grant="jwt_bearer"`` trades
+    ``assertion`` (a workload identity JWT, or an async function returning one) for a
+    token.
+
+    ``scopes`` (``None``: what the server's challenge names, else its metadata's
+    ``scopes_supported``, else none). ``client_id`` (with ``client_secret`` or
+    ``private_key``) is a client registered beforehand; else ``client_metadata_url``
+    is used as the client ID where the authorization server accepts client ID metadata
+    documents; else the client registers itself as ``client_name``. ``dpop``: bind
+    tokens to a key (RFC 9449); ``None`` does so when the server offers the DPoP
+    scheme and its authorization server supports it. ``store`` keeps tokens and
+    registrations (default: in memory). ``max_step_ups`` bounds re-authorizations
+    for more scope per request.
+    """
+
+    requires_request_body = True
+
+    def __init__(
+        self,
+        *,
+        redirect_uri: str | None = None,
+        authorize: Authorize | None = None,
+        scopes: list[str] | None = None,
+        client_id: str | None = None,
+        client_secret: str | None = None,
+        token_endpoint_auth_method: str | None = None,
+        client_metadata_url: str | None = None,
+        client_name: str = "answerback",
+        grant: Grant = "authorization_code",
+        private_key: str | bytes | Mapping[str, Any] | None = None,
+        assertion: Assertion | None = None,
+        dpop: bool | None = None,
+        store: TokenStore | None = None,
+        max_step_ups: int = 2,
+        timeout: float = 30.0,
+    ) -> None:
+        if grant not in _GRANT_TYPES:
+            raise ValueError(f"grant must be one of {', '.join(_GRANT_TYPES)}, not {grant!r}")
+        if grant == "authorization_code" and (redirect_uri is None or authorize is None):
+            raise ValueError(
+                "grant='authorization_code' needs redirect_uri and authorize (e.g. "
+                "answerback.interact.BrowserLogin); a program without a person uses "
+                "grant='client_credentials' or a token in headers"
+            )
+        if grant == "client_credentials" and (
+            client_id is None or (client_secret is None and private_key is None)
+        ):
+            raise ValueError(
+                "grant='client_credentials' needs client_id and client_secret or private_key"
+            )
+        if grant == "jwt_bearer" and assertion is None:
+            raise ValueError("grant='jwt_bearer' needs assertion (a JWT, or a function giving one)")
+        if client_metadata_url is not None:
+            url = httpx2.URL(client_metadata_url)
+            if url.scheme != "https" or url.path in ("", "/"):
+                raise ValueError(
+                    "client_metadata_url must be an https URL with a path (where the client "
+                    f"ID metadata document is served), not {client_metadata_url!r}"
+                )
+        if max_step_ups < 0:
+            raise ValueError("max_step_ups must be 0 or more")
+        self.redirect_uri = redirect_uri
+        self.authorize = authorize
+        self.scopes = list(scopes) if scopes is not None else None
+        self.client_id = client_id
+        self.client_secret = client_secret
+        self.token_endpoint_auth_method = token_endpoint_auth_method
+        self.client_metadata_url = client_metadata_url
+        self.client_name = client_name
+        self.grant: Grant = grant
+        self.private_key: PrivateKey | None = (
+            load_private_key(private_key) if private_key is not None else None
+        )
+        self.assertion = assertion
+        self.dpop = dpop
+        self.store: TokenStore = store if store is not None else InMemoryTokenStore()
+        self.max_step_ups = max_step_ups
+        self.timeout = timeout
+        self._tokens: dict[str, Tokens | None] = {}
+        self._dpop_keys: dict[str, DPoPKey] = {}
+        self._nonces: dict[str, str] = {}
+        self._preregistered_issuer: str | None = None
+        self._lock: tuple[str, anyio.Lock] | None = None
+
+    def __repr__(self) -> str:
+        return f"OAuth(grant={self.grant!r}, client_id={self.client_id!r})"
+
+    async def forget(self, server_url: str) -> None:
+        """Drop the tokens kept for ``server_url`` (a logout on this side)."""
+        resource = _resource_key(httpx2.URL(server_url))
+        self._tokens[resource] = None
+        await self.store.delete(_token_key(resource))
+
+    # -- the httpx2 auth flow -------------------------------------------------------------
+
+    async def async_auth_flow(
+        self, request: httpx2.Request
+    ) -> AsyncGenerator[httpx2.Request, httpx2.Response]:
+        resource = _resource_key(request.url)
+        tokens = await self._usable_tokens(resource)
+        self._sign(request, tokens)
+        response = yield request
+        step_ups = 0
+        renewed = nonce_retried = False
+        while True:
+            self._note_nonce(request.url, response)
+            challenge = Challenge.parse(response.headers.get("www-authenticate"))
+            if response.status_code == 401:
+                if (
+                    challenge.error == "use_dpop_nonce"
+                    and tokens is not None
+                    and tokens.token_type == "DPoP"
+                    and not nonce_retried
+                ):
+                    nonce_retried = True
+                elif renewed:
+                    raise AuthorizationError(
+                        f"{resource} refused the token just issued for it (HTTP 401"
+                        + (f": {challenge.error}" if challenge.error else "")
+                        + "); its authorization server and it disagree about the token "
+                        "(audience, issuer or key): tell the server's operator"
+                    )
+                else:
+                    await response.aread()
+                    tokens = await self._renew(resource, challenge, tokens, step_up=False)
+                    renewed = True
+            elif response.status_code == 403 and challenge.error == "insufficient_scope":
+                step_ups += 1
+                if step_ups > self.max_step_ups:
+                    wanted = " ".join(challenge.scopes or ()) or "more scope"
+                    raise AuthorizationError(
+                        f"{resource} still answers insufficient_scope (wants {wanted}) after "
+                        f"{self.max_step_ups} re-authorizations for this request; the account "
+                        "may not be allowed that scope: ask the server's operator"
+                    )
+                await response.aread()
+                tokens = await self._renew(resource, challenge, tokens, step_up=True)
+            else:
+                return
+            self._sign(request, tokens)
+            response = yield request
+
+    # -- tokens ---------------------------------------------------------------------------
+
+    async def _usable_tokens(self, resource: str) -> Tokens | None:
+        """The tokens to send: the stored ones, refreshed first if they have expired."""
+        tokens = await self._load(resource)
+        if tokens is None or not tokens.expired(time.time()) or tokens.refresh_token is None:
+            return tokens
+        async with self._locked():
+            current = await self._load(resource)
+            if current is not tokens:
+                return current
+            try:
+                async with self._http() as http:
+                    metadata = await fetch_server_metadata(http, tokens.issuer)
+                    client = await self._known_client(tokens.issuer, used=tokens.client_id)
+                    if metadata is None or client is None:
+                        return tokens
+                    refreshed = await self._refresh(http, metadata, client, tokens, resource)
+            except AuthorizationError as exc:
+                logger.info("refreshing the token for %s failed: %s", resource, exc)
+                await self._save(resource, None)
+                return None
+            await self._save(resource, refreshed)
+            return refreshed
+
+    async def _renew(
+        self, resource: str, challenge: Challenge, sent: Tokens | None, *, step_up: bool
+    ) -> Tokens:
+        """New tokens after a 401 or 403: unless another request already got them,
+        discover, then refresh (a 401 at the same issuer) or authorize anew."""
+        async with self._locked():
+            current = await self._load(resource)
+            if current is not None and (sent is None or current.access_token != sent.access_token):
+                return current
+            async with self._http() as http:
+                found = await self._discover(http, resource, challenge)
+                metadata = found.metadata
+                if (
+                    not step_up
+                    and sent is not None
+                    and sent.refresh_token is not None
+                    and sent.issuer == metadata.issuer
+                ):
+                    client = await self._known_client(metadata.issuer, metadata)
+                    if client is not None:
+                        try:
+                            tokens = await self._refresh(
+                                http, metadata, client, sent, found.resource
+                            )
+                        except AuthorizationError as exc:
+                            logger.info("refresh failed, authorizing anew: %s", exc)
+                        else:
+                            await self._save(resource, tokens)
+                            return tokens
+                previous = sent if sent is not None and sent.issuer == metadata.issuer else None
+                scopes = self._scopes(found, challenge, previous)
+                tokens = await self._obtain(http, found, challenge, scopes)
+            await self._save(resource, tokens)
+            return tokens
+
+    def _scopes(
+        self, found: _Discovered, challenge: Challenge, previous: Tokens | None
+    ) -> list[str] | None:
+        """The scopes to ask for: the union of what was asked before and what the
+        challenge names (SEP-2350), starting from the configured scopes, else the
+        challenge's, else the resource's ``scopes_supported``."""
+        if self.scopes is not None:
+            base: list[str] | None = list(self.scopes)
+        elif challenge.scopes is not None:
+            base = list(challenge.scopes)
+        elif found.prm is not None and found.prm.scopes_supported is not None:
+            base = list(found.prm.scopes_supported)
+        else:
+            base = None
+        if previous is not None:
+            before = previous.requested_scopes or previous.scopes or ()
+            base = list(dict.fromkeys([*before, *(base or []), *(challenge.scopes or ())]))
+        if (
+            base
+            and self.grant == "authorization_code"
+            and "offline_access" not in base
+            and found.metadata.supports("scopes_supported", "offline_access")
+        ):
+            base.append("offline_access")
+        return base or None
+
+    async def _obtain(
+        self,
+        http: httpx2.AsyncClient,
+        found: _Discovered,
+        challenge: Challenge,
+        scopes: list[str] | None,
+    ) -> Tokens:
+        """Tokens from the grant this client uses."""
+        metadata = found.metadata
+        client = await self._client_for(http, metadata, scopes)
+        dpop = self._dpop_for(found, challenge)
+        form: dict[str, str]
+        if self.grant == "authorization_code":
+            assert self.redirect_uri is not None
+            assert self.authorize is not None
+            request = authorization_request(
+                metadata,
+                client_id=client.client_id,
+                redirect_uri=self.redirect_uri,
+                scopes=scopes,
+                resource=found.resource,
+            )
+            answer = await self.authorize(request.url)
+            code = authorization_code(request, answer)
+            form = {
+                "grant_type": "authorization_code",
+                "code": code,
+                "redirect_uri": request.redirect_uri,
+                "code_verifier": request.code_verifier,
+                "resource": found.resource,
+            }
+        elif self.grant == "client_credentials":
+            form = {"grant_type": "client_credentials", "resource": found.resource}
+        else:
+            assert self.assertion is not None
+            assertion = (
+                self.assertion if isinstance(self.assertion, str) else await self.assertion()
+            )
+            form = {"grant_type": JWT_BEARER_GRANT, "assertion": assertion}
+            form["resource"] = found.resource
+        if scopes and self.grant != "authorization_code":
+            form["scope"] = " ".join(scopes)
+        tokens = await request_token(
+            http,
+            metadata,
+            client,
+            form,
+            private_key=self.private_key,
+            dpop=dpop,
+            requested_scopes=scopes,
+        )
+        if tokens.token_type == "DPoP" and dpop is not None:
+            self._dpop_keys[tokens.access_token] = dpop
+            tokens = _with_key(tokens, dpop)
+        return tokens
+
+    async def _refresh(
+        self,
+        http: httpx2.AsyncClient,
+        metadata: ServerMetadata,
+        client: ClientInfo,
+        tokens: Tokens,
+        resource: str,
+    ) -> Tokens:
+        assert tokens.refresh_token is not None
+        dpop = self._key_of(tokens)
+        form = {
+            "grant_type": "refresh_token",
+            "refresh_token": tokens.refresh_token,
+            "resource": resource,
+        }
+        refreshed = await request_token(
+            http,
+            metadata,
+            client,
+            form,
+            private_key=self.private_key,
+            dpop=dpop,
+            requested_scopes=list(tokens.requested_scopes) if tokens.requested_scopes else None,
+        )
+        return _with_key(refreshed, dpop) if dpop is not None else refreshed
+
+    # -- discovery and registration -------------------------------------------------------
+
+    async def _discover(
+        self, http: httpx2.AsyncClient, resource: str, challenge: Challenge
+    ) -> _Discovered:
+        prm = await fetch_resource_metadata(http, resource, challenge.resource_metadata)
+        if prm is None:
+            # A 2025-03-26 server: its origin is the authorization server.
+            issuer = origin_of(resource)
+            metadata = await fetch_server_metadata(http, issuer) or fallback_metadata(issuer)
+            return _Discovered(resource, metadata, None)
+        problems: list[str] = []
+        for issuer in prm.authorization_servers:
+            try:
+                metadata = await fetch_server_metadata(http, issuer)
+            except AuthorizationError as exc:
+                problems.append(str(exc))
+                continue
+            if metadata is not None:
+                return _Discovered(prm.resource, metadata, prm)
+            problems.append(f"{issuer} publishes no authorization server metadata")
+        raise AuthorizationError(
+            f"no usable authorization server for {resource}: " + "; ".join(problems)
+        )
+
+    async def _client_for(
+        self, http: httpx2.AsyncClient, metadata: ServerMetadata, scopes: list[str] | None
+    ) -> ClientInfo:
+        """This client's identity at ``metadata``'s server: pre-registered, a client ID
+        metadata document, a stored registration, or a new one."""
+        known = await self._known_client(metadata.issuer, metadata)
+        if known is not None:
+            return known
+        client = await register(
+            http,
+            metadata,
+            client_name=self.client_name,
+            redirect_uri=self.redirect_uri,
+            grant_types=_GRANT_TYPES[self.grant],
+            scope=" ".join(scopes) if scopes else None,
+        )
+        await self.store.set(_client_key(metadata.issuer), client.as_record())
+        return client
+
+    async def _known_client(
+        self, issuer: str, metadata: ServerMetadata | None = None, used: str | None = None
+    ) -> ClientInfo | None:
+        """The client already known at ``issuer``; ``metadata`` is ``None`` when
+        refreshing a token, issued to the client ID ``used``."""
+        if self.client_id is not None:
+            if self._preregistered_issuer is None:
+                self._preregistered_issuer = issuer
+            elif self._preregistered_issuer != issuer:
+                raise AuthorizationError(
+                    f"the server now sends logins to {issuer}, but client_id "
+                    f"{self.client_id!r} was used with {self._preregistered_issuer}; a client "
+                    "ID belongs to one authorization server: register this client there and "
+                    "pass its client_id"
+                )
+            method = self.token_endpoint_auth_method
+            if method is None and metadata is not None:
+                method = choose_auth_method(
+                    metadata,
+                    secret=self.client_secret is not None,
+                    private_key=self.private_key is not None,
+                    preferred=None,
+                )
+            elif method is None:
+                method = (
+                    "private_key_jwt"
+                    if self.private_key is not None
+                    else ("client_secret_basic" if self.client_secret is not None else "none")
+                )
+            return ClientInfo(
+                client_id=self.client_id,
+                issuer=issuer,
+                auth_method=method,
+                client_secret=self.client_secret,
+                redirect_uri=self.redirect_uri,
+            )
+        if self.client_metadata_url is not None and (
+            metadata.document.get("client_id_metadata_document_supported") is True
+            if metadata is not None
+            else used == self.client_metadata_url
+        ):
+            return ClientInfo(
+                client_id=self.client_metadata_url,
+                issuer=issuer,
+                auth_method="private_key_jwt" if self.private_key is not None else "none",
+                redirect_uri=self.redirect_uri,
+            )
+        record = await self.store.get(_client_key(issuer))
+        client = ClientInfo.from_record(record) if record is not None else None
+        if client is None or client.issuer != issuer or client.redirect_uri != self.redirect_uri:
+            return None
+        return client
+
+    # -- requests -------------------------------------------------------------------------
+
+    def _sign(self, request: httpx2.Request, tokens: Tokens | None) -> None:
+        """Put the token (and, for a DPoP token, a fresh proof) on the request."""
+        if tokens is None:
+            return
+        key = self._key_of(tokens)
+        if tokens.token_type == "DPoP" and key is not None:
+            request.headers["Authorization"] = f"DPoP {tokens.access_token}"
+            request.headers["DPoP"] = key.proof(
+                request.method,
+                str(request.url),
+                nonce=self._nonces.get(origin_of(str(request.url))),
+                access_token=tokens.access_token,
+            )
+        else:
+            request.headers["Authorization"] = f"Bearer {tokens.access_token}"
+
+    def _note_nonce(self, url: httpx2.URL, response: httpx2.Response) -> None:
+        nonce = response.headers.get("dpop-nonce")
+        if nonce:
+            self._nonces[origin_of(str(url))] = nonce
+
+    def _dpop_for(self, found: _Discovered, challenge: Challenge) -> DPoPKey | None:
+        """A new key when tokens should be DPoP-bound: asked for, or offered by both
+        the server (its challenge's scheme) and its authorization server."""
+        supported = found.metadata.supports("dpop_signing_alg_values_supported", DPOP_ALGORITHM)
+        if self.dpop is False:
+            return None
+        if self.dpop is None and not (supported and (challenge.scheme or "").lower() == "dpop"):
+            return None
+        if not supported:
+            raise AuthorizationError(
+                f"dpop=True, but the authorization server {found.metadata.issuer} does not "
+                f"list {DPOP_ALGORITHM} in dpop_signing_alg_values_supported; pass dpop=None"
+            )
+        return DPoPKey()
+
+    def _key_of(self, tokens: Tokens) -> DPoPKey | None:
+        key = self._dpop_keys.get(tokens.access_token)
+        if key is None and tokens.dpop_jwk is not None:
+            key = DPoPKey.from_jwk(tokens.dpop_jwk)
+            self._dpop_keys[tokens.access_token] = key
+        return key
+
+    # -- storage --------------------------------------------------------------------------
+
+    async def _load(self, resource: str) -> Tokens | None:
+        if resource not in self._tokens:
+            record = await self.store.get(_token_key(resource))
+            self._tokens[resource] = Tokens.from_record(record) if record is not None else None
+        return self._tokens[resource]
+
+    async def _save(self, resource: str, tokens: Tokens | None) -> None:
+        self._tokens[resource] = tokens
+        if tokens is None:
+            await self.store.delete(_token_key(resource))
+        else:
+            await self.store.set(_token_key(resource), tokens.as_record())
+
+    @asynccontextmanager
+    async def _locked(self) -> AsyncGenerator[None, None]:
+        """One flow at a time (a lock per event loop library: anyio's is bound to one)."""
+        library = sniffio.current_async_library()
+        if self._lock is None or self._lock[0] != library:
+            self._lock = (library, anyio.Lock())
+        async with self._lock[1]:
+            yield
+
+    @asynccontextmanager
+    async def _http(self) -> AsyncGenerator[httpx2.AsyncClient, None]:
+        """A client for talking to the authorization server, for one flow: flows are
+        rare, and this keeps nothing open between them."""
+        async with httpx2.AsyncClient(timeout=self.timeout, follow_redirects=False) as http:
+            yield http
+
+
+def _resource_key(url: httpx2.URL) -> str:
+    return str(url.copy_with(query=None, fragment=None))
+
+
+def _token_key(resource: str) -> str:
+    return f"oauth:tokens:{resource}"
+
+
+def _client_key(issuer: str) -> str:
+    return f"oauth:client:{issuer}"
+
+
+def _with_key(tokens: Tokens, key: DPoPKey) -> Tokens:
+    return replace(tokens, dpop_jwk=key.as_jwk())

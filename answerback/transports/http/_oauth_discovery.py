@@ -1,0 +1,259 @@
+"""Finding the authorization server of a protected MCP server, and what it offers.
+
+A 401 names (at best) where the server's protected resource metadata lives (RFC 9728);
+that names the authorization servers; each serves its own metadata (RFC 8414, or
+OpenID discovery) at one of several well-known addresses. Servers in the field use every
+variant, so each step tries the addresses the MCP specification lists, in its order,
+and the 2025-03-26 servers that have no resource metadata at all still work: their
+origin is the authorization server, with default endpoints if it publishes no metadata.
+
+Every document is checked before use, because each one redirects where the person's
+credentials go: the resource metadata must describe the server being connected to,
+and an authorization server's metadata must name the issuer it was fetched for.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from dataclasses import dataclass, field
+from typing import Any, cast
+
+import httpx2
+
+from answerback.transports.http._oauth_error import AuthorizationError
+
+logger = logging.getLogger("answerback.oauth")
+
+_AUTH_PARAM = re.compile(r'([A-Za-z0-9_!#$%&\'*+.^`|~-]+)\s*=\s*("(?:[^"\\]|\\.)*"|[^\s,]+)')
+_MAX_DOCUMENT_BYTES = 1024 * 1024
+
+
+@dataclass(frozen=True)
+class Challenge:
+    """What a 401 or 403 asks for, from its ``WWW-Authenticate`` header (RFC 6750 §3)."""
+
+    scheme: str | None = None
+    resource_metadata: str | None = None
+    scopes: tuple[str, ...] | None = None
+    error: str | None = None
+    error_description: str | None = None
+
+    @classmethod
+    def parse(cls, header: str | None) -> Challenge:
+        """The challenge's parameters; the first value of each wins when several
+        schemes (``Bearer``, ``DPoP``) are offered in one header."""
+        if not header:
+            return cls()
+        scheme = header.strip().split(None, 1)[0].rstrip(",")
+        params: dict[str, str] = {}
+        for name, raw in _AUTH_PARAM.findall(header):
+            value = raw[1:-1].replace('\\"', '"').replace("\\\\", "\\") if raw[0] == '"' else raw
+            params.setdefault(name.lower(), value)
+        scope = params.get("scope")
+        return cls(
+            scheme=None if "=" in scheme else scheme,
+            resource_metadata=params.get("resource_metadata"),
+            scopes=tuple(scope.split()) if scope is not None else None,
+            error=params.get("error"),
+            error_description=params.get("error_description"),
+        )
+
+
+@dataclass(frozen=True)
+class ResourceMetadata:
+    """A protected resource's metadata (RFC 9728): who issues its tokens."""
+
+    resource: str
+    authorization_servers: tuple[str, ...]
+    scopes_supported: tuple[str, ...] | None
+    url: str
+
+
+@dataclass(frozen=True)
+class ServerMetadata:
+    """An authorization server's metadata: its issuer, endpoints and abilities."""
+
+    issuer: str
+    token_endpoint: str
+    authorization_endpoint: str | None = None
+    registration_endpoint: str | None = None
+    document: dict[str, Any] = field(default_factory=dict[str, Any])
+    """The whole document as published (``None`` values for the fallback endpoints)."""
+
+    def supports(self, key: str, value: str) -> bool:
+        """Whether the list ``key`` names ``value``."""
+        listed = self.document.get(key)
+        return isinstance(listed, list) and value in listed
+
+    def listed(self, key: str) -> list[str] | None:
+        value = self.document.get(key)
+        if not isinstance(value, list):
+            return None
+        return [item for item in cast(list[Any], value) if isinstance(item, str)]
+
+
+def resource_metadata_urls(server_url: str, from_challenge: str | None) -> list[str]:
+    """Where to look for the resource metadata, in the order the specification gives:
+    the challenge's ``resource_metadata``, then the well-known address with the
+    endpoint's path, then the one at the root."""
+    url = httpx2.URL(server_url)
+    root = url.copy_with(path="/.well-known/oauth-protected-resource", query=None, fragment=None)
+    candidates: list[str] = [from_challenge] if from_challenge else []
+    path = url.path.rstrip("/")
+    if path:
+        candidates.append(str(root.copy_with(path=root.path + path)))
+    candidates.append(str(root))
+    return list(dict.fromkeys(candidates))
+
+
+def authorization_server_metadata_urls(issuer: str) -> list[str]:
+    """RFC 8414 and OpenID discovery addresses for ``issuer``, in the MCP order."""
+    url = httpx2.URL(issuer)
+    path = url.path.rstrip("/")
+    at = url.copy_with(query=None, fragment=None)
+    if not path:
+        return [
+            str(at.copy_with(path="/.well-known/oauth-authorization-server")),
+            str(at.copy_with(path="/.well-known/openid-configuration")),
+        ]
+    return [
+        str(at.copy_with(path=f"/.well-known/oauth-authorization-server{path}")),
+        str(at.copy_with(path=f"/.well-known/openid-configuration{path}")),
+        str(at.copy_with(path=f"{path}/.well-known/openid-configuration")),
+    ]
+
+
+def origin_of(url: str) -> str:
+    """``scheme://host[:port]`` of ``url``: a 2025-03-26 server's authorization server."""
+    return str(httpx2.URL(url).copy_with(path="/", query=None, fragment=None)).rstrip("/")
+
+
+def covers(resource: str, server_url: str) -> bool:
+    """Whether metadata for ``resource`` may speak for ``server_url``: the same
+    origin, and the server's path at or below the resource's path (RFC 9728 §3.3,
+    RFC 8707 allows the most general URI that still names the server)."""
+    wanted, named = httpx2.URL(server_url), httpx2.URL(resource)
+    if _origin(wanted) != _origin(named):
+        return False
+    prefix = named.path.rstrip("/")
+    path = wanted.path.rstrip("/")
+    return path == prefix or path.startswith(prefix + "/")
+
+
+async def fetch_resource_metadata(
+    http: httpx2.AsyncClient, server_url: str, from_challenge: str | None
+) -> ResourceMetadata | None:
+    """The server's resource metadata, or ``None`` if it publishes none (a server
+    of the 2025-03-26 specification). Metadata for another resource is refused."""
+    for url in resource_metadata_urls(server_url, from_challenge):
+        document = await _get_json(http, url)
+        if document is None:
+            continue
+        resource = document.get("resource")
+        servers = document.get("authorization_servers")
+        if not isinstance(resource, str) or not isinstance(servers, list) or not servers:
+            logger.info("ignoring resource metadata at %s: no resource or servers", url)
+            continue
+        if not covers(resource, server_url):
+            raise AuthorizationError(
+                f"the protected resource metadata at {url} is for {resource!r}, not for "
+                f"{server_url}; refusing to send credentials for it. The server is "
+                "misconfigured (or something is impersonating it): tell its operator"
+            )
+        scopes = document.get("scopes_supported")
+        return ResourceMetadata(
+            resource=resource,
+            authorization_servers=tuple(s for s in cast(list[Any], servers) if isinstance(s, str)),
+            scopes_supported=_strings(cast(list[Any], scopes))
+            if isinstance(scopes, list)
+            else None,
+            url=url,
+        )
+    return None
+
+
+async def fetch_server_metadata(http: httpx2.AsyncClient, issuer: str) -> ServerMetadata | None:
+    """The metadata of the authorization server ``issuer``, or ``None`` if none of
+    its well-known addresses serves a document for it.
+
+    A document whose ``issuer`` differs from the one its address was built from is
+    not used (RFC 8414 §3.3): it could send the login and the code anywhere.
+    """
+    refused: list[str] = []
+    for url in authorization_server_metadata_urls(issuer):
+        document = await _get_json(http, url)
+        if document is None:
+            continue
+        published = document.get("issuer")
+        if not _same_issuer(published, issuer):
+            refused.append(f"{url} names the issuer {published!r}")
+            continue
+        token_endpoint = document.get("token_endpoint")
+        if not isinstance(token_endpoint, str):
+            refused.append(f"{url} names no token_endpoint")
+            continue
+        authorization = document.get("authorization_endpoint")
+        registration = document.get("registration_endpoint")
+        return ServerMetadata(
+            issuer=cast(str, published),
+            token_endpoint=token_endpoint,
+            authorization_endpoint=authorization if isinstance(authorization, str) else None,
+            registration_endpoint=registration if isinstance(registration, str) else None,
+            document=document,
+        )
+    if refused:
+        raise AuthorizationError(
+            f"the authorization server {issuer} published metadata that cannot be used: "
+            + "; ".join(refused)
+            + ". Its issuer must be exactly the address it is discovered by; tell the "
+            "server's operator"
+        )
+    return None
+
+
+def fallback_metadata(origin: str) -> ServerMetadata:
+    """The default endpoints of a 2025-03-26 server that publishes no metadata."""
+    return ServerMetadata(
+        issuer=origin,
+        token_endpoint=f"{origin}/token",
+        authorization_endpoint=f"{origin}/authorize",
+        registration_endpoint=f"{origin}/register",
+        document={"code_challenge_methods_supported": ["S256"]},
+    )
+
+
+async def _get_json(http: httpx2.AsyncClient, url: str) -> dict[str, Any] | None:
+    """A JSON object served at ``url``, or ``None`` for anything else (a 404 is the
+    usual "not here")."""
+    try:
+        response = await http.get(url, headers={"accept": "application/json"})
+    except httpx2.HTTPError as exc:
+        logger.info("fetching %s failed: %r", url, exc)
+        return None
+    if response.status_code != 200 or len(response.content) > _MAX_DOCUMENT_BYTES:
+        return None
+    try:
+        document = response.json()
+    except ValueError:
+        return None
+    return cast(dict[str, Any], document) if isinstance(document, dict) else None
+
+
+def _same_issuer(published: object, expected: str) -> bool:
+    """Identical, or differing only by the trailing slash of an empty path, which URL
+    libraries add on their own to an issuer listed in resource metadata."""
+    if not isinstance(published, str):
+        return False
+    if published == expected:
+        return True
+    return httpx2.URL(published).path in ("", "/") and published.rstrip("/") == expected.rstrip("/")
+
+
+def _strings(values: list[Any]) -> tuple[str, ...]:
+    return tuple(value for value in values if isinstance(value, str))
+
+
+def _origin(url: httpx2.URL) -> tuple[str, str, int | None]:
+    default = {"http": 80, "https": 443}.get(url.scheme)
+    return url.scheme, url.host, url.port or default

@@ -1,0 +1,161 @@
+"""Who the client is to an authorization server: its client ID and how it proves it.
+
+The MCP specification's order: credentials registered beforehand, else a client ID
+metadata document (an HTTPS URL as the client ID, when the server supports them),
+else dynamic client registration (RFC 7591), else nothing can be done without the
+person registering a client by hand. A client ID belongs to the authorization server
+that issued it: registrations are stored by issuer and never offered to another one.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+from dataclasses import asdict, dataclass
+from typing import Any, cast
+
+import httpx2
+
+from answerback.transports.http._oauth_discovery import ServerMetadata
+from answerback.transports.http._oauth_error import AuthorizationError
+
+AUTH_METHODS = ("none", "client_secret_basic", "client_secret_post", "private_key_jwt")
+"""The token endpoint authentication methods this client can use."""
+
+
+@dataclass(frozen=True)
+class ClientInfo:
+    """A client ID at one authorization server, and how to authenticate with it."""
+
+    client_id: str
+    issuer: str
+    auth_method: str
+    client_secret: str | None = None
+    redirect_uri: str | None = None
+
+    def as_record(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_record(cls, record: dict[str, Any]) -> ClientInfo | None:
+        try:
+            return cls(**record)
+        except TypeError:
+            return None
+
+
+def choose_auth_method(
+    metadata: ServerMetadata, *, secret: bool, private_key: bool, preferred: str | None
+) -> str:
+    """The token endpoint authentication method to use with what the client holds.
+
+    An explicit choice wins. Otherwise a private key means ``private_key_jwt`` and a
+    secret the first secret method the server lists (``client_secret_basic`` when it
+    lists none: the OAuth default); a client with neither is public (``none``).
+    """
+    if preferred is not None:
+        if preferred not in AUTH_METHODS:
+            raise ValueError(
+                f"token_endpoint_auth_method {preferred!r} is not supported; use one of "
+                + ", ".join(AUTH_METHODS)
+            )
+        return preferred
+    if private_key:
+        return "private_key_jwt"
+    if not secret:
+        return "none"
+    listed = metadata.listed("token_endpoint_auth_methods_supported") or []
+    for method in listed:
+        if method in ("client_secret_basic", "client_secret_post"):
+            return method
+    return "client_secret_basic"
+
+
+def registration_method(metadata: ServerMetadata) -> str:
+    """The method to ask for when registering: a public client (``none``) when the
+    server allows it, else the first secret method it lists."""
+    listed = metadata.listed("token_endpoint_auth_methods_supported")
+    if not listed or "none" in listed:
+        return "none"
+    for method in listed:
+        if method in ("client_secret_basic", "client_secret_post"):
+            return method
+    return listed[0]
+
+
+def application_type(redirect_uri: str) -> str:
+    """``native`` for a redirect to this machine (a CLI or desktop app), else ``web``."""
+    host = httpx2.URL(redirect_uri).host
+    if host == "localhost" or host.endswith(".localhost"):
+        return "native"
+    try:
+        return "native" if ipaddress.ip_address(host).is_loopback else "web"
+    except ValueError:
+        return "native" if httpx2.URL(redirect_uri).scheme not in ("http", "https") else "web"
+
+
+async def register(
+    http: httpx2.AsyncClient,
+    metadata: ServerMetadata,
+    *,
+    client_name: str,
+    redirect_uri: str | None,
+    grant_types: list[str],
+    scope: str | None,
+) -> ClientInfo:
+    """Register a new client with dynamic client registration (RFC 7591)."""
+    endpoint = metadata.registration_endpoint
+    if endpoint is None:
+        raise AuthorizationError(
+            f"the authorization server {metadata.issuer} offers no dynamic client "
+            "registration and no client ID metadata documents: register a client with it "
+            "yourself and pass OAuth(client_id=..., client_secret=...)"
+        )
+    method = registration_method(metadata)
+    body: dict[str, Any] = {
+        "client_name": client_name,
+        "redirect_uris": [redirect_uri] if redirect_uri else [],
+        "grant_types": grant_types,
+        "response_types": ["code"] if "authorization_code" in grant_types else [],
+        "token_endpoint_auth_method": method,
+    }
+    if redirect_uri:
+        body["application_type"] = application_type(redirect_uri)
+    if scope:
+        body["scope"] = scope
+    try:
+        response = await http.post(endpoint, json=body)
+    except httpx2.HTTPError as exc:
+        raise AuthorizationError(
+            f"dynamic client registration at {endpoint} failed: {exc!r}; check that the "
+            "authorization server is reachable"
+        ) from exc
+    document = _json_object(response) or {}
+    client_id = document.get("client_id")
+    if response.status_code not in (200, 201) or not isinstance(client_id, str):
+        error = document.get("error")
+        reason = document.get("error_description") or error
+        raise AuthorizationError(
+            f"the authorization server {metadata.issuer} refused to register this client "
+            f"(HTTP {response.status_code}{f': {reason}' if reason else ''}); register one "
+            "yourself and pass OAuth(client_id=...), or adjust redirect_uri",
+            error=error if isinstance(error, str) else None,
+        )
+    secret = document.get("client_secret")
+    granted = document.get("token_endpoint_auth_method")
+    if not isinstance(granted, str) or granted not in AUTH_METHODS:
+        granted = method if isinstance(secret, str) or method == "none" else "none"
+    return ClientInfo(
+        client_id=client_id,
+        issuer=metadata.issuer,
+        auth_method=granted,
+        client_secret=secret if isinstance(secret, str) else None,
+        redirect_uri=redirect_uri,
+    )
+
+
+def _json_object(response: httpx2.Response) -> dict[str, Any] | None:
+    try:
+        document = response.json()
+    except ValueError:
+        return None
+    return cast(dict[str, Any], document) if isinstance(document, dict) else None

@@ -15,7 +15,10 @@ theirs (``kill -9``, Redis stopped) start their own.
 
 from __future__ import annotations
 
+import json
 import secrets
+import subprocess
+import sys
 from collections.abc import AsyncGenerator, Callable, Generator
 from contextlib import AsyncExitStack, asynccontextmanager
 from pathlib import Path
@@ -71,6 +74,7 @@ OWNER_DEATH_SECONDS = 10.0
 """How long the client may wait for the error after its call's owner is killed: the
 replicas beat every 0.5 s, so a few heartbeat windows plus the client's resume delay."""
 MODERN: Final = "2026-07-28"
+REPO = Path(__file__).resolve().parent.parent
 
 
 @pytest.fixture(scope="module")
@@ -309,6 +313,19 @@ async def test_answer_under_another_sessions_id_refused(deployment: Cluster) -> 
     assert done["result"]["content"][0]["text"] == "Hello, Ada, from C"
 
 
+async def test_session_ended_on_one_replica_is_gone_on_all(deployment: Cluster) -> None:
+    async with httpx2.AsyncClient(timeout=PATIENCE_SECONDS) as http:
+        raw = RawSession(http, urls(deployment))
+        await raw.initialize(0)
+        ended = await http.delete(deployment.url(1), headers=raw.headers())
+        after = [
+            await raw.post(replica, raw.request("tools/call", {"name": "whoami"}))
+            for replica in (0, 2)
+        ]
+    assert ended.is_success, ended.text
+    assert [response.status_code for response in after] == [404, 404]
+
+
 # -- notifications -----------------------------------------------------------------------
 
 
@@ -499,3 +516,27 @@ async def test_haproxy_modern_retries(deployment: Cluster) -> None:
     async with Client(deployment.proxy_url, mode=MODERN, elicitation_callback=answer_ada) as c:
         results = [text_of(await c.call_tool("ask_name")) for _ in range(3)]
     assert all(text.startswith("Hello, Ada, from ") for text in results), results
+
+
+# -- the benchmark -----------------------------------------------------------------------
+
+
+@needs_haproxy
+@pytest.mark.timeout(180)
+def test_scale_out_benchmark_quick_run(tmp_path: Path) -> None:
+    """``--quick`` measures every setup and Redis memory (no number is judged: a quick
+    run on a shared machine means nothing)."""
+    output, readme = tmp_path / "scale_out.json", tmp_path / "README.md"
+    command = [sys.executable, "-m", "benchmarks.scale_out", "--quick"]
+    subprocess.run(
+        [*command, "--output", str(output), "--readme", str(readme)],
+        cwd=REPO,
+        check=True,
+        timeout=170,
+        stdout=subprocess.DEVNULL,
+    )
+    measured: dict[str, Any] = json.loads(output.read_text())["measured"]
+    assert all(m["calls"] > 0 for m in measured["medians"].values()), measured
+    assert measured["ratio"] > 0
+    assert measured["redis_memory"]["key_bytes_per_session"] > 0
+    assert "scale-out:begin" in readme.read_text()

@@ -117,6 +117,7 @@ class MCPServer:
         annotations: ToolAnnotations | None = None,
         structured_output: bool | None = None,
         input_schema: dict[str, Any] | None = None,
+        scopes: Sequence[str] = (),
     ) -> Callable[[FunctionT], FunctionT]:
         """Register a function as a tool; its signature is the input schema.
 
@@ -124,6 +125,8 @@ class MCPServer:
         defaults to "whenever the return annotation allows it". ``input_schema``
         advertises a hand-written JSON Schema exactly as given (2020-12 keywords and
         all); the signature still validates the arguments the function receives.
+        ``scopes``: over HTTP with a ``ResourceServer``, a call whose token lacks any of
+        them is refused with 403 ``insufficient_scope`` naming them (clients step up).
         """
 
         def register(function: FunctionT) -> FunctionT:
@@ -136,6 +139,7 @@ class MCPServer:
                 structured_output=structured_output,
                 context_type=Context,
                 input_schema=input_schema,
+                scopes=scopes,
             )
             self._registry.tools[registered.definition.name] = registered
             return function
@@ -298,6 +302,10 @@ class MCPServer:
         """Where single-use ``requestState`` is claimed: the attached state's record, or
         this process's own."""
         return self._used_states[-1]
+
+    def tool_scopes(self) -> dict[str, frozenset[str]]:
+        """The tools that declare OAuth scopes, and theirs (read by ``ResourceServer``)."""
+        return {name: tool.scopes for name, tool in self._registry.tools.items() if tool.scopes}
 
     def tool_input_schema(self, name: str) -> JSONObject | None:
         """A tool's input schema (the HTTP layer checks ``Mcp-Param-*`` headers with it)."""

@@ -57,6 +57,9 @@ class RegisteredTool:
     context_parameter: str | None
     output_adapter: TypeAdapter[Any] | None
     wraps_result: bool
+    scopes: frozenset[str] = frozenset()
+    """OAuth scopes a caller's token must hold to call it (over HTTP with a
+    ``ResourceServer``; elsewhere there is no token to check)."""
 
     @classmethod
     def from_function(
@@ -70,6 +73,7 @@ class RegisteredTool:
         structured_output: bool | None,
         context_type: type,
         input_schema: dict[str, Any] | None = None,
+        scopes: Sequence[str] = (),
     ) -> RegisteredTool:
         signature = read_signature(function, context_type)
         fields: dict[str, Any] = dict(signature.parameters)
@@ -115,7 +119,13 @@ class RegisteredTool:
             annotations=annotations,
         )
         return cls(
-            definition, function, arguments_model, context_parameter, output_adapter, wraps_result
+            definition,
+            function,
+            arguments_model,
+            context_parameter,
+            output_adapter,
+            wraps_result,
+            frozenset(scopes),
         )
 
     async def call(

@@ -90,6 +90,7 @@ PUBLIC_API: dict[str, list[str]] = {
         "Answer",
         "Broker",
         "BrokerResponder",
+        "BrowserLogin",
         "CALL_ENDED",
         "CONNECTION_CLOSED",
         "Presenter",

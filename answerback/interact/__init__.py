@@ -3,7 +3,9 @@
 ``Broker`` queues the questions of every server a host is connected to and shows them
 one at a time through a ``Presenter`` (``answerback.interact.terminal`` has the
 terminal ones), naming the server that asks. ``Roots`` is the live list of directories
-the person grants to every server (announced to each when it changes).
+the person grants to every server (announced to each when it changes). ``BrowserLogin``
+logs a person in to a protected server through their browser (the ``authorize`` step of
+``answerback.client.OAuth``).
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from answerback.interact._broker import (
     Broker,
     BrokerResponder,
 )
+from answerback.interact._login import BrowserLogin
 from answerback.interact._questions import Answer, Presenter, Question, QuestionKind
 from answerback.interact._roots import RootRefusedError, Roots
 
@@ -28,6 +31,7 @@ __all__ = [
     "Answer",
     "Broker",
     "BrokerResponder",
+    "BrowserLogin",
     "Presenter",
     "Question",
     "QuestionKind",

@@ -12,13 +12,17 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import AsyncGenerator
-from contextlib import asynccontextmanager
+from collections.abc import AsyncGenerator, Iterator
+from contextlib import AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass, field
 from typing import Any
+from urllib.parse import urlsplit
 
 import pytest
 from pydantic import BaseModel
+from redis.asyncio import Redis
+from scale_out.cluster import missing_for_redis, redis_server
+from support import ReportingEventLoop
 
 from answerback import Client, MCPError
 from answerback.client import ClientRequestContext
@@ -27,6 +31,7 @@ from answerback.transports.http import (
     InMemoryNotificationBus,
     InMemoryUsedStates,
     NotificationBus,
+    RedisUsedStates,
     UsedStates,
 )
 from answerback.types import (
@@ -41,6 +46,8 @@ from answerback.types import (
 pytestmark = pytest.mark.anyio
 
 MODERN = "2026-07-28"
+ASYNCIO = ("asyncio", {"loop_factory": ReportingEventLoop})
+TRIO = ("trio", dict[str, Any]())
 REPLAYED = (
     "Invalid requestState: it was already used, and this server accepts it once "
     "(single-use state). Start the request again without requestState."
@@ -114,17 +121,16 @@ class Shared:
 
 @asynccontextmanager
 async def replicas(
-    count: int, shared: Shared, **options: Any
+    states: list[Shared], **options: Any
 ) -> AsyncGenerator[tuple[list[MCPServer], Ledger], None]:
-    """``count`` servers attached to one shared state, as replicas are to Redis."""
+    """A server attached to each state (one shared object, or each replica's view of
+    the same Redis), as replicas are."""
     ledger = Ledger()
-    servers = [payment_server(ledger, **options) for _ in range(count)]
-    async with servers[0].attach_state(shared):
-        if count == 1:
-            yield servers, ledger
-            return
-        async with servers[1].attach_state(shared):
-            yield servers, ledger
+    servers = [payment_server(ledger, **options) for _ in states]
+    async with AsyncExitStack() as stack:
+        for server, state in zip(servers, states, strict=True):
+            await stack.enter_async_context(server.attach_state(state))
+        yield servers, ledger
 
 
 async def round_one(server: MCPServer, tool: str) -> tuple[InputRequiredResult, dict[str, Any]]:
@@ -172,7 +178,8 @@ async def test_a_replay_on_another_replica_is_refused() -> None:
     """Replicas sharing keys and the used-state record: the retry runs on B, its replay
     on A is refused."""
     key = os.urandom(32)
-    async with replicas(2, Shared(), state_keys=[key], single_use_state=True) as (
+    shared = Shared()
+    async with replicas([shared, shared], state_keys=[key], single_use_state=True) as (
         (a, b),
         ledger,
     ):
@@ -187,7 +194,8 @@ async def test_a_replay_on_another_replica_is_refused() -> None:
 
 async def test_a_retry_runs_on_another_replica_that_shares_the_keys() -> None:
     key = os.urandom(32)
-    async with replicas(2, Shared(), state_keys=[key]) as ((a, b), _):
+    shared = Shared()
+    async with replicas([shared, shared], state_keys=[key]) as ((a, b), _):
         needed, answers = await round_one(a, "pay")
         done = await retry(b, "pay", needed, answers)
     assert done.content[0] == TextContent(text="Paid 5.")
@@ -213,3 +221,43 @@ async def test_the_in_memory_record_claims_once_and_forgets_expired_claims() -> 
     assert await used.claim("b", later)  # prunes "gone", whose state has expired
     assert await used.claim("gone", later)
     assert not await used.claim("b", later)
+
+
+# -- Redis ------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def redis_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    missing = missing_for_redis()
+    if missing is not None:
+        pytest.skip(f"single-use state in Redis needs a real redis-server: {missing}")
+    with redis_server(tmp_path_factory.mktemp("redis")) as server:
+        yield server.url
+
+
+@pytest.mark.parametrize("anyio_backend", [ASYNCIO])
+async def test_a_replay_on_another_replica_is_refused_through_redis(redis_url: str) -> None:
+    address = urlsplit(redis_url)
+    prefix = f"test-{os.urandom(4).hex()}:"
+    key = os.urandom(32)
+    clients = [Redis(host=address.hostname or "", port=address.port or 0) for _ in "ab"]
+    states = [Shared(used_states=RedisUsedStates(c, key_prefix=prefix)) for c in clients]
+    try:
+        async with replicas(states, state_keys=[key], single_use_state=True) as ((a, b), ledger):
+            needed, answers = await round_one(a, "pay")
+            done = await retry(b, "pay", needed, answers)
+            with pytest.raises(MCPError) as caught:
+                await retry(a, "pay", needed, answers)
+    finally:
+        for client in clients:
+            await client.aclose()
+    assert done.content[0] == TextContent(text="Paid 5.")
+    assert caught.value.message == REPLAYED
+    assert ledger.payments == ["pay 5"]
+
+
+@pytest.mark.parametrize("anyio_backend", [TRIO])
+async def test_the_redis_record_refuses_trio_saying_why() -> None:
+    used = RedisUsedStates(Redis(host="127.0.0.1", port=1))
+    with pytest.raises(RuntimeError, match="needs asyncio: redis-py's client runs only"):
+        await used.claim("id", time.time() + 60)

@@ -24,7 +24,9 @@ from answerback.jsonrpc._endpoint import as_object
 from answerback.transports.http._notification_bus import Notice, require_asyncio
 
 try:
+    from redis.exceptions import ConnectionError as RedisConnectionError
     from redis.exceptions import RedisError
+    from redis.exceptions import TimeoutError as RedisTimeoutError
 except ImportError as missing:  # pragma: no cover - the extra is installed for the tests
     raise ImportError(
         "The Redis notification bus needs redis-py: pip install 'answerback[redis]'."
@@ -36,6 +38,7 @@ if TYPE_CHECKING:
 logger = logging.getLogger("answerback.http")
 
 _BATCH = 100
+_PUBLISH_ATTEMPTS = 2
 _FIRST_RETRY_SECONDS = 0.1
 _LAST_RETRY_SECONDS = 5.0
 
@@ -74,15 +77,24 @@ class RedisNotificationBus:
             },
             separators=(",", ":"),
         )
-        try:
-            await self._redis.xadd(
-                self.key, {"notice": body}, maxlen=self._max_length, approximate=True
-            )
-        except RedisError as exc:
-            raise ConnectionError(
-                f"Could not publish {notice.method} to Redis ({exc}); clients served by other "
-                "replicas miss it. Check that Redis is up and reachable."
-            ) from exc
+        failure: RedisError | None = None
+        for _ in range(_PUBLISH_ATTEMPTS):
+            try:
+                await self._redis.xadd(
+                    self.key, {"notice": body}, maxlen=self._max_length, approximate=True
+                )
+                return
+            except (RedisConnectionError, RedisTimeoutError) as exc:
+                # A pooled connection Redis closed (a restart): once more on a fresh one.
+                # Should the first XADD have landed after all, receivers drop the copy.
+                failure = exc
+            except RedisError as exc:
+                failure = exc
+                break
+        raise ConnectionError(
+            f"Could not publish {notice.method} to Redis ({failure}); clients served by other "
+            "replicas miss it. Check that Redis is up and reachable."
+        ) from failure
 
     @asynccontextmanager
     async def subscribe(self) -> AsyncGenerator[AsyncIterator[Notice], None]:

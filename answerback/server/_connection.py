@@ -28,6 +28,7 @@ from answerback.server._asking import (
     ReplayAsker,
     settle,
 )
+from answerback.server._caller import caller_of
 from answerback.server._context import Context
 from answerback.server._request_state import PREFIX as STATE_PREFIX
 from answerback.server._request_state import StateSeal, claim
@@ -377,7 +378,9 @@ class Connection:
                 if failure is raised:
                     raise
                 raise failure from None
-        seal = StateSeal(self.registry.sealer, method, name, arguments)
+        caller = caller_of(request)
+        principal = caller.principal if caller is not None else None
+        seal = StateSeal(self.registry.sealer, method, name, arguments, principal)
         given: object = (request.params or {}).get("inputResponses")
         raw_responses = as_object(given)
         if "inputResponses" in (request.params or {}) and raw_responses is None:

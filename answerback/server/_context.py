@@ -20,6 +20,7 @@ from pydantic import BaseModel
 from answerback.forms import AnswerError, validate_answer
 from answerback.jsonrpc import IncomingRequest, RequestId
 from answerback.server._asking import Memo
+from answerback.server._caller import caller_of
 from answerback.server._form_schema import form_schema
 from answerback.server._request_state import INVALID_STATE_MESSAGE, StateSeal
 from answerback.server._roots_guard import RootsCache, resolve_within, root_paths
@@ -34,6 +35,7 @@ from answerback.server._sampling import (
 from answerback.server._session import ServerSession
 from answerback.server._tools import RegisteredTool
 from answerback.transports import StreamControl
+from answerback.transports.http._request_auth import AuthInfo
 from answerback.types import (
     CreateMessageResult,
     IncludeContext,
@@ -117,6 +119,13 @@ class Context:
     def session(self) -> ServerSession:
         """The client as this request sees it: what it declared, and how to ask it."""
         return self._session
+
+    @property
+    def auth(self) -> AuthInfo | None:
+        """Who is calling, as their access token says (``subject``, ``scopes``,
+        ``claims``...): set over HTTP when the app has a ``ResourceServer``, ``None``
+        otherwise. Key anything you keep for a user by ``auth.principal``."""
+        return caller_of(self._request)
 
     @property
     def request_id(self) -> RequestId:

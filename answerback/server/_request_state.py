@@ -55,11 +55,13 @@ _KEY_ID_BYTES = 4
 _NONCE_BYTES = 12
 
 
-def binding_for(method: str, name: str, arguments: Any) -> bytes:
-    """What a state is bound to: the method, the target's name and the arguments."""
+def binding_for(method: str, name: str, arguments: Any, principal: str | None = None) -> bytes:
+    """What a state is bound to: the method, the target's name, the arguments and, on an
+    authenticated server, the caller (so one user's state is worthless to another)."""
     canonical = json.dumps(arguments, sort_keys=True, separators=(",", ":"), default=str)
     digest = hashlib.sha256(canonical.encode()).hexdigest()
-    return f"{method}\n{name}\n{digest}".encode()
+    caller = "" if principal is None else f"\n{principal}"
+    return f"{method}\n{name}\n{digest}{caller}".encode()
 
 
 class RequestStateSealer:
@@ -114,9 +116,16 @@ class StateSeal:
     """The sealer bound to one request. The binding (a digest of the arguments) is
     computed only if state is actually sealed or opened."""
 
-    def __init__(self, sealer: RequestStateSealer, method: str, name: str, arguments: Any) -> None:
+    def __init__(
+        self,
+        sealer: RequestStateSealer,
+        method: str,
+        name: str,
+        arguments: Any,
+        principal: str | None = None,
+    ) -> None:
         self._sealer = sealer
-        self._target = (method, name, arguments)
+        self._target = (method, name, arguments, principal)
 
     @functools.cached_property
     def _binding(self) -> bytes:

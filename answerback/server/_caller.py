@@ -1,0 +1,22 @@
+"""Who sent a request, as the transport's authenticator established it.
+
+Over HTTP with a ``ResourceServer``, the verified token's ``AuthInfo`` sits in the ASGI
+scope of the HTTP request that carried the message; the message's envelope carries that
+request (or the SSE stream answering it, which holds the request), in both eras. Other
+transports have no token, so no caller.
+"""
+
+from __future__ import annotations
+
+from starlette.requests import Request
+
+from answerback.jsonrpc import IncomingRequest
+from answerback.transports.http._request_auth import AuthInfo, auth_of
+
+
+def caller_of(request: IncomingRequest) -> AuthInfo | None:
+    """The authenticated caller of ``request``, or ``None`` (no authenticator, stdio,
+    in-process, or a message relayed from another replica)."""
+    context: object = request.envelope.transport_context
+    carried: object = getattr(context, "request", context)  # an SSE stream holds its request
+    return auth_of(carried.scope) if isinstance(carried, Request) else None

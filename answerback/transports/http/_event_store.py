@@ -15,7 +15,7 @@ from collections import OrderedDict, deque
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from time import monotonic
-from typing import Protocol
+from typing import Protocol, runtime_checkable
 
 ReplaySink = Callable[[str, bytes], Awaitable[None]]
 
@@ -170,3 +170,16 @@ class InMemoryEventStore:
             stream.seqs.popleft()  # a stream's events are in the store's order too
             if not stream.seqs:
                 del self._streams[stream_id]
+
+
+@runtime_checkable
+class FollowableEventStore(EventStore, Protocol):
+    """An event store that several processes share: one of them can follow a stream
+    another writes, so a client resuming on any replica sees the rest of its stream."""
+
+    async def wait_events_after(
+        self, stream_id: str, after_event_id: str, wait_seconds: float
+    ) -> list[tuple[str, bytes]]:
+        """The events of ``stream_id`` after ``after_event_id``, waiting up to
+        ``wait_seconds`` for one if there are none yet (then an empty list)."""
+        ...

@@ -1,18 +1,17 @@
 """Streamable HTTP, server side: an ASGI application serving one MCP endpoint path.
 
 A successful ``initialize`` opens a session (a secure random ``Mcp-Session-Id``) that
-runs the server's connection handler for as long as the session lives. A POSTed request
-is answered on its own SSE stream, which also carries everything the server sends while
-answering it (elicitation, sampling and roots requests, log messages, progress), so a
-server can ask the client mid-request. The client's answers arrive as further POSTs.
-Every event is stored before it is sent, so a client that loses a stream resumes it
-with ``Last-Event-ID``; a stream's events are forgotten once its answer has reached a
-live connection, or its request was cancelled.
+runs the server's connection handler for as long as the session lives
+(``_legacy_session``). Everything that arrives is checked before it is routed (shape,
+ids, the session's protocol version, the caller when an authenticator is given) and
+every error goes back on the POST that caused it. Limits: the body size and the time
+it may take to arrive, the number of sessions, the messages waiting for a GET stream,
+and the event store's own bounds. 2026-07-28 requests, which have no sessions, are
+answered by ``_modern_server``.
 
-Everything that arrives is checked before it is routed (shape, ids, the session's
-protocol version) and every error goes back on the POST that caused it. Limits: the body
-size and the time it may take to arrive, the number of sessions, the messages waiting
-for a GET stream, and the event store's own bounds.
+Where sessions, events and calls live is the ``state`` (``_state``): in this process by
+default, or shared by several replicas (``RedisState``), in which case any replica can
+serve any request of a session (``_replication``).
 
 The application needs its lifespan to run (uvicorn does this; when mounting it inside
 another Starlette app, pass ``lifespan=mcp_app.app.router.lifespan_context`` to that app).
@@ -20,33 +19,48 @@ another Starlette app, pass ``lifespan=mcp_app.app.router.lifespan_context`` to 
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import math
 import secrets
-from collections import deque
 from collections.abc import AsyncGenerator, Awaitable, Callable
 from contextlib import asynccontextmanager
-from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any
 
 import anyio
 from anyio.abc import TaskGroup
-from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 from starlette.applications import Starlette
 from starlette.requests import ClientDisconnect, Request
 from starlette.responses import Response
-from starlette.routing import Route
+from starlette.routing import BaseRoute, Route
 from starlette.types import Receive, Scope, Send
 
 from answerback.jsonrpc import Envelope, JSONObject, RequestId, WriteStream
 from answerback.jsonrpc._endpoint import CANCELLED, as_object, as_request_id
-from answerback.transports._framing import MalformedMessage, decode, encode, undeliverable
+from answerback.transports._framing import MalformedMessage, decode
 from answerback.transports._headers import SESSION_HEADER, VERSION_HEADER
-from answerback.transports.http._event_store import EventStore, InMemoryEventStore
+from answerback.transports.http._event_store import EventStore
+from answerback.transports.http._legacy_session import (
+    STANDALONE,
+    Event,
+    HTTPConnectionServer,
+    LegacySession,
+    Listener,
+    ResponseStream,
+    SSEStream,
+    Waiter,
+)
 from answerback.transports.http._modern_server import (
     StatelessConnection,
     answer_modern,
     is_modern_request,
+)
+from answerback.transports.http._replication import Replication
+from answerback.transports.http._request_auth import (
+    AUTH_SCOPE_KEY,
+    AuthInfo,
+    RequestAuthenticator,
+    auth_of,
 )
 from answerback.transports.http._security import HostPolicy
 from answerback.transports.http._serving import (
@@ -56,244 +70,24 @@ from answerback.transports.http._serving import (
     error_response,
     json_response,
     message_problem,
-    outgoing,
     until_ready,
 )
+from answerback.transports.http._sessions import STATE_METHODS, SessionRecord
 from answerback.transports.http._sse import KEEPALIVE, encode_event
+from answerback.transports.http._state import InMemoryState, ServerState, StateUnavailable
 from answerback.types._errors import CONNECTION_CLOSED, INVALID_REQUEST, PARSE_ERROR
 from answerback.types._versions import LEGACY_VERSIONS, MODERN_VERSIONS, SUPPORTED_VERSIONS
 
+__all__ = ["HTTPConnectionServer", "StreamableHTTPApp"]
+
 logger = logging.getLogger("answerback.http")
 
-DEFAULT_VERSION = "2025-03-26"
-"""The version to assume when a client sends no ``MCP-Protocol-Version`` header."""
-STANDALONE = "standalone"
 ALLOW = "GET, POST, DELETE"
 _FIRST_EVENT_WAIT_SECONDS = 0.05
 """How long a new SSE response waits for its first event before sending the priming
 event alone; a quick answer then shares one write with it."""
-
-_Event = tuple[str, bytes]
-"""An SSE event: its id and its data (a message's JSON text; empty for priming)."""
-Listener = tuple[MemoryObjectSendStream[_Event], MemoryObjectReceiveStream[_Event]]
-
-
-class HTTPConnectionServer(Protocol):
-    """What the HTTP app needs from a server: answer one connection's streams, and the
-    input schema of a tool (to check the ``Mcp-Param-*`` headers mirroring it)."""
-
-    async def serve_connection(self, read_stream: Any, write_stream: WriteStream) -> None: ...
-
-    def tool_input_schema(self, name: str) -> JSONObject | None: ...
-
-
-@dataclass(eq=False, slots=True)
-class _Waiter:
-    """A POST waiting for its answer as one JSON body."""
-
-    done: anyio.Event = field(default_factory=anyio.Event)
-    answer: tuple[JSONObject, bytes] | None = None
-    """The response; ``None`` once done if the request was cancelled or the session ended."""
-    cancelled: bool = False
-
-    def settle(self, answer: tuple[JSONObject, bytes] | None, *, cancelled: bool = False) -> None:
-        self.answer, self.cancelled = answer, cancelled
-        self.done.set()
-
-
-@dataclass(eq=False, slots=True)
-class _Stream:
-    """One SSE stream of a session: a POST's response stream, or the GET stream."""
-
-    id: str
-    request_id: RequestId | None
-    listener: MemoryObjectSendStream[_Event] | None = None
-    done: bool = False
-
-
-class _Session:
-    """One MCP session: the server's connection handler plus the routing of its output."""
-
-    def __init__(self, session_id: str, store: EventStore, max_backlog: int) -> None:
-        self.id = session_id
-        self.store = store
-        self.max_backlog = max_backlog
-        self.protocol_version = DEFAULT_VERSION
-        self.incoming, self.incoming_read = anyio.create_memory_object_stream[Envelope | Exception](
-            math.inf
-        )
-        self.outgoing, self.outgoing_read = anyio.create_memory_object_stream[Envelope](math.inf)
-        self.streams: dict[str, _Stream] = {}
-        self.request_streams: dict[RequestId, _Stream] = {}
-        self.json_waiters: dict[RequestId, _Waiter] = {}
-        self.backlog: deque[tuple[str, bytes, JSONObject]] = deque()
-        """Messages for the GET stream while none is open (bounded by ``max_backlog``)."""
-        self.stored: set[str] = set()
-        """The streams that have events in the store: forgotten when the session ends."""
-        self.resuming: list[list[tuple[str, _Event]]] = []
-        """One list per replay under way: the events stored meanwhile (a store may read
-        its snapshot before they were written, and the stream's connection is replaced)."""
-        self.scope = anyio.CancelScope()
-        self.last_active = anyio.current_time()
-        self.closed = False
-
-    def key(self, stream_id: str) -> str:
-        """A stream's id in the event store (which every session shares)."""
-        return f"{self.id}.{stream_id}"
-
-    async def run(self, server: HTTPConnectionServer) -> None:
-        try:
-            with self.scope:
-                async with anyio.create_task_group() as tg:
-                    tg.start_soon(self._route)
-                    await server.serve_connection(self.incoming_read, self.outgoing)
-                    tg.cancel_scope.cancel()
-        finally:
-            with anyio.CancelScope(shield=True):
-                await self.close("the session ended")
-            for channel in (self.incoming_read, self.outgoing, self.outgoing_read):
-                channel.close()
-
-    async def close(self, reason: str) -> None:
-        """End every open stream, answering the requests still open with an error, and
-        forget the session's stored events.
-
-        Called again by ``run`` as the session's task ends (shielded), which finishes
-        the forgetting if the first call was cancelled part way.
-        """
-        if not self.closed:
-            self.closed = True
-            self.scope.cancel()
-            self.incoming.close()
-            for waiter in self.json_waiters.values():
-                waiter.settle(None)
-            self.json_waiters.clear()
-            try:
-                for stream in list(self.streams.values()):
-                    if stream.request_id is not None and not stream.done:
-                        error = {"code": CONNECTION_CLOSED, "message": f"Server closed: {reason}."}
-                        answer = {"jsonrpc": "2.0", "id": stream.request_id, "error": error}
-                        await self._deliver(stream, encode(answer), answer)
-            finally:
-                for stream in list(self.streams.values()):
-                    self._finish(stream)
-        for stream_id in list(self.stored):
-            await self.forget(stream_id)
-
-    def submit(self, envelope: Envelope) -> bool:
-        """Hand a client's message to the server; ``False`` if the session has ended."""
-        try:
-            self.incoming.send_nowait(envelope)  # unbounded: never blocks
-        except (anyio.ClosedResourceError, anyio.BrokenResourceError):
-            return False
-        return True
-
-    def in_use(self, request_id: RequestId) -> bool:
-        """Whether a request with this id is still waiting for its answer."""
-        return request_id in self.request_streams or request_id in self.json_waiters
-
-    def open_stream(self, request_id: RequestId) -> _Stream:
-        stream = _Stream(secrets.token_hex(8), request_id)
-        self.streams[stream.id] = stream
-        self.request_streams[request_id] = stream
-        return stream
-
-    def standalone(self) -> _Stream:
-        stream = self.streams.get(STANDALONE)
-        if stream is None:
-            stream = self.streams[STANDALONE] = _Stream(STANDALONE, None)
-        return stream
-
-    def cancel_request(self, request_id: RequestId) -> str | None:
-        """The client cancelled a request: no answer will come, so end what waits for
-        one. Returns the id of the request's stream, whose events are of no more use."""
-        waiter = self.json_waiters.pop(request_id, None)
-        if waiter is not None:
-            waiter.settle(None, cancelled=True)
-        stream = self.request_streams.get(request_id)
-        if stream is None:
-            return None
-        self._finish(stream)
-        return stream.id
-
-    async def store_event(self, stream_id: str, data: bytes) -> str:
-        self.stored.add(stream_id)
-        return await self.store.store_event(self.key(stream_id), data)
-
-    async def forget(self, stream_id: str) -> None:
-        if stream_id in self.stored:
-            self.stored.discard(stream_id)
-            await self.store.forget_stream(self.key(stream_id))
-
-    async def deliver_answer(self, stream: _Stream, data: bytes, answer: JSONObject) -> None:
-        await self._deliver(stream, data, answer)
-        self._finish(stream)
-
-    async def _route(self) -> None:
-        async for envelope in self.outgoing_read:
-            raw = as_object(envelope.message)
-            if raw is None:
-                continue
-            message, data, to_self = outgoing(raw)
-            if to_self is not None:
-                self.submit(Envelope(to_self))
-            if message is None:
-                continue
-            if "method" in message:
-                related = envelope.related_request_id
-                stream = self.request_streams.get(related) if related is not None else None
-                await self._deliver(stream or self.standalone(), data, message)
-                continue
-            # A response goes only where its request waits: a response on another
-            # stream is not allowed, and one nobody waits for (the request was
-            # cancelled, or its JSON POST gave up) has nowhere to go.
-            response_id = as_request_id(message.get("id"))
-            waiter = self.json_waiters.pop(response_id, None) if response_id is not None else None
-            if waiter is not None:
-                waiter.settle((message, data))
-                continue
-            stream = self.request_streams.get(response_id) if response_id is not None else None
-            if stream is None:
-                logger.debug("dropped the answer to %r: nobody waits for it", response_id)
-                continue
-            await self.deliver_answer(stream, data, message)
-
-    async def _deliver(self, stream: _Stream, data: bytes, message: JSONObject) -> None:
-        event_id = await self.store_event(stream.id, data)
-        for caught in self.resuming:
-            caught.append((stream.id, (event_id, data)))
-        if stream.listener is not None:
-            try:
-                stream.listener.send_nowait((event_id, data))  # unbounded: never blocks
-                return
-            except (anyio.ClosedResourceError, anyio.BrokenResourceError):
-                stream.listener = None
-        if stream.request_id is None:
-            self.backlog.append((event_id, data, message))
-            if len(self.backlog) > self.max_backlog:
-                self._drop_oldest_waiting()
-
-    def _drop_oldest_waiting(self) -> None:
-        """The client opened no GET stream while more than ``max_backlog`` messages
-        waited for one: the oldest goes. A request of the server's among them fails at
-        once on the server's side instead of waiting for an answer that cannot come."""
-        _, _, dropped = self.backlog.popleft()
-        reason = (
-            f"the client has opened no GET stream to receive it and more than "
-            f"{self.max_backlog} messages were waiting"
-        )
-        logger.warning("dropped a message for the GET stream: %s", reason)
-        _, to_self = undeliverable(dropped, reason)
-        if to_self is not None:
-            self.submit(Envelope(to_self))
-
-    def _finish(self, stream: _Stream) -> None:
-        stream.done = True
-        if stream.listener is not None:
-            stream.listener.close()
-        if stream.request_id is not None:
-            self.request_streams.pop(stream.request_id, None)
-            self.streams.pop(stream.id, None)
+_REPLAYED_ID_PREFIX = "answerback-replay-"
+"""The ids of the requests a replica replays to rebuild a session's state locally."""
 
 
 class _EveryMethod:
@@ -326,7 +120,18 @@ class StreamableHTTPApp:
         keepalive_seconds: float = 15.0,
         retry_ms: int = 1000,
         session_idle_seconds: float = 3600.0,
+        state: ServerState | None = None,
+        auth: RequestAuthenticator | None = None,
     ) -> None:
+        """``state`` keeps sessions, events and calls (``InMemoryState()`` by default;
+        ``RedisState`` to share them between replicas); ``event_store`` is the in-memory
+        state's event store, so give one or the other. ``auth`` decides who each request
+        to the endpoint comes from (its routes are served beside the endpoint)."""
+        if state is not None and event_store is not None:
+            raise ValueError(
+                "Give either state= or event_store=, not both: the state holds the event "
+                "store (InMemoryState(event_store=...))."
+            )
         for name, value in (
             ("max_body_bytes", max_body_bytes),
             ("body_timeout_seconds", body_timeout_seconds),
@@ -338,9 +143,10 @@ class StreamableHTTPApp:
         self.server = server
         self.path = path
         self.host_policy = host_policy or HostPolicy()
-        self.event_store: EventStore = (
-            event_store if event_store is not None else InMemoryEventStore()
+        self.state: ServerState = (
+            state if state is not None else InMemoryState(event_store=event_store)
         )
+        self.auth = auth
         self.json_response = json_response
         self.max_body_bytes = max_body_bytes
         self.body_timeout_seconds = body_timeout_seconds
@@ -349,27 +155,45 @@ class StreamableHTTPApp:
         self.keepalive_seconds = keepalive_seconds
         self.retry_ms = retry_ms
         self.session_idle_seconds = session_idle_seconds
-        self.sessions: dict[str, _Session] = {}
+        self.sessions: dict[str, LegacySession] = {}
         self._starting = 0
         """Sessions whose ``initialize`` is still being answered (they count as held)."""
         self.task_group: TaskGroup | None = None
         self.stateless = StatelessConnection()
         self._closing = False
-        self.app = Starlette(
-            routes=[Route(path, _EveryMethod(self._endpoint))], lifespan=self._lifespan
-        )
+        self.replication: Replication | None = None
+        """The cross-replica routing, while the lifespan runs with a shared state."""
+        self._adopting: dict[str, anyio.Event] = {}
+        """Sessions whose connection this process is building from their record."""
+        routes: list[BaseRoute] = [
+            *(auth.routes if auth is not None else ()),
+            Route(path, _EveryMethod(self._endpoint)),
+        ]
+        self.app = Starlette(routes=routes, lifespan=self._lifespan)
+
+    @property
+    def event_store(self) -> EventStore:
+        """Where SSE events are kept for resumption (the state's event store)."""
+        return self.state.events
 
     async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
         await self.app(scope, receive, send)
 
     @asynccontextmanager
     async def _lifespan(self, _: Starlette) -> AsyncGenerator[None, None]:
-        async with anyio.create_task_group() as tg:
+        async with self.state.running() as key, anyio.create_task_group() as tg:
+            attach = getattr(self.server, "attach_state", None)
+            if callable(attach):
+                attach(self.state)
             self.task_group = tg
             self.stateless = StatelessConnection()
             await tg.start(self.stateless.run, self.server)
             self._closing = False
             tg.start_soon(self._reap_idle_sessions)
+            if self.state.shared:
+                self.replication = Replication(self.state, key)
+                tg.start_soon(self.replication.heartbeat)
+                tg.start_soon(self.replication.inbox, self._from_inbox)
             try:
                 yield
             finally:
@@ -378,6 +202,10 @@ class StreamableHTTPApp:
                     await session.close("the server is shutting down")
                 self.sessions.clear()
                 tg.cancel_scope.cancel()
+                if self.replication is not None:
+                    self.replication = None
+                    with anyio.CancelScope(shield=True), contextlib.suppress(StateUnavailable):
+                        await self.state.replicas.stop(self.state.replica_id)
 
     async def _reap_idle_sessions(self) -> None:
         interval = max(0.05, min(60.0, self.session_idle_seconds / 4))
@@ -402,27 +230,75 @@ class StreamableHTTPApp:
         for session in list(self.sessions.values()):
             await self._end_session(session, reason)
 
-    async def _end_session(self, session: _Session, reason: str) -> None:
+    async def _end_session(
+        self, session: LegacySession, reason: str, *, everywhere: bool = False
+    ) -> None:
+        """End this process's connection for a session; ``everywhere`` (the client
+        deleted it) ends its shared record too, so no replica serves it again."""
         if self.sessions.get(session.id) is session:
             del self.sessions[session.id]
+        if everywhere and self.state.shared:
+            await self.state.sessions.end(session.id)
         await session.close(reason)
 
-    async def _run_session(self, session: _Session) -> None:
+    async def _run_session(self, session: LegacySession) -> None:
         try:
-            await session.run(self.server)
+            await session.run(self._serve_connection(session))
         finally:
             if self.sessions.get(session.id) is session:
                 del self.sessions[session.id]
+            if not self.state.shared:  # the only connection: the session is over
+                await self.state.sessions.end(session.id)
+
+    def _serve_connection(self, session: LegacySession) -> Callable[[Any, WriteStream], Any]:
+        """How to run the server on a session's connection: when replicas share
+        sessions, it also learns whether this connection delivers the broadcasts."""
+        if not self.state.shared:
+            return self.server.serve_connection
+
+        async def serve(read: Any, write: WriteStream) -> None:
+            serve_connection: Any = self.server.serve_connection
+            await serve_connection(read, write, receives_broadcasts=session.receives_broadcasts)
+
+        return serve
+
+    async def _from_inbox(self, session_id: str, message: JSONObject) -> None:
+        """A client's answer or cancellation, POSTed to another replica, for a call
+        this process owns."""
+        session = self.sessions.get(session_id)
+        if session is None or not session.submit(Envelope(message)):
+            logger.debug("dropped a message for session %s: it has ended here", session_id)
+            return
+        if message.get("method") == CANCELLED:
+            await self._cancel(session, message)
 
     # -- request handling ------------------------------------------------------------
 
     async def _endpoint(self, request: Request) -> Response:
+        try:
+            return await self._checked_endpoint(request)
+        except StateUnavailable as exc:
+            logger.warning("refused a request: the shared server state is unreachable: %s", exc)
+            return error_response(
+                503,
+                CONNECTION_CLOSED,
+                f"Service Unavailable: the server's shared state is unreachable ({exc}). "
+                "Try again later.",
+            )
+
+    async def _checked_endpoint(self, request: Request) -> Response:
         if not self.host_policy.host_allowed(request.headers.get("host")):
             return error_response(
                 421, INVALID_REQUEST, "Misdirected request: Host header not allowed."
             )
         if not self.host_policy.origin_allowed(request.headers.get("origin")):
             return error_response(403, INVALID_REQUEST, "Forbidden: Origin not allowed.")
+        info: AuthInfo | None = None
+        if self.auth is not None:
+            verdict = await self.auth.authenticate(request)
+            if isinstance(verdict, Response):
+                return verdict
+            info = request.scope[AUTH_SCOPE_KEY] = verdict
         if request.method not in ("GET", "POST", "DELETE"):
             return error_response(
                 405,
@@ -449,6 +325,10 @@ class StreamableHTTPApp:
             if isinstance(parsed, Response):
                 return parsed
             read = parsed
+            if info is not None and self.auth is not None:
+                refusal = await self.auth.authorize(info, read[0])
+                if refusal is not None:
+                    return refusal
             if not in_session and is_modern_request(read[0], version):
                 return await answer_modern(self, request, *read)
         elif version in MODERN_VERSIONS and not in_session:
@@ -471,14 +351,20 @@ class StreamableHTTPApp:
             return await self._get(request)
         return await self._delete(request)
 
-    def _session_for(self, request: Request) -> _Session | Response:
+    async def _session_for(self, request: Request) -> LegacySession | Response:
+        """The session a request names, checked: known (to this process, or to the
+        shared state, which then builds this process's connection for it), opened by
+        the same caller, and spoken in its negotiated version."""
         session_id = request.headers.get(SESSION_HEADER)
         if session_id is None:
             return error_response(
                 400, INVALID_REQUEST, "Bad Request: Mcp-Session-Id header required."
             )
         session = self.sessions.get(session_id)
-        if session is None:
+        if self.state.shared:
+            session = await self._shared_session(session_id, session)
+        principal = _principal(request)
+        if session is None or session.principal != principal:
             return error_response(
                 404, INVALID_REQUEST, "Session not found: initialize a new session."
             )
@@ -492,6 +378,62 @@ class StreamableHTTPApp:
             )
         session.last_active = anyio.current_time()
         return session
+
+    async def _shared_session(
+        self, session_id: str, session: LegacySession | None
+    ) -> LegacySession | None:
+        """This process's connection for a shared session, up to date with its record
+        (built from it if this process has none); ``None`` if the session has ended."""
+        record = await self.state.sessions.touch(session_id, self.session_idle_seconds)
+        if record is None:
+            if session is not None:  # deleted through another replica
+                await self._end_session(session, "the client ended the session")
+            return None
+        if session is None:
+            adopting = self._adopting.get(session_id)
+            if adopting is not None:
+                await adopting.wait()
+                return self.sessions.get(session_id)
+            adopting = self._adopting[session_id] = anyio.Event()
+            try:
+                session = await self._adopt(record)
+            finally:
+                del self._adopting[session_id]
+                adopting.set()
+            if session is None:
+                return None
+        for message in record.state[session.applied :]:
+            session.applied += 1
+            await self._replay(session, message)
+        return session
+
+    async def _adopt(self, record: SessionRecord) -> LegacySession | None:
+        """Build this process's connection for a session another replica opened: a
+        fresh connection gets the ``initialize`` request replayed (its answer unused)."""
+        assert self.task_group is not None
+        session = self._new_session(record.id, record.principal)
+        session.protocol_version = record.protocol_version
+        self.task_group.start_soon(self._run_session, session)
+        answer = await session.ask({**record.initialize, "id": f"{_REPLAYED_ID_PREFIX}init"})
+        if answer is None or "result" not in answer[0]:
+            await session.close("its record could not be replayed")
+            return None
+        session.submit(Envelope({"jsonrpc": "2.0", "method": "notifications/initialized"}))
+        self.sessions[record.id] = session
+        return session
+
+    async def _replay(self, session: LegacySession, message: JSONObject) -> None:
+        """Apply one of the session's state-setting requests to this connection."""
+        await session.ask({**message, "id": f"{_REPLAYED_ID_PREFIX}{session.applied}"})
+
+    def _new_session(self, session_id: str, principal: str | None) -> LegacySession:
+        return LegacySession(
+            session_id,
+            self.event_store,
+            self.max_backlog,
+            principal=principal,
+            hooks=self.replication,
+        )
 
     async def _read_message(self, request: Request) -> tuple[JSONObject, bool] | Response:
         """The POSTed JSON-RPC message and whether the client takes SSE, or the error."""
@@ -565,7 +507,7 @@ class StreamableHTTPApp:
         if method == "initialize":
             if SESSION_HEADER not in request.headers:
                 return await self._initialize(request, message, request_id, wants_sse)
-            found = self._session_for(request)
+            found = await self._session_for(request)
             if isinstance(found, Response):
                 return found
             return error_response(
@@ -576,34 +518,44 @@ class StreamableHTTPApp:
                 "an Mcp-Session-Id header.",
                 request_id,
             )
-        found = self._session_for(request)
+        found = await self._session_for(request)
         if isinstance(found, Response):
             return found
         session = found
         envelope = Envelope(message, transport_context=request)
         if method is None or request_id is None:  # a response, or a notification
+            if self.replication is not None:
+                routed = await self._route_elsewhere(session, message)
+                if routed is not None:
+                    return routed
             if not session.submit(envelope):
                 return _session_ended(request_id)
             if method == CANCELLED:
                 await self._cancel(session, message)
             return Response(status_code=202)
         if session.in_use(request_id):
-            return error_response(
-                400,
-                INVALID_REQUEST,
-                f"Invalid request: id {request_id!r} is already in use by a request of "
-                "this session that has not been answered; give each request its own id.",
-                request_id,
-            )
+            return _id_in_use(request_id)
+        if self.state.shared and method in STATE_METHODS:
+            await self.state.sessions.add_state(session.id, message)
+            session.applied += 1
         headers = {SESSION_HEADER: session.id}
         if self.json_response or not wants_sse:
+            if self.replication is not None and not await self.replication.open_call(
+                session, request_id, None
+            ):
+                return _id_in_use(request_id)
             answer = await self._await_answer(session, request, envelope, request_id)
             if isinstance(answer, Response):
                 return answer
             return json_response(answer[1], headers=headers)
         stream = session.open_stream(request_id)
+        if self.replication is not None and not await self.replication.open_call(
+            session, request_id, stream.id
+        ):
+            session.cancel_request(request_id)
+            return _id_in_use(request_id)
         listen = self._listen(stream)
-        envelope.transport_context = _ResponseStream(request, stream)
+        envelope.transport_context = ResponseStream(request, stream)
         if not session.submit(envelope):
             listen[0].close()
             listen[1].close()
@@ -629,7 +581,7 @@ class StreamableHTTPApp:
                 request_id,
             )
         assert self.task_group is not None
-        session = _Session(secrets.token_urlsafe(24), self.event_store, self.max_backlog)
+        session = self._new_session(secrets.token_urlsafe(24), _principal(request))
         self._starting += 1
         try:
             self.task_group.start_soon(self._run_session, session)
@@ -644,6 +596,10 @@ class StreamableHTTPApp:
             negotiated = result.get("protocolVersion")
             if isinstance(negotiated, str) and negotiated in LEGACY_VERSIONS:
                 session.protocol_version = negotiated
+            record = SessionRecord(
+                session.id, session.protocol_version, message, principal=session.principal
+            )
+            await self.state.sessions.create(record, self.session_idle_seconds)
             self.sessions[session.id] = session
         finally:
             self._starting -= 1
@@ -658,10 +614,10 @@ class StreamableHTTPApp:
         return self._sse_response(session, stream, listen, headers)
 
     async def _await_answer(
-        self, session: _Session, request: Request, envelope: Envelope, request_id: RequestId
+        self, session: LegacySession, request: Request, envelope: Envelope, request_id: RequestId
     ) -> tuple[JSONObject, bytes] | Response:
         """Submit a request and wait for its answer, to send back as one JSON body."""
-        waiter = session.json_waiters[request_id] = _Waiter()
+        waiter = session.json_waiters[request_id] = Waiter()
         try:
             if not session.submit(envelope):
                 return _session_ended(request_id)
@@ -679,7 +635,38 @@ class StreamableHTTPApp:
             return _session_ended(request_id)
         return waiter.answer
 
-    async def _cancel(self, session: _Session, message: JSONObject) -> None:
+    async def _route_elsewhere(
+        self, session: LegacySession, message: JSONObject
+    ) -> Response | None:
+        """With replicas sharing sessions: a response to a question of the server's,
+        or a cancellation of a call that another replica owns, goes to that replica
+        (202), or is refused; ``None`` if it is for this process."""
+        assert self.replication is not None
+        method = message.get("method")
+        if method is None:
+            routed = await self.replication.route_answer(session, message)
+            if isinstance(routed, Response):
+                return routed
+            owner, message = routed
+        elif method == CANCELLED:
+            params = as_object(message.get("params")) or {}
+            target = as_request_id(params.get("requestId"))
+            found = (
+                await self.replication.owner_of(session.id, target) if target is not None else None
+            )
+            if found is None:
+                return None
+            owner = found
+        else:
+            return None
+        if owner == self.state.replica_id:
+            if not session.submit(Envelope(message)):
+                return _session_ended(None)
+        else:
+            await self.state.messages.send(owner, session.id, message)
+        return Response(status_code=202)
+
+    async def _cancel(self, session: LegacySession, message: JSONObject) -> None:
         """``notifications/cancelled`` from the client: the server's handler stops and
         sends no answer, so end the request's stream now and forget its events."""
         params = as_object(message.get("params")) or {}
@@ -688,9 +675,9 @@ class StreamableHTTPApp:
         if stream_id is not None:
             await session.forget(stream_id)
 
-    def _listen(self, stream: _Stream) -> Listener:
+    def _listen(self, stream: SSEStream) -> Listener:
         """Attach a new SSE connection to ``stream`` (replacing an older one)."""
-        send, receive = anyio.create_memory_object_stream[_Event](math.inf)
+        send, receive = anyio.create_memory_object_stream[Event](math.inf)
         if stream.listener is not None:
             stream.listener.close()
         stream.listener = send
@@ -698,11 +685,12 @@ class StreamableHTTPApp:
 
     def _sse_response(
         self,
-        session: _Session,
-        stream: _Stream,
+        session: LegacySession,
+        stream: SSEStream,
         listen: Listener,
         headers: dict[str, str],
-        replay: list[_Event] | None = None,
+        replay: list[Event] | None = None,
+        on_close: Callable[[], object] | None = None,
     ) -> Response:
         primes = session.protocol_version >= "2025-11-25"
         listener_send, listener = listen
@@ -743,7 +731,7 @@ class StreamableHTTPApp:
                 yield b"".join(head)
                 head.clear()
                 while True:
-                    item: _Event | None = None
+                    item: Event | None = None
                     with anyio.move_on_after(self.keepalive_seconds):
                         item = await listener.receive()
                     if item is None:
@@ -755,6 +743,8 @@ class StreamableHTTPApp:
                     yield b"".join(head)
                 ended = True
             finally:
+                if on_close is not None:
+                    on_close()
                 session.last_active = anyio.current_time()
                 listener.close()
                 if stream.listener is listener_send:
@@ -772,7 +762,7 @@ class StreamableHTTPApp:
             return error_response(
                 406, INVALID_REQUEST, "Not Acceptable: Accept must include text/event-stream."
             )
-        found = self._session_for(request)
+        found = await self._session_for(request)
         if isinstance(found, Response):
             return found
         session = found
@@ -788,11 +778,11 @@ class StreamableHTTPApp:
         return self._sse_response(session, stream, self._listen(stream), headers)
 
     async def _resume(
-        self, session: _Session, last_event_id: str, headers: dict[str, str]
+        self, session: LegacySession, last_event_id: str, headers: dict[str, str]
     ) -> Response:
         """A GET with ``Last-Event-ID``: replay the stream after that event, then carry on
         with it live if it has not finished."""
-        replayed: list[_Event] = []
+        replayed: list[Event] = []
         seen: set[str] = set()
 
         async def collect(event_id: str, data: bytes) -> None:
@@ -800,7 +790,7 @@ class StreamableHTTPApp:
                 seen.add(event_id)
                 replayed.append((event_id, data))
 
-        caught: list[tuple[str, _Event]] = []
+        caught: list[tuple[str, Event]] = []
         session.resuming.append(caught)
         try:
             stream_key = await self.event_store.replay_events_after(last_event_id, collect)
@@ -819,34 +809,69 @@ class StreamableHTTPApp:
             if caught_stream == stream_id:
                 await collect(event_id, data)
         stream = session.streams.get(stream_id)
+        if stream is None and self.replication is not None:
+            last = replayed[-1][0] if replayed else last_event_id
+            return await self._resume_elsewhere(
+                session, stream_id, last, headers, collect, replayed
+            )
         if stream is None or stream.done:  # finished since: the replay holds all of it
-            stream = _Stream(stream_id, None, done=True)
+            stream = SSEStream(stream_id, None, done=True)
             listen = _closed_listener()
         else:
             listen = self._listen(stream)
         return self._sse_response(session, stream, listen, headers, replayed)
 
+    async def _resume_elsewhere(
+        self,
+        session: LegacySession,
+        stream_id: str,
+        last_event_id: str,
+        headers: dict[str, str],
+        collect: Callable[[str, bytes], Awaitable[None]],
+        replayed: list[Event],
+    ) -> Response:
+        """Resume a stream this process does not write: while another replica's call
+        is open, follow the shared event store live until its answer (or, if that
+        replica dies, the error that ends the call); once it is over, the rest of the
+        stream as stored (an answer is stored before its call is closed)."""
+        assert self.replication is not None
+        replication = self.replication
+        call = await self.state.messages.call_by_stream(session.id, stream_id)
+        if call is None or call.replica_id == self.state.replica_id:
+            await self.event_store.replay_events_after(last_event_id, collect)
+            done = SSEStream(stream_id, None, done=True)
+            return self._sse_response(session, done, _closed_listener(), headers, replayed)
+        stream = SSEStream(stream_id, call.request_id)
+        send, receive = anyio.create_memory_object_stream[Event](math.inf)
+        scope = anyio.CancelScope()
+
+        async def deliver(event_id: str, data: bytes) -> None:
+            send.send_nowait((event_id, data))  # unbounded: never blocks
+
+        async def follow() -> None:
+            with scope, send:
+                try:
+                    await replication.follow(
+                        session.id, session.key(stream_id), call, last_event_id, deliver
+                    )
+                    stream.done = True
+                except (StateUnavailable, anyio.ClosedResourceError, anyio.BrokenResourceError):
+                    logger.warning(
+                        "stopped following stream %s of session %s", stream_id, session.id
+                    )
+
+        assert self.task_group is not None
+        self.task_group.start_soon(follow)
+        return self._sse_response(
+            session, stream, (send, receive), headers, replayed, on_close=scope.cancel
+        )
+
     async def _delete(self, request: Request) -> Response:
-        found = self._session_for(request)
+        found = await self._session_for(request)
         if isinstance(found, Response):
             return found
-        await self._end_session(found, "the client ended the session")
+        await self._end_session(found, "the client ended the session", everywhere=True)
         return Response(status_code=200)
-
-
-@dataclass(frozen=True, slots=True)
-class _ResponseStream:
-    """What a handler may know about the SSE stream answering its request."""
-
-    request: Request
-    stream: _Stream
-
-    def close_stream(self) -> None:
-        """End the SSE response now (SEP-1699 polling): the client reconnects with
-        ``Last-Event-ID`` after the ``retry`` delay, and the events sent meanwhile,
-        the final answer included, are waiting for it."""
-        if self.stream.listener is not None:
-            self.stream.listener.close()
 
 
 def _event(data: bytes, event_id: str) -> bytes:
@@ -854,7 +879,7 @@ def _event(data: bytes, event_id: str) -> bytes:
 
 
 def _closed_listener() -> Listener:
-    send, receive = anyio.create_memory_object_stream[_Event](1)
+    send, receive = anyio.create_memory_object_stream[Event](1)
     send.close()
     return send, receive
 
@@ -870,3 +895,19 @@ def _session_ended(request_id: RequestId | None) -> Response:
         "Session not found: it has ended; initialize a new session.",
         request_id,
     )
+
+
+def _id_in_use(request_id: RequestId) -> Response:
+    return error_response(
+        400,
+        INVALID_REQUEST,
+        f"Invalid request: id {request_id!r} is already in use by a request of "
+        "this session that has not been answered; give each request its own id.",
+        request_id,
+    )
+
+
+def _principal(request: Request) -> str | None:
+    """Who the authenticator says a request comes from (``None``: no authenticator)."""
+    info = auth_of(request.scope)
+    return info.principal if info is not None else None

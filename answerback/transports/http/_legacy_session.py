@@ -1,0 +1,329 @@
+"""One legacy (handshake era) session as this process holds it: a local connection to the
+server plus the routing of everything the server sends on it.
+
+A POSTed request is answered on its own SSE stream (or as one JSON body), which also
+carries what the server sends while answering it (elicitation, sampling, log messages),
+so a server can ask the client mid-request; anything else goes to the session's GET
+stream. Every event is stored before it is sent, so a client that loses a stream
+resumes it with ``Last-Event-ID``. Kept apart from the ASGI application so that the
+application decides *which* process serves a session (any replica may hold a local
+connection for it) and this module only *how* one connection's output is routed.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import secrets
+from collections import deque
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+import anyio
+from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
+from starlette.requests import Request
+
+from answerback.jsonrpc import Envelope, JSONObject, RequestId, WriteStream
+from answerback.jsonrpc._endpoint import as_object, as_request_id
+from answerback.transports._framing import encode, undeliverable
+from answerback.transports.http._event_store import EventStore
+from answerback.transports.http._serving import outgoing
+from answerback.types._errors import CONNECTION_CLOSED
+
+logger = logging.getLogger("answerback.http")
+
+DEFAULT_VERSION = "2025-03-26"
+"""The version to assume when a client sends no ``MCP-Protocol-Version`` header."""
+STANDALONE = "standalone"
+
+Event = tuple[str, bytes]
+"""An SSE event: its id and its data (a message's JSON text; empty for priming)."""
+Listener = tuple[MemoryObjectSendStream[Event], MemoryObjectReceiveStream[Event]]
+
+
+class HTTPConnectionServer(Protocol):
+    """What the HTTP app needs from a server: answer one connection's streams, and the
+    input schema of a tool (to check the ``Mcp-Param-*`` headers mirroring it)."""
+
+    async def serve_connection(self, read_stream: Any, write_stream: WriteStream) -> None: ...
+
+    def tool_input_schema(self, name: str) -> JSONObject | None: ...
+
+
+class CallHooks(Protocol):
+    """What a session tells the replicas it shares its state with (``None``: nobody)."""
+
+    async def server_request(self, session: LegacySession, message: JSONObject) -> JSONObject:
+        """A request (or cancellation) of the server's is about to go out: the message
+        with its id as the client must see it."""
+        ...
+
+    async def call_answered(self, session: LegacySession, request_id: RequestId) -> None:
+        """The answer to a client's request was routed: the call is over."""
+        ...
+
+
+@dataclass(eq=False, slots=True)
+class Waiter:
+    """A POST waiting for its answer as one JSON body."""
+
+    done: anyio.Event = field(default_factory=anyio.Event)
+    answer: tuple[JSONObject, bytes] | None = None
+    """The response; ``None`` once done if the request was cancelled or the session ended."""
+    cancelled: bool = False
+
+    def settle(self, answer: tuple[JSONObject, bytes] | None, *, cancelled: bool = False) -> None:
+        self.answer, self.cancelled = answer, cancelled
+        self.done.set()
+
+
+@dataclass(eq=False, slots=True)
+class SSEStream:
+    """One SSE stream of a session: a POST's response stream, or the GET stream."""
+
+    id: str
+    request_id: RequestId | None
+    listener: MemoryObjectSendStream[Event] | None = None
+    done: bool = False
+
+
+class LegacySession:
+    """One MCP session: the server's connection handler plus the routing of its output."""
+
+    def __init__(
+        self,
+        session_id: str,
+        store: EventStore,
+        max_backlog: int,
+        *,
+        principal: str | None = None,
+        hooks: CallHooks | None = None,
+    ) -> None:
+        self.id = session_id
+        self.store = store
+        self.max_backlog = max_backlog
+        self.principal = principal
+        """Who opened the session (an authenticator's principal); others cannot use it."""
+        self.hooks = hooks
+        self.protocol_version = DEFAULT_VERSION
+        self.applied = 0
+        """How many of the session record's state-setting messages this connection has had."""
+        self.incoming, self.incoming_read = anyio.create_memory_object_stream[Envelope | Exception](
+            math.inf
+        )
+        self.outgoing, self.outgoing_read = anyio.create_memory_object_stream[Envelope](math.inf)
+        self.streams: dict[str, SSEStream] = {}
+        self.request_streams: dict[RequestId, SSEStream] = {}
+        self.json_waiters: dict[RequestId, Waiter] = {}
+        self.backlog: deque[tuple[str, bytes, JSONObject]] = deque()
+        """Messages for the GET stream while none is open (bounded by ``max_backlog``)."""
+        self.stored: set[str] = set()
+        """The streams that have events in the store: forgotten when the session ends."""
+        self.resuming: list[list[tuple[str, Event]]] = []
+        """One list per replay under way: the events stored meanwhile (a store may read
+        its snapshot before they were written, and the stream's connection is replaced)."""
+        self.scope = anyio.CancelScope()
+        self.last_active = anyio.current_time()
+        self.closed = False
+
+    def key(self, stream_id: str) -> str:
+        """A stream's id in the event store (which every session shares)."""
+        return f"{self.id}.{stream_id}"
+
+    def receives_broadcasts(self) -> bool:
+        """Whether this process delivers the session's broadcasts (list changes, resource
+        updates): the one holding its open GET stream, when replicas share sessions."""
+        stream = self.streams.get(STANDALONE)
+        return stream is not None and stream.listener is not None
+
+    async def run(self, serve: Callable[[Any, WriteStream], Any]) -> None:
+        """Serve the session: ``serve(read, write)`` runs the server's connection."""
+        try:
+            with self.scope:
+                async with anyio.create_task_group() as tg:
+                    tg.start_soon(self._route)
+                    await serve(self.incoming_read, self.outgoing)
+                    tg.cancel_scope.cancel()
+        finally:
+            with anyio.CancelScope(shield=True):
+                await self.close("the session ended")
+            for channel in (self.incoming_read, self.outgoing, self.outgoing_read):
+                channel.close()
+
+    async def close(self, reason: str) -> None:
+        """End every open stream, answering the requests still open with an error, and
+        forget the session's stored events.
+
+        Called again by ``run`` as the session's task ends (shielded), which finishes
+        the forgetting if the first call was cancelled part way.
+        """
+        if not self.closed:
+            self.closed = True
+            self.scope.cancel()
+            self.incoming.close()
+            for waiter in self.json_waiters.values():
+                waiter.settle(None)
+            self.json_waiters.clear()
+            try:
+                for stream in list(self.streams.values()):
+                    if stream.request_id is not None and not stream.done:
+                        error = {"code": CONNECTION_CLOSED, "message": f"Server closed: {reason}."}
+                        answer = {"jsonrpc": "2.0", "id": stream.request_id, "error": error}
+                        await self.deliver_answer(stream, encode(answer), answer)
+            finally:
+                for stream in list(self.streams.values()):
+                    self._finish(stream)
+        for stream_id in list(self.stored):
+            await self.forget(stream_id)
+
+    def submit(self, envelope: Envelope) -> bool:
+        """Hand a client's message to the server; ``False`` if the session has ended."""
+        try:
+            self.incoming.send_nowait(envelope)  # unbounded: never blocks
+        except (anyio.ClosedResourceError, anyio.BrokenResourceError):
+            return False
+        return True
+
+    async def ask(self, message: JSONObject) -> tuple[JSONObject, bytes] | None:
+        """Send a request of the transport's own (rebuilding the session's state on
+        this process) and wait for its answer; ``None`` if the session ended first."""
+        request_id = as_request_id(message.get("id"))
+        assert request_id is not None
+        waiter = self.json_waiters[request_id] = Waiter()
+        try:
+            if not self.submit(Envelope(message)):
+                return None
+            await waiter.done.wait()
+        finally:
+            if self.json_waiters.get(request_id) is waiter:
+                del self.json_waiters[request_id]
+        return waiter.answer
+
+    def in_use(self, request_id: RequestId) -> bool:
+        """Whether a request with this id is still waiting for its answer."""
+        return request_id in self.request_streams or request_id in self.json_waiters
+
+    def open_stream(self, request_id: RequestId) -> SSEStream:
+        stream = SSEStream(secrets.token_hex(8), request_id)
+        self.streams[stream.id] = stream
+        self.request_streams[request_id] = stream
+        return stream
+
+    def standalone(self) -> SSEStream:
+        stream = self.streams.get(STANDALONE)
+        if stream is None:
+            stream = self.streams[STANDALONE] = SSEStream(STANDALONE, None)
+        return stream
+
+    def cancel_request(self, request_id: RequestId) -> str | None:
+        """The client cancelled a request: no answer will come, so end what waits for
+        one. Returns the id of the request's stream, whose events are of no more use."""
+        waiter = self.json_waiters.pop(request_id, None)
+        if waiter is not None:
+            waiter.settle(None, cancelled=True)
+        stream = self.request_streams.get(request_id)
+        if stream is None:
+            return None
+        self._finish(stream)
+        return stream.id
+
+    async def store_event(self, stream_id: str, data: bytes) -> str:
+        self.stored.add(stream_id)
+        return await self.store.store_event(self.key(stream_id), data)
+
+    async def forget(self, stream_id: str) -> None:
+        if stream_id in self.stored:
+            self.stored.discard(stream_id)
+            await self.store.forget_stream(self.key(stream_id))
+
+    async def deliver_answer(self, stream: SSEStream, data: bytes, answer: JSONObject) -> None:
+        await self._deliver(stream, data, answer)
+        self._finish(stream)
+        if self.hooks is not None and stream.request_id is not None:
+            await self.hooks.call_answered(self, stream.request_id)
+
+    async def _route(self) -> None:
+        async for envelope in self.outgoing_read:
+            raw = as_object(envelope.message)
+            if raw is None:
+                continue
+            if self.hooks is not None and "method" in raw:
+                raw = await self.hooks.server_request(self, raw)
+            message, data, to_self = outgoing(raw)
+            if to_self is not None:
+                self.submit(Envelope(to_self))
+            if message is None:
+                continue
+            if "method" in message:
+                related = envelope.related_request_id
+                stream = self.request_streams.get(related) if related is not None else None
+                await self._deliver(stream or self.standalone(), data, message)
+                continue
+            # A response goes only where its request waits: a response on another
+            # stream is not allowed, and one nobody waits for (the request was
+            # cancelled, or its JSON POST gave up) has nowhere to go.
+            response_id = as_request_id(message.get("id"))
+            waiter = self.json_waiters.pop(response_id, None) if response_id is not None else None
+            if waiter is not None:
+                waiter.settle((message, data))
+                if self.hooks is not None and response_id is not None:
+                    await self.hooks.call_answered(self, response_id)
+                continue
+            stream = self.request_streams.get(response_id) if response_id is not None else None
+            if stream is None:
+                logger.debug("dropped the answer to %r: nobody waits for it", response_id)
+                continue
+            await self.deliver_answer(stream, data, message)
+
+    async def _deliver(self, stream: SSEStream, data: bytes, message: JSONObject) -> None:
+        event_id = await self.store_event(stream.id, data)
+        for caught in self.resuming:
+            caught.append((stream.id, (event_id, data)))
+        if stream.listener is not None:
+            try:
+                stream.listener.send_nowait((event_id, data))  # unbounded: never blocks
+                return
+            except (anyio.ClosedResourceError, anyio.BrokenResourceError):
+                stream.listener = None
+        if stream.request_id is None:
+            self.backlog.append((event_id, data, message))
+            if len(self.backlog) > self.max_backlog:
+                self._drop_oldest_waiting()
+
+    def _drop_oldest_waiting(self) -> None:
+        """The client opened no GET stream while more than ``max_backlog`` messages
+        waited for one: the oldest goes. A request of the server's among them fails at
+        once on the server's side instead of waiting for an answer that cannot come."""
+        _, _, dropped = self.backlog.popleft()
+        reason = (
+            f"the client has opened no GET stream to receive it and more than "
+            f"{self.max_backlog} messages were waiting"
+        )
+        logger.warning("dropped a message for the GET stream: %s", reason)
+        _, to_self = undeliverable(dropped, reason)
+        if to_self is not None:
+            self.submit(Envelope(to_self))
+
+    def _finish(self, stream: SSEStream) -> None:
+        stream.done = True
+        if stream.listener is not None:
+            stream.listener.close()
+        if stream.request_id is not None:
+            self.request_streams.pop(stream.request_id, None)
+            self.streams.pop(stream.id, None)
+
+
+@dataclass(frozen=True, slots=True)
+class ResponseStream:
+    """What a handler may know about the SSE stream answering its request."""
+
+    request: Request
+    stream: SSEStream
+
+    def close_stream(self) -> None:
+        """End the SSE response now (SEP-1699 polling): the client reconnects with
+        ``Last-Event-ID`` after the ``retry`` delay, and the events sent meanwhile,
+        the final answer included, are waiting for it."""
+        if self.stream.listener is not None:
+            self.stream.listener.close()

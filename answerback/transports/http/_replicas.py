@@ -1,0 +1,53 @@
+"""The replica liveness seam: which server processes are alive.
+
+When the process that owns a call dies (``kill -9``, a crashed pod) nobody is left to
+answer it, and its client would wait for ever. Each process therefore keeps a heartbeat
+that lapses shortly after it stops; any other process serving the call's stream sees
+the lapse and ends the call with an error, and refuses late answers to its questions.
+"""
+
+from __future__ import annotations
+
+from typing import Protocol
+
+
+class ReplicaLiveness(Protocol):
+    """This process's heartbeat, and whether another process still beats."""
+
+    @property
+    def heartbeat_seconds(self) -> float:
+        """How long a heartbeat lasts: a process silent for longer counts as dead."""
+        ...
+
+    async def beat(self, replica_id: str) -> None:
+        """Say this process is alive (called a few times per ``heartbeat_seconds``)."""
+        ...
+
+    async def is_alive(self, replica_id: str) -> bool:
+        """Whether ``replica_id`` has beaten within the last ``heartbeat_seconds``."""
+        ...
+
+    async def stop(self, replica_id: str) -> None:
+        """This process is shutting down cleanly: it stops beating now."""
+        ...
+
+
+class InMemoryReplicas:
+    """One process, alive while it runs: the default."""
+
+    def __init__(self, replica_id: str, heartbeat_seconds: float = 1.0) -> None:
+        self._alive = {replica_id}
+        self._heartbeat_seconds = heartbeat_seconds
+
+    @property
+    def heartbeat_seconds(self) -> float:
+        return self._heartbeat_seconds
+
+    async def beat(self, replica_id: str) -> None:
+        self._alive.add(replica_id)
+
+    async def is_alive(self, replica_id: str) -> bool:
+        return replica_id in self._alive
+
+    async def stop(self, replica_id: str) -> None:
+        self._alive.discard(replica_id)

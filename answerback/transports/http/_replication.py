@@ -1,0 +1,199 @@
+"""Serving one session from several replicas: the routing that shared state makes possible.
+
+Each call has one owner, the replica that got its POST; everything else may land
+anywhere. Here: the ids of the server's questions name their owner and are
+authenticated (``_question_ids``); an answer or a cancellation POSTed to another replica
+is checked there and carried to the owner's inbox; a stream resumed on another replica
+follows the shared event store live until its answer; and when the owner's heartbeat
+lapses, the replica following the stream ends the call with an error and its questions
+stop taking answers. Used only when the state is shared (``ServerState.shared``).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING
+
+import anyio
+from starlette.responses import Response
+
+from answerback.jsonrpc import JSONObject, RequestId
+from answerback.jsonrpc._endpoint import CANCELLED, as_object, as_request_id
+from answerback.transports._framing import decode, encode
+from answerback.transports.http._event_store import FollowableEventStore
+from answerback.transports.http._message_bus import CallOwner
+from answerback.transports.http._question_ids import QuestionIds
+from answerback.transports.http._serving import error_response
+from answerback.transports.http._state import ServerState, StateUnavailable
+from answerback.types._errors import CONNECTION_CLOSED, INVALID_REQUEST
+
+if TYPE_CHECKING:
+    from answerback.transports.http._legacy_session import LegacySession
+
+logger = logging.getLogger("answerback.http")
+
+QUESTION_TTL_SECONDS = 24 * 3600.0
+"""How long a question waits for its answer in the shared state (its call ends sooner)."""
+
+
+class Replication:
+    """The cross-replica side of legacy sessions for one process (``CallHooks`` too)."""
+
+    def __init__(self, state: ServerState, key: bytes) -> None:
+        self.state = state
+        self.replica_id = state.replica_id
+        self.ids = QuestionIds(state.replica_id, key)
+
+    # -- the owner's side ------------------------------------------------------------
+
+    async def open_call(
+        self, session: LegacySession, request_id: RequestId, stream_id: str | None
+    ) -> bool:
+        """Record that this replica owns a new call; ``False`` if the id is in use."""
+        owner = CallOwner(self.replica_id, request_id, stream_id)
+        return await self.state.messages.open_call(session.id, owner)
+
+    async def server_request(self, session: LegacySession, message: JSONObject) -> JSONObject:
+        """Give a question of the server's its authenticated wire id (and a
+        cancellation of one the same id), and let the state expect one answer."""
+        local_id = message.get("id")
+        if isinstance(local_id, int) and not isinstance(local_id, bool):
+            wire_id = self.ids.mint(session.id, local_id)
+            try:
+                await self.state.messages.expect_answer(session.id, wire_id, QUESTION_TTL_SECONDS)
+            except StateUnavailable as exc:
+                logger.warning("could not record question %s: %s", wire_id, exc)
+            return {**message, "id": wire_id}
+        params = as_object(message.get("params"))
+        if message.get("method") == CANCELLED and params is not None:
+            target = params.get("requestId")
+            if isinstance(target, int) and not isinstance(target, bool):
+                wire_id = self.ids.mint(session.id, target)
+                return {**message, "params": {**params, "requestId": wire_id}}
+        return message
+
+    async def call_answered(self, session: LegacySession, request_id: RequestId) -> None:
+        try:
+            await self.state.messages.close_call(session.id, request_id)
+        except StateUnavailable as exc:
+            logger.warning("could not close call %r: %s", request_id, exc)
+
+    # -- any replica's side ----------------------------------------------------------
+
+    async def route_answer(
+        self, session: LegacySession, message: JSONObject
+    ) -> tuple[str, JSONObject] | Response:
+        """A client's response to a question: ``(owner, message with the local id)``
+        once checked and claimed, else the refusal for its POST."""
+        wire_id = message.get("id")
+        read = self.ids.read(session.id, wire_id)
+        if read is None:
+            return error_response(
+                400,
+                INVALID_REQUEST,
+                f"Invalid response: id {wire_id!r} is not the id of a request this server "
+                "sent in this session. Answer a request with the id it came with.",
+            )
+        owner, local_id = read
+        assert isinstance(wire_id, str)
+        if not await self.state.messages.claim_answer(session.id, wire_id):
+            return _refused_answer(wire_id, "it was already answered, or its call has ended")
+        if owner != self.replica_id and not await self.state.replicas.is_alive(owner):
+            return _refused_answer(wire_id, "the server process that asked it has stopped")
+        return owner, {**message, "id": local_id}
+
+    async def owner_of(self, session_id: str, request_id: RequestId) -> str | None:
+        """The replica owning an open call of the session, if another one does."""
+        call = await self.state.messages.call_by_request(session_id, request_id)
+        if call is None or call.replica_id == self.replica_id:
+            return None
+        return call.replica_id
+
+    async def follow(
+        self,
+        session_id: str,
+        stream_key: str,
+        call: CallOwner,
+        after_event_id: str,
+        send: Callable[[str, bytes], Awaitable[None]],
+    ) -> None:
+        """Pass on the events another replica stores on a call's stream until its
+        answer; if the owner dies first, end the call with an error on the stream."""
+        store = self.state.events
+        assert isinstance(store, FollowableEventStore)
+        wait = self.state.replicas.heartbeat_seconds / 3
+        last = after_event_id
+        while True:
+            events = await store.wait_events_after(stream_key, last, wait)
+            for event_id, data in events:
+                last = event_id
+                await send(event_id, data)
+                if _answers(data, call.request_id):
+                    return
+            if not events and not await self.state.replicas.is_alive(call.replica_id):
+                await self._orphaned(session_id, stream_key, call)
+
+    async def _orphaned(self, session_id: str, stream_key: str, call: CallOwner) -> None:
+        """The owner of ``call`` died: whoever closes the call first writes its error
+        onto the stream (the follow loop then passes it on and ends)."""
+        if await self.state.messages.close_call(session_id, call.request_id) is None:
+            return  # another replica did, or the answer came after all
+        logger.warning(
+            "replica %s stopped while owning call %r of session %s: ending it with an error",
+            call.replica_id,
+            call.request_id,
+            session_id,
+        )
+        error = {
+            "code": CONNECTION_CLOSED,
+            "message": (
+                "Server closed: the server process handling this request stopped before "
+                "answering it. Send the request again."
+            ),
+        }
+        answer: JSONObject = {"jsonrpc": "2.0", "id": call.request_id, "error": error}
+        await self.state.events.store_event(stream_key, encode(answer))
+
+    async def inbox(self, deliver: Callable[[str, JSONObject], Awaitable[None]]) -> None:
+        """Hand each message in this replica's inbox to ``deliver`` until cancelled;
+        the shared state going away pauses the inbox, never ends it."""
+        while True:
+            try:
+                async for session_id, message in self.state.messages.inbox():
+                    await deliver(session_id, message)
+            except StateUnavailable as exc:
+                logger.warning("inbox unreachable, retrying: %s", exc)
+                await anyio.sleep(self.state.replicas.heartbeat_seconds)
+
+    async def heartbeat(self) -> None:
+        """Beat a few times per heartbeat window until cancelled."""
+        interval = self.state.replicas.heartbeat_seconds / 3
+        while True:
+            try:
+                await self.state.replicas.beat(self.replica_id)
+            except StateUnavailable as exc:
+                logger.warning("heartbeat failed: %s", exc)
+            await anyio.sleep(interval)
+
+
+def _answers(data: bytes, request_id: RequestId) -> bool:
+    """Whether an event's data is the response to ``request_id``."""
+    if not data:
+        return False
+    decoded = decode(data)
+    message = as_object(getattr(decoded, "message", None))
+    return (
+        message is not None
+        and "method" not in message
+        and as_request_id(message.get("id")) == request_id
+    )
+
+
+def _refused_answer(wire_id: str, why: str) -> Response:
+    return error_response(
+        409,
+        INVALID_REQUEST,
+        f"Conflict: the response to request {wire_id!r} was refused: {why}. A request "
+        "takes one answer, while its call is open.",
+    )

@@ -1,0 +1,83 @@
+"""What a streamable HTTP server keeps beyond one request, as one replaceable bundle.
+
+Four seams (sessions, events, the message bus to a call's owner, the notification bus)
+plus this process's identity and liveness. ``InMemoryState`` keeps everything in the
+process: one server, no setup, today's behaviour. ``RedisState`` shares it through Redis,
+so several replicas behind a plain round-robin load balancer serve the same sessions.
+Swapping the bundle touches neither the ASGI code nor ``MCPServer``.
+"""
+
+from __future__ import annotations
+
+import secrets
+from collections.abc import AsyncGenerator
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
+from typing import Any, Protocol
+
+from answerback.transports.http._event_store import EventStore, InMemoryEventStore
+from answerback.transports.http._message_bus import InMemoryMessageBus, MessageBus
+from answerback.transports.http._replicas import InMemoryReplicas, ReplicaLiveness
+from answerback.transports.http._sessions import InMemorySessionManager, SessionManager
+
+
+class StateUnavailable(Exception):
+    """The shared state could not be reached: the request is refused (503), never
+    served from this process's memory, which the other replicas cannot see."""
+
+
+class ServerState(Protocol):
+    """The bundle a ``StreamableHTTPApp`` keeps its state in."""
+
+    @property
+    def shared(self) -> bool:
+        """Whether other processes share this state (turns on cross-replica routing)."""
+        ...
+
+    @property
+    def replica_id(self) -> str:
+        """This process's name among the replicas (random per process by default)."""
+        ...
+
+    @property
+    def sessions(self) -> SessionManager: ...
+
+    @property
+    def events(self) -> EventStore: ...
+
+    @property
+    def messages(self) -> MessageBus: ...
+
+    @property
+    def replicas(self) -> ReplicaLiveness: ...
+
+    @property
+    def notifications(self) -> Any:
+        """The notification bus (``_notification_bus``), or ``None`` for local delivery."""
+        ...
+
+    def running(self) -> AbstractAsyncContextManager[bytes]:
+        """Connect for the application's lifespan; yields the key that authenticates
+        question ids (the same on every replica)."""
+        ...
+
+
+class InMemoryState:
+    """Everything in this process: the default, for one server process."""
+
+    shared = False
+
+    def __init__(self, *, event_store: EventStore | None = None) -> None:
+        self.replica_id = secrets.token_hex(8)
+        self.sessions = InMemorySessionManager()
+        self.events: EventStore = event_store if event_store is not None else InMemoryEventStore()
+        self.messages = InMemoryMessageBus(self.replica_id)
+        self.replicas = InMemoryReplicas(self.replica_id)
+        self.notifications: Any = None
+        self._key = secrets.token_bytes(32)
+
+    def running(self) -> AbstractAsyncContextManager[bytes]:
+        return self._running()
+
+    @asynccontextmanager
+    async def _running(self) -> AsyncGenerator[bytes]:
+        yield self._key

@@ -280,17 +280,19 @@ class MCPServer:
         other servers publish there reaches this server's clients, and single-use
         ``requestState`` is claimed in ``state.used_states``.
         """
-        bus = state.notifications
-        async with bus.subscribe() as notices, anyio.create_task_group() as tg:
-            tg.start_soon(self._deliver_from, notices)
-            self._buses.append(bus)
-            self._used_states.append(state.used_states)
-            try:
-                yield
-            finally:
-                self._buses.remove(bus)
-                self._used_states.remove(state.used_states)
-                tg.cancel_scope.cancel()
+        bus, used_states = state.notifications, state.used_states
+        async with contextlib.AsyncExitStack() as stack:
+            if used_states is not None:
+                self._used_states.append(used_states)
+                stack.callback(self._used_states.remove, used_states)
+            if bus is not None:
+                notices = await stack.enter_async_context(bus.subscribe())
+                tg = await stack.enter_async_context(anyio.create_task_group())
+                tg.start_soon(self._deliver_from, notices)
+                stack.callback(tg.cancel_scope.cancel)
+                self._buses.append(bus)
+                stack.callback(self._buses.remove, bus)
+            yield
 
     async def _deliver_from(self, notices: AsyncIterator[Notice]) -> None:
         async for notice in notices:

@@ -86,10 +86,11 @@ def require_asyncio(what: str) -> None:
 
 
 class SharedState(Protocol):
-    """What a server attaches to (``MCPServer.attach_state``): the HTTP app's state."""
+    """What a server attaches to (``MCPServer.attach_state``): the HTTP app's state.
+    ``None`` for either keeps the server's own (local delivery, its own record)."""
 
     @property
-    def notifications(self) -> NotificationBus: ...
+    def notifications(self) -> NotificationBus | None: ...
 
     @property
-    def used_states(self) -> UsedStates: ...
+    def used_states(self) -> UsedStates | None: ...

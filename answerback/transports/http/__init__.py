@@ -27,12 +27,15 @@ if TYPE_CHECKING:
     )
     from answerback.transports.http._redis_notification_bus import RedisNotificationBus
     from answerback.transports.http._redis_used_states import RedisUsedStates
+    from answerback.transports.http._request_auth import AuthInfo, RequestAuthenticator
     from answerback.transports.http._security import HostPolicy
     from answerback.transports.http._server import StreamableHTTPApp
     from answerback.transports.http._used_states import InMemoryUsedStates, UsedStates
     from answerback.transports.http._uvicorn import run_uvicorn, serve_uvicorn, uvicorn_server
 
 _LAZY = {
+    "AuthInfo": "_request_auth",
+    "RequestAuthenticator": "_request_auth",
     "EventStore": "_event_store",
     "InMemoryEventStore": "_event_store",
     "HostPolicy": "_security",
@@ -65,6 +68,7 @@ def __dir__() -> list[str]:
 
 
 __all__ = [
+    "AuthInfo",
     "AuthorizationError",
     "EventStore",
     "FileTokenStore",
@@ -79,6 +83,7 @@ __all__ = [
     "OAuth",
     "RedisNotificationBus",
     "RedisUsedStates",
+    "RequestAuthenticator",
     "StreamableHTTPApp",
     "StreamableHTTPTransport",
     "TokenStore",

@@ -1,0 +1,237 @@
+"""``ResourceServer``: makes an HTTP MCP server an OAuth 2.1 resource server.
+
+It is the transport's ``RequestAuthenticator``: the streamable HTTP app asks it about
+every request to the MCP endpoint and serves the routes it brings. What a client meets:
+
+- the protected resource metadata (RFC 9728) at ``/.well-known/oauth-protected-resource``
+  plus the resource's path, naming the authorization servers, which is how a client that
+  knows only the server's URL finds where to log in;
+- a request without a usable token gets 401 with ``WWW-Authenticate: Bearer
+  resource_metadata="...", scope="..."`` (and ``error="invalid_token"`` when a token was
+  sent but refused: expired, revoked, for another audience, from another issuer);
+- a token without the scopes the server requires, or a ``tools/call`` of a tool that
+  declares scopes (``@mcp.tool(scopes=[...])``) the token lacks, gets 403
+  ``error="insufficient_scope"`` whose ``scope`` lists what to ask for (the scopes already
+  granted plus the missing ones, so stepping up loses nothing), which clients answer by
+  stepping up.
+
+Who the token says the caller is (``AuthInfo``) is kept in the request, where a session
+binds to it and a tool reads it as ``ctx.auth``.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any, Protocol, cast
+from urllib.parse import urlsplit
+
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+from starlette.routing import BaseRoute, Route
+
+from answerback.server._auth_verifier import (
+    InvalidTokenError,
+    TokenVerifier,
+    VerifierUnavailableError,
+)
+from answerback.transports.http._request_auth import AuthInfo
+
+logger = logging.getLogger("answerback.server.auth")
+
+WELL_KNOWN = "/.well-known/oauth-protected-resource"
+
+
+class ScopedTools(Protocol):
+    """What a resource server needs of the MCP server it protects: the scopes each tool
+    declares (``MCPServer`` is one)."""
+
+    def tool_scopes(self) -> Mapping[str, frozenset[str]]:
+        """Tool name → the scopes calling it takes (tools without any may be left out)."""
+        ...
+
+
+class ResourceServer:
+    """Requires an access token for ``resource`` (the MCP endpoint's URL, exactly as
+    clients reach it), issued by one of ``authorization_servers`` and checked by
+    ``verifier`` (``JWTVerifier`` or ``IntrospectionVerifier``).
+
+    ``scopes`` are required for every request; a tool may require more
+    (``@mcp.tool(scopes=...)``). ``scopes_supported`` (advertised in the metadata)
+    defaults to those and every tool's. Serve it with ``mcp.http_app(auth=...)`` or
+    ``mcp.run(..., auth=...)``, whose app must sit at the root of the origin for the
+    metadata's well-known URL to be right.
+    """
+
+    def __init__(
+        self,
+        resource: str,
+        authorization_servers: Sequence[str],
+        verifier: TokenVerifier,
+        *,
+        scopes: Sequence[str] = (),
+        scopes_supported: Sequence[str] | None = None,
+        resource_name: str | None = None,
+        resource_documentation: str | None = None,
+    ) -> None:
+        parts = urlsplit(resource)
+        if parts.scheme not in ("http", "https") or not parts.netloc or parts.fragment:
+            raise ValueError(
+                f"resource must be the MCP endpoint's absolute http(s) URL without a fragment, "
+                f"e.g. 'https://mcp.example.com/mcp'; got {resource!r}"
+            )
+        if isinstance(authorization_servers, str) or not authorization_servers:
+            raise ValueError(
+                "authorization_servers must list at least one issuer URL, "
+                "e.g. ['https://auth.example.com']"
+            )
+        self.resource = resource
+        self.authorization_servers = list(authorization_servers)
+        self.verifier = verifier
+        self.scopes = frozenset(scopes)
+        self.scopes_supported = list(scopes_supported) if scopes_supported is not None else None
+        self.resource_name = resource_name
+        self.resource_documentation = resource_documentation
+        path = parts.path.rstrip("/")
+        self.metadata_path = WELL_KNOWN + path
+        self.metadata_url = f"{parts.scheme}://{parts.netloc}{self.metadata_path}"
+        self._tools: ScopedTools | None = None
+
+    def attach(self, server: ScopedTools) -> None:
+        """Protect ``server``'s tools by their declared scopes (``mcp.http_app`` does this)."""
+        if self._tools is not None and self._tools is not server:
+            raise ValueError(
+                "This ResourceServer already protects another server; make one per server."
+            )
+        self._tools = server
+
+    # -- RequestAuthenticator ---------------------------------------------------------
+
+    @property
+    def routes(self) -> Sequence[BaseRoute]:
+        paths = [self.metadata_path]
+        if self.metadata_path != WELL_KNOWN:
+            paths.append(WELL_KNOWN)  # for clients that only try the root (2025-03-26 era)
+        return [Route(path, self._metadata_endpoint, methods=["GET"]) for path in paths]
+
+    async def authenticate(self, request: Request) -> AuthInfo | Response:
+        token = _bearer_token(request.headers.get("authorization"))
+        if token is None:
+            return self._unauthorized(None)
+        try:
+            info = await self.verifier.verify(token, resource=self.resource)
+        except InvalidTokenError as exc:
+            logger.info("refused a token: %s", exc)
+            return self._unauthorized(str(exc))
+        except VerifierUnavailableError as exc:
+            logger.warning("could not verify a token: %s", exc)
+            return JSONResponse(
+                {
+                    "error": "temporarily_unavailable",
+                    "error_description": "The server cannot check access tokens right now "
+                    "(its authorization server is unreachable). Try again later.",
+                },
+                status_code=503,
+            )
+        missing = self.scopes - info.scopes
+        if missing:
+            return self._insufficient(info, self.scopes, missing, "this server")
+        return info
+
+    async def authorize(self, info: AuthInfo, message: Mapping[str, Any]) -> Response | None:
+        if message.get("method") != "tools/call" or self._tools is None:
+            return None
+        params: object = message.get("params")
+        name = cast(dict[str, Any], params).get("name") if isinstance(params, dict) else None
+        if not isinstance(name, str):
+            return None
+        needed = self._tools.tool_scopes().get(name, frozenset())
+        missing = needed - info.scopes
+        if missing:
+            return self._insufficient(info, needed, missing, f"the tool {name!r}")
+        return None
+
+    # -- answers ----------------------------------------------------------------------
+
+    def metadata(self) -> dict[str, Any]:
+        """The protected resource metadata document (RFC 9728)."""
+        document: dict[str, Any] = {
+            "resource": self.resource,
+            "authorization_servers": self.authorization_servers,
+            "scopes_supported": self._scopes_supported(),
+            "bearer_methods_supported": ["header"],
+        }
+        if self.resource_name is not None:
+            document["resource_name"] = self.resource_name
+        if self.resource_documentation is not None:
+            document["resource_documentation"] = self.resource_documentation
+        return document
+
+    def _scopes_supported(self) -> list[str]:
+        if self.scopes_supported is not None:
+            return self.scopes_supported
+        found = set(self.scopes)
+        if self._tools is not None:
+            for scopes in self._tools.tool_scopes().values():
+                found |= scopes
+        return sorted(found)
+
+    async def _metadata_endpoint(self, _: Request) -> Response:
+        return JSONResponse(self.metadata(), headers={"access-control-allow-origin": "*"})
+
+    def _unauthorized(self, problem: str | None) -> Response:
+        """401: no token (no error code, RFC 6750 §3.1) or a refused one."""
+        challenge = self._challenge(self.scopes, "invalid_token" if problem else None, problem)
+        body = {
+            "error": "invalid_token" if problem else "unauthorized",
+            "error_description": (
+                f"The access token was refused: {problem}. Get a new one."
+                if problem
+                else "This server requires an OAuth access token (Authorization: Bearer ...); "
+                "its protected resource metadata says where to get one."
+            ),
+        }
+        return JSONResponse(body, status_code=401, headers={"www-authenticate": challenge})
+
+    def _insufficient(
+        self, info: AuthInfo, needed: Iterable[str], missing: Iterable[str], what: str
+    ) -> Response:
+        """403 ``insufficient_scope``: ask for what was granted plus what is missing."""
+        wanted = sorted(missing)
+        plural = "s" if len(wanted) > 1 else ""
+        description = f"{what} requires the scope{plural} {' '.join(wanted)}"
+        scope = set(info.scopes) | set(needed) | self.scopes
+        challenge = self._challenge(scope, "insufficient_scope", description)
+        sentence = description[0].upper() + description[1:]
+        body = {"error": "insufficient_scope", "error_description": sentence}
+        return JSONResponse(body, status_code=403, headers={"www-authenticate": challenge})
+
+    def _challenge(self, scope: Iterable[str], error: str | None, description: str | None) -> str:
+        parts: list[str] = []
+        if error is not None:
+            parts.append(f'error="{error}"')
+            if description:
+                parts.append(f'error_description="{_quotable(description)}"')
+        parts.append(f'resource_metadata="{self.metadata_url}"')
+        scopes = " ".join(sorted(scope))
+        if scopes:
+            parts.append(f'scope="{_quotable(scopes)}"')
+        return "Bearer " + ", ".join(parts)
+
+
+def _bearer_token(header: str | None) -> str | None:
+    if header is None:
+        return None
+    scheme, _, token = header.strip().partition(" ")
+    token = token.strip()
+    if scheme.lower() != "bearer" or not token:
+        return None
+    return token
+
+
+def _quotable(text: str) -> str:
+    """``text`` as RFC 6750 allows inside a quoted challenge parameter (printable ASCII
+    without ``"`` and ``\\``)."""
+    return "".join(
+        "'" if char == '"' else char for char in text if " " <= char <= "~" and char != "\\"
+    )

@@ -1,0 +1,138 @@
+"""``JWTVerifier``: checks JWT access tokens locally against the issuer's published keys.
+
+No call to the authorization server per request: the JWKS is fetched once and cached.
+An authorization server rotates its keys by publishing a new one and signing with it, so
+a token whose key id is unknown makes the verifier fetch the JWKS again, at most once per
+``min_refresh_seconds`` (a stream of tokens with made-up key ids must not turn into a
+stream of requests to the authorization server). The signature is checked by joserfc,
+with the algorithms this verifier allows (never ``none``, never a symmetric one, which
+would let the public key serve as an HMAC secret).
+
+A JWT stays valid until it expires even if revoked; use ``IntrospectionVerifier`` where
+revocation must take effect at once.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from typing import Any, cast
+
+import anyio
+import httpx2
+from joserfc import jws, jwt
+from joserfc.errors import JoseError
+from joserfc.jwk import KeySet
+
+from answerback.server._auth_verifier import (
+    DEFAULT_LEEWAY_SECONDS,
+    InvalidTokenError,
+    VerifierUnavailableError,
+    audiences,
+    checked_info,
+)
+from answerback.transports.http._request_auth import AuthInfo
+
+DEFAULT_ALGORITHMS = (
+    "RS256",
+    "RS384",
+    "RS512",
+    "PS256",
+    "PS384",
+    "PS512",
+    "ES256",
+    "ES384",
+    "ES512",
+    "EdDSA",
+)
+
+
+class JWTVerifier:
+    """Verifies JWT access tokens with the keys at ``jwks_url``.
+
+    ``issuer`` is the authorization server's issuer identifier, exactly as its tokens'
+    ``iss`` says it. ``audience`` is what the tokens' ``aud`` must contain: by default the
+    resource server's ``resource`` URL (RFC 8707); give it where the authorization server
+    uses its own identifier for the API (Auth0's API identifier, Entra's application ID URI).
+    """
+
+    def __init__(
+        self,
+        *,
+        jwks_url: str,
+        issuer: str,
+        audience: str | Sequence[str] | None = None,
+        algorithms: Sequence[str] = DEFAULT_ALGORITHMS,
+        leeway_seconds: float = DEFAULT_LEEWAY_SECONDS,
+        cache_seconds: float = 3600.0,
+        min_refresh_seconds: float = 10.0,
+        timeout_seconds: float = 10.0,
+    ) -> None:
+        unsafe = [name for name in algorithms if name == "none" or name.startswith("HS")]
+        if unsafe:
+            raise ValueError(
+                f"JWTVerifier refuses the algorithms {unsafe}: 'none' accepts unsigned tokens and "
+                "HMAC ones would take the public key for a shared secret. Use asymmetric ones."
+            )
+        self.jwks_url = jwks_url
+        self.issuer = issuer
+        self.audience = audience
+        self.algorithms = tuple(algorithms)
+        self.leeway_seconds = leeway_seconds
+        self.cache_seconds = cache_seconds
+        self.min_refresh_seconds = min_refresh_seconds
+        self.timeout_seconds = timeout_seconds
+        self._keys: KeySet | None = None
+        self._fetched_at = float("-inf")
+        self._lock = anyio.Lock()
+
+    async def verify(self, token: str, *, resource: str) -> AuthInfo:
+        try:
+            header = jws.extract_compact(token.encode()).protected
+        except (JoseError, ValueError, UnicodeError):
+            raise InvalidTokenError("the token is not a JWT") from None
+        algorithm = header.get("alg")
+        if algorithm not in self.algorithms:
+            raise InvalidTokenError(f"the token's algorithm {algorithm!r} is not accepted")
+        kid = header.get("kid")
+        keys = await self._keys_for(kid if isinstance(kid, str) else None)
+        try:
+            decoded = jwt.decode(token, keys, algorithms=[cast(str, algorithm)])
+        except JoseError:
+            raise InvalidTokenError("the token's signature does not verify") from None
+        return checked_info(
+            decoded.claims,
+            issuer=self.issuer,
+            accepted_audiences=audiences(self.audience, resource),
+            leeway_seconds=self.leeway_seconds,
+        )
+
+    async def _keys_for(self, kid: str | None) -> KeySet:
+        """The cached keys, fetched again when stale or (rate-limited) missing ``kid``."""
+        async with self._lock:
+            now = time.monotonic()
+            stale = self._keys is None or now - self._fetched_at >= self.cache_seconds
+            unknown = kid is not None and not _has_kid(self._keys, kid)
+            if stale or (unknown and now - self._fetched_at >= self.min_refresh_seconds):
+                self._keys = await self._fetch()
+                self._fetched_at = time.monotonic()
+            assert self._keys is not None
+            if kid is not None and not _has_kid(self._keys, kid):
+                raise InvalidTokenError(f"the token's signing key {kid!r} is not published")
+            return self._keys
+
+    async def _fetch(self) -> KeySet:
+        try:
+            async with httpx2.AsyncClient(timeout=self.timeout_seconds) as http:
+                response = await http.get(self.jwks_url, headers={"accept": "application/json"})
+            response.raise_for_status()
+            document: Any = response.json()
+            return KeySet.import_key_set(document)
+        except (httpx2.HTTPError, ValueError, JoseError) as exc:
+            raise VerifierUnavailableError(
+                f"could not fetch the signing keys from {self.jwks_url}: {exc}"
+            ) from exc
+
+
+def _has_kid(keys: KeySet | None, kid: str) -> bool:
+    return keys is not None and any(key.kid == kid for key in keys.keys)

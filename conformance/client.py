@@ -310,6 +310,40 @@ async def oauth_jwt_bearer(run: Run) -> None:
     await use_protected_server(run, auth, call=False)
 
 
+async def oauth_enterprise_managed(run: Run) -> None:
+    """Enterprise-managed authorization (SEP-990): the enterprise identity provider
+    trades the person's ID token for an identity assertion grant (RFC 8693 token
+    exchange) naming the authorization server and the resource; the authorization
+    server trades that for an access token (JWT bearer grant)."""
+    import httpx2
+
+    from answerback.client import OAuth
+
+    async def identity_assertion(issuer: str, resource: str) -> str:
+        form = {
+            "grant_type": "urn:ietf:params:oauth:grant-type:token-exchange",
+            "requested_token_type": "urn:ietf:params:oauth:token-type:id-jag",
+            "audience": issuer,
+            "resource": resource,
+            "subject_token": run.context["idp_id_token"],
+            "subject_token_type": "urn:ietf:params:oauth:token-type:id_token",
+            "client_id": run.context["idp_client_id"],
+        }
+        async with httpx2.AsyncClient() as http:
+            response = await http.post(run.context["idp_token_endpoint"], data=form)
+        response.raise_for_status()
+        return str(response.json()["access_token"])
+
+    auth = OAuth(
+        grant="jwt_bearer",
+        assertion=identity_assertion,
+        client_id=run.context["client_id"],
+        client_secret=run.context["client_secret"],
+        token_endpoint_auth_method="client_secret_basic",
+    )
+    await use_protected_server(run, auth)
+
+
 AUTH_LOGIN_SCENARIOS = [
     "auth/2025-03-26-oauth-endpoint-fallback",
     "auth/2025-03-26-oauth-metadata-backcompat",
@@ -349,6 +383,7 @@ SCENARIOS: dict[str, Callable[[Run], Awaitable[None]]] = {
     "auth/client-credentials-basic": oauth_client_credentials,
     "auth/client-credentials-jwt": oauth_client_credentials,
     "auth/wif-jwt-bearer": oauth_jwt_bearer,
+    "auth/enterprise-managed-authorization": oauth_enterprise_managed,
     "initialize": initialize,
     "tools_call": tools_call,
     "elicitation-sep1034-client-defaults": elicitation_defaults,

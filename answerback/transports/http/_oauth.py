@@ -58,7 +58,11 @@ logger = logging.getLogger("answerback.oauth")
 Authorize = Callable[[str], Awaitable[Mapping[str, str]]]
 """Shows the person the authorization URL; returns the query parameters of the redirect
 that came back (``code``, ``state``, ``iss``, or ``error``)."""
-Assertion = str | Callable[[], Awaitable[str]]
+Assertion = str | Callable[[str, str], Awaitable[str]]
+"""A JWT for the JWT bearer grant, or an async function of the authorization server's
+issuer and the resource that returns one (fresh for each token request: workload
+identity tokens are short-lived, and an enterprise identity provider issues an
+identity assertion grant per audience and resource)."""
 Grant = Literal["authorization_code", "client_credentials", "jwt_bearer"]
 
 _GRANT_TYPES: dict[str, list[str]] = {
@@ -85,8 +89,9 @@ class OAuth(httpx2.Auth):
     redirect's query parameters (``answerback.interact.BrowserLogin`` is one).
     ``grant="client_credentials"`` acts as the client itself and needs ``client_id``
     with ``client_secret`` or ``private_key``; ``grant="jwt_bearer"`` trades
-    ``assertion`` (a workload identity JWT, or an async function returning one) for a
-    token.
+    ``assertion`` for a token (RFC 7523): a workload identity JWT, or an async function
+    ``(issuer, resource) -> JWT`` (e.g. one that asks an enterprise identity provider
+    for an identity assertion grant).
 
     ``scopes`` (``None``: what the server's challenge names, else its metadata's
     ``scopes_supported``, else none). ``client_id`` (with ``client_secret`` or
@@ -347,11 +352,15 @@ class OAuth(httpx2.Auth):
             form = {"grant_type": "client_credentials", "resource": found.resource}
         else:
             assert self.assertion is not None
-            assertion = (
-                self.assertion if isinstance(self.assertion, str) else await self.assertion()
-            )
-            form = {"grant_type": JWT_BEARER_GRANT, "assertion": assertion}
-            form["resource"] = found.resource
+            if isinstance(self.assertion, str):
+                assertion = self.assertion
+            else:
+                assertion = await self.assertion(metadata.issuer, found.resource)
+            form = {
+                "grant_type": JWT_BEARER_GRANT,
+                "assertion": assertion,
+                "resource": found.resource,
+            }
         if scopes and self.grant != "authorization_code":
             form["scope"] = " ".join(scopes)
         tokens = await request_token(

@@ -19,6 +19,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 import pytest
+from http_support import serve
 from pydantic import BaseModel
 from redis.asyncio import Redis
 from scale_out.cluster import missing_for_redis, redis_server
@@ -133,7 +134,9 @@ async def replicas(
         yield servers, ledger
 
 
-async def round_one(server: MCPServer, tool: str) -> tuple[InputRequiredResult, dict[str, Any]]:
+async def round_one(
+    server: MCPServer | str, tool: str
+) -> tuple[InputRequiredResult, dict[str, Any]]:
     async with Client(server, mode=MODERN, elicitation_callback=accept) as client:
         needed = await client.call_tool_round(tool, {"amount": 5})
         assert isinstance(needed, InputRequiredResult)
@@ -141,7 +144,7 @@ async def round_one(server: MCPServer, tool: str) -> tuple[InputRequiredResult, 
 
 
 async def retry(
-    server: MCPServer, tool: str, needed: InputRequiredResult, answers: dict[str, Any]
+    server: MCPServer | str, tool: str, needed: InputRequiredResult, answers: dict[str, Any]
 ) -> Any:
     async with Client(server, mode=MODERN) as client:
         return await client.call_tool_round(
@@ -210,6 +213,25 @@ async def test_a_retry_sealed_with_other_keys_is_refused_saying_to_share_them() 
         await retry(b, "pay", needed, answers)
     assert (caught.value.code, caught.value.message) == (-32602, UNKNOWN_KEY)
     assert ledger.payments == []
+
+
+async def test_retries_across_http_apps_work_with_shared_keys_and_are_refused_without() -> None:
+    """Replicas over real HTTP: round one on A, the retry on B (same keys), and on C
+    (other keys) refused saying to share them."""
+    key, ledger = os.urandom(32), Ledger()
+    a, b, c = (payment_server(ledger, state_keys=[k]) for k in (key, key, os.urandom(32)))
+    async with (
+        serve(a.http_app()) as on_a,
+        serve(b.http_app()) as on_b,
+        serve(c.http_app()) as on_c,
+    ):
+        needed, answers = await round_one(on_a.url, "pay")
+        done = await retry(on_b.url, "pay", needed, answers)
+        with pytest.raises(MCPError) as caught:
+            await retry(on_c.url, "pay", needed, answers)
+    assert done.content[0] == TextContent(text="Paid 5.")
+    assert (caught.value.code, caught.value.message) == (-32602, UNKNOWN_KEY)
+    assert ledger.payments == ["pay 5"]
 
 
 async def test_the_in_memory_record_claims_once_and_forgets_expired_claims() -> None:

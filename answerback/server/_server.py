@@ -37,7 +37,13 @@ from answerback.types import (
 )
 
 if TYPE_CHECKING:
-    from answerback.transports.http import EventStore, HostPolicy, StreamableHTTPApp
+    from answerback.transports.http import (
+        EventStore,
+        HostPolicy,
+        RequestAuthenticator,
+        ServerState,
+        StreamableHTTPApp,
+    )
 
 logger = logging.getLogger("answerback.server")
 
@@ -372,12 +378,17 @@ class MCPServer:
         body_timeout_seconds: float = 30.0,
         max_sessions: int = 1000,
         session_idle_seconds: float = 3600.0,
+        state: ServerState | None = None,
+        auth: RequestAuthenticator | None = None,
     ) -> StreamableHTTPApp:
         """This server as an ASGI application serving streamable HTTP at ``path``.
 
         It accepts only localhost ``Host``/``Origin`` headers unless ``host_policy``
         says otherwise. Mounted inside another Starlette app, pass
         ``lifespan=app.router.lifespan_context`` to the parent so sessions can run.
+        ``state`` keeps sessions, events and calls: in this process by default, or
+        ``RedisState(url)`` for replicas behind a load balancer (docs/transports.md,
+        "Scaling out"). ``auth`` authenticates each request (a ``RequestAuthenticator``).
         The limits are described with ``StreamableHTTPApp`` (docs/transports.md).
         """
         from answerback.transports.http import StreamableHTTPApp
@@ -392,6 +403,8 @@ class MCPServer:
             body_timeout_seconds=body_timeout_seconds,
             max_sessions=max_sessions,
             session_idle_seconds=session_idle_seconds,
+            state=state,
+            auth=auth,
         )
 
     def run(
@@ -403,6 +416,8 @@ class MCPServer:
         path: str = "/mcp",
         host_policy: HostPolicy | None = None,
         backend: Literal["asyncio", "trio"] = "asyncio",
+        state: ServerState | None = None,
+        auth: RequestAuthenticator | None = None,
     ) -> None:
         """Run the server in this process: the blocking entry point of a server script.
 
@@ -413,6 +428,7 @@ class MCPServer:
         traceback and exits with status 130, the shell's code for an interrupted
         program; a port already in use exits with a one-line message (status 1).
         ``backend="trio"`` serves stdio on trio (uvicorn, and so HTTP, needs asyncio).
+        ``state`` and ``auth`` are passed to ``http_app`` (streamable HTTP only).
         """
         if transport == "stdio":
             try:
@@ -434,7 +450,12 @@ class MCPServer:
                     "asyncio. Leave the backend out, or use transport='stdio'."
                 )
 
-            app = self.http_app(path=path, host_policy=host_policy or HostPolicy.for_bind(host))
+            app = self.http_app(
+                path=path,
+                host_policy=host_policy or HostPolicy.for_bind(host),
+                state=state,
+                auth=auth,
+            )
             run_uvicorn(app, host=host, port=port)
         else:
             raise ValueError(f"Unknown transport {transport!r}: use 'stdio' or 'streamable-http'.")

@@ -26,10 +26,12 @@ if TYPE_CHECKING:
         NotificationBus,
     )
     from answerback.transports.http._redis_notification_bus import RedisNotificationBus
+    from answerback.transports.http._redis_state import RedisState
     from answerback.transports.http._redis_used_states import RedisUsedStates
     from answerback.transports.http._request_auth import AuthInfo, RequestAuthenticator
     from answerback.transports.http._security import HostPolicy
     from answerback.transports.http._server import StreamableHTTPApp
+    from answerback.transports.http._state import InMemoryState, ServerState
     from answerback.transports.http._used_states import InMemoryUsedStates, UsedStates
     from answerback.transports.http._uvicorn import run_uvicorn, serve_uvicorn, uvicorn_server
 
@@ -40,11 +42,14 @@ _LAZY = {
     "InMemoryEventStore": "_event_store",
     "HostPolicy": "_security",
     "InMemoryNotificationBus": "_notification_bus",
+    "InMemoryState": "_state",
     "InMemoryUsedStates": "_used_states",
     "Notice": "_notification_bus",
     "NotificationBus": "_notification_bus",
     "RedisNotificationBus": "_redis_notification_bus",
+    "RedisState": "_redis_state",
     "RedisUsedStates": "_redis_used_states",
+    "ServerState": "_state",
     "StreamableHTTPApp": "_server",
     "UsedStates": "_used_states",
     "run_uvicorn": "_uvicorn",
@@ -75,6 +80,7 @@ __all__ = [
     "HostPolicy",
     "InMemoryEventStore",
     "InMemoryNotificationBus",
+    "InMemoryState",
     "InMemoryTokenStore",
     "InMemoryUsedStates",
     "KeyringTokenStore",
@@ -82,8 +88,10 @@ __all__ = [
     "NotificationBus",
     "OAuth",
     "RedisNotificationBus",
+    "RedisState",
     "RedisUsedStates",
     "RequestAuthenticator",
+    "ServerState",
     "StreamableHTTPApp",
     "StreamableHTTPTransport",
     "TokenStore",

@@ -167,8 +167,9 @@ class Replication:
                 await anyio.sleep(self.state.replicas.heartbeat_seconds)
 
     async def heartbeat(self) -> None:
-        """Beat a few times per heartbeat window until cancelled."""
-        interval = self.state.replicas.heartbeat_seconds / 3
+        """Beat four times per heartbeat window until cancelled (a beat may come late
+        on a busy machine without the replica counting as dead)."""
+        interval = self.state.replicas.heartbeat_seconds / 4
         while True:
             try:
                 await self.state.replicas.beat(self.replica_id)

@@ -181,10 +181,12 @@ class StreamableHTTPApp:
 
     @asynccontextmanager
     async def _lifespan(self, _: Starlette) -> AsyncGenerator[None, None]:
-        async with self.state.running() as key, anyio.create_task_group() as tg:
+        async with contextlib.AsyncExitStack() as stack:
+            key = await stack.enter_async_context(self.state.running())
             attach = getattr(self.server, "attach_state", None)
-            if callable(attach):
-                attach(self.state)
+            if attach is not None:  # MCPServer: notifications and single-use state
+                await stack.enter_async_context(attach(self.state))
+            tg = await stack.enter_async_context(anyio.create_task_group())
             self.task_group = tg
             self.stateless = StatelessConnection()
             await tg.start(self.stateless.run, self.server)

@@ -12,12 +12,14 @@ from __future__ import annotations
 import secrets
 from collections.abc import AsyncGenerator
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
-from typing import Any, Protocol
+from typing import Protocol
 
 from answerback.transports.http._event_store import EventStore, InMemoryEventStore
 from answerback.transports.http._message_bus import InMemoryMessageBus, MessageBus
+from answerback.transports.http._notification_bus import NotificationBus
 from answerback.transports.http._replicas import InMemoryReplicas, ReplicaLiveness
 from answerback.transports.http._sessions import InMemorySessionManager, SessionManager
+from answerback.transports.http._used_states import UsedStates
 
 
 class StateUnavailable(Exception):
@@ -51,8 +53,13 @@ class ServerState(Protocol):
     def replicas(self) -> ReplicaLiveness: ...
 
     @property
-    def notifications(self) -> Any:
-        """The notification bus (``_notification_bus``), or ``None`` for local delivery."""
+    def notifications(self) -> NotificationBus | None:
+        """The notification bus, or ``None``: each server delivers its own."""
+        ...
+
+    @property
+    def used_states(self) -> UsedStates | None:
+        """Where single-use ``requestState`` is claimed, or ``None``: each server's own."""
         ...
 
     def running(self) -> AbstractAsyncContextManager[bytes]:
@@ -72,7 +79,8 @@ class InMemoryState:
         self.events: EventStore = event_store if event_store is not None else InMemoryEventStore()
         self.messages = InMemoryMessageBus(self.replica_id)
         self.replicas = InMemoryReplicas(self.replica_id)
-        self.notifications: Any = None
+        self.notifications: NotificationBus | None = None
+        self.used_states: UsedStates | None = None
         self._key = secrets.token_bytes(32)
 
     def running(self) -> AbstractAsyncContextManager[bytes]:

@@ -1,0 +1,97 @@
+"""SSE events in Redis Streams, one per session stream, so a client resumes on any replica.
+
+Each stream is capped (approximately) at ``max_events_per_stream`` entries and expires
+``max_age_seconds`` after its last event. An event id is the stream's id and the Redis
+entry id; a resume from an event that is no longer kept is refused (404), never
+replayed with a hole. ``wait_events_after`` (``XREAD BLOCK``) lets a replica follow a
+stream that another replica writes, live.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from answerback.transports.http._event_store import ReplaySink
+from answerback.transports.http._redis_client import reaching
+
+
+class RedisEventStore:
+    """Events under ``{key_prefix}events:{stream_id}``; ``redis`` is a shared client."""
+
+    def __init__(
+        self,
+        redis: Any,
+        url: str,
+        *,
+        key_prefix: str = "answerback:",
+        max_events_per_stream: int = 1000,
+        max_age_seconds: float = 300.0,
+    ) -> None:
+        for name, value in (
+            ("max_events_per_stream", max_events_per_stream),
+            ("max_age_seconds", max_age_seconds),
+        ):
+            if value <= 0:
+                raise ValueError(f"{name} must be positive, got {value!r}")
+        self._redis = redis
+        self._url = url
+        self._prefix = f"{key_prefix}events:"
+        self.max_events_per_stream = max_events_per_stream
+        self.max_age_seconds = max_age_seconds
+
+    async def store_event(self, stream_id: str, data: bytes) -> str:
+        key = self._prefix + stream_id
+        with reaching(self._url):
+            async with self._redis.pipeline(transaction=False) as pipe:
+                pipe.xadd(key, {"d": data}, maxlen=self.max_events_per_stream, approximate=True)
+                pipe.pexpire(key, int(self.max_age_seconds * 1000))
+                entry_id, _ = await pipe.execute()
+        return f"{stream_id}_{entry_id.decode()}"
+
+    async def replay_events_after(self, last_event_id: str, send: ReplaySink) -> str | None:
+        parsed = _parse(last_event_id)
+        if parsed is None:
+            return None
+        stream_id, entry_id = parsed
+        key = self._prefix + stream_id
+        with reaching(self._url):
+            if not await self._redis.xrange(key, entry_id, entry_id):
+                return None  # gone (trimmed, expired, forgotten) or never ours
+            entries = await self._redis.xrange(key, f"({entry_id}", "+")
+        for found_id, fields in entries:
+            await send(f"{stream_id}_{found_id.decode()}", fields.get(b"d", b""))
+        return stream_id
+
+    async def wait_events_after(
+        self, stream_id: str, after_event_id: str, wait_seconds: float
+    ) -> list[tuple[str, bytes]]:
+        parsed = _parse(after_event_id)
+        if parsed is None or parsed[0] != stream_id:
+            raise ValueError(f"{after_event_id!r} is not an event of stream {stream_id!r}")
+        key = self._prefix + stream_id
+        with reaching(self._url):
+            found = await self._redis.xread(
+                {key: parsed[1]}, block=max(1, int(wait_seconds * 1000))
+            )
+        events: list[tuple[str, bytes]] = []
+        for _, entries in found or ():
+            for entry_id, fields in entries:
+                events.append((f"{stream_id}_{entry_id.decode()}", fields.get(b"d", b"")))
+        return events
+
+    async def forget_stream(self, stream_id: str) -> None:
+        with reaching(self._url):
+            await self._redis.delete(self._prefix + stream_id)
+
+
+def _parse(event_id: str) -> tuple[str, str] | None:
+    """``(stream_id, entry_id)`` of an event id this store gave, else ``None``."""
+    stream_id, _, entry_id = event_id.rpartition("_")
+    ms, dash, seq = entry_id.partition("-")
+    if not (stream_id and dash and _digits(ms) and _digits(seq)):
+        return None
+    return stream_id, entry_id
+
+
+def _digits(text: str) -> bool:
+    return 0 < len(text) <= 20 and text.isascii() and text.isdigit()

@@ -1,0 +1,140 @@
+"""The message bus on Redis: open calls by owner, questions awaiting one answer, and an
+inbox stream per replica.
+
+Open calls of a session live in one hash (by request id and by stream id); a question
+is a key that the first answer deletes (``GETDEL``), so a duplicate or late answer finds
+nothing; the inbox is a Redis Stream read with ``XREAD BLOCK``, so a message put there
+while its reader reconnects is still read (pub/sub alone would lose it).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator
+from typing import Any
+
+from answerback.jsonrpc import JSONObject, RequestId
+from answerback.jsonrpc._endpoint import as_object, as_request_id
+from answerback.transports.http._message_bus import CallOwner
+from answerback.transports.http._redis_client import reaching
+
+_CALL_SECONDS = 24 * 3600
+"""How long a call's record outlives its last change (a call that never ends)."""
+_INBOX_LENGTH = 10_000
+_INBOX_SECONDS = 3600
+"""A dead replica's inbox disappears this long after the last message put there."""
+
+
+class RedisMessageBus:
+    """Calls in ``{key_prefix}calls:{session}``, questions in
+    ``{key_prefix}question:{session}:{id}``, inboxes in ``{key_prefix}inbox:{replica}``."""
+
+    def __init__(
+        self,
+        redis: Any,
+        url: str,
+        replica_id: str,
+        *,
+        key_prefix: str = "answerback:",
+        block_seconds: float = 1.0,
+    ) -> None:
+        self._redis = redis
+        self._url = url
+        self.replica_id = replica_id
+        self._prefix = key_prefix
+        self._block_ms = max(1, int(block_seconds * 1000))
+        self._inbox_last: str | None = None
+        """The last inbox entry read (``None``: not reading yet)."""
+
+    def _calls(self, session_id: str) -> str:
+        return f"{self._prefix}calls:{session_id}"
+
+    async def open_call(self, session_id: str, owner: CallOwner) -> bool:
+        key = self._calls(session_id)
+        by_request = "r:" + json.dumps(owner.request_id)
+        record = json.dumps(
+            {"owner": owner.replica_id, "id": owner.request_id, "stream": owner.stream_id}
+        )
+        with reaching(self._url):
+            if not await self._redis.hsetnx(key, by_request, record):
+                return False
+            async with self._redis.pipeline(transaction=False) as pipe:
+                if owner.stream_id is not None:
+                    pipe.hset(key, "s:" + owner.stream_id, record)
+                pipe.expire(key, _CALL_SECONDS)
+                await pipe.execute()
+        return True
+
+    async def close_call(self, session_id: str, request_id: RequestId) -> CallOwner | None:
+        key = self._calls(session_id)
+        by_request = "r:" + json.dumps(request_id)
+        with reaching(self._url):
+            async with self._redis.pipeline(transaction=True) as pipe:
+                pipe.hget(key, by_request)
+                pipe.hdel(key, by_request)
+                raw, deleted = await pipe.execute()
+            owner = _owner(raw) if deleted else None
+            if owner is not None and owner.stream_id is not None:
+                await self._redis.hdel(key, "s:" + owner.stream_id)
+        return owner
+
+    async def call_by_request(self, session_id: str, request_id: RequestId) -> CallOwner | None:
+        with reaching(self._url):
+            raw = await self._redis.hget(self._calls(session_id), "r:" + json.dumps(request_id))
+        return _owner(raw)
+
+    async def call_by_stream(self, session_id: str, stream_id: str) -> CallOwner | None:
+        with reaching(self._url):
+            raw = await self._redis.hget(self._calls(session_id), "s:" + stream_id)
+        return _owner(raw)
+
+    async def expect_answer(self, session_id: str, question_id: str, ttl_seconds: float) -> None:
+        with reaching(self._url):
+            await self._redis.set(
+                f"{self._prefix}question:{session_id}:{question_id}",
+                b"1",
+                px=max(1, int(ttl_seconds * 1000)),
+            )
+
+    async def claim_answer(self, session_id: str, question_id: str) -> bool:
+        with reaching(self._url):
+            found = await self._redis.getdel(f"{self._prefix}question:{session_id}:{question_id}")
+        return found is not None
+
+    async def send(self, replica_id: str, session_id: str, message: JSONObject) -> None:
+        key = f"{self._prefix}inbox:{replica_id}"
+        fields = {"session": session_id, "message": json.dumps(message)}
+        with reaching(self._url):
+            async with self._redis.pipeline(transaction=False) as pipe:
+                pipe.xadd(key, fields, maxlen=_INBOX_LENGTH, approximate=True)
+                pipe.expire(key, _INBOX_SECONDS)
+                await pipe.execute()
+
+    async def inbox(self) -> AsyncIterator[tuple[str, JSONObject]]:
+        key = f"{self._prefix}inbox:{self.replica_id}"
+        while True:
+            with reaching(self._url):
+                if self._inbox_last is None:  # from now on; kept across reconnections
+                    newest = await self._redis.xrevrange(key, "+", "-", count=1)
+                    self._inbox_last = newest[0][0].decode() if newest else "0-0"
+                found = await self._redis.xread({key: self._inbox_last}, block=self._block_ms)
+            for _, entries in found or ():
+                for entry_id, fields in entries:
+                    self._inbox_last = entry_id.decode()
+                    message = as_object(json.loads(fields.get(b"message", b"null")))
+                    session = fields.get(b"session", b"").decode()
+                    if message is not None and session:
+                        yield session, message
+
+
+def _owner(raw: bytes | None) -> CallOwner | None:
+    if raw is None:
+        return None
+    record = as_object(json.loads(raw))
+    if record is None:
+        return None
+    owner, stream = record.get("owner"), record.get("stream")
+    request_id = as_request_id(record.get("id"))
+    if not isinstance(owner, str) or request_id is None:
+        return None
+    return CallOwner(owner, request_id, stream if isinstance(stream, str) else None)

@@ -1,0 +1,40 @@
+"""Replica liveness in Redis: a key per replica that lapses ``heartbeat_seconds`` after
+its last beat, so a replica killed without warning is noticed by the others that soon."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from answerback.transports.http._redis_client import reaching
+
+
+class RedisReplicas:
+    """Heartbeats under ``{key_prefix}replica:{id}``."""
+
+    def __init__(
+        self, redis: Any, url: str, *, key_prefix: str = "answerback:", heartbeat_seconds: float
+    ) -> None:
+        if heartbeat_seconds <= 0:
+            raise ValueError(f"heartbeat_seconds must be positive, got {heartbeat_seconds!r}")
+        self._redis = redis
+        self._url = url
+        self._prefix = f"{key_prefix}replica:"
+        self._heartbeat_seconds = heartbeat_seconds
+
+    @property
+    def heartbeat_seconds(self) -> float:
+        return self._heartbeat_seconds
+
+    async def beat(self, replica_id: str) -> None:
+        with reaching(self._url):
+            await self._redis.set(
+                self._prefix + replica_id, b"1", px=max(1, int(self._heartbeat_seconds * 1000))
+            )
+
+    async def is_alive(self, replica_id: str) -> bool:
+        with reaching(self._url):
+            return bool(await self._redis.exists(self._prefix + replica_id))
+
+    async def stop(self, replica_id: str) -> None:
+        with reaching(self._url):
+            await self._redis.delete(self._prefix + replica_id)

@@ -1,0 +1,87 @@
+"""Session records in Redis: a hash per session plus a list of its state-setting
+requests, both with a sliding expiry, so any replica can serve any session and an idle
+one disappears by itself."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from answerback.jsonrpc import JSONObject
+from answerback.jsonrpc._endpoint import as_object
+from answerback.transports.http._redis_client import reaching
+from answerback.transports.http._sessions import SessionRecord
+
+
+class RedisSessionManager:
+    """Records under ``{key_prefix}session:{id}`` (and ``...:state``)."""
+
+    def __init__(self, redis: Any, url: str, *, key_prefix: str = "answerback:") -> None:
+        self._redis = redis
+        self._url = url
+        self._prefix = f"{key_prefix}session:"
+
+    def _keys(self, session_id: str) -> tuple[str, str]:
+        key = self._prefix + session_id
+        return key, key + ":state"
+
+    async def create(self, record: SessionRecord, idle_seconds: float) -> None:
+        key, state_key = self._keys(record.id)
+        fields = {
+            "version": record.protocol_version,
+            "initialize": json.dumps(record.initialize),
+            "principal": json.dumps(record.principal),
+        }
+        with reaching(self._url):
+            async with self._redis.pipeline(transaction=True) as pipe:
+                pipe.hset(key, mapping=fields)
+                pipe.pexpire(key, _ms(idle_seconds))
+                for message in record.state:
+                    pipe.rpush(state_key, json.dumps(message))
+                await pipe.execute()
+
+    async def touch(self, session_id: str, idle_seconds: float) -> SessionRecord | None:
+        key, state_key = self._keys(session_id)
+        with reaching(self._url):
+            async with self._redis.pipeline(transaction=False) as pipe:
+                pipe.hgetall(key)
+                pipe.lrange(state_key, 0, -1)
+                pipe.pexpire(key, _ms(idle_seconds))
+                pipe.pexpire(state_key, _ms(idle_seconds))
+                fields, state, _, _ = await pipe.execute()
+        if not fields or b"initialize" not in fields:
+            return None
+        initialize = as_object(json.loads(fields[b"initialize"]))
+        principal = json.loads(fields.get(b"principal", b"null"))
+        if initialize is None:
+            return None
+        messages: list[JSONObject] = []
+        for raw in state:
+            message = as_object(json.loads(raw))
+            if message is not None:
+                messages.append(message)
+        return SessionRecord(
+            session_id,
+            fields[b"version"].decode(),
+            initialize,
+            principal=principal if isinstance(principal, str) else None,
+            state=messages,
+        )
+
+    async def add_state(self, session_id: str, message: JSONObject) -> None:
+        key, state_key = self._keys(session_id)
+        with reaching(self._url):
+            async with self._redis.pipeline(transaction=True) as pipe:
+                pipe.rpush(state_key, json.dumps(message))
+                pipe.pttl(key)
+                _, ttl = await pipe.execute()
+            if isinstance(ttl, int) and ttl > 0:
+                await self._redis.pexpire(state_key, ttl)
+
+    async def end(self, session_id: str) -> None:
+        with reaching(self._url):
+            await self._redis.delete(*self._keys(session_id))
+
+
+def _ms(seconds: float) -> int:
+    return max(1, int(seconds * 1000))

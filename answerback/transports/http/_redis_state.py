@@ -1,0 +1,109 @@
+"""``RedisState``: the HTTP server's state shared through Redis, so replicas scale out.
+
+With it, several server processes behind a plain round-robin load balancer (no sticky
+sessions) serve the same sessions: a session opened on one is served by any; a client's
+answer to a question reaches the replica whose tool asked it; a stream resumes on any
+replica; list-changed notifications reach the clients of every replica. Each replica
+connects to the same Redis with the same ``key_prefix``.
+
+redis-py's asyncio client runs only on asyncio, so ``RedisState`` refuses to start on
+trio (the in-memory state runs on both).
+"""
+
+from __future__ import annotations
+
+import secrets
+from collections.abc import AsyncGenerator
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
+from typing import Any
+
+from answerback.transports.http._notification_bus import NotificationBus, require_asyncio
+from answerback.transports.http._question_ids import REPLICA_ID
+from answerback.transports.http._redis_client import connect, reaching, safe_url
+from answerback.transports.http._redis_events import RedisEventStore
+from answerback.transports.http._redis_message_bus import RedisMessageBus
+from answerback.transports.http._redis_notification_bus import RedisNotificationBus
+from answerback.transports.http._redis_replicas import RedisReplicas
+from answerback.transports.http._redis_sessions import RedisSessionManager
+from answerback.transports.http._redis_used_states import RedisUsedStates
+from answerback.transports.http._used_states import UsedStates
+
+
+class RedisState:
+    """Sessions, events, calls, notifications and single-use state in Redis at ``url``.
+
+    ``replica_id`` names this process among the replicas (random by default; give a
+    stable one only if no two processes ever use it at once). ``heartbeat_seconds`` is
+    how long a silent replica counts as alive: when one dies, the calls it owned end
+    with an error on their clients' streams about that long after. Streams keep at most
+    ``max_events_per_stream`` events, for ``event_max_age_seconds`` after the last one.
+    Every replica must also share ``MCPServer(state_keys=...)`` for 2026-07-28 requests.
+    """
+
+    shared = True
+
+    def __init__(
+        self,
+        url: str = "redis://127.0.0.1:6379/0",
+        *,
+        replica_id: str | None = None,
+        heartbeat_seconds: float = 1.0,
+        key_prefix: str = "answerback:",
+        max_events_per_stream: int = 1000,
+        event_max_age_seconds: float = 300.0,
+    ) -> None:
+        self.replica_id = replica_id if replica_id is not None else secrets.token_hex(8)
+        if not REPLICA_ID.fullmatch(self.replica_id):
+            raise ValueError(
+                f"replica_id {self.replica_id!r} must be 1 to 64 letters, digits, '_' or '-'."
+            )
+        self.url = url
+        self.key_prefix = key_prefix
+        redis = self._redis = connect(url)
+        self.sessions = RedisSessionManager(redis, url, key_prefix=key_prefix)
+        self.events = RedisEventStore(
+            redis,
+            url,
+            key_prefix=key_prefix,
+            max_events_per_stream=max_events_per_stream,
+            max_age_seconds=event_max_age_seconds,
+        )
+        self.messages = RedisMessageBus(
+            redis,
+            url,
+            self.replica_id,
+            key_prefix=key_prefix,
+            block_seconds=min(1.0, heartbeat_seconds),
+        )
+        self.replicas = RedisReplicas(
+            redis, url, key_prefix=key_prefix, heartbeat_seconds=heartbeat_seconds
+        )
+        self.notifications: NotificationBus | None = RedisNotificationBus(
+            redis, key_prefix=key_prefix
+        )
+        self.used_states: UsedStates | None = RedisUsedStates(redis, key_prefix=key_prefix)
+
+    @property
+    def redis(self) -> Any:
+        """The ``redis.asyncio`` client every part shares (one connection pool)."""
+        return self._redis
+
+    def __repr__(self) -> str:
+        return f"RedisState({safe_url(self.url)!r}, replica_id={self.replica_id!r})"
+
+    def running(self) -> AbstractAsyncContextManager[bytes]:
+        return self._running()
+
+    @asynccontextmanager
+    async def _running(self) -> AsyncGenerator[bytes]:
+        require_asyncio("RedisState")
+        key_name = f"{self.key_prefix}question-key"
+        try:
+            with reaching(self.url):
+                await self._redis.set(key_name, secrets.token_bytes(32), nx=True)
+                key: bytes | None = await self._redis.get(key_name)
+            if not key:
+                raise RuntimeError(f"Redis at {safe_url(self.url)} lost key {key_name!r}")
+            yield key
+        finally:
+            await self._redis.aclose()

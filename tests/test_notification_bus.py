@@ -179,6 +179,30 @@ async def test_a_legacy_session_hears_broadcasts_only_on_its_home_replica() -> N
             assert await heard_on_b.next() == PROMPTS_CHANGED
 
 
+class FailsOnce(HomeOrNot):
+    """A home connection whose broadcast check fails the first time it is asked."""
+
+    def receives_broadcasts(self) -> bool:
+        if not self.asked.is_set():
+            self.asked.set()
+            raise RuntimeError("the session store hiccuped")
+        return True
+
+
+async def test_a_failing_delivery_does_not_stop_the_next(caplog: pytest.LogCaptureFixture) -> None:
+    a, b, shared = MCPServer("A"), MCPServer("B"), Shared()
+    heard = Heard()
+    with heard.send, heard.receive:
+        async with (
+            attached((a, shared), (b, shared)),
+            Client(InProcessTransport(FailsOnce(b)), mode="legacy", message_handler=heard),
+        ):
+            await a.notify_tools_changed()
+            await a.notify_prompts_changed()
+            assert await heard.next() == PROMPTS_CHANGED
+    assert "Delivering notifications/tools/list_changed from another replica failed" in caplog.text
+
+
 # -- Redis ------------------------------------------------------------------------------
 
 

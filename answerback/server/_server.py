@@ -301,9 +301,15 @@ class MCPServer:
             yield
 
     async def _deliver_from(self, notices: AsyncIterator[Notice]) -> None:
+        """Deliver other servers' notices for as long as the state is attached."""
         async for notice in notices:
-            if notice.origin != self._origin:
+            if notice.origin == self._origin:
+                continue
+            try:
                 await self._deliver(notice)
+            except Exception:
+                # One bad delivery must not end delivery (and the app's lifespan) for all.
+                logger.exception("Delivering %s from another replica failed", notice.method)
 
     @property
     def used_states(self) -> UsedStates:

@@ -84,7 +84,9 @@ class JWTVerifier:
         self.timeout_seconds = timeout_seconds
         self._keys: KeySet | None = None
         self._fetched_at = float("-inf")
-        self._lock = anyio.Lock()
+        self._lock: anyio.Lock | None = None
+        """Made on first use, in the event loop that serves (the verifier may be built
+        before it, or in another one, as a test's is)."""
 
     async def verify(self, token: str, *, resource: str) -> AuthInfo:
         try:
@@ -109,6 +111,8 @@ class JWTVerifier:
 
     async def _keys_for(self, kid: str | None) -> KeySet:
         """The cached keys, fetched again when stale or (rate-limited) missing ``kid``."""
+        if self._lock is None:
+            self._lock = anyio.Lock()
         async with self._lock:
             now = time.monotonic()
             stale = self._keys is None or now - self._fetched_at >= self.cache_seconds

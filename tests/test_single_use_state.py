@@ -22,7 +22,7 @@ import pytest
 from http_support import serve
 from pydantic import BaseModel
 from redis.asyncio import Redis
-from scale_out.cluster import missing_for_redis, redis_server
+from scale_out.cluster import free_port, missing_for_redis, redis_server
 from support import ReportingEventLoop
 
 from answerback import Client, MCPError
@@ -283,3 +283,20 @@ async def test_the_redis_record_refuses_trio_saying_why() -> None:
     used = RedisUsedStates(Redis(host="127.0.0.1", port=1))
     with pytest.raises(RuntimeError, match="needs asyncio: redis-py's client runs only"):
         await used.claim("id", time.time() + 60)
+
+
+@pytest.mark.parametrize("anyio_backend", [ASYNCIO])
+async def test_single_use_state_is_refused_while_redis_is_unreachable() -> None:
+    """Fail closed: without the shared record a replay could not be told apart."""
+    client = Redis(host="127.0.0.1", port=free_port())
+    used = RedisUsedStates(client)
+    try:
+        async with replicas([Shared(used_states=used)], single_use_state=True) as ((a,), ledger):
+            needed, answers = await round_one(a, "pay")
+            with pytest.raises(MCPError) as caught:
+                await retry(a, "pay", needed, answers)
+    finally:
+        await client.aclose()
+    assert caught.value.code == -32603
+    assert "could not check its single-use requestState" in caught.value.message
+    assert ledger.payments == []

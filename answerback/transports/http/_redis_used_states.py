@@ -6,10 +6,13 @@ one claims it. The key expires with the state, so Redis forgets it by itself.
 
 from __future__ import annotations
 
+import logging
 import time
 from typing import TYPE_CHECKING
 
 from answerback.transports.http._notification_bus import require_asyncio
+from answerback.types import MCPError
+from answerback.types._errors import INTERNAL_ERROR
 
 try:
     from redis.exceptions import RedisError
@@ -20,6 +23,9 @@ except ImportError as missing:  # pragma: no cover - the extra is installed for 
 
 if TYPE_CHECKING:
     from redis.asyncio import Redis
+
+
+logger = logging.getLogger("answerback.http")
 
 
 class RedisUsedStates:
@@ -35,8 +41,12 @@ class RedisUsedStates:
         try:
             claimed = await self._redis.set(self._prefix + state_id, b"1", nx=True, px=lifetime_ms)
         except RedisError as exc:
-            raise ConnectionError(
-                f"Could not check single-use request state in Redis ({exc}); the request is "
-                "refused rather than risk running twice. Check that Redis is up and reachable."
+            logger.warning("Could not claim single-use request state in Redis: %s", exc)
+            # An MCPError reaches the client as written (never redacted): it says why.
+            raise MCPError(
+                INTERNAL_ERROR,
+                "The server could not check its single-use requestState (its shared state is "
+                "unreachable), and refuses the request rather than risk running it twice. "
+                "Retry later.",
             ) from exc
         return bool(claimed)

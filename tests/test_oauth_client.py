@@ -1,13 +1,466 @@
 """The OAuth client: discovery, registration, the token endpoint and step-up, each
-checked against small local fakes of the servers involved."""
+checked against a small local fake of a protected server and its authorization server
+(one Starlette app on loopback that records every request it gets), and the token
+store. The whole flow against the real test authorization server is in
+test_oauth_flow.py."""
 
 from __future__ import annotations
 
-import pytest
+import base64
+import copy
+import json
+from collections.abc import AsyncIterator
+from dataclasses import dataclass, field
+from typing import Any
 
-from answerback.client import InMemoryTokenStore, TokenStore
+import httpx2
+import pytest
+from authlib.oauth2 import rfc7636
+from http_support import serve
+from joserfc import jwt
+from joserfc.jwk import ECKey
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import JSONResponse, PlainTextResponse, RedirectResponse, Response
+from starlette.routing import Route
+
+from answerback import Client, MCPError
+from answerback.client import AuthorizationError, InMemoryTokenStore, OAuth, TokenStore
+from answerback.server import MCPServer
+from answerback.transports.http import StreamableHTTPApp
 
 pytestmark = pytest.mark.anyio
+
+REDIRECT_URI = "http://127.0.0.1:1/callback"
+
+
+@dataclass
+class Fake:
+    """How the fake servers behave, and what they saw."""
+
+    prm_path: str | None = "/.well-known/oauth-protected-resource/mcp"
+    challenge_names_metadata: bool = True
+    issuer_path: str = ""
+    as_metadata_path: str = "/.well-known/oauth-authorization-server"
+    published_issuer: str | None = None
+    """The issuer the metadata names (``None``: the right one)."""
+    iss: str = "correct"
+    """What the redirect carries: ``correct``, ``wrong`` or ``omit``."""
+    iss_advertised: bool = True
+    required_scope: str | None = None
+    """A scope the endpoint wants beyond what the 401 names: 403 until the token has it."""
+    expires_in: int = 3600
+    auth_methods: list[str] = field(default_factory=lambda: ["none"])
+    public_key: ECKey | None = None
+    base: str = ""
+    log: list[str] = field(default_factory=list[str])
+    token_requests: list[dict[str, str]] = field(default_factory=list[dict[str, str]])
+    authorizations: list[dict[str, str]] = field(default_factory=list[dict[str, str]])
+    token_scopes: dict[str, set[str]] = field(default_factory=dict[str, set[str]])
+    challenge: str = ""
+
+    @property
+    def issuer(self) -> str:
+        return self.base + self.issuer_path
+
+
+def fake_app(fake: Fake, mcp: StreamableHTTPApp | None = None) -> Any:
+    """The protected endpoint at /mcp (an MCP server, or a plain "hello"), its resource
+    metadata and an authorization server, all on one origin."""
+
+    def note(request: Request) -> None:
+        fake.log.append(f"{request.method} {request.url.path}")
+
+    def challenge(status: int, scope: str | None, error: str | None = None) -> Response:
+        params = [f'error="{error}"'] if error else []
+        if fake.challenge_names_metadata and fake.prm_path:
+            params.append(f'resource_metadata="{fake.base}{fake.prm_path}"')
+        if scope:
+            params.append(f'scope="{scope}"')
+        header = "Bearer " + ", ".join(params) if params else "Bearer"
+        return PlainTextResponse("no", status, headers={"www-authenticate": header})
+
+    async def prm(request: Request) -> Response:
+        note(request)
+        return JSONResponse(
+            {"resource": f"{fake.base}/mcp", "authorization_servers": [fake.issuer]}
+        )
+
+    async def as_metadata(request: Request) -> Response:
+        note(request)
+        return JSONResponse(
+            {
+                "issuer": fake.published_issuer or fake.issuer,
+                "authorization_endpoint": f"{fake.issuer}/authorize",
+                "token_endpoint": f"{fake.issuer}/token",
+                "registration_endpoint": f"{fake.issuer}/register",
+                "code_challenge_methods_supported": ["S256"],
+                "token_endpoint_auth_methods_supported": fake.auth_methods,
+                "authorization_response_iss_parameter_supported": fake.iss_advertised,
+            }
+        )
+
+    async def authorize(request: Request) -> Response:
+        note(request)
+        query = dict(request.query_params)
+        fake.authorizations.append(query)
+        answer = {"code": query["code_challenge"], "state": query["state"]}
+        if fake.iss != "omit":
+            answer["iss"] = fake.issuer if fake.iss == "correct" else "https://evil.example"
+        location = httpx2.URL(query["redirect_uri"]).copy_merge_params(answer)
+        fake.token_scopes[query["code_challenge"]] = set(query.get("scope", "").split())
+        return RedirectResponse(str(location), 302)
+
+    async def token(request: Request) -> Response:
+        note(request)
+        form = {key: str(value) for key, value in (await request.form()).items()}
+        if "authorization" in request.headers:
+            form["authorization"] = request.headers["authorization"]
+        fake.token_requests.append(form)
+        if form["grant_type"] == "authorization_code":
+            verifier = form["code_verifier"]
+            expected = rfc7636.create_s256_code_challenge(verifier)  # pyright: ignore[reportUnknownMemberType, reportUnknownVariableType]
+            if expected != form["code"]:
+                return JSONResponse({"error": "invalid_grant"}, 400)
+            scopes = fake.token_scopes[form["code"]]
+        elif form["grant_type"] == "refresh_token":
+            scopes = fake.token_scopes[form["refresh_token"]]
+        else:
+            scopes = set(form.get("scope", "").split())
+        access = f"access-{len(fake.token_requests)}"
+        refresh = f"refresh-{len(fake.token_requests)}"
+        fake.token_scopes[access] = fake.token_scopes[refresh] = scopes
+        return JSONResponse(
+            {
+                "access_token": access,
+                "token_type": "Bearer",
+                "expires_in": fake.expires_in,
+                "refresh_token": refresh,
+            }
+        )
+
+    async def register(request: Request) -> Response:
+        note(request)
+        body = await request.json()
+        return JSONResponse(
+            {"client_id": "registered", **body, "token_endpoint_auth_method": "none"}, 201
+        )
+
+    async def endpoint(request: Request) -> Response:
+        note(request)
+        return PlainTextResponse("hello")
+
+    routes = [
+        Route(fake.as_metadata_path, as_metadata),
+        Route(f"{fake.issuer_path}/authorize", authorize),
+        Route(f"{fake.issuer_path}/token", token, methods=["POST"]),
+        Route(f"{fake.issuer_path}/register", register, methods=["POST"]),
+    ]
+    if fake.prm_path is not None:
+        routes.append(Route(fake.prm_path, prm))
+    if mcp is None:
+        routes.append(Route("/mcp", endpoint, methods=["GET", "POST"]))
+    app = Starlette(routes=routes)
+
+    async def protected(scope: Any, receive: Any, send: Any) -> None:
+        """Require a known token on /mcp, and the extra scope if one is configured."""
+        if scope["type"] == "lifespan" and mcp is not None:
+            await mcp(scope, receive, send)
+            return
+        if scope["type"] == "http" and scope["path"] == "/mcp":
+            headers = dict(scope["headers"])
+            given = headers.get(b"authorization", b"").decode()
+            scopes = fake.token_scopes.get(given.removeprefix("Bearer "))
+            refusal = None
+            if not given.startswith("Bearer ") or scopes is None:
+                fake.log.append(f"{scope['method']} /mcp 401")
+                refusal = challenge(401, fake.challenge or None)
+            elif fake.required_scope and fake.required_scope not in scopes:
+                refusal = challenge(403, fake.required_scope, "insufficient_scope")
+            if refusal is not None:
+                await refusal(scope, receive, send)
+                return
+            if mcp is not None:
+                await mcp(scope, receive, send)
+                return
+        await app(scope, receive, send)
+
+    return protected
+
+
+@pytest.fixture
+def fake(request: pytest.FixtureRequest) -> Fake:
+    """A fresh fake: the one a test names with ``indirect`` parametrization, copied (a
+    parameter is shared by both backends' runs), else the default one."""
+    given: Fake | None = getattr(request, "param", None)
+    return copy.deepcopy(given) if given is not None else Fake()
+
+
+@pytest.fixture
+async def base(fake: Fake) -> AsyncIterator[str]:
+    """The fake running on loopback; its origin."""
+    async with serve(fake_app(fake), path="") as running:
+        fake.base = running.url
+        yield running.url
+
+
+async def follow(authorization_url: str) -> dict[str, str]:
+    """A browser stand-in: the fake approves at once; the redirect's query is the answer."""
+    async with httpx2.AsyncClient() as http:
+        response = await http.get(authorization_url)
+    return dict(httpx2.URL(response.headers["location"]).params)
+
+
+def login(**options: Any) -> OAuth:
+    return OAuth(redirect_uri=REDIRECT_URI, authorize=follow, **options)
+
+
+async def get(url: str, auth: OAuth) -> httpx2.Response:
+    async with httpx2.AsyncClient() as http:
+        return await http.get(url, auth=auth)
+
+
+# -- discovery ------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("fake", [Fake(challenge_names_metadata=False)], indirect=True)
+async def test_without_a_challenge_the_path_well_known_address_is_found(
+    fake: Fake, base: str
+) -> None:
+    response = await get(f"{base}/mcp", login())
+    assert response.text == "hello"
+    assert fake.log[:3] == [
+        "GET /mcp 401",
+        "GET /.well-known/oauth-protected-resource/mcp",
+        "GET /.well-known/oauth-authorization-server",
+    ]
+
+
+@pytest.mark.parametrize(
+    "fake",
+    [
+        Fake(
+            prm_path="/.well-known/oauth-protected-resource",
+            challenge_names_metadata=False,
+            issuer_path="/tenant",
+            as_metadata_path="/tenant/.well-known/openid-configuration",
+        )
+    ],
+    indirect=True,
+)
+async def test_discovery_falls_back_to_the_root_and_to_openid_configuration(
+    fake: Fake, base: str
+) -> None:
+    response = await get(f"{base}/mcp", login())
+    assert response.text == "hello"
+    assert fake.log[:2] == ["GET /mcp 401", "GET /.well-known/oauth-protected-resource"]
+    assert "GET /tenant/.well-known/openid-configuration" in fake.log
+
+
+@pytest.mark.parametrize(
+    "fake", [Fake(prm_path=None, iss="omit", iss_advertised=False)], indirect=True
+)
+async def test_a_server_without_resource_metadata_is_its_own_authorization_server(
+    fake: Fake, base: str
+) -> None:
+    """The 2025-03-26 way: no protected resource metadata, the origin's RFC 8414 metadata."""
+    response = await get(f"{base}/mcp", login())
+    assert response.text == "hello"
+    assert "GET /.well-known/oauth-authorization-server" in fake.log
+    assert fake.authorizations[0]["resource"] == f"{base}/mcp"
+
+
+@pytest.mark.parametrize("fake", [Fake(published_issuer="https://evil.example")], indirect=True)
+async def test_metadata_naming_another_issuer_is_not_used(fake: Fake, base: str) -> None:
+    with pytest.raises(AuthorizationError, match=r"issuer 'https://evil\.example'"):
+        await get(f"{base}/mcp", login())
+    assert fake.authorizations == []
+    assert fake.token_requests == []
+
+
+# -- the authorization response ---------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("fake", "refusal"),
+    [
+        (Fake(iss="wrong"), "names the issuer 'https://evil.example'"),
+        (Fake(iss="omit"), "has no iss parameter"),
+        (Fake(iss="wrong", iss_advertised=False), "names the issuer 'https://evil.example'"),
+    ],
+    indirect=["fake"],
+)
+async def test_an_answer_from_another_issuer_is_rejected_before_the_code_is_used(
+    fake: Fake, base: str, refusal: str
+) -> None:
+    with pytest.raises(AuthorizationError, match=refusal):
+        await get(f"{base}/mcp", login())
+    assert len(fake.authorizations) == 1
+    assert fake.token_requests == []
+
+
+@pytest.mark.parametrize("fake", [Fake(iss="omit", iss_advertised=False)], indirect=True)
+async def test_a_server_that_never_sends_iss_is_fine(fake: Fake, base: str) -> None:
+    assert (await get(f"{base}/mcp", login())).text == "hello"
+
+
+# -- scopes --------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("fake", [Fake(challenge="read", required_scope="write")], indirect=True)
+async def test_step_up_asks_for_the_union_of_the_scopes(fake: Fake, base: str) -> None:
+    response = await get(f"{base}/mcp", login())
+    assert response.text == "hello"
+    assert [a["scope"] for a in fake.authorizations] == ["read", "read write"]
+
+
+@pytest.mark.parametrize("fake", [Fake(required_scope="admin")], indirect=True)
+async def test_step_up_gives_up_after_max_step_ups(fake: Fake, base: str) -> None:
+    """A server that is never satisfied ends in an error, not a loop of logins."""
+    fake.token_scopes.clear()
+
+    async def refusing(authorization_url: str) -> dict[str, str]:
+        answer = await follow(authorization_url)
+        fake.token_scopes[answer["code"]] = set()  # the person may never have admin
+        return answer
+
+    auth = OAuth(redirect_uri=REDIRECT_URI, authorize=refusing, max_step_ups=2)
+    with pytest.raises(AuthorizationError, match="after 2 re-authorizations"):
+        await get(f"{base}/mcp", auth)
+    assert len(fake.authorizations) == 3  # the first login and two step-ups
+
+
+# -- tokens --------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("fake", [Fake(expires_in=1)], indirect=True)
+async def test_an_expired_token_is_refreshed_without_a_new_login(fake: Fake, base: str) -> None:
+    store = InMemoryTokenStore()
+    assert (await get(f"{base}/mcp", login(store=store))).text == "hello"
+    # A new OAuth with the same store: the tokens outlive the object.
+    assert (await get(f"{base}/mcp", login(store=store))).text == "hello"
+    assert [r["grant_type"] for r in fake.token_requests] == [
+        "authorization_code",
+        "refresh_token",
+    ]
+    assert len(fake.authorizations) == 1
+
+
+def basic(request: dict[str, str], key: ECKey) -> None:
+    encoded = request["authorization"].removeprefix("Basic ")
+    assert base64.b64decode(encoded).decode() == "app:s3cret"
+    assert "client_secret" not in request
+
+
+def post(request: dict[str, str], key: ECKey) -> None:
+    assert (request["client_id"], request["client_secret"]) == ("app", "s3cret")
+    assert "authorization" not in request
+
+
+def none(request: dict[str, str], key: ECKey) -> None:
+    assert request["client_id"] == "app"
+    assert "client_secret" not in request
+    assert "authorization" not in request
+
+
+def signed(request: dict[str, str], key: ECKey) -> None:
+    assert request["client_assertion_type"].endswith(":client-assertion-type:jwt-bearer")
+    token = jwt.decode(request["client_assertion"], key, algorithms=["ES256"])
+    assert token.claims["iss"] == token.claims["sub"] == "app"
+    assert token.claims["aud"].startswith("http://127.0.0.1:")  # the issuer
+    assert "client_secret" not in request
+
+
+CHECKS = {"client_secret_basic": basic, "client_secret_post": post, "none": none}
+CHECKS["private_key_jwt"] = signed
+
+
+@pytest.mark.parametrize(
+    ("grant", "method"),
+    [
+        *(("authorization_code", method) for method in CHECKS),
+        *(("client_credentials", method) for method in CHECKS if method != "none"),
+    ],
+)
+async def test_token_endpoint_auth_methods(fake: Fake, base: str, grant: str, method: str) -> None:
+    """Each method as the server lists it, for a person's login and for a client acting
+    as itself (which must prove who it is, so never ``none``)."""
+    key = ECKey.generate_key("P-256")
+    fake.auth_methods = [method]
+    secret = None if method in ("none", "private_key_jwt") else "s3cret"
+    private_key = key.as_pem(private=True) if method == "private_key_jwt" else None
+    options: dict[str, Any] = {
+        "client_id": "app",
+        "client_secret": secret,
+        "private_key": private_key,
+    }
+    auth = (
+        login(**options)
+        if grant == "authorization_code"
+        else OAuth(grant="client_credentials", **options)
+    )
+    assert (await get(f"{base}/mcp", auth)).text == "hello"
+    (request,) = fake.token_requests
+    assert request["grant_type"] == grant
+    assert request["resource"] == f"{base}/mcp"
+    CHECKS[method](request, key)
+    assert "POST /register" not in fake.log
+
+
+async def test_a_registration_is_kept_per_issuer(fake: Fake, base: str) -> None:
+    store = InMemoryTokenStore()
+    first = login(store=store)
+    await get(f"{base}/mcp", first)
+    await first.forget(f"{base}/mcp")
+    assert await store.get(f"oauth:tokens:{base}/mcp") is None
+    await get(f"{base}/mcp", login(store=store))  # logs in again as the same client
+    await get(f"{base}/mcp", login(store=InMemoryTokenStore()))  # a new client
+    assert len(fake.authorizations) == 3
+    assert fake.log.count("POST /register") == 2
+    record = await store.get(f"oauth:client:{base}")
+    assert record is not None
+    assert record["client_id"] == "registered"
+
+
+# -- through the Client ----------------------------------------------------------------------
+
+
+async def test_client_connects_through_oauth_and_a_failed_login_says_why() -> None:
+    mcp = MCPServer("protected")
+
+    @mcp.tool()
+    async def whoami() -> str:
+        return "someone"
+
+    fake = Fake()
+    async with serve(fake_app(fake, mcp.http_app()), path="") as running:
+        fake.base = running.url
+        async with Client(f"{running.url}/mcp", auth=login()) as client:
+            result = await client.call_tool("whoami")
+            assert result.structured_content == {"result": "someone"}
+
+        async def deny(authorization_url: str) -> dict[str, str]:
+            answer = await follow(authorization_url)
+            return {"error": "access_denied", "state": answer["state"], "iss": answer["iss"]}
+
+        auth = OAuth(redirect_uri=REDIRECT_URI, authorize=deny)
+        with pytest.raises(MCPError, match=r"authorization failed: .*access_denied"):
+            async with Client(f"{running.url}/mcp", auth=auth):
+                pass
+
+
+def test_oauth_refuses_settings_that_cannot_work() -> None:
+    with pytest.raises(ValueError, match="needs redirect_uri and authorize"):
+        OAuth()
+    with pytest.raises(ValueError, match="needs client_id and client_secret or private_key"):
+        OAuth(grant="client_credentials", client_id="app")
+    with pytest.raises(ValueError, match="https URL with a path"):
+        login(client_metadata_url="http://example.com/client.json")
+    with pytest.raises(TypeError, match="auth= applies to an http"):
+        Client(MCPServer("local"), auth=login())
+
+
+# -- the token store -----------------------------------------------------------------------
 
 
 async def test_in_memory_store_keeps_a_copy_of_each_record() -> None:
@@ -23,3 +476,4 @@ async def test_in_memory_store_keeps_a_copy_of_each_record() -> None:
     await store.delete("token https://rs/mcp")
     await store.delete("token https://rs/mcp")
     assert await store.get("token https://rs/mcp") is None
+    assert json.dumps(await store.get("absent")) == "null"

@@ -22,6 +22,8 @@ import pytest
 from http_support import serve
 from pydantic import BaseModel
 from redis.asyncio import Redis
+from redis.asyncio.retry import Retry
+from redis.backoff import NoBackoff
 from scale_out.cluster import free_port, missing_for_redis, redis_server
 from support import ReportingEventLoop
 
@@ -288,7 +290,7 @@ async def test_the_redis_record_refuses_trio_saying_why() -> None:
 @pytest.mark.parametrize("anyio_backend", [ASYNCIO])
 async def test_single_use_state_is_refused_while_redis_is_unreachable() -> None:
     """Fail closed: without the shared record a replay could not be told apart."""
-    client = Redis(host="127.0.0.1", port=free_port())
+    client = Redis(host="127.0.0.1", port=free_port(), retry=Retry(NoBackoff(), 0))
     used = RedisUsedStates(client)
     try:
         async with replicas([Shared(used_states=used)], single_use_state=True) as ((a,), ledger):

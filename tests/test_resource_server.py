@@ -451,3 +451,43 @@ async def test_request_state_opens_only_for_the_user_it_was_sealed_for(
     assert not isinstance(done, InputRequiredResult)
     assert isinstance(done.content[0], TextContent)
     assert done.content[0].text == "hello Alice"
+
+
+async def test_http_app_enforces_tool_scopes(auth_server: AuthServer) -> None:
+    """``mcp.http_app(auth=)`` hands the server's tools to the resource server itself."""
+    mcp = MCPServer("scoped over HTTP")
+
+    @mcp.tool(scopes=["admin"])
+    def purge() -> str:
+        return "purged"
+
+    verifier = jwt_verifier(auth_server)
+    app = mcp.http_app(auth=ResourceServer(RESOURCE, [auth_server.issuer], verifier))
+    call: dict[str, Any] = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "tools/call",
+        "params": {
+            "name": "purge",
+            "arguments": {},
+            "_meta": {
+                "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+                "io.modelcontextprotocol/clientCapabilities": {},
+            },
+        },
+    }
+    headers = {
+        "accept": "application/json, text/event-stream",
+        "mcp-protocol-version": "2026-07-28",
+        "mcp-method": "tools/call",
+        "mcp-name": "purge",
+    }
+    plain = await login(auth_server, scope="mcp")
+    admin = await login(auth_server, scope="mcp admin")
+    async with serve(app) as running, httpx2.AsyncClient() as client:
+        refused_call = await client.post(running.url, json=call, headers=headers | bearer(plain))
+        allowed = await client.post(running.url, json=call, headers=headers | bearer(admin))
+    assert refused_call.status_code == 403
+    assert challenge(refused_call)["scope"] == "admin mcp"
+    assert allowed.status_code == 200, allowed.text
+    assert "purged" in allowed.text

@@ -394,11 +394,15 @@ class MCPServer:
         ``lifespan=app.router.lifespan_context`` to the parent so sessions can run.
         ``state`` keeps sessions, events and calls: in this process by default, or
         ``RedisState(url)`` for replicas behind a load balancer (docs/transports.md,
-        "Scaling out"). ``auth`` authenticates each request (a ``RequestAuthenticator``).
+        "Scaling out"). ``auth`` authenticates each request (a ``RequestAuthenticator``, such as
+        ``ResourceServer``, which also enforces ``@tool(scopes=...)``).
         The limits are described with ``StreamableHTTPApp`` (docs/transports.md).
         """
+        from answerback.server._auth import ResourceServer
         from answerback.transports.http import StreamableHTTPApp
 
+        if isinstance(auth, ResourceServer):
+            auth.attach(self)  # it checks the scopes of this server's tools
         return StreamableHTTPApp(
             self,
             path=path,

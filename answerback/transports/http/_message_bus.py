@@ -12,7 +12,7 @@ every call is owned here.
 from __future__ import annotations
 
 import math
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator, AsyncIterator
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -120,7 +120,7 @@ class InMemoryMessageBus:
             raise RuntimeError("nobody reads this process's inbox: its lifespan is not running")
         self._send.send_nowait((session_id, message))  # unbounded: never blocks
 
-    async def inbox(self) -> AsyncIterator[tuple[str, JSONObject]]:
+    async def inbox(self) -> AsyncGenerator[tuple[str, JSONObject]]:
         send, receive = anyio.create_memory_object_stream[tuple[str, JSONObject]](math.inf)
         self._send = send
         try:

@@ -239,7 +239,7 @@ class StreamableHTTPApp:
         deleted it) ends its shared record too, so no replica serves it again."""
         if self.sessions.get(session.id) is session:
             del self.sessions[session.id]
-        if everywhere and self.state.shared:
+        if everywhere or not self.state.shared:
             await self.state.sessions.end(session.id)
         await session.close(reason)
 

@@ -1,0 +1,270 @@
+"""The HTTP server's state seams in memory (the default), question ids, and the
+request authenticator hook in the endpoint (issues 15 and 16).
+
+The in-memory state must behave as the server always has (every other HTTP test runs
+on it); here its parts are checked one by one, and the hook that an OAuth resource
+server plugs into is driven by a tiny authenticator written for the test.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import anyio
+import httpx2
+import pytest
+import trio
+from http_support import (
+    POST_HEADERS,
+    first_result,
+    initialize_params,
+    raw_initialize,
+    rpc,
+    serve,
+    session_headers,
+)
+from http_support.apps import tagged_server
+from starlette.requests import Request
+from starlette.responses import JSONResponse, PlainTextResponse, Response
+from starlette.routing import BaseRoute, Route
+
+from answerback.jsonrpc import JSONObject
+from answerback.server import MCPServer
+from answerback.transports.http import (
+    AuthInfo,
+    InMemoryEventStore,
+    InMemoryState,
+    RedisState,
+    StreamableHTTPApp,
+)
+from answerback.transports.http._message_bus import CallOwner, InMemoryMessageBus
+from answerback.transports.http._question_ids import QuestionIds
+from answerback.transports.http._redis_client import redis_asyncio, safe_url
+from answerback.transports.http._sessions import InMemorySessionManager, SessionRecord
+
+pytestmark = pytest.mark.anyio
+
+INIT: JSONObject = {"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {}}
+
+
+# -- the in-memory seams -----------------------------------------------------------------
+
+
+async def test_in_memory_session_records_keep_state_until_ended() -> None:
+    sessions = InMemorySessionManager()
+    await sessions.create(SessionRecord("s1", "2025-11-25", INIT, principal="p"), 60.0)
+    level: JSONObject = {"jsonrpc": "2.0", "id": 1, "method": "logging/setLevel"}
+    await sessions.add_state("s1", level)
+    record = await sessions.touch("s1", 60.0)
+    assert record is not None
+    assert (record.protocol_version, record.principal, record.state) == ("2025-11-25", "p", [level])
+    await sessions.end("s1")
+    assert await sessions.touch("s1", 60.0) is None
+    assert len(sessions) == 0
+
+
+async def test_in_memory_bus_owns_calls_once_and_answers_once() -> None:
+    bus = InMemoryMessageBus("me")
+    owner = CallOwner("me", 7, "stream-1")
+    assert await bus.open_call("s1", owner)
+    assert not await bus.open_call("s1", CallOwner("me", 7, "stream-2"))  # id in use
+    assert await bus.open_call("s2", CallOwner("me", 7, None))  # another session's id 7
+    assert await bus.call_by_stream("s1", "stream-1") == owner
+    assert await bus.call_by_request("s1", 7) == owner
+    assert await bus.close_call("s1", 7) == owner
+    assert await bus.close_call("s1", 7) is None  # only one closer wins
+    assert await bus.call_by_stream("s1", "stream-1") is None
+
+    await bus.expect_answer("s1", "q1", 60.0)
+    assert not await bus.claim_answer("s2", "q1")  # another session
+    assert await bus.claim_answer("s1", "q1")
+    assert not await bus.claim_answer("s1", "q1")  # a duplicate
+
+
+async def test_in_memory_bus_inbox_and_other_replicas() -> None:
+    bus = InMemoryMessageBus("me")
+    message: JSONObject = {"jsonrpc": "2.0", "id": 1, "result": {}}
+    with pytest.raises(RuntimeError, match="inbox"):
+        await bus.send("me", "s1", message)  # nobody reads the inbox yet
+    inbox = bus.inbox()
+    reading = anext(inbox)
+    with pytest.raises(ValueError, match="RedisState"):
+        await bus.send("someone-else", "s1", message)
+    # The inbox opens on the first read; send once it is open.
+    got: list[tuple[str, JSONObject]] = []
+    async with anyio.create_task_group() as tg:
+
+        async def read() -> None:
+            got.append(await reading)
+
+        tg.start_soon(read)
+        await anyio.wait_all_tasks_blocked()
+        await bus.send("me", "s1", message)
+    assert got == [("s1", message)]
+    await inbox.aclose()
+
+
+def test_question_ids_are_bound_to_their_session_and_key() -> None:
+    ids = QuestionIds("replica-a", b"k" * 32)
+    wire = ids.mint("session-1", 42)
+    assert ids.read("session-1", wire) == ("replica-a", 42)
+    assert ids.read("session-2", wire) is None  # another session's id
+    assert ids.read("session-1", wire[:-1] + ("A" if wire[-1] != "A" else "B")) is None
+    assert QuestionIds("replica-b", b"x" * 32).read("session-1", wire) is None  # other key
+    assert ids.read("session-1", 42) is None
+    assert ids.read("session-1", "ab1.replica-a.42") is None
+    with pytest.raises(ValueError, match="replica_id"):
+        QuestionIds("a.b", b"k")
+
+
+def test_state_and_event_store_are_one_or_the_other() -> None:
+    with pytest.raises(ValueError, match="either state= or event_store="):
+        StreamableHTTPApp(tagged_server(), state=InMemoryState(), event_store=InMemoryEventStore())
+    store = InMemoryEventStore()
+    assert StreamableHTTPApp(tagged_server(), event_store=store).event_store is store
+
+
+async def test_in_memory_state_is_the_default_and_serves_as_before() -> None:
+    app = StreamableHTTPApp(tagged_server())
+    assert isinstance(app.state, InMemoryState)
+    assert not app.state.shared
+    async with serve(app) as running, httpx2.AsyncClient() as http:
+        session_id, _ = await raw_initialize(http, running.url)
+        assert session_id in app.sessions
+        records = app.state.sessions
+        assert isinstance(records, InMemorySessionManager)
+        assert len(records) == 1
+        deleted = await http.delete(running.url, headers=session_headers(session_id))
+        assert deleted.status_code == 200
+        assert len(records) == 0
+
+
+# -- RedisState's optional import and URL hygiene ------------------------------------------
+
+
+def test_missing_redis_extra_names_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(sys.modules, "redis.asyncio", None)
+    with pytest.raises(ImportError, match=r"answerback\[redis\]"):
+        redis_asyncio()
+
+
+def test_passwords_stay_out_of_messages() -> None:
+    assert safe_url("redis://user:secret@host:6379/0") == "redis://user:***@host:6379/0"
+    assert safe_url("redis://:secret@host/0") == "redis://***@host/0"
+    assert safe_url("redis://host:6379/0") == "redis://host:6379/0"
+    assert "secret" not in repr(RedisState("redis://:secret@127.0.0.1:1/0"))
+
+
+def test_redis_state_is_refused_on_trio() -> None:
+    """redis-py's asyncio client cannot run on trio: starting says so, clearly."""
+    state = RedisState("redis://127.0.0.1:1/0")
+
+    async def start() -> None:
+        async with state.running():
+            raise AssertionError("RedisState started on trio")
+
+    with pytest.raises(RuntimeError, match="needs asyncio"):
+        trio.run(start)
+
+
+# -- the request authenticator hook ------------------------------------------------------
+
+
+class BearerNames:
+    """``Authorization: Bearer <name>`` is user ``<name>``; ``tools/call`` of ``secret``
+    needs the name ``root``; a metadata route is served without authentication."""
+
+    @property
+    def routes(self) -> Sequence[BaseRoute]:
+        async def metadata(_: Request) -> Response:
+            return PlainTextResponse("metadata")
+
+        return [Route("/.well-known/test-metadata", metadata)]
+
+    async def authenticate(self, request: Request) -> AuthInfo | Response:
+        scheme, _, name = request.headers.get("authorization", "").partition(" ")
+        if scheme != "Bearer" or not name:
+            return JSONResponse({"error": "invalid_token"}, status_code=401)
+        return AuthInfo(subject=name, issuer="https://issuer.test")
+
+    async def authorize(self, info: AuthInfo, message: Mapping[str, Any]) -> Response | None:
+        params: Any = message.get("params") or {}
+        name = params.get("name")
+        if message.get("method") == "tools/call" and name == "secret" and info.subject != "root":
+            return JSONResponse({"error": "insufficient_scope"}, status_code=403)
+        return None
+
+
+def guarded_server() -> MCPServer:
+    mcp = MCPServer("guarded")
+
+    @mcp.tool()
+    def secret() -> str:
+        """Only root may call this."""
+        return "42"
+
+    return mcp
+
+
+def as_user(name: str, session_id: str | None = None) -> dict[str, str]:
+    headers = {**POST_HEADERS, "authorization": f"Bearer {name}"}
+    if session_id is not None:
+        headers |= {"mcp-session-id": session_id, "mcp-protocol-version": "2025-11-25"}
+    return headers
+
+
+async def test_authenticator_guards_the_endpoint_and_binds_sessions() -> None:
+    app = StreamableHTTPApp(guarded_server(), auth=BearerNames())
+    async with serve(app) as running, httpx2.AsyncClient() as http:
+        url = running.url
+        init = rpc("initialize", initialize_params(), id=0)
+        refused = await http.post(url, json=init, headers=POST_HEADERS)
+        assert refused.status_code == 401
+        assert refused.json() == {"error": "invalid_token"}
+        metadata = await http.get(url.replace("/mcp", "/.well-known/test-metadata"))
+        assert metadata.text == "metadata"  # the authenticator's routes need no token
+
+        async with http.stream("POST", url, json=init, headers=as_user("alice")) as opened:
+            assert opened.status_code == 200
+            session_id = opened.headers["mcp-session-id"]
+            await first_result(opened)
+        assert app.sessions[session_id].principal == "https://issuer.test alice"
+
+        listed = await http.post(
+            url, json=rpc("tools/list", id=1), headers=as_user("alice", session_id)
+        )
+        assert listed.status_code == 200
+        # Another user presenting alice's session id finds no such session.
+        stolen = await http.post(
+            url, json=rpc("tools/list", id=2), headers=as_user("mallory", session_id)
+        )
+        assert stolen.status_code == 404
+        assert "Session not found" in stolen.json()["error"]["message"]
+
+        call = rpc("tools/call", {"name": "secret", "arguments": {}}, id=3)
+        forbidden = await http.post(url, json=call, headers=as_user("alice", session_id))
+        assert forbidden.status_code == 403
+        assert forbidden.json() == {"error": "insufficient_scope"}
+
+
+async def test_authenticated_callers_reach_the_2026_path_with_their_info() -> None:
+    app = StreamableHTTPApp(guarded_server(), auth=BearerNames())
+    discover = rpc(
+        "server/discover",
+        {
+            "_meta": {
+                "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+                "io.modelcontextprotocol/clientCapabilities": {},
+            }
+        },
+        id=1,
+    )
+    headers = {"mcp-protocol-version": "2026-07-28", "mcp-method": "server/discover"}
+    async with serve(app) as running, httpx2.AsyncClient() as http:
+        anonymous = await http.post(running.url, json=discover, headers=POST_HEADERS | headers)
+        assert anonymous.status_code == 401
+        found = await http.post(running.url, json=discover, headers=as_user("bob") | headers)
+        assert found.status_code == 200, found.text
+        assert "result" in await first_result(found)

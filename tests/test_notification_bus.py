@@ -20,6 +20,7 @@ from urllib.parse import urlsplit
 import anyio
 import pytest
 from anyio.streams.memory import MemoryObjectReceiveStream
+from http_support import serve
 from redis.asyncio import Redis
 from scale_out.cluster import missing_for_redis, redis_server
 from support import PATIENCE_SECONDS, ReportingEventLoop
@@ -35,6 +36,7 @@ from answerback.transports.http import (
     Notice,
     NotificationBus,
     RedisNotificationBus,
+    RedisState,
     RedisUsedStates,
     UsedStates,
 )
@@ -281,6 +283,28 @@ async def test_replicas_on_redis_deliver_a_change_to_listen_streams_once(redis_u
         await a.notify_tools_changed()
         await a.notify_resource_updated(MARKER)
         assert await methods_until_marker(heard) == [TOOLS_CHANGED, UPDATED]
+
+
+@pytest.mark.parametrize("anyio_backend", [ASYNCIO])
+async def test_two_http_apps_on_redis_deliver_to_a_listen_stream_on_the_other(
+    redis_url: str,
+) -> None:
+    """Over real HTTP: a change made on A reaches a 2026-07-28 listen stream held open on
+    B once, and one on A itself once."""
+    prefix = f"test-{secrets.token_hex(4)}:"
+    a, b = MCPServer("A"), MCPServer("B")
+    async with (
+        serve(a.http_app(state=RedisState(redis_url, key_prefix=prefix))) as on_a,
+        serve(b.http_app(state=RedisState(redis_url, key_prefix=prefix))) as on_b,
+        Client(on_a.url, mode=MODERN) as client_a,
+        Client(on_b.url, mode=MODERN) as client_b,
+        client_a.listen(tools_list_changed=True, resource_subscriptions=[MARKER]) as heard_on_a,
+        client_b.listen(tools_list_changed=True, resource_subscriptions=[MARKER]) as heard_on_b,
+    ):
+        await a.notify_tools_changed()
+        await a.notify_resource_updated(MARKER)
+        assert await methods_until_marker(heard_on_a) == [TOOLS_CHANGED, UPDATED]
+        assert await methods_until_marker(heard_on_b) == [TOOLS_CHANGED, UPDATED]
 
 
 async def subscribe_to(bus: RedisNotificationBus) -> None:

@@ -127,21 +127,27 @@ async def test_a_server_attached_twice_to_one_bus_delivers_a_notice_once() -> No
 
 class HomeOrNot:
     """Serves legacy connections that are their session's home for broadcasts only
-    while ``home`` is set; ``asked`` is set each time a broadcast asks."""
+    while ``home`` is set; ``asked`` is set each time a broadcast asks. ``catching_up``
+    answers asynchronously, as an HTTP session does that first brings its connection up
+    to date with its record in Redis."""
 
-    def __init__(self, server: MCPServer) -> None:
+    def __init__(self, server: MCPServer, *, catching_up: bool = False) -> None:
         self.server = server
         self.home = False
         self.asked = anyio.Event()
+        self.catching_up = catching_up
 
     def receives_broadcasts(self) -> bool:
         self.asked.set()
         return self.home
 
+    async def after_catching_up(self) -> bool:
+        await anyio.lowlevel.checkpoint()
+        return self.receives_broadcasts()
+
     async def serve_connection(self, read_stream: ReadStream, write_stream: WriteStream) -> None:
-        await self.server.serve_connection(
-            read_stream, write_stream, receives_broadcasts=self.receives_broadcasts
-        )
+        check = self.after_catching_up if self.catching_up else self.receives_broadcasts
+        await self.server.serve_connection(read_stream, write_stream, receives_broadcasts=check)
 
 
 class Heard:
@@ -159,9 +165,12 @@ class Heard:
             return await self.receive.receive()
 
 
-async def test_a_legacy_session_hears_broadcasts_only_on_its_home_replica() -> None:
+@pytest.mark.parametrize("catching_up", [False, True], ids=["sync", "async"])
+async def test_a_legacy_session_hears_broadcasts_only_on_its_home_replica(
+    catching_up: bool,
+) -> None:
     a, b, shared = MCPServer("A"), MCPServer("B"), Shared()
-    on_b_connection = HomeOrNot(b)
+    on_b_connection = HomeOrNot(b, catching_up=catching_up)
     heard_on_a, heard_on_b = Heard(), Heard()
     with heard_on_a.send, heard_on_a.receive, heard_on_b.send, heard_on_b.receive:
         async with (

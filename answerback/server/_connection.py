@@ -10,6 +10,7 @@ results on a modern one.
 from __future__ import annotations
 
 import base64
+import inspect
 import logging
 from collections.abc import Awaitable, Callable, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -97,7 +98,7 @@ class Connection:
         self,
         server: MCPServer,
         registry: Registry,
-        receives_broadcasts: Callable[[], bool] | None = None,
+        receives_broadcasts: Callable[[], bool | Awaitable[bool]] | None = None,
     ) -> None:
         self.server = server
         self.registry = registry
@@ -111,10 +112,13 @@ class Connection:
         they changed); 2026-07-28 requests each keep their own."""
         self._receives_broadcasts = receives_broadcasts
 
-    def homed(self) -> bool:
+    async def homed(self) -> bool:
         """Whether server-wide notifications for this session go out here (with
         replicas, only on the session's home connection)."""
-        return self._receives_broadcasts is None or self._receives_broadcasts()
+        if self._receives_broadcasts is None:
+            return True
+        answer = self._receives_broadcasts()
+        return await answer if inspect.isawaitable(answer) else answer
 
     # -- dispatch --------------------------------------------------------------------
 

@@ -6,7 +6,7 @@ import contextlib
 import logging
 import secrets
 from collections import deque
-from collections.abc import AsyncGenerator, AsyncIterator, Callable, Sequence
+from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Sequence
 from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 import anyio
@@ -265,7 +265,9 @@ class MCPServer:
         uri = (params or {}).get("uri")
         for connection in list(self._connections):
             notify = connection.notify
-            if connection.legacy_client is None or notify is None or not connection.homed():
+            if connection.legacy_client is None or notify is None:
+                continue
+            if not await connection.homed():
                 continue
             if notice.method == _RESOURCE_UPDATED and uri not in connection.subscriptions:
                 continue
@@ -338,13 +340,15 @@ class MCPServer:
         read_stream: ReadStream,
         write_stream: WriteStream,
         *,
-        receives_broadcasts: Callable[[], bool] | None = None,
+        receives_broadcasts: Callable[[], bool | Awaitable[bool]] | None = None,
     ) -> None:
         """Answer one connection until the client closes it.
 
-        ``receives_broadcasts`` (asked at each broadcast) says whether this connection
-        is its session's home for list-changed and resource-updated notifications: with
-        replicas, several may serve one legacy session, and only one must deliver them.
+        ``receives_broadcasts`` (asked, and awaited if it returns an awaitable, at each
+        broadcast) says whether this connection is its session's home for list-changed
+        and resource-updated notifications: with replicas, several may serve one legacy
+        session, and only one must deliver them. Being async, it may first bring the
+        connection up to date (resource subscriptions made through other replicas).
         ``None``: always.
         """
         connection = Connection(self, self._registry, receives_broadcasts)

@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import base64
 import json
+import subprocess
+import sys
 from collections.abc import AsyncGenerator, Iterator
 from contextlib import asynccontextmanager
 from typing import Any
@@ -29,6 +31,7 @@ from starlette.routing import Route
 from answerback import Client, MCPError
 from answerback.client import ClientRequestContext
 from answerback.server import (
+    AuthInfo,
     Context,
     IntrospectionVerifier,
     JWTVerifier,
@@ -491,3 +494,40 @@ async def test_http_app_enforces_tool_scopes(auth_server: AuthServer) -> None:
     assert challenge(refused_call)["scope"] == "admin mcp"
     assert allowed.status_code == 200, allowed.text
     assert "purged" in allowed.text
+
+
+# -- URL-mode elicitation bound to its user, and what a stdio server loads -------------------
+
+
+def test_a_bound_elicitation_id_names_its_user_to_this_server_only() -> None:
+    mcp = MCPServer("binds", state_keys=[bytes(32)])
+    alice = AuthInfo(subject="alice", issuer="https://as.example")
+    elicitation_id = mcp.bound_elicitation_id(alice)
+    assert mcp.elicitation_principal(elicitation_id) == "https://as.example alice"
+    assert "alice" not in elicitation_id  # the link carries no personal data
+    assert mcp.bound_elicitation_id(alice) != elicitation_id  # each one is new
+    replica = MCPServer("replica", state_keys=[bytes(32)])
+    assert replica.elicitation_principal(elicitation_id) == alice.principal
+    altered = elicitation_id[:-2] + ("AA" if not elicitation_id.endswith("AA") else "BB")
+    assert mcp.elicitation_principal(altered) is None
+    assert MCPServer("other keys").elicitation_principal(elicitation_id) is None
+    assert mcp.elicitation_principal("made-up") is None
+
+
+def test_a_server_without_auth_loads_none_of_it() -> None:
+    """starlette, authlib's server side and joserfc load only when a resource server is
+    used, not for every stdio server."""
+    code = (
+        "import sys\n"
+        "from answerback.server import MCPServer, Context, AuthInfo\n"
+        "loaded = [m for m in ('starlette', 'answerback.server._auth', "
+        "'answerback.server._auth_jwt', 'answerback.server._auth_introspection') "
+        "if m in sys.modules]\n"
+        "assert not loaded, loaded\n"
+        "from answerback.server import ResourceServer\n"
+        "assert ResourceServer.__module__ == 'answerback.server'\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=False
+    )
+    assert done.returncode == 0, done.stderr

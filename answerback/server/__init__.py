@@ -1,11 +1,17 @@
 """The server half: ``MCPServer``, what a tool sees of the client (``Context``), and
-OAuth protection for HTTP servers (``ResourceServer`` and its token verifiers)."""
+OAuth protection for HTTP servers (``ResourceServer`` and its token verifiers).
+
+The resource server and its verifiers need starlette, authlib and joserfc, which a stdio
+server must not pay for: they load on first use (PEP 562).
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
 
 from answerback._public import publish
 from answerback.forms import FormSchemaError
-from answerback.server._auth import ResourceServer
-from answerback.server._auth_introspection import IntrospectionVerifier
-from answerback.server._auth_jwt import JWTVerifier
 from answerback.server._auth_verifier import (
     InvalidTokenError,
     TokenVerifier,
@@ -26,6 +32,32 @@ from answerback.server._sampling import SampleResult, SamplingLoopError
 from answerback.server._server import MCPServer
 from answerback.server._session import ServerSession
 from answerback.transports.http import AuthInfo
+
+if TYPE_CHECKING:
+    from answerback.server._auth import ResourceServer
+    from answerback.server._auth_introspection import IntrospectionVerifier
+    from answerback.server._auth_jwt import JWTVerifier
+
+_LAZY = {
+    "IntrospectionVerifier": "_auth_introspection",
+    "JWTVerifier": "_auth_jwt",
+    "ResourceServer": "_auth",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
+    globals()[name] = value
+    publish(globals())
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted([*globals(), *_LAZY])
+
 
 __all__ = [
     "AcceptedElicitation",

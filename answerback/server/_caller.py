@@ -8,7 +8,8 @@ transports have no token, so no caller.
 
 from __future__ import annotations
 
-from starlette.requests import Request
+from collections.abc import Mapping
+from typing import Any, cast
 
 from answerback.jsonrpc import IncomingRequest
 from answerback.transports.http._request_auth import AuthInfo, auth_of
@@ -19,4 +20,5 @@ def caller_of(request: IncomingRequest) -> AuthInfo | None:
     in-process, or a message relayed from another replica)."""
     context: object = request.envelope.transport_context
     carried: object = getattr(context, "request", context)  # an SSE stream holds its request
-    return auth_of(carried.scope) if isinstance(carried, Request) else None
+    scope: object = getattr(carried, "scope", None)  # a starlette Request's ASGI scope
+    return auth_of(cast(Mapping[str, Any], scope)) if isinstance(scope, Mapping) else None

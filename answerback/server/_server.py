@@ -14,6 +14,7 @@ import anyio
 from answerback.jsonrpc import Endpoint, IncomingRequest, JSONObject, ReadStream, WriteStream
 from answerback.server._connection import Connection
 from answerback.server._context import Context
+from answerback.server._elicitation_binding import bound_elicitation_id, elicitation_principal
 from answerback.server._error_details import ErrorDetails, check_error_details, redacts
 from answerback.server._prompts import RegisteredPrompt
 from answerback.server._registry import CompletionHandler, Registry
@@ -38,6 +39,7 @@ from answerback.types import (
 
 if TYPE_CHECKING:
     from answerback.transports.http import (
+        AuthInfo,
         EventStore,
         HostPolicy,
         RequestAuthenticator,
@@ -318,6 +320,18 @@ class MCPServer:
         """Where single-use ``requestState`` is claimed: the attached state's record, or
         this process's own."""
         return self._used_states[-1]
+
+    def bound_elicitation_id(self, user: AuthInfo) -> str:
+        """A new URL-mode elicitation id bound to ``user`` (``ctx.auth``): put it in the
+        link, and have the page it opens compare ``elicitation_principal(id)`` with the
+        principal of the person there, so a forwarded link is useless to anyone else.
+        Sealed with ``state_keys``; valid for ``state_ttl_seconds``."""
+        return bound_elicitation_id(self._registry.sealer, user)
+
+    def elicitation_principal(self, elicitation_id: str) -> str | None:
+        """Whom ``bound_elicitation_id`` made ``elicitation_id`` for (an
+        ``AuthInfo.principal``); ``None`` if not made here, altered or expired."""
+        return elicitation_principal(self._registry.sealer, elicitation_id)
 
     def tool_scopes(self) -> dict[str, frozenset[str]]:
         """The tools that declare OAuth scopes, and theirs (read by ``ResourceServer``)."""

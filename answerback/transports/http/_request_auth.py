@@ -14,11 +14,12 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
-from starlette.requests import Request
-from starlette.responses import Response
-from starlette.routing import BaseRoute
+if TYPE_CHECKING:  # the server's ``ctx.auth`` reads ``AuthInfo`` without loading starlette
+    from starlette.requests import Request
+    from starlette.responses import Response
+    from starlette.routing import BaseRoute
 
 AUTH_SCOPE_KEY = "answerback.auth"
 """Where an authenticated request's ``AuthInfo`` lives in its ASGI scope."""

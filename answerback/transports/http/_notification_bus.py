@@ -57,12 +57,14 @@ class InMemoryNotificationBus:
         self._subscribers: set[MemoryObjectSendStream[Notice]] = set()
 
     async def publish(self, notice: Notice) -> None:
+        """Queue ``notice`` for every current subscriber (the publisher's own included)."""
         for subscriber in list(self._subscribers):
             # Unbounded: a publisher never waits on a slow subscriber.
             subscriber.send_nowait(notice)
 
     @asynccontextmanager
     async def subscribe(self) -> AsyncGenerator[AsyncIterator[Notice], None]:
+        """Every notice published from now until the block exits, in order."""
         send, receive = anyio.create_memory_object_stream[Notice](math.inf)
         self._subscribers.add(send)
         try:

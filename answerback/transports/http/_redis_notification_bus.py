@@ -67,6 +67,7 @@ class RedisNotificationBus:
         self._block_ms = max(1, int(block_seconds * 1000))
 
     async def publish(self, notice: Notice) -> None:
+        """Append ``notice`` to the stream; ``ConnectionError`` if Redis cannot take it."""
         require_asyncio("RedisNotificationBus")
         body = json.dumps(
             {
@@ -98,6 +99,8 @@ class RedisNotificationBus:
 
     @asynccontextmanager
     async def subscribe(self) -> AsyncGenerator[AsyncIterator[Notice], None]:
+        """Every notice appended after entering, in order, until the block exits; while
+        Redis is unreachable the reader retries, and then reads on from where it was."""
         require_asyncio("RedisNotificationBus")
         send, receive = anyio.create_memory_object_stream[Notice](math.inf)
         start: str | None = None

@@ -36,6 +36,8 @@ class RedisUsedStates:
         self._prefix = f"{key_prefix}used-state:"
 
     async def claim(self, state_id: str, expires_at: float) -> bool:
+        """``True`` the first time (``SET NX`` expiring with the state); ``MCPError`` if
+        Redis cannot be reached, so the request is refused rather than run twice."""
         require_asyncio("RedisUsedStates")
         lifetime_ms = max(1, int((expires_at - time.time()) * 1000))
         try:

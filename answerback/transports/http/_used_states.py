@@ -31,6 +31,7 @@ class InMemoryUsedStates:
         self._expiries: list[tuple[float, str]] = []
 
     async def claim(self, state_id: str, expires_at: float) -> bool:
+        """``True`` the first time; expired claims are forgotten as new ones arrive."""
         now = time.time()
         while self._expiries and self._expiries[0][0] < now:
             _, expired = heapq.heappop(self._expiries)

@@ -9,6 +9,8 @@ from __future__ import annotations
 import base64
 import copy
 import json
+import subprocess
+import sys
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from typing import Any
@@ -477,3 +479,17 @@ async def test_in_memory_store_keeps_a_copy_of_each_record() -> None:
     await store.delete("token https://rs/mcp")
     assert await store.get("token https://rs/mcp") is None
     assert json.dumps(await store.get("absent")) == "null"
+
+
+def test_a_program_that_logs_in_nowhere_does_not_load_the_oauth_libraries() -> None:
+    check = (
+        "import sys\n"
+        "from answerback import Client\n"
+        "from answerback.client import ClientSession, InMemoryTokenStore\n"
+        "from answerback.transports.http import StreamableHTTPTransport\n"
+        "loaded = [m for m in ('authlib', 'joserfc') if m in sys.modules]\n"
+        "assert not loaded, loaded\n"
+        "from answerback.client import OAuth\n"
+        "assert 'authlib' in sys.modules\n"
+    )
+    subprocess.run([sys.executable, "-c", check], check=True, timeout=60)

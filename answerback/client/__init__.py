@@ -1,4 +1,10 @@
-"""The client half: ``Client``, its session, and what answers the server (responders)."""
+"""The client half: ``Client``, its session, and what answers the server (responders).
+
+``OAuth`` loads on first use (PEP 562): it brings authlib and joserfc, which a program
+that logs in nowhere should not pay for.
+"""
+
+from typing import TYPE_CHECKING, Any
 
 from answerback._public import publish
 from answerback.client._callbacks import (
@@ -36,10 +42,22 @@ from answerback.transports.http import (
     FileTokenStore,
     InMemoryTokenStore,
     KeyringTokenStore,
-    OAuth,
     TokenStore,
     TokenStoreError,
 )
+
+if TYPE_CHECKING:
+    from answerback.transports.http import OAuth
+
+
+def __getattr__(name: str) -> Any:
+    if name != "OAuth":
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    from answerback.transports.http import OAuth
+
+    globals()["OAuth"] = OAuth
+    return OAuth
+
 
 __all__ = [
     "HEADLESS_META",

@@ -1,8 +1,9 @@
 """Streamable HTTP: the client transport and the ASGI server application.
 
-The server side needs starlette and uvicorn; a client-only program must not pay for
-them. So only the client is imported here, and the server names load on first use
-(PEP 562): ``from answerback.transports.http import StreamableHTTPApp`` still works.
+The server side needs starlette and uvicorn, and ``OAuth`` authlib and joserfc; a
+client-only program that logs in nowhere must not pay for them. So only the client is
+imported here, and those names load on first use (PEP 562):
+``from answerback.transports.http import StreamableHTTPApp`` still works.
 """
 
 from __future__ import annotations
@@ -12,7 +13,6 @@ from typing import TYPE_CHECKING, Any
 
 from answerback._public import publish
 from answerback.transports.http._client import StreamableHTTPTransport
-from answerback.transports.http._oauth import OAuth
 from answerback.transports.http._oauth_error import AuthorizationError
 from answerback.transports.http._token_store import InMemoryTokenStore, TokenStore
 from answerback.transports.http._token_store_file import FileTokenStore, TokenStoreError
@@ -25,6 +25,7 @@ if TYPE_CHECKING:
         Notice,
         NotificationBus,
     )
+    from answerback.transports.http._oauth import OAuth
     from answerback.transports.http._redis_notification_bus import RedisNotificationBus
     from answerback.transports.http._redis_state import RedisState
     from answerback.transports.http._redis_used_states import RedisUsedStates
@@ -36,6 +37,7 @@ if TYPE_CHECKING:
     from answerback.transports.http._uvicorn import run_uvicorn, serve_uvicorn, uvicorn_server
 
 _LAZY = {
+    "OAuth": "_oauth",
     "AuthInfo": "_request_auth",
     "RequestAuthenticator": "_request_auth",
     "EventStore": "_event_store",

@@ -38,6 +38,7 @@ from answerback.server import (
     MCPServer,
     ResourceServer,
     TokenVerifier,
+    VerifierUnavailableError,
 )
 from answerback.transports.http import StreamableHTTPApp, StreamableHTTPTransport
 from answerback.types import (
@@ -531,3 +532,19 @@ def test_a_server_without_auth_loads_none_of_it() -> None:
         [sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=False
     )
     assert done.returncode == 0, done.stderr
+
+
+async def test_the_keys_are_found_from_the_issuer_metadata(auth_server: AuthServer) -> None:
+    """Without ``jwks_url``: the ``jwks_uri`` of the issuer's metadata, found at the
+    well-known URLs (path-inserted for an issuer with a path)."""
+    token = await auth_server.mint(aud=RESOURCE)
+    verifier = JWTVerifier(issuer=auth_server.issuer)
+    assert (await verifier.verify(token, resource=RESOURCE)).subject == "alice"
+    assert verifier.jwks_url == auth_server.jwks_url
+    with running_auth_server(issuer_path="/tenant1") as tenant:
+        tenant_token = await tenant.mint(aud=RESOURCE, sub="frank")
+        verifier = JWTVerifier(issuer=tenant.issuer)
+        assert (await verifier.verify(tenant_token, resource=RESOURCE)).subject == "frank"
+    mistaken = JWTVerifier(issuer=auth_server.issuer + "/")
+    with pytest.raises(VerifierUnavailableError, match="names the issuer"):
+        await mistaken.verify(token, resource=RESOURCE)

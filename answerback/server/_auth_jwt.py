@@ -8,6 +8,10 @@ stream of requests to the authorization server). The signature is checked by jos
 with the algorithms this verifier allows (never ``none``, never a symmetric one, which
 would let the public key serve as an HMAC secret).
 
+Without ``jwks_url``, the keys' address is read once from the issuer's metadata (RFC 8414
+or OpenID discovery, at the well-known URLs the MCP specification lists), whose
+``issuer`` must be the one configured.
+
 A JWT stays valid until it expires even if revoked; use ``IntrospectionVerifier`` where
 revocation must take effect at once.
 """
@@ -17,6 +21,7 @@ from __future__ import annotations
 import time
 from collections.abc import Sequence
 from typing import Any, cast
+from urllib.parse import urlsplit
 
 import anyio
 import httpx2
@@ -48,7 +53,8 @@ DEFAULT_ALGORITHMS = (
 
 
 class JWTVerifier:
-    """Verifies JWT access tokens with the keys at ``jwks_url``.
+    """Verifies JWT access tokens with the keys at ``jwks_url`` (default: the
+    ``jwks_uri`` of ``issuer``'s metadata).
 
     ``issuer`` is the authorization server's issuer identifier, exactly as its tokens'
     ``iss`` says it. ``audience`` is what the tokens' ``aud`` must contain: by default the
@@ -59,8 +65,8 @@ class JWTVerifier:
     def __init__(
         self,
         *,
-        jwks_url: str,
         issuer: str,
+        jwks_url: str | None = None,
         audience: str | Sequence[str] | None = None,
         algorithms: Sequence[str] = DEFAULT_ALGORITHMS,
         leeway_seconds: float = DEFAULT_LEEWAY_SECONDS,
@@ -126,16 +132,62 @@ class JWTVerifier:
             return self._keys
 
     async def _fetch(self) -> KeySet:
-        try:
-            async with httpx2.AsyncClient(timeout=self.timeout_seconds) as http:
-                response = await http.get(self.jwks_url, headers={"accept": "application/json"})
-            response.raise_for_status()
-            document: Any = response.json()
-            return KeySet.import_key_set(document)
-        except (httpx2.HTTPError, ValueError, JoseError) as exc:
-            raise VerifierUnavailableError(
-                f"could not fetch the signing keys from {self.jwks_url}: {exc}"
-            ) from exc
+        async with httpx2.AsyncClient(timeout=self.timeout_seconds) as http:
+            jwks_url = self.jwks_url or await self._discover(http)
+            try:
+                response = await http.get(jwks_url, headers={"accept": "application/json"})
+                response.raise_for_status()
+                document: Any = response.json()
+                return KeySet.import_key_set(document)
+            except (httpx2.HTTPError, ValueError, JoseError) as exc:
+                raise VerifierUnavailableError(
+                    f"could not fetch the signing keys from {jwks_url}: {exc}"
+                ) from exc
+
+    async def _discover(self, http: httpx2.AsyncClient) -> str:
+        """The issuer's ``jwks_uri``, from the first metadata document found."""
+        tried: list[str] = []
+        for url in metadata_urls(self.issuer):
+            tried.append(url)
+            try:
+                response = await http.get(url, headers={"accept": "application/json"})
+                document: Any = response.json() if response.status_code == 200 else None
+            except (httpx2.HTTPError, ValueError):
+                continue
+            if not isinstance(document, dict):
+                continue
+            metadata = cast(dict[str, Any], document)
+            if metadata.get("issuer") != self.issuer:
+                raise VerifierUnavailableError(
+                    f"{url} names the issuer {metadata.get('issuer')!r}, not {self.issuer!r}: "
+                    "give JWTVerifier the issuer exactly as its tokens' iss says it"
+                )
+            jwks_uri = metadata.get("jwks_uri")
+            if isinstance(jwks_uri, str):
+                self.jwks_url = jwks_uri
+                return jwks_uri
+        raise VerifierUnavailableError(
+            f"found no jwks_uri in the metadata of {self.issuer} (tried {', '.join(tried)}); "
+            "pass jwks_url="
+        )
+
+
+def metadata_urls(issuer: str) -> list[str]:
+    """Where an issuer's metadata may be: RFC 8414's path-inserted form first, then
+    OpenID discovery's inserted and appended forms."""
+    parts = urlsplit(issuer)
+    origin = f"{parts.scheme}://{parts.netloc}"
+    path = parts.path.rstrip("/")
+    if not path:
+        return [
+            f"{origin}/.well-known/oauth-authorization-server",
+            f"{origin}/.well-known/openid-configuration",
+        ]
+    return [
+        f"{origin}/.well-known/oauth-authorization-server{path}",
+        f"{origin}/.well-known/openid-configuration{path}",
+        f"{origin}{path}/.well-known/openid-configuration",
+    ]
 
 
 def _has_kid(keys: KeySet | None, kid: str) -> bool:

@@ -20,7 +20,7 @@ from typing import Any
 
 import httpx2
 import pytest
-from http_support import serve
+from http_support import REPO, free_port, python_server, serve, serve_process
 from oauth_fixtures import AuthServer, running_auth_server
 from pydantic import BaseModel
 from starlette.applications import Starlette
@@ -51,6 +51,7 @@ from answerback.types import (
 pytestmark = pytest.mark.anyio
 
 RESOURCE = "http://127.0.0.1:8000/mcp"
+EXAMPLES = REPO / "examples"
 METADATA_URL = "http://127.0.0.1:8000/.well-known/oauth-protected-resource/mcp"
 
 
@@ -467,19 +468,7 @@ async def test_http_app_enforces_tool_scopes(auth_server: AuthServer) -> None:
 
     verifier = jwt_verifier(auth_server)
     app = mcp.http_app(auth=ResourceServer(RESOURCE, [auth_server.issuer], verifier))
-    call: dict[str, Any] = {
-        "jsonrpc": "2.0",
-        "id": 1,
-        "method": "tools/call",
-        "params": {
-            "name": "purge",
-            "arguments": {},
-            "_meta": {
-                "io.modelcontextprotocol/protocolVersion": "2026-07-28",
-                "io.modelcontextprotocol/clientCapabilities": {},
-            },
-        },
-    }
+    call = modern_call("purge")
     headers = {
         "accept": "application/json, text/event-stream",
         "mcp-protocol-version": "2026-07-28",
@@ -548,3 +537,61 @@ async def test_the_keys_are_found_from_the_issuer_metadata(auth_server: AuthServ
     mistaken = JWTVerifier(issuer=auth_server.issuer + "/")
     with pytest.raises(VerifierUnavailableError, match="names the issuer"):
         await mistaken.verify(token, resource=RESOURCE)
+
+
+async def test_the_protected_server_example(auth_server: AuthServer) -> None:
+    """examples/protected_server.py run as a user would, against the test AS."""
+    port = free_port()
+    url = f"http://127.0.0.1:{port}/mcp"
+    resource = url
+    alice = await login(auth_server, user="alice", resource=resource)
+    bob = await login(auth_server, user="bob", resource=resource)
+    admin = await login(auth_server, user="carol", scope="mcp admin", resource=resource)
+    argv = python_server(EXAMPLES / "protected_server.py", "--issuer", auth_server.issuer)
+    with serve_process([*argv, "--port", str(port)], port):
+        for token, text in ((alice, "alice's"), (bob, "bob's")):
+            async with Client(StreamableHTTPTransport(url, headers=bearer(token))) as client:
+                added = await client.call_tool("add_note", {"text": text})
+                assert isinstance(added.content[0], TextContent)
+                assert added.content[0].text == f"Noted for {text[:-2]}."
+        async with Client(StreamableHTTPTransport(url, headers=bearer(alice))) as client:
+            mine = await client.call_tool("my_notes")
+        assert mine.structured_content == {"result": ["alice's"]}
+        async with httpx2.AsyncClient() as http_client:
+            anonymous = await http_client.get(url)
+            metadata = await http_client.get(
+                f"http://127.0.0.1:{port}/.well-known/oauth-protected-resource/mcp"
+            )
+            headers = {
+                "accept": "application/json, text/event-stream",
+                "mcp-protocol-version": "2026-07-28",
+                "mcp-method": "tools/call",
+                "mcp-name": "forget_everyone",
+            }
+            call = modern_call("forget_everyone")
+            without_admin = await http_client.post(url, json=call, headers=headers | bearer(bob))
+            with_admin = await http_client.post(url, json=call, headers=headers | bearer(admin))
+    assert anonymous.status_code == 401
+    assert challenge(anonymous)["resource_metadata"] == metadata.url
+    assert metadata.json()["authorization_servers"] == [auth_server.issuer]
+    assert without_admin.status_code == 403
+    assert "forget_everyone" in challenge(without_admin)["error_description"]
+    assert with_admin.status_code == 200
+    assert "Forgot the notes of 2 users." in with_admin.text
+
+
+def modern_call(name: str) -> dict[str, Any]:
+    """A 2026-07-28 ``tools/call`` as one POST body."""
+    return {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "tools/call",
+        "params": {
+            "name": name,
+            "arguments": {},
+            "_meta": {
+                "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+                "io.modelcontextprotocol/clientCapabilities": {},
+            },
+        },
+    }

@@ -799,8 +799,8 @@ def _answer_in(raw: bytes, request_id: RequestId) -> JSONObject | None:
     HTTP-level refusal) counts as that request's."""
     envelope = decode(raw) if raw else None
     message = as_object(envelope.message) if isinstance(envelope, Envelope) else None
-    if message is None:
-        return None
+    if message is None or not isinstance(message.get("error", {}), dict):
+        return None  # not JSON-RPC: e.g. an OAuth error body ({"error": "invalid_token"})
     if "error" in message and message.get("id") is None:
         message = {**message, "id": request_id}
     return message if _is_answer(message, request_id) else None
@@ -835,6 +835,12 @@ def _status_reason(response: httpx2.Response, body: bytes, url: str) -> str:
             else "check the path the server serves (run(path=...), http_app(path=...))"
         )
         return f"no MCP endpoint at {url} ({status}); {hint}"
+    if response.status_code in (401, 403) and "www-authenticate" in response.headers:
+        return (
+            f"{status}: the server requires authorization (WWW-Authenticate: "
+            f"{response.headers['www-authenticate']}); connect with auth= "
+            "(answerback.client.OAuth) or a token it accepts"
+        )
     if response.is_redirect:
         return (
             f"{status} to {response.headers.get('location')!r}: only 307/308 redirects "

@@ -227,10 +227,10 @@ async def test_owner_killed_mid_question(tmp_path: Path) -> None:
                 session_id = transport.session_id
             assert len(failures) == 1, running.logs()
             failure = failures[0]
-            assert failure.code != CONNECTION_CLOSED, (
-                "the error must come from a surviving replica, not from the client giving "
-                f"up on the stream: {failure.message}\n{running.logs()}"
-            )
+            # A surviving replica's error, not the client giving up on the stream
+            # ("Connection failed: ..."), though both use the connection-closed code.
+            assert failure.code == CONNECTION_CLOSED
+            assert "stopped before answering" in failure.message, running.logs()
             assert router.to_owners() == []
             survivor = router.live()[0]
             raw = RawSession(http, [running.url(i) for i in range(3)])
@@ -357,10 +357,10 @@ async def test_list_changed_reaches_clients_on_every_replica(deployment: Cluster
         for client in clients:
             await client.subscribe_resource(SENTINEL_URI)
         await clients[0].call_tool("announce")
-        with anyio.fail_after(PATIENCE_SECONDS):
+        with anyio.move_on_after(PATIENCE_SECONDS):
             for event in ended:
                 await event.wait()
-    assert heard == [["tools", SENTINEL_URI] for _ in REPLICA_NAMES]
+    assert heard == [["tools", SENTINEL_URI] for _ in REPLICA_NAMES], deployment.logs()
 
 
 async def test_listen_stream_hears_a_change_made_on_another_replica(deployment: Cluster) -> None:
@@ -505,10 +505,10 @@ async def test_haproxy_list_changed_reaches_every_client(deployment: Cluster) ->
         for client in clients:
             await client.subscribe_resource(SENTINEL_URI)
         await clients[1].call_tool("announce")
-        with anyio.fail_after(PATIENCE_SECONDS):
+        with anyio.move_on_after(PATIENCE_SECONDS):
             for event in ended:
                 await event.wait()
-    assert all(h == ["tools", SENTINEL_URI] for h in heard), heard
+    assert all(h == ["tools", SENTINEL_URI] for h in heard), (heard, deployment.logs())
 
 
 @needs_haproxy

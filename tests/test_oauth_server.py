@@ -167,3 +167,28 @@ async def test_minted_and_rotated_keys(auth_server: AuthServer) -> None:
     token = await auth_server.mint(aud=RESOURCE)
     assert jws.extract_compact(token.encode()).protected["kid"] == new_kid
     assert [key["kid"] for key in (await get_json(auth_server.jwks_url))["keys"]] == [new_kid]
+
+
+async def test_a_loopback_redirect_may_use_another_port(auth_server: AuthServer) -> None:
+    """RFC 8252 §7.3: a native client's redirect listener takes a free port each run."""
+    client = await auth_server.register(redirect_uris=["http://127.0.0.1:1111/callback"])
+    params = {
+        "response_type": "code",
+        "client_id": client["client_id"],
+        "code_challenge": "E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM",
+        "code_challenge_method": "S256",
+        "user": "alice",
+    }
+    async with httpx2.AsyncClient() as http:
+        moved = await http.get(
+            f"{auth_server.issuer}/authorize",
+            params=params | {"redirect_uri": "http://127.0.0.1:2222/callback"},
+        )
+        elsewhere = await http.get(
+            f"{auth_server.issuer}/authorize",
+            params=params | {"redirect_uri": "http://127.0.0.1:2222/other"},
+        )
+    assert moved.status_code == 302
+    assert moved.headers["location"].startswith("http://127.0.0.1:2222/callback?code=")
+    assert elsewhere.status_code == 400
+    assert elsewhere.json()["error"] == "invalid_request"

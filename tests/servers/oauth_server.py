@@ -40,7 +40,7 @@ import time
 from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
 from typing import Any, cast
-from urllib.parse import parse_qsl
+from urllib.parse import parse_qsl, urlsplit, urlunsplit
 
 import uvicorn
 from authlib.common.urls import add_params_to_uri
@@ -99,7 +99,13 @@ class Client(ClientMixin):
         return " ".join(name for name in asked if name in allowed)
 
     def check_redirect_uri(self, redirect_uri: str) -> bool:
-        return redirect_uri in self.redirect_uris
+        """Exactly as registered, except that a loopback IP redirect's port may differ
+        (RFC 8252 §7.3, OAuth 2.1: a native app listens on whatever port is free)."""
+        return redirect_uri in self.redirect_uris or any(
+            _without_loopback_port(redirect_uri) == _without_loopback_port(registered)
+            for registered in self.redirect_uris
+            if _without_loopback_port(registered) is not None
+        )
 
     def check_client_secret(self, client_secret: str) -> bool:
         return self.client_secret is not None and secrets.compare_digest(
@@ -120,6 +126,14 @@ class Client(ClientMixin):
 
     def check_grant_type(self, grant_type: str) -> bool:
         return grant_type in self.grant_types
+
+
+def _without_loopback_port(uri: str) -> str | None:
+    """``uri`` without its port if it is an http URI on a loopback IP literal, else None."""
+    parts = urlsplit(uri)
+    if parts.scheme != "http" or parts.hostname not in ("127.0.0.1", "::1"):
+        return None
+    return urlunsplit(parts._replace(netloc=parts.hostname))
 
 
 @dataclass

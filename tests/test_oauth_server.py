@@ -192,3 +192,29 @@ async def test_a_loopback_redirect_may_use_another_port(auth_server: AuthServer)
     assert moved.headers["location"].startswith("http://127.0.0.1:2222/callback?code=")
     assert elsewhere.status_code == 400
     assert elsewhere.json()["error"] == "invalid_request"
+
+
+def test_without_a_user_the_login_page_asks_for_one() -> None:
+    """No ``user`` and no default user: a form that posts the request back with one."""
+    with running_auth_server() as server, httpx2.Client() as http:
+        client = http.post(
+            f"{server.issuer}/register",
+            json={"redirect_uris": [REDIRECT_URI], "token_endpoint_auth_method": "none"},
+        ).json()
+        params = {
+            "response_type": "code",
+            "client_id": client["client_id"],
+            "redirect_uri": REDIRECT_URI,
+            "state": '"><script>',
+            "code_challenge": "E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM",
+            "code_challenge_method": "S256",
+        }
+        page = http.get(f"{server.issuer}/authorize", params=params)
+        approved = http.post(f"{server.issuer}/authorize", data=params | {"user": "zoe"})
+        denied = http.get(f"{server.issuer}/authorize", params=params | {"deny": "1"})
+    assert page.status_code == 200
+    assert '<input name="user">' in page.text
+    assert "<script>" not in page.text
+    assert approved.status_code == 302
+    assert "code=" in approved.headers["location"]
+    assert "error=access_denied" in denied.headers["location"]

@@ -39,6 +39,7 @@ import socket
 import time
 from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
+from html import escape
 from typing import Any, cast
 from urllib.parse import parse_qsl, urlsplit, urlunsplit
 
@@ -582,7 +583,7 @@ async def read(request: Request) -> ReadRequest:
 def login_page(request: Request) -> HTMLResponse:
     """Without a user named, a person (or a browser stand-in) says who they are."""
     fields = "".join(
-        f'<input type="hidden" name="{name}" value="{value}">'
+        f'<input type="hidden" name="{escape(name)}" value="{escape(value)}">'
         for name, value in request.query_params.multi_items()
     )
     return HTMLResponse(

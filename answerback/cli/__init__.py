@@ -3,7 +3,8 @@
 - ``answerback run FILE[:OBJ]`` serves an answerback server file (stdio, or ``--http``);
 - ``answerback connect TARGET...`` is an interactive session with one or more servers;
 - ``answerback call TARGET TOOL [ARGS]`` makes one call, for shell scripts;
-- ``answerback list TARGET`` prints what a server offers.
+- ``answerback list TARGET`` prints what a server offers;
+- ``answerback logout TARGET`` forgets the tokens kept for a protected server.
 
 See docs/cli.md for targets, the config file, the answers file and the exit codes.
 """
@@ -19,6 +20,7 @@ from typing import get_args
 from rich.console import Console
 
 from answerback.cli._answers import AnswersError
+from answerback.cli._auth import AuthOptions, AuthSetupError, add_auth_options, authorized, logout
 from answerback.cli._logs import show_library_warnings
 from answerback.cli._model import ModelOptionError, add_model_options
 from answerback.cli._oneshot import (
@@ -30,7 +32,7 @@ from answerback.cli._oneshot import (
     run_async,
 )
 from answerback.cli._run import RunError, serve
-from answerback.cli._targets import TargetError, resolve
+from answerback.cli._targets import Target, TargetError, resolve
 from answerback.interact import Roots
 from answerback.types import LoggingLevel
 
@@ -43,7 +45,8 @@ def _parser() -> argparse.ArgumentParser:
         description="Talk to MCP servers as a person (connect, call, list), or run one (run).",
         epilog='Targets: an http(s) URL, a command line in quotes ("python server.py"), or '
         "a server name from the config file. Exit codes: 0 ok, 1 the tool reported an "
-        "error, 2 usage, 3 connection failed, 4 the server refused the request.",
+        "error, 2 usage, 3 connection failed, 4 the server refused the request, 5 "
+        "authorization failed.",
     )
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
@@ -71,6 +74,7 @@ def _parser() -> argparse.ArgumentParser:
             metavar="PATH",
             help="a directory servers may work in (repeatable; the current one is always there)",
         )
+        add_auth_options(sub)
 
     connect = commands.add_parser("connect", help="an interactive session with servers")
     connect.add_argument("targets", nargs="+", metavar="TARGET")
@@ -103,6 +107,12 @@ def _parser() -> argparse.ArgumentParser:
     listing.add_argument("target", metavar="TARGET")
     targets_options(listing)
     listing.add_argument("--json", action="store_true", help="print JSON")
+
+    logout = commands.add_parser(
+        "logout", help="forget the tokens kept for a server (log in again next time)"
+    )
+    logout.add_argument("target", metavar="TARGET", help="the server's URL or config name")
+    logout.add_argument("--config", metavar="FILE", help="a config file with mcpServers")
     return parser
 
 
@@ -112,7 +122,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     err = Console(stderr=True)
     try:
         return _dispatch(args, err)
-    except (TargetError, AnswersError, RunError, ModelOptionError) as exc:
+    except (TargetError, AnswersError, RunError, ModelOptionError, AuthSetupError) as exc:
         err.print(f"answerback: {exc}", markup=False, highlight=False, soft_wrap=True)
         return ExitCode.USAGE
     except CommandFailed as exc:
@@ -127,15 +137,33 @@ def _dispatch(args: argparse.Namespace, err: Console) -> int:
         serve(args.file, args.http, args.path)
         return ExitCode.OK
     show_library_warnings()
-    try:
-        roots = Roots([Path.cwd(), *args.root])
-    except ValueError as exc:
-        raise TargetError(f"--root: {exc}") from None
+    if args.command == "logout":
+        return run_async(lambda: logout(resolve([args.target], args.config)[0], err))
+    options = AuthOptions.of(args)
+
+    def tell(text: str) -> None:
+        err.print(text, markup=False, highlight=False, soft_wrap=True)
+
     if args.command == "connect":
         from answerback.cli._connect import connect
 
-        return connect(resolve(args.targets, args.config), roots, args, err)
+        targets = resolve(args.targets, args.config)
+        with authorized(targets, options, tell):
+            return connect(targets, roots_of(args), args, err)
     target = resolve([args.target], args.config)[0]
+    with authorized([target], options, tell):
+        return _one_shot(args, target, err)
+
+
+def roots_of(args: argparse.Namespace) -> Roots:
+    try:
+        return Roots([Path.cwd(), *args.root])
+    except ValueError as exc:
+        raise TargetError(f"--root: {exc}") from None
+
+
+def _one_shot(args: argparse.Namespace, target: Target, err: Console) -> int:
+    roots = roots_of(args)
     out = Console()
     if args.command == "list":
         responder = one_shot_responder(target, roots, None, err, None)

@@ -13,7 +13,7 @@ import sys
 from collections.abc import Callable
 from enum import IntEnum
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import anyio
 from rich.console import Console
@@ -24,7 +24,7 @@ from answerback.cli._arguments import ArgumentsError, parse_arguments
 from answerback.cli._render import log_line, pretty_json, print_listing, result_text
 from answerback.cli._reporting import CommandResponder, ReportedHeadless
 from answerback.cli._targets import Target
-from answerback.client import Client, Responder
+from answerback.client import AuthorizationError, Client, Responder, TokenStoreError
 from answerback.interact import Roots
 from answerback.jsonrpc import ProgressCallback
 from answerback.types import (
@@ -49,6 +49,9 @@ class ExitCode(IntEnum):
     """The server could not be started or reached, or went away."""
     REFUSED = 4
     """The server answered the request with a protocol error (unknown tool, bad params)."""
+    AUTHORIZATION = 5
+    """The server requires authorization and none worked (login refused or impossible
+    here, token rejected, token file unusable)."""
 
 
 class CommandFailed(Exception):
@@ -76,6 +79,11 @@ def make_client(
 
 def failure(target: Target, exc: BaseException) -> CommandFailed:
     """A connection or request error, as the message and exit code a script sees."""
+    if (refusal := _authorization_failure(exc)) is not None:
+        return CommandFailed(
+            f"cannot log in to {target.name} ({target.describe()}): {refusal}",
+            ExitCode.AUTHORIZATION,
+        )
     if isinstance(exc, ConnectionClosedError | OSError):
         return CommandFailed(
             f"cannot talk to {target.name} ({target.describe()}): {exc}", ExitCode.CONNECTION
@@ -86,6 +94,22 @@ def failure(target: Target, exc: BaseException) -> CommandFailed:
         f"cannot talk to {target.name} ({target.describe()}): {type(exc).__name__}: {exc}",
         ExitCode.CONNECTION,
     )
+
+
+def _authorization_failure(exc: BaseException) -> BaseException | None:
+    """The authorization error behind ``exc`` (its cause, or inside a group), if any: the
+    OAuth flow's (or the server's 401/403 to a token given as is), or the token store's."""
+    todo: list[BaseException] = [exc]
+    for _ in range(50):  # causes and groups nest; never loop on a cycle
+        if not todo:
+            return None
+        current = todo.pop()
+        if isinstance(current, AuthorizationError | TokenStoreError):
+            return current
+        if isinstance(current, BaseExceptionGroup):
+            todo.extend(cast(BaseExceptionGroup[BaseException], current).exceptions)
+        todo.extend(e for e in (current.__cause__, current.__context__) if e is not None)
+    return None
 
 
 def one_shot_responder(

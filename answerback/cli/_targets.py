@@ -41,6 +41,8 @@ class Target:
     env: dict[str, str] = field(default_factory=dict[str, str])
     cwd: str | None = None
     headers: dict[str, str] = field(default_factory=dict[str, str])
+    auth: Any = None
+    """An ``OAuth`` for an HTTP target that logs in (``answerback.cli._auth``)."""
 
     @property
     def is_stdio(self) -> bool:
@@ -54,11 +56,11 @@ class Target:
         """What ``Client`` takes: the URL (or a transport with headers), or a
         ``StdioServer``; ``stderr`` is where a child's stderr goes (None: inherited)."""
         if self.url is not None:
-            if not self.headers:
+            if not self.headers and self.auth is None:
                 return self.url
             from answerback.transports.http import StreamableHTTPTransport
 
-            return StreamableHTTPTransport(self.url, headers=self.headers)
+            return StreamableHTTPTransport(self.url, headers=self.headers, auth=self.auth)
         extra: dict[str, Any] = {} if stderr is None else {"stderr": stderr}
         return StdioServer(self.command[0], self.command[1:], env=self.env, cwd=self.cwd, **extra)
 

@@ -1,0 +1,213 @@
+"""Logging in to protected HTTP servers from the command line.
+
+A server that answers 401 wants an OAuth token. At a terminal, answerback logs the person
+in through their browser (``BrowserLogin``: the login page is judged like any link a
+server hands out before it opens) and keeps the tokens in a private file under the
+user's config directory, so the next command, interactive or not, reuses and refreshes
+them. A script never waits for a browser: it uses those stored tokens, or a token it
+was given (``--token``, ``$ANSWERBACK_TOKEN``), or client credentials (``--client-id`` and
+``--client-secret``), and fails with exit code 5 and the reason when none of them works.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import os
+import sys
+from collections.abc import Awaitable, Callable, Generator, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
+
+from rich.console import Console
+
+from answerback.cli._oneshot import CommandFailed, ExitCode
+from answerback.cli._targets import Target
+from answerback.client import (
+    AuthorizationError,
+    FileTokenStore,
+    InMemoryTokenStore,
+    OAuth,
+    TokenStoreError,
+)
+from answerback.interact import BrowserLogin
+
+LoginMode = Literal["auto", "browser", "never"]
+Authorize = Callable[[str], Awaitable[Mapping[str, str]]]
+
+TOKEN_ENV = "ANSWERBACK_TOKEN"
+"""A bearer token for every HTTP target, when ``--token`` is not given."""
+CLIENT_SECRET_ENV = "ANSWERBACK_CLIENT_SECRET"
+"""The client secret, so it need not be on the command line (where ``ps`` shows it)."""
+
+
+def config_dir() -> Path:
+    """Where answerback keeps what must survive: ``$ANSWERBACK_CONFIG_DIR``, else
+    ``$XDG_CONFIG_HOME/answerback``, else ``~/.config/answerback``."""
+    if explicit := os.environ.get("ANSWERBACK_CONFIG_DIR"):
+        return Path(explicit)
+    base = os.environ.get("XDG_CONFIG_HOME") or str(Path.home() / ".config")
+    return Path(base) / "answerback"
+
+
+def token_file() -> Path:
+    """The file the command keeps OAuth tokens and client registrations in."""
+    return config_dir() / "tokens.json"
+
+
+def add_auth_options(sub: argparse.ArgumentParser) -> None:
+    group = sub.add_argument_group("authorization (HTTP servers that require a login)")
+    group.add_argument(
+        "--token",
+        metavar="TOKEN",
+        default=os.environ.get(TOKEN_ENV) or None,
+        help=f"send this bearer token instead of logging in (default ${TOKEN_ENV})",
+    )
+    group.add_argument(
+        "--client-id", metavar="ID", help="a client registered with the authorization server"
+    )
+    group.add_argument(
+        "--client-secret",
+        metavar="SECRET",
+        default=os.environ.get(CLIENT_SECRET_ENV) or None,
+        help=f"its secret: log in as the client itself, no person (default ${CLIENT_SECRET_ENV})",
+    )
+    group.add_argument(
+        "--scope",
+        action="append",
+        default=[],
+        metavar="SCOPE",
+        help="a scope to ask for (repeatable; default: what the server asks for)",
+    )
+    group.add_argument(
+        "--login",
+        choices=("auto", "browser", "never"),
+        default="auto",
+        help="log in through the browser when a server asks: auto (only at a terminal, "
+        "the default), browser (always), never (fail instead)",
+    )
+
+
+@dataclass(frozen=True)
+class AuthOptions:
+    token: str | None
+    client_id: str | None
+    client_secret: str | None
+    scopes: tuple[str, ...]
+    login: LoginMode
+
+    @classmethod
+    def of(cls, args: argparse.Namespace) -> AuthOptions:
+        if args.client_secret and not args.client_id:
+            raise AuthSetupError("--client-secret needs --client-id: whose secret is it?")
+        if args.token and args.client_secret:
+            raise AuthSetupError(
+                "Give --token or --client-id/--client-secret, not both: both say how to authorize."
+            )
+        return cls(
+            token=args.token,
+            client_id=args.client_id,
+            client_secret=args.client_secret,
+            scopes=tuple(word for scope in args.scope for word in scope.split()),
+            login=args.login,
+        )
+
+
+class AuthSetupError(Exception):
+    """Authorization options that contradict each other; the message says which."""
+
+
+def interactive_login_allowed(mode: LoginMode) -> bool:
+    """Whether a browser login may be waited for: asked for, or a person is at a terminal."""
+    if mode == "auto":
+        return sys.stdin.isatty() and sys.stderr.isatty()
+    return mode == "browser"
+
+
+@contextlib.contextmanager
+def authorized(
+    targets: list[Target], options: AuthOptions, tell: Callable[[str], None]
+) -> Generator[None]:
+    """Give every HTTP target its authorization for the command's duration: a bearer
+    header for ``--token``, else an ``OAuth`` that logs in as the options say."""
+    urls = [target for target in targets if target.url is not None]
+    if not urls:
+        yield
+        return
+    if options.token is not None:
+        for target in urls:
+            target.headers["Authorization"] = f"Bearer {options.token}"
+        yield
+        return
+    if options.client_secret is not None:
+        # The program's own tokens, cheap to get again with the secret: kept in memory, so
+        # a person's later login never picks up the robot's token (and vice versa).
+        store = InMemoryTokenStore()
+        for target in urls:
+            target.auth = OAuth(
+                client_id=options.client_id,
+                client_secret=options.client_secret,
+                grant="client_credentials",
+                scopes=list(options.scopes) or None,
+                store=store,
+            )
+        yield
+        return
+    # The listener is made even when no browser may be waited for: its address is the
+    # redirect URI a registration names, and stays the same shape for the next login.
+    with BrowserLogin(tell=tell) as login:
+        store = FileTokenStore(token_file())
+        interactive = interactive_login_allowed(options.login)
+        for target in urls:
+            target.auth = OAuth(
+                redirect_uri=login.redirect_uri,
+                authorize=login if interactive else _no_login(target, options),
+                scopes=list(options.scopes) or None,
+                client_id=options.client_id,
+                client_name="answerback command line",
+                store=store,
+            )
+        yield
+
+
+async def logout(target: Target, err: Console) -> int:
+    """``answerback logout TARGET``: forget the tokens kept for the server (its client
+    registration stays, so the next login does not register again)."""
+    if target.url is None:
+        raise AuthSetupError(
+            f"{target.name} is not an HTTP server; only HTTP servers log in (and out)."
+        )
+    store = FileTokenStore(token_file())
+    with BrowserLogin() as login:  # never used: OAuth needs its address to be made
+        auth = OAuth(redirect_uri=login.redirect_uri, authorize=login, store=store)
+        try:
+            await auth.forget(target.url)
+        except TokenStoreError as exc:
+            raise CommandFailed(str(exc), ExitCode.AUTHORIZATION) from exc
+    err.print(
+        f"Logged out of {target.name}: its tokens were removed from {store.path}. They may "
+        "stay valid at the authorization server until they expire.",
+        markup=False,
+        highlight=False,
+        soft_wrap=True,
+    )
+    return ExitCode.OK
+
+
+def _no_login(target: Target, options: AuthOptions) -> Authorize:
+    async def refuse(authorization_url: str) -> dict[str, str]:
+        why = (
+            "--login never was given"
+            if options.login == "never"
+            else "there is no terminal to log in from (use --login browser to wait for a "
+            "browser anyway)"
+        )
+        raise AuthorizationError(
+            f"{target.name} requires a login, and this run does not wait for one: {why}. "
+            "Log in once at a terminal (answerback list URL), or pass a token (--token, "
+            f"${TOKEN_ENV}) or client credentials (--client-id and --client-secret).",
+            error="login_required",
+        )
+
+    return refuse

@@ -158,7 +158,7 @@ async def test_metadata_document_names_the_resource_and_its_authorization_server
     assert at_path.json() == {
         "resource": RESOURCE,
         "authorization_servers": [auth_server.issuer],
-        "scopes_supported": ["admin", "mcp"],
+        "scopes_supported": ["mcp"],  # the minimal set: admin comes by stepping up
         "bearer_methods_supported": ["header"],
         "resource_name": "Test server",
     }

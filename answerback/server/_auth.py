@@ -58,7 +58,9 @@ class ResourceServer:
 
     ``scopes`` are required for every request; a tool may require more
     (``@mcp.tool(scopes=...)``). ``scopes_supported`` (advertised in the metadata)
-    defaults to those and every tool's. Serve it with ``mcp.http_app(auth=...)`` or
+    defaults to ``scopes``: the MCP specification wants the minimal set there, since a
+    client without a challenge asks for all of it, and a tool's scopes are asked for by
+    stepping up when it is called. Serve it with ``mcp.http_app(auth=...)`` or
     ``mcp.run(..., auth=...)``, whose app must sit at the root of the origin for the
     metadata's well-known URL to be right.
     """
@@ -158,23 +160,18 @@ class ResourceServer:
         document: dict[str, Any] = {
             "resource": self.resource,
             "authorization_servers": self.authorization_servers,
-            "scopes_supported": self._scopes_supported(),
-            "bearer_methods_supported": ["header"],
         }
+        supported = (
+            self.scopes_supported if self.scopes_supported is not None else sorted(self.scopes)
+        )
+        if supported:  # none: clients leave scope out of their request
+            document["scopes_supported"] = supported
+        document["bearer_methods_supported"] = ["header"]
         if self.resource_name is not None:
             document["resource_name"] = self.resource_name
         if self.resource_documentation is not None:
             document["resource_documentation"] = self.resource_documentation
         return document
-
-    def _scopes_supported(self) -> list[str]:
-        if self.scopes_supported is not None:
-            return self.scopes_supported
-        found = set(self.scopes)
-        if self._tools is not None:
-            for scopes in self._tools.tool_scopes().values():
-                found |= scopes
-        return sorted(found)
 
     async def _metadata_endpoint(self, _: Request) -> Response:
         return JSONResponse(self.metadata(), headers={"access-control-allow-origin": "*"})

@@ -30,8 +30,8 @@ REPLICA_SCRIPT = Path(__file__).resolve().parent / "replica_server.py"
 READY_SECONDS = 30.0
 """How long a process may take to listen before start-up counts as failed."""
 STOP_SECONDS = 10.0
-HEARTBEAT_SECONDS = 0.5
-"""The replicas' heartbeat in the tests: short, so a dead owner is noticed quickly."""
+HEARTBEAT_SECONDS = 1.0
+"""The replicas' heartbeat (the default): a dead owner is noticed within a few of these."""
 REPLICA_NAMES = ("A", "B", "C")
 
 

@@ -287,6 +287,9 @@ async def test_introspection_accepts_live_tokens_and_refuses_revoked_ones(
     assert "not meant for this resource" in await refused(resource_server, elsewhere)
     expired = await auth_server.mint(aud=RESOURCE, exp=1000)
     assert "not active" in await refused(resource_server, expired)
+    posting = await introspection_verifier(auth_server, auth_method="client_secret_post")
+    live = await login(auth_server, user="gina")
+    assert (await posting.verify(live, resource=RESOURCE)).subject == "gina"
 
 
 async def test_introspection_with_bad_credentials_is_unavailable_not_unauthorized(

@@ -125,7 +125,7 @@ async def test_access_denied_is_an_authorization_error_and_the_browser_is_told()
         ) as caught,
     ):
         await login(LOGIN_PAGE)
-    assert caught.value.error == "access_denied"
+    assert caught.value.oauth_error == "access_denied"
     [page] = await browser.pages()
     assert page.status_code == 400
     assert "The login failed (access_denied: The user said no)" in page.text

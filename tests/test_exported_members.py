@@ -231,6 +231,7 @@ PUBLIC_API: dict[str, list[str]] = {
     "answerback.types": [
         "Annotations",
         "AudioContent",
+        "AuthorizationError",
         "BaseMetadata",
         "BlobResourceContents",
         "BooleanSchema",

@@ -446,9 +446,11 @@ async def test_client_connects_through_oauth_and_a_failed_login_says_why() -> No
             return {"error": "access_denied", "state": answer["state"], "iss": answer["iss"]}
 
         auth = OAuth(redirect_uri=REDIRECT_URI, authorize=deny)
-        with pytest.raises(MCPError, match=r"authorization failed: .*access_denied"):
+        with pytest.raises(AuthorizationError, match=r"authorization failed: .*access_denied") as e:
             async with Client(f"{running.url}/mcp", auth=auth):
                 pass
+        assert e.value.oauth_error == "access_denied"
+        assert isinstance(e.value, MCPError)
 
 
 def test_oauth_refuses_settings_that_cannot_work() -> None:

@@ -8,7 +8,7 @@ engine turns an ``MCPError`` into an error response and an error response back i
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, cast
 
 from answerback.types._base import MCPModel
 from answerback.types._models import ElicitRequestURLParams, URLElicitationRequiredErrorData
@@ -25,6 +25,8 @@ HEADER_MISMATCH = -32020
 MISSING_REQUIRED_CLIENT_CAPABILITY = -32021
 UNSUPPORTED_PROTOCOL_VERSION = -32022
 USER_REJECTED = -1
+AUTHORIZATION_FAILED = "authorization_failed"
+"""The ``reason`` in a -32000 error's data when the request could not be authorized."""
 
 
 class ErrorData(MCPModel):
@@ -57,6 +59,11 @@ class MCPError(Exception):
     def from_error_data(cls, error: ErrorData) -> MCPError:
         """The most specific ``MCPError`` subclass for a received error."""
         subclass = _BY_CODE.get(error.code, MCPError)
+        if (
+            subclass is ConnectionClosedError
+            and _member(error.data, "reason") == AUTHORIZATION_FAILED
+        ):
+            subclass = AuthorizationError
         return subclass.__new__(subclass)._init(error.code, error.message, error.data)
 
     def _init(self, code: int, message: str, data: Any) -> MCPError:
@@ -84,6 +91,29 @@ class ConnectionClosedError(MCPError):
 
     def __init__(self, message: str, data: Any = None) -> None:
         super().__init__(CONNECTION_CLOSED, message, data)
+
+
+class AuthorizationError(ConnectionClosedError):
+    """Authorization with a protected server failed: finding its authorization server,
+    registering, the person's login or the token endpoint. The message says which step,
+    what the other side said and what to do; ``oauth_error`` is the OAuth error code
+    the authorization server sent (``access_denied``, ``invalid_grant``...), if any.
+
+    The OAuth client raises it; a request that could not be authorized fails with it,
+    so ``async with Client(url, auth=...)`` raises it when the login fails.
+    """
+
+    def __init__(self, message: str, *, error: str | None = None) -> None:
+        super().__init__(message, {"reason": AUTHORIZATION_FAILED, "oauthError": error})
+
+    @property
+    def oauth_error(self) -> str | None:
+        value = _member(self.data, "oauthError")
+        return value if isinstance(value, str) else None
+
+
+def _member(data: Any, name: str) -> object:
+    return cast(dict[str, object], data).get(name) if isinstance(data, dict) else None
 
 
 class MethodNotFoundError(MCPError):

@@ -13,10 +13,10 @@ from typing import TYPE_CHECKING, Any
 
 from answerback._public import publish
 from answerback.transports.http._client import StreamableHTTPTransport
-from answerback.transports.http._oauth_error import AuthorizationError
 from answerback.transports.http._token_store import InMemoryTokenStore, TokenStore
 from answerback.transports.http._token_store_file import FileTokenStore, TokenStoreError
 from answerback.transports.http._token_store_keyring import KeyringTokenStore
+from answerback.types import AuthorizationError
 
 if TYPE_CHECKING:
     from answerback.transports.http._event_store import EventStore, InMemoryEventStore

@@ -53,10 +53,10 @@ from answerback.transports._headers import (
     encode_value,
     name_of,
 )
-from answerback.transports.http._oauth_error import AuthorizationError
+from answerback.transports.http._oauth_discovery import Challenge
 from answerback.transports.http._sse import Event, EventParser, MessageTooLarge
-from answerback.types import META_PROTOCOL_VERSION
-from answerback.types._errors import CONNECTION_CLOSED
+from answerback.types import META_PROTOCOL_VERSION, AuthorizationError
+from answerback.types._errors import AUTHORIZATION_FAILED, CONNECTION_CLOSED
 from answerback.types._versions import is_modern
 
 logger = logging.getLogger("answerback.http")
@@ -183,7 +183,7 @@ class StreamableHTTPTransport:
 
     ``auth`` authorizes every request (``answerback.client.OAuth`` for servers that
     follow the MCP authorization specification). A request it cannot authorize fails
-    with the ``AuthorizationError``'s message, which says what to do.
+    with an ``AuthorizationError`` that says what to do.
     """
 
     mirrors_parameters = True
@@ -409,6 +409,7 @@ class StreamableHTTPTransport:
         (the caller has already given up)."""
         request_id = call.request_id
         cursor = self._cursor()
+        data: Any = None
         try:
             with call.scope:
                 try:
@@ -420,14 +421,12 @@ class StreamableHTTPTransport:
                         reason = await self._resume(lanes, request_id, incoming, cursor)
                         if reason is None:
                             return
-                except (
-                    httpx2.HTTPError,
-                    _RedirectRefused,
-                    MessageTooLarge,
-                    AuthorizationError,
-                ) as exc:
+                except AuthorizationError as exc:
+                    # Its data marks it, so the caller gets an AuthorizationError back.
+                    reason, data = self._describe(exc), exc.data
+                except (httpx2.HTTPError, _RedirectRefused, MessageTooLarge) as exc:
                     reason = self._describe(exc)
-                await self._fail(incoming, request_id, reason)
+                await self._fail(incoming, request_id, reason, data)
         finally:
             if self._calls.get(request_id) is call:
                 del self._calls[request_id]
@@ -491,7 +490,8 @@ class StreamableHTTPTransport:
             raw = await self._read_body(response)
             answer = _answer_in(raw, request_id)
             if answer is None:
-                await self._fail(incoming, request_id, _status_reason(response, raw, self.url))
+                reason = _status_reason(response, raw, self.url)
+                await self._fail(incoming, request_id, reason, _refusal_data(response))
                 return True
             self._note_version(answer)
             # A 4xx answer refuses this request; the connection itself is fine.
@@ -822,6 +822,15 @@ def _caused_by(exc: BaseException, kind: type[BaseException]) -> bool:
             todo.extend(cast(BaseExceptionGroup[BaseException], current).exceptions)
         todo.extend(e for e in (current.__cause__, current.__context__) if e is not None)
     return False
+
+
+def _refusal_data(response: httpx2.Response) -> JSONObject | None:
+    """A 401/403 with a Bearer challenge is an authorization failure (the caller gets an
+    ``AuthorizationError``): no auth, or a token the server refuses."""
+    if response.status_code not in (401, 403) or "www-authenticate" not in response.headers:
+        return None
+    error = Challenge.parse(response.headers["www-authenticate"]).error
+    return {"reason": AUTHORIZATION_FAILED, "oauthError": error}
 
 
 def _status_reason(response: httpx2.Response, body: bytes, url: str) -> str:

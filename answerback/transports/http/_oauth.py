@@ -38,7 +38,6 @@ from answerback.transports.http._oauth_discovery import (
     origin_of,
 )
 from answerback.transports.http._oauth_dpop import DPOP_ALGORITHM, DPoPKey
-from answerback.transports.http._oauth_error import AuthorizationError
 from answerback.transports.http._oauth_registration import (
     ClientInfo,
     choose_auth_method,
@@ -52,6 +51,7 @@ from answerback.transports.http._oauth_token import (
     request_token,
 )
 from answerback.transports.http._token_store import InMemoryTokenStore, TokenStore
+from answerback.types import AuthorizationError
 
 logger = logging.getLogger("answerback.oauth")
 
@@ -326,7 +326,7 @@ class OAuth(httpx2.Auth):
     ) -> Tokens:
         """Tokens from the grant this client uses."""
         metadata = found.metadata
-        client = await self._client_for(http, metadata, scopes)
+        client = await self._client_for(http, metadata)
         dpop = self._dpop_for(found, challenge)
         form: dict[str, str]
         if self.grant == "authorization_code":
@@ -428,9 +428,7 @@ class OAuth(httpx2.Auth):
             f"no usable authorization server for {resource}: " + "; ".join(problems)
         )
 
-    async def _client_for(
-        self, http: httpx2.AsyncClient, metadata: ServerMetadata, scopes: list[str] | None
-    ) -> ClientInfo:
+    async def _client_for(self, http: httpx2.AsyncClient, metadata: ServerMetadata) -> ClientInfo:
         """This client's identity at ``metadata``'s server: pre-registered, a client ID
         metadata document, a stored registration, or a new one."""
         known = await self._known_client(metadata.issuer, metadata)
@@ -442,7 +440,6 @@ class OAuth(httpx2.Auth):
             client_name=self.client_name,
             redirect_uri=self.redirect_uri,
             grant_types=_GRANT_TYPES[self.grant],
-            scope=" ".join(scopes) if scopes else None,
         )
         await self.store.set(_client_key(metadata.issuer), client.as_record())
         return client
@@ -496,9 +493,14 @@ class OAuth(httpx2.Auth):
             )
         record = await self.store.get(_client_key(issuer))
         client = ClientInfo.from_record(record) if record is not None else None
-        if client is None or client.issuer != issuer or client.redirect_uri != self.redirect_uri:
+        if client is None or client.issuer != issuer:
             return None
-        return client
+        if metadata is None:
+            # A refresh needs the client the tokens were issued to, whatever its redirect.
+            return client if client.client_id == used else None
+        # A login redirects: a registration for another redirect URI (a loopback
+        # listener's port changes from run to run) would be refused, so register anew.
+        return client if client.redirect_uri == self.redirect_uri else None
 
     # -- requests -------------------------------------------------------------------------
 

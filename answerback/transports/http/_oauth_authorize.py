@@ -21,7 +21,7 @@ from authlib.oauth2.rfc7636 import (
 )
 
 from answerback.transports.http._oauth_discovery import ServerMetadata
-from answerback.transports.http._oauth_error import AuthorizationError
+from answerback.types import AuthorizationError
 
 
 @dataclass(frozen=True)

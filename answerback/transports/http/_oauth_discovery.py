@@ -21,7 +21,7 @@ from typing import Any, cast
 
 import httpx2
 
-from answerback.transports.http._oauth_error import AuthorizationError
+from answerback.types import AuthorizationError
 
 logger = logging.getLogger("answerback.oauth")
 

@@ -16,7 +16,7 @@ from typing import Any, cast
 import httpx2
 
 from answerback.transports.http._oauth_discovery import ServerMetadata
-from answerback.transports.http._oauth_error import AuthorizationError
+from answerback.types import AuthorizationError
 
 AUTH_METHODS = ("none", "client_secret_basic", "client_secret_post", "private_key_jwt")
 """The token endpoint authentication methods this client can use."""
@@ -100,9 +100,12 @@ async def register(
     client_name: str,
     redirect_uri: str | None,
     grant_types: list[str],
-    scope: str | None,
 ) -> ClientInfo:
-    """Register a new client with dynamic client registration (RFC 7591)."""
+    """Register a new client with dynamic client registration (RFC 7591).
+
+    No ``scope`` is registered: servers take it as the most the client may ever ask
+    for, and a later step-up for more would be refused.
+    """
     endpoint = metadata.registration_endpoint
     if endpoint is None:
         raise AuthorizationError(
@@ -120,8 +123,6 @@ async def register(
     }
     if redirect_uri:
         body["application_type"] = application_type(redirect_uri)
-    if scope:
-        body["scope"] = scope
     try:
         response = await http.post(endpoint, json=body)
     except httpx2.HTTPError as exc:

@@ -24,8 +24,8 @@ from joserfc.jwk import ECKey, OKPKey, RSAKey, import_key
 
 from answerback.transports.http._oauth_discovery import ServerMetadata
 from answerback.transports.http._oauth_dpop import DPoPKey
-from answerback.transports.http._oauth_error import AuthorizationError
 from answerback.transports.http._oauth_registration import ClientInfo
+from answerback.types import AuthorizationError
 
 CLIENT_ASSERTION_TYPE = "urn:ietf:params:oauth:client-assertion-type:jwt-bearer"
 JWT_BEARER_GRANT = "urn:ietf:params:oauth:grant-type:jwt-bearer"

@@ -326,6 +326,31 @@ async def test_session_ended_on_one_replica_is_gone_on_all(deployment: Cluster) 
     assert [response.status_code for response in after] == [404, 404]
 
 
+async def test_session_bound_to_its_user_on_every_replica(
+    deployment: Cluster, tmp_path: Path
+) -> None:
+    """Opened by alice on P, her session serves her on Q too, and is not found for bob
+    on either replica (as if the id did not exist)."""
+    guarded = ReplicaOptions(
+        redis_url=deployment.redis.url, state_key=deployment.options.state_key, auth=True
+    )
+    with replicas(["P", "Q"], guarded, tmp_path) as pair:
+        async with httpx2.AsyncClient(timeout=PATIENCE_SECONDS) as http:
+            raw = RawSession(http, [f"http://127.0.0.1:{p.port}/mcp" for p in pair])
+            raw.extra_headers = {"authorization": "Bearer alice"}
+            await raw.initialize(0)
+            whoami = raw.request("tools/call", {"name": "whoami"})
+            hers = await raw.post(1, whoami)
+            raw.extra_headers = {"authorization": "Bearer bob"}
+            his = [await raw.post(replica, whoami) for replica in (0, 1)]
+            raw.extra_headers = {}
+            nobodys = await raw.post(1, whoami)
+    assert hers.status_code == 200, hers.text
+    assert "Q" in hers.text
+    assert [response.status_code for response in his] == [404, 404], [r.text for r in his]
+    assert nobodys.status_code == 401
+
+
 # -- notifications -----------------------------------------------------------------------
 
 

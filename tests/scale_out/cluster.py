@@ -191,6 +191,8 @@ class ReplicaOptions:
     """``None``: state in memory (only meaningful for a single replica)."""
     state_key: bytes = field(default_factory=lambda: secrets.token_bytes(32))
     heartbeat_seconds: float = HEARTBEAT_SECONDS
+    auth: bool = False
+    """Require ``Authorization: Bearer <user>`` (``replica_server.BearerName``)."""
 
 
 def replica_argv(name: str, port: int, options: ReplicaOptions) -> list[str]:
@@ -199,6 +201,8 @@ def replica_argv(name: str, port: int, options: ReplicaOptions) -> list[str]:
     argv += ["--state-key", options.state_key.hex()]
     if options.redis_url is not None:
         argv += ["--redis", options.redis_url]
+    if options.auth:
+        argv.append("--auth")
     return argv
 
 

@@ -74,11 +74,13 @@ class RawSession:
         self.http = http
         self.urls = list(urls)
         self.session_id: str | None = None
+        self.extra_headers: dict[str, str] = {}
+        """Sent with every request (credentials)."""
         self._next_id = 0
 
     def headers(self, session_id: str | None = None) -> dict[str, str]:
         """POST headers; ``session_id`` overrides this session's own id."""
-        headers = {**POST_HEADERS, "mcp-protocol-version": LEGACY_VERSION}
+        headers = {**POST_HEADERS, "mcp-protocol-version": LEGACY_VERSION, **self.extra_headers}
         chosen = session_id or self.session_id
         if chosen is not None:
             headers["mcp-session-id"] = chosen

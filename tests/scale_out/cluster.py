@@ -228,9 +228,8 @@ def haproxy_config(port: int, backends: Sequence[int]) -> str:
 
     ``timeout server``/``timeout client`` bound silence on a connection: an SSE stream
     is silent while a person fills in a form, so they are long; ``timeout tunnel`` is
-    not needed (no upgrade). ``option http-no-delay`` sends each SSE event at once
-    (without it haproxy may hold a small write back, waiting for more, for up to
-    hundreds of milliseconds). ``balance roundrobin`` with HTTP keep-alive picks a server
+    not needed (no upgrade). ``option http-no-delay`` keeps haproxy from delaying small
+    writes (an SSE event is one) in the hope of merging them. ``balance roundrobin`` with HTTP keep-alive picks a server
     for every request, so one client's requests land on every replica in turn.
     """
     servers = "\n".join(

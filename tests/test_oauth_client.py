@@ -41,6 +41,8 @@ class Fake:
     """How the fake servers behave, and what they saw."""
 
     prm_path: str | None = "/.well-known/oauth-protected-resource/mcp"
+    prm_resource: str | None = None
+    """The resource the metadata names (``None``: this server's /mcp)."""
     challenge_names_metadata: bool = True
     issuer_path: str = ""
     as_metadata_path: str = "/.well-known/oauth-authorization-server"
@@ -84,9 +86,8 @@ def fake_app(fake: Fake, mcp: StreamableHTTPApp | None = None) -> Any:
 
     async def prm(request: Request) -> Response:
         note(request)
-        return JSONResponse(
-            {"resource": f"{fake.base}/mcp", "authorization_servers": [fake.issuer]}
-        )
+        resource = fake.prm_resource or f"{fake.base}/mcp"
+        return JSONResponse({"resource": resource, "authorization_servers": [fake.issuer]})
 
     async def as_metadata(request: Request) -> Response:
         note(request)
@@ -272,12 +273,36 @@ async def test_a_server_without_resource_metadata_is_its_own_authorization_serve
     assert fake.authorizations[0]["resource"] == f"{base}/mcp"
 
 
+@pytest.mark.parametrize(
+    "fake",
+    [Fake(prm_path=None, as_metadata_path="/unpublished", iss="omit", iss_advertised=False)],
+    indirect=True,
+)
+async def test_a_server_without_any_metadata_has_the_default_endpoints(
+    fake: Fake, base: str
+) -> None:
+    """The 2025-03-26 fallback: /authorize, /token and /register at the origin."""
+    assert (await get(f"{base}/mcp", login())).text == "hello"
+    assert [entry for entry in fake.log if not entry.startswith("GET /mcp")] == [
+        "POST /register",
+        "GET /authorize",
+        "POST /token",
+    ]
+
+
 @pytest.mark.parametrize("fake", [Fake(published_issuer="https://evil.example")], indirect=True)
 async def test_metadata_naming_another_issuer_is_not_used(fake: Fake, base: str) -> None:
     with pytest.raises(AuthorizationError, match=r"issuer 'https://evil\.example'"):
         await get(f"{base}/mcp", login())
     assert fake.authorizations == []
     assert fake.token_requests == []
+
+
+@pytest.mark.parametrize("fake", [Fake(prm_resource="https://evil.example/mcp")], indirect=True)
+async def test_metadata_for_another_resource_is_refused(fake: Fake, base: str) -> None:
+    with pytest.raises(AuthorizationError, match=r"is for 'https://evil\.example/mcp', not for"):
+        await get(f"{base}/mcp", login())
+    assert "GET /.well-known/oauth-authorization-server" not in fake.log
 
 
 # -- the authorization response ---------------------------------------------------------

@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any, Final
 
 import anyio
+import anyio.to_thread
 import httpx2
 import pytest
 from scale_out.cluster import (
@@ -238,6 +239,46 @@ async def test_owner_killed_mid_question(tmp_path: Path) -> None:
             late = await raw.post(survivor, answer(questions[0]))
         assert 400 <= late.status_code < 500, late.text
         assert error_of(late)["message"]
+
+
+async def test_replica_stopped_gracefully_fails_only_its_own_calls(tmp_path: Path) -> None:
+    """Draining: SIGTERM on the replica owning a call waiting for an answer fails that
+    call, with an error the client sees; the session lives on, served by the others."""
+    with cluster(tmp_path) as running:
+        router = ReplicaRouter(running.ports)
+        asked = anyio.Event()
+        holding = True
+
+        async def hold_first(
+            context: ClientRequestContext, params: ElicitRequestParams
+        ) -> ElicitResult:
+            if holding:
+                asked.set()
+                await anyio.sleep_forever()
+            return ElicitResult(action="accept", content={"name": "Ada"})
+
+        failures: list[MCPError] = []
+        async with routed_client(router, elicitation_callback=hold_first) as client:
+
+            async def call() -> None:
+                try:
+                    await client.call_tool("ask_name")
+                except MCPError as exc:
+                    failures.append(exc)
+
+            with anyio.fail_after(PATIENCE_SECONDS):
+                async with anyio.create_task_group() as tg:
+                    tg.start_soon(call)
+                    await asked.wait()
+                    [owned] = calls(router)
+                    await anyio.to_thread.run_sync(running.replicas[owned.replica].stop)
+                    router.down.add(owned.replica)
+            holding = False
+            after = [text_of(await client.call_tool("ask_name")) for _ in range(2)]
+    assert len(failures) == 1, running.logs()
+    assert failures[0].message.startswith("Server closed"), failures[0].message
+    others = sorted(f"Hello, Ada, from {REPLICA_NAMES[i]}" for i in router.live())
+    assert sorted(after) == others, running.logs()
 
 
 # -- refusals (raw JSON-RPC) -------------------------------------------------------------

@@ -4,13 +4,14 @@ here (PKCE required, refresh tokens rotated, revoked tokens inactive, ``aud`` = 
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterator
 from typing import Any
 
 import httpx2
 import pytest
 from joserfc import jws, jwt
-from joserfc.jwk import KeySet
+from joserfc.jwk import ECKey, KeySet
 from oauth_fixtures import REDIRECT_URI, AuthServer, running_auth_server
 
 pytestmark = pytest.mark.anyio
@@ -218,3 +219,44 @@ def test_without_a_user_the_login_page_asks_for_one() -> None:
     assert approved.status_code == 302
     assert "code=" in approved.headers["location"]
     assert "error=access_denied" in denied.headers["location"]
+
+
+async def test_private_key_jwt_client_credentials(auth_server: AuthServer) -> None:
+    """A client registered with its public key proves itself with a signed assertion."""
+    key = ECKey.generate_key("P-256", auto_kid=True)
+    client = await auth_server.register(
+        grant_types=["client_credentials"],
+        token_endpoint_auth_method="private_key_jwt",
+        redirect_uris=[],
+        jwks={"keys": [key.as_dict(private=False)]},
+    )
+    token_url = f"{auth_server.issuer}/token"
+
+    def claims_for(jti: str) -> dict[str, Any]:
+        return {
+            "iss": client["client_id"],
+            "sub": client["client_id"],
+            "aud": token_url,
+            "exp": int(time.time()) + 60,
+            "jti": jti,
+        }
+
+    def form(signed: str) -> dict[str, str]:
+        return {
+            "grant_type": "client_credentials",
+            "client_assertion_type": "urn:ietf:params:oauth:client-assertion-type:jwt-bearer",
+            "client_assertion": signed,
+        }
+
+    first = jwt.encode({"alg": "ES256", "kid": key.kid}, claims_for("one"), key)
+    stranger = ECKey.generate_key("P-256", auto_kid=True)
+    forged = jwt.encode({"alg": "ES256"}, claims_for("two"), stranger)
+    async with httpx2.AsyncClient() as http:
+        accepted = await http.post(token_url, data=form(first))
+        replayed = await http.post(token_url, data=form(first))
+        refused = await http.post(token_url, data=form(forged))
+    assert accepted.status_code == 200, accepted.text
+    claims = await verified_claims(auth_server, accepted.json()["access_token"])
+    assert claims["sub"] == client["client_id"]
+    assert replayed.json()["error"] == "invalid_client"
+    assert refused.json()["error"] == "invalid_client"

@@ -16,8 +16,8 @@ for the path-aware discovery variants):
   page to click through: the user is named by a ``user`` query (or form) parameter, or is
   the ``--default-user``; ``deny=1`` refuses. The redirect carries ``iss`` (RFC 9207);
 - ``/token``: authorization_code, refresh_token (rotated: the old one stops working) and
-  client_credentials; clients authenticate with none, client_secret_basic or
-  client_secret_post, as they registered;
+  client_credentials; clients authenticate with none, client_secret_basic,
+  client_secret_post or private_key_jwt (their registered ``jwks``), as they registered;
 - ``/register`` (RFC 7591), ``/revoke`` (RFC 7009), ``/introspect`` (RFC 7662), ``/jwks``;
 - for tests only: ``POST /testing/mint`` signs a token with whatever claims a test needs
   (expired, another audience, another issuer) and ``POST /testing/rotate-keys`` replaces
@@ -56,8 +56,9 @@ from authlib.oauth2.rfc6749 import (
     TokenMixin,
     grants,
 )
-from authlib.oauth2.rfc6749.errors import InvalidRequestError, OAuth2Error
+from authlib.oauth2.rfc6749.errors import InvalidClientError, InvalidRequestError, OAuth2Error
 from authlib.oauth2.rfc7009 import RevocationEndpoint
+from authlib.oauth2.rfc7523 import JWTBearerClientAssertion
 from authlib.oauth2.rfc7591 import ClientRegistrationEndpoint
 from authlib.oauth2.rfc7636 import CodeChallenge
 from authlib.oauth2.rfc7662 import IntrospectionEndpoint
@@ -69,7 +70,7 @@ from starlette.responses import HTMLResponse, JSONResponse, Response
 from starlette.routing import Route
 
 SCOPES = ("mcp", "read", "write", "admin", "offline_access")
-AUTH_METHODS = ("none", "client_secret_basic", "client_secret_post")
+AUTH_METHODS = ("none", "client_secret_basic", "client_secret_post", "private_key_jwt")
 
 
 # -- what the server remembers (in memory: one test's server lives as long as the test) --
@@ -83,6 +84,8 @@ class Client(ClientMixin):
     grant_types: list[str] = field(default_factory=lambda: ["authorization_code"])
     token_endpoint_auth_method: str = "client_secret_basic"
     scope: str | None = None
+    jwks: dict[str, Any] | None = None
+    """The public keys of a ``private_key_jwt`` client."""
 
     def get_client_id(self) -> str:
         return self.client_id
@@ -473,11 +476,40 @@ class RefreshTokenGrant(MintingGrant, grants.RefreshTokenGrant):
 
 
 class ClientCredentialsGrant(MintingGrant, grants.ClientCredentialsGrant):
-    TOKEN_ENDPOINT_AUTH_METHODS = ["client_secret_basic", "client_secret_post"]
+    TOKEN_ENDPOINT_AUTH_METHODS = ["client_secret_basic", "client_secret_post", "private_key_jwt"]
+
+
+class PrivateKeyJWT(JWTBearerClientAssertion):
+    """``private_key_jwt`` (RFC 7523 §2.2): a JWT signed with a key the client registered."""
+
+    def __init__(self, state: State) -> None:
+        # token_url=None: audiences come from get_audiences (the stubs predate that)
+        super().__init__(None, validate_jti=True)  # pyright: ignore[reportArgumentType]
+        self.state = state
+        self.seen: set[tuple[str, str]] = set()
+        """(client, jti) of every assertion accepted: each is good once."""
+
+    def get_audiences(self) -> list[str]:
+        return [f"{self.state.issuer}/token", self.state.issuer]
+
+    def authenticate_client(self, client: Any) -> Any:
+        if cast(Client, client).check_endpoint_auth_method("private_key_jwt", "token"):
+            return client
+        raise InvalidClientError(description="the client did not register private_key_jwt")
+
+    def validate_jti(self, claims: Any, jti: str) -> bool:
+        used = (str(claims["iss"]), jti)
+        if used in self.seen:
+            return False
+        self.seen.add(used)
+        return True
+
+    def resolve_client_public_key(self, client: Any, headers: Any = None) -> Any:
+        return KeySet.import_key_set(cast(Any, cast(Client, client).jwks or {"keys": []}))
 
 
 class Revocation(RevocationEndpoint):
-    CLIENT_AUTH_METHODS = list(AUTH_METHODS)
+    CLIENT_AUTH_METHODS = list(AUTH_METHODS[:3])
 
     def query_token(self, token_string: str, token_type_hint: str | None) -> Token | None:
         return cast(Server, self.server).state.tokens.get(token_string)
@@ -541,6 +573,7 @@ class Registration(ClientRegistrationEndpoint):
                 "token_endpoint_auth_method", "client_secret_basic"
             ),
             scope=client_metadata.get("scope"),
+            jwks=client_metadata.get("jwks"),
         )
         cast(Server, self.server).state.clients[client.client_id] = client
         return client
@@ -561,8 +594,9 @@ def metadata(state: State) -> dict[str, Any]:
         "grant_types_supported": ["authorization_code", "refresh_token", "client_credentials"],
         "code_challenge_methods_supported": ["S256"],
         "token_endpoint_auth_methods_supported": list(AUTH_METHODS),
-        "revocation_endpoint_auth_methods_supported": list(AUTH_METHODS),
-        "introspection_endpoint_auth_methods_supported": list(AUTH_METHODS[1:]),
+        "revocation_endpoint_auth_methods_supported": list(AUTH_METHODS[:3]),
+        "introspection_endpoint_auth_methods_supported": list(AUTH_METHODS[1:3]),
+        "token_endpoint_auth_signing_alg_values_supported": ["RS256", "ES256"],
         "authorization_response_iss_parameter_supported": True,
         "subject_types_supported": ["public"],
         "id_token_signing_alg_values_supported": ["RS256"],
@@ -599,6 +633,7 @@ def build_app(state: State, base_path: str) -> Starlette:
     server.register_grant(AuthorizationCodeGrant, [CodeChallenge(required=True)])
     server.register_grant(RefreshTokenGrant)
     server.register_grant(ClientCredentialsGrant)
+    engine.register_client_auth_method("private_key_jwt", PrivateKeyJWT(state))
     engine.register_endpoint(Revocation)
     engine.register_endpoint(Introspection)
     engine.register_endpoint(Registration(claims_classes=None))

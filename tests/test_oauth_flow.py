@@ -12,6 +12,9 @@ audience, and another user's token presented with someone else's session id.
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 from collections.abc import Generator
 from contextlib import contextmanager
 from pathlib import Path
@@ -20,7 +23,8 @@ from typing import Any
 import anyio
 import httpx2
 import pytest
-from login_support import opens_as, serving_protected
+from http_support import free_port, python_server, serve_process
+from login_support import browser_program, opens_as, serving_protected
 from oauth_fixtures import AuthServer, running_auth_server
 
 from answerback import Client
@@ -38,9 +42,11 @@ from answerback.server import (
     TokenVerifier,
 )
 from answerback.transports.http import StreamableHTTPTransport
-from answerback.types import MCPError, TextContent
+from answerback.types import TextContent
 
 pytestmark = pytest.mark.anyio
+
+EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
 
 POST_HEADERS = {"accept": "application/json, text/event-stream", "content-type": "application/json"}
 
@@ -167,7 +173,7 @@ async def test_a_declined_login_is_an_authorization_error(server_url: str) -> No
     ):
         async with Client(server_url, auth=auth):
             pass
-    assert caught.value.error == "access_denied"
+    assert caught.value.oauth_error == "access_denied"
 
 
 async def test_a_revoked_token_is_refused_and_the_client_logs_in_again(
@@ -220,9 +226,12 @@ async def test_a_token_for_another_audience_is_refused(
         server_url, headers={"authorization": f"Bearer {elsewhere}"}
     )
     # A client sending it without OAuth is told at once why (not left to time out).
-    with pytest.raises(MCPError, match=r"HTTP 401 Unauthorized: the server requires authorization"):
+    with pytest.raises(
+        AuthorizationError, match=r"HTTP 401 Unauthorized: the server requires authorization"
+    ) as caught:
         async with Client(transport):
             pass
+    assert caught.value.oauth_error == "invalid_token"
 
     # An OAuth client holding such a token (stored for this server) gets a right one.
     store = InMemoryTokenStore()
@@ -294,3 +303,45 @@ def initialize() -> dict[str, Any]:
             "clientInfo": {"name": "raw", "version": "0"},
         },
     }
+
+
+# -- the example -------------------------------------------------------------------------
+
+
+def test_the_connect_protected_example(auth_server: AuthServer, tmp_path: Path) -> None:
+    """examples/connect_protected.py as a person runs it, against examples/protected_server.py:
+    a login the first time, none the next, a second one for the admin scope."""
+    port = free_port()
+    url = f"http://127.0.0.1:{port}/mcp"
+    argv = python_server(EXAMPLES / "protected_server.py", "--issuer", auth_server.issuer)
+    env = {**os.environ, "BROWSER": str(browser_program(tmp_path)), "LOGIN_USER": "frank"}
+    tokens = tmp_path / "private" / "tokens.json"
+
+    def run(*extra: str) -> subprocess.CompletedProcess[str]:
+        example = [sys.executable, str(EXAMPLES / "connect_protected.py"), url, "--tokens"]
+        return subprocess.run(
+            [*example, str(tokens), *extra],
+            env=env,
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            text=True,
+            timeout=60,
+            check=False,
+        )
+
+    with serve_process([*argv, "--port", str(port)], port):
+        first = run()
+        second = run()
+        admin = run("--admin")
+    assert first.returncode == 0, first.stderr
+    assert first.stdout.startswith("Opening the login page in your browser: http://127.0.0.1:")
+    assert first.stdout.endswith('Noted for frank.\nMy notes: ["buy tea"]\n')
+    assert (second.returncode, second.stdout) == (
+        0,
+        'Noted for frank.\nMy notes: ["buy tea", "buy tea"]\n',
+    ), second.stderr
+    assert admin.returncode == 0, admin.stderr
+    [opened] = [line for line in admin.stdout.splitlines() if line.startswith("Opening")]
+    step_up = httpx2.URL(opened.removeprefix("Opening the login page in your browser: "))
+    assert "admin" in step_up.params["scope"].split()
+    assert admin.stdout.endswith("Forgot the notes of 1 users.\n")

@@ -483,6 +483,8 @@ def test_oauth_refuses_settings_that_cannot_work() -> None:
         OAuth()
     with pytest.raises(ValueError, match="needs client_id and client_secret or private_key"):
         OAuth(grant="client_credentials", client_id="app")
+    with pytest.raises(ValueError, match="'client_secret_jwt' is not supported"):
+        login(token_endpoint_auth_method="client_secret_jwt")
     with pytest.raises(ValueError, match="https URL with a path"):
         login(client_metadata_url="http://example.com/client.json")
     with pytest.raises(TypeError, match="auth= applies to an http"):

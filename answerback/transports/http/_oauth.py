@@ -39,6 +39,7 @@ from answerback.transports.http._oauth_discovery import (
 )
 from answerback.transports.http._oauth_dpop import DPOP_ALGORITHM, DPoPKey
 from answerback.transports.http._oauth_registration import (
+    AUTH_METHODS,
     ClientInfo,
     choose_auth_method,
     register,
@@ -148,6 +149,14 @@ class OAuth(httpx2.Auth):
                     "client_metadata_url must be an https URL with a path (where the client "
                     f"ID metadata document is served), not {client_metadata_url!r}"
                 )
+        if (
+            token_endpoint_auth_method is not None
+            and token_endpoint_auth_method not in AUTH_METHODS
+        ):
+            raise ValueError(
+                f"token_endpoint_auth_method {token_endpoint_auth_method!r} is not supported; "
+                "use one of " + ", ".join(AUTH_METHODS)
+            )
         if max_step_ups < 0:
             raise ValueError("max_step_ups must be 0 or more")
         self.redirect_uri = redirect_uri
@@ -245,7 +254,11 @@ class OAuth(httpx2.Auth):
             try:
                 async with self._http() as http:
                     metadata = await fetch_server_metadata(http, tokens.issuer)
-                    client = await self._known_client(tokens.issuer, used=tokens.client_id)
+                    client = (
+                        await self._known_client(metadata, refreshing=tokens.client_id)
+                        if metadata is not None
+                        else None
+                    )
                     if metadata is None or client is None:
                         return tokens
                     refreshed = await self._refresh(http, metadata, client, tokens, resource)
@@ -274,7 +287,7 @@ class OAuth(httpx2.Auth):
                     and sent.refresh_token is not None
                     and sent.issuer == metadata.issuer
                 ):
-                    client = await self._known_client(metadata.issuer, metadata)
+                    client = await self._known_client(metadata, refreshing=sent.client_id)
                     if client is not None:
                         try:
                             tokens = await self._refresh(
@@ -431,7 +444,7 @@ class OAuth(httpx2.Auth):
     async def _client_for(self, http: httpx2.AsyncClient, metadata: ServerMetadata) -> ClientInfo:
         """This client's identity at ``metadata``'s server: pre-registered, a client ID
         metadata document, a stored registration, or a new one."""
-        known = await self._known_client(metadata.issuer, metadata)
+        known = await self._known_client(metadata)
         if known is not None:
             return known
         client = await register(
@@ -445,10 +458,11 @@ class OAuth(httpx2.Auth):
         return client
 
     async def _known_client(
-        self, issuer: str, metadata: ServerMetadata | None = None, used: str | None = None
+        self, metadata: ServerMetadata, *, refreshing: str | None = None
     ) -> ClientInfo | None:
-        """The client already known at ``issuer``; ``metadata`` is ``None`` when
-        refreshing a token, issued to the client ID ``used``."""
+        """The client already known at ``metadata``'s server, if any: to log in, or,
+        with ``refreshing``, the client ID a token to refresh was issued to."""
+        issuer = metadata.issuer
         if self.client_id is not None:
             if self._preregistered_issuer is None:
                 self._preregistered_issuer = issuer
@@ -459,20 +473,12 @@ class OAuth(httpx2.Auth):
                     "ID belongs to one authorization server: register this client there and "
                     "pass its client_id"
                 )
-            method = self.token_endpoint_auth_method
-            if method is None and metadata is not None:
-                method = choose_auth_method(
-                    metadata,
-                    secret=self.client_secret is not None,
-                    private_key=self.private_key is not None,
-                    preferred=None,
-                )
-            elif method is None:
-                method = (
-                    "private_key_jwt"
-                    if self.private_key is not None
-                    else ("client_secret_basic" if self.client_secret is not None else "none")
-                )
+            method = choose_auth_method(
+                metadata,
+                secret=self.client_secret is not None,
+                private_key=self.private_key is not None,
+                preferred=self.token_endpoint_auth_method,
+            )
             return ClientInfo(
                 client_id=self.client_id,
                 issuer=issuer,
@@ -481,9 +487,9 @@ class OAuth(httpx2.Auth):
                 redirect_uri=self.redirect_uri,
             )
         if self.client_metadata_url is not None and (
-            metadata.document.get("client_id_metadata_document_supported") is True
-            if metadata is not None
-            else used == self.client_metadata_url
+            refreshing == self.client_metadata_url
+            if refreshing is not None
+            else metadata.document.get("client_id_metadata_document_supported") is True
         ):
             return ClientInfo(
                 client_id=self.client_metadata_url,
@@ -495,9 +501,9 @@ class OAuth(httpx2.Auth):
         client = ClientInfo.from_record(record) if record is not None else None
         if client is None or client.issuer != issuer:
             return None
-        if metadata is None:
+        if refreshing is not None:
             # A refresh needs the client the tokens were issued to, whatever its redirect.
-            return client if client.client_id == used else None
+            return client if client.client_id == refreshing else None
         # A login redirects: a registration for another redirect URI (a loopback
         # listener's port changes from run to run) would be refused, so register anew.
         return client if client.redirect_uri == self.redirect_uri else None

@@ -48,16 +48,12 @@ def choose_auth_method(
 ) -> str:
     """The token endpoint authentication method to use with what the client holds.
 
-    An explicit choice wins. Otherwise a private key means ``private_key_jwt`` and a
-    secret the first secret method the server lists (``client_secret_basic`` when it
-    lists none: the OAuth default); a client with neither is public (``none``).
+    An explicit choice (checked by ``OAuth``) wins. Otherwise a private key means
+    ``private_key_jwt`` and a secret the first secret method the server lists
+    (``client_secret_basic`` when it lists none: the OAuth default); a client with
+    neither is public (``none``).
     """
     if preferred is not None:
-        if preferred not in AUTH_METHODS:
-            raise ValueError(
-                f"token_endpoint_auth_method {preferred!r} is not supported; use one of "
-                + ", ".join(AUTH_METHODS)
-            )
         return preferred
     if private_key:
         return "private_key_jwt"

@@ -27,7 +27,7 @@ from urllib.parse import urlencode, urlsplit
 import httpx2
 
 from answerback.server import Context, MCPServer, ResourceServer, TokenVerifier
-from answerback.transports.http import StreamableHTTPApp, uvicorn_server
+from answerback.transports.http import uvicorn_server
 
 
 def follow_login(url: str, *, user: str | None = None, deny: bool = False) -> httpx2.Response:
@@ -99,9 +99,7 @@ def serving_protected(issuer: str, verifier_for: Callable[[str], TokenVerifier])
     mcp = protected_mcp()
     resource_server = ResourceServer(url, [issuer], verifier, scopes=["mcp"])
     started = threading.Event()
-    resource_server.attach(mcp)
-    app = StreamableHTTPApp(mcp, auth=resource_server)
-    server = uvicorn_server(app, on_started=started.set)
+    server = uvicorn_server(mcp.http_app(auth=resource_server), on_started=started.set)
     thread = threading.Thread(target=asyncio.run, args=(server.serve([listening]),))
     thread.start()
     try:

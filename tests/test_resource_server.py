@@ -164,6 +164,17 @@ async def test_metadata_document_names_the_resource_and_its_authorization_server
     }
     assert at_root.json() == at_path.json()
     assert at_path.headers["access-control-allow-origin"] == "*"
+    async with http(resource_server) as client:
+        preflight = await client.options(
+            "/.well-known/oauth-protected-resource/mcp",
+            headers={
+                "origin": "https://app.example",
+                "access-control-request-method": "GET",
+                "access-control-request-headers": "mcp-protocol-version",
+            },
+        )
+    assert preflight.status_code == 204
+    assert preflight.headers["access-control-allow-origin"] == "*"
 
 
 async def test_no_token_gets_401_pointing_at_the_metadata(auth_server: AuthServer) -> None:

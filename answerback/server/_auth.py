@@ -114,7 +114,7 @@ class ResourceServer:
         paths = [self.metadata_path]
         if self.metadata_path != WELL_KNOWN:
             paths.append(WELL_KNOWN)  # for clients that only try the root (2025-03-26 era)
-        return [Route(path, self._metadata_endpoint, methods=["GET"]) for path in paths]
+        return [Route(path, self._metadata_endpoint, methods=["GET", "OPTIONS"]) for path in paths]
 
     async def authenticate(self, request: Request) -> AuthInfo | Response:
         token = _bearer_token(request.headers.get("authorization"))
@@ -173,8 +173,14 @@ class ResourceServer:
             document["resource_documentation"] = self.resource_documentation
         return document
 
-    async def _metadata_endpoint(self, _: Request) -> Response:
-        return JSONResponse(self.metadata(), headers={"access-control-allow-origin": "*"})
+    async def _metadata_endpoint(self, request: Request) -> Response:
+        """The document, readable from any origin: browser-based clients discover it too
+        (a preflight, for the MCP headers they send, is answered here)."""
+        cors = {"access-control-allow-origin": "*"}
+        if request.method == "OPTIONS":
+            cors |= {"access-control-allow-methods": "GET", "access-control-allow-headers": "*"}
+            return Response(status_code=204, headers=cors)
+        return JSONResponse(self.metadata(), headers=cors)
 
     def _unauthorized(self, problem: str | None) -> Response:
         """401: no token (no error code, RFC 6750 §3.1) or a refused one."""

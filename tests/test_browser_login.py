@@ -269,3 +269,21 @@ async def test_a_closed_login_frees_its_port() -> None:
         await login(LOGIN_PAGE)
     with socket.socket() as again:
         again.bind(("127.0.0.1", port or 0))
+
+
+async def test_logins_started_together_take_turns() -> None:
+    """Two servers stepping up at once through one listener: each redirect reaches its
+    own login (without turns, one login's listener turns the other's redirect away)."""
+    login, browser = with_browser(granted, tell=quiet, timeout=30)
+    first, second = LOGIN_PAGE, LOGIN_PAGE.replace("s-123", "s-456")
+    results: dict[str, dict[str, str]] = {}
+
+    async def log_in(url: str) -> None:
+        results[url] = await login(url)
+
+    with login:
+        async with anyio.create_task_group() as group:
+            group.start_soon(log_in, first)
+            group.start_soon(log_in, second)
+    assert results == {first: granted("s-123"), second: granted("s-456")}
+    assert sorted(browser.opened) == sorted([first, second])

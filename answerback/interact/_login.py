@@ -51,7 +51,8 @@ class BrowserLogin:
     ``await login(authorization_url)`` judges the URL, opens it with ``open_browser``
     (``webbrowser.open`` by default; it runs in a worker thread), tells the person the
     URL (so they can open it by hand if no browser opened), waits up to ``timeout``
-    seconds for the browser to come back to ``redirect_uri`` with the same ``state``,
+    seconds for the browser to come back to ``redirect_uri`` with the same ``state``
+    (logins started together take turns),
     answers the browser with a short page, and returns the redirect's query parameters.
     An error the authorization server sends back (``error=access_denied``) raises
     ``AuthorizationError``; so do a blocked URL, a refused high-risk one and the timeout.
@@ -80,6 +81,7 @@ class BrowserLogin:
         self._approved_domains = approved_domains
         self.timeout = timeout
         self._path = path
+        self._turn: anyio.Lock | None = None
         # Bound now, not on the first login: the client registers redirect_uri (dynamic
         # registration) before it ever calls login().
         self._socket = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
@@ -127,13 +129,18 @@ class BrowserLogin:
             )
         url = verdict.canonical_url
         waiter = _Waiter(self._path, state)
+        if self._turn is None:
+            self._turn = anyio.Lock()
         try:
-            with anyio.fail_after(self.timeout):
-                async with anyio.create_task_group() as group:
-                    group.start_soon(_serve, self._socket, waiter)
-                    group.start_soon(self._open, url, verdict)
-                    await waiter.done.wait()
-                    group.cancel_scope.cancel()
+            # One login at a time: both would accept on the same socket, and each would
+            # turn the other's redirect away as a stale one.
+            async with self._turn:
+                with anyio.fail_after(self.timeout):
+                    async with anyio.create_task_group() as group:
+                        group.start_soon(_serve, self._socket, waiter)
+                        group.start_soon(self._open, url, verdict)
+                        await waiter.done.wait()
+                        group.cancel_scope.cancel()
         except TimeoutError:
             raise AuthorizationError(
                 f"No login came back within {self.timeout:g} seconds (the browser never "

@@ -154,8 +154,8 @@ def authorized(
             )
         yield
         return
-    # The listener is made even when no browser may be waited for: its address is the
-    # redirect URI a registration names, and stays the same shape for the next login.
+    # The listener is made even when no browser may be waited for: OAuth needs a redirect
+    # URI to register (a later run's listener, on another port, matches it: RFC 8252).
     with BrowserLogin(tell=tell) as login:
         store = FileTokenStore(token_file())
         interactive = interactive_login_allowed(options.login)

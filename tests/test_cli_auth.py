@@ -191,3 +191,9 @@ def test_a_token_file_others_can_read_is_refused(
     done = answerback("list", server_url, home=home)
     assert done.returncode == 5
     assert f"chmod 600 {tokens}" in done.stderr
+
+
+def test_logout_needs_an_http_server(home: Path) -> None:
+    done = answerback("logout", f"{sys.executable} examples/library_server.py", home=home)
+    assert done.returncode == 2
+    assert "only HTTP servers log in (and out)" in done.stderr

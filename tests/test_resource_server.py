@@ -317,6 +317,24 @@ async def test_introspection_with_bad_credentials_is_unavailable_not_unauthorize
     assert "www-authenticate" not in response.headers
 
 
+async def test_a_failing_jwks_is_not_asked_again_at_once(auth_server: AuthServer) -> None:
+    """An unreachable (here: failing) JWKS makes requests 503, without a fetch each."""
+    asked: list[str] = []
+
+    async def failing(request: Request) -> Response:
+        asked.append(request.url.path)
+        return Response("down", status_code=500)
+
+    token = await login(auth_server)
+    jwks = Starlette(routes=[Route("/jwks", failing)])
+    async with serve(jwks, path="/jwks") as running:
+        verifier = JWTVerifier(jwks_url=running.url, issuer=auth_server.issuer)
+        for _ in range(3):
+            with pytest.raises(VerifierUnavailableError):
+                await verifier.verify(token, resource=RESOURCE)
+    assert asked == ["/jwks"]
+
+
 async def test_unreachable_jwks_is_unavailable(auth_server: AuthServer) -> None:
     verifier = JWTVerifier(jwks_url="http://127.0.0.1:9/jwks", issuer=auth_server.issuer)
     resource_server = ResourceServer(RESOURCE, [auth_server.issuer], verifier)

@@ -18,6 +18,7 @@ revocation must take effect at once.
 
 from __future__ import annotations
 
+import logging
 import time
 from collections.abc import Sequence
 from typing import Any, cast
@@ -37,6 +38,8 @@ from answerback.server._auth_verifier import (
     checked_info,
 )
 from answerback.transports.http._request_auth import AuthInfo
+
+logger = logging.getLogger("answerback.server.auth")
 
 DEFAULT_ALGORITHMS = (
     "RS256",
@@ -90,6 +93,7 @@ class JWTVerifier:
         self.timeout_seconds = timeout_seconds
         self._keys: KeySet | None = None
         self._fetched_at = float("-inf")
+        self._attempted_at = float("-inf")
         self._lock: anyio.Lock | None = None
         """Made on first use, in the event loop that serves (the verifier may be built
         before it, or in another one, as a test's is)."""
@@ -116,17 +120,29 @@ class JWTVerifier:
         )
 
     async def _keys_for(self, kid: str | None) -> KeySet:
-        """The cached keys, fetched again when stale or (rate-limited) missing ``kid``."""
+        """The cached keys, fetched again when stale or missing ``kid``, but at most once
+        per ``min_refresh_seconds`` (an unreachable JWKS is not asked on every request;
+        keys fetched before stay in use meanwhile)."""
         if self._lock is None:
             self._lock = anyio.Lock()
         async with self._lock:
             now = time.monotonic()
             stale = self._keys is None or now - self._fetched_at >= self.cache_seconds
             unknown = kid is not None and not _has_kid(self._keys, kid)
-            if stale or (unknown and now - self._fetched_at >= self.min_refresh_seconds):
-                self._keys = await self._fetch()
-                self._fetched_at = time.monotonic()
-            assert self._keys is not None
+            if (stale or unknown) and now - self._attempted_at >= self.min_refresh_seconds:
+                self._attempted_at = now
+                try:
+                    self._keys = await self._fetch()
+                    self._fetched_at = time.monotonic()
+                except VerifierUnavailableError as exc:
+                    if self._keys is None:
+                        raise
+                    logger.warning("%s; still using the keys fetched before", exc)
+            if self._keys is None:
+                raise VerifierUnavailableError(
+                    f"the signing keys of {self.issuer} could not be fetched; the next try is "
+                    f"at most {self.min_refresh_seconds:g} s after the last"
+                )
             if kid is not None and not _has_kid(self._keys, kid):
                 raise InvalidTokenError(f"the token's signing key {kid!r} is not published")
             return self._keys

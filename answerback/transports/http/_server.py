@@ -258,9 +258,17 @@ class StreamableHTTPApp:
         if not self.state.shared:
             return self.server.serve_connection
 
+        async def receives_broadcasts() -> bool:
+            if not session.receives_broadcasts():
+                return False
+            # Resource subscriptions POSTed to other replicas are in the record only.
+            with contextlib.suppress(StateUnavailable):
+                return await self._shared_session(session.id, session) is not None
+            return True
+
         async def serve(read: Any, write: WriteStream) -> None:
             serve_connection: Any = self.server.serve_connection
-            await serve_connection(read, write, receives_broadcasts=session.receives_broadcasts)
+            await serve_connection(read, write, receives_broadcasts=receives_broadcasts)
 
         return serve
 

@@ -108,6 +108,7 @@ class AuthorizationError(ConnectionClosedError):
 
     @property
     def oauth_error(self) -> str | None:
+        """The OAuth error code the authorization server sent, or ``None``."""
         value = _member(self.data, "oauthError")
         return value if isinstance(value, str) else None
 

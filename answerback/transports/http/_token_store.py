@@ -45,11 +45,14 @@ class InMemoryTokenStore:
         self._records: dict[str, dict[str, Any]] = {}
 
     async def get(self, key: str) -> dict[str, Any] | None:
+        """A copy of the record stored under ``key``, or ``None``."""
         record = self._records.get(key)
         return None if record is None else copy.deepcopy(record)
 
     async def set(self, key: str, value: dict[str, Any]) -> None:
+        """Store a copy of ``value`` under ``key``."""
         self._records[key] = copy.deepcopy(value)
 
     async def delete(self, key: str) -> None:
+        """Forget ``key`` (nothing happens if it is not there)."""
         self._records.pop(key, None)

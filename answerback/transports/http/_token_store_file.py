@@ -56,10 +56,14 @@ class FileTokenStore:
         return f"FileTokenStore({str(self.path)!r})"
 
     async def get(self, key: str) -> dict[str, Any] | None:
+        """The record under ``key`` (``None`` if there is none, or no file yet); raises
+        ``TokenStoreError`` for a file others can read or that is not the store's JSON."""
         records = await anyio.to_thread.run_sync(self._read)
         return records.get(key)
 
     async def set(self, key: str, value: dict[str, Any]) -> None:
+        """Store ``value`` (JSON-able) under ``key``: the file is rewritten atomically,
+        created ``0600`` in a ``0700`` directory the first time."""
         # Serialise first, so a value that is not JSON fails here, before the file changes.
         record = cast(dict[str, Any], json.loads(json.dumps(value)))
 
@@ -69,6 +73,8 @@ class FileTokenStore:
         await anyio.to_thread.run_sync(self._update, put)
 
     async def delete(self, key: str) -> None:
+        """Forget ``key`` (not an error if it is not there)."""
+
         def drop(records: _Records) -> None:
             records.pop(key, None)
 

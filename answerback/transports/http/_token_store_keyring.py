@@ -45,6 +45,8 @@ class KeyringTokenStore:
         return f"KeyringTokenStore({self.service!r})"
 
     async def get(self, key: str) -> dict[str, Any] | None:
+        """The record under ``key``, or ``None``; ``TokenStoreError`` for an entry that
+        is not a record or a keyring that cannot be used."""
         text = await self._call(self._backend.get_password, self.service, key)
         if text is None:
             return None
@@ -61,10 +63,12 @@ class KeyringTokenStore:
         return cast(dict[str, Any], record)
 
     async def set(self, key: str, value: dict[str, Any]) -> None:
+        """Store ``value`` as the JSON of the entry (``service``, ``key``)."""
         backend: Any = self._backend  # keyring's own annotations are partly untyped
         await self._call(backend.set_password, self.service, key, json.dumps(value))
 
     async def delete(self, key: str) -> None:
+        """Remove the entry (not an error if there is none)."""
         from keyring.errors import PasswordDeleteError
 
         with contextlib.suppress(PasswordDeleteError):  # nothing was stored under this key

@@ -434,6 +434,25 @@ async def test_token_endpoint_auth_methods(fake: Fake, base: str, grant: str, me
     assert "POST /register" not in fake.log
 
 
+async def test_the_authorization_server_is_reached_through_the_given_client(
+    fake: Fake, base: str
+) -> None:
+    sent: list[str] = []
+
+    async def note(request: httpx2.Request) -> None:
+        sent.append(f"{request.method} {request.url.path}")
+
+    async with httpx2.AsyncClient(event_hooks={"request": [note]}) as http:
+        assert (await get(f"{base}/mcp", login(http_client=http))).text == "hello"
+        assert not http.is_closed
+    assert sent == [
+        "GET /.well-known/oauth-protected-resource/mcp",
+        "GET /.well-known/oauth-authorization-server",
+        "POST /register",
+        "POST /token",
+    ]
+
+
 async def test_a_registration_is_kept_per_issuer(fake: Fake, base: str) -> None:
     store = InMemoryTokenStore()
     first = login(store=store)

@@ -102,7 +102,10 @@ class OAuth(httpx2.Auth):
     tokens to a key (RFC 9449); ``None`` does so when the server offers the DPoP
     scheme and its authorization server supports it. ``store`` keeps tokens and
     registrations (default: in memory). ``max_step_ups`` bounds re-authorizations
-    for more scope per request.
+    for more scope per request. ``http_client`` is used as it is (and not closed) for
+    the requests to the server's metadata and to the authorization server: give it
+    the TLS settings or proxy they need; by default a client with ``timeout`` is made
+    for each flow.
     """
 
     requires_request_body = True
@@ -125,6 +128,7 @@ class OAuth(httpx2.Auth):
         store: TokenStore | None = None,
         max_step_ups: int = 2,
         timeout: float = 30.0,
+        http_client: httpx2.AsyncClient | None = None,
     ) -> None:
         if grant not in _GRANT_TYPES:
             raise ValueError(f"grant must be one of {', '.join(_GRANT_TYPES)}, not {grant!r}")
@@ -176,6 +180,7 @@ class OAuth(httpx2.Auth):
         self.store: TokenStore = store if store is not None else InMemoryTokenStore()
         self.max_step_ups = max_step_ups
         self.timeout = timeout
+        self._http_client = http_client
         self._tokens: dict[str, Tokens | None] = {}
         self._dpop_keys: dict[str, DPoPKey] = {}
         self._nonces: dict[str, str] = {}
@@ -579,8 +584,11 @@ class OAuth(httpx2.Auth):
 
     @asynccontextmanager
     async def _http(self) -> AsyncGenerator[httpx2.AsyncClient, None]:
-        """A client for talking to the authorization server, for one flow: flows are
-        rare, and this keeps nothing open between them."""
+        """The user's client, or one for this flow only: flows are rare, and this keeps
+        nothing open between them."""
+        if self._http_client is not None:
+            yield self._http_client
+            return
         async with httpx2.AsyncClient(timeout=self.timeout, follow_redirects=False) as http:
             yield http
 

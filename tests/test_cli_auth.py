@@ -12,9 +12,11 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 import stat
 import subprocess
 import sys
+import uuid
 from collections.abc import Generator
 from pathlib import Path
 from typing import Any
@@ -23,6 +25,7 @@ import anyio
 import pytest
 from login_support import browser_program, serving_protected
 from oauth_fixtures import AuthServer, running_auth_server
+from test_terminal_e2e import PROMPT, TMUX, Terminal
 
 from answerback.server import JWTVerifier, TokenVerifier
 
@@ -197,3 +200,34 @@ def test_logout_needs_an_http_server(home: Path) -> None:
     done = answerback("logout", f"{sys.executable} examples/library_server.py", home=home)
     assert done.returncode == 2
     assert "only HTTP servers log in (and out)" in done.stderr
+
+
+@pytest.mark.skipif(TMUX is None, reason="tmux is missing: apt-get install tmux")
+def test_connect_at_a_terminal_logs_in_by_itself(
+    server_url: str, tmp_path: Path, home: Path
+) -> None:
+    """``answerback connect`` in a real terminal (tmux): no option needed, the login
+    happens in the browser and the session goes on."""
+    assert TMUX is not None
+    person = tmp_path / "person"
+    person.mkdir()
+    terminal = Terminal(TMUX, f"answerback-auth-{uuid.uuid4().hex[:12]}", person)
+    browser = f"BROWSER={shlex.quote(str(browser_program(tmp_path)))} LOGIN_USER=gina"
+    command = f"{shlex.quote(sys.executable)} -m answerback connect {server_url}"
+    try:
+        terminal.start(f"env {browser} {command}")
+        terminal.wait_for(r"Opening the login page in your browser: http://127\.0\.0\.1:")
+        terminal.wait_for(PROMPT)
+        terminal.type("call whoami")
+        terminal.wait_for(r"^gina$")
+        terminal.type("quit")
+        terminal.wait_for(r"\[exited 0\]")
+    finally:
+        subprocess.run(
+            [TMUX, "-L", terminal.socket, "kill-server"],
+            capture_output=True,
+            timeout=30,
+            check=False,
+        )
+    tokens = person / ".config" / "answerback" / "tokens.json"
+    assert stat.S_IMODE(tokens.stat().st_mode) == 0o600

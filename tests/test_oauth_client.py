@@ -15,6 +15,7 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from typing import Any
 
+import anyio
 import httpx2
 import pytest
 from authlib.oauth2 import rfc7636
@@ -432,6 +433,38 @@ async def test_token_endpoint_auth_methods(fake: Fake, base: str, grant: str, me
     assert request["resource"] == f"{base}/mcp"
     CHECKS[method](request, key)
     assert "POST /register" not in fake.log
+
+
+async def test_requests_refused_together_share_one_login(fake: Fake, base: str) -> None:
+    """Requests that meet a 401 at the same time wait for one login, not one each."""
+    both_refused = anyio.Event()
+    refusals = 0
+
+    async def count(response: httpx2.Response) -> None:
+        nonlocal refusals
+        refusals += response.status_code == 401
+        if refusals == 2:
+            both_refused.set()
+
+    async def login_once_both_wait(authorization_url: str) -> dict[str, str]:
+        await both_refused.wait()
+        return await follow(authorization_url)
+
+    auth = OAuth(redirect_uri=REDIRECT_URI, authorize=login_once_both_wait)
+    texts: list[str] = []
+
+    async def fetch(http: httpx2.AsyncClient) -> None:
+        texts.append((await http.get(f"{base}/mcp", auth=auth)).text)
+
+    with anyio.fail_after(30):
+        async with (
+            httpx2.AsyncClient(event_hooks={"response": [count]}) as http,
+            anyio.create_task_group() as tg,
+        ):
+            tg.start_soon(fetch, http)
+            tg.start_soon(fetch, http)
+    assert texts == ["hello", "hello"]
+    assert len(fake.authorizations) == 1
 
 
 async def test_the_authorization_server_is_reached_through_the_given_client(

@@ -181,7 +181,7 @@ def test_a_declined_login_exits_5(server_url: str, home: Path, tmp_path: Path) -
     done = answerback("list", server_url, "--login", "browser", home=home, env=browser)
     assert done.returncode == 5
     assert "access_denied" in done.stderr
-    assert "declined or cancelled in the browser" in done.stderr
+    assert done.stderr.rstrip().endswith("declined or cancelled in the browser.")
 
 
 def test_a_token_file_others_can_read_is_refused(

@@ -753,7 +753,9 @@ class StreamableHTTPTransport:
         data: Any = None,
     ) -> None:
         """Answer our own request with an error: it fails, and nothing else does."""
-        error: JSONObject = {"code": CONNECTION_CLOSED, "message": f"Connection failed: {reason}."}
+        # A reason that is whole sentences (an AuthorizationError's) keeps one full stop.
+        message = f"Connection failed: {reason.rstrip('.')}."
+        error: JSONObject = {"code": CONNECTION_CLOSED, "message": message}
         if data is not None:
             error["data"] = data
         await incoming.send(Envelope({"jsonrpc": "2.0", "id": request_id, "error": error}))

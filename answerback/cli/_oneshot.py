@@ -80,8 +80,13 @@ def make_client(
 def failure(target: Target, exc: BaseException) -> CommandFailed:
     """A connection or request error, as the message and exit code a script sees."""
     if (refusal := _authorization_failure(exc)) is not None:
+        # Through the transport the message starts with what failed (the connection);
+        # here the line already says so.
+        why = (
+            str(refusal).removeprefix("Connection failed: ").removeprefix("authorization failed: ")
+        )
         return CommandFailed(
-            f"cannot log in to {target.name} ({target.describe()}): {refusal}",
+            f"cannot log in to {target.name} ({target.describe()}): {why}",
             ExitCode.AUTHORIZATION,
         )
     if isinstance(exc, ConnectionClosedError | OSError):

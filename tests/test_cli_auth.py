@@ -231,3 +231,9 @@ def test_connect_at_a_terminal_logs_in_by_itself(
         )
     tokens = person / ".config" / "answerback" / "tokens.json"
     assert stat.S_IMODE(tokens.stat().st_mode) == 0o600
+
+
+def test_one_token_is_never_sent_to_two_servers(server_url: str, home: Path) -> None:
+    done = answerback("connect", server_url, "http://127.0.0.1:1/mcp", "--token", "t", home=home)
+    assert done.returncode == 2
+    assert "--token is sent to one server" in done.stderr

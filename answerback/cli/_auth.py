@@ -136,6 +136,13 @@ def authorized(
         yield
         return
     if options.token is not None:
+        if len(urls) > 1:
+            # A bearer token works for whoever holds it: never hand one server's to another.
+            raise AuthSetupError(
+                "--token is sent to one server, and this command has several HTTP targets; "
+                'give each its own token in a config file ("headers": {"Authorization": '
+                '"Bearer ..."}).'
+            )
         for target in urls:
             target.headers["Authorization"] = f"Bearer {options.token}"
         yield

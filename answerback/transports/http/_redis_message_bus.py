@@ -10,7 +10,7 @@ while its reader reconnects is still read (pub/sub alone would lose it).
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator
 from typing import Any
 
 from answerback.jsonrpc import JSONObject, RequestId
@@ -110,7 +110,7 @@ class RedisMessageBus:
                 pipe.expire(key, _INBOX_SECONDS)
                 await pipe.execute()
 
-    async def inbox(self) -> AsyncIterator[tuple[str, JSONObject]]:
+    async def inbox(self) -> AsyncGenerator[tuple[str, JSONObject]]:
         key = f"{self._prefix}inbox:{self.replica_id}"
         while True:
             with reaching(self._url):

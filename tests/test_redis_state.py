@@ -1,0 +1,273 @@
+"""``RedisState`` with a real redis-server: its parts one by one, and three apps in one
+process sharing sessions through it (issue 15).
+
+The multi-process deployment (uvicorn replicas, ``kill -9``, haproxy) is tested in
+test_scale_out.py; here each Redis class is checked against what the HTTP layer relies
+on, and the routing between replicas is driven by hand so that each refusal is seen.
+These tests need ``redis-server`` (``make services`` installs it) and run on asyncio
+only: redis-py's client, which the test itself uses, runs on nothing else.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncGenerator, Iterator
+from contextlib import AsyncExitStack
+from pathlib import Path
+from typing import Any
+
+import anyio
+import httpx2
+import pytest
+from http_support import PATIENCE_SECONDS, read_events, serve
+from pydantic import BaseModel
+from scale_out.cluster import Redis, missing_for_redis, redis_server
+from scale_out.raw import RawSession, answer, error_of
+from support import ReportingEventLoop
+
+from answerback.jsonrpc import JSONObject
+from answerback.server import Context, MCPServer
+from answerback.transports.http import RedisState, StreamableHTTPApp
+from answerback.transports.http._message_bus import CallOwner
+from answerback.transports.http._replication import Replication
+from answerback.transports.http._sessions import SessionRecord
+from answerback.types import CONNECTION_CLOSED
+
+pytestmark = [
+    pytest.mark.anyio,
+    pytest.mark.skipif(missing_for_redis() is not None, reason=str(missing_for_redis())),
+]
+
+HEARTBEAT_SECONDS = 0.5
+
+
+@pytest.fixture
+def anyio_backend() -> tuple[str, dict[str, Any]]:
+    """asyncio only: redis-py's asyncio client does not run on trio (see the module)."""
+    return ("asyncio", {"loop_factory": ReportingEventLoop})
+
+
+@pytest.fixture
+def redis(tmp_path: Path) -> Iterator[Redis]:
+    with redis_server(tmp_path) as running:
+        yield running
+
+
+@pytest.fixture
+async def state(redis: Redis) -> AsyncGenerator[RedisState, None]:
+    shared = RedisState(redis.url, replica_id="here", heartbeat_seconds=HEARTBEAT_SECONDS)
+    async with shared.running():
+        yield shared
+
+
+class Person(BaseModel):
+    name: str
+
+
+def asking_server() -> MCPServer:
+    mcp = MCPServer("asker")
+
+    @mcp.tool()
+    async def ask_name(ctx: Context) -> str:
+        """Ask the client for a name."""
+        answer = await ctx.elicit("Your name?", schema=Person)
+        return f"Hello, {answer.data.name}" if answer.action == "accept" else answer.action
+
+    return mcp
+
+
+# -- the parts ---------------------------------------------------------------------------
+
+
+async def test_session_records_slide_and_end(state: RedisState) -> None:
+    init: JSONObject = {"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {}}
+    record = SessionRecord("s1", "2025-06-18", init, principal="iss alice")
+    await state.sessions.create(record, 60.0)
+    subscribe: JSONObject = {"jsonrpc": "2.0", "id": 3, "method": "resources/subscribe"}
+    await state.sessions.add_state("s1", subscribe)
+    found = await state.sessions.touch("s1", 60.0)
+    assert found == SessionRecord("s1", "2025-06-18", init, "iss alice", [subscribe])
+    ttl = await state.redis.pttl("answerback:session:s1:state")
+    assert 0 < ttl <= 60_000
+    await state.sessions.end("s1")
+    assert await state.sessions.touch("s1", 60.0) is None
+
+
+async def test_events_replay_from_any_id_kept_and_refuse_the_rest(state: RedisState) -> None:
+    events = state.events
+    first = await events.store_event("s1.a", b"")
+    second = await events.store_event("s1.a", b'{"n":2}')
+    third = await events.store_event("s1.a", b'{"n":3}')
+    replayed: list[tuple[str, bytes]] = []
+
+    async def collect(event_id: str, data: bytes) -> None:
+        replayed.append((event_id, data))
+
+    assert await events.replay_events_after(first, collect) == "s1.a"
+    assert replayed == [(second, b'{"n":2}'), (third, b'{"n":3}')]
+    assert await events.wait_events_after("s1.a", second, 0.01) == [(third, b'{"n":3}')]
+    assert await events.wait_events_after("s1.a", third, 0.01) == []
+    for unknown in ("nonsense", "s1.a_1-x", "s1.b_0-1", first.replace("s1.a", "s2.a")):
+        assert await events.replay_events_after(unknown, collect) is None
+    await events.forget_stream("s1.a")
+    assert await events.replay_events_after(second, collect) is None  # never with a hole
+
+
+async def test_a_follower_wakes_when_the_owner_stores(state: RedisState) -> None:
+    start = await state.events.store_event("s1.live", b"")
+    got: list[list[tuple[str, bytes]]] = []
+    stored = ""
+
+    async def follow() -> None:
+        got.append(await state.events.wait_events_after("s1.live", start, PATIENCE_SECONDS))
+
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(follow)
+        await anyio.wait_all_tasks_blocked()  # the follower waits in XREAD BLOCK
+        stored = await state.events.store_event("s1.live", b'{"late":true}')
+    assert got == [[(stored, b'{"late":true}')]]
+
+
+async def test_calls_and_questions_are_claimed_once(state: RedisState) -> None:
+    bus = state.messages
+    owner = CallOwner("here", "call-1", "stream-1")
+    assert await bus.open_call("s1", owner)
+    assert not await bus.open_call("s1", CallOwner("elsewhere", "call-1", None))
+    assert await bus.call_by_stream("s1", "stream-1") == owner
+    assert await bus.close_call("s1", "call-1") == owner
+    assert await bus.close_call("s1", "call-1") is None
+    assert await bus.call_by_request("s1", "call-1") is None
+    await bus.expect_answer("s1", "q", 60.0)
+    assert await bus.claim_answer("s1", "q")
+    assert not await bus.claim_answer("s1", "q")
+
+
+async def test_inbox_keeps_what_arrives_between_reads(state: RedisState) -> None:
+    message: JSONObject = {"jsonrpc": "2.0", "id": 1, "result": {}}
+    inbox = state.messages.inbox()
+    got: list[tuple[str, JSONObject]] = []
+    with anyio.fail_after(PATIENCE_SECONDS):
+        async with anyio.create_task_group() as tg:
+
+            async def read_two() -> None:
+                got.append(await anext(inbox))
+                got.append(await anext(inbox))
+
+            tg.start_soon(read_two)
+            await anyio.wait_all_tasks_blocked()  # the inbox reads from now on
+            await state.messages.send("here", "s1", message)
+            await state.messages.send("here", "s2", message)
+    await inbox.aclose()
+    assert got == [("s1", message), ("s2", message)]
+
+
+async def test_dead_owner_call_ends_with_an_error_and_its_questions_close(
+    state: RedisState,
+) -> None:
+    """A replica following a stream whose owner never beats writes the call's error."""
+    start = await state.events.store_event("s1.orphan", b"")
+    call = CallOwner("ghost", 7, "orphan")
+    assert await state.messages.open_call("s1", call)
+    replication = Replication(state, b"k" * 32)
+    sent: list[bytes] = []
+
+    async def send(_: str, data: bytes) -> None:
+        sent.append(data)
+
+    with anyio.fail_after(PATIENCE_SECONDS):
+        await replication.follow("s1", "s1.orphan", call, start, send)
+    [error] = [json.loads(data) for data in sent]
+    assert error["id"] == 7
+    assert error["error"]["code"] == CONNECTION_CLOSED
+    assert "stopped before answering" in error["error"]["message"]
+    assert await state.messages.call_by_request("s1", 7) is None
+
+
+async def test_heartbeats_lapse(state: RedisState) -> None:
+    assert not await state.replicas.is_alive("here")
+    await state.replicas.beat("here")
+    assert await state.replicas.is_alive("here")
+    await state.replicas.stop("here")
+    assert not await state.replicas.is_alive("here")
+
+
+# -- three apps sharing one Redis --------------------------------------------------------
+
+
+async def three_replicas(redis: Redis, stack: AsyncExitStack) -> list[str]:
+    urls: list[str] = []
+    for name in "abc":
+        state = RedisState(redis.url, replica_id=name, heartbeat_seconds=HEARTBEAT_SECONDS)
+        app = StreamableHTTPApp(asking_server(), state=state)
+        urls.append((await stack.enter_async_context(serve(app))).url)
+    return urls
+
+
+async def test_session_served_by_every_replica_and_answers_routed_to_the_owner(
+    redis: Redis,
+) -> None:
+    async with AsyncExitStack() as stack:
+        urls = await three_replicas(redis, stack)
+        http = await stack.enter_async_context(httpx2.AsyncClient(timeout=PATIENCE_SECONDS))
+        raw = RawSession(http, urls)
+        await raw.initialize(0)
+        async with raw.call(1, "ask_name") as (request, stream):
+            question = await stream.question()
+            assert question["id"].startswith("ab1.b.")  # names its owner, replica b
+            forged = await raw.post(2, answer(question["id"][:-2] + "xx"))
+            assert forged.status_code == 400, forged.text
+            assert "not the id of a request" in error_of(forged)["message"]
+            answered = await raw.post(2, answer(question["id"]))
+            assert answered.status_code == 202, answered.text
+            result = await stream.answer_to(request["id"])
+        assert result["result"]["content"][0]["text"] == "Hello, Ada"
+        again = await raw.post(0, answer(question["id"]))
+        assert again.status_code == 409
+        assert "already answered" in error_of(again)["message"]
+        other = RawSession(http, urls)
+        await other.initialize(2)
+        stolen = await other.post(1, answer(question["id"]))
+        assert stolen.status_code == 400  # bound to the first session
+
+
+async def test_stream_resumed_on_another_replica_follows_until_the_answer(
+    redis: Redis,
+) -> None:
+    async with AsyncExitStack() as stack:
+        urls = await three_replicas(redis, stack)
+        http = await stack.enter_async_context(httpx2.AsyncClient(timeout=PATIENCE_SECONDS))
+        raw = RawSession(http, urls)
+        await raw.initialize(0)
+        message = raw.request("tools/call", {"name": "ask_name", "arguments": {}})
+        last_event_id: str | None = None
+        question: dict[str, Any] | None = None
+        async with http.stream(
+            "POST", urls[0], content=json.dumps(message), headers=raw.headers()
+        ) as response:
+            async for event in read_events(response):
+                last_event_id = event.event_id or last_event_id
+                if event.message is not None and "method" in event.message:
+                    question = event.message
+                    break  # the client drops the stream mid-question
+        assert question is not None
+        assert last_event_id is not None
+        headers = {**raw.headers(), "accept": "text/event-stream", "last-event-id": last_event_id}
+        async with http.stream("GET", urls[2], headers=headers) as resumed:
+            assert resumed.status_code == 200
+            answered = await raw.post(1, answer(question["id"]))
+            assert answered.status_code == 202, answered.text
+            messages = [event.message async for event in read_events(resumed) if event.message]
+        assert [m.get("id") for m in messages] == [message["id"]]
+        assert messages[0]["result"]["content"][0]["text"] == "Hello, Ada"
+
+
+async def test_redis_down_is_a_503_not_local_memory(redis: Redis) -> None:
+    async with AsyncExitStack() as stack:
+        urls = await three_replicas(redis, stack)
+        http = await stack.enter_async_context(httpx2.AsyncClient(timeout=PATIENCE_SECONDS))
+        raw = RawSession(http, urls)
+        await raw.initialize(0)
+        redis.process.stop()
+        refused = await raw.post(0, raw.request("tools/list"))
+        assert refused.status_code == 503
+        assert "Redis at redis://127.0.0.1" in error_of(refused)["message"]

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any, cast
 from urllib.parse import urlsplit
 
+from answerback.client import OAuth
 from answerback.transports import StdioServer
 
 DEFAULT_CONFIGS = (".mcp.json", ".cursor/mcp.json", ".vscode/mcp.json")
@@ -41,8 +42,8 @@ class Target:
     env: dict[str, str] = field(default_factory=dict[str, str])
     cwd: str | None = None
     headers: dict[str, str] = field(default_factory=dict[str, str])
-    auth: Any = None
-    """An ``OAuth`` for an HTTP target that logs in (``answerback.cli._auth``)."""
+    auth: OAuth | None = None
+    """How an HTTP target logs in (set by ``answerback.cli._auth``)."""
 
     @property
     def is_stdio(self) -> bool:

@@ -1,11 +1,13 @@
-"""Replica liveness in Redis: a key per replica that lapses ``heartbeat_seconds`` after
-its last beat, so a replica killed without warning is noticed by the others that soon."""
+"""Replica liveness in Redis: a key per replica that lapses ``MISSED_BEATS`` heartbeats
+after its last beat, so a replica killed without warning is noticed by the others that
+soon, and one whose beat comes late under load is not."""
 
 from __future__ import annotations
 
 from typing import Any
 
 from answerback.transports.http._redis_client import reaching
+from answerback.transports.http._replicas import MISSED_BEATS
 
 
 class RedisReplicas:
@@ -28,7 +30,9 @@ class RedisReplicas:
     async def beat(self, replica_id: str) -> None:
         with reaching(self._url):
             await self._redis.set(
-                self._prefix + replica_id, b"1", px=max(1, int(self._heartbeat_seconds * 1000))
+                self._prefix + replica_id,
+                b"1",
+                px=max(1, int(self._heartbeat_seconds * MISSED_BEATS * 1000)),
             )
 
     async def is_alive(self, replica_id: str) -> bool:

@@ -33,9 +33,10 @@ class RedisState:
     """Sessions, events, calls, notifications and single-use state in Redis at ``url``.
 
     ``replica_id`` names this process among the replicas (random by default; give a
-    stable one only if no two processes ever use it at once). ``heartbeat_seconds`` is
-    how long a silent replica counts as alive: when one dies, the calls it owned end
-    with an error on their clients' streams about that long after. Streams keep at most
+    stable one only if no two processes ever use it at once). Each replica beats every
+    ``heartbeat_seconds`` and counts as dead after three missed beats: when one dies,
+    the calls it owned end with an error on their clients' streams within about four
+    heartbeats. Streams keep at most
     ``max_events_per_stream`` events, for ``event_max_age_seconds`` after the last one.
     Every replica must also share ``MCPServer(state_keys=...)`` for 2026-07-28 requests.
     """

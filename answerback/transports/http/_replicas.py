@@ -1,14 +1,19 @@
 """The replica liveness seam: which server processes are alive.
 
 When the process that owns a call dies (``kill -9``, a crashed pod) nobody is left to
-answer it, and its client would wait for ever. Each process therefore keeps a heartbeat
-that lapses shortly after it stops; any other process serving the call's stream sees
-the lapse and ends the call with an error, and refuses late answers to its questions.
+answer it, and its client would wait for ever. Each process therefore beats every
+``heartbeat_seconds``, and counts as dead after missing ``MISSED_BEATS`` beats in a row
+(one late beat on a busy machine must not kill a live replica's calls); any other
+process serving the call's stream then ends the call with an error, and refuses late
+answers to its questions.
 """
 
 from __future__ import annotations
 
 from typing import Protocol
+
+MISSED_BEATS = 3
+"""A replica silent for this many heartbeats counts as dead."""
 
 
 class ReplicaLiveness(Protocol):
@@ -16,15 +21,15 @@ class ReplicaLiveness(Protocol):
 
     @property
     def heartbeat_seconds(self) -> float:
-        """How long a heartbeat lasts: a process silent for longer counts as dead."""
+        """The time between two beats of a live process."""
         ...
 
     async def beat(self, replica_id: str) -> None:
-        """Say this process is alive (called a few times per ``heartbeat_seconds``)."""
+        """Say this process is alive (called every ``heartbeat_seconds``)."""
         ...
 
     async def is_alive(self, replica_id: str) -> bool:
-        """Whether ``replica_id`` has beaten within the last ``heartbeat_seconds``."""
+        """Whether ``replica_id`` has beaten within the last ``MISSED_BEATS`` heartbeats."""
         ...
 
     async def stop(self, replica_id: str) -> None:

@@ -97,10 +97,11 @@ class Replication:
             )
         owner, local_id = read
         assert isinstance(wire_id, str)
-        if not await self.state.messages.claim_answer(session.id, wire_id):
-            return _refused_answer(wire_id, "it was already answered, or its call has ended")
+        # Liveness first: an answer claimed is consumed, and must then reach its call.
         if owner != self.replica_id and not await self.state.replicas.is_alive(owner):
             return _refused_answer(wire_id, "the server process that asked it has stopped")
+        if not await self.state.messages.claim_answer(session.id, wire_id):
+            return _refused_answer(wire_id, "it was already answered, or its call has ended")
         return owner, {**message, "id": local_id}
 
     async def owner_of(self, session_id: str, request_id: RequestId) -> str | None:
@@ -122,7 +123,7 @@ class Replication:
         answer; if the owner dies first, end the call with an error on the stream."""
         store = self.state.events
         assert isinstance(store, FollowableEventStore)
-        wait = self.state.replicas.heartbeat_seconds / 3
+        wait = self.state.replicas.heartbeat_seconds
         last = after_event_id
         while True:
             events = await store.wait_events_after(stream_key, last, wait)
@@ -167,9 +168,8 @@ class Replication:
                 await anyio.sleep(self.state.replicas.heartbeat_seconds)
 
     async def heartbeat(self) -> None:
-        """Beat four times per heartbeat window until cancelled (a beat may come late
-        on a busy machine without the replica counting as dead)."""
-        interval = self.state.replicas.heartbeat_seconds / 4
+        """Beat every ``heartbeat_seconds`` until cancelled."""
+        interval = self.state.replicas.heartbeat_seconds
         while True:
             try:
                 await self.state.replicas.beat(self.replica_id)

@@ -111,12 +111,15 @@ class ResourceServer:
 
     @property
     def routes(self) -> Sequence[BaseRoute]:
+        """The protected resource metadata document (RFC 9728), served unauthenticated."""
         paths = [self.metadata_path]
         if self.metadata_path != WELL_KNOWN:
             paths.append(WELL_KNOWN)  # for clients that only try the root (2025-03-26 era)
         return [Route(path, self._metadata_endpoint, methods=["GET", "OPTIONS"]) for path in paths]
 
     async def authenticate(self, request: Request) -> AuthInfo | Response:
+        """The verified caller, or 401 with a ``Bearer`` challenge naming the metadata
+        (403 when a required scope is missing, 503 when the token cannot be checked)."""
         token = _bearer_token(request.headers.get("authorization"))
         if token is None:
             return self._unauthorized(None)
@@ -141,6 +144,8 @@ class ResourceServer:
         return info
 
     async def authorize(self, info: AuthInfo, message: Mapping[str, Any]) -> Response | None:
+        """``None``, or 403 ``insufficient_scope`` for a ``tools/call`` whose tool needs a
+        scope the token lacks (the challenge names it, so the client can step up)."""
         if message.get("method") != "tools/call" or self._tools is None:
             return None
         params: object = message.get("params")

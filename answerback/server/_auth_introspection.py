@@ -56,6 +56,8 @@ class IntrospectionVerifier:
         self._client_auth: Any = ClientAuth(client_id, client_secret, auth_method)
 
     async def verify(self, token: str, *, resource: str) -> AuthInfo:
+        """Ask the introspection endpoint: ``InvalidTokenError`` when the token is inactive,
+        expired or for another audience; ``VerifierUnavailableError`` when it cannot answer."""
         body = urlencode({"token": token, "token_type_hint": "access_token"})
         headers = {
             "content-type": "application/x-www-form-urlencoded",

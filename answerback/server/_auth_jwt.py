@@ -99,6 +99,8 @@ class JWTVerifier:
         before it, or in another one, as a test's is)."""
 
     async def verify(self, token: str, *, resource: str) -> AuthInfo:
+        """Check signature, issuer, expiry and audience: ``InvalidTokenError`` when any
+        fails; ``VerifierUnavailableError`` when the signing keys cannot be fetched."""
         try:
             header = jws.extract_compact(token.encode()).protected
         except (JoseError, ValueError, UnicodeError):

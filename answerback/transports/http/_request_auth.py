@@ -44,6 +44,7 @@ class AuthInfo:
 
     @property
     def principal(self) -> str:
+        """The user's key for binding state to them: issuer and subject together."""
         return f"{self.issuer or ''} {self.subject}"
 
 

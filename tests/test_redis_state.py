@@ -73,6 +73,12 @@ def asking_server() -> MCPServer:
         answer = await ctx.elicit("Your name?", schema=Person)
         return f"Hello, {answer.data.name}" if answer.action == "accept" else answer.action
 
+    @mcp.tool()
+    async def chatty(ctx: Context) -> str:
+        """Log at info level, then answer."""
+        await ctx.info("working")
+        return "done"
+
     return mcp
 
 
@@ -228,6 +234,26 @@ async def test_session_served_by_every_replica_and_answers_routed_to_the_owner(
         await other.initialize(2)
         stolen = await other.post(1, answer(question["id"]))
         assert stolen.status_code == 400  # bound to the first session
+
+
+async def test_state_set_on_one_replica_applies_on_the_others(redis: Redis) -> None:
+    """A log level set through replica b holds for calls on a (which opened the session
+    before the change) and on c (which first builds its connection from the record after
+    it)."""
+    async with AsyncExitStack() as stack:
+        urls = await three_replicas(redis, stack)
+        http = await stack.enter_async_context(httpx2.AsyncClient(timeout=PATIENCE_SECONDS))
+        raw = RawSession(http, urls)
+        await raw.initialize(0)
+        async with raw.call(0, "chatty") as (request, stream):
+            first = await stream.next()  # before any level is set, info is sent
+            assert first.get("method") == "notifications/message"
+            await stream.answer_to(request["id"])
+        quiet = await raw.post(1, raw.request("logging/setLevel", {"level": "error"}))
+        assert quiet.status_code == 200, quiet.text
+        for replica in (0, 2):
+            async with raw.call(replica, "chatty") as (_, stream):
+                assert "result" in await stream.next()  # no log message before it
 
 
 async def test_stream_resumed_on_another_replica_follows_until_the_answer(

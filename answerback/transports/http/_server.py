@@ -684,6 +684,8 @@ class StreamableHTTPApp:
         stream_id = session.cancel_request(target) if target is not None else None
         if stream_id is not None:
             await session.forget(stream_id)
+        if self.replication is not None and target is not None:
+            await self.replication.call_answered(session, target)  # no answer will come
 
     def _listen(self, stream: SSEStream) -> Listener:
         """Attach a new SSE connection to ``stream`` (replacing an older one)."""

@@ -93,6 +93,9 @@ class RedisState:
         return f"RedisState({safe_url(self.url)!r}, replica_id={self.replica_id!r})"
 
     def running(self) -> AbstractAsyncContextManager[bytes]:
+        """For the application's lifespan: yields the deployment's question-id key (made
+        by the first replica, kept in Redis) and closes the client at the end. Raises
+        ``RuntimeError`` on trio, and ``StateUnavailable`` if Redis cannot be reached."""
         return self._running()
 
     @asynccontextmanager

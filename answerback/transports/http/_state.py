@@ -41,16 +41,24 @@ class ServerState(Protocol):
         ...
 
     @property
-    def sessions(self) -> SessionManager: ...
+    def sessions(self) -> SessionManager:
+        """The records of handshake-era sessions (what a process needs to serve one)."""
+        ...
 
     @property
-    def events(self) -> EventStore: ...
+    def events(self) -> EventStore:
+        """The SSE events kept for ``Last-Event-ID`` (followable, when shared)."""
+        ...
 
     @property
-    def messages(self) -> MessageBus: ...
+    def messages(self) -> MessageBus:
+        """Open calls by owner, questions awaiting one answer, and each process's inbox."""
+        ...
 
     @property
-    def replicas(self) -> ReplicaLiveness: ...
+    def replicas(self) -> ReplicaLiveness:
+        """This process's heartbeat, and which other processes are alive."""
+        ...
 
     @property
     def notifications(self) -> NotificationBus | None:
@@ -84,6 +92,7 @@ class InMemoryState:
         self._key = secrets.token_bytes(32)
 
     def running(self) -> AbstractAsyncContextManager[bytes]:
+        """For the application's lifespan: nothing to connect; yields a key of its own."""
         return self._running()
 
     @asynccontextmanager

@@ -268,3 +268,42 @@ async def test_authenticated_callers_reach_the_2026_path_with_their_info() -> No
         found = await http.post(running.url, json=discover, headers=as_user("bob") | headers)
         assert found.status_code == 200, found.text
         assert "result" in await first_result(found)
+
+
+# -- who a legacy SSE request comes from -----------------------------------------------
+
+
+def from_far_away(app: StreamableHTTPApp) -> Any:
+    """The app as a client on another machine reaches it (its address is not loopback)."""
+
+    async def wrapped(scope: dict[str, Any], receive: Any, send: Any) -> None:
+        if scope["type"] == "http":
+            scope = {**scope, "client": ("203.0.113.7", 40000)}
+        await app(scope, receive, send)
+
+    return wrapped
+
+
+async def test_a_remote_legacy_sse_call_gets_no_exception_text() -> None:
+    """The handler of a call answered on an SSE stream sees the HTTP request's client
+    address too, so ``error_details="local"`` redacts for remote legacy clients."""
+    mcp = MCPServer("leaky")
+
+    @mcp.tool()
+    def leak() -> str:
+        """Fail with a secret in the message."""
+        raise RuntimeError("postgres://admin:hunter2@db")
+
+    app = mcp.http_app()
+    async with serve(from_far_away(app)) as running, httpx2.AsyncClient() as http:
+        session_id, _ = await raw_initialize(http, running.url)
+        call = rpc("tools/call", {"name": "leak", "arguments": {}}, id=1)
+        async with http.stream(
+            "POST", running.url, json=call, headers=session_headers(session_id)
+        ) as response:
+            assert response.headers["content-type"].startswith("text/event-stream")
+            result = await first_result(response)
+    text = result["result"]["content"][0]["text"]
+    assert result["result"]["isError"]
+    assert "hunter2" not in text
+    assert "the server logged the details under reference" in text

@@ -22,6 +22,7 @@ from typing import Any, Protocol
 
 import anyio
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
+from starlette.datastructures import Address
 from starlette.requests import Request
 
 from answerback.jsonrpc import Envelope, JSONObject, RequestId, WriteStream
@@ -320,6 +321,12 @@ class ResponseStream:
 
     request: Request
     stream: SSEStream
+
+    @property
+    def client(self) -> Address | None:
+        """The peer's address, as on the request itself (``error_details="local"``
+        judges a caller by it)."""
+        return self.request.client
 
     def close_stream(self) -> None:
         """End the SSE response now (SEP-1699 polling): the client reconnects with

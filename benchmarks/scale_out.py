@@ -12,11 +12,12 @@ suite). Twenty clients loop on a tool that asks one question (a real
 
 The setups alternate within each round, after untimed warm-up calls. The headline is
 the time per call (wall time x clients / calls, the inverse of throughput) of the Redis
-deployment over the single in-memory replica; the issue's target is at most 1.5x. Then
-idle legacy sessions are opened through haproxy and Redis's memory is read before and
-after: ``used_memory`` from ``INFO memory`` and the sum of ``MEMORY USAGE`` over every
-key, per session. Writes ``benchmarks/results/scale_out.json`` and the section of
-``benchmarks/README.md`` between the scale-out markers.
+deployment over the single in-memory replica; the issue's target is at most 1.5x. First,
+on the fresh Redis, idle legacy sessions are opened through haproxy and Redis is read
+before and after: ``used_memory`` from ``INFO memory``, the sum of ``MEMORY USAGE`` over
+every key and ``connected_clients``, per session. Writes
+``benchmarks/results/scale_out.json`` and the section of ``benchmarks/README.md`` between
+the scale-out markers.
 """
 
 from __future__ import annotations
@@ -140,19 +141,26 @@ def _sample(run: Run, clients: int) -> dict[str, float]:
 
 
 async def _redis_memory(url: str) -> dict[str, float]:
-    """``used_memory`` and the sum of ``MEMORY USAGE`` over every key, in bytes."""
+    """``used_memory`` and the sum of ``MEMORY USAGE`` over every key (bytes), the
+    number of keys and of client connections."""
     # redis-py's annotations are partial (**kwargs untyped): treat its client as Any.
     aioredis: Any = importlib.import_module("redis.asyncio")
     client = aioredis.Redis.from_url(url)
     try:
         info = await client.info("memory")
+        clients = await client.info("clients")
         total = 0
         keys = 0
         async for key in client.scan_iter(count=1000):
             usage = await client.memory_usage(key)
             total += int(usage or 0)
             keys += 1
-        return {"used_memory": float(info["used_memory"]), "key_bytes": float(total), "keys": keys}
+        return {
+            "used_memory": float(info["used_memory"]),
+            "key_bytes": float(total),
+            "keys": keys,
+            "connections": float(clients["connected_clients"]),
+        }
     finally:
         await client.aclose()
 
@@ -172,11 +180,15 @@ async def _memory_per_session(proxy_url: str, redis_url: str, sessions: int) -> 
         "used_memory_per_session": (after["used_memory"] - before["used_memory"]) / sessions,
         "key_bytes_per_session": (after["key_bytes"] - before["key_bytes"]) / sessions,
         "keys_per_session": (after["keys"] - before["keys"]) / sessions,
+        "connections_per_session": (after["connections"] - before["connections"]) / sessions,
     }
 
 
 async def measure(urls: dict[str, str], redis_url: str, config: Config) -> dict[str, Any]:
-    """Every setup for ``config.rounds`` alternating rounds, then Redis memory."""
+    """Redis memory first (on a fresh Redis, so nothing else comes and goes meanwhile),
+    then every setup for ``config.rounds`` alternating rounds."""
+    with _bounded("Redis memory per session", PATIENCE_SECONDS):
+        memory = await _memory_per_session(urls["redis-3+haproxy"], redis_url, config.sessions)
     rounds: dict[str, list[dict[str, float]]] = {setup: [] for setup in SETUPS}
     for number in range(1, config.rounds + 1):
         for setup in SETUPS:
@@ -196,8 +208,6 @@ async def measure(urls: dict[str, str], redis_url: str, config: Config) -> dict[
         for setup, samples in rounds.items()
     }
     base, proxied, redis = (medians[setup]["ms_per_call"] for setup in SETUPS)
-    with _bounded("Redis memory per session", PATIENCE_SECONDS):
-        memory = await _memory_per_session(urls["redis-3+haproxy"], redis_url, config.sessions)
     return {
         "rounds": rounds,
         "medians": medians,
@@ -234,7 +244,8 @@ def table(results: dict[str, Any]) -> str:
             f"- Redis memory per idle legacy session ({memory['sessions']:.0f} sessions): "
             f"{memory['used_memory_per_session'] / 1024:.1f} KiB of `used_memory`, "
             f"{memory['key_bytes_per_session'] / 1024:.1f} KiB by `MEMORY USAGE` over "
-            f"{memory['keys_per_session']:.1f} keys.",
+            f"{memory['keys_per_session']:.1f} keys; "
+            f"{memory['connections_per_session']:.2f} Redis connections per session.",
         ]
     )
 

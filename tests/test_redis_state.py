@@ -288,12 +288,22 @@ async def test_stream_resumed_on_another_replica_follows_until_the_answer(
 
 
 async def test_redis_down_is_a_503_not_local_memory(redis: Redis) -> None:
+    """New requests are refused; a call already open still hears how it ended when
+    its replica shuts down, though nothing can be stored for resuming it."""
     async with AsyncExitStack() as stack:
-        urls = await three_replicas(redis, stack)
         http = await stack.enter_async_context(httpx2.AsyncClient(timeout=PATIENCE_SECONDS))
+        replicas = AsyncExitStack()
+        await stack.enter_async_context(replicas)
+        urls = await three_replicas(redis, replicas)
         raw = RawSession(http, urls)
         await raw.initialize(0)
-        redis.process.stop()
-        refused = await raw.post(0, raw.request("tools/list"))
-        assert refused.status_code == 503
-        assert "Redis at redis://127.0.0.1" in error_of(refused)["message"]
+        async with raw.call(1, "ask_name") as (request, stream):
+            await stream.question()
+            redis.process.stop()
+            refused = await raw.post(0, raw.request("tools/list"))
+            assert refused.status_code == 503
+            assert "Redis at redis://127.0.0.1" in error_of(refused)["message"]
+            await replicas.aclose()  # the replicas shut down with the call still open
+            ended = await stream.answer_to(request["id"])
+        assert ended["error"]["code"] == CONNECTION_CLOSED
+        assert "shutting down" in ended["error"]["message"]

@@ -30,6 +30,7 @@ from answerback.jsonrpc._endpoint import as_object, as_request_id
 from answerback.transports._framing import encode, undeliverable
 from answerback.transports.http._event_store import EventStore
 from answerback.transports.http._serving import outgoing
+from answerback.transports.http._state import StateUnavailable
 from answerback.types._errors import CONNECTION_CLOSED
 
 logger = logging.getLogger("answerback.http")
@@ -124,6 +125,8 @@ class LegacySession:
         self.resuming: list[list[tuple[str, Event]]] = []
         """One list per replay under way: the events stored meanwhile (a store may read
         its snapshot before they were written, and the stream's connection is replaced)."""
+        self.unstored = 0
+        """Events that could not be stored (the shared state was unreachable)."""
         self.scope = anyio.CancelScope()
         self.last_active = anyio.current_time()
         self.closed = False
@@ -230,13 +233,24 @@ class LegacySession:
         return stream.id
 
     async def store_event(self, stream_id: str, data: bytes) -> str:
+        """Store an event and return its id. If shared storage cannot be reached, the
+        event still goes to a live connection, under an id no store knows (resuming
+        from it is refused): a stream's messages are never held back for Redis."""
         self.stored.add(stream_id)
-        return await self.store.store_event(self.key(stream_id), data)
+        try:
+            return await self.store.store_event(self.key(stream_id), data)
+        except StateUnavailable as exc:
+            self.unstored += 1
+            logger.warning("an event of session %s could not be stored: %s", self.id, exc)
+            return f"{self.key(stream_id)}_unstored-{self.unstored}"
 
     async def forget(self, stream_id: str) -> None:
         if stream_id in self.stored:
             self.stored.discard(stream_id)
-            await self.store.forget_stream(self.key(stream_id))
+            try:
+                await self.store.forget_stream(self.key(stream_id))
+            except StateUnavailable as exc:  # the events expire in the store by themselves
+                logger.warning("could not forget a stream of session %s: %s", self.id, exc)
 
     async def deliver_answer(self, stream: SSEStream, data: bytes, answer: JSONObject) -> None:
         await self._deliver(stream, data, answer)

@@ -559,11 +559,15 @@ class StreamableHTTPApp:
                 return answer
             return json_response(answer[1], headers=headers)
         stream = session.open_stream(request_id)
-        if self.replication is not None and not await self.replication.open_call(
-            session, request_id, stream.id
-        ):
-            session.cancel_request(request_id)
-            return _id_in_use(request_id)
+        if self.replication is not None:
+            try:
+                opened = await self.replication.open_call(session, request_id, stream.id)
+            except StateUnavailable:
+                session.cancel_request(request_id)  # the stream ends unused; the POST gets 503
+                raise
+            if not opened:
+                session.cancel_request(request_id)
+                return _id_in_use(request_id)
         listen = self._listen(stream)
         envelope.transport_context = ResponseStream(request, stream)
         if not session.submit(envelope):

@@ -73,7 +73,8 @@ PATIENCE_SECONDS = 30.0
 """A safety net so a broken test fails instead of hanging; never a claim about speed."""
 OWNER_DEATH_SECONDS = 10.0
 """How long the client may wait for the error after its call's owner is killed: the
-replicas beat every second, so a few heartbeat windows plus the client's resume delay."""
+replicas beat every second and count as dead after three missed beats, plus the client's
+resume delay (1 s)."""
 MODERN: Final = "2026-07-28"
 REPO = Path(__file__).resolve().parent.parent
 

@@ -125,6 +125,8 @@ class LegacySession:
         self.resuming: list[list[tuple[str, Event]]] = []
         """One list per replay under way: the events stored meanwhile (a store may read
         its snapshot before they were written, and the stream's connection is replaced)."""
+        self.owned_calls: set[RequestId] = set()
+        """The calls recorded in the shared state as this process's, until answered."""
         self.unstored = 0
         """Events that could not be stored (the shared state was unreachable)."""
         self.scope = anyio.CancelScope()

@@ -20,6 +20,20 @@ from answerback.transports.http._redis_client import reaching
 
 _CALL_SECONDS = 24 * 3600
 """How long a call's record outlives its last change (a call that never ends)."""
+_OPEN_CALL = f"""
+if redis.call('HSETNX', KEYS[1], ARGV[1], ARGV[3]) == 0 then return 0 end
+if ARGV[2] ~= '' then redis.call('HSET', KEYS[1], ARGV[2], ARGV[3]) end
+redis.call('EXPIRE', KEYS[1], {_CALL_SECONDS})
+return 1
+"""
+_CLOSE_CALL = """
+local record = redis.call('HGET', KEYS[1], ARGV[1])
+if not record then return false end
+redis.call('HDEL', KEYS[1], ARGV[1])
+local stream = cjson.decode(record)['stream']
+if type(stream) == 'string' then redis.call('HDEL', KEYS[1], 's:' .. stream) end
+return record
+"""
 _INBOX_LENGTH = 10_000
 _INBOX_SECONDS = 3600
 """A dead replica's inbox disappears this long after the last message put there."""
@@ -45,38 +59,32 @@ class RedisMessageBus:
         self._block_ms = max(1, int(block_seconds * 1000))
         self._inbox_last: str | None = None
         """The last inbox entry read (``None``: not reading yet)."""
+        # One round trip each, atomically: a call is recorded by request id (only if
+        # that id is free) and by stream, and closed by whoever removes it first.
+        self._open = redis.register_script(_OPEN_CALL)
+        self._close = redis.register_script(_CLOSE_CALL)
 
     def _calls(self, session_id: str) -> str:
         return f"{self._prefix}calls:{session_id}"
 
     async def open_call(self, session_id: str, owner: CallOwner) -> bool:
         key = self._calls(session_id)
-        by_request = "r:" + json.dumps(owner.request_id)
         record = json.dumps(
             {"owner": owner.replica_id, "id": owner.request_id, "stream": owner.stream_id}
         )
+        stream_field = "s:" + owner.stream_id if owner.stream_id is not None else ""
         with reaching(self._url):
-            if not await self._redis.hsetnx(key, by_request, record):
-                return False
-            async with self._redis.pipeline(transaction=False) as pipe:
-                if owner.stream_id is not None:
-                    pipe.hset(key, "s:" + owner.stream_id, record)
-                pipe.expire(key, _CALL_SECONDS)
-                await pipe.execute()
-        return True
+            opened = await self._open(
+                keys=[key], args=["r:" + json.dumps(owner.request_id), stream_field, record]
+            )
+        return bool(opened)
 
     async def close_call(self, session_id: str, request_id: RequestId) -> CallOwner | None:
-        key = self._calls(session_id)
-        by_request = "r:" + json.dumps(request_id)
         with reaching(self._url):
-            async with self._redis.pipeline(transaction=True) as pipe:
-                pipe.hget(key, by_request)
-                pipe.hdel(key, by_request)
-                raw, deleted = await pipe.execute()
-            owner = _owner(raw) if deleted else None
-            if owner is not None and owner.stream_id is not None:
-                await self._redis.hdel(key, "s:" + owner.stream_id)
-        return owner
+            raw = await self._close(
+                keys=[self._calls(session_id)], args=["r:" + json.dumps(request_id)]
+            )
+        return _owner(raw)
 
     async def call_by_request(self, session_id: str, request_id: RequestId) -> CallOwner | None:
         with reaching(self._url):

@@ -52,7 +52,10 @@ class Replication:
     ) -> bool:
         """Record that this replica owns a new call; ``False`` if the id is in use."""
         owner = CallOwner(self.replica_id, request_id, stream_id)
-        return await self.state.messages.open_call(session.id, owner)
+        opened = await self.state.messages.open_call(session.id, owner)
+        if opened:
+            session.owned_calls.add(request_id)
+        return opened
 
     async def server_request(self, session: LegacySession, message: JSONObject) -> JSONObject:
         """Give a question of the server's its authenticated wire id (and a
@@ -74,6 +77,9 @@ class Replication:
         return message
 
     async def call_answered(self, session: LegacySession, request_id: RequestId) -> None:
+        if request_id not in session.owned_calls:
+            return  # not a recorded call (initialize, a replayed request...)
+        session.owned_calls.discard(request_id)
         try:
             await self.state.messages.close_call(session.id, request_id)
         except StateUnavailable as exc:

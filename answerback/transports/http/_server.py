@@ -239,9 +239,11 @@ class StreamableHTTPApp:
         deleted it) ends its shared record too, so no replica serves it again."""
         if self.sessions.get(session.id) is session:
             del self.sessions[session.id]
-        if everywhere or not self.state.shared:
-            await self.state.sessions.end(session.id)
-        await session.close(reason)
+        try:
+            if everywhere or not self.state.shared:
+                await self.state.sessions.end(session.id)
+        finally:
+            await session.close(reason)
 
     async def _run_session(self, session: LegacySession) -> None:
         try:

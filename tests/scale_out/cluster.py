@@ -229,8 +229,9 @@ def haproxy_config(port: int, backends: Sequence[int]) -> str:
     ``timeout server``/``timeout client`` bound silence on a connection: an SSE stream
     is silent while a person fills in a form, so they are long; ``timeout tunnel`` is
     not needed (no upgrade). ``option http-no-delay`` keeps haproxy from delaying small
-    writes (an SSE event is one) in the hope of merging them. ``balance roundrobin`` with HTTP keep-alive picks a server
-    for every request, so one client's requests land on every replica in turn.
+    writes (an SSE event is one) in the hope of merging them. ``balance roundrobin``
+    with HTTP keep-alive picks a server for every request, so one client's requests
+    land on every replica in turn.
     """
     servers = "\n".join(
         f"    server r{index} 127.0.0.1:{backend} check inter 1s"

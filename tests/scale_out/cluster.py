@@ -11,6 +11,7 @@ benchmark, so it imports nothing from the test suite.
 
 from __future__ import annotations
 
+import ctypes
 import importlib.util
 import os
 import secrets
@@ -33,6 +34,7 @@ STOP_SECONDS = 10.0
 HEARTBEAT_SECONDS = 1.0
 """The replicas' heartbeat (the default): a dead owner is noticed within a few of these."""
 REPLICA_NAMES = ("A", "B", "C")
+_PR_SET_PDEATHSIG = 1
 
 
 def redis_server_path() -> str | None:
@@ -128,6 +130,14 @@ class Process:
             self.popen.wait()
 
 
+def _die_with_parent() -> None:
+    """In the child, before it runs (Linux): be sent SIGTERM when the process that
+    started it dies, so a test run or benchmark killed from outside (a timeout's
+    SIGTERM skips every ``finally``) leaves no server behind."""
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.prctl(_PR_SET_PDEATHSIG, signal.SIGTERM)
+
+
 @contextmanager
 def started(name: str, argv: Sequence[str], port: int, log: Path) -> Generator[Process, None, None]:
     """Run ``argv`` until the block ends (the caller waits for it to listen)."""
@@ -139,6 +149,7 @@ def started(name: str, argv: Sequence[str], port: int, log: Path) -> Generator[P
             stderr=subprocess.STDOUT,
             cwd=ROOT,
             env=dict(os.environ),
+            preexec_fn=_die_with_parent if sys.platform == "linux" else None,
         )
     process = Process(name, popen, port, log)
     try:

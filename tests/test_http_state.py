@@ -106,6 +106,26 @@ async def test_in_memory_bus_inbox_and_other_replicas() -> None:
     await inbox.aclose()
 
 
+async def test_in_memory_bus_forwards_only_the_first_answer() -> None:
+    bus = InMemoryMessageBus("me")
+    answer: JSONObject = {"jsonrpc": "2.0", "id": 1, "result": {}}
+    await bus.expect_answer("s1", "q1", 60.0)
+    inbox = bus.inbox()
+    reading = anext(inbox)
+    got: list[tuple[str, JSONObject]] = []
+    async with anyio.create_task_group() as tg:
+
+        async def read() -> None:
+            got.append(await reading)
+
+        tg.start_soon(read)
+        await anyio.wait_all_tasks_blocked()
+        assert await bus.forward_answer("me", "s1", "q1", answer)
+        assert not await bus.forward_answer("me", "s1", "q1", answer)  # a duplicate
+    assert got == [("s1", answer)]
+    await inbox.aclose()
+
+
 def test_question_ids_are_bound_to_their_session_and_key() -> None:
     ids = QuestionIds("replica-a", b"k" * 32)
     wire = ids.mint("session-1", 42)

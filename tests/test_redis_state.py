@@ -167,6 +167,27 @@ async def test_inbox_keeps_what_arrives_between_reads(state: RedisState) -> None
     assert got == [("s1", message), ("s2", message)]
 
 
+async def test_an_answer_is_forwarded_to_its_owner_once(state: RedisState) -> None:
+    """Claimed and put in the owner's inbox in one step; a duplicate goes nowhere."""
+    answer: JSONObject = {"jsonrpc": "2.0", "id": 3, "result": {"action": "decline"}}
+    await state.messages.expect_answer("s1", "q", 60.0)
+    inbox = state.messages.inbox()
+    got: list[tuple[str, JSONObject]] = []
+    with anyio.fail_after(PATIENCE_SECONDS):
+        async with anyio.create_task_group() as tg:
+
+            async def read() -> None:
+                got.append(await anext(inbox))
+
+            tg.start_soon(read)
+            await anyio.wait_all_tasks_blocked()  # the inbox reads from now on
+            assert await state.messages.forward_answer("here", "s1", "q", answer)
+            assert not await state.messages.forward_answer("here", "s1", "q", answer)
+            assert not await state.messages.claim_answer("s1", "q")
+    await inbox.aclose()
+    assert got == [("s1", answer)]
+
+
 async def test_dead_owner_call_ends_with_an_error_and_its_questions_close(
     state: RedisState,
 ) -> None:

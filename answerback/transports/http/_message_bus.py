@@ -66,6 +66,13 @@ class MessageBus(Protocol):
         """Put a client's message in the inbox of the process that owns its call."""
         ...
 
+    async def forward_answer(
+        self, replica_id: str, session_id: str, question_id: str, message: JSONObject
+    ) -> bool:
+        """``claim_answer``, then ``send`` the first answer to ``replica_id``, the
+        question's owner, as one step (one round trip where the state is remote)."""
+        ...
+
     def inbox(self) -> AsyncIterator[tuple[str, JSONObject]]:
         """This process's inbox, as ``(session_id, message)``, until cancelled."""
         ...
@@ -119,6 +126,14 @@ class InMemoryMessageBus:
         if self._send is None:
             raise RuntimeError("nobody reads this process's inbox: its lifespan is not running")
         self._send.send_nowait((session_id, message))  # unbounded: never blocks
+
+    async def forward_answer(
+        self, replica_id: str, session_id: str, question_id: str, message: JSONObject
+    ) -> bool:
+        if not await self.claim_answer(session_id, question_id):
+            return False
+        await self.send(replica_id, session_id, message)
+        return True
 
     async def inbox(self) -> AsyncGenerator[tuple[str, JSONObject]]:
         send, receive = anyio.create_memory_object_stream[tuple[str, JSONObject]](math.inf)

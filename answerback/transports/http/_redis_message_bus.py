@@ -37,6 +37,13 @@ return record
 _INBOX_LENGTH = 10_000
 _INBOX_SECONDS = 3600
 """A dead replica's inbox disappears this long after the last message put there."""
+_FORWARD_ANSWER = f"""
+if not redis.call('GETDEL', KEYS[1]) then return 0 end
+redis.call('XADD', KEYS[2], 'MAXLEN', '~', {_INBOX_LENGTH}, '*',
+           'session', ARGV[1], 'message', ARGV[2])
+redis.call('EXPIRE', KEYS[2], {_INBOX_SECONDS})
+return 1
+"""
 
 
 class RedisMessageBus:
@@ -60,9 +67,11 @@ class RedisMessageBus:
         self._inbox_last: str | None = None
         """The last inbox entry read (``None``: not reading yet)."""
         # One round trip each, atomically: a call is recorded by request id (only if
-        # that id is free) and by stream, and closed by whoever removes it first.
+        # that id is free) and by stream, and closed by whoever removes it first; an
+        # answer reaches its owner's inbox only if it is the first.
         self._open = redis.register_script(_OPEN_CALL)
         self._close = redis.register_script(_CLOSE_CALL)
+        self._forward = redis.register_script(_FORWARD_ANSWER)
 
     def _calls(self, session_id: str) -> str:
         return f"{self._prefix}calls:{session_id}"
@@ -99,18 +108,32 @@ class RedisMessageBus:
     async def expect_answer(self, session_id: str, question_id: str, ttl_seconds: float) -> None:
         with reaching(self._url):
             await self._redis.set(
-                f"{self._prefix}question:{session_id}:{question_id}",
+                self._question(session_id, question_id),
                 b"1",
                 px=max(1, int(ttl_seconds * 1000)),
             )
 
+    def _question(self, session_id: str, question_id: str) -> str:
+        return f"{self._prefix}question:{session_id}:{question_id}"
+
+    def _inbox(self, replica_id: str) -> str:
+        return f"{self._prefix}inbox:{replica_id}"
+
     async def claim_answer(self, session_id: str, question_id: str) -> bool:
         with reaching(self._url):
-            found = await self._redis.getdel(f"{self._prefix}question:{session_id}:{question_id}")
+            found = await self._redis.getdel(self._question(session_id, question_id))
         return found is not None
 
+    async def forward_answer(
+        self, replica_id: str, session_id: str, question_id: str, message: JSONObject
+    ) -> bool:
+        keys = [self._question(session_id, question_id), self._inbox(replica_id)]
+        with reaching(self._url):
+            sent = await self._forward(keys=keys, args=[session_id, json.dumps(message)])
+        return bool(sent)
+
     async def send(self, replica_id: str, session_id: str, message: JSONObject) -> None:
-        key = f"{self._prefix}inbox:{replica_id}"
+        key = self._inbox(replica_id)
         fields = {"session": session_id, "message": json.dumps(message)}
         with reaching(self._url):
             async with self._redis.pipeline(transaction=False) as pipe:
@@ -119,7 +142,7 @@ class RedisMessageBus:
                 await pipe.execute()
 
     async def inbox(self) -> AsyncGenerator[tuple[str, JSONObject]]:
-        key = f"{self._prefix}inbox:{self.replica_id}"
+        key = self._inbox(self.replica_id)
         while True:
             with reaching(self._url):
                 if self._inbox_last is None:  # from now on; kept across reconnections

@@ -89,9 +89,10 @@ class Replication:
 
     async def route_answer(
         self, session: LegacySession, message: JSONObject
-    ) -> tuple[str, JSONObject] | Response:
-        """A client's response to a question: ``(owner, message with the local id)``
-        once checked and claimed, else the refusal for its POST."""
+    ) -> JSONObject | Response:
+        """A client's response to a question, checked and claimed: the message with its
+        local id when this process asked the question, else its POST's response (202
+        once in the owner's inbox, or the refusal)."""
         wire_id = message.get("id")
         read = self.ids.read(session.id, wire_id)
         if read is None:
@@ -106,9 +107,14 @@ class Replication:
         # Liveness first: an answer claimed is consumed, and must then reach its call.
         if owner != self.replica_id and not await self.state.replicas.is_alive(owner):
             return _refused_answer(wire_id, "the server process that asked it has stopped")
-        if not await self.state.messages.claim_answer(session.id, wire_id):
-            return _refused_answer(wire_id, "it was already answered, or its call has ended")
-        return owner, {**message, "id": local_id}
+        local: JSONObject = {**message, "id": local_id}
+        messages = self.state.messages
+        if owner == self.replica_id:
+            if await messages.claim_answer(session.id, wire_id):
+                return local
+        elif await messages.forward_answer(owner, session.id, wire_id, local):
+            return Response(status_code=202)
+        return _refused_answer(wire_id, "it was already answered, or its call has ended")
 
     async def owner_of(self, session_id: str, request_id: RequestId) -> str | None:
         """The replica owning an open call of the session, if another one does."""

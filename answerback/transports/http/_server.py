@@ -662,8 +662,8 @@ class StreamableHTTPApp:
         if method is None:
             routed = await self.replication.route_answer(session, message)
             if isinstance(routed, Response):
-                return routed
-            owner, message = routed
+                return routed  # in its owner's inbox (202), or refused
+            owner, message = self.state.replica_id, routed
         elif method == CANCELLED:
             params = as_object(message.get("params")) or {}
             target = as_request_id(params.get("requestId"))

@@ -29,7 +29,7 @@ lint: $(STAMP)
 	$(BIN)/ruff format --check .
 
 typecheck: $(STAMP)
-	$(BIN)/pyright
+	$(BIN)/pyright --project pyproject.toml
 
 # tmux drives the terminal client's end-to-end tests (tests/test_terminal_e2e.py), which
 # are skipped without it.

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import functools
 import gc
+import signal
 from collections.abc import Generator, Iterator
 from inspect import iscoroutinefunction
 from typing import Any
@@ -22,6 +23,12 @@ from typing import Any
 import anyio
 import pytest
 from support import ReportingEventLoop, take_unreported_failures
+
+if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+    # Started in the background by a script (`make test &`, nohup), the run ignores
+    # SIGINT, and so would every server it starts: the Ctrl-C tests could not stop them.
+    # A handler is not inherited the way "ignore" is, so the children get the default.
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 @pytest.fixture(

@@ -50,7 +50,7 @@ services:
 			install them (apt-get install redis-server haproxy, brew install redis haproxy)"; fi; \
 	fi
 
-unit: $(STAMP) $(NODE_STAMP) tmux services
+unit: $(STAMP) $(NODE_STAMP) $(CONFORMANCE_STAMP) tmux services
 	$(BIN)/pytest -q
 
 # The official MCP conformance suite and the Node (>= 22) it runs on, pinned in

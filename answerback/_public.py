@@ -31,9 +31,10 @@ What moving costs, and how it is contained:
 from __future__ import annotations
 
 import dataclasses
+import importlib
 import sys
 import types
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 
@@ -88,3 +89,27 @@ def _evaluate_annotations(cls: type) -> None:
         annotations[name] = meaning
         if name in fields:
             fields[name].type = meaning
+
+
+def lazy_exports(
+    namespace: dict[str, Any], modules: Mapping[str, str]
+) -> tuple[Callable[[str], Any], Callable[[], list[str]]]:
+    """A package's ``__getattr__`` and ``__dir__`` (PEP 562) for names that live in
+    heavy submodules: ``modules`` maps each name to its submodule, imported on first use
+    and then published like the package's other names. Why: a program that never uses
+    them (a stdio server, a client that never logs in) does not pay for their imports."""
+    package = namespace["__name__"]
+
+    def load(name: str) -> Any:
+        module = modules.get(name)
+        if module is None:
+            raise AttributeError(f"module {package!r} has no attribute {name!r}")
+        value = getattr(importlib.import_module(f"{package}.{module}"), name)
+        namespace[name] = value
+        publish(namespace)
+        return value
+
+    def names() -> list[str]:
+        return sorted([*namespace, *modules])
+
+    return load, names

@@ -7,10 +7,9 @@ server must not pay for: they load on first use (PEP 562).
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-from answerback._public import publish
+from answerback._public import lazy_exports, publish
 from answerback.forms import FormSchemaError
 from answerback.server._auth_verifier import (
     InvalidTokenError,
@@ -45,18 +44,7 @@ _LAZY = {
 }
 
 
-def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
-    globals()[name] = value
-    publish(globals())
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted([*globals(), *_LAZY])
+__getattr__, __dir__ = lazy_exports(globals(), _LAZY)
 
 
 __all__ = [

@@ -191,3 +191,64 @@ async def test_cancelling_a_2026_call_closes_its_stream_and_stops_the_tool() -> 
     assert result.content == [TextContent(text="pong")]
     assert "notifications/cancelled" not in posted
     assert posted.count("tools/call") == 2
+
+
+class HoldsTheFirstCall:
+    """Passes everything to ``app`` but holds the first ``tools/call`` until a
+    ``notifications/cancelled`` has gone through: the order a busy machine produces when
+    the notification's connection is quicker than the request's."""
+
+    def __init__(self, app: Any) -> None:
+        self.app = app
+        self.held = Tally()
+        self.cancel_notifications = 0
+        self._cancel_passed: anyio.Event | None = None  # made on the server's loop
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] != "http" or scope["method"] != "POST":
+            await self.app(scope, receive, send)
+            return
+        if self._cancel_passed is None:
+            self._cancel_passed = anyio.Event()
+        body = b""
+        while (event := await receive()).get("more_body"):
+            body += event.get("body", b"")
+        body += event.get("body", b"")
+        method = json.loads(body).get("method")
+        first_call = method == "tools/call" and self.held.started == 0
+        if first_call:
+            self.held.change(started=1, running=1)
+            await self._cancel_passed.wait()
+        replayed = False
+
+        async def replay() -> Any:
+            nonlocal replayed
+            if replayed:
+                return await receive()
+            replayed = True
+            return {"type": "http.request", "body": body, "more_body": False}
+
+        await self.app(scope, replay, send)
+        if method == "notifications/cancelled":
+            self.cancel_notifications += 1
+            self._cancel_passed.set()
+
+
+async def test_a_legacy_cancellation_that_overtakes_its_request_is_sent_again() -> None:
+    """The request reaches the server after our ``notifications/cancelled`` (which the
+    server ignores, not knowing the id yet): the client keeps the request open until its
+    response begins and then says it again, so the tool stops instead of running for
+    ever."""
+    tally = Tally()
+    app = HoldsTheFirstCall(http_app(hanging_server(tally)))
+    async with serve(app) as running, Client(running.url, mode="legacy") as client:
+        with anyio.fail_after(PATIENCE_SECONDS):
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(client.call_tool, "hang")
+                await app.held.wait_until(started=1)
+                tg.cancel_scope.cancel()
+            await tally.wait_until(started=1)
+            await tally.wait_until(running=0)
+            result = await client.call_tool("ping_tool")
+    assert result.content == [TextContent(text="pong")]
+    assert app.cancel_notifications == 2

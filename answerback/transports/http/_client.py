@@ -153,6 +153,11 @@ class _Call:
     scope: anyio.CancelScope = field(default_factory=anyio.CancelScope)
     questions: set[RequestId] = field(default_factory=set[RequestId])
     """The server's requests its stream carried that we have not answered yet."""
+    reached_server: bool = False
+    """Whether the server's response began: only then has it surely read the request."""
+    cancelled_early: Callable[[bool], None] | None = None
+    """Set when we cancel before ``reached_server``: called with whether the response
+    is a stream, once it begins."""
 
 
 @dataclass(slots=True)
@@ -365,15 +370,31 @@ class StreamableHTTPTransport:
     ) -> None:
         """Stop a request we gave up on: close its stream, so its connection is free
         again. On 2026-07-28 the close is the cancellation; a legacy server is also told
-        with the notification. A request no longer open needs neither."""
+        with the notification, twice if it may have overtaken the request. A request no
+        longer open needs neither."""
         params = as_object(message.get("params")) or {}
         target = as_request_id(params.get("requestId"))
         call = self._calls.get(target) if target is not None else None
         if call is None:
             return
-        call.scope.cancel()
-        if not call.modern:
-            tg.start_soon(self._deliver, lanes, message, body, headers)
+        if call.modern:
+            call.scope.cancel()
+            return
+        tg.start_soon(self._deliver, lanes, message, body, headers)
+        if call.reached_server:
+            call.scope.cancel()
+            return
+
+        def tell_again(still_running: bool) -> None:
+            call.scope.cancel()
+            if still_running:
+                tg.start_soon(self._deliver, lanes, message, body, headers)
+
+        # The notification travels on another connection and may overtake the request;
+        # a server that has not seen the request ignores it, and the tool then runs for
+        # ever. So the request stays open until its response begins, and the notification
+        # goes again if that response is a stream (the server is still working on it).
+        call.cancelled_early = tell_again
 
     async def _undeliverable(
         self,
@@ -413,7 +434,7 @@ class StreamableHTTPTransport:
         try:
             with call.scope:
                 try:
-                    if await self._post(lanes, message, body, headers, incoming, tg, cursor):
+                    if await self._post(lanes, message, body, headers, incoming, tg, call, cursor):
                         return
                     if call.modern:
                         reason = "the response stream ended before the answer arrived"
@@ -426,7 +447,8 @@ class StreamableHTTPTransport:
                     reason, data = self._describe(exc), exc.data
                 except (httpx2.HTTPError, _RedirectRefused, MessageTooLarge) as exc:
                     reason = self._describe(exc)
-                await self._fail(incoming, request_id, reason, data)
+                if call.cancelled_early is None:  # else nobody waits for an answer
+                    await self._fail(incoming, request_id, reason, data)
         finally:
             if self._calls.get(request_id) is call:
                 del self._calls[request_id]
@@ -459,14 +481,17 @@ class StreamableHTTPTransport:
         headers: dict[str, str],
         incoming: MemoryObjectSendStream[Envelope | Exception],
         tg: TaskGroup,
+        call: _Call,
         cursor: _Cursor,
     ) -> bool:
         """POST a request; return whether it is settled (answered, or failed here)."""
-        request_id = as_request_id(message.get("id"))
-        assert request_id is not None
+        request_id = call.request_id
         sent_session = self.session_id
         timeout = self._timeout(lanes, stream=True)
         async with self._open(lanes.requests, "POST", headers, body, timeout) as response:
+            call.reached_server = True
+            if call.cancelled_early is not None:
+                call.cancelled_early(_is_sse(response))  # ends this call at its next await
             if response.status_code == 404 and sent_session is not None:
                 if self.session_id == sent_session:
                     self.session_id = None

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Awaitable, Callable, Coroutine, Generator
-from typing import Any, Protocol, cast
+from typing import Any, NamedTuple, Protocol, cast
 
 import anyio
 import anyio.lowlevel
@@ -142,6 +142,30 @@ class AsyncioBackend:
                 tasks = tuple(self._tasks)
                 self._tasks.difference_update(tasks)
                 await asyncio.gather(*tasks, return_exceptions=True)
+
+
+class Primitives(NamedTuple):
+    """What a channel needs of the running loop: a waiter and a checkpoint."""
+
+    new_waiter: Callable[[], Waiter]
+    checkpoint: Callable[[], Awaitable[None]]
+
+
+def _asyncio_checkpoint() -> Awaitable[None]:
+    # What anyio's checkpoint does on asyncio, without looking the backend up.
+    return asyncio.sleep(0)
+
+
+def native_primitives() -> Primitives:
+    """The running loop's own waiter and checkpoint (see ``_channel``)."""
+    native = anyio.lowlevel.current_token().native_token
+    if isinstance(native, asyncio.AbstractEventLoop):
+        return Primitives(cast(Callable[[], Waiter], native.create_future), _asyncio_checkpoint)
+    import trio.lowlevel
+
+    from answerback.jsonrpc._trio_backend import EventWaiter
+
+    return Primitives(EventWaiter, trio.lowlevel.checkpoint)
 
 
 def current_backend() -> Backend:

@@ -13,6 +13,8 @@ from typing import Any, TypeAlias
 
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 
+from answerback.jsonrpc._channel import ChannelReceiver, ChannelSender
+
 RequestId: TypeAlias = str | int
 JSONObject: TypeAlias = dict[str, Any]
 
@@ -34,5 +36,9 @@ class MalformedMessage(Exception):
     """A transport read bytes that are not JSON; the engine answers with a parse error."""
 
 
-ReadStream: TypeAlias = MemoryObjectReceiveStream[Envelope | Exception]
-WriteStream: TypeAlias = MemoryObjectSendStream[Envelope]
+# answerback's transports use its own channels (see ``_channel``); a transport written
+# with anyio's memory object streams works as well.
+ReadStream: TypeAlias = (
+    ChannelReceiver[Envelope | Exception] | MemoryObjectReceiveStream[Envelope | Exception]
+)
+WriteStream: TypeAlias = ChannelSender[Envelope] | MemoryObjectSendStream[Envelope]

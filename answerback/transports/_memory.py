@@ -7,7 +7,6 @@ other is busy answering it; a bounded buffer could then deadlock both.
 
 from __future__ import annotations
 
-import math
 from collections.abc import AsyncGenerator
 from contextlib import asynccontextmanager
 from typing import cast
@@ -15,17 +14,14 @@ from typing import cast
 import anyio
 
 from answerback.jsonrpc import Envelope, WriteStream
+from answerback.jsonrpc._channel import open_channel
 from answerback.transports._base import ConnectionServer, StreamPair
 
 
 def create_stream_pairs() -> tuple[StreamPair, StreamPair]:
     """Two connected (read, write) pairs: what one side writes, the other reads."""
-    to_server_send, to_server_read = anyio.create_memory_object_stream[Envelope | Exception](
-        math.inf
-    )
-    to_client_send, to_client_read = anyio.create_memory_object_stream[Envelope | Exception](
-        math.inf
-    )
+    to_server_send, to_server_read = open_channel[Envelope | Exception]()
+    to_client_send, to_client_read = open_channel[Envelope | Exception]()
     # The write ends never carry exceptions; only transports that read bytes report them.
     return (
         (to_client_read, cast(WriteStream, to_server_send)),

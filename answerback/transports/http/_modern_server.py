@@ -17,12 +17,12 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import anyio
-from anyio.abc import ObjectSendStream, TaskStatus
+from anyio.abc import TaskStatus
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
-from answerback.jsonrpc import Envelope, JSONObject, RequestId
+from answerback.jsonrpc import Envelope, JSONObject, RequestId, WriteStream
 from answerback.jsonrpc._endpoint import CANCELLED, as_object, as_request_id
 from answerback.transports._headers import (
     METHOD_HEADER,
@@ -188,7 +188,7 @@ class StatelessConnection:
     """
 
     def __init__(self) -> None:
-        self._to_server: ObjectSendStream[Envelope] | None = None
+        self._to_server: WriteStream | None = None
         self._routes: dict[int, _Route] = {}
         self._next_id = 0
 

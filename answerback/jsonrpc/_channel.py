@@ -1,0 +1,200 @@
+"""The unbounded one-reader channel that carries envelopes between an engine and its
+transport.
+
+Why not anyio's memory object streams: every message through one looks up the async
+backend twice, makes an ``anyio.Event`` and a receiver record, and spends a whole loop
+turn on a checkpoint before looking at a buffer that, in the ping-pong of a call, is
+always empty. With two such hops per call that was a third of an in-process call.
+Here a send appends to a deque and wakes the reader's native waiter (a loop future on
+asyncio, a ``trio.Event`` on trio, looked up once per channel); a receive that finds
+the buffer empty just waits, which is its checkpoint. A receive that finds an item
+checkpoints first, so a reader flooded with messages still lets other tasks run and can
+be cancelled, as with anyio.
+
+The ends behave like anyio's where the engine and transports use them (the same
+``send``/``send_nowait``/``receive``/``receive_nowait``/``close``, async iteration and
+exceptions), so a transport written with memory object streams works unchanged. What is
+left out is what they never need: a bound (every such buffer is unbounded, see
+``transports/_memory.py``), clones, and several tasks receiving at once. An item is
+never lost to cancellation: it leaves the buffer only when a receive returns it.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from types import TracebackType
+from typing import Generic, Self, TypeVar
+
+import anyio
+
+from answerback.jsonrpc._backend import Primitives, Waiter, native_primitives
+
+T = TypeVar("T")
+
+
+class _State(Generic[T]):
+    __slots__ = ("buffer", "primitives", "receiver_closed", "sender_closed", "waiter")
+
+    def __init__(self) -> None:
+        self.buffer: deque[T] = deque()
+        self.waiter: Waiter | None = None
+        self.primitives: Primitives | None = None
+        self.sender_closed = False
+        self.receiver_closed = False
+
+    def wake(self) -> None:
+        waiter = self.waiter
+        if waiter is not None:
+            self.waiter = None
+            if not waiter.done():
+                waiter.set_result(None)
+
+    def native(self) -> Primitives:
+        if self.primitives is None:
+            self.primitives = native_primitives()
+        return self.primitives
+
+
+class ChannelSender(Generic[T]):
+    """The sending end: never waits, since the buffer has no bound."""
+
+    __slots__ = ("_closed", "_state")
+
+    def __init__(self, state: _State[T]) -> None:
+        self._state = state
+        self._closed = False
+
+    def send_nowait(self, item: T) -> None:
+        """Buffer ``item`` for the reader; raises ``ClosedResourceError`` if this end is
+        closed and ``BrokenResourceError`` if the reader's is."""
+        if self._closed:
+            raise anyio.ClosedResourceError
+        state = self._state
+        if state.receiver_closed:
+            raise anyio.BrokenResourceError
+        state.buffer.append(item)
+        state.wake()
+
+    async def send(self, item: T) -> None:
+        """``send_nowait`` after a checkpoint, as anyio's ``send`` is one."""
+        await self._state.native().checkpoint()
+        self.send_nowait(item)
+
+    def close(self) -> None:
+        """End the channel: the reader gets what is buffered, then ``EndOfStream``."""
+        if not self._closed:
+            self._closed = True
+            self._state.sender_closed = True
+            self._state.wake()
+
+    async def aclose(self) -> None:
+        self.close()
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+    async def __aenter__(self) -> Self:
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
+
+
+class ChannelReceiver(Generic[T]):
+    """The receiving end, read by one task at a time."""
+
+    __slots__ = ("_state",)
+
+    def __init__(self, state: _State[T]) -> None:
+        self._state = state
+
+    def receive_nowait(self) -> T:
+        """The next item if one is buffered; ``WouldBlock`` if none is yet,
+        ``EndOfStream`` if none will come, ``ClosedResourceError`` if this end is closed."""
+        state = self._state
+        if state.receiver_closed:
+            raise anyio.ClosedResourceError
+        if state.buffer:
+            return state.buffer.popleft()
+        if state.sender_closed:
+            raise anyio.EndOfStream
+        raise anyio.WouldBlock
+
+    async def receive(self) -> T:
+        """The next item, waiting for it if need be."""
+        state = self._state
+        if state.buffer:
+            await state.native().checkpoint()
+        while True:
+            try:
+                return self.receive_nowait()
+            except anyio.WouldBlock:
+                if state.waiter is not None:
+                    raise RuntimeError(
+                        "this channel is already being read by another task; it has "
+                        "one reader at a time"
+                    ) from None
+                waiter = state.waiter = state.native().new_waiter()
+                try:
+                    await waiter
+                finally:
+                    if state.waiter is waiter:
+                        state.waiter = None
+
+    def close(self) -> None:
+        """Stop reading: buffered items are dropped and the sender's next send raises
+        ``BrokenResourceError``."""
+        state = self._state
+        if not state.receiver_closed:
+            state.receiver_closed = True
+            state.buffer.clear()
+            state.wake()
+
+    async def aclose(self) -> None:
+        self.close()
+
+    def __aiter__(self) -> Self:
+        return self
+
+    async def __anext__(self) -> T:
+        try:
+            return await self.receive()
+        except anyio.EndOfStream:
+            raise StopAsyncIteration from None
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+    async def __aenter__(self) -> Self:
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
+
+
+class open_channel(tuple[ChannelSender[T], ChannelReceiver[T]]):
+    """A connected (sender, receiver) pair: ``open_channel[Item]()``.
+
+    A class only so that the item type can be given in brackets, as with anyio's
+    ``create_memory_object_stream[Item]()``; what it makes is a plain pair.
+    """
+
+    def __new__(cls) -> tuple[ChannelSender[T], ChannelReceiver[T]]:  # type: ignore[misc]
+        state = _State[T]()
+        return (ChannelSender(state), ChannelReceiver(state))

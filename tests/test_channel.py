@@ -1,0 +1,155 @@
+"""The engine's channel behaves like an unbounded anyio memory object stream where the
+engine and the transports rely on it: order, ends, errors, cancellation that loses
+nothing, and a reader that stays fair and cancellable when flooded."""
+
+from __future__ import annotations
+
+import contextlib
+
+import anyio
+import pytest
+
+from answerback.jsonrpc._channel import ChannelReceiver, ChannelSender, open_channel
+
+pytestmark = pytest.mark.anyio
+
+
+def channel() -> tuple[ChannelSender[int], ChannelReceiver[int]]:
+    return open_channel[int]()
+
+
+async def test_items_arrive_in_order_and_the_closed_sender_ends_the_stream() -> None:
+    sender, receiver = channel()
+    for item in range(5):
+        sender.send_nowait(item)
+    await sender.send(5)
+    sender.close()
+    assert [item async for item in receiver] == [0, 1, 2, 3, 4, 5]
+    with pytest.raises(anyio.EndOfStream):
+        await receiver.receive()
+    with pytest.raises(anyio.EndOfStream):
+        receiver.receive_nowait()
+
+
+async def test_a_waiting_reader_is_woken_by_a_send_and_by_the_end() -> None:
+    sender, receiver = channel()
+    got: list[int] = []
+    ended = anyio.Event()
+
+    async def read() -> None:
+        async for item in receiver:
+            got.append(item)
+        ended.set()
+
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(read)
+        await anyio.wait_all_tasks_blocked()
+        sender.send_nowait(1)
+        await anyio.wait_all_tasks_blocked()
+        assert got == [1]
+        sender.close()
+        await ended.wait()
+
+
+async def test_errors_name_which_end_is_closed() -> None:
+    sender, receiver = channel()
+    with pytest.raises(anyio.WouldBlock):
+        receiver.receive_nowait()
+    receiver.close()
+    with pytest.raises(anyio.BrokenResourceError):
+        sender.send_nowait(1)
+    with pytest.raises(anyio.ClosedResourceError):
+        await receiver.receive()
+    sender.close()
+    with pytest.raises(anyio.ClosedResourceError):
+        sender.send_nowait(1)
+
+
+async def test_closing_the_reader_wakes_its_waiting_receive() -> None:
+    _, receiver = channel()
+    outcome: list[type[BaseException]] = []
+
+    async def read() -> None:
+        try:
+            await receiver.receive()
+        except anyio.ClosedResourceError as exc:
+            outcome.append(type(exc))
+
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(read)
+        await anyio.wait_all_tasks_blocked()
+        receiver.close()
+    assert outcome == [anyio.ClosedResourceError]
+
+
+async def test_a_cancelled_receive_loses_nothing() -> None:
+    """Cancelled while waiting, or cancelled just as a send wakes it: every item is
+    either returned by the receive or still there for the next one."""
+    sender, receiver = channel()
+    with anyio.move_on_after(0):
+        await receiver.receive()
+    received: list[int] = []
+
+    async def read() -> None:
+        received.append(await receiver.receive())
+
+    for item in range(20):
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(read)
+            await anyio.wait_all_tasks_blocked()
+            sender.send_nowait(item)  # wakes the reader ...
+            tg.cancel_scope.cancel()  # ... which may be cancelled before it takes it
+        with contextlib.suppress(anyio.WouldBlock):
+            received.append(receiver.receive_nowait())
+    assert received == list(range(20))
+
+
+async def test_a_flooded_reader_still_checkpoints() -> None:
+    """With items always waiting, each receive still yields to the loop and can be
+    cancelled, as anyio's does: a flood cannot starve other tasks."""
+    sender, receiver = channel()
+    for item in range(100):
+        sender.send_nowait(item)
+    other_ran = anyio.Event()
+    received = 0
+
+    async def flood_reader() -> None:
+        nonlocal received
+        while not other_ran.is_set():
+            await receiver.receive()
+            received += 1
+
+    async def other_task() -> None:
+        other_ran.set()
+
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(flood_reader)
+        tg.start_soon(other_task)
+    assert received < 100
+    with anyio.CancelScope() as scope:
+        scope.cancel()
+        with pytest.raises(anyio.get_cancelled_exc_class()):
+            await receiver.receive()
+    assert receiver.receive_nowait() == received  # the cancelled receive took nothing
+
+
+async def test_two_readers_at_once_are_refused() -> None:
+    _, receiver = channel()
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(receiver.receive)
+        await anyio.wait_all_tasks_blocked()
+        with pytest.raises(RuntimeError, match="one reader at a time"):
+            await receiver.receive()
+        tg.cancel_scope.cancel()
+
+
+async def test_both_ends_close_as_context_managers() -> None:
+    sender, receiver = channel()
+    async with sender:
+        sender.send_nowait(1)
+    with receiver:
+        assert await receiver.receive() == 1
+        with pytest.raises(anyio.EndOfStream):
+            await receiver.receive()
+    with pytest.raises(anyio.ClosedResourceError):
+        receiver.receive_nowait()

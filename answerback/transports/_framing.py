@@ -18,6 +18,7 @@ import pydantic_core
 from anyio.streams.memory import MemoryObjectSendStream
 
 from answerback.jsonrpc import Envelope, JSONObject, MalformedMessage, RequestId
+from answerback.jsonrpc._channel import ChannelSender
 from answerback.jsonrpc._endpoint import as_object, as_request_id
 from answerback.types._errors import INTERNAL_ERROR, INVALID_REQUEST
 
@@ -105,7 +106,7 @@ def encode_line(message: Any, limit: int) -> bytes:
     return data + b"\n"
 
 
-def deliver(stream: MemoryObjectSendStream[Any], item: Any) -> None:
+def deliver(stream: ChannelSender[Any] | MemoryObjectSendStream[Any], item: Any) -> None:
     """Put ``item`` on an unbounded stream this code does not own, unless it is closed
     (then the connection is ending, and nothing waits for the item any more)."""
     with contextlib.suppress(anyio.ClosedResourceError, anyio.BrokenResourceError):
@@ -113,7 +114,9 @@ def deliver(stream: MemoryObjectSendStream[Any], item: Any) -> None:
 
 
 def line_for(
-    envelope: Envelope, limit: int, incoming: MemoryObjectSendStream[Envelope | Exception]
+    envelope: Envelope,
+    limit: int,
+    incoming: ChannelSender[Envelope | Exception] | MemoryObjectSendStream[Envelope | Exception],
 ) -> bytes:
     """What to write for an outgoing message: its line, or what replaces it if it cannot go.
 

@@ -16,7 +16,6 @@ transport error (the default one logs a warning); the connection carries on.
 
 from __future__ import annotations
 
-import math
 import os
 import shlex
 import signal
@@ -29,9 +28,9 @@ from typing import cast
 
 import anyio
 from anyio.abc import ByteSendStream, Process
-from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 
 from answerback.jsonrpc import Envelope
+from answerback.jsonrpc._channel import ChannelReceiver, ChannelSender, open_channel
 from answerback.transports._base import StreamPair
 from answerback.transports._child_stderr import (
     ChildStderr,
@@ -175,10 +174,8 @@ class StdioServer:
         assert process.stdin is not None
         assert process.stdout is not None
         assert process.stderr is not None
-        incoming_send, incoming_read = anyio.create_memory_object_stream[Envelope | Exception](
-            math.inf
-        )
-        outgoing_send, outgoing_read = anyio.create_memory_object_stream[Envelope](math.inf)
+        incoming_send, incoming_read = open_channel[Envelope | Exception]()
+        outgoing_send, outgoing_read = open_channel[Envelope]()
         reader = _ServerOutput(self.max_message_bytes, self.command_line)
         async with anyio.create_task_group() as tg:
             tg.start_soon(child.stderr.copy, process.stderr)
@@ -283,8 +280,8 @@ def _connection_closed(exc: BaseException) -> bool:
 async def _read_lines(
     process: Process,
     lines: LineReader,
-    sink: MemoryObjectSendStream[Envelope | Exception],
-    to_server: MemoryObjectSendStream[Envelope],
+    sink: ChannelSender[Envelope | Exception],
+    to_server: ChannelSender[Envelope],
     child: _Child,
 ) -> None:
     assert process.stdout is not None
@@ -312,9 +309,9 @@ async def _read_lines(
 
 
 async def _write_lines(
-    source: MemoryObjectReceiveStream[Envelope],
+    source: ChannelReceiver[Envelope],
     stdin: ByteSendStream,
-    incoming: MemoryObjectSendStream[Envelope | Exception],
+    incoming: ChannelSender[Envelope | Exception],
     limit: int,
 ) -> None:
     async with source:

@@ -17,7 +17,6 @@ from __future__ import annotations
 import asyncio
 import functools
 import io
-import math
 import os
 import sys
 from collections.abc import AsyncGenerator, Awaitable, Callable, Generator
@@ -28,6 +27,7 @@ import anyio
 import anyio.to_thread
 
 from answerback.jsonrpc import Envelope
+from answerback.jsonrpc._channel import open_channel
 from answerback.transports._base import StreamPair
 from answerback.transports._framing import (
     DEFAULT_MAX_MESSAGE_BYTES,
@@ -108,8 +108,8 @@ def _stdout_kept_for_protocol() -> Generator[BinaryIO, None, None]:
 async def _streams(
     stdin: BinaryIO | None, stdout: BinaryIO, max_message_bytes: int
 ) -> AsyncGenerator[StreamPair, None]:
-    incoming_send, incoming_read = anyio.create_memory_object_stream[Envelope | Exception](math.inf)
-    outgoing_send, outgoing_read = anyio.create_memory_object_stream[Envelope](math.inf)
+    incoming_send, incoming_read = open_channel[Envelope | Exception]()
+    outgoing_send, outgoing_read = open_channel[Envelope]()
     read, close_reader = await _reader(stdin or sys.stdin.buffer)
     write, close_writer = await _writer(stdout)
     written = anyio.Event()

@@ -33,10 +33,10 @@ from typing import Any, cast
 
 import anyio
 import httpx2
-from anyio.abc import ObjectReceiveStream, TaskGroup
-from anyio.streams.memory import MemoryObjectSendStream
+from anyio.abc import TaskGroup
 
 from answerback.jsonrpc import Envelope, JSONObject, RequestId
+from answerback.jsonrpc._channel import ChannelReceiver, ChannelSender, open_channel
 from answerback.jsonrpc._endpoint import (
     CANCELLED,
     TRANSPORT_REFUSAL,
@@ -227,8 +227,8 @@ class StreamableHTTPTransport:
     async def connect(self) -> AsyncGenerator[StreamPair, None]:
         """Talk to the endpoint until the block ends; then end the session (a DELETE)
         if the server gave one."""
-        incoming, incoming_read = anyio.create_memory_object_stream[Envelope | Exception](math.inf)
-        outgoing, outgoing_read = anyio.create_memory_object_stream[Envelope](math.inf)
+        incoming, incoming_read = open_channel[Envelope | Exception]()
+        outgoing, outgoing_read = open_channel[Envelope]()
         self._calls, self._questions = {}, {}
         lanes = self._lanes()
         try:
@@ -322,8 +322,8 @@ class StreamableHTTPTransport:
     async def _post_loop(
         self,
         lanes: _Lanes,
-        outgoing: ObjectReceiveStream[Envelope],
-        incoming: MemoryObjectSendStream[Envelope | Exception],
+        outgoing: ChannelReceiver[Envelope],
+        incoming: ChannelSender[Envelope | Exception],
         tg: TaskGroup,
     ) -> None:
         async with outgoing:
@@ -401,7 +401,7 @@ class StreamableHTTPTransport:
         lanes: _Lanes,
         message: Any,
         reason: str,
-        incoming: MemoryObjectSendStream[Envelope | Exception],
+        incoming: ChannelSender[Envelope | Exception],
         tg: TaskGroup,
     ) -> None:
         """A message JSON cannot carry: our request fails at once, the server gets an
@@ -422,7 +422,7 @@ class StreamableHTTPTransport:
         message: JSONObject,
         body: bytes,
         headers: dict[str, str],
-        incoming: MemoryObjectSendStream[Envelope | Exception],
+        incoming: ChannelSender[Envelope | Exception],
         tg: TaskGroup,
         call: _Call,
     ) -> None:
@@ -455,7 +455,7 @@ class StreamableHTTPTransport:
             self._withdraw_questions(call, incoming)
 
     def _withdraw_questions(
-        self, call: _Call, incoming: MemoryObjectSendStream[Envelope | Exception]
+        self, call: _Call, incoming: ChannelSender[Envelope | Exception]
     ) -> None:
         """End the server's unanswered questions that came on ``call``'s stream, as if
         the server had cancelled them: they are part of that call, which is over
@@ -479,7 +479,7 @@ class StreamableHTTPTransport:
         message: JSONObject,
         body: bytes,
         headers: dict[str, str],
-        incoming: MemoryObjectSendStream[Envelope | Exception],
+        incoming: ChannelSender[Envelope | Exception],
         tg: TaskGroup,
         call: _Call,
         cursor: _Cursor,
@@ -559,7 +559,7 @@ class StreamableHTTPTransport:
         self,
         response: httpx2.Response,
         request_id: RequestId | None,
-        incoming: MemoryObjectSendStream[Envelope | Exception],
+        incoming: ChannelSender[Envelope | Exception],
         cursor: _Cursor,
     ) -> bool:
         """Forward a stream's messages; return whether the answer to ``request_id`` came.
@@ -596,7 +596,7 @@ class StreamableHTTPTransport:
         self,
         events: list[Event],
         request_id: RequestId | None,
-        incoming: MemoryObjectSendStream[Envelope | Exception],
+        incoming: ChannelSender[Envelope | Exception],
     ) -> bool:
         """Hand the messages of ``events`` on; return whether the answer was among them.
 
@@ -630,7 +630,7 @@ class StreamableHTTPTransport:
         self,
         lanes: _Lanes,
         request_id: RequestId,
-        incoming: MemoryObjectSendStream[Envelope | Exception],
+        incoming: ChannelSender[Envelope | Exception],
         cursor: _Cursor,
     ) -> str | None:
         """Reconnect a broken response stream with ``Last-Event-ID`` until it answers;
@@ -663,7 +663,7 @@ class StreamableHTTPTransport:
         return "the response stream broke and could not be resumed"
 
     async def _listen_standalone(
-        self, lanes: _Lanes, incoming: MemoryObjectSendStream[Envelope | Exception]
+        self, lanes: _Lanes, incoming: ChannelSender[Envelope | Exception]
     ) -> None:
         """The GET stream: server messages not tied to a request. Optional for servers."""
         headers = self._headers(accept="text/event-stream")
@@ -772,7 +772,7 @@ class StreamableHTTPTransport:
 
     async def _fail(
         self,
-        incoming: MemoryObjectSendStream[Envelope | Exception],
+        incoming: ChannelSender[Envelope | Exception],
         request_id: RequestId,
         reason: str,
         data: Any = None,

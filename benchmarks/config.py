@@ -18,6 +18,13 @@ class Config:
     """Untimed calls per client before the clock starts."""
     concurrency: int
     """Clients calling at once in the concurrent HTTP scenarios."""
+    burst_calls: int
+    """Eliciting calls started at once from one client in the burst scenarios."""
+    burst_rounds: int
+    """Alternating rounds of the burst scenarios (each round is one burst per side)."""
+    timeout: float
+    """Seconds one side's measurement may take (connecting included) before it is
+    recorded as failed, so a side that cannot cope never stalls the run."""
     import_repetitions: int
     """Fresh interpreters per implementation and entry point in the start-up scenarios."""
     sessions: int
@@ -38,6 +45,9 @@ FULL = Config(
     duration=1.5,
     warmup_calls=30,
     concurrency=20,
+    burst_calls=1000,
+    burst_rounds=2,
+    timeout=60.0,
     import_repetitions=7,
     sessions=200,
 )
@@ -48,6 +58,9 @@ QUICK = Config(
     duration=0.2,
     warmup_calls=3,
     concurrency=20,
+    burst_calls=50,
+    burst_rounds=1,
+    timeout=30.0,
     import_repetitions=2,
     sessions=20,
 )

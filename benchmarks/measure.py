@@ -86,6 +86,27 @@ async def concurrent(calls: Sequence[Call], *, duration: float, warmup: int) -> 
     return Run(calls=len(latencies), seconds=elapsed, latencies=latencies)
 
 
+async def burst(call: Call, count: int, *, warmup: int) -> Run:
+    """``warmup`` untimed calls at once, then ``count`` calls started together on ``call``'s
+    one connection; throughput is ``count`` over the time until the last one ends, and
+    each call's latency runs from the common start to its own end."""
+    async with anyio.create_task_group() as tg:
+        for _ in range(warmup):
+            tg.start_soon(_warm, call, 1)
+    clock = time.perf_counter
+    latencies: list[float] = []
+
+    async def timed() -> None:
+        await call()
+        latencies.append(clock() - began)
+
+    began = clock()
+    async with anyio.create_task_group() as tg:
+        for _ in range(count):
+            tg.start_soon(timed)
+    return Run(calls=count, seconds=clock() - began, latencies=latencies)
+
+
 async def _warm(call: Call, count: int) -> None:
     for _ in range(count):
         await call()

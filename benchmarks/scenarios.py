@@ -1,8 +1,10 @@
-"""The scenarios of issue 6 and how each is run, answerback and official alternating.
+"""The scenarios of issues 6 and 17 and how each is run, answerback and official alternating.
 
-Every scenario runs ``config.rounds`` rounds; a round runs answerback, then the official
-SDK, then (where there is one) the floor, so slow drifts of a shared machine hit all
-sides alike. The result of a scenario is the per-round numbers and their medians.
+Every scenario runs ``config.rounds`` rounds (``config.burst_rounds`` for the bursts of
+concurrent calls); a round runs answerback, then the official SDK, then (where there is
+one) the floor, so slow drifts of a shared machine hit all sides alike. Each side's
+measurement is bounded by ``config.timeout`` so the run always ends. The result of a
+scenario is the per-round numbers and their medians.
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ import anyio
 from benchmarks import floor, library
 from benchmarks.clients import IMPLS, Mode, Transport, connect
 from benchmarks.config import Config
-from benchmarks.measure import Call, Run, concurrent, median, sequential
+from benchmarks.measure import Call, Run, burst, concurrent, median, sequential
 from benchmarks.memory import rss_per_session
 from benchmarks.startup import ENTRY_POINTS, import_seconds, warm_bytecode
 
@@ -47,11 +49,21 @@ class Scenario:
     call: Literal["echo", "elicit"] = "echo"
     mode: Mode = "legacy"
     concurrent: bool = False
+    """20 clients calling at once, each one call at a time."""
+    burst: bool = False
+    """``config.burst_calls`` calls at once from one client."""
     floor: bool = False
     entry_point: str = ""
     operation: library.Operation | None = None
     """What a ``library`` scenario times."""
     notes: tuple[str, ...] = field(default_factory=tuple)
+
+    def title_for(self, config: Config) -> str:
+        """The row title; a burst's says how many calls ran at once."""
+        return f"{self.title}, {config.burst_calls:,} at once" if self.burst else self.title
+
+    def rounds(self, config: Config) -> int:
+        return config.burst_rounds if self.burst else config.rounds
 
     @property
     def metric(self) -> str:
@@ -76,11 +88,12 @@ def _calls(
     mode: Mode,
     *,
     concurrent: bool = False,
+    burst: bool = False,
     title: str,
     notes: tuple[str, ...] = (),
 ) -> Scenario:
     era = "legacy" if mode == "legacy" else "2026"
-    parts = [transport, call, era] + (["c20"] if concurrent else [])
+    parts = [transport, call, era] + (["c20"] if concurrent else []) + (["burst"] if burst else [])
     if mode == "2026-07-28" and call == "elicit":
         notes = (*notes, MRTR_NOTE)
     return Scenario(
@@ -91,7 +104,8 @@ def _calls(
         call=call,
         mode=mode,
         concurrent=concurrent,
-        floor=call == "echo",
+        burst=burst,
+        floor=True,
         notes=notes,
     )
 
@@ -124,6 +138,10 @@ SCENARIOS: tuple[Scenario, ...] = (
         concurrent=True,
         title="HTTP elicit, 2026 (MRTR), 20 clients",
     ),
+    _calls("inproc", "elicit", "legacy", burst=True, title="in-process elicit, legacy"),
+    _calls("stdio", "elicit", "legacy", burst=True, title="stdio elicit"),
+    _calls("http", "elicit", "legacy", burst=True, title="HTTP elicit, legacy"),
+    _calls("http", "elicit", "2026-07-28", burst=True, title="HTTP elicit, 2026 (MRTR)"),
     Scenario("memory-http-session", "memory: server RSS per idle legacy HTTP session", "memory"),
     Scenario(
         "forms-check-10",
@@ -163,18 +181,23 @@ class Servers:
 async def run_scenario(scenario: Scenario, config: Config, servers: Servers) -> dict[str, Any]:
     """Measure ``scenario`` on every side for ``config.rounds`` rounds; its JSON result.
 
-    A side that fails is recorded with its error (and not retried in later rounds), so one
-    unsupported combination does not cost the rest of the run.
+    A side that fails or runs out of time is recorded with its error (and not retried in
+    later rounds), so one unsupported combination does not cost the rest of the run.
     """
     sides = scenario.sides
     rounds: dict[Side, list[dict[str, float]]] = {side: [] for side in sides}
     errors: dict[Side, str] = {}
-    for number in range(1, config.rounds + 1):
+    for number in range(1, scenario.rounds(config) + 1):
         for side in sides:
             if side in errors:
                 continue
             try:
-                sample = await _measure(scenario, side, config, servers)
+                with anyio.fail_after(config.timeout):
+                    sample = await _measure(scenario, side, config, servers)
+            except TimeoutError:
+                errors[side] = f"did not finish within {config.timeout:.0f} s"
+                log(f"  {scenario.id} round {number} {side}: FAILED: {errors[side]}")
+                continue
             except Exception as exc:
                 errors[side] = describe(exc)
                 log(f"  {scenario.id} round {number} {side}: FAILED: {errors[side]}")
@@ -184,7 +207,7 @@ async def run_scenario(scenario: Scenario, config: Config, servers: Servers) -> 
             log(f"  {scenario.id} round {number} {side}: {headline:.1f} {scenario.metric}")
     result: dict[str, Any] = {
         "id": scenario.id,
-        "title": scenario.title,
+        "title": scenario.title_for(config),
         "metric": scenario.metric,
         "better": scenario.better,
         "notes": list(scenario.notes),
@@ -250,7 +273,9 @@ async def _measure(
         return ops.summary()
     async with _callers(scenario, side, config, servers) as calls:
         run: Run
-        if scenario.concurrent:
+        if scenario.burst:
+            run = await burst(calls[0], config.burst_calls, warmup=config.warmup_calls)
+        elif scenario.concurrent:
             run = await concurrent(calls, duration=config.duration, warmup=config.warmup_calls)
         else:
             run = await sequential(calls[0], duration=config.duration, warmup=config.warmup_calls)
@@ -266,15 +291,15 @@ async def _callers(
     assert transport is not None
     count = config.concurrency if scenario.concurrent else 1
     if side == "floor":
-        if transport == "inproc":
-            async with floor.inproc_floor() as call:
-                yield [call]
-        elif transport == "stdio":
-            async with floor.stdio_floor() as call:
-                yield [call]
-        else:
-            async with floor.http_floor(servers.urls["floor"], count) as calls:
-                yield calls
+        async with floor.floor_calls(
+            transport,
+            scenario.call,
+            scenario.mode,
+            url=servers.urls.get("floor"),
+            clients=count,
+            routed=scenario.burst,
+        ) as calls:
+            yield calls
         return
     pick: Callable[[Any], Call] = (
         (lambda s: s.echo) if scenario.call == "echo" else (lambda s: s.elicit)

@@ -22,23 +22,27 @@ EXPECTED = {
     "startup-client": False,
     "startup-server": False,
     "inproc-echo-legacy": True,
-    "inproc-elicit-legacy": False,
-    "inproc-elicit-2026": False,
+    "inproc-elicit-legacy": True,
+    "inproc-elicit-2026": True,
     "stdio-echo-legacy": True,
-    "stdio-elicit-legacy": False,
+    "stdio-elicit-legacy": True,
     "http-echo-legacy": True,
-    "http-elicit-legacy": False,
+    "http-elicit-legacy": True,
     "http-echo-2026": True,
-    "http-elicit-2026": False,
+    "http-elicit-2026": True,
     "http-echo-legacy-c20": True,
-    "http-elicit-legacy-c20": False,
+    "http-elicit-legacy-c20": True,
     "http-echo-2026-c20": True,
-    "http-elicit-2026-c20": False,
+    "http-elicit-2026-c20": True,
+    "inproc-elicit-legacy-burst": True,
+    "stdio-elicit-legacy-burst": True,
+    "http-elicit-legacy-burst": True,
+    "http-elicit-2026-burst": True,
     "memory-http-session": False,
     "forms-check-10": False,
     "urls-verdict": False,
 }
-"""Scenario id -> whether it has a floor (a hand-written JSON-RPC echo) beside it."""
+"""Scenario id -> whether it has a floor (a hand-written JSON-RPC client and server) beside it."""
 
 ANSWERBACK_ONLY = {"forms-check-10", "urls-verdict"}
 """Scenarios with nothing to compare in the official SDK: answerback is measured alone."""

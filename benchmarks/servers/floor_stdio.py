@@ -1,26 +1,24 @@
-"""The stdio floor: a hand-written JSON-RPC echo reading lines on stdin, answering on stdout.
+"""The stdio floor: hand-written JSON-RPC lines on stdin, answered on stdout.
 
-No MCP, no validation, no task per request: the least work a ``tools/call`` echo can cost.
+No MCP library, no validation, no task per request: the least work a ``tools/call``
+(``echo``, or ``ask`` with its ``elicitation/create`` round trip) can cost over stdio.
+Questions stay open by id, so a client may have many calls waiting at once.
 """
 
 from __future__ import annotations
 
 import json
+import secrets
 import sys
+
+from floor_protocol import FloorServer, dumps
 
 
 def main() -> None:
-    stdin = sys.stdin.buffer
+    server = FloorServer(secrets.token_bytes(32))
     stdout = sys.stdout.buffer
-    for line in stdin:
-        request = json.loads(line)
-        text = request["params"]["arguments"]["text"]
-        response = {
-            "jsonrpc": "2.0",
-            "id": request["id"],
-            "result": {"content": [{"type": "text", "text": text}], "isError": False},
-        }
-        stdout.write(json.dumps(response, separators=(",", ":")).encode() + b"\n")
+    for line in sys.stdin.buffer:
+        stdout.write(dumps(server.handle(json.loads(line))).encode() + b"\n")
         stdout.flush()
 
 

@@ -293,7 +293,7 @@ async def _read_lines(
                     deliver(to_server, Envelope(reply))
                 for item in incoming:
                     child.heard = child.heard or isinstance(item, Envelope)
-                    await sink.send(item)
+                    sink.send_nowait(item)  # unbounded; the next read is the checkpoint
         except (anyio.ClosedResourceError, anyio.BrokenResourceError):
             return
         with anyio.move_on_after(_SHUTDOWN_GRACE_SECONDS):

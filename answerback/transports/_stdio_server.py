@@ -41,7 +41,9 @@ _FLUSH_SECONDS = 2.0
 """How long the messages still queued when the connection ends may take to go out (a
 client that stopped reading would otherwise hold the server up for ever)."""
 
-ReadBytes = Callable[[int], Awaitable[bytes]]
+Take = Callable[[bytes], bool]
+"""Takes a chunk of input; false once nothing more is wanted (the connection is over)."""
+ReadAll = Callable[[Take], Awaitable[None]]
 WriteBytes = Callable[[bytes], Awaitable[None]]
 Close = Callable[[], Awaitable[None]]
 
@@ -110,22 +112,28 @@ async def _streams(
 ) -> AsyncGenerator[StreamPair, None]:
     incoming_send, incoming_read = open_channel[Envelope | Exception]()
     outgoing_send, outgoing_read = open_channel[Envelope]()
-    read, close_reader = await _reader(stdin or sys.stdin.buffer)
+    read_all, close_reader = await _reader(stdin or sys.stdin.buffer)
     write, close_writer = await _writer(stdout)
     written = anyio.Event()
 
+    lines = LineReader(max_message_bytes)
+
+    def take(chunk: bytes) -> bool:
+        incoming, replies = lines.feed(chunk)
+        for reply in replies:
+            deliver(outgoing_send, Envelope(reply))
+        try:
+            # Straight into the unbounded buffer: a checkpoint per message would cost a
+            # loop turn for nothing.
+            for item in incoming:
+                incoming_send.send_nowait(item)
+        except (anyio.BrokenResourceError, anyio.ClosedResourceError):
+            return False  # the connection is over
+        return True
+
     async def read_loop() -> None:
-        lines = LineReader(max_message_bytes)
         async with incoming_send:
-            while chunk := await read(_CHUNK_BYTES):
-                incoming, replies = lines.feed(chunk)
-                for reply in replies:
-                    deliver(outgoing_send, Envelope(reply))
-                try:
-                    for item in incoming:
-                        await incoming_send.send(item)
-                except anyio.BrokenResourceError:  # the connection is over
-                    return
+            await read_all(take)
 
     async def write_loop() -> None:
         async with outgoing_read:
@@ -152,14 +160,13 @@ async def _streams(
             await close_reader()
 
 
-async def _reader(stdin: BinaryIO) -> tuple[ReadBytes, Close]:
+async def _reader(stdin: BinaryIO) -> tuple[ReadAll, Close]:
     pipe = _own_copy(stdin, "rb")
     if pipe is not None:
-        stream = asyncio.StreamReader(limit=_CHUNK_BYTES)
+        loop = asyncio.get_running_loop()
+        protocol = _PipeInput(loop)
         try:
-            transport, _ = await asyncio.get_running_loop().connect_read_pipe(
-                lambda: asyncio.StreamReaderProtocol(stream), pipe
-            )
+            transport, _ = await loop.connect_read_pipe(lambda: protocol, pipe)
         except (ValueError, OSError):  # a regular file
             pipe.close()
         else:
@@ -167,7 +174,7 @@ async def _reader(stdin: BinaryIO) -> tuple[ReadBytes, Close]:
             async def close_transport() -> None:
                 transport.close()
 
-            return stream.read, close_transport
+            return protocol.read_all, close_transport
 
     # The descriptor itself where there is one: a thread abandoned in a buffered read
     # holds the file's lock, and Python aborts at exit ("could not acquire lock") when
@@ -179,13 +186,59 @@ async def _reader(stdin: BinaryIO) -> tuple[ReadBytes, Close]:
     except (OSError, ValueError, io.UnsupportedOperation):
         read_some = cast(Callable[[int], bytes], getattr(stdin, "read1", stdin.read))
 
-    async def read_in_thread(size: int) -> bytes:
+    async def read_all_in_threads(take: Take) -> None:
         # A thread blocked in a read cannot be interrupted: a cancelled read abandons it
         # (it ends when input comes or the process exits) instead of holding up the
         # server's shutdown until the client writes again.
-        return await anyio.to_thread.run_sync(read_some, size, abandon_on_cancel=True)
+        while chunk := await anyio.to_thread.run_sync(
+            read_some, _CHUNK_BYTES, abandon_on_cancel=True
+        ):
+            if not take(chunk):
+                return
 
-    return read_in_thread, _nothing
+    return read_all_in_threads, _nothing
+
+
+class _PipeInput(asyncio.Protocol):
+    """Hands each chunk read from a pipe to ``take`` in the loop's own callback, so no
+    task wakes up per message just to pass it on (``asyncio.StreamReader`` would)."""
+
+    def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
+        self._ended: asyncio.Future[None] = loop.create_future()
+        self._take: Take | None = None
+        self._early: list[bytes] = []
+        """What came before ``read_all`` started."""
+        self._transport: asyncio.ReadTransport | None = None
+
+    async def read_all(self, take: Take) -> None:
+        """Hand every chunk to ``take`` until end of input, or until it returns false."""
+        early, self._early = self._early, []
+        if all(take(chunk) for chunk in early):
+            self._take = take
+            await self._ended
+        self._end()
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        self._transport = cast(asyncio.ReadTransport, transport)
+
+    def data_received(self, data: bytes) -> None:
+        if self._take is None:
+            self._early.append(data)
+        elif not self._take(data):
+            self._end()
+
+    def eof_received(self) -> None:
+        self._end()
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self._end()
+
+    def _end(self) -> None:
+        self._take = None
+        if not self._ended.done():
+            self._ended.set_result(None)
+            if self._transport is not None and not self._transport.is_closing():
+                self._transport.pause_reading()
 
 
 async def _writer(stdout: BinaryIO) -> tuple[WriteBytes, Close]:

@@ -119,6 +119,27 @@ async def test_events_replay_from_any_id_kept_and_refuse_the_rest(state: RedisSt
     assert await events.replay_events_after(second, collect) is None  # never with a hole
 
 
+async def test_short_commands_outlive_a_script_flush_and_a_dropped_connection(
+    state: RedisState,
+) -> None:
+    """The replicas' short commands share one connection of their own: a script Redis
+    forgot is sent again in full, and a connection Redis dropped is opened again, so
+    neither turns a request into a 503."""
+    first = await state.events.store_event("s1.x", b"")
+    await state.redis.script_flush()
+    second = await state.events.store_event("s1.x", b'{"n":2}')
+    await state.redis.client_kill_filter(_type="normal", skipme=True)
+    await state.replicas.beat("here")
+    assert await state.replicas.is_alive("here")
+    replayed: list[tuple[str, bytes]] = []
+
+    async def collect(event_id: str, data: bytes) -> None:
+        replayed.append((event_id, data))
+
+    assert await state.events.replay_events_after(first, collect) == "s1.x"
+    assert replayed == [(second, b'{"n":2}')]
+
+
 async def test_a_follower_wakes_when_the_owner_stores(state: RedisState) -> None:
     start = await state.events.store_event("s1.live", b"")
     got: list[list[tuple[str, bytes]]] = []

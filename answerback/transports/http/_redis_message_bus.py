@@ -17,33 +17,34 @@ from answerback.jsonrpc import JSONObject, RequestId
 from answerback.jsonrpc._endpoint import as_object, as_request_id
 from answerback.transports.http._message_bus import CallOwner
 from answerback.transports.http._redis_client import reaching
+from answerback.transports.http._redis_link import RedisLink, Script
 
 _CALL_SECONDS = 24 * 3600
 """How long a call's record outlives its last change (a call that never ends)."""
-_OPEN_CALL = f"""
+_OPEN_CALL = Script(f"""
 if redis.call('HSETNX', KEYS[1], ARGV[1], ARGV[3]) == 0 then return 0 end
 if ARGV[2] ~= '' then redis.call('HSET', KEYS[1], ARGV[2], ARGV[3]) end
 redis.call('EXPIRE', KEYS[1], {_CALL_SECONDS})
 return 1
-"""
-_CLOSE_CALL = """
+""")
+_CLOSE_CALL = Script("""
 local record = redis.call('HGET', KEYS[1], ARGV[1])
 if not record then return false end
 redis.call('HDEL', KEYS[1], ARGV[1])
 local stream = cjson.decode(record)['stream']
 if type(stream) == 'string' then redis.call('HDEL', KEYS[1], 's:' .. stream) end
 return record
-"""
+""")
 _INBOX_LENGTH = 10_000
 _INBOX_SECONDS = 3600
 """A dead replica's inbox disappears this long after the last message put there."""
-_FORWARD_ANSWER = f"""
+_FORWARD_ANSWER = Script(f"""
 if not redis.call('GETDEL', KEYS[1]) then return 0 end
 redis.call('XADD', KEYS[2], 'MAXLEN', '~', {_INBOX_LENGTH}, '*',
            'session', ARGV[1], 'message', ARGV[2])
 redis.call('EXPIRE', KEYS[2], {_INBOX_SECONDS})
 return 1
-"""
+""")
 
 
 class RedisMessageBus:
@@ -53,6 +54,7 @@ class RedisMessageBus:
     def __init__(
         self,
         redis: Any,
+        link: RedisLink,
         url: str,
         replica_id: str,
         *,
@@ -60,18 +62,13 @@ class RedisMessageBus:
         block_seconds: float = 1.0,
     ) -> None:
         self._redis = redis
+        self._link = link
         self._url = url
         self.replica_id = replica_id
         self._prefix = key_prefix
         self._block_ms = max(1, int(block_seconds * 1000))
         self._inbox_last: str | None = None
         """The last inbox entry read (``None``: not reading yet)."""
-        # One round trip each, atomically: a call is recorded by request id (only if
-        # that id is free) and by stream, and closed by whoever removes it first; an
-        # answer reaches its owner's inbox only if it is the first.
-        self._open = redis.register_script(_OPEN_CALL)
-        self._close = redis.register_script(_CLOSE_CALL)
-        self._forward = redis.register_script(_FORWARD_ANSWER)
 
     def _calls(self, session_id: str) -> str:
         return f"{self._prefix}calls:{session_id}"
@@ -83,34 +80,36 @@ class RedisMessageBus:
         )
         stream_field = "s:" + owner.stream_id if owner.stream_id is not None else ""
         with reaching(self._url):
-            opened = await self._open(
-                keys=[key], args=["r:" + json.dumps(owner.request_id), stream_field, record]
+            # One round trip each, atomically: a call is recorded by request id (only
+            # if that id is free) and by stream, and closed by whoever removes it first.
+            opened = await self._link.eval(
+                _OPEN_CALL, [key], ["r:" + json.dumps(owner.request_id), stream_field, record]
             )
         return bool(opened)
 
     async def close_call(self, session_id: str, request_id: RequestId) -> CallOwner | None:
         with reaching(self._url):
-            raw = await self._close(
-                keys=[self._calls(session_id)], args=["r:" + json.dumps(request_id)]
+            raw = await self._link.eval(
+                _CLOSE_CALL, [self._calls(session_id)], ["r:" + json.dumps(request_id)]
             )
         return _owner(raw)
 
     async def call_by_request(self, session_id: str, request_id: RequestId) -> CallOwner | None:
         with reaching(self._url):
-            raw = await self._redis.hget(self._calls(session_id), "r:" + json.dumps(request_id))
+            raw = await self._link.call(
+                "HGET", self._calls(session_id), "r:" + json.dumps(request_id)
+            )
         return _owner(raw)
 
     async def call_by_stream(self, session_id: str, stream_id: str) -> CallOwner | None:
         with reaching(self._url):
-            raw = await self._redis.hget(self._calls(session_id), "s:" + stream_id)
+            raw = await self._link.call("HGET", self._calls(session_id), "s:" + stream_id)
         return _owner(raw)
 
     async def expect_answer(self, session_id: str, question_id: str, ttl_seconds: float) -> None:
         with reaching(self._url):
-            await self._redis.set(
-                self._question(session_id, question_id),
-                b"1",
-                px=max(1, int(ttl_seconds * 1000)),
+            await self._link.call(
+                "SET", self._question(session_id, question_id), b"1", "PX", _ms(ttl_seconds)
             )
 
     def _question(self, session_id: str, question_id: str) -> str:
@@ -121,7 +120,7 @@ class RedisMessageBus:
 
     async def claim_answer(self, session_id: str, question_id: str) -> bool:
         with reaching(self._url):
-            found = await self._redis.getdel(self._question(session_id, question_id))
+            found = await self._link.call("GETDEL", self._question(session_id, question_id))
         return found is not None
 
     async def forward_answer(
@@ -129,7 +128,8 @@ class RedisMessageBus:
     ) -> bool:
         keys = [self._question(session_id, question_id), self._inbox(replica_id)]
         with reaching(self._url):
-            sent = await self._forward(keys=keys, args=[session_id, json.dumps(message)])
+            # The answer reaches its owner's inbox only if it is the first.
+            sent = await self._link.eval(_FORWARD_ANSWER, keys, [session_id, json.dumps(message)])
         return bool(sent)
 
     async def send(self, replica_id: str, session_id: str, message: JSONObject) -> None:
@@ -158,8 +158,12 @@ class RedisMessageBus:
                         yield session, message
 
 
-def _owner(raw: bytes | None) -> CallOwner | None:
-    if raw is None:
+def _ms(seconds: float) -> int:
+    return max(1, int(seconds * 1000))
+
+
+def _owner(raw: object) -> CallOwner | None:
+    if not isinstance(raw, bytes):
         return None
     record = as_object(json.loads(raw))
     if record is None:

@@ -4,9 +4,8 @@ soon, and one whose beat comes late under load is not."""
 
 from __future__ import annotations
 
-from typing import Any
-
 from answerback.transports.http._redis_client import reaching
+from answerback.transports.http._redis_link import RedisLink
 from answerback.transports.http._replicas import MISSED_BEATS
 
 
@@ -14,11 +13,16 @@ class RedisReplicas:
     """Heartbeats under ``{key_prefix}replica:{id}``."""
 
     def __init__(
-        self, redis: Any, url: str, *, key_prefix: str = "answerback:", heartbeat_seconds: float
+        self,
+        link: RedisLink,
+        url: str,
+        *,
+        key_prefix: str = "answerback:",
+        heartbeat_seconds: float,
     ) -> None:
         if heartbeat_seconds <= 0:
             raise ValueError(f"heartbeat_seconds must be positive, got {heartbeat_seconds!r}")
-        self._redis = redis
+        self._link = link
         self._url = url
         self._prefix = f"{key_prefix}replica:"
         self._heartbeat_seconds = heartbeat_seconds
@@ -29,16 +33,13 @@ class RedisReplicas:
 
     async def beat(self, replica_id: str) -> None:
         with reaching(self._url):
-            await self._redis.set(
-                self._prefix + replica_id,
-                b"1",
-                px=max(1, int(self._heartbeat_seconds * MISSED_BEATS * 1000)),
-            )
+            ttl_ms = max(1, int(self._heartbeat_seconds * MISSED_BEATS * 1000))
+            await self._link.call("SET", self._prefix + replica_id, b"1", "PX", ttl_ms)
 
     async def is_alive(self, replica_id: str) -> bool:
         with reaching(self._url):
-            return bool(await self._redis.exists(self._prefix + replica_id))
+            return bool(await self._link.call("EXISTS", self._prefix + replica_id))
 
     async def stop(self, replica_id: str) -> None:
         with reaching(self._url):
-            await self._redis.delete(self._prefix + replica_id)
+            await self._link.call("DEL", self._prefix + replica_id)

@@ -10,25 +10,26 @@ from typing import Any
 from answerback.jsonrpc import JSONObject
 from answerback.jsonrpc._endpoint import as_object
 from answerback.transports.http._redis_client import reaching
+from answerback.transports.http._redis_link import RedisLink, Reply, Script
 from answerback.transports.http._sessions import SessionRecord
 
-_TOUCH = """
+_TOUCH = Script("""
 redis.call('PEXPIRE', KEYS[1], ARGV[1])
 redis.call('PEXPIRE', KEYS[2], ARGV[1])
 return {redis.call('HGETALL', KEYS[1]), redis.call('LRANGE', KEYS[2], 0, -1)}
-"""
+""")
 
 
 class RedisSessionManager:
     """Records under ``{key_prefix}session:{id}`` (and ``...:state``)."""
 
-    def __init__(self, redis: Any, url: str, *, key_prefix: str = "answerback:") -> None:
+    def __init__(
+        self, redis: Any, link: RedisLink, url: str, *, key_prefix: str = "answerback:"
+    ) -> None:
         self._redis = redis
+        self._link = link
         self._url = url
         self._prefix = f"{key_prefix}session:"
-        # Every request reads its session: one script, not a pipeline of four commands,
-        # is one command to send and one reply to read (a third less client CPU).
-        self._touch = redis.register_script(_TOUCH)
 
     def _keys(self, session_id: str) -> tuple[str, str]:
         key = self._prefix + session_id
@@ -52,8 +53,10 @@ class RedisSessionManager:
     async def touch(self, session_id: str, idle_seconds: float) -> SessionRecord | None:
         key, state_key = self._keys(session_id)
         with reaching(self._url):
-            flat, state = await self._touch(keys=[key, state_key], args=[_ms(idle_seconds)])
-        fields: dict[bytes, bytes] = dict(zip(flat[::2], flat[1::2], strict=True))
+            # Every request reads its session: one script, not four commands.
+            reply = await self._link.eval(_TOUCH, [key, state_key], [_ms(idle_seconds)])
+        flat, state = _strings(reply)
+        fields = dict(zip(_strings(flat)[::2], _strings(flat)[1::2], strict=True))
         if b"initialize" not in fields:
             return None
         initialize = as_object(json.loads(fields[b"initialize"]))
@@ -61,7 +64,7 @@ class RedisSessionManager:
         if initialize is None:
             return None
         messages: list[JSONObject] = []
-        for raw in state:
+        for raw in _strings(state):
             message = as_object(json.loads(raw))
             if message is not None:
                 messages.append(message)
@@ -85,7 +88,14 @@ class RedisSessionManager:
 
     async def end(self, session_id: str) -> None:
         with reaching(self._url):
-            await self._redis.delete(*self._keys(session_id))
+            await self._link.call("DEL", *self._keys(session_id))
+
+
+def _strings(reply: Reply) -> list[Any]:
+    """The items of an array reply (what the touch script returns is made of them)."""
+    if not isinstance(reply, list):
+        raise TypeError(f"expected an array from Redis, got {reply!r}")
+    return reply
 
 
 def _ms(seconds: float) -> int:

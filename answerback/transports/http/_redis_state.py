@@ -21,6 +21,7 @@ from answerback.transports.http._notification_bus import NotificationBus, requir
 from answerback.transports.http._question_ids import REPLICA_ID
 from answerback.transports.http._redis_client import connect, reaching, safe_url
 from answerback.transports.http._redis_events import RedisEventStore
+from answerback.transports.http._redis_link import RedisLink
 from answerback.transports.http._redis_message_bus import RedisMessageBus
 from answerback.transports.http._redis_notification_bus import RedisNotificationBus
 from answerback.transports.http._redis_replicas import RedisReplicas
@@ -61,9 +62,11 @@ class RedisState:
         self.url = url
         self.key_prefix = key_prefix
         redis = self._redis = connect(url)
-        self.sessions = RedisSessionManager(redis, url, key_prefix=key_prefix)
+        link = self._link = RedisLink(url, redis)
+        self.sessions = RedisSessionManager(redis, link, url, key_prefix=key_prefix)
         self.events = RedisEventStore(
             redis,
+            link,
             url,
             key_prefix=key_prefix,
             max_events_per_stream=max_events_per_stream,
@@ -71,13 +74,14 @@ class RedisState:
         )
         self.messages = RedisMessageBus(
             redis,
+            link,
             url,
             self.replica_id,
             key_prefix=key_prefix,
             block_seconds=min(1.0, heartbeat_seconds),
         )
         self.replicas = RedisReplicas(
-            redis, url, key_prefix=key_prefix, heartbeat_seconds=heartbeat_seconds
+            link, url, key_prefix=key_prefix, heartbeat_seconds=heartbeat_seconds
         )
         self.notifications: NotificationBus | None = RedisNotificationBus(
             redis, key_prefix=key_prefix
@@ -108,6 +112,7 @@ class RedisState:
                 key: bytes | None = await self._redis.get(key_name)
             if not key:
                 raise RuntimeError(f"Redis at {safe_url(self.url)} lost key {key_name!r}")
-            yield key
+            async with self._link.running():
+                yield key
         finally:
             await self._redis.aclose()

@@ -5,25 +5,27 @@ the session, open the call, store each event, record the question, forward the a
 close the call). Through redis-py's asyncio client each costs ~130 µs of this process's
 CPU (a pool lock, a retry wrapper, a timeout, observability hooks, a RESP3 parser),
 several times the round trip itself, and on a busy replica that CPU is the cost of
-scaling out. Here every such command goes down one connection: commands issued while
-the previous write was under way go out together in one write, and replies are matched
-to their commands in order (Redis answers a connection's commands in the order sent).
-Blocking reads (``XREAD BLOCK``) would hold up every command behind them, so they stay
-on redis-py's pool, as does anything rare. URLs this link does not speak itself (TLS,
-or options in the query string) go through redis-py unchanged.
+scaling out. Here every such command goes down one connection: the commands issued in
+one turn of the event loop go out in one write, and replies are matched to their
+commands in order (Redis answers a connection's commands in the order sent). It is an
+asyncio protocol, not anyio streams, for the same reason: the fewest steps per command,
+and ``RedisState`` runs on asyncio only anyway (as redis-py does). Blocking reads
+(``XREAD BLOCK``) would hold up every command behind them, so they stay on redis-py's
+pool, as does anything rare. URLs this link does not speak itself (TLS, or options in
+the query string) go through redis-py unchanged.
 """
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
+import time
 from collections import deque
-from collections.abc import AsyncGenerator, Sequence
-from contextlib import asynccontextmanager
+from collections.abc import Sequence
 from typing import Any
 from urllib.parse import unquote, urlparse
 
 import anyio
-from anyio.abc import ByteStream, TaskGroup
 from redis.exceptions import ResponseError
 
 Arg = bytes | str | int | float
@@ -39,81 +41,88 @@ class Script:
         self.sha = hashlib.sha1(text.encode()).hexdigest()
 
 
-class _Waiting:
-    """One command's reply, once it has come."""
+class _Protocol(asyncio.Protocol):
+    """One open connection: commands go out together once per loop turn, and each
+    reply settles the oldest command awaiting one (Redis answers in order)."""
 
-    __slots__ = ("done", "reply")
-
-    def __init__(self) -> None:
-        self.done = anyio.Event()
-        self.reply: Reply | BaseException = None
-
-
-class _Connection:
-    """One open connection: what waits to be written, and the commands awaiting replies."""
-
-    def __init__(self, stream: ByteStream) -> None:
-        self.stream = stream
+    def __init__(self, reply_timeout: float) -> None:
+        self.loop = asyncio.get_running_loop()
+        self.reply_timeout = reply_timeout
+        self.transport: asyncio.Transport | None = None
+        self.waiting: deque[tuple[asyncio.Future[Reply], float]] = deque()
         self.out: list[bytes] = []
-        self.waiting: deque[_Waiting] = deque()
-        self.wake = anyio.Event()
+        self.buffer = b""
         self.open = True
+        self._watchdog: asyncio.TimerHandle | None = None
 
-    def send(self, payload: bytes) -> _Waiting:
-        waiting = _Waiting()
-        self.waiting.append(waiting)
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        assert isinstance(transport, asyncio.Transport)
+        self.transport = transport
+
+    def send(self, payload: bytes) -> asyncio.Future[Reply]:
+        reply: asyncio.Future[Reply] = self.loop.create_future()
+        self.waiting.append((reply, time.monotonic()))
+        if not self.out:
+            self.loop.call_soon(self._flush)
         self.out.append(payload)
-        self.wake.set()
-        return waiting
+        if self._watchdog is None:
+            self._watchdog = self.loop.call_later(self.reply_timeout, self._check)
+        return reply
 
-    async def write(self) -> None:
-        """Write what waits, all of it at once, until the connection ends."""
+    def _flush(self) -> None:
+        if self.open and self.transport is not None and self.out:
+            self.transport.write(b"".join(self.out))
+        self.out.clear()
+
+    def _check(self) -> None:
+        """Redis must answer the oldest command within ``reply_timeout``, or the
+        connection is given up (every command on it fails)."""
+        self._watchdog = None
+        if not self.waiting:
+            return
+        waited = time.monotonic() - self.waiting[0][1]
+        if waited >= self.reply_timeout:
+            self.fail(TimeoutError(f"Redis did not answer within {self.reply_timeout:g} s"))
+        else:
+            self._watchdog = self.loop.call_later(self.reply_timeout - waited, self._check)
+
+    def data_received(self, data: bytes) -> None:
+        buffer = self.buffer + data
+        position = 0
         try:
-            while self.open:
-                await self.wake.wait()
-                self.wake = anyio.Event()
-                if self.out and self.open:
-                    data = b"".join(self.out)
-                    self.out.clear()
-                    await self.stream.send(data)
-        except (OSError, anyio.BrokenResourceError, anyio.ClosedResourceError) as exc:
-            await self.close(ConnectionError(f"writing to Redis failed: {exc!r}"))
+            while self.waiting:
+                parsed = _parse(buffer, position)
+                if parsed is None:
+                    break
+                value, position = parsed
+                reply, _ = self.waiting.popleft()
+                if reply.done():  # its caller was cancelled
+                    continue
+                if isinstance(value, ResponseError):
+                    reply.set_exception(value)
+                else:
+                    reply.set_result(value)
+        except ConnectionError as exc:
+            self.fail(exc)
+            return
+        self.buffer = buffer[position:]
 
-    async def read(self) -> None:
-        """Hand each reply to the oldest command awaiting one, until the connection ends."""
-        buffer = b""
-        try:
-            while self.open:
-                buffer += await self.stream.receive()
-                position = 0
-                while self.waiting:
-                    parsed = _parse(buffer, position)
-                    if parsed is None:
-                        break
-                    reply, position = parsed
-                    waiting = self.waiting.popleft()
-                    waiting.reply = reply
-                    waiting.done.set()
-                buffer = buffer[position:]
-        except (
-            OSError,
-            anyio.EndOfStream,
-            anyio.BrokenResourceError,
-            anyio.ClosedResourceError,
-        ) as exc:
-            await self.close(ConnectionError(f"reading from Redis failed: {exc!r}"))
+    def connection_lost(self, exc: Exception | None) -> None:
+        self.fail(ConnectionError(f"Redis closed the connection ({exc!r})"))
 
-    async def close(self, error: BaseException) -> None:
-        """Fail every command still waiting (the link opens a new connection next)."""
+    def fail(self, error: Exception) -> None:
+        """The connection is over: every command still waiting fails with ``error``."""
         self.open = False
         self.out.clear()
-        self.wake.set()
+        if self._watchdog is not None:
+            self._watchdog.cancel()
+            self._watchdog = None
         while self.waiting:
-            waiting = self.waiting.popleft()
-            waiting.reply = error
-            waiting.done.set()
-        with anyio.CancelScope(shield=True):
-            await self.stream.aclose()
+            reply, _ = self.waiting.popleft()
+            if not reply.done():
+                reply.set_exception(error)
+        if self.transport is not None:
+            self.transport.abort()
 
 
 class RedisLink:
@@ -123,6 +132,7 @@ class RedisLink:
     for what this link does not do. Raises ``OSError`` (a ``ConnectionError`` or a
     ``TimeoutError``) when Redis cannot be reached or does not answer within
     ``reply_timeout`` seconds, and redis-py's ``ResponseError`` for an error reply.
+    Like redis-py's asyncio client, it runs on asyncio only.
     """
 
     def __init__(
@@ -132,26 +142,16 @@ class RedisLink:
         self._target = _target(url)
         self._connect_timeout = connect_timeout
         self._reply_timeout = reply_timeout
-        self._connection: _Connection | None = None
-        self._connecting: anyio.Lock | None = None
-        self._task_group: TaskGroup | None = None
+        self._connection: _Protocol | None = None
+        self._connecting: asyncio.Lock | None = None
         self._scripts: dict[str, Any] = {}
         """redis-py's script objects, when redis-py carries the commands."""
 
-    @asynccontextmanager
-    async def running(self) -> AsyncGenerator[None]:
-        """Where the connection's reader and writer run; closes it at the end."""
-        async with anyio.create_task_group() as tg:
-            self._task_group = tg
-            self._connecting = anyio.Lock()
-            try:
-                yield
-            finally:
-                self._task_group = None
-                connection, self._connection = self._connection, None
-                if connection is not None:
-                    await connection.close(ConnectionError("the Redis link was closed"))
-                tg.cancel_scope.cancel()
+    def close(self) -> None:
+        """Close the connection (the next command opens another)."""
+        connection, self._connection = self._connection, None
+        if connection is not None:
+            connection.fail(ConnectionError("the Redis link was closed"))
 
     async def call(self, *args: Arg) -> Reply:
         """Send one command and return its reply."""
@@ -177,46 +177,36 @@ class RedisLink:
         """Send on the open connection, or a new one; a command lost with a connection
         that dropped (Redis restarted, a proxy closed it) is sent once more on a new
         one, as redis-py does."""
-        reply = await self._send_once(payload)
-        if isinstance(reply, ConnectionError):
-            reply = await self._send_once(payload)
-        if isinstance(reply, BaseException):
-            raise reply
-        return reply
+        try:
+            return await (await self._open()).send(payload)
+        except ConnectionError:
+            return await (await self._open()).send(payload)
 
-    async def _send_once(self, payload: bytes) -> Reply | BaseException:
+    async def _open(self) -> _Protocol:
         connection = self._connection
-        if connection is None or not connection.open:
-            connection = await self._connect()
-        waiting = connection.send(payload)
-        with anyio.move_on_after(self._reply_timeout):
-            await waiting.done.wait()
-            return waiting.reply
-        raise TimeoutError(f"Redis did not answer within {self._reply_timeout:g} s")
-
-    async def _connect(self) -> _Connection:
-        if self._task_group is None or self._connecting is None:
-            raise ConnectionError("the Redis link is not running (outside the lifespan)")
+        if connection is not None and connection.open:
+            return connection
+        if self._connecting is None:
+            self._connecting = asyncio.Lock()
         async with self._connecting:
             connection = self._connection
             if connection is not None and connection.open:
                 return connection
             assert self._target is not None
             host, port, path, hello = self._target
+            loop = asyncio.get_running_loop()
+            connection = _Protocol(self._reply_timeout)
             with anyio.fail_after(self._connect_timeout):
                 if path is not None:
-                    stream: ByteStream = await anyio.connect_unix(path)
+                    await loop.create_unix_connection(lambda: connection, path)
                 else:
-                    stream = await anyio.connect_tcp(host, port)
-            connection = _Connection(stream)
-            self._task_group.start_soon(connection.read)
-            self._task_group.start_soon(connection.write)
-            for command in hello:  # AUTH and SELECT, before any other command
-                waiting = connection.send(_pack(command))
-                await waiting.done.wait()
-                if isinstance(waiting.reply, BaseException):
-                    await connection.close(waiting.reply)
-                    raise waiting.reply
+                    await loop.create_connection(lambda: connection, host, port)
+                for command in hello:  # AUTH and SELECT, before any other command
+                    try:
+                        await connection.send(_pack(command))
+                    except BaseException:
+                        connection.fail(ConnectionError("Redis refused AUTH or SELECT"))
+                        raise
             self._connection = connection
             return connection
 

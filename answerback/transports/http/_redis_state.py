@@ -112,7 +112,7 @@ class RedisState:
                 key: bytes | None = await self._redis.get(key_name)
             if not key:
                 raise RuntimeError(f"Redis at {safe_url(self.url)} lost key {key_name!r}")
-            async with self._link.running():
-                yield key
+            yield key
         finally:
+            self._link.close()
             await self._redis.aclose()

@@ -31,10 +31,11 @@ class Config:
     """Idle legacy HTTP sessions opened in the memory scenario."""
 
     def with_overrides(self, *, rounds: int | None, duration: float | None) -> Config:
-        """This config with ``rounds``/``duration`` replaced where given."""
+        """This config with ``rounds`` (the bursts' too) and ``duration`` replaced where given."""
         return replace(
             self,
             rounds=self.rounds if rounds is None else rounds,
+            burst_rounds=self.burst_rounds if rounds is None else rounds,
             duration=self.duration if duration is None else duration,
         )
 

@@ -22,9 +22,10 @@ import secrets
 import sys
 from collections.abc import AsyncGenerator
 from contextlib import AsyncExitStack, asynccontextmanager
-from typing import TYPE_CHECKING, Literal, Protocol
+from typing import Literal, Protocol
 
 import anyio
+import httpx2
 from anyio.abc import ByteReceiveStream, ByteSendStream
 from anyio.streams.buffered import BufferedByteReceiveStream
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
@@ -40,9 +41,6 @@ from benchmarks.servers.floor_protocol import (
     dumps,
     response,
 )
-
-if TYPE_CHECKING:
-    from httpx2 import AsyncClient
 
 CallKind = Literal["echo", "elicit"]
 
@@ -268,32 +266,84 @@ async def stdio_floor(
         await process.stdin.aclose()
 
 
+_CALLS_PER_POOL = 64
+"""Calls one httpx2 connection pool carries at once: httpcore looks at every connection
+of a pool for each request it places, so a burst is spread over several small pools (as
+answerback's client does) rather than slowed by one big one."""
+_ATTEMPTS = 3
+
+
+class _Http:
+    """POSTs to the floor server over a round robin of small httpx2 pools.
+
+    No connection limit: each legacy ask holds its stream open while its answer is POSTed
+    on another connection. A POST that meets a kept-alive connection the server has just
+    closed (uvicorn closes one idle for 5 s, and a client busy with a thousand calls may
+    pick it up that late) is sent again on another, as browsers do.
+    """
+
+    def __init__(self, url: str, pools: list[httpx2.AsyncClient]) -> None:
+        self.url = url
+        self._next_pool = itertools.cycle(pools).__next__
+
+    async def post(self, body: str, headers: dict[str, str]) -> httpx2.Response:
+        return await self._send(body, headers, stream=False)
+
+    @asynccontextmanager
+    async def stream(
+        self, body: str, headers: dict[str, str]
+    ) -> AsyncGenerator[httpx2.Response, None]:
+        response = await self._send(body, headers, stream=True)
+        try:
+            yield response
+        finally:
+            await response.aclose()
+
+    async def _send(self, body: str, headers: dict[str, str], *, stream: bool) -> httpx2.Response:
+        for _ in range(_ATTEMPTS - 1):
+            http = self._next_pool()
+            request = http.build_request("POST", self.url, content=body, headers=headers)
+            try:
+                return await http.send(request, stream=stream)
+            except (httpx2.NetworkError, httpx2.RemoteProtocolError):
+                continue
+        http = self._next_pool()
+        request = http.build_request("POST", self.url, content=body, headers=headers)
+        return await http.send(request, stream=stream)
+
+
 @asynccontextmanager
 async def http_floor(
-    url: str, call: CallKind = "echo", mode: Mode = "legacy", clients: int = 1
+    url: str,
+    call: CallKind = "echo",
+    mode: Mode = "legacy",
+    clients: int = 1,
+    *,
+    calls_at_once: int = 1,
 ) -> AsyncGenerator[list[Call], None]:
-    """``clients`` httpx2 clients calling ``floor_http.py``: each its own legacy session,
-    or stateless 2026-07-28 requests. Any number of calls may run at once on each."""
-    import httpx2
-
+    """``clients`` clients calling ``floor_http.py``: each its own legacy session, or
+    stateless 2026-07-28 requests, and enough httpx2 pools for ``calls_at_once``."""
+    limits = httpx2.Limits(max_connections=None)
     async with AsyncExitStack() as stack:
         calls: list[Call] = []
         for _ in range(clients):
-            # No connection limit: each legacy ask holds its stream open while its answer
-            # is POSTed on another connection.
-            http = await stack.enter_async_context(
-                httpx2.AsyncClient(limits=httpx2.Limits(max_connections=None), timeout=60.0)
-            )
+            pools = [
+                await stack.enter_async_context(httpx2.AsyncClient(limits=limits, timeout=60.0))
+                for _ in range(-(-calls_at_once // _CALLS_PER_POOL))
+            ]
+            http = _Http(url, pools)
             if mode == "legacy":
-                headers = await stack.enter_async_context(_legacy_session(http, url))
-                calls.append(_legacy_http_call(http, url, headers, call))
+                headers = await stack.enter_async_context(_legacy_session(pools[0], url))
+                calls.append(_legacy_http_call(http, headers, call))
             else:
-                calls.append(_modern_http_call(http, url, call))
+                calls.append(_modern_http_call(http, call))
         yield calls
 
 
 @asynccontextmanager
-async def _legacy_session(http: AsyncClient, url: str) -> AsyncGenerator[dict[str, str], None]:
+async def _legacy_session(
+    http: httpx2.AsyncClient, url: str
+) -> AsyncGenerator[dict[str, str], None]:
     """``initialize`` and ``notifications/initialized``; yields the session's headers;
     ends the session with a DELETE."""
     headers = {"content-type": "application/json", "accept": "application/json, text/event-stream"}
@@ -322,7 +372,7 @@ async def _legacy_session(http: AsyncClient, url: str) -> AsyncGenerator[dict[st
         await http.delete(url, headers=headers)
 
 
-def _legacy_http_call(http: AsyncClient, url: str, headers: dict[str, str], call: CallKind) -> Call:
+def _legacy_http_call(http: _Http, headers: dict[str, str], call: CallKind) -> Call:
     """``echo`` is one POST answered with JSON; ``ask`` reads its SSE stream, POSTs the
     answer to the question it carries, and ends with the result on that stream."""
     ids = itertools.count(1)
@@ -330,13 +380,13 @@ def _legacy_http_call(http: AsyncClient, url: str, headers: dict[str, str], call
 
     async def echo() -> None:
         request = _call_request(next(ids), call, modern=False)
-        reply = await http.post(url, content=dumps(request), headers=headers)
+        reply = await http.post(dumps(request), headers)
         _check(json.loads(reply.content), request["id"], expected)
 
     async def ask() -> None:
         request = _call_request(next(ids), call, modern=False)
         result: Message = {}
-        async with http.stream("POST", url, content=dumps(request), headers=headers) as stream:
+        async with http.stream(dumps(request), headers) as stream:
             # Read on to the end of the stream (the server ends it after the result), so
             # its connection goes back to the pool instead of being closed.
             async for line in stream.aiter_lines():
@@ -346,7 +396,7 @@ def _legacy_http_call(http: AsyncClient, url: str, headers: dict[str, str], call
                 if "method" not in message:
                     result = message
                     continue
-                answered = await http.post(url, content=dumps(_answer(message)), headers=headers)
+                answered = await http.post(dumps(_answer(message)), headers)
                 if answered.status_code != 202:
                     raise RuntimeError(f"floor: answer refused with {answered.status_code}")
         _check(result, request["id"], expected)
@@ -354,7 +404,7 @@ def _legacy_http_call(http: AsyncClient, url: str, headers: dict[str, str], call
     return echo if call == "echo" else ask
 
 
-def _modern_http_call(http: AsyncClient, url: str, call: CallKind) -> Call:
+def _modern_http_call(http: _Http, call: CallKind) -> Call:
     """2026-07-28: each round a JSON POST with the ``Mcp-*`` headers; ``ask`` takes two."""
     ids = itertools.count(1)
     expected = _expected(call)
@@ -367,8 +417,7 @@ def _modern_http_call(http: AsyncClient, url: str, call: CallKind) -> Call:
     }
 
     async def post(request: Message) -> Message:
-        reply = await http.post(url, content=dumps(request), headers=headers)
-        return json.loads(reply.content)
+        return json.loads((await http.post(dumps(request), headers)).content)
 
     async def one_call() -> None:
         request = _call_request(next(ids), call, modern=True)
@@ -389,10 +438,11 @@ async def floor_calls(
     *,
     url: str | None = None,
     clients: int = 1,
-    routed: bool = False,
+    calls_at_once: int = 1,
 ) -> AsyncGenerator[list[Call], None]:
-    """The floor's ``Call``s for a scenario: one per client (several only over HTTP);
-    ``routed`` when many calls run at once on one in-process or stdio connection."""
+    """The floor's ``Call``s for a scenario: one per client (several only over HTTP),
+    each ready for ``calls_at_once`` calls at a time."""
+    routed = calls_at_once > 1
     if transport == "inproc":
         async with inproc_floor(call, mode, routed=routed) as one:
             yield [one]
@@ -401,5 +451,5 @@ async def floor_calls(
             yield [one]
     else:
         assert url is not None
-        async with http_floor(url, call, mode, clients) as calls:
+        async with http_floor(url, call, mode, clients, calls_at_once=calls_at_once) as calls:
             yield calls

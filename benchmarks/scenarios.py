@@ -32,6 +32,10 @@ LIBRARY_NOTE = (
     "answerback only, timed in-process (pure code, no I/O): "
     "the official SDK has no form engine or URL verdict to compare with"
 )
+POOL_NOTE = (
+    "official: its HTTP client has httpx's default pool of 100 connections; beyond 100 open "
+    "call streams, its answers wait for a free connection and fail with PoolTimeout after 30 s"
+)
 INPROC_2026_NOTE = (
     "official: in-process non-legacy mode skips JSON-RPC (direct dispatch); "
     "answerback still speaks JSON-RPC over memory streams"
@@ -140,7 +144,7 @@ SCENARIOS: tuple[Scenario, ...] = (
     ),
     _calls("inproc", "elicit", "legacy", burst=True, title="in-process elicit, legacy"),
     _calls("stdio", "elicit", "legacy", burst=True, title="stdio elicit"),
-    _calls("http", "elicit", "legacy", burst=True, title="HTTP elicit, legacy"),
+    _calls("http", "elicit", "legacy", burst=True, title="HTTP elicit, legacy", notes=(POOL_NOTE,)),
     _calls("http", "elicit", "2026-07-28", burst=True, title="HTTP elicit, 2026 (MRTR)"),
     Scenario("memory-http-session", "memory: server RSS per idle legacy HTTP session", "memory"),
     Scenario(
@@ -238,7 +242,7 @@ def describe(exc: BaseException) -> str:
         exc = children[0]
         children = getattr(exc, "exceptions", ())
     first_line = (str(exc).splitlines() or [""])[0]
-    return f"{type(exc).__name__}: {first_line}"[:300]
+    return f"{type(exc).__name__}: {first_line}"[:300] if first_line else type(exc).__name__
 
 
 def _headline(scenario: Scenario, sample: dict[str, float]) -> float:
@@ -297,7 +301,7 @@ async def _callers(
             scenario.mode,
             url=servers.urls.get("floor"),
             clients=count,
-            routed=scenario.burst,
+            calls_at_once=config.burst_calls if scenario.burst else 1,
         ) as calls:
             yield calls
         return

@@ -39,7 +39,7 @@ from answerback.transports.http import (
     RedisState,
     StreamableHTTPApp,
 )
-from answerback.transports.http._message_bus import CallOwner, InMemoryMessageBus
+from answerback.transports.http._message_bus import CallOwner, Forwarded, InMemoryMessageBus
 from answerback.transports.http._question_ids import QuestionIds
 from answerback.transports.http._redis_client import redis_asyncio, safe_url
 from answerback.transports.http._sessions import InMemorySessionManager, SessionRecord
@@ -120,8 +120,9 @@ async def test_in_memory_bus_forwards_only_the_first_answer() -> None:
 
         tg.start_soon(read)
         await anyio.wait_all_tasks_blocked()
-        assert await bus.forward_answer("me", "s1", "q1", answer)
-        assert not await bus.forward_answer("me", "s1", "q1", answer)  # a duplicate
+        assert await bus.forward_answer("me", "s1", "q1", answer) is Forwarded.SENT
+        duplicate = await bus.forward_answer("me", "s1", "q1", answer)
+        assert duplicate is Forwarded.REFUSED
     assert got == [("s1", answer)]
     await inbox.aclose()
 

@@ -28,7 +28,7 @@ from support import ReportingEventLoop
 from answerback.jsonrpc import JSONObject
 from answerback.server import Context, MCPServer
 from answerback.transports.http import RedisState, StreamableHTTPApp
-from answerback.transports.http._message_bus import CallOwner
+from answerback.transports.http._message_bus import CallOwner, Forwarded
 from answerback.transports.http._replication import Replication
 from answerback.transports.http._sessions import SessionRecord
 from answerback.types import CONNECTION_CLOSED
@@ -202,8 +202,14 @@ async def test_an_answer_is_forwarded_to_its_owner_once(state: RedisState) -> No
 
             tg.start_soon(read)
             await anyio.wait_all_tasks_blocked()  # the inbox reads from now on
-            assert await state.messages.forward_answer("here", "s1", "q", answer)
-            assert not await state.messages.forward_answer("here", "s1", "q", answer)
+            # Not while its owner is silent: the answer stays unclaimed for it.
+            stopped = await state.messages.forward_answer("here", "s1", "q", answer)
+            assert stopped is Forwarded.OWNER_STOPPED
+            await state.replicas.beat("here")
+            sent = await state.messages.forward_answer("here", "s1", "q", answer)
+            assert sent is Forwarded.SENT
+            again = await state.messages.forward_answer("here", "s1", "q", answer)
+            assert again is Forwarded.REFUSED
             assert not await state.messages.claim_answer("s1", "q")
     await inbox.aclose()
     assert got == [("s1", answer)]

@@ -11,6 +11,7 @@ every call is owned here.
 
 from __future__ import annotations
 
+import enum
 import math
 from collections.abc import AsyncGenerator, AsyncIterator
 from dataclasses import dataclass
@@ -30,6 +31,18 @@ class CallOwner:
     request_id: RequestId
     stream_id: str | None
     """Its SSE stream; ``None`` for a call answered as one JSON body."""
+
+
+class Forwarded(enum.Enum):
+    """What became of an answer forwarded to the replica that asked its question."""
+
+    SENT = "sent"
+    """The first answer: it is in the owner's inbox."""
+    REFUSED = "refused"
+    """A duplicate, a late or an unknown answer: nothing was sent."""
+    OWNER_STOPPED = "owner stopped"
+    """The owner no longer beats, so its call cannot take the answer; the question
+    stays unclaimed (whoever ends the orphaned call drops it)."""
 
 
 class MessageBus(Protocol):
@@ -68,9 +81,10 @@ class MessageBus(Protocol):
 
     async def forward_answer(
         self, replica_id: str, session_id: str, question_id: str, message: JSONObject
-    ) -> bool:
-        """``claim_answer``, then ``send`` the first answer to ``replica_id``, the
-        question's owner, as one step (one round trip where the state is remote)."""
+    ) -> Forwarded:
+        """Check that ``replica_id``, the question's owner, is alive, ``claim_answer``,
+        then ``send`` the first answer to it, as one step (one round trip where the
+        state is remote): an answer is never consumed unless it reaches its call."""
         ...
 
     def inbox(self) -> AsyncIterator[tuple[str, JSONObject]]:
@@ -129,11 +143,11 @@ class InMemoryMessageBus:
 
     async def forward_answer(
         self, replica_id: str, session_id: str, question_id: str, message: JSONObject
-    ) -> bool:
+    ) -> Forwarded:
         if not await self.claim_answer(session_id, question_id):
-            return False
-        await self.send(replica_id, session_id, message)
-        return True
+            return Forwarded.REFUSED
+        await self.send(replica_id, session_id, message)  # only this process is alive here
+        return Forwarded.SENT
 
     async def inbox(self) -> AsyncGenerator[tuple[str, JSONObject]]:
         send, receive = anyio.create_memory_object_stream[tuple[str, JSONObject]](math.inf)

@@ -15,9 +15,10 @@ from typing import Any
 
 from answerback.jsonrpc import JSONObject, RequestId
 from answerback.jsonrpc._endpoint import as_object, as_request_id
-from answerback.transports.http._message_bus import CallOwner
+from answerback.transports.http._message_bus import CallOwner, Forwarded
 from answerback.transports.http._redis_client import reaching
 from answerback.transports.http._redis_link import RedisLink, Script
+from answerback.transports.http._redis_replicas import replica_key
 
 _CALL_SECONDS = 24 * 3600
 """How long a call's record outlives its last change (a call that never ends)."""
@@ -39,6 +40,7 @@ _INBOX_LENGTH = 10_000
 _INBOX_SECONDS = 3600
 """A dead replica's inbox disappears this long after the last message put there."""
 _FORWARD_ANSWER = Script(f"""
+if redis.call('EXISTS', KEYS[3]) == 0 then return -1 end
 if not redis.call('GETDEL', KEYS[1]) then return 0 end
 redis.call('XADD', KEYS[2], 'MAXLEN', '~', {_INBOX_LENGTH}, '*',
            'session', ARGV[1], 'message', ARGV[2])
@@ -125,12 +127,18 @@ class RedisMessageBus:
 
     async def forward_answer(
         self, replica_id: str, session_id: str, question_id: str, message: JSONObject
-    ) -> bool:
-        keys = [self._question(session_id, question_id), self._inbox(replica_id)]
+    ) -> Forwarded:
+        keys = [
+            self._question(session_id, question_id),
+            self._inbox(replica_id),
+            replica_key(self._prefix, replica_id),
+        ]
         with reaching(self._url):
             # The answer reaches its owner's inbox only if it is the first.
             sent = await self._link.eval(_FORWARD_ANSWER, keys, [session_id, json.dumps(message)])
-        return bool(sent)
+        if sent == 1:
+            return Forwarded.SENT
+        return Forwarded.OWNER_STOPPED if sent == -1 else Forwarded.REFUSED
 
     async def send(self, replica_id: str, session_id: str, message: JSONObject) -> None:
         key = self._inbox(replica_id)

@@ -9,6 +9,11 @@ from answerback.transports.http._redis_link import RedisLink
 from answerback.transports.http._replicas import MISSED_BEATS
 
 
+def replica_key(key_prefix: str, replica_id: str) -> str:
+    """The key that exists while ``replica_id`` beats."""
+    return f"{key_prefix}replica:{replica_id}"
+
+
 class RedisReplicas:
     """Heartbeats under ``{key_prefix}replica:{id}``."""
 
@@ -24,7 +29,7 @@ class RedisReplicas:
             raise ValueError(f"heartbeat_seconds must be positive, got {heartbeat_seconds!r}")
         self._link = link
         self._url = url
-        self._prefix = f"{key_prefix}replica:"
+        self._key_prefix = key_prefix
         self._heartbeat_seconds = heartbeat_seconds
 
     @property
@@ -34,12 +39,14 @@ class RedisReplicas:
     async def beat(self, replica_id: str) -> None:
         with reaching(self._url):
             ttl_ms = max(1, int(self._heartbeat_seconds * MISSED_BEATS * 1000))
-            await self._link.call("SET", self._prefix + replica_id, b"1", "PX", ttl_ms)
+            await self._link.call(
+                "SET", replica_key(self._key_prefix, replica_id), b"1", "PX", ttl_ms
+            )
 
     async def is_alive(self, replica_id: str) -> bool:
         with reaching(self._url):
-            return bool(await self._link.call("EXISTS", self._prefix + replica_id))
+            return bool(await self._link.call("EXISTS", replica_key(self._key_prefix, replica_id)))
 
     async def stop(self, replica_id: str) -> None:
         with reaching(self._url):
-            await self._link.call("DEL", self._prefix + replica_id)
+            await self._link.call("DEL", replica_key(self._key_prefix, replica_id))

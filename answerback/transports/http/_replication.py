@@ -22,7 +22,7 @@ from answerback.jsonrpc import JSONObject, RequestId
 from answerback.jsonrpc._endpoint import CANCELLED, as_object, as_request_id
 from answerback.transports._framing import decode, encode
 from answerback.transports.http._event_store import FollowableEventStore
-from answerback.transports.http._message_bus import CallOwner
+from answerback.transports.http._message_bus import CallOwner, Forwarded
 from answerback.transports.http._question_ids import QuestionIds
 from answerback.transports.http._serving import error_response
 from answerback.transports.http._state import ServerState, StateUnavailable
@@ -104,16 +104,17 @@ class Replication:
             )
         owner, local_id = read
         assert isinstance(wire_id, str)
-        # Liveness first: an answer claimed is consumed, and must then reach its call.
-        if owner != self.replica_id and not await self.state.replicas.is_alive(owner):
-            return _refused_answer(wire_id, "the server process that asked it has stopped")
         local: JSONObject = {**message, "id": local_id}
         messages = self.state.messages
         if owner == self.replica_id:
             if await messages.claim_answer(session.id, wire_id):
                 return local
-        elif await messages.forward_answer(owner, session.id, wire_id, local):
-            return Response(status_code=202)
+        else:
+            forwarded = await messages.forward_answer(owner, session.id, wire_id, local)
+            if forwarded is Forwarded.SENT:
+                return Response(status_code=202)
+            if forwarded is Forwarded.OWNER_STOPPED:
+                return _refused_answer(wire_id, "the server process that asked it has stopped")
         return _refused_answer(wire_id, "it was already answered, or its call has ended")
 
     async def owner_of(self, session_id: str, request_id: RequestId) -> str | None:

@@ -129,13 +129,9 @@ class _LineChannel:
     def __init__(self, stdin: ByteSendStream, stdout: ByteReceiveStream) -> None:
         self._stdin = stdin
         self._stdout = BufferedByteReceiveStream(stdout)
-        self._writing = anyio.Lock(fast_acquire=True)
-        """Whole lines only, when a reader task answers while calls are being sent."""
 
     async def send(self, message: Message) -> None:
-        line = dumps(message).encode() + b"\n"
-        async with self._writing:
-            await self._stdin.send(line)
+        await self._stdin.send(dumps(message).encode() + b"\n")
 
     async def receive(self) -> Message:
         return json.loads(await self._stdout.receive_until(b"\n", 1 << 20))
@@ -175,13 +171,15 @@ class _Router:
     def __init__(self, channel: _Channel) -> None:
         self._channel = channel
         self._waiting: dict[int, _Reply] = {}
+        self._writing = anyio.Lock(fast_acquire=True)
+        """One message at a time on the channel: the reader answers while calls send."""
 
     async def read(self) -> None:
         """Until the channel ends (or the task is cancelled)."""
         while True:
             message = await self._channel.receive()
             if "method" in message:
-                await self._channel.send(_answer(message))
+                await self._send(_answer(message))
                 continue
             reply = self._waiting.pop(message["id"])
             reply.message = message
@@ -189,9 +187,13 @@ class _Router:
 
     async def request(self, message: Message) -> Message:
         reply = self._waiting[message["id"]] = _Reply()
-        await self._channel.send(message)
+        await self._send(message)
         await reply.arrived.wait()
         return reply.message
+
+    async def _send(self, message: Message) -> None:
+        async with self._writing:
+            await self._channel.send(message)
 
     def call(self, call: CallKind, *, modern: bool) -> Call:
         ids = itertools.count(1)

@@ -148,8 +148,10 @@ def section(results: dict[str, Any]) -> str:
             f"- Python {info['python']}, answerback {info['answerback']}, mcp {info['mcp']}",
             f"- {config['rounds']} alternating rounds per scenario, {config['duration']} s per "
             f"timed run after {config['warmup_calls']} warm-up calls, "
-            f"{config['concurrency']} concurrent clients, {config['import_repetitions']} fresh "
-            f"interpreters per import, {config['sessions']} idle sessions; medians shown.",
+            f"{config['concurrency']} concurrent clients, bursts of {config['burst_calls']:,} "
+            f"calls ({config['burst_rounds']} rounds), {config['import_repetitions']} fresh "
+            f"interpreters per import, {config['sessions']} idle sessions, "
+            f"{config['timeout']:.0f} s per side at most; medians shown.",
             "",
             tables(results),
             "",

@@ -131,6 +131,11 @@ async def test_short_commands_outlive_a_script_flush_and_a_dropped_connection(
     await state.redis.client_kill_filter(_type="normal", skipme=True)
     await state.replicas.beat("here")
     assert await state.replicas.is_alive("here")
+    # A question is recorded without waiting for Redis's reply: if the connection
+    # drops under it, the next connection records it first.
+    await state.redis.client_kill_filter(_type="normal", skipme=True)
+    await state.messages.expect_answer("s1", "q", 60.0)
+    assert await state.messages.claim_answer("s1", "q")
     replayed: list[tuple[str, bytes]] = []
 
     async def collect(event_id: str, data: bytes) -> None:

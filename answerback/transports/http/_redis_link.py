@@ -49,8 +49,10 @@ class _Protocol(asyncio.Protocol):
         self.loop = asyncio.get_running_loop()
         self.reply_timeout = reply_timeout
         self.transport: asyncio.Transport | None = None
-        self.waiting: deque[tuple[asyncio.Future[Reply], float]] = deque()
+        self.waiting: deque[tuple[asyncio.Future[Reply], float, bytes | None]] = deque()
         self.out: list[bytes] = []
+        self.lost: list[bytes] = []
+        """Commands sent ahead that this connection lost: the next one sends them again."""
         self.buffer = b""
         self.open = True
         self._watchdog: asyncio.TimerHandle | None = None
@@ -59,9 +61,9 @@ class _Protocol(asyncio.Protocol):
         assert isinstance(transport, asyncio.Transport)
         self.transport = transport
 
-    def send(self, payload: bytes) -> asyncio.Future[Reply]:
+    def send(self, payload: bytes, *, ahead: bool = False) -> asyncio.Future[Reply]:
         reply: asyncio.Future[Reply] = self.loop.create_future()
-        self.waiting.append((reply, time.monotonic()))
+        self.waiting.append((reply, time.monotonic(), payload if ahead else None))
         if not self.out:
             self.loop.call_soon(self._flush)
         self.out.append(payload)
@@ -95,7 +97,7 @@ class _Protocol(asyncio.Protocol):
                 if parsed is None:
                     break
                 value, position = parsed
-                reply, _ = self.waiting.popleft()
+                reply, _, _ = self.waiting.popleft()
                 if reply.done():  # its caller was cancelled
                     continue
                 if isinstance(value, ResponseError):
@@ -112,13 +114,17 @@ class _Protocol(asyncio.Protocol):
 
     def fail(self, error: Exception) -> None:
         """The connection is over: every command still waiting fails with ``error``."""
+        if not self.open:
+            return
         self.open = False
         self.out.clear()
         if self._watchdog is not None:
             self._watchdog.cancel()
             self._watchdog = None
         while self.waiting:
-            reply, _ = self.waiting.popleft()
+            reply, _, ahead = self.waiting.popleft()
+            if ahead is not None:
+                self.lost.append(ahead)
             if not reply.done():
                 reply.set_exception(error)
         if self.transport is not None:
@@ -152,6 +158,25 @@ class RedisLink:
         connection, self._connection = self._connection, None
         if connection is not None:
             connection.fail(ConnectionError("the Redis link was closed"))
+
+    @property
+    def lean(self) -> bool:
+        """Whether this link speaks to Redis itself (``False``: redis-py carries its
+        commands, and replies are shaped by redis-py)."""
+        return self._target is not None
+
+    def send_ahead(self, *args: Arg) -> bool:
+        """Queue a command whose reply nobody waits for on the open connection, so that
+        Redis runs it before any command this link sends after it (one connection's
+        commands run in order; if the connection drops first, the next one sends it
+        again first, so it must be safe to run twice); ``False`` when that cannot be
+        promised (no connection is open, or redis-py carries the commands): then
+        ``call`` it."""
+        connection = self._connection
+        if self._target is None or connection is None or not connection.open:
+            return False
+        connection.send(_pack(args), ahead=True).add_done_callback(_unawaited)
+        return True
 
     async def call(self, *args: Arg) -> Reply:
         """Send one command and return its reply."""
@@ -207,8 +232,16 @@ class RedisLink:
                     except BaseException:
                         connection.fail(ConnectionError("Redis refused AUTH or SELECT"))
                         raise
-            self._connection = connection
+            previous, self._connection = self._connection, connection
+            for payload in previous.lost if previous is not None else ():
+                connection.send(payload, ahead=True).add_done_callback(_unawaited)
             return connection
+
+
+def _unawaited(reply: asyncio.Future[Reply]) -> None:
+    """A reply sent ahead is not waited for: its error, if any, is dropped here."""
+    if not reply.cancelled():
+        reply.exception()
 
 
 def _target(url: str) -> tuple[str, int, str | None, list[tuple[Arg, ...]]] | None:

@@ -109,10 +109,12 @@ class RedisMessageBus:
         return _owner(raw)
 
     async def expect_answer(self, session_id: str, question_id: str, ttl_seconds: float) -> None:
-        with reaching(self._url):
-            await self._link.call(
-                "SET", self._question(session_id, question_id), b"1", "PX", _ms(ttl_seconds)
-            )
+        command = ("SET", self._question(session_id, question_id), b"1", "PX", _ms(ttl_seconds))
+        # The question's event is stored next, down the same connection: Redis records
+        # the question first, so no answer can come before it, and no reply is awaited.
+        if not self._link.send_ahead(*command):
+            with reaching(self._url):
+                await self._link.call(*command)
 
     def _question(self, session_id: str, question_id: str) -> str:
         return f"{self._prefix}question:{session_id}:{question_id}"

@@ -9,7 +9,7 @@ stream that another replica writes, live.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
 from answerback.transports.http._event_store import ReplaySink
 from answerback.transports.http._redis_client import reaching
@@ -64,12 +64,28 @@ class RedisEventStore:
         stream_id, entry_id = parsed
         key = self._prefix + stream_id
         with reaching(self._url):
-            if not await self._redis.xrange(key, entry_id, entry_id):
+            if not await self._entries(key, entry_id, entry_id):
                 return None  # gone (trimmed, expired, forgotten) or never ours
-            entries = await self._redis.xrange(key, f"({entry_id}", "+")
-        for found_id, fields in entries:
-            await send(f"{stream_id}_{found_id.decode()}", fields.get(b"d", b""))
+            entries = await self._entries(key, f"({entry_id}", "+")
+        for found_id, data in entries:
+            await send(f"{stream_id}_{found_id.decode()}", data)
         return stream_id
+
+    async def _entries(self, key: str, start: str, end: str) -> list[tuple[bytes, bytes]]:
+        """``XRANGE`` as ``(entry id, data)``, read through the link when it can (after
+        a stream forgotten through it, so the forgetting is seen)."""
+        if not self._link.lean:
+            found = await self._redis.xrange(key, start, end)
+            return [(entry_id, fields.get(b"d", b"")) for entry_id, fields in found]
+        entries: list[tuple[bytes, bytes]] = []
+        for entry in _items(await self._link.call("XRANGE", key, start, end)):
+            entry_id, flat = _items(entry)
+            fields = _items(flat)
+            data = next(
+                (v for f, v in zip(fields[::2], fields[1::2], strict=True) if f == b"d"), b""
+            )
+            entries.append((entry_id, data))
+        return entries
 
     async def wait_events_after(
         self, stream_id: str, after_event_id: str, wait_seconds: float
@@ -90,7 +106,15 @@ class RedisEventStore:
 
     async def forget_stream(self, stream_id: str) -> None:
         with reaching(self._url):
-            await self._link.call("DEL", self._prefix + stream_id)
+            # Nobody waits for this: the next command of this link runs after it.
+            if not self._link.send_ahead("DEL", self._prefix + stream_id):
+                await self._link.call("DEL", self._prefix + stream_id)
+
+
+def _items(reply: object) -> list[Any]:
+    if not isinstance(reply, list):
+        raise TypeError(f"expected an array from Redis, got {reply!r}")
+    return cast("list[Any]", reply)
 
 
 def _parse(event_id: str) -> tuple[str, str] | None:

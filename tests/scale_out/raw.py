@@ -35,9 +35,14 @@ class MessageStream:
         self._chunks = response.aiter_bytes()
         self._buffer = b""
         self._ready: list[dict[str, Any]] = []
+        self._json = response.headers.get("content-type", "").startswith("application/json")
+        """A server may answer a request as one JSON body instead of a stream."""
 
     async def next(self) -> dict[str, Any]:
         """The next message (priming events without data are skipped)."""
+        if self._json:
+            self._json = False
+            return cast(dict[str, Any], json.loads(b"".join([c async for c in self._chunks])))
         while not self._ready:
             chunk = await self._chunks.__anext__()
             self._buffer = (self._buffer + chunk).replace(b"\r\n", b"\n")

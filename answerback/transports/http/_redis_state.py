@@ -63,6 +63,7 @@ class RedisState:
         self.key_prefix = key_prefix
         redis = self._redis = connect(url)
         link = self._link = RedisLink(url, redis)
+        self._inbox_link = RedisLink(url, redis)
         self.sessions = RedisSessionManager(redis, link, url, key_prefix=key_prefix)
         self.events = RedisEventStore(
             redis,
@@ -79,6 +80,7 @@ class RedisState:
             self.replica_id,
             key_prefix=key_prefix,
             block_seconds=min(1.0, heartbeat_seconds),
+            inbox_link=self._inbox_link,
         )
         self.replicas = RedisReplicas(
             link, url, key_prefix=key_prefix, heartbeat_seconds=heartbeat_seconds
@@ -115,4 +117,5 @@ class RedisState:
             yield key
         finally:
             self._link.close()
+            self._inbox_link.close()
             await self._redis.aclose()

@@ -517,8 +517,9 @@ async def test_only_delete_ends_a_session_other_methods_are_405(
 
 
 async def a_stored_event_id(http: httpx2.AsyncClient, url: str, session_id: str) -> str:
-    """The id of an event the server stored for this session (a call's priming event)."""
-    call = rpc("tools/call", {"name": "pause", "arguments": {"seconds": 0}}, id=4343)
+    """The id of an event the server stored for this session (the priming event of a
+    call that asks a question, so its answer comes on a stream, not as plain JSON)."""
+    call = rpc("tools/call", {"name": "echo_elicit", "arguments": {"tag": "id"}}, id=4343)
     async with http.stream("POST", url, json=call, headers=session_headers(session_id)) as r:
         async for event in read_events(r):
             if event.event_id is not None:
@@ -532,8 +533,8 @@ async def test_a_crafted_last_event_id_is_a_clean_404(
     """Other scripts' digits, superscripts, thousands of digits, signs, garbage and other
     sessions' ids: each gets a 404 with a JSON-RPC error, never a 500."""
     server, _ = running
-    session_id, _ = await raw_initialize(http, server.url)
-    other_session, _ = await raw_initialize(http, server.url)
+    session_id, _ = await raw_initialize(http, server.url, elicitation={})
+    other_session, _ = await raw_initialize(http, server.url, elicitation={})
     real = await a_stored_event_id(http, server.url, session_id)
     prefix = real.rpartition("_")[0]
     crafted: list[str | bytes] = [

@@ -194,11 +194,45 @@ def unencodable_server() -> MCPServer:
         return float("inf")
 
     @mcp.tool()
+    async def infinite_after_a_log(ctx: Context) -> float:
+        """The same after a log message, so that the answer comes on an SSE stream."""
+        await ctx.info("about to answer")
+        return float("inf")
+
+    @mcp.tool()
     async def pause(seconds: float) -> str:
         await anyio.sleep(seconds)
         return "done"
 
     return mcp
+
+
+async def test_a_quick_answer_comes_as_plain_json_and_leaves_nothing_stored(
+    http: httpx2.AsyncClient, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A legacy call answered at once, with nothing before its answer, gets it as
+    ``application/json`` (the client accepts both) and nothing is kept for resuming; a
+    call that sends something first answers on an SSE stream."""
+    # "At once" is a short wait; a long one here, so a busy machine cannot make it SSE.
+    wait = "answerback.transports.http._server._FIRST_EVENT_WAIT_SECONDS"
+    monkeypatch.setattr(wait, PATIENCE_SECONDS)
+    app = unencodable_server().http_app()
+    async with serve(app) as server:
+        session_id, _ = await raw_initialize(http, server.url)
+        headers = session_headers(session_id)
+        call = rpc("tools/call", {"name": "pause", "arguments": {"seconds": 0}}, id=7)
+        quick = await http.post(server.url, json=call, headers=headers)
+        assert quick.status_code == 200
+        assert quick.headers["content-type"] == "application/json"
+        assert quick.headers["mcp-session-id"] == session_id
+        assert quick.json()["result"]["content"] == [{"type": "text", "text": "done"}]
+        assert len(app.event_store) == 0  # type: ignore[arg-type]
+        streamed = rpc("tools/call", {"name": "infinite_after_a_log", "arguments": {}}, id=8)
+        sse = await http.post(server.url, json=streamed, headers=headers)
+        assert sse.headers["content-type"].startswith("text/event-stream")
+        methods = [message.get("method") for message in strict_messages(sse.text)]
+        assert methods == ["notifications/message", None]
+        await call_pause(http, server.url, session_id)
 
 
 async def test_a_result_holding_infinity_is_an_error_response_in_every_shape(
@@ -207,8 +241,10 @@ async def test_a_result_holding_infinity_is_an_error_response_in_every_shape(
     async with serve(unencodable_server().http_app()) as server:
         session_id, _ = await raw_initialize(http, server.url)
         call = rpc("tools/call", {"name": "infinite", "arguments": {}}, id=3)
-        sse = await http.post(server.url, json=call, headers=session_headers(session_id))
+        streamed = rpc("tools/call", {"name": "infinite_after_a_log", "arguments": {}}, id=3)
+        sse = await http.post(server.url, json=streamed, headers=session_headers(session_id))
         assert sse.headers["content-type"].startswith("text/event-stream")
+        quick = await http.post(server.url, json=call, headers=session_headers(session_id))
         json_only = {**session_headers(session_id), "accept": "application/json"}
         plain = await http.post(server.url, json=call, headers=json_only)
         modern_call = rpc(
@@ -217,8 +253,8 @@ async def test_a_result_holding_infinity_is_an_error_response_in_every_shape(
         modern = await http.post(
             server.url, json=modern_call, headers=modern_headers("tools/call", "infinite")
         )
-        answers = [*strict_messages(sse.text)]
-        for response in (plain, modern):
+        answers = [message for message in strict_messages(sse.text) if "id" in message]
+        for response in (quick, plain, modern):
             assert response.status_code == 200
             assert response.headers["content-type"] == "application/json"
             answers.append(json.loads(response.text, parse_constant=_refuse))

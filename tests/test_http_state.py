@@ -31,7 +31,7 @@ from starlette.responses import JSONResponse, PlainTextResponse, Response
 from starlette.routing import BaseRoute, Route
 
 from answerback.jsonrpc import JSONObject
-from answerback.server import MCPServer
+from answerback.server import Context, MCPServer
 from answerback.transports.http import (
     AuthInfo,
     InMemoryEventStore,
@@ -311,8 +311,9 @@ async def test_a_remote_legacy_sse_call_gets_no_exception_text() -> None:
     mcp = MCPServer("leaky")
 
     @mcp.tool()
-    def leak() -> str:
-        """Fail with a secret in the message."""
+    async def leak(ctx: Context) -> str:
+        """Log (so the answer comes on an SSE stream), then fail with a secret."""
+        await ctx.info("about to fail")
         raise RuntimeError("postgres://admin:hunter2@db")
 
     app = mcp.http_app()

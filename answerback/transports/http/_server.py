@@ -29,6 +29,7 @@ from typing import Any
 
 import anyio
 from anyio.abc import TaskGroup
+from anyio.streams.memory import MemoryObjectReceiveStream
 from starlette.applications import Starlette
 from starlette.requests import ClientDisconnect, Request
 from starlette.responses import Response
@@ -576,7 +577,44 @@ class StreamableHTTPApp:
             listen[0].close()
             listen[1].close()
             return _session_ended(request_id)
-        return self._sse_response(session, stream, listen, headers)
+        taken, ended = await self._first_events(listen[1])
+        if ended and len(taken) == 1 and stream.done and stream.listener is listen[0]:
+            return await self._plain_answer(session, stream, listen, taken[0], headers)
+        return self._sse_response(session, stream, listen, headers, taken=taken)
+
+    async def _first_events(
+        self, listener: MemoryObjectReceiveStream[Event]
+    ) -> tuple[list[Event], bool]:
+        """What the request's stream carries within ``_FIRST_EVENT_WAIT_SECONDS`` (the
+        events already waiting after the first included), and whether it has ended."""
+        taken: list[Event] = []
+        with anyio.move_on_after(_FIRST_EVENT_WAIT_SECONDS):
+            try:
+                taken.append(await listener.receive())
+                while True:
+                    taken.append(listener.receive_nowait())
+            except anyio.WouldBlock:
+                return taken, False
+            except anyio.EndOfStream:
+                return taken, True
+        return taken, False
+
+    async def _plain_answer(
+        self,
+        session: LegacySession,
+        stream: SSEStream,
+        listen: Listener,
+        answer: Event,
+        headers: dict[str, str],
+    ) -> Response:
+        """A request answered at once, and with nothing before its answer, gets that
+        answer as plain JSON, which the specification lets a server choose: two writes
+        instead of an event stream's three, and nothing kept for resuming."""
+        listen[1].close()
+        if stream.listener is listen[0]:
+            stream.listener = None
+        await session.forget(stream.id)
+        return json_response(answer[1], headers=headers)
 
     async def _initialize(
         self, request: Request, message: JSONObject, request_id: RequestId | None, wants_sse: bool
@@ -709,9 +747,14 @@ class StreamableHTTPApp:
         headers: dict[str, str],
         replay: list[Event] | None = None,
         on_close: Callable[[], object] | None = None,
+        *,
+        taken: list[Event] | None = None,
     ) -> Response:
+        """``taken``: events already read from the listener by a caller that waited for
+        them (so the stream need not wait again)."""
         primes = session.protocol_version >= "2025-11-25"
         listener_send, listener = listen
+        replays_whole = replay is not None and stream.done  # the answer is in ``replay``
 
         def pending_events(sent: set[str]) -> bytes:
             """Every event already waiting, as one chunk (one socket write, not many)."""
@@ -727,7 +770,7 @@ class StreamableHTTPApp:
         async def events() -> AsyncGenerator[bytes, None]:
             sent: set[str] = set()
             head: list[bytes] = []
-            ended = False
+            ended = answered_here = False
             try:
                 if primes and replay is None:
                     prime_id = await session.store_event(stream.id, b"")
@@ -740,12 +783,17 @@ class StreamableHTTPApp:
                     if event_id not in sent:
                         sent.add(event_id)
                         head.append(_event(data, event_id))
-                # A quick answer goes out with the priming event in a single write.
-                with anyio.move_on_after(_FIRST_EVENT_WAIT_SECONDS):
-                    event_id, data = await listener.receive()
-                    if event_id not in sent:
-                        head.append(_event(data, event_id))
+                if taken is not None:
+                    head.extend(_event(data, event_id) for event_id, data in taken)
+                    sent.update(event_id for event_id, _ in taken)
                     head.append(pending_events(sent))
+                else:
+                    # A quick answer goes out with the priming event in a single write.
+                    with anyio.move_on_after(_FIRST_EVENT_WAIT_SECONDS):
+                        event_id, data = await listener.receive()
+                        if event_id not in sent:
+                            head.append(_event(data, event_id))
+                        head.append(pending_events(sent))
                 yield b"".join(head)
                 head.clear()
                 while True:
@@ -757,6 +805,8 @@ class StreamableHTTPApp:
                     elif item[0] not in sent:
                         yield _event(item[1], item[0]) + pending_events(sent)
             except anyio.EndOfStream:
+                # Its answer came through here, not after the stream was closed early.
+                answered_here = replays_whole or (stream.done and stream.listener is listener_send)
                 if head:
                     yield b"".join(head)
                 ended = True
@@ -769,7 +819,7 @@ class StreamableHTTPApp:
                     # The client went away; the stream's events stay stored for resumption.
                     listener_send.close()
                     stream.listener = None
-            if ended and stream.done:
+            if ended and answered_here:
                 # Its answer was written to a live connection: nobody will ask for it again.
                 await session.forget(stream.id)
 

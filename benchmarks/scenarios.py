@@ -10,6 +10,7 @@ scenario is the per-round numbers and their medians.
 from __future__ import annotations
 
 import sys
+import time
 from collections.abc import AsyncGenerator, Callable
 from contextlib import AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass, field
@@ -195,20 +196,23 @@ async def run_scenario(scenario: Scenario, config: Config, servers: Servers) -> 
         for side in sides:
             if side in errors:
                 continue
+            began = time.perf_counter()
+            where = f"  {scenario.id} round {number} {side}"
             try:
                 with anyio.fail_after(config.timeout):
                     sample = await _measure(scenario, side, config, servers)
             except TimeoutError:
                 errors[side] = f"did not finish within {config.timeout:.0f} s"
-                log(f"  {scenario.id} round {number} {side}: FAILED: {errors[side]}")
+                log(f"{where}: FAILED: {errors[side]}")
                 continue
             except Exception as exc:
                 errors[side] = describe(exc)
-                log(f"  {scenario.id} round {number} {side}: FAILED: {errors[side]}")
+                log(f"{where}: FAILED after {time.perf_counter() - began:.1f} s: {errors[side]}")
                 continue
             rounds[side].append(sample)
             headline = _headline(scenario, sample)
-            log(f"  {scenario.id} round {number} {side}: {headline:.1f} {scenario.metric}")
+            spent = time.perf_counter() - began
+            log(f"{where}: {headline:.1f} {scenario.metric} ({spent:.1f} s)")
     result: dict[str, Any] = {
         "id": scenario.id,
         "title": scenario.title_for(config),

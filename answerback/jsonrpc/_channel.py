@@ -4,7 +4,7 @@ transport.
 Why not anyio's memory object streams: every message through one looks up the async
 backend twice, makes an ``anyio.Event`` and a receiver record, and spends a whole loop
 turn on a checkpoint before looking at a buffer that, in the ping-pong of a call, is
-always empty. With two such hops per call that was a third of an in-process call.
+always empty. With two such hops per call that was a quarter of an in-process call.
 Here a send appends to a deque and wakes the reader's native waiter (a loop future on
 asyncio, a ``trio.Event`` on trio, looked up once per channel); a receive that finds
 the buffer empty just waits, which is its checkpoint. A receive that finds an item

@@ -76,6 +76,8 @@ async def test_in_memory_bus_owns_calls_once_and_answers_once() -> None:
     assert await bus.close_call("s1", 7) == owner
     assert await bus.close_call("s1", 7) is None  # only one closer wins
     assert await bus.call_by_stream("s1", "stream-1") is None
+    await bus.end_call("s2", 7)
+    assert await bus.call_by_request("s2", 7) is None
 
     await bus.expect_answer("s1", "q1", 60.0)
     assert not await bus.claim_answer("s2", "q1")  # another session

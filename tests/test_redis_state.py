@@ -169,6 +169,13 @@ async def test_calls_and_questions_are_claimed_once(state: RedisState) -> None:
     assert await bus.close_call("s1", "call-1") == owner
     assert await bus.close_call("s1", "call-1") is None
     assert await bus.call_by_request("s1", "call-1") is None
+    # Ended without waiting (the script sent in full: Redis may not have it yet), and
+    # gone for the next command, so its id is free again at once.
+    await state.redis.script_flush()
+    assert await bus.open_call("s1", owner)
+    await bus.end_call("s1", "call-1")
+    assert await bus.call_by_stream("s1", "stream-1") is None
+    assert await bus.open_call("s1", CallOwner("elsewhere", "call-1", None))
     await bus.expect_answer("s1", "q", 60.0)
     assert await bus.claim_answer("s1", "q")
     assert not await bus.claim_answer("s1", "q")

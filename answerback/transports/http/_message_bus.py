@@ -58,6 +58,12 @@ class MessageBus(Protocol):
         if it was not open), so two processes never both finish it."""
         ...
 
+    async def end_call(self, session_id: str, request_id: RequestId) -> None:
+        """Forget an open call of this process's whose answer was stored: as
+        ``close_call``, but the caller need not learn who closed it, so the state may
+        do it without a round trip of its own (after the answer's event, never before)."""
+        ...
+
     async def call_by_request(self, session_id: str, request_id: RequestId) -> CallOwner | None:
         """The open call with this request id."""
         ...
@@ -111,6 +117,9 @@ class InMemoryMessageBus:
 
     async def close_call(self, session_id: str, request_id: RequestId) -> CallOwner | None:
         return self._calls.pop((session_id, request_id), None)
+
+    async def end_call(self, session_id: str, request_id: RequestId) -> None:
+        self._calls.pop((session_id, request_id), None)
 
     async def call_by_request(self, session_id: str, request_id: RequestId) -> CallOwner | None:
         return self._calls.get((session_id, request_id))

@@ -100,6 +100,13 @@ class RedisMessageBus:
             )
         return _owner(raw)
 
+    async def end_call(self, session_id: str, request_id: RequestId) -> None:
+        args = (_CLOSE_CALL.text, 1, self._calls(session_id), "r:" + json.dumps(request_id))
+        # The answer's event went down this link before: Redis closes the call after it.
+        # EVAL, not EVALSHA: nobody would hear that Redis had not loaded the script.
+        if not self._link.send_ahead("EVAL", *args):
+            await self.close_call(session_id, request_id)
+
     async def call_by_request(self, session_id: str, request_id: RequestId) -> CallOwner | None:
         with reaching(self._url):
             raw = await self._link.call(

@@ -81,7 +81,7 @@ class Replication:
             return  # not a recorded call (initialize, a replayed request...)
         session.owned_calls.discard(request_id)
         try:
-            await self.state.messages.close_call(session.id, request_id)
+            await self.state.messages.end_call(session.id, request_id)
         except StateUnavailable as exc:
             logger.warning("could not close call %r: %s", request_id, exc)
 

@@ -1,15 +1,24 @@
 """The engine's channel behaves like an unbounded anyio memory object stream where the
 engine and the transports rely on it: order, ends, errors, cancellation that loses
-nothing, and a reader that stays fair and cancellable when flooded."""
+nothing, and a reader that stays fair and cancellable when flooded. And a transport
+written with anyio's streams, as the docs describe, still works."""
 
 from __future__ import annotations
 
 import contextlib
+import math
+from collections.abc import AsyncGenerator
+from contextlib import asynccontextmanager
+from typing import cast
 
 import anyio
 import pytest
 
+from answerback import Client
+from answerback.jsonrpc import Envelope, WriteStream
 from answerback.jsonrpc._channel import ChannelReceiver, ChannelSender, open_channel
+from answerback.server import MCPServer
+from answerback.transports import StreamPair
 
 pytestmark = pytest.mark.anyio
 
@@ -153,3 +162,36 @@ async def test_both_ends_close_as_context_managers() -> None:
             await receiver.receive()
     with pytest.raises(anyio.ClosedResourceError):
         receiver.receive_nowait()
+
+
+class AnyioStreamsTransport:
+    """A transport written the documented way, with anyio memory object streams."""
+
+    def __init__(self, server: MCPServer) -> None:
+        self.server = server
+
+    @asynccontextmanager
+    async def connect(self) -> AsyncGenerator[StreamPair, None]:
+        to_server, server_reads = anyio.create_memory_object_stream[Envelope | Exception](math.inf)
+        to_client, client_reads = anyio.create_memory_object_stream[Envelope | Exception](math.inf)
+        server_writes = cast(WriteStream, to_client)
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(self.server.serve_connection, server_reads, server_writes)
+            try:
+                yield client_reads, cast(WriteStream, to_server)
+            finally:
+                tg.cancel_scope.cancel()
+                for stream in (to_server, server_reads, to_client, client_reads):
+                    stream.close()
+
+
+async def test_a_transport_made_of_anyio_memory_streams_still_works() -> None:
+    mcp = MCPServer("plain streams")
+
+    @mcp.tool()
+    def double(n: int) -> int:
+        return 2 * n
+
+    async with Client(AnyioStreamsTransport(mcp)) as client:
+        result = await client.call_tool("double", {"n": 21})
+    assert result.structured_content == {"result": 42}

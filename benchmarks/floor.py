@@ -228,7 +228,7 @@ async def _over(
 
 @asynccontextmanager
 async def inproc_floor(
-    call: CallKind = "echo", mode: Mode = "legacy", *, routed: bool = False
+    call: CallKind, mode: Mode, *, routed: bool = False
 ) -> AsyncGenerator[Call, None]:
     """A client and a ``FloorServer`` task joined by anyio memory streams of dicts.
 
@@ -255,7 +255,7 @@ async def inproc_floor(
 
 @asynccontextmanager
 async def stdio_floor(
-    call: CallKind = "echo", mode: Mode = "legacy", *, routed: bool = False
+    call: CallKind, mode: Mode, *, routed: bool = False
 ) -> AsyncGenerator[Call, None]:
     """A client writing JSON lines to ``floor_stdio.py``'s stdin, reading its stdout."""
     async with await anyio.open_process(
@@ -317,8 +317,8 @@ class _Http:
 @asynccontextmanager
 async def http_floor(
     url: str,
-    call: CallKind = "echo",
-    mode: Mode = "legacy",
+    call: CallKind,
+    mode: Mode,
     clients: int = 1,
     *,
     calls_at_once: int = 1,

@@ -1,8 +1,8 @@
 """Smoke test of the benchmark suite: ``--quick`` measures every scenario once.
 
 No timing is asserted (the numbers of a quick run on a shared machine mean nothing);
-the test checks that every scenario of issue 6 ran on every side and produced positive
-numbers. It runs the official SDK as the comparison peer, hence the ``interop`` mark.
+the test checks that every scenario of issues 6 and 17 ran on every side and produced
+positive numbers. It runs the official SDK as the comparison peer, hence the ``interop`` mark.
 The rows of answerback's own features (forms, URL verdicts) have no official side.
 """
 

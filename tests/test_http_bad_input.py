@@ -242,11 +242,11 @@ async def test_get_stream_and_a_second_get_is_409(running: Any, http: httpx2.Asy
             assert stream.headers["mcp-session-id"] == session_id
             second = await http.get(server.url, headers=headers)
             assert_error(second, 409, -32600, "GET stream")
-            # A message not related to any request goes to the GET stream.
+            # A message not related to any request goes to the GET stream (put there on
+            # the server's own loop: the session's streams belong to it).
             session = app.sessions[session_id]
-            await session.outgoing.send(
-                _envelope({"jsonrpc": "2.0", "method": "notifications/tools/list_changed"})
-            )
+            notice = _envelope({"jsonrpc": "2.0", "method": "notifications/tools/list_changed"})
+            await server.call(lambda: session.outgoing.send(notice))
             events = read_events(stream)
             event = await anext(events)
             while event.message is None:  # a priming event first

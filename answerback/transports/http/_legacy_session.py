@@ -13,7 +13,6 @@ connection for it) and this module only *how* one connection's output is routed.
 from __future__ import annotations
 
 import logging
-import math
 import secrets
 from collections import deque
 from collections.abc import Callable
@@ -21,11 +20,11 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 import anyio
-from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 from starlette.datastructures import Address
 from starlette.requests import Request
 
 from answerback.jsonrpc import Envelope, JSONObject, RequestId, WriteStream
+from answerback.jsonrpc._channel import ChannelReceiver, ChannelSender, open_channel
 from answerback.jsonrpc._endpoint import as_object, as_request_id
 from answerback.transports._framing import encode, undeliverable
 from answerback.transports.http._event_store import EventStore
@@ -41,7 +40,7 @@ STANDALONE = "standalone"
 
 Event = tuple[str, bytes]
 """An SSE event: its id and its data (a message's JSON text; empty for priming)."""
-Listener = tuple[MemoryObjectSendStream[Event], MemoryObjectReceiveStream[Event]]
+Listener = tuple[ChannelSender[Event], ChannelReceiver[Event]]
 
 
 class HTTPConnectionServer(Protocol):
@@ -86,7 +85,7 @@ class SSEStream:
 
     id: str
     request_id: RequestId | None
-    listener: MemoryObjectSendStream[Event] | None = None
+    listener: ChannelSender[Event] | None = None
     done: bool = False
 
 
@@ -111,10 +110,8 @@ class LegacySession:
         self.protocol_version = DEFAULT_VERSION
         self.applied = 0
         """How many of the session record's state-setting messages this connection has had."""
-        self.incoming, self.incoming_read = anyio.create_memory_object_stream[Envelope | Exception](
-            math.inf
-        )
-        self.outgoing, self.outgoing_read = anyio.create_memory_object_stream[Envelope](math.inf)
+        self.incoming, self.incoming_read = open_channel[Envelope | Exception]()
+        self.outgoing, self.outgoing_read = open_channel[Envelope]()
         self.streams: dict[str, SSEStream] = {}
         self.request_streams: dict[RequestId, SSEStream] = {}
         self.json_waiters: dict[RequestId, Waiter] = {}

@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import contextlib
 import logging
-import math
 import secrets
 from collections.abc import AsyncGenerator, Awaitable, Callable
 from contextlib import asynccontextmanager
@@ -29,7 +28,6 @@ from typing import Any
 
 import anyio
 from anyio.abc import TaskGroup
-from anyio.streams.memory import MemoryObjectReceiveStream
 from starlette.applications import Starlette
 from starlette.requests import ClientDisconnect, Request
 from starlette.responses import Response
@@ -37,6 +35,7 @@ from starlette.routing import BaseRoute, Route
 from starlette.types import Receive, Scope, Send
 
 from answerback.jsonrpc import Envelope, JSONObject, RequestId, WriteStream
+from answerback.jsonrpc._channel import ChannelReceiver, open_channel
 from answerback.jsonrpc._endpoint import CANCELLED, as_object, as_request_id
 from answerback.transports._framing import MalformedMessage, decode
 from answerback.transports._headers import SESSION_HEADER, VERSION_HEADER
@@ -582,9 +581,7 @@ class StreamableHTTPApp:
             return await self._plain_answer(session, stream, listen, taken[0], headers)
         return self._sse_response(session, stream, listen, headers, taken=taken)
 
-    async def _first_events(
-        self, listener: MemoryObjectReceiveStream[Event]
-    ) -> tuple[list[Event], bool]:
+    async def _first_events(self, listener: ChannelReceiver[Event]) -> tuple[list[Event], bool]:
         """What the request's stream carries within ``_FIRST_EVENT_WAIT_SECONDS`` (the
         events already waiting after the first included), and whether it has ended."""
         taken: list[Event] = []
@@ -733,7 +730,7 @@ class StreamableHTTPApp:
 
     def _listen(self, stream: SSEStream) -> Listener:
         """Attach a new SSE connection to ``stream`` (replacing an older one)."""
-        send, receive = anyio.create_memory_object_stream[Event](math.inf)
+        send, receive = open_channel[Event]()
         if stream.listener is not None:
             stream.listener.close()
         stream.listener = send
@@ -910,7 +907,7 @@ class StreamableHTTPApp:
             done = SSEStream(stream_id, None, done=True)
             return self._sse_response(session, done, _closed_listener(), headers, replayed)
         stream = SSEStream(stream_id, call.request_id)
-        send, receive = anyio.create_memory_object_stream[Event](math.inf)
+        send, receive = open_channel[Event]()
         scope = anyio.CancelScope()
 
         async def deliver(event_id: str, data: bytes) -> None:
@@ -947,7 +944,7 @@ def _event(data: bytes, event_id: str) -> bytes:
 
 
 def _closed_listener() -> Listener:
-    send, receive = anyio.create_memory_object_stream[Event](1)
+    send, receive = open_channel[Event]()
     send.close()
     return send, receive
 

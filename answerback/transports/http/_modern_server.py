@@ -11,18 +11,17 @@ request.
 from __future__ import annotations
 
 import contextlib
-import math
 from collections.abc import AsyncGenerator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import anyio
 from anyio.abc import TaskStatus
-from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
 from answerback.jsonrpc import Envelope, JSONObject, RequestId, WriteStream
+from answerback.jsonrpc._channel import ChannelReceiver, ChannelSender, open_channel
 from answerback.jsonrpc._endpoint import CANCELLED, as_object, as_request_id
 from answerback.transports._headers import (
     METHOD_HEADER,
@@ -254,15 +253,13 @@ class _Route:
 
     internal_id: int
     client_id: RequestId
-    send: MemoryObjectSendStream[tuple[JSONObject, bytes]] = field(init=False)
-    receive: MemoryObjectReceiveStream[tuple[JSONObject, bytes]] = field(init=False)
+    send: ChannelSender[tuple[JSONObject, bytes]] = field(init=False)
+    receive: ChannelReceiver[tuple[JSONObject, bytes]] = field(init=False)
     arrived: anyio.Event = field(default_factory=anyio.Event)
     """Set once the first message is waiting in ``receive``, or the route has closed."""
 
     def __post_init__(self) -> None:
-        self.send, self.receive = anyio.create_memory_object_stream[tuple[JSONObject, bytes]](
-            math.inf
-        )
+        self.send, self.receive = open_channel[tuple[JSONObject, bytes]]()
 
     def deliver(self, wire: Outgoing) -> None:
         """Pass a message on; one that cannot be sent as JSON was already replaced by an

@@ -443,6 +443,19 @@ async def test_requests_in_flight_in_both_directions_at_once() -> None:
 # -- cancellation, timeouts, progress ------------------------------------------------------
 
 
+async def test_a_cancelled_caller_on_a_connection_that_just_closed_is_cancelled() -> None:
+    """Its scope was cancelled as the connection went away (a ``fail_after`` over many
+    calls and their client): the call ends cancelled, not with a connection error."""
+    async with endpoint_and_peer() as (endpoint, peer):
+        peer.read_stream.close()  # the peer stops reading: sending now fails
+        with anyio.CancelScope() as scope:
+            scope.cancel()
+            await endpoint.request("ping")
+        assert scope.cancelled_caught
+        with pytest.raises(ConnectionClosedError, match="Cannot send"):
+            await endpoint.request("ping")
+
+
 async def test_peer_cancellation_stops_the_handler_and_sends_no_response() -> None:
     """``notifications/cancelled`` cancels the running handler; its id is never answered."""
     handlers = Handlers()

@@ -444,6 +444,10 @@ class Endpoint:
             except anyio.WouldBlock:
                 await self._write_stream.send(envelope)
         except (anyio.ClosedResourceError, anyio.BrokenResourceError):
+            # A caller whose scope was cancelled as the connection closed was cancelled:
+            # an error here instead would turn a timeout into a failure (``fail_after``
+            # would not raise ``TimeoutError``).
+            await anyio.lowlevel.checkpoint_if_cancelled()
             reason = self._closed_reason or "the connection is closed"
             raise ConnectionClosedError(f"Cannot send to the {self._name}: {reason}.") from None
 

@@ -28,6 +28,7 @@ from support import ReportingEventLoop
 from answerback.jsonrpc import JSONObject
 from answerback.server import Context, MCPServer
 from answerback.transports.http import RedisState, StreamableHTTPApp
+from answerback.transports.http._event_store import StreamOpeningEventStore
 from answerback.transports.http._message_bus import CallOwner, Forwarded
 from answerback.transports.http._replication import Replication
 from answerback.transports.http._sessions import SessionRecord
@@ -143,6 +144,23 @@ async def test_short_commands_outlive_a_script_flush_and_a_dropped_connection(
 
     assert await state.events.replay_events_after(first, collect) == "s1.x"
     assert replayed == [(second, b'{"n":2}')]
+
+
+async def test_a_new_streams_priming_event_is_stored_without_waiting(state: RedisState) -> None:
+    """Its id is known at once, and resuming from it replays what came after."""
+    events = state.events
+    assert isinstance(events, StreamOpeningEventStore)
+    await state.replicas.beat("here")  # a request has reached Redis before its stream opens
+    prime = events.open_stream("s1.new")
+    assert prime is not None
+    answer = await events.store_event("s1.new", b'{"n":1}')
+    replayed: list[tuple[str, bytes]] = []
+
+    async def collect(event_id: str, data: bytes) -> None:
+        replayed.append((event_id, data))
+
+    assert await events.replay_events_after(prime, collect) == "s1.new"
+    assert replayed == [(answer, b'{"n":1}')]
 
 
 async def test_a_follower_wakes_when_the_owner_stores(state: RedisState) -> None:

@@ -173,6 +173,19 @@ class InMemoryEventStore:
 
 
 @runtime_checkable
+class StreamOpeningEventStore(EventStore, Protocol):
+    """An event store that can store the priming event of a stream never written to
+    before without making its caller wait (a remote store saves a round trip per
+    request stream)."""
+
+    def open_stream(self, stream_id: str) -> str | None:
+        """Store an empty first event of ``stream_id``, which has no events yet, and
+        return its id at once; ``None`` if that cannot be done without waiting (then
+        ``store_event`` it)."""
+        ...
+
+
+@runtime_checkable
 class FollowableEventStore(EventStore, Protocol):
     """An event store that several processes share: one of them can follow a stream
     another writes, so a client resuming on any replica sees the rest of its stream."""

@@ -27,7 +27,7 @@ from answerback.jsonrpc import Envelope, JSONObject, RequestId, WriteStream
 from answerback.jsonrpc._channel import ChannelReceiver, ChannelSender, open_channel
 from answerback.jsonrpc._endpoint import as_object, as_request_id
 from answerback.transports._framing import encode, undeliverable
-from answerback.transports.http._event_store import EventStore
+from answerback.transports.http._event_store import EventStore, StreamOpeningEventStore
 from answerback.transports.http._serving import outgoing
 from answerback.transports.http._state import StateUnavailable
 from answerback.types._errors import CONNECTION_CLOSED
@@ -236,6 +236,13 @@ class LegacySession:
         event still goes to a live connection, under an id no store knows (resuming
         from it is refused): a stream's messages are never held back for Redis."""
         self.stored.add(stream_id)
+        if not data and stream_id in self.streams and stream_id != STANDALONE:
+            # A request stream's priming event: its stream id is new, so its key too.
+            store = self.store
+            if isinstance(store, StreamOpeningEventStore):
+                opened = store.open_stream(self.key(stream_id))
+                if opened is not None:
+                    return opened
         try:
             return await self.store.store_event(self.key(stream_id), data)
         except StateUnavailable as exc:

@@ -22,6 +22,13 @@ return entry_id
 """)
 
 
+_FIRST_ENTRY = "0-1"
+_OPEN_STREAM = Script(f"""
+redis.call('XADD', KEYS[1], 'MAXLEN', '~', ARGV[1], '{_FIRST_ENTRY}', 'd', '')
+redis.call('PEXPIRE', KEYS[1], ARGV[2])
+""")
+
+
 class RedisEventStore:
     """Events under ``{key_prefix}events:{stream_id}``; ``redis`` is a shared client."""
 
@@ -56,6 +63,16 @@ class RedisEventStore:
             entry_id = await self._link.eval(_STORE_EVENT, [key], args)
         assert isinstance(entry_id, bytes)
         return f"{stream_id}_{entry_id.decode()}"
+
+    def open_stream(self, stream_id: str) -> str | None:
+        # The first entry of a new stream can take the smallest id there is, so its id
+        # is known without waiting for Redis; entries after it get larger ones.
+        key = self._prefix + stream_id
+        ttl_ms = int(self.max_age_seconds * 1000)
+        args = (_OPEN_STREAM.text, 1, key, self.max_events_per_stream, ttl_ms)
+        if not self._link.send_ahead("EVAL", *args):
+            return None
+        return f"{stream_id}_{_FIRST_ENTRY}"
 
     async def replay_events_after(self, last_event_id: str, send: ReplaySink) -> str | None:
         parsed = _parse(last_event_id)

@@ -17,7 +17,7 @@ import anyio.from_thread
 import anyio.lowlevel
 import httpx2
 import pytest
-from http_support import PATIENCE_SECONDS, serve
+from http_support import PATIENCE_SECONDS, read_request_body, replaying, serve
 from http_support.apps import http_app
 
 from answerback import Client, MCPError
@@ -100,14 +100,11 @@ class StreamsForEver:
 
     async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
         if scope["type"] == "lifespan":
-            while (event := await receive())["type"] != "lifespan.shutdown":
+            while (await receive())["type"] != "lifespan.shutdown":
                 await send({"type": "lifespan.startup.complete"})
             await send({"type": "lifespan.shutdown.complete"})
             return
-        body = b""
-        while (event := await receive()).get("more_body"):
-            body += event.get("body", b"")
-        body += event.get("body", b"")
+        body = await read_request_body(receive)
         message: dict[str, Any] = json.loads(body) if body else {}
         method = message.get("method")
         if method == "notifications/cancelled":
@@ -218,25 +215,13 @@ class HoldsTheFirstCall:
             return
         if self._cancel_passed is None:
             self._cancel_passed = anyio.Event()
-        body = b""
-        while (event := await receive()).get("more_body"):
-            body += event.get("body", b"")
-        body += event.get("body", b"")
+        body = await read_request_body(receive)
         method = json.loads(body).get("method")
         first_call = method == "tools/call" and self.held.started == 0
         if first_call:
             self.held.change(started=1, running=1)
             await self._cancel_passed.wait()
-        replayed = False
-
-        async def replay() -> Any:
-            nonlocal replayed
-            if replayed:
-                return await receive()
-            replayed = True
-            return {"type": "http.request", "body": body, "more_body": False}
-
-        await self.app(scope, replay, send)
+        await self.app(scope, replaying(body, receive), send)
         if method == "notifications/cancelled":
             self.cancel_notifications += 1
             self._cancel_passed.set()

@@ -16,7 +16,7 @@ from typing import Any
 
 import anyio
 import pytest
-from http_support import PATIENCE_SECONDS, serve
+from http_support import PATIENCE_SECONDS, read_request_body, replaying, serve
 from http_support.apps import http_app
 
 from answerback import Client, MCPError
@@ -53,12 +53,7 @@ class FailOne:
         if scope["type"] != "http" or scope["method"] != "POST":
             await self.app(scope, receive, send)
             return
-        body = b""
-        while True:
-            event = await receive()
-            body += event.get("body", b"")
-            if not event.get("more_body"):
-                break
+        body = await read_request_body(receive)
         if not self.done and self.pick(json.loads(body)):
             self.done = True
             if self.fault == "html-500":
@@ -69,16 +64,7 @@ class FailOne:
                 await send({"type": "http.response.body", "body": b'{"jsonrpc"', "more_body": True})
                 raise RuntimeError("the connection is cut here on purpose")
             return
-        replayed = False
-
-        async def replay() -> Any:
-            nonlocal replayed
-            if replayed:
-                return await receive()
-            replayed = True
-            return {"type": "http.request", "body": body, "more_body": False}
-
-        await self.app(scope, replay, send)
+        await self.app(scope, replaying(body, receive), send)
 
 
 @contextmanager

@@ -219,6 +219,31 @@ def python_server(script: Path, *args: str) -> list[str]:
     return [sys.executable, str(script), *args]
 
 
+async def read_request_body(receive: Callable[[], Awaitable[Any]]) -> bytes:
+    """The whole body of an ASGI request, for a wrapper that looks at it first."""
+    body = b""
+    while True:
+        event = await receive()
+        body += event.get("body", b"")
+        if not event.get("more_body"):
+            return body
+
+
+def replaying(body: bytes, receive: Callable[[], Awaitable[Any]]) -> Callable[[], Awaitable[Any]]:
+    """An ASGI ``receive`` that gives the app ``body`` (which a wrapper already read)
+    first, then whatever the connection brings."""
+    replayed = False
+
+    async def replay() -> Any:
+        nonlocal replayed
+        if replayed:
+            return await receive()
+        replayed = True
+        return {"type": "http.request", "body": body, "more_body": False}
+
+    return replay
+
+
 def rpc(method: str, params: dict[str, Any] | None = None, id: int | None = 1) -> dict[str, Any]:
     """A JSON-RPC message (a notification when ``id`` is None)."""
     message: dict[str, Any] = {"jsonrpc": "2.0", "method": method}

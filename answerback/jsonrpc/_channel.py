@@ -21,6 +21,7 @@ never lost to cancellation: it leaves the buffer only when a receive returns it.
 
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
 from collections import deque
 from types import TracebackType
 from typing import Generic, Self, TypeVar
@@ -55,7 +56,37 @@ class _State(Generic[T]):
         return self.primitives
 
 
-class ChannelSender(Generic[T]):
+class _End(ABC):
+    """What both ends share: closing, also as a (sync or async) context manager."""
+
+    __slots__ = ()
+
+    @abstractmethod
+    def close(self) -> None:
+        """Close this end."""
+
+    async def aclose(self) -> None:
+        self.close()
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+    async def __aenter__(self) -> Self:
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
+
+
+class ChannelSender(_End, Generic[T]):
     """The sending end: never waits, since the buffer has no bound."""
 
     __slots__ = ("_closed", "_state")
@@ -87,28 +118,8 @@ class ChannelSender(Generic[T]):
             self._state.sender_closed = True
             self._state.wake()
 
-    async def aclose(self) -> None:
-        self.close()
 
-    def __enter__(self) -> Self:
-        return self
-
-    def __exit__(self, *exc_info: object) -> None:
-        self.close()
-
-    async def __aenter__(self) -> Self:
-        return self
-
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.close()
-
-
-class ChannelReceiver(Generic[T]):
+class ChannelReceiver(_End, Generic[T]):
     """The receiving end, read by one task at a time."""
 
     __slots__ = ("_state",)
@@ -158,9 +169,6 @@ class ChannelReceiver(Generic[T]):
             state.buffer.clear()
             state.wake()
 
-    async def aclose(self) -> None:
-        self.close()
-
     def __aiter__(self) -> Self:
         return self
 
@@ -169,23 +177,6 @@ class ChannelReceiver(Generic[T]):
             return await self.receive()
         except anyio.EndOfStream:
             raise StopAsyncIteration from None
-
-    def __enter__(self) -> Self:
-        return self
-
-    def __exit__(self, *exc_info: object) -> None:
-        self.close()
-
-    async def __aenter__(self) -> Self:
-        return self
-
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.close()
 
 
 class open_channel(tuple[ChannelSender[T], ChannelReceiver[T]]):

@@ -47,6 +47,11 @@ def reaching(url: str) -> Generator[None]:
         raise StateUnavailable(f"Redis at {safe_url(url)} failed: {exc}") from exc
 
 
+def milliseconds(seconds: float) -> int:
+    """A duration as Redis takes it (``PX``, ``PEXPIRE``, ``BLOCK``): whole ms, at least 1."""
+    return max(1, int(seconds * 1000))
+
+
 def safe_url(url: str) -> str:
     """``url`` without its password, for messages and logs."""
     scheme, sep, rest = url.partition("://")

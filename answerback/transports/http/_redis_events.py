@@ -9,11 +9,11 @@ stream that another replica writes, live.
 
 from __future__ import annotations
 
-from typing import Any, cast
+from typing import Any
 
 from answerback.transports.http._event_store import ReplaySink
-from answerback.transports.http._redis_client import reaching
-from answerback.transports.http._redis_link import RedisLink, Script
+from answerback.transports.http._redis_client import milliseconds, reaching
+from answerback.transports.http._redis_link import RedisLink, Script, array_items
 
 _STORE_EVENT = Script("""
 local entry_id = redis.call('XADD', KEYS[1], 'MAXLEN', '~', ARGV[1], '*', 'd', ARGV[2])
@@ -57,7 +57,7 @@ class RedisEventStore:
 
     async def store_event(self, stream_id: str, data: bytes) -> str:
         key = self._prefix + stream_id
-        args = [self.max_events_per_stream, data, int(self.max_age_seconds * 1000)]
+        args = [self.max_events_per_stream, data, milliseconds(self.max_age_seconds)]
         with reaching(self._url):
             # A script, not two commands: every event of every call comes here.
             entry_id = await self._link.eval(_STORE_EVENT, [key], args)
@@ -68,7 +68,7 @@ class RedisEventStore:
         # The first entry of a new stream can take the smallest id there is, so its id
         # is known without waiting for Redis; entries after it get larger ones.
         key = self._prefix + stream_id
-        ttl_ms = int(self.max_age_seconds * 1000)
+        ttl_ms = milliseconds(self.max_age_seconds)
         args = (_OPEN_STREAM.text, 1, key, self.max_events_per_stream, ttl_ms)
         if not self._link.send_ahead("EVAL", *args):
             return None
@@ -95,9 +95,9 @@ class RedisEventStore:
             found = await self._redis.xrange(key, start, end)
             return [(entry_id, fields.get(b"d", b"")) for entry_id, fields in found]
         entries: list[tuple[bytes, bytes]] = []
-        for entry in _items(await self._link.call("XRANGE", key, start, end)):
-            entry_id, flat = _items(entry)
-            fields = _items(flat)
+        for entry in array_items(await self._link.call("XRANGE", key, start, end)):
+            entry_id, flat = array_items(entry)
+            fields = array_items(flat)
             data = next(
                 (v for f, v in zip(fields[::2], fields[1::2], strict=True) if f == b"d"), b""
             )
@@ -112,9 +112,7 @@ class RedisEventStore:
             raise ValueError(f"{after_event_id!r} is not an event of stream {stream_id!r}")
         key = self._prefix + stream_id
         with reaching(self._url):
-            found = await self._redis.xread(
-                {key: parsed[1]}, block=max(1, int(wait_seconds * 1000))
-            )
+            found = await self._redis.xread({key: parsed[1]}, block=milliseconds(wait_seconds))
         events: list[tuple[str, bytes]] = []
         for _, entries in found or ():
             for entry_id, fields in entries:
@@ -126,12 +124,6 @@ class RedisEventStore:
             # Nobody waits for this: the next command of this link runs after it.
             if not self._link.send_ahead("DEL", self._prefix + stream_id):
                 await self._link.call("DEL", self._prefix + stream_id)
-
-
-def _items(reply: object) -> list[Any]:
-    if not isinstance(reply, list):
-        raise TypeError(f"expected an array from Redis, got {reply!r}")
-    return cast("list[Any]", reply)
 
 
 def _parse(event_id: str) -> tuple[str, str] | None:

@@ -33,6 +33,15 @@ Reply = bytes | int | list["Reply"] | None
 """A RESP2 reply: a bulk or simple string, an integer, an array, or nil."""
 
 
+def array_items(reply: Reply) -> list[Any]:
+    """The items of an array reply; ``[]`` for nil (a blocking read that found nothing)."""
+    if reply is None:
+        return []
+    if not isinstance(reply, list):
+        raise TypeError(f"expected an array from Redis, got {reply!r}")
+    return reply
+
+
 class Script:
     """A Lua script run with ``EVALSHA`` (``EVAL`` once more if Redis lost it)."""
 

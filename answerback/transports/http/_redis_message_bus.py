@@ -11,13 +11,13 @@ from __future__ import annotations
 
 import json
 from collections.abc import AsyncGenerator
-from typing import Any, cast
+from typing import Any
 
 from answerback.jsonrpc import JSONObject, RequestId
 from answerback.jsonrpc._endpoint import as_object, as_request_id
 from answerback.transports.http._message_bus import CallOwner, Forwarded
-from answerback.transports.http._redis_client import reaching
-from answerback.transports.http._redis_link import RedisLink, Script
+from answerback.transports.http._redis_client import milliseconds, reaching
+from answerback.transports.http._redis_link import RedisLink, Script, array_items
 from answerback.transports.http._redis_replicas import replica_key
 
 _CALL_SECONDS = 24 * 3600
@@ -72,7 +72,7 @@ class RedisMessageBus:
         self._url = url
         self.replica_id = replica_id
         self._prefix = key_prefix
-        self._block_ms = max(1, int(block_seconds * 1000))
+        self._block_ms = milliseconds(block_seconds)
         self._inbox_last: str | None = None
         """The last inbox entry read (``None``: not reading yet)."""
 
@@ -120,7 +120,13 @@ class RedisMessageBus:
         return _owner(raw)
 
     async def expect_answer(self, session_id: str, question_id: str, ttl_seconds: float) -> None:
-        command = ("SET", self._question(session_id, question_id), b"1", "PX", _ms(ttl_seconds))
+        command = (
+            "SET",
+            self._question(session_id, question_id),
+            b"1",
+            "PX",
+            milliseconds(ttl_seconds),
+        )
         # The question's event is stored next, down the same connection: Redis records
         # the question first, so no answer can come before it, and no reply is awaited.
         if not self._link.send_ahead(*command):
@@ -188,24 +194,11 @@ class RedisMessageBus:
         # would be a good part of what forwarding it costs.
         reply = await link.call("XREAD", "BLOCK", self._block_ms, "STREAMS", key, after)
         entries: list[tuple[bytes, dict[bytes, bytes]]] = []
-        for _, found in _items(reply):
-            for entry_id, flat in _items(found):
-                fields = _items(flat)
+        for _, found in array_items(reply):
+            for entry_id, flat in array_items(found):
+                fields = array_items(flat)
                 entries.append((entry_id, dict(zip(fields[::2], fields[1::2], strict=True))))
         return entries
-
-
-def _items(reply: object) -> list[Any]:
-    """The items of an array reply (``[]`` for nil: nothing came)."""
-    if reply is None:
-        return []
-    if not isinstance(reply, list):
-        raise TypeError(f"expected an array from Redis, got {reply!r}")
-    return cast("list[Any]", reply)
-
-
-def _ms(seconds: float) -> int:
-    return max(1, int(seconds * 1000))
 
 
 def _owner(raw: object) -> CallOwner | None:

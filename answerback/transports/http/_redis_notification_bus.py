@@ -22,6 +22,7 @@ from anyio.streams.memory import MemoryObjectSendStream
 
 from answerback.jsonrpc._endpoint import as_object
 from answerback.transports.http._notification_bus import Notice, require_asyncio
+from answerback.transports.http._redis_client import milliseconds
 
 try:
     from redis.exceptions import ConnectionError as RedisConnectionError
@@ -64,7 +65,7 @@ class RedisNotificationBus:
         self._redis = redis
         self.key = f"{key_prefix}notifications"
         self._max_length = max_length
-        self._block_ms = max(1, int(block_seconds * 1000))
+        self._block_ms = milliseconds(block_seconds)
 
     async def publish(self, notice: Notice) -> None:
         """Append ``notice`` to the stream; ``ConnectionError`` if Redis cannot take it."""

@@ -4,7 +4,7 @@ soon, and one whose beat comes late under load is not."""
 
 from __future__ import annotations
 
-from answerback.transports.http._redis_client import reaching
+from answerback.transports.http._redis_client import milliseconds, reaching
 from answerback.transports.http._redis_link import RedisLink
 from answerback.transports.http._replicas import MISSED_BEATS
 
@@ -38,7 +38,7 @@ class RedisReplicas:
 
     async def beat(self, replica_id: str) -> None:
         with reaching(self._url):
-            ttl_ms = max(1, int(self._heartbeat_seconds * MISSED_BEATS * 1000))
+            ttl_ms = milliseconds(self._heartbeat_seconds * MISSED_BEATS)
             await self._link.call(
                 "SET", replica_key(self._key_prefix, replica_id), b"1", "PX", ttl_ms
             )

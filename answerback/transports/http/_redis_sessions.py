@@ -9,8 +9,8 @@ from typing import Any
 
 from answerback.jsonrpc import JSONObject
 from answerback.jsonrpc._endpoint import as_object
-from answerback.transports.http._redis_client import reaching
-from answerback.transports.http._redis_link import RedisLink, Reply, Script
+from answerback.transports.http._redis_client import milliseconds, reaching
+from answerback.transports.http._redis_link import RedisLink, Script, array_items
 from answerback.transports.http._sessions import SessionRecord
 
 _TOUCH = Script("""
@@ -45,7 +45,7 @@ class RedisSessionManager:
         with reaching(self._url):
             async with self._redis.pipeline(transaction=True) as pipe:
                 pipe.hset(key, mapping=fields)
-                pipe.pexpire(key, _ms(idle_seconds))
+                pipe.pexpire(key, milliseconds(idle_seconds))
                 for message in record.state:
                     pipe.rpush(state_key, json.dumps(message))
                 await pipe.execute()
@@ -54,9 +54,10 @@ class RedisSessionManager:
         key, state_key = self._keys(session_id)
         with reaching(self._url):
             # Every request reads its session: one script, not four commands.
-            reply = await self._link.eval(_TOUCH, [key, state_key], [_ms(idle_seconds)])
-        flat, state = _strings(reply)
-        fields = dict(zip(_strings(flat)[::2], _strings(flat)[1::2], strict=True))
+            reply = await self._link.eval(_TOUCH, [key, state_key], [milliseconds(idle_seconds)])
+        flat, state = array_items(reply)
+        pairs = array_items(flat)
+        fields = dict(zip(pairs[::2], pairs[1::2], strict=True))
         if b"initialize" not in fields:
             return None
         initialize = as_object(json.loads(fields[b"initialize"]))
@@ -64,7 +65,7 @@ class RedisSessionManager:
         if initialize is None:
             return None
         messages: list[JSONObject] = []
-        for raw in _strings(state):
+        for raw in array_items(state):
             message = as_object(json.loads(raw))
             if message is not None:
                 messages.append(message)
@@ -89,14 +90,3 @@ class RedisSessionManager:
     async def end(self, session_id: str) -> None:
         with reaching(self._url):
             await self._link.call("DEL", *self._keys(session_id))
-
-
-def _strings(reply: Reply) -> list[Any]:
-    """The items of an array reply (what the touch script returns is made of them)."""
-    if not isinstance(reply, list):
-        raise TypeError(f"expected an array from Redis, got {reply!r}")
-    return reply
-
-
-def _ms(seconds: float) -> int:
-    return max(1, int(seconds * 1000))

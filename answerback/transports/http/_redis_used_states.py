@@ -11,6 +11,7 @@ import time
 from typing import TYPE_CHECKING
 
 from answerback.transports.http._notification_bus import require_asyncio
+from answerback.transports.http._redis_client import milliseconds
 from answerback.types import MCPError
 from answerback.types._errors import INTERNAL_ERROR
 
@@ -39,7 +40,7 @@ class RedisUsedStates:
         """``True`` the first time (``SET NX`` expiring with the state); ``MCPError`` if
         Redis cannot be reached, so the request is refused rather than run twice."""
         require_asyncio("RedisUsedStates")
-        lifetime_ms = max(1, int((expires_at - time.time()) * 1000))
+        lifetime_ms = milliseconds(expires_at - time.time())
         try:
             claimed = await self._redis.set(self._prefix + state_id, b"1", nx=True, px=lifetime_ms)
         except RedisError as exc:

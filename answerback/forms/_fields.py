@@ -107,7 +107,7 @@ class _Field(ABC):
 
         Raises ``AnswerError`` with everything wrong with it.
         """
-        messages = self.messages(self._errors(value), depth=0)
+        messages = self.problems(value)
         if messages:
             raise AnswerError(FieldError(self.name, message) for message in messages)
         return self.normalize(value)
@@ -178,14 +178,13 @@ class _Field(ABC):
         whole floats as ints, a multi-select's picks as a list)."""
         return value
 
-    def messages(self, errors: Iterable[ValidationError], *, depth: int) -> list[str]:
-        """jsonschema's errors about this field as sentences, each said once.
+    def problems(self, value: object) -> list[str]:
+        """Everything wrong with ``value`` as sentences, each said once (none: it fits).
 
-        ``depth`` is how deep in the answer this field's value sits (1 in a whole form).
         A value of the wrong type (or NaN, or infinite) is told only that, not every rule
         it then breaks.
         """
-        errors = list(errors)
+        errors = self._errors(value)
         kinds: dict[tuple[str | int, ...], set[str]] = {}
         for error in errors:
             kinds.setdefault(tuple(error.path), set()).add(str(error.validator))
@@ -195,7 +194,7 @@ class _Field(ABC):
             dominant = next((kind for kind in ("type", "finite") if kind in here), None)
             if dominant is not None and error.validator != dominant:
                 continue
-            message = self._explain(error, item=len(error.path) > depth)
+            message = self._explain(error, item=bool(error.path))
             if message not in said:
                 said.append(message)
         return said

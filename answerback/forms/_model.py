@@ -18,7 +18,7 @@ from typing import Any, TypeVar, cast
 
 from pydantic import BaseModel, GetJsonSchemaHandler, ValidationError
 from pydantic.json_schema import GenerateJsonSchema, JsonSchemaValue
-from pydantic_core import CoreSchema, core_schema
+from pydantic_core import CoreSchema, core_schema, to_json
 
 from answerback.forms._errors import AnswerError, FieldError, FormSchemaError, UnsupportedForm
 from answerback.forms._form import Form
@@ -134,7 +134,8 @@ def validate_answer(model: type[ModelT], answer: Mapping[str, object]) -> ModelT
     checked = asked.form.check(answer)
     data = {**dict.fromkeys(sorted(asked.nullable - checked.keys())), **checked}
     try:
-        return model.model_validate_json(json.dumps(data))
+        # Through JSON, so the model reads dates and URLs as it would from the wire.
+        return model.model_validate_json(to_json(data))
     except ValidationError as exc:
         raise AnswerError(
             FieldError(str(error["loc"][0]) if error["loc"] else None, error["msg"])

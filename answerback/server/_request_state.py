@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Any, cast
 
 from cryptography.exceptions import InvalidTag
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
+from pydantic_core import from_json, to_json
 
 from answerback.types import InvalidParamsError
 
@@ -77,7 +78,7 @@ class RequestStateSealer:
         self.ttl_seconds = ttl_seconds
 
     def seal(self, payload: dict[str, Any], binding: bytes) -> str:
-        body = json.dumps({**payload, "exp": time.time() + self.ttl_seconds}).encode()
+        body = to_json({**payload, "exp": time.time() + self.ttl_seconds})
         nonce = os.urandom(_NONCE_BYTES)
         sealed = self._ciphers[self._sealing_id].encrypt(nonce, body, binding)
         token = base64.urlsafe_b64encode(self._sealing_id + nonce + sealed).decode()
@@ -98,7 +99,7 @@ class RequestStateSealer:
                 raise InvalidParamsError(INVALID_STATE_MESSAGE)
             raise InvalidParamsError(UNKNOWN_KEY_MESSAGE)
         try:
-            payload: object = json.loads(
+            payload: object = from_json(
                 cipher.decrypt(nonce, blob[_KEY_ID_BYTES + _NONCE_BYTES :], binding)
             )
         except (ValueError, InvalidTag):

@@ -425,12 +425,14 @@ class Connection:
             "sent": already_sent.record(),
             "kept": memo.record(),
         }
-        return InputRequiredResult.model_validate(
-            {
-                "inputRequests": {question.key: question.input_request for question in questions},
-                "requestState": seal.seal(state, single_use=self.server.single_use_state),
-            }
-        ).to_wire()
+        # Written out rather than validated: every question's params are the wire form
+        # of a model ``ServerSession`` built and checked (a tool's own result is checked
+        # in ``_hand_made``).
+        return {
+            "resultType": "input_required",
+            "inputRequests": {question.key: question.input_request for question in questions},
+            "requestState": seal.seal(state, single_use=self.server.single_use_state),
+        }
 
     def _hand_made(
         self, client: ClientState, context: Context, result: InputRequiredResult, what: str

@@ -3,11 +3,13 @@ question waits, timed out while the tool works, or cut off by the client leaving
 
 After a bounded loop of such calls, the server has no tool still running, neither
 engine holds a request, an HTTP server has no session or stored stream left, and the
-connection still serves a normal call.
+connection still serves a normal call. And calls that end well leave no reference
+cycles for the garbage collector to find.
 """
 
 from __future__ import annotations
 
+import gc
 from collections.abc import AsyncGenerator
 from contextlib import asynccontextmanager
 from typing import Any
@@ -139,3 +141,26 @@ async def test_clients_that_leave_mid_question_leave_nothing_behind(
 @asynccontextmanager
 async def _nothing() -> AsyncGenerator[None, None]:
     yield None
+
+
+@pytest.mark.parametrize("mode", ["legacy", "2026-07-28"])
+async def test_eliciting_calls_leave_nothing_for_the_garbage_collector(mode: str) -> None:
+    """A call that asks, in either era, frees everything it made by reference counting.
+
+    A 2026-07-28 tool raises ``InputNeeded`` on every round that asks; kept with its
+    traceback, it held the tool's whole call stack in a cycle, so each call left work for
+    the collector (a pause per few hundred calls on a busy server).
+    """
+    async with Client(load_server(), mode=mode, elicitation_callback=answer) as client:
+        for n in range(3):  # warm caches (forms, validators) before counting
+            await client.call_tool("double", {"n": n})
+        gc.collect()
+        gc.disable()
+        try:
+            for n in range(ROUNDS):
+                result = await client.call_tool("double", {"n": n})
+                assert result.content == [TextContent(text=f"{n}:{2 * n}")]
+            unreachable = gc.collect()
+        finally:
+            gc.enable()
+    assert unreachable == 0

@@ -108,6 +108,20 @@ def settle(raised: BaseException) -> BaseException:
     return ExceptionGroup("; ".join(str(error) or type(error).__name__ for error in errors), errors)
 
 
+def forget_where_raised(handled: BaseException) -> None:
+    """Drop the tracebacks of an exception handled for good (and of all it groups).
+
+    A traceback holds the frames it passed through, and those frames hold the exception
+    (``settle``'s callers keep it in a local): a reference cycle that only the garbage
+    collector frees. A 2026-07-28 tool raises ``InputNeeded`` on every round that asks,
+    so without this each round leaves its whole call stack for the collector.
+    """
+    handled.__traceback__ = None
+    if isinstance(handled, BaseExceptionGroup):
+        for member in cast(BaseExceptionGroup[BaseException], handled).exceptions:
+            forget_where_raised(member)
+
+
 def _leaves(group: BaseExceptionGroup[BaseException]) -> Iterator[BaseException]:
     for member in group.exceptions:
         if isinstance(member, BaseExceptionGroup):

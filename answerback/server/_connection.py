@@ -27,6 +27,7 @@ from answerback.server._asking import (
     LiveAsker,
     Memo,
     ReplayAsker,
+    forget_where_raised,
     settle,
 )
 from answerback.server._caller import caller_of
@@ -417,6 +418,7 @@ class Connection:
                 if needed is raised:
                     raise
                 raise needed from None
+            forget_where_raised(raised)
         # The rest are asked again on the next round (their answers are not recorded).
         questions = needed.questions[: self.server.max_input_requests]
         state = {

@@ -16,20 +16,23 @@ transport error (the default one logs a warning); the connection carries on.
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
+import functools
 import os
 import shlex
 import signal
 import subprocess
 import sys
-from collections.abc import AsyncGenerator, Mapping, Sequence
+from collections.abc import AsyncGenerator, Awaitable, Callable, Coroutine, Mapping, Sequence
 from contextlib import asynccontextmanager
 from pathlib import Path
-from typing import cast
+from typing import Any, NamedTuple, cast
 
 import anyio
-from anyio.abc import ByteSendStream, Process
+from anyio.abc import ByteReceiveStream, ByteSendStream, Process
 
-from answerback.jsonrpc import Envelope
+from answerback.jsonrpc import Envelope, WriteStream
 from answerback.jsonrpc._channel import ChannelReceiver, ChannelSender, open_channel
 from answerback.transports._base import StreamPair
 from answerback.transports._child_stderr import (
@@ -45,6 +48,7 @@ from answerback.transports._framing import (
     deliver,
     line_for,
 )
+from answerback.transports._pipes import PipeInput, PipeOutput, Take, pipes_by_protocol
 from answerback.types._errors import ConnectionClosedError
 
 _INHERITED_ENV = (
@@ -149,44 +153,107 @@ class StdioServer:
         block closes its stdin and waits for it to exit (stopping it if it will not)."""
         with child_stderr(self.stderr, self.command_line) as stderr:
             child = _Child(stderr)
+            incoming_send, incoming_read = open_channel[Envelope | Exception]()
             try:
-                process = await anyio.open_process(
-                    [self.command, *self.args],
-                    env={**default_environment(), **self.env},
-                    cwd=self.cwd,
-                    stderr=subprocess.PIPE,
-                )
-            except OSError as exc:
-                raise ConnectionClosedError(
-                    f"Could not start the server {self.command!r}: {exc}. Check the command "
-                    "and that it is installed and executable."
-                ) from exc
-            try:
-                async with self._connected(process, child) as streams:
-                    yield streams
+                async with (
+                    self._started(incoming_send) as (process, pipes),
+                    self._connected(process, pipes, child, incoming_send),
+                ):
+                    yield incoming_read, pipes.outgoing
             except BaseException as exc:
                 if child.heard or child.exit_code is None or not _connection_closed(exc):
                     raise
                 raise self._exited_error(child) from None
 
     @asynccontextmanager
-    async def _connected(self, process: Process, child: _Child) -> AsyncGenerator[StreamPair, None]:
-        assert process.stdin is not None
-        assert process.stdout is not None
+    async def _started(
+        self, incoming: ChannelSender[Envelope | Exception]
+    ) -> AsyncGenerator[tuple[Process, _Pipes], None]:
+        """The running program and its stdin and stdout: on asyncio, pipes of our own
+        that its callbacks read and that messages are written straight into (see
+        ``_pipes``); elsewhere, ``anyio``'s process streams and a task for each."""
+        limit = self.max_message_bytes
+        if not pipes_by_protocol():
+            process = await self._open_process(subprocess.PIPE, subprocess.PIPE)
+            assert process.stdin is not None
+            assert process.stdout is not None
+            outgoing, outgoing_read = open_channel[Envelope]()
+            write_all = functools.partial(
+                _write_lines, outgoing_read, process.stdin, incoming, limit
+            )
+            yield (
+                process,
+                _Pipes(functools.partial(_read_stream, process.stdout), outgoing, write_all),
+            )
+            return
+
+        # We write to ``stdin`` and read ``stdout``; the program has the other ends.
+        child_stdin, stdin = os.pipe()
+        stdout, child_stdout = os.pipe()
+        try:
+            process = await self._open_process(child_stdin, child_stdout)
+        except BaseException:
+            os.close(stdin)
+            os.close(stdout)
+            raise
+        finally:
+            os.close(child_stdin)
+            os.close(child_stdout)
+        # Each file is the transport's to close from here on.
+        stdin_file = os.fdopen(stdin, "wb", buffering=0)
+        stdout_file = os.fdopen(stdout, "rb", buffering=0)
+        loop = asyncio.get_running_loop()
+        try:
+            output = await PipeOutput.open(stdin_file, limit, incoming)
+            server_output = PipeInput(loop)
+            reading, _ = await loop.connect_read_pipe(lambda: server_output, stdout_file)
+        except BaseException:
+            stdin_file.close()
+            stdout_file.close()
+            with anyio.CancelScope(shield=True):
+                await _stop(process)
+            raise
+        try:
+            yield process, _Pipes(server_output.read_all, output, None)
+        finally:
+            output.abort()  # the program has ended: what it did not read is dropped
+            reading.close()
+
+    async def _open_process(self, stdin: int, stdout: int) -> Process:
+        try:
+            return await anyio.open_process(
+                [self.command, *self.args],
+                env={**default_environment(), **self.env},
+                cwd=self.cwd,
+                stdin=stdin,
+                stdout=stdout,
+                stderr=subprocess.PIPE,
+            )
+        except OSError as exc:
+            raise ConnectionClosedError(
+                f"Could not start the server {self.command!r}: {exc}. Check the command "
+                "and that it is installed and executable."
+            ) from exc
+
+    @asynccontextmanager
+    async def _connected(
+        self,
+        process: Process,
+        pipes: _Pipes,
+        child: _Child,
+        incoming: ChannelSender[Envelope | Exception],
+    ) -> AsyncGenerator[None, None]:
         assert process.stderr is not None
-        incoming_send, incoming_read = open_channel[Envelope | Exception]()
-        outgoing_send, outgoing_read = open_channel[Envelope]()
-        reader = _ServerOutput(self.max_message_bytes, self.command_line)
+        lines = _ServerOutput(self.max_message_bytes, self.command_line)
         async with anyio.create_task_group() as tg:
             tg.start_soon(child.stderr.copy, process.stderr)
-            tg.start_soon(_read_lines, process, reader, incoming_send, outgoing_send, child)
-            tg.start_soon(
-                _write_lines, outgoing_read, process.stdin, incoming_send, self.max_message_bytes
-            )
+            tg.start_soon(_read_lines, pipes, process, lines, incoming, child)
+            if pipes.write_all is not None:
+                tg.start_soon(pipes.write_all)
             try:
-                yield incoming_read, outgoing_send
+                yield
             finally:
-                outgoing_send.close()
+                pipes.outgoing.close()
                 with anyio.CancelScope(shield=True):
                     await _stop(process)
                     # Its last words (a shutdown message) are still on their way.
@@ -215,6 +282,17 @@ class StdioServer:
                 "It wrote nothing to stderr; run the command yourself to see what it does."
             )
         return ServerExitedError("\n".join(lines), exit_code=code, stderr_tail=tail)
+
+
+class _Pipes(NamedTuple):
+    """The program's stdin and stdout as the connection uses them."""
+
+    read_all: Callable[[Take], Awaitable[None]]
+    """Hands what the program writes to stdout to ``take`` until it ends."""
+    outgoing: WriteStream
+    """Where the engine's messages go (straight into stdin, or to ``write_all``)."""
+    write_all: Callable[[], Coroutine[Any, Any, None]] | None
+    """The task that writes ``outgoing``'s messages to stdin, where one is needed."""
 
 
 class _Child:
@@ -278,23 +356,30 @@ def _connection_closed(exc: BaseException) -> bool:
 
 
 async def _read_lines(
+    pipes: _Pipes,
     process: Process,
     lines: LineReader,
     sink: ChannelSender[Envelope | Exception],
-    to_server: ChannelSender[Envelope],
     child: _Child,
 ) -> None:
-    assert process.stdout is not None
-    async with sink:
+    engine_gone = False
+
+    def take(chunk: bytes) -> bool:
+        nonlocal engine_gone
+        incoming, replies = lines.feed(chunk)
+        for reply in replies:
+            deliver(pipes.outgoing, Envelope(reply))
         try:
-            async for chunk in process.stdout:
-                incoming, replies = lines.feed(chunk)
-                for reply in replies:
-                    deliver(to_server, Envelope(reply))
-                for item in incoming:
-                    child.heard = child.heard or isinstance(item, Envelope)
-                    sink.send_nowait(item)  # unbounded; the next read is the checkpoint
+            for item in incoming:
+                child.heard = child.heard or isinstance(item, Envelope)
+                sink.send_nowait(item)  # unbounded; no checkpoint per message
         except (anyio.ClosedResourceError, anyio.BrokenResourceError):
+            engine_gone = True
+        return not engine_gone
+
+    async with sink:
+        await pipes.read_all(take)
+        if engine_gone:
             return
         with anyio.move_on_after(_SHUTDOWN_GRACE_SECONDS):
             await process.wait()
@@ -305,7 +390,16 @@ async def _read_lines(
             # ServerExitedError, without a transport error logged ahead of it.
             return
         how = f"exited with code {code}" if code is not None else "closed its stdout"
-        await sink.send(ConnectionClosedError(f"the server process {how}"))
+        with contextlib.suppress(anyio.ClosedResourceError, anyio.BrokenResourceError):
+            await sink.send(ConnectionClosedError(f"the server process {how}"))
+
+
+async def _read_stream(stdout: ByteReceiveStream, take: Take) -> None:
+    """Hand what ``stdout`` gives to ``take`` until it ends or ``take`` returns false."""
+    with contextlib.suppress(anyio.ClosedResourceError, anyio.BrokenResourceError):
+        async for chunk in stdout:
+            if not take(chunk):
+                return
 
 
 async def _write_lines(

@@ -1,9 +1,10 @@
 """Stdio transport, server side: this process's stdin and stdout carry the connection.
 
-Under asyncio, pipes (and terminals and sockets) are read and written without threads.
-Anything else (trio, or a regular file such as ``server > log.jsonl``) is read or
-written in worker threads; each direction is chosen on its own. Nothing but protocol
-messages may go to stdout, so the library never prints.
+Under asyncio, pipes (and terminals and sockets) are read and written without threads,
+and without a task per message (see ``_pipes``). Anything else (trio, or a regular file
+such as ``server > log.jsonl``) is read or written in worker threads; each direction is
+chosen on its own. Nothing but protocol messages may go to stdout, so the library never
+prints.
 
 Serving this process's own stdout, the protocol takes a private copy of it, and while the
 server runs both ``sys.stdout`` and file descriptor 1 lead to stderr: a ``print`` left in
@@ -26,8 +27,8 @@ from typing import BinaryIO, cast
 import anyio
 import anyio.to_thread
 
-from answerback.jsonrpc import Envelope
-from answerback.jsonrpc._channel import open_channel
+from answerback.jsonrpc import Envelope, WriteStream
+from answerback.jsonrpc._channel import ChannelSender, open_channel
 from answerback.transports._base import StreamPair
 from answerback.transports._framing import (
     DEFAULT_MAX_MESSAGE_BYTES,
@@ -35,16 +36,14 @@ from answerback.transports._framing import (
     deliver,
     line_for,
 )
+from answerback.transports._pipes import PipeInput, PipeOutput, Take
 
 _CHUNK_BYTES = 65536
 _FLUSH_SECONDS = 2.0
 """How long the messages still queued when the connection ends may take to go out (a
 client that stopped reading would otherwise hold the server up for ever)."""
 
-Take = Callable[[bytes], bool]
-"""Takes a chunk of input; false once nothing more is wanted (the connection is over)."""
 ReadAll = Callable[[Take], Awaitable[None]]
-WriteBytes = Callable[[bytes], Awaitable[None]]
 Close = Callable[[], Awaitable[None]]
 
 
@@ -111,60 +110,55 @@ async def _streams(
     stdin: BinaryIO | None, stdout: BinaryIO, max_message_bytes: int
 ) -> AsyncGenerator[StreamPair, None]:
     incoming_send, incoming_read = open_channel[Envelope | Exception]()
-    outgoing_send, outgoing_read = open_channel[Envelope]()
     read_all, close_reader = await _reader(stdin or sys.stdin.buffer)
-    write, close_writer = await _writer(stdout)
-    written = anyio.Event()
+    try:
+        async with (
+            _writer(stdout, max_message_bytes, incoming_send) as outgoing,
+            anyio.create_task_group() as tg,
+        ):
+            lines = LineReader(max_message_bytes)
+            tg.start_soon(_read_messages, read_all, lines, incoming_send, outgoing)
+            try:
+                yield incoming_read, outgoing
+            finally:
+                incoming_read.close()
+                tg.cancel_scope.cancel()
+    finally:
+        with anyio.move_on_after(_FLUSH_SECONDS, shield=True):
+            await close_reader()
 
-    lines = LineReader(max_message_bytes)
+
+async def _read_messages(
+    read_all: ReadAll,
+    lines: LineReader,
+    incoming: ChannelSender[Envelope | Exception],
+    outgoing: WriteStream,
+) -> None:
+    """The client's messages to ``incoming`` (and errors for what cannot be read, to the
+    client), until its input ends or the engine stops reading."""
 
     def take(chunk: bytes) -> bool:
-        incoming, replies = lines.feed(chunk)
+        messages, replies = lines.feed(chunk)
         for reply in replies:
-            deliver(outgoing_send, Envelope(reply))
+            deliver(outgoing, Envelope(reply))
         try:
             # Straight into the unbounded buffer: a checkpoint per message would cost a
             # loop turn for nothing.
-            for item in incoming:
-                incoming_send.send_nowait(item)
+            for item in messages:
+                incoming.send_nowait(item)
         except (anyio.BrokenResourceError, anyio.ClosedResourceError):
             return False  # the connection is over
         return True
 
-    async def read_loop() -> None:
-        async with incoming_send:
-            await read_all(take)
-
-    async def write_loop() -> None:
-        async with outgoing_read:
-            async for envelope in outgoing_read:
-                if line := line_for(envelope, max_message_bytes, incoming_send):
-                    await write(line)
-        written.set()
-
-    try:
-        async with anyio.create_task_group() as tg:
-            tg.start_soon(read_loop)
-            tg.start_soon(write_loop)
-            try:
-                yield incoming_read, outgoing_send
-            finally:
-                outgoing_send.close()
-                incoming_read.close()
-                with anyio.move_on_after(_FLUSH_SECONDS, shield=True):
-                    await written.wait()
-                tg.cancel_scope.cancel()
-    finally:
-        with anyio.move_on_after(_FLUSH_SECONDS, shield=True):
-            await close_writer()
-            await close_reader()
+    async with incoming:
+        await read_all(take)
 
 
 async def _reader(stdin: BinaryIO) -> tuple[ReadAll, Close]:
     pipe = _own_copy(stdin, "rb")
     if pipe is not None:
         loop = asyncio.get_running_loop()
-        protocol = _PipeInput(loop)
+        protocol = PipeInput(loop)
         try:
             transport, _ = await loop.connect_read_pipe(lambda: protocol, pipe)
         except (ValueError, OSError):  # a regular file
@@ -199,83 +193,54 @@ async def _reader(stdin: BinaryIO) -> tuple[ReadAll, Close]:
     return read_all_in_threads, _nothing
 
 
-class _PipeInput(asyncio.Protocol):
-    """Hands each chunk read from a pipe to ``take`` in the loop's own callback, so no
-    task wakes up per message just to pass it on (``asyncio.StreamReader`` would)."""
-
-    def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
-        self._ended: asyncio.Future[None] = loop.create_future()
-        self._take: Take | None = None
-        self._early: list[bytes] = []
-        """What came before ``read_all`` started."""
-        self._transport: asyncio.ReadTransport | None = None
-
-    async def read_all(self, take: Take) -> None:
-        """Hand every chunk to ``take`` until end of input, or until it returns false."""
-        early, self._early = self._early, []
-        if all(take(chunk) for chunk in early):
-            self._take = take
-            await self._ended
-        self._end()
-
-    def connection_made(self, transport: asyncio.BaseTransport) -> None:
-        self._transport = cast(asyncio.ReadTransport, transport)
-
-    def data_received(self, data: bytes) -> None:
-        if self._take is None:
-            self._early.append(data)
-        elif not self._take(data):
-            self._end()
-
-    def eof_received(self) -> None:
-        self._end()
-
-    def connection_lost(self, exc: Exception | None) -> None:
-        self._end()
-
-    def _end(self) -> None:
-        self._take = None
-        if not self._ended.done():
-            self._ended.set_result(None)
-            if self._transport is not None and not self._transport.is_closing():
-                self._transport.pause_reading()
-
-
-async def _writer(stdout: BinaryIO) -> tuple[WriteBytes, Close]:
+@asynccontextmanager
+async def _writer(
+    stdout: BinaryIO, limit: int, incoming: ChannelSender[Envelope | Exception]
+) -> AsyncGenerator[WriteStream, None]:
+    """The write stream to ``stdout``. Leaving the block closes it once what was sent
+    has gone out, or after ``_FLUSH_SECONDS``; ``stdout`` itself is left open."""
     pipe = _own_copy(stdout, "wb")
     if pipe is not None:
-        loop = asyncio.get_running_loop()
         try:
-            transport, protocol = await loop.connect_write_pipe(
-                asyncio.streams.FlowControlMixin, pipe
-            )
+            output = await PipeOutput.open(pipe, limit, incoming)
         except (ValueError, OSError):  # a regular file
             pipe.close()
         else:
-            # No buffering beyond the pipe's own: once a write returns, the line is with
-            # the kernel, so closing (or the process ending) loses nothing.
-            transport.set_write_buffer_limits(high=0)
-            stream = asyncio.StreamWriter(transport, protocol, None, loop)
+            try:
+                yield output
+            finally:
+                output.close()
+                with anyio.move_on_after(_FLUSH_SECONDS, shield=True):
+                    await output.wait_closed()
+                output.abort()
+            return
 
-            async def write(data: bytes) -> None:
-                stream.write(data)
-                await stream.drain()
-
-            async def close_transport() -> None:
-                transport.close()
-
-            return write, close_transport
-
+    # Not a pipe on asyncio: each line is written in a worker thread, by one task in turn.
     def write_all(data: bytes) -> None:
         view = memoryview(data)
         while view:  # an unbuffered file may take only part of it
             view = view[stdout.write(view) :]
         stdout.flush()
 
-    async def write_in_thread(data: bytes) -> None:
-        await anyio.to_thread.run_sync(write_all, data, abandon_on_cancel=True)
+    outgoing_send, outgoing_read = open_channel[Envelope]()
+    written = anyio.Event()
 
-    return write_in_thread, _nothing
+    async def write_loop() -> None:
+        async with outgoing_read:
+            async for envelope in outgoing_read:
+                if line := line_for(envelope, limit, incoming):
+                    await anyio.to_thread.run_sync(write_all, line, abandon_on_cancel=True)
+        written.set()
+
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(write_loop)
+        try:
+            yield outgoing_send
+        finally:
+            outgoing_send.close()
+            with anyio.move_on_after(_FLUSH_SECONDS, shield=True):
+                await written.wait()
+            tg.cancel_scope.cancel()
 
 
 def _own_copy(file: BinaryIO, mode: str) -> BinaryIO | None:

@@ -1,0 +1,157 @@
+"""Pipes under asyncio, carrying the engine's messages with no task in between.
+
+Read through a stream and written by a writer task, each message a pipe carries costs
+a task's wake-up, a loop turn each way. Both stdio sides use what asyncio offers under
+its streams instead: a protocol whose callback hands each chunk read straight to the
+engine's channel, and a write stream that puts each line straight into the pipe
+transport, which writes at once what the pipe takes and keeps the rest, in order.
+On trio (and where a pipe cannot be driven this way) the stdio modules use tasks as
+before.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+from collections.abc import Callable
+from typing import cast
+
+import anyio
+import anyio.lowlevel
+
+from answerback.jsonrpc import Envelope
+from answerback.jsonrpc._channel import ChannelSender
+from answerback.transports._framing import line_for
+
+Take = Callable[[bytes], bool]
+"""Takes a chunk of input; false once nothing more is wanted (the connection is over)."""
+
+
+def pipes_by_protocol() -> bool:
+    """Whether pipes can be driven by ``PipeInput`` and ``PipeOutput`` here: on asyncio,
+    except on Windows, whose loop takes only pipes opened for overlapped I/O."""
+    if sys.platform == "win32":
+        return False
+    native = anyio.lowlevel.current_token().native_token
+    return isinstance(native, asyncio.AbstractEventLoop)
+
+
+class PipeInput(asyncio.Protocol):
+    """Hands each chunk read from a pipe to ``take`` in the loop's own callback, so no
+    task wakes up per message just to pass it on (``asyncio.StreamReader`` would)."""
+
+    def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
+        self._ended: asyncio.Future[None] = loop.create_future()
+        self._take: Take | None = None
+        self._early: list[bytes] = []
+        """What came before ``read_all`` started."""
+        self._transport: asyncio.ReadTransport | None = None
+
+    async def read_all(self, take: Take) -> None:
+        """Hand every chunk to ``take`` until end of input, or until it returns false."""
+        early, self._early = self._early, []
+        if all(take(chunk) for chunk in early):
+            self._take = take
+            await self._ended
+        self._end()
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        self._transport = cast(asyncio.ReadTransport, transport)
+
+    def data_received(self, data: bytes) -> None:
+        if self._take is None:
+            self._early.append(data)
+        elif not self._take(data):
+            self._end()
+
+    def eof_received(self) -> None:
+        self._end()
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self._end()
+
+    def _end(self) -> None:
+        self._take = None
+        if not self._ended.done():
+            self._ended.set_result(None)
+            if self._transport is not None and not self._transport.is_closing():
+                self._transport.pause_reading()
+
+
+class _Closing(asyncio.Protocol):
+    """A write pipe's protocol: says when the pipe is closed, its last bytes written."""
+
+    def __init__(self) -> None:
+        self.closed = asyncio.get_running_loop().create_future()
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        if not self.closed.done():
+            self.closed.set_result(None)
+
+
+class PipeOutput(ChannelSender[Envelope]):
+    """The engine's write stream over an asyncio write pipe: ``send_nowait`` writes the
+    message's line into the pipe transport at once.
+
+    A ``ChannelSender`` only to the engine, which writes to one: there is no buffer and no
+    reader behind it (every method that would use them is replaced), since the transport
+    keeps, in order, what the pipe does not take at once. Like the channel it has no
+    bound. A line that cannot go is replaced, failed or dropped by ``line_for``, which
+    puts a failed request's answer on ``incoming``. Closing lets what is written go out,
+    then closes the pipe; ``wait_closed`` waits for that.
+    """
+
+    __slots__ = ("_incoming", "_limit", "_protocol", "_transport")
+
+    def __init__(
+        self,
+        transport: asyncio.WriteTransport,
+        protocol: _Closing,
+        limit: int,
+        incoming: ChannelSender[Envelope | Exception],
+    ) -> None:
+        self._closed = False
+        self._transport = transport
+        self._protocol = protocol
+        self._limit = limit
+        self._incoming = incoming
+
+    @classmethod
+    async def open(
+        cls, pipe: object, limit: int, incoming: ChannelSender[Envelope | Exception]
+    ) -> PipeOutput:
+        """Writes to ``pipe`` (a file object the transport takes over and closes)."""
+        loop = asyncio.get_running_loop()
+        transport, protocol = await loop.connect_write_pipe(_Closing, pipe)
+        return cls(transport, protocol, limit, incoming)
+
+    def send_nowait(self, item: Envelope) -> None:
+        """Write ``item``'s line; raises ``ClosedResourceError`` if this end is closed and
+        ``BrokenResourceError`` if the pipe is (its reader has gone)."""
+        if self._closed:
+            raise anyio.ClosedResourceError
+        if self._transport.is_closing():
+            raise anyio.BrokenResourceError
+        if line := line_for(item, self._limit, self._incoming):
+            self._transport.write(line)
+
+    async def send(self, item: Envelope) -> None:
+        await anyio.lowlevel.checkpoint()
+        self.send_nowait(item)
+
+    def close(self) -> None:
+        """Write no more: what is written still goes out, then the pipe is closed."""
+        self._closed = True
+        self._transport.close()
+
+    async def wait_closed(self) -> None:
+        """Wait until the pipe is closed (after ``close``, once its last bytes are out, or
+        when its reader has gone)."""
+        await self._protocol.closed
+
+    def abort(self) -> None:
+        """Close the pipe now, dropping what has not gone out (a reader that stopped
+        reading must not hold us up for ever)."""
+        self._closed = True
+        if self._transport.get_write_buffer_size():
+            self._transport.abort()

@@ -133,6 +133,36 @@ async def test_a_child_that_dies_fails_the_pending_call_with_its_exit_code() -> 
     assert_reaped(pid)
 
 
+DYING_SERVER = SERVERS / "dying_server.py"
+
+
+async def test_a_child_that_dies_mid_answer_fails_the_call_and_its_half_line_is_dropped() -> None:
+    """Half a line and then the end of stdout: the call fails with the exit code, and
+    the unfinished line is not reported as output of its own."""
+    seen: list[IncomingMessage] = []
+
+    async def message_handler(message: IncomingMessage) -> None:
+        seen.append(message)
+
+    server = StdioServer(sys.executable, [str(DYING_SERVER), "half-line"])
+    async with Client(server, mode="legacy", message_handler=message_handler) as client:
+        with anyio.fail_after(PATIENCE_SECONDS), pytest.raises(ConnectionClosedError) as caught:
+            await client.call_tool("anything")
+    assert "exited with code 7" in caught.value.message
+    assert all(isinstance(item, ConnectionClosedError) for item in seen), seen
+
+
+async def test_a_call_written_to_a_child_that_has_exited_fails_with_its_exit_code() -> None:
+    """The child exits once connected, reading nothing more: whether the call is written
+    before or after the pipe breaks, it fails (it does not wait for ever) and says why."""
+    server = StdioServer(sys.executable, [str(DYING_SERVER), "at-once"])
+    async with Client(server, mode="legacy") as client:
+        for _ in range(3):  # the first write may still fit into the pipe; later ones break it
+            with anyio.fail_after(PATIENCE_SECONDS), pytest.raises(ConnectionClosedError) as caught:
+                await client.call_tool("anything")
+            assert "exited with code 9" in caught.value.message
+
+
 async def test_the_child_is_reaped_when_the_client_exits() -> None:
     """Leaving ``async with Client`` ends the child process and waits for it."""
     async with Client(process_server(), mode="legacy") as client:

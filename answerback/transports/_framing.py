@@ -161,17 +161,26 @@ class LineReader:
                 return incoming, replies
             chunk = chunk[end + 1 :]
             self._skipping = False
-        scanned = len(self._buffer)  # the buffer holds no newline: search only the chunk
         buffer = self._buffer
-        buffer += chunk
+        # Lines are cut from the chunk itself when nothing is left over from before (the
+        # usual case: a message per chunk), else from the buffer it is added to.
+        data: bytes | bytearray = chunk
+        scanned = 0
+        if buffer:
+            scanned = len(buffer)  # the buffer holds no newline: search only the chunk
+            buffer += chunk
+            data = buffer
         start = 0
-        while (end := buffer.find(b"\n", max(start, scanned))) >= 0:
+        while (end := data.find(b"\n", max(start, scanned))) >= 0:
             if end - start > self.limit:
-                self._oversized(bytes(buffer[start : start + _HEAD_BYTES]), incoming, replies)
-            elif line := bytes(buffer[start:end]).strip():
+                self._oversized(bytes(data[start : start + _HEAD_BYTES]), incoming, replies)
+            elif line := bytes(data[start:end]).strip():
                 incoming.append(self.decode_line(line))
             start = end + 1
-        del buffer[:start]
+        if data is buffer:
+            del buffer[:start]
+        elif start < len(chunk):
+            buffer += chunk[start:]
         if len(buffer) > self.limit:
             self._oversized(bytes(buffer[:_HEAD_BYTES]), incoming, replies)
             buffer.clear()

@@ -9,6 +9,7 @@ other loop for ever.
 
 from __future__ import annotations
 
+import importlib
 import os
 import sys
 from collections.abc import AsyncGenerator, Callable
@@ -523,6 +524,67 @@ async def test_http_checks_mirrored_parameter_headers() -> None:
     assert {r.json()["error"]["code"] for r in (missing, wrong, broken)} == {-32020}
     assert right.status_code == 200
     assert result.content[0] == TextContent(text=" über ")
+
+
+async def test_http_mirrored_headers_follow_a_tool_replaced_under_its_name() -> None:
+    mcp = MCPServer("Regions")
+
+    @mcp.tool(name="where")
+    def by_region(
+        region: Annotated[str, Field(json_schema_extra={"x-mcp-header": "Region"})],
+    ) -> str:
+        """Echo the region."""
+        return region
+
+    def call(region: str, **extra: str) -> Any:
+        payload = body(
+            "tools/call", {"name": "where", "arguments": {"region": region}, "_meta": modern_meta()}
+        )
+        sent = {**headers("tools/call", name="where"), "accept": "application/json", **extra}
+        return http.post(running.url, json=payload, headers=sent)
+
+    async with serve(mcp.http_app()) as running, httpx2.AsyncClient() as http:
+        before = await call("eu", **{"mcp-param-region": "eu"})
+
+        @mcp.tool(name="where")
+        def by_zone(
+            region: Annotated[str, Field(json_schema_extra={"x-mcp-header": "Zone"})],
+        ) -> str:
+            """Echo the region, mirrored as the zone."""
+            return region
+
+        old_header = await call("eu", **{"mcp-param-region": "eu"})
+        new_header = await call("eu", **{"mcp-param-zone": "eu"})
+    assert before.status_code == 200
+    assert old_header.status_code == 400
+    assert "Mcp-Param-Zone" in old_header.json()["error"]["message"]
+    assert new_header.status_code == 200
+
+
+async def test_http_reads_a_tools_mirrored_headers_from_its_schema_once(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    modern_server = importlib.import_module("answerback.transports.http._modern_server")
+    original = modern_server.header_parameters
+    walks: list[object] = []
+
+    def counted(schema: dict[str, Any]) -> dict[str, tuple[str, ...]]:
+        walks.append(schema)
+        return original(schema)
+
+    monkeypatch.setattr(modern_server, "header_parameters", counted)
+    mcp = MCPServer("Regions")
+
+    @mcp.tool()
+    def where(region: Annotated[str, Field(json_schema_extra={"x-mcp-header": "Region"})]) -> str:
+        """Echo the region."""
+        return region
+
+    async with serve(mcp.http_app()) as running, Client(running.url, mode=MODERN) as client:
+        for region in ("eu", "us", "ap"):
+            result = await client.call_tool("where", {"region": region})
+            assert result.content[0] == TextContent(text=region)
+    assert len(walks) == 1
 
 
 # -- interop with the official SDK in its default (auto) mode --------------------------

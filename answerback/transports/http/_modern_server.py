@@ -11,9 +11,9 @@ request.
 from __future__ import annotations
 
 import contextlib
-from collections.abc import AsyncGenerator
+from collections.abc import AsyncGenerator, Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 import anyio
 from anyio.abc import TaskStatus
@@ -33,7 +33,6 @@ from answerback.transports._headers import (
     name_of,
     parameter_headers,
 )
-from answerback.transports._memory import create_stream_pairs
 from answerback.transports.http._serving import (
     CLIENT_CLOSED_REQUEST,
     ClientGone,
@@ -82,7 +81,7 @@ def is_modern_request(message: JSONObject, version: str | None) -> bool:
 
 
 def validate(
-    request: Request, message: JSONObject, server: HTTPConnectionServer
+    request: Request, message: JSONObject, param_headers: ParamHeaders
 ) -> tuple[int, int, str, Any] | None:
     """Check a 2026-07-28 request in the order the specification gives: required
     ``_meta`` (-32602), header against body (-32020), supported version (-32022), the
@@ -112,7 +111,7 @@ def validate(
             {"supported": list(SUPPORTED_VERSIONS), "requested": body_version},
         )
     problem = _standard_header_problem(request, message) or _param_header_problem(
-        request, message, server
+        request, message, param_headers
     )
     return None if problem is None else (400, HEADER_MISMATCH, problem, None)
 
@@ -138,21 +137,42 @@ def _standard_header_problem(request: Request, message: JSONObject) -> str | Non
     return None
 
 
+class ParamHeaders:
+    """Which arguments each of a server's tools mirrors in ``Mcp-Param-*`` headers, worked
+    out once per input schema: walking the schema on every call cost as much as all the
+    other checks of a 2026-07-28 request together."""
+
+    def __init__(self, server: HTTPConnectionServer) -> None:
+        self._server = server
+        self._known: dict[str, tuple[JSONObject, dict[str, tuple[str, ...]]]] = {}
+
+    def of(self, tool: str) -> dict[str, tuple[str, ...]]:
+        """Header name → argument path for ``tool`` (empty for an unknown tool, or one
+        whose schema breaks the rules: nothing a client could mirror)."""
+        schema = self._server.tool_input_schema(tool)
+        if schema is None:
+            return {}
+        known = self._known.get(tool)
+        if known is None or known[0] is not schema:  # new, or the tool was replaced
+            try:
+                designated = header_parameters(schema)
+            except ValueError:
+                designated = {}
+            known = self._known[tool] = (schema, designated)
+        return known[1]
+
+
 def _param_header_problem(
-    request: Request, message: JSONObject, server: HTTPConnectionServer
+    request: Request, message: JSONObject, param_headers: ParamHeaders
 ) -> str | None:
     """``Mcp-Param-*`` headers must mirror the arguments the tool's schema designates."""
     if message.get("method") != "tools/call":
         return None
     params = as_object(message.get("params")) or {}
     name = params.get("name")
-    schema = server.tool_input_schema(name) if isinstance(name, str) else None
-    if schema is None:
+    designated = param_headers.of(name) if isinstance(name, str) else None
+    if not designated:
         return None
-    try:
-        designated = header_parameters(schema)
-    except ValueError:
-        return None  # the server's own schema is broken; nothing a client can mirror
     expected = parameter_headers(designated, as_object(params.get("arguments")))
     for header, path in designated.items():
         key = PARAM_HEADER_PREFIX + header
@@ -187,49 +207,48 @@ class StatelessConnection:
     """
 
     def __init__(self) -> None:
-        self._to_server: WriteStream | None = None
+        self._to_server: ChannelSender[Envelope | Exception] | None = None
         self._routes: dict[int, _Route] = {}
         self._next_id = 0
 
     async def run(self, server: HTTPConnectionServer, *, task_status: TaskStatus[None]) -> None:
-        client_side, server_side = create_stream_pairs()
-        self._to_server = client_side[1]
+        to_server, server_reads = open_channel[Envelope | Exception]()
+        outbox = _Outbox(self._route)
+        self._to_server = to_server
         try:
             async with anyio.create_task_group() as tg:
-                tg.start_soon(server.serve_connection, *server_side)
+                # The engine only calls send_nowait, send and close on its write end.
+                tg.start_soon(server.serve_connection, server_reads, cast(WriteStream, outbox))
                 task_status.started()
-                async for item in client_side[0]:
-                    if isinstance(item, Envelope):
-                        await self._route(item)
         finally:
-            for channel in (*client_side, *server_side):
+            for channel in (to_server, server_reads, outbox):
                 channel.close()
             for route in self._routes.values():
                 route.close()  # their requests wait no more
             self._routes.clear()
 
-    async def submit(self, message: JSONObject, transport_context: Any) -> _Route:
+    def submit(self, message: JSONObject, transport_context: Any) -> _Route:
         """Send one request in; its messages come out of the returned route."""
         assert self._to_server is not None
         internal = self._next_id
         self._next_id += 1
         route = _Route(internal, message["id"])
         self._routes[internal] = route
-        await self._to_server.send(Envelope({**message, "id": internal}, None, transport_context))
+        self._to_server.send_nowait(Envelope({**message, "id": internal}, None, transport_context))
         return route
 
-    async def cancel(self, route: _Route) -> None:
+    def cancel(self, route: _Route) -> None:
         """The client went away: cancel the request (closing the stream means that)."""
         if self._routes.pop(route.internal_id, None) is not None and self._to_server:
             notice = {"requestId": route.internal_id, "reason": "the client disconnected"}
             with contextlib.suppress(anyio.ClosedResourceError, anyio.BrokenResourceError):
-                await self._to_server.send(
+                self._to_server.send_nowait(
                     Envelope({"jsonrpc": "2.0", "method": CANCELLED, "params": notice})
                 )
         route.close()
         route.receive.close()
 
-    async def _route(self, envelope: Envelope) -> None:
+    def _route(self, envelope: Envelope) -> None:
         message = as_object(envelope.message)
         if message is None:
             return
@@ -246,6 +265,28 @@ class StatelessConnection:
             route.deliver(outgoing(_with_subscription_id(message, route)))
 
 
+class _Outbox:
+    """The server's write end of the stateless connection: each message goes to its
+    request's route as the server writes it. (A task reading the messages from a
+    channel, as a transport does, cost two loop turns per request.)"""
+
+    def __init__(self, route: Callable[[Envelope], None]) -> None:
+        self._route = route
+        self._closed = False
+
+    def send_nowait(self, envelope: Envelope) -> None:
+        if self._closed:
+            raise anyio.ClosedResourceError
+        self._route(envelope)
+
+    async def send(self, envelope: Envelope) -> None:
+        await anyio.lowlevel.checkpoint()
+        self.send_nowait(envelope)
+
+    def close(self) -> None:
+        self._closed = True
+
+
 @dataclass(eq=False, slots=True)
 class _Route:
     """Where one request's outgoing messages go (as strict JSON), and the id the client
@@ -255,8 +296,6 @@ class _Route:
     client_id: RequestId
     send: ChannelSender[tuple[JSONObject, bytes]] = field(init=False)
     receive: ChannelReceiver[tuple[JSONObject, bytes]] = field(init=False)
-    arrived: anyio.Event = field(default_factory=anyio.Event)
-    """Set once the first message is waiting in ``receive``, or the route has closed."""
 
     def __post_init__(self) -> None:
         self.send, self.receive = open_channel[tuple[JSONObject, bytes]]()
@@ -269,11 +308,9 @@ class _Route:
             return
         with contextlib.suppress(anyio.ClosedResourceError, anyio.BrokenResourceError):
             self.send.send_nowait((wire.message, wire.data))  # unbounded: never blocks
-        self.arrived.set()
 
     def close(self) -> None:
         self.send.close()
-        self.arrived.set()
 
 
 def _with_subscription_id(message: JSONObject, route: _Route) -> JSONObject:
@@ -310,7 +347,7 @@ async def answer_modern(
         )
     if request_id is None:
         return Response(status_code=202)  # notifications need no answer on HTTP
-    problem = validate(request, message, app.server)
+    problem = validate(request, message, app.param_headers)
     if problem is not None:
         status, code, text, data = problem
         error: JSONObject = {"code": code, "message": text}
@@ -319,20 +356,18 @@ async def answer_modern(
         return JSONResponse(
             {"jsonrpc": "2.0", "id": request_id, "error": error}, status_code=status
         )
-    route = await app.stateless.submit(message, request)
+    route = app.stateless.submit(message, request)
     incoming = route.receive
     try:
-        await until_ready(request, route.arrived)
-        first = incoming.receive_nowait()
+        first = await until_ready(request, incoming.receive)
     except anyio.EndOfStream:
-        await app.stateless.cancel(route)
+        app.stateless.cancel(route)
         return _json_error(request_id, "The server stopped before answering.")
     except ClientGone:
-        await app.stateless.cancel(route)
+        app.stateless.cancel(route)
         return Response(status_code=CLIENT_CLOSED_REQUEST)
     except BaseException:
-        with anyio.CancelScope(shield=True):
-            await app.stateless.cancel(route)
+        app.stateless.cancel(route)
         raise
     if _is_response(first[0], request_id) and (
         not wants_sse or "error" in first[0] or prefers_json
@@ -352,8 +387,7 @@ async def answer_modern(
         except ClientGone:
             answer = None
         finally:
-            with anyio.CancelScope(shield=True):
-                await app.stateless.cancel(route)
+            app.stateless.cancel(route)
         if answer is None:
             return _json_error(request_id, "The server stopped before answering.")
         return _json(*answer)
@@ -376,8 +410,7 @@ async def answer_modern(
         except anyio.EndOfStream:
             return
         finally:
-            with anyio.CancelScope(shield=True):
-                await app.stateless.cancel(route)  # a closed stream cancels the request
+            app.stateless.cancel(route)  # a closed stream cancels the request
 
     return EventStreamResponse(events())
 

@@ -176,13 +176,14 @@ class ClientGone(Exception):
     """The client closed its connection while the server waited to answer it."""
 
 
-async def until_ready(request: Request, ready: anyio.Event) -> None:
-    """Wait until ``ready`` is set, or raise ``ClientGone`` if the client hangs up first
-    (noticed within ``QUICK_ANSWER_SECONDS`` of the wait's start at the latest)."""
+async def until_ready(request: Request, wait: Callable[[], Awaitable[T]]) -> T:
+    """``await wait()``, or raise ``ClientGone`` if the client hangs up first (noticed
+    within ``QUICK_ANSWER_SECONDS`` of the wait's start at the latest). ``wait`` is
+    called again after that time, so cancelling it must lose nothing (an event's
+    ``wait``, a channel's ``receive``)."""
     with anyio.move_on_after(QUICK_ANSWER_SECONDS):
-        await ready.wait()
-        return
-    await unless_client_leaves(request, ready.wait)
+        return await wait()
+    return await unless_client_leaves(request, wait)
 
 
 async def unless_client_leaves(request: Request, wait: Callable[[], Awaitable[T]]) -> T:

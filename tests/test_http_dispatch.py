@@ -1,0 +1,70 @@
+"""Streamable HTTP: requests to the MCP endpoint's path go straight to the endpoint,
+while the lifespan, other paths and a mounted application still go through Starlette."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import httpx2
+import pytest
+from http_support import serve
+from starlette.applications import Starlette
+from starlette.routing import Mount
+from starlette.types import ASGIApp, Receive, Scope, Send
+
+from answerback import Client
+from answerback.server import MCPServer
+from answerback.types import TextContent
+
+pytestmark = pytest.mark.anyio
+
+
+def echo_server() -> MCPServer:
+    mcp = MCPServer("Echo")
+
+    @mcp.tool()
+    def echo(text: str) -> str:
+        """Return ``text``."""
+        return text
+
+    return mcp
+
+
+class Counting:
+    """An ASGI app that counts the HTTP requests it passes on to ``app``."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+        self.paths: list[str] = []
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http":
+            self.paths.append(scope["path"])
+        await self.app(scope, receive, send)
+
+
+@pytest.mark.parametrize("mode", ["legacy", "2026-07-28"])
+async def test_endpoint_requests_skip_starlette_and_other_paths_do_not(mode: str) -> None:
+    mcp_app = echo_server().http_app()
+    starlette = Counting(mcp_app.app)
+    mcp_app.app = starlette  # type: ignore[assignment]  # to see what reaches Starlette
+    async with serve(mcp_app) as running, httpx2.AsyncClient() as http:
+        async with Client(running.url, mode=mode) as client:
+            result = await client.call_tool("echo", {"text": "straight"})
+        elsewhere = await http.get(running.url.replace("/mcp", "/elsewhere"))
+    assert result.content == [TextContent(text="straight")]
+    assert elsewhere.status_code == 404
+    assert starlette.paths == ["/elsewhere"]
+
+
+@pytest.mark.parametrize("mode", ["legacy", "2026-07-28"])
+async def test_a_mounted_app_is_served_through_its_parents_routes(mode: str) -> None:
+    mcp_app = echo_server().http_app()
+    parent: Any = Starlette(
+        routes=[Mount("/api", app=mcp_app)], lifespan=mcp_app.app.router.lifespan_context
+    )
+    async with serve(parent) as running:
+        url = running.url.replace("/mcp", "/api/mcp")
+        async with Client(url, mode=mode) as client:
+            result = await client.call_tool("echo", {"text": "mounted"})
+    assert result.content == [TextContent(text="mounted")]

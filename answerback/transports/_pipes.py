@@ -151,7 +151,9 @@ class PipeOutput(ChannelSender[Envelope]):
 
     def abort(self) -> None:
         """Close the pipe now, dropping what has not gone out (a reader that stopped
-        reading must not hold us up for ever)."""
+        reading must not hold us up for ever). Safe whatever state the pipe is in."""
         self._closed = True
         if self._transport.get_write_buffer_size():
             self._transport.abort()
+        else:
+            self._transport.close()  # nothing if it is closing already

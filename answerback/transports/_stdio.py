@@ -203,12 +203,16 @@ class StdioServer:
         stdin_file = os.fdopen(stdin, "wb", buffering=0)
         stdout_file = os.fdopen(stdout, "rb", buffering=0)
         loop = asyncio.get_running_loop()
+        server_output = PipeInput(loop)
         try:
-            output = await PipeOutput.open(stdin_file, limit, incoming)
-            server_output = PipeInput(loop)
             reading, _ = await loop.connect_read_pipe(lambda: server_output, stdout_file)
+            try:
+                output = await PipeOutput.open(stdin_file, limit, incoming)
+            except BaseException:
+                reading.close()
+                raise
         except BaseException:
-            stdin_file.close()
+            stdin_file.close()  # (closing a file twice does nothing)
             stdout_file.close()
             with anyio.CancelScope(shield=True):
                 await _stop(process)

@@ -542,6 +542,58 @@ async def test_a_server_writing_to_a_file_reads_its_pipe_and_writes_every_answer
     assert answer == {"jsonrpc": "2.0", "id": 1, "result": {}}
 
 
+@dataclass
+class PipesBothWays:
+    """A server's stdin and stdout as pipes; the test reads ``stdout_read``."""
+
+    stdin: BinaryIO
+    stdout: BinaryIO
+    stdout_read: int
+
+
+@pytest.fixture
+def pipes_both_ways() -> Iterator[PipesBothWays]:
+    stdin_read, stdin_write = os.pipe()
+    stdout_read, stdout_write = os.pipe()
+    with (
+        open(stdin_read, "rb", buffering=0) as stdin,
+        open(stdout_write, "wb", buffering=0) as stdout,
+        open(stdout_read, "rb", buffering=0),
+        open(stdin_write, "wb", buffering=0),
+    ):
+        yield PipesBothWays(stdin, stdout, stdout_read)
+
+
+async def test_answers_the_pipe_cannot_take_yet_still_go_out_when_the_block_ends(
+    pipes_both_ways: PipesBothWays,
+) -> None:
+    """Answers are written into the stdout pipe as they are sent; what a full pipe does
+    not take yet waits, in order, and leaving the block waits for it to go out (a
+    client reading late still gets every answer)."""
+    pipes = pipes_both_ways
+    answers = [{"jsonrpc": "2.0", "id": n, "result": {"text": "z" * 100_000}} for n in range(10)]
+    sent = anyio.Event()
+    received = bytearray()
+
+    def read_to_the_end() -> None:
+        while chunk := os.read(pipes.stdout_read, 65536):
+            received.extend(chunk)
+
+    async def read_late() -> None:
+        await sent.wait()  # the pipe holds far less than the answers by now
+        await anyio.to_thread.run_sync(read_to_the_end, abandon_on_cancel=True)
+
+    with anyio.fail_after(PATIENCE_SECONDS):
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(read_late)
+            async with stdio_server_streams(pipes.stdin, pipes.stdout) as (_, outgoing):
+                for answer in answers:
+                    outgoing.send_nowait(Envelope(answer))
+                sent.set()
+            pipes.stdout.close()  # the server's copy is closed too: the reader sees the end
+    assert [json.loads(line) for line in received.splitlines()] == answers
+
+
 async def test_a_server_running_on_trio_serves_stdio_and_leaves_at_end_of_input() -> None:
     """Under trio the server reads and writes its pipes in threads: messages of any size
     cross intact, limits and strict JSON hold, and closing stdin ends the process."""

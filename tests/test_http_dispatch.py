@@ -44,17 +44,34 @@ class Counting:
 
 
 @pytest.mark.parametrize("mode", ["legacy", "2026-07-28"])
-async def test_endpoint_requests_skip_starlette_and_other_paths_do_not(mode: str) -> None:
+async def test_endpoint_requests_skip_starlettes_router_and_other_paths_do_not(
+    mode: str,
+) -> None:
     mcp_app = echo_server().http_app()
-    starlette = Counting(mcp_app.app)
-    mcp_app.app = starlette  # type: ignore[assignment]  # to see what reaches Starlette
+    router = Counting(mcp_app.app.router)
+    mcp_app.app.router = router  # type: ignore[assignment]  # to see what reaches it
     async with serve(mcp_app) as running, httpx2.AsyncClient() as http:
         async with Client(running.url, mode=mode) as client:
             result = await client.call_tool("echo", {"text": "straight"})
         elsewhere = await http.get(running.url.replace("/mcp", "/elsewhere"))
     assert result.content == [TextContent(text="straight")]
     assert elsewhere.status_code == 404
-    assert starlette.paths == ["/elsewhere"]
+    assert router.paths == ["/elsewhere"]
+
+
+async def test_middleware_added_to_the_starlette_app_sees_endpoint_requests() -> None:
+    mcp_app = echo_server().http_app()
+    seen: list[Counting] = []
+
+    def counting(app: ASGIApp) -> Counting:
+        seen.append(Counting(app))
+        return seen[-1]
+
+    mcp_app.app.add_middleware(counting)
+    async with serve(mcp_app) as running, Client(running.url, mode="2026-07-28") as client:
+        result = await client.call_tool("echo", {"text": "watched"})
+    assert result.content == [TextContent(text="watched")]
+    assert "/mcp" in seen[0].paths
 
 
 @pytest.mark.parametrize("mode", ["legacy", "2026-07-28"])

@@ -180,11 +180,17 @@ class StreamableHTTPApp:
         return self.state.events
 
     async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
-        if scope["type"] == "http" and scope["path"] == self.path and not scope.get("root_path"):
-            # Straight to the endpoint: Starlette's middleware and router would only find
-            # the same route, at about a tenth of the cost of an echo call.
+        if (
+            scope["type"] == "http"
+            and scope["path"] == self.path
+            and not scope.get("root_path")
+            and not self.app.user_middleware
+            and not self.app.exception_handlers
+        ):
+            # Straight to the endpoint: Starlette's router and its default middleware
+            # would only find the same route, at about a tenth of the cost of an echo.
             await self._endpoint_app(scope, receive, send)
-        else:  # the lifespan, the auth routes, and every other path
+        else:  # the lifespan, the auth routes, other paths, middleware added to .app
             await self.app(scope, receive, send)
 
     @asynccontextmanager

@@ -14,7 +14,7 @@ from __future__ import annotations
 import asyncio
 import sys
 from collections.abc import Callable
-from typing import cast
+from typing import BinaryIO, cast
 
 import anyio
 import anyio.lowlevel
@@ -110,6 +110,7 @@ class PipeOutput(ChannelSender[Envelope]):
         limit: int,
         incoming: ChannelSender[Envelope | Exception],
     ) -> None:
+        # No ``super().__init__``: the channel state it would make is never used.
         self._closed = False
         self._transport = transport
         self._protocol = protocol
@@ -118,7 +119,7 @@ class PipeOutput(ChannelSender[Envelope]):
 
     @classmethod
     async def open(
-        cls, pipe: object, limit: int, incoming: ChannelSender[Envelope | Exception]
+        cls, pipe: BinaryIO, limit: int, incoming: ChannelSender[Envelope | Exception]
     ) -> PipeOutput:
         """Writes to ``pipe`` (a file object the transport takes over and closes)."""
         loop = asyncio.get_running_loop()

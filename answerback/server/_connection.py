@@ -10,6 +10,7 @@ results on a modern one.
 from __future__ import annotations
 
 import base64
+import functools
 import inspect
 import logging
 from collections.abc import Awaitable, Callable, Sequence
@@ -365,7 +366,7 @@ class Connection:
         question asked in a task still ends the round, in either era.
         """
         tools = self.registry.tools
-        redact = self.server.redacts_errors(request)
+        redact = functools.partial(self.server.redacts_errors, request)
         if not client.modern:
             session = ServerSession(client, request, LiveAsker(request))
             try:

@@ -10,7 +10,7 @@ capability checks.
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Generic, Literal, TypeVar, cast
@@ -98,7 +98,7 @@ class Context:
         request_state: str | None = None,
         state_seal: StateSeal | None = None,
         server_tools: Mapping[str, RegisteredTool] | None = None,
-        redact_errors: bool = False,
+        redact_errors: Callable[[], bool] | None = None,
         memo: Memo | None = None,
         roots_cache: RootsCache | None = None,
     ) -> None:
@@ -109,7 +109,8 @@ class Context:
         self._state_seal = state_seal
         self._server_tools = server_tools or {}
         self._redact_errors = redact_errors
-        """Whether a failing tool's text is kept from the client (``error_details``)."""
+        """Whether a failing tool's text is kept from the client (``error_details``):
+        asked only when one fails, since it may parse the peer's address."""
         self._memo = memo
         """2026-07-28: what earlier rounds computed (the results of sampled tool calls)."""
         self._roots_cache = roots_cache if roots_cache is not None else RootsCache()
@@ -256,7 +257,8 @@ class Context:
             raise ValueError("ctx.sample: tool_choice needs tools to choose from; pass tools=.")
         runner = None
         if offered:
-            runner = ToolRunner(offered, self, redact=self._redact_errors, memo=self._memo)
+            redact = self._redact_errors is not None and self._redact_errors()
+            runner = ToolRunner(offered, self, redact=redact, memo=self._memo)
 
         async def ask(
             conversation: list[SamplingMessage], tools: list[Tool] | None, choice: ToolChoice | None

@@ -1,11 +1,13 @@
 """The engine's channel behaves like an unbounded anyio memory object stream where the
 engine and the transports rely on it: order, ends, errors, cancellation that loses
-nothing, and a reader that stays fair and cancellable when flooded. And a transport
-written with anyio's streams, as the docs describe, still works."""
+nothing, and a reader that stays fair and cancellable when flooded. Items handed over to
+an idle reader's taker keep their order with those it reads. And a transport written
+with anyio's streams, as the docs describe, still works."""
 
 from __future__ import annotations
 
 import contextlib
+import contextvars
 import math
 from collections.abc import AsyncGenerator
 from contextlib import asynccontextmanager
@@ -19,6 +21,7 @@ from answerback.jsonrpc import Envelope, WriteStream
 from answerback.jsonrpc._channel import ChannelReceiver, ChannelSender, open_channel
 from answerback.server import MCPServer
 from answerback.transports import StreamPair
+from answerback.types import TextContent
 
 pytestmark = pytest.mark.anyio
 
@@ -183,6 +186,64 @@ class AnyioStreamsTransport:
                 tg.cancel_scope.cancel()
                 for stream in (to_server, server_reads, to_client, client_reads):
                     stream.close()
+
+
+async def test_an_idle_reader_hands_items_over_only_while_it_waits_with_nothing_buffered() -> None:
+    sender, receiver = channel()
+    taken: list[int] = []
+    read: list[int] = []
+
+    def take(item: int) -> bool:
+        if item % 2:  # takes odd items, leaves even ones to the reader
+            return False
+        taken.append(item)
+        return True
+
+    receiver.hand_over(take)
+    sender.send_nowait(0)  # nobody waits yet: buffered, not offered
+    assert taken == []
+
+    async def reader() -> None:
+        async for item in receiver:
+            read.append(item)
+
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(reader)
+        await anyio.wait_all_tasks_blocked()
+        assert read == [0]
+        sender.send_nowait(2)  # the reader waits, nothing buffered: taken at once
+        assert taken == [2]
+        sender.send_nowait(3)  # refused: buffered and the reader woken
+        sender.send_nowait(4)  # something is buffered: not offered, so order holds
+        assert taken == [2]
+        await anyio.wait_all_tasks_blocked()
+        assert read == [0, 3, 4]
+        receiver.hand_over(None)
+        sender.send_nowait(6)
+        await anyio.wait_all_tasks_blocked()
+        assert (taken, read) == ([2], [0, 3, 4, 6])
+        sender.close()
+
+
+async def test_a_handler_runs_in_its_endpoints_context_not_the_callers() -> None:
+    """A request dispatched in its sender's step (in-process: the client's task) still
+    starts its handler with the context variables of where the server's endpoint opened,
+    never the client's."""
+    caller = contextvars.ContextVar("caller", default="nobody")
+    mcp = MCPServer("contexts")
+
+    @mcp.tool()
+    def who() -> str:
+        """Which caller the tool sees."""
+        return caller.get()
+
+    async with Client(mcp) as client:
+        token = caller.set("the client")
+        try:
+            result = await client.call_tool("who")
+        finally:
+            caller.reset(token)
+    assert result.content == [TextContent(text="nobody")]
 
 
 async def test_a_transport_made_of_anyio_memory_streams_still_works() -> None:

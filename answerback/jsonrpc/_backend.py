@@ -15,6 +15,7 @@ retrieved, so no failure can go unreported ("Task exception was never retrieved"
 from __future__ import annotations
 
 import asyncio
+import contextvars
 from collections.abc import Awaitable, Callable, Coroutine, Generator
 from typing import Any, NamedTuple, Protocol, cast
 
@@ -81,8 +82,11 @@ class Backend(Protocol):
     def spawn(self, function: TaskFunction, *args: Any) -> None:
         """Run ``function(*args)`` in a new task owned by the endpoint.
 
-        The function must not raise (the engine turns every failure into a response),
-        and must call ``task_done()`` as its very last step.
+        The task's context variables are a copy of those where the endpoint opened,
+        whichever task (or loop callback) spawns it: a message dispatched in its sender's
+        step must not hand the sender's context to the peer's handler. The function must
+        not raise (the engine turns every failure into a response), and must call
+        ``task_done()`` as its very last step.
         """
         ...
 
@@ -118,13 +122,14 @@ class AsyncioBackend:
         )
         self._create_task = loop.create_task
         self._tasks: set[asyncio.Task[None]] = set()
+        self._context = contextvars.copy_context()
 
     @staticmethod
     def wait_keeping(waiter: Waiter, /) -> Awaitable[None]:
         return asyncio.shield(cast("asyncio.Future[None]", waiter))
 
     def spawn(self, function: TaskFunction, *args: Any) -> None:
-        self._tasks.add(self._create_task(function(*args)))
+        self._tasks.add(self._create_task(function(*args), context=self._context.copy()))
 
     def task_done(self) -> None:
         # Here rather than in a done callback, which costs a loop callback per task.

@@ -11,6 +11,12 @@ the buffer empty just waits, which is its checkpoint. A receive that finds an it
 checkpoints first, so a reader flooded with messages still lets other tasks run and can
 be cancelled, as with anyio.
 
+A reader may also ``hand_over`` items: while it waits with nothing buffered, a send
+offers the item to a function of the reader's first, which may take it there and then.
+The engine dispatches a well-formed message that way, in the sender's own step, rather
+than waking its reader task for it: a loop turn fewer per message on each side. Order is
+kept, since only an idle reader with an empty buffer is bypassed.
+
 The ends behave like anyio's where the engine and transports use them (the same
 ``send``/``send_nowait``/``receive``/``receive_nowait``/``close``, async iteration and
 exceptions), so a transport written with memory object streams works unchanged. What is
@@ -23,6 +29,7 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections import deque
+from collections.abc import Callable
 from types import TracebackType
 from typing import Generic, Self, TypeVar
 
@@ -34,7 +41,7 @@ T = TypeVar("T")
 
 
 class _State(Generic[T]):
-    __slots__ = ("buffer", "primitives", "receiver_closed", "sender_closed", "waiter")
+    __slots__ = ("buffer", "primitives", "receiver_closed", "sender_closed", "taker", "waiter")
 
     def __init__(self) -> None:
         self.buffer: deque[T] = deque()
@@ -42,6 +49,7 @@ class _State(Generic[T]):
         self.primitives: Primitives | None = None
         self.sender_closed = False
         self.receiver_closed = False
+        self.taker: Callable[[T], bool] | None = None
 
     def wake(self) -> None:
         waiter = self.waiter
@@ -103,6 +111,9 @@ class ChannelSender(_End, Generic[T]):
         state = self._state
         if state.receiver_closed:
             raise anyio.BrokenResourceError
+        taker = state.taker
+        if taker is not None and state.waiter is not None and not state.buffer and taker(item):
+            return
         state.buffer.append(item)
         state.wake()
 
@@ -159,6 +170,13 @@ class ChannelReceiver(_End, Generic[T]):
                 finally:
                     if state.waiter is waiter:
                         state.waiter = None
+
+    def hand_over(self, taker: Callable[[T], bool] | None) -> None:
+        """While this end's reader waits and nothing is buffered, offer each item sent to
+        ``taker`` first; it returns whether it took the item (else it is buffered as
+        usual). ``taker`` runs in the sender's step, so it must not block or raise;
+        ``None`` stops offering."""
+        self._state.taker = taker
 
     def close(self) -> None:
         """Stop reading: buffered items are dropped and the sender's next send raises

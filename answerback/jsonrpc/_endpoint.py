@@ -5,6 +5,11 @@ each incoming request in a task of its own (so both sides can have many requests
 flight at once, in both directions), correlates responses with the requests that wait
 for them, and turns every exception a handler raises into an error response in exactly
 one place (``error_from_exception``).
+
+On the engine's own channel the reader task is skipped for the common messages: while
+it waits with nothing buffered, a well-formed response or new request is dispatched in
+the sender's step (``_take``), which costs no loop turn. Everything else (notifications,
+transport errors, anything malformed) still goes through the reader, in order.
 """
 
 from __future__ import annotations
@@ -24,6 +29,7 @@ from anyio.abc import TaskGroup
 
 from answerback.jsonrpc._attention import Attention
 from answerback.jsonrpc._backend import Backend, CancelScope, Waiter, current_backend
+from answerback.jsonrpc._channel import ChannelReceiver
 from answerback.jsonrpc._envelope import (
     Envelope,
     JSONObject,
@@ -247,6 +253,8 @@ class Endpoint:
         self._task_group = anyio.create_task_group()
         await self._task_group.__aenter__()
         self._task_group.start_soon(self._read_loop)
+        if isinstance(self._read_stream, ChannelReceiver):
+            self._read_stream.hand_over(self._take)
         return self
 
     async def __aexit__(
@@ -257,6 +265,8 @@ class Endpoint:
     ) -> bool | None:
         assert self._task_group is not None
         self._task_group.cancel_scope.cancel()
+        if isinstance(self._read_stream, ChannelReceiver):
+            self._read_stream.hand_over(None)
         # Handlers first, before the reader can see the end of the stream and fail their
         # own requests to the peer: a handler learns it was cancelled, not disconnected.
         self._cancel_handlers()
@@ -523,12 +533,41 @@ class Endpoint:
             await self._invalid(request_id, f"id {request_id!r} is already in use by a request")
         else:
             assert isinstance(request_id, str | int)
-            request = IncomingRequest(self, request_id, method, params, envelope)
-            # The peer cancels through a cancel scope (not Task.cancel), so a handler's
-            # shielded sections stay shielded.
-            scope = self._backend.new_cancel_scope()
-            self._in_flight[request_id] = scope
-            self._backend.spawn(self._answer, request, scope)
+            self._start_handler(IncomingRequest(self, request_id, method, params, envelope))
+
+    def _take(self, envelope: Envelope | Exception) -> bool:
+        """Dispatch ``envelope`` at once if it is a well-formed response, or a request with
+        a new id, while the connection is open; whether it did (else the reader gets it).
+        Runs in the sender's step (see ``ChannelReceiver.hand_over``)."""
+        if not isinstance(envelope, Envelope) or self._closed_reason is not None:
+            return False
+        message = as_object(envelope.message)
+        if message is None or message.get("jsonrpc") != "2.0":
+            return False
+        request_id = as_request_id(message.get("id"))
+        if request_id is None:
+            return False
+        method: object = message.get("method")
+        if method is None:
+            if "result" not in message and "error" not in message:
+                return False
+            self._resolve(message, refused=envelope.transport_context is TRANSPORT_REFUSAL)
+            return True
+        raw_params: object = message.get("params")
+        params = as_object(raw_params)
+        if not isinstance(method, str) or request_id in self._in_flight:
+            return False
+        if raw_params is not None and params is None:
+            return False
+        self._start_handler(IncomingRequest(self, request_id, method, params, envelope))
+        return True
+
+    def _start_handler(self, request: IncomingRequest) -> None:
+        # The peer cancels through a cancel scope (not Task.cancel), so a handler's
+        # shielded sections stay shielded.
+        scope = self._backend.new_cancel_scope()
+        self._in_flight[request.id] = scope
+        self._backend.spawn(self._answer, request, scope)
 
     async def _invalid(self, request_id: RequestId | None, why: str) -> None:
         await self._send_error(request_id, INVALID_REQUEST, f"Invalid request: {why}.")

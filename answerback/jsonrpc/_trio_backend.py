@@ -5,6 +5,7 @@ Imported only when an endpoint starts under trio (see ``_backend.current_backend
 
 from __future__ import annotations
 
+import contextvars
 from collections.abc import Awaitable, Generator
 from typing import Any, cast
 
@@ -34,7 +35,7 @@ class EventWaiter:
 class TrioBackend:
     """Tasks run in a nursery the endpoint opens on entry and joins on exit."""
 
-    __slots__ = ("_manager", "_nursery")
+    __slots__ = ("_context", "_manager", "_nursery")
 
     cancelled = trio.Cancelled
 
@@ -53,10 +54,12 @@ class TrioBackend:
     def __init__(self) -> None:
         self._manager = trio.open_nursery()
         self._nursery: trio.Nursery | None = None
+        self._context = contextvars.copy_context()
 
     def spawn(self, function: TaskFunction, *args: Any) -> None:
         assert self._nursery is not None
-        self._nursery.start_soon(function, *args)
+        # trio gives a new task a copy of the spawning task's context: spawn from ours.
+        self._context.run(self._nursery.start_soon, function, *args)
 
     def task_done(self) -> None:
         return None

@@ -9,11 +9,11 @@ such as the HTTP request that carried it).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, TypeAlias
+from typing import Any, Protocol, TypeAlias
 
-from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
+from anyio.streams.memory import MemoryObjectReceiveStream
 
-from answerback.jsonrpc._channel import ChannelReceiver, ChannelSender
+from answerback.jsonrpc._channel import ChannelReceiver
 
 RequestId: TypeAlias = str | int
 JSONObject: TypeAlias = dict[str, Any]
@@ -41,4 +41,21 @@ class MalformedMessage(Exception):
 ReadStream: TypeAlias = (
     ChannelReceiver[Envelope | Exception] | MemoryObjectReceiveStream[Envelope | Exception]
 )
-WriteStream: TypeAlias = ChannelSender[Envelope] | MemoryObjectSendStream[Envelope]
+
+
+class WriteStream(Protocol):
+    """Where an endpoint writes its envelopes. The send end of an unbounded anyio memory
+    object stream is one, and so is answerback's channel (``open_channel``); a transport
+    may also write straight to its medium, as the stdio pipes do on asyncio."""
+
+    def send_nowait(self, item: Envelope, /) -> None:
+        """Take ``item`` now (the engine's buffers have no bound, so this never waits)."""
+        ...
+
+    async def send(self, item: Envelope, /) -> None:
+        """``send_nowait`` after a checkpoint."""
+        ...
+
+    def close(self) -> None:
+        """No more envelopes will come."""
+        ...

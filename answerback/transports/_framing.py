@@ -17,7 +17,7 @@ import anyio
 import pydantic_core
 from anyio.streams.memory import MemoryObjectSendStream
 
-from answerback.jsonrpc import Envelope, JSONObject, MalformedMessage, RequestId
+from answerback.jsonrpc import Envelope, JSONObject, MalformedMessage, RequestId, WriteStream
 from answerback.jsonrpc._channel import ChannelSender
 from answerback.jsonrpc._endpoint import as_object, as_request_id
 from answerback.types._errors import INTERNAL_ERROR, INVALID_REQUEST
@@ -106,7 +106,9 @@ def encode_line(message: Any, limit: int) -> bytes:
     return data + b"\n"
 
 
-def deliver(stream: ChannelSender[Any] | MemoryObjectSendStream[Any], item: Any) -> None:
+def deliver(
+    stream: WriteStream | ChannelSender[Any] | MemoryObjectSendStream[Any], item: Any
+) -> None:
     """Put ``item`` on an unbounded stream this code does not own, unless it is closed
     (then the connection is ending, and nothing waits for the item any more)."""
     with contextlib.suppress(anyio.ClosedResourceError, anyio.BrokenResourceError):

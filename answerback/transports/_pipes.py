@@ -89,19 +89,18 @@ class _Closing(asyncio.Protocol):
             self.closed.set_result(None)
 
 
-class PipeOutput(ChannelSender[Envelope]):
-    """The engine's write stream over an asyncio write pipe: ``send_nowait`` writes the
-    message's line into the pipe transport at once.
+class PipeOutput:
+    """The engine's write stream (a ``WriteStream``) over an asyncio write pipe:
+    ``send_nowait`` writes the message's line into the pipe transport at once.
 
-    A ``ChannelSender`` only to the engine, which writes to one: there is no buffer and no
-    reader behind it (every method that would use them is replaced), since the transport
-    keeps, in order, what the pipe does not take at once. Like the channel it has no
-    bound. A line that cannot go is replaced, failed or dropped by ``line_for``, which
-    puts a failed request's answer on ``incoming``. Closing lets what is written go out,
-    then closes the pipe; ``wait_closed`` waits for that.
+    There is no buffer and no reader behind it: the transport keeps, in order, what the
+    pipe does not take at once. Like the engine's channels it has no bound. A line that
+    cannot go is replaced, failed or dropped by ``line_for``, which puts a failed
+    request's answer on ``incoming``. Closing lets what is written go out, then closes the
+    pipe; ``wait_closed`` waits for that.
     """
 
-    __slots__ = ("_incoming", "_limit", "_protocol", "_transport")
+    __slots__ = ("_closed", "_incoming", "_limit", "_protocol", "_transport")
 
     def __init__(
         self,
@@ -110,7 +109,6 @@ class PipeOutput(ChannelSender[Envelope]):
         limit: int,
         incoming: ChannelSender[Envelope | Exception],
     ) -> None:
-        # No ``super().__init__``: the channel state it would make is never used.
         self._closed = False
         self._transport = transport
         self._protocol = protocol

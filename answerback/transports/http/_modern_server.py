@@ -13,14 +13,14 @@ from __future__ import annotations
 import contextlib
 from collections.abc import AsyncGenerator, Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any
 
 import anyio
 from anyio.abc import TaskStatus
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
-from answerback.jsonrpc import Envelope, JSONObject, RequestId, WriteStream
+from answerback.jsonrpc import Envelope, JSONObject, RequestId
 from answerback.jsonrpc._channel import ChannelReceiver, ChannelSender, open_channel
 from answerback.jsonrpc._endpoint import CANCELLED, as_object, as_request_id
 from answerback.transports._headers import (
@@ -217,8 +217,7 @@ class StatelessConnection:
         self._to_server = to_server
         try:
             async with anyio.create_task_group() as tg:
-                # The engine only calls send_nowait, send and close on its write end.
-                tg.start_soon(server.serve_connection, server_reads, cast(WriteStream, outbox))
+                tg.start_soon(server.serve_connection, server_reads, outbox)
                 task_status.started()
         finally:
             for channel in (to_server, server_reads, outbox):

@@ -7,6 +7,7 @@ Raw-request checks of every error status live in ``test_http_bad_input.py``.
 
 from __future__ import annotations
 
+import contextvars
 import random
 import runpy
 import signal
@@ -153,6 +154,33 @@ async def test_user_supplied_http_client_and_headers_are_used() -> None:
     assert seen
     assert all(request.headers.get("x-test") == "yes" for request in seen)
     assert seen[-1].method == "DELETE"  # closing ends the session
+
+
+@pytest.mark.parametrize("mode", ["legacy", "2026-07-28"])
+async def test_posts_run_in_the_transports_context_not_the_callers(mode: str) -> None:
+    """A request handed straight from the caller's step to the transport still POSTs
+    in the context the transport opened in, as one it reads from its queue does: what
+    the caller sets later does not leak into the HTTP client's hooks."""
+    caller_mark: contextvars.ContextVar[str] = contextvars.ContextVar("caller_mark")
+    marks: list[str | None] = []
+
+    async def record(request: httpx2.Request) -> None:
+        if request.method == "POST":
+            marks.append(caller_mark.get(None))
+
+    async with (
+        serve(http_app(library_server())) as running,
+        httpx2.AsyncClient(event_hooks={"request": [record]}) as http,
+    ):
+        transport = StreamableHTTPTransport(running.url, http_client=http)
+        async with Client(transport, mode=mode, elicitation_callback=accept_ada) as client:
+            caller_mark.set("the caller's")
+            marks.clear()
+            for _ in range(3):
+                result = await client.call_tool("issue_card")
+                assert result.content == [TextContent(text="Card issued to Ada Lovelace.")]
+    assert marks  # the calls, and in the legacy era the answers to their questions
+    assert set(marks) == {None}
 
 
 # -- 2. a slow human --------------------------------------------------------------------

@@ -23,6 +23,7 @@ or a notification, nothing but a log line.
 from __future__ import annotations
 
 import contextlib
+import contextvars
 import logging
 import math
 import ssl
@@ -326,39 +327,70 @@ class StreamableHTTPTransport:
         incoming: ChannelSender[Envelope | Exception],
         tg: TaskGroup,
     ) -> None:
+        """Send what the engine writes. A message sent in a task of its own starts
+        straight from the engine's step while this loop waits idle (the channel hands it
+        over), saving a loop turn; ``initialize`` and ``initialized`` go in order, here.
+        Tasks start in a copy of this loop's context, whoever handed the message over."""
+        context = contextvars.copy_context()
+
+        def take(envelope: Envelope) -> bool:
+            if _goes_in_order(envelope):
+                return False
+            context.run(self._start, lanes, envelope, incoming, tg)
+            return True
+
         async with outgoing:
+            outgoing.hand_over(take)
             async for envelope in outgoing:
-                message = as_object(envelope.message) or {}
+                if not _goes_in_order(envelope):
+                    self._start(lanes, envelope, incoming, tg)
+                    continue
+                message = cast(JSONObject, envelope.message)
                 try:
-                    body = encode(envelope.message)
+                    body = encode(message)
                 except UnencodableMessage as exc:
-                    await self._undeliverable(lanes, envelope.message, str(exc), incoming, tg)
+                    self._undeliverable(lanes, message, str(exc), incoming, tg)
                     continue
                 headers, modern = self._headers_for(message, envelope.transport_context)
-                method = message.get("method")
                 request_id = as_request_id(message.get("id"))
-                if method is not None and request_id is not None:
-                    call = _Call(request_id, modern)
-                    self._calls[request_id] = call
-                    if method == "initialize":
-                        # Later messages need the session id this answer brings: wait for it.
-                        await self._request(lanes, message, body, headers, incoming, tg, call)
-                    else:
-                        tg.start_soon(
-                            self._request, lanes, message, body, headers, incoming, tg, call
-                        )
-                elif method == CANCELLED:
-                    self._cancel(lanes, message, body, headers, tg)
-                elif method == _INITIALIZED:
+                if message.get("method") == "initialize" and request_id is not None:
+                    # Later messages need the session id this answer brings: wait for it.
+                    call = self._calls[request_id] = _Call(request_id, modern)
+                    await self._request(lanes, message, body, headers, incoming, tg, call)
+                else:
                     # Sent in order: a server may only be ready for requests once it has
                     # seen this (the TypeScript server registers some tools on it).
                     await self._deliver(lanes, message, body, headers)
-                else:
-                    if method is None and request_id is not None:  # our answer
-                        asked_on = self._questions.pop(request_id, None)
-                        if asked_on is not None:
-                            asked_on.questions.discard(request_id)
-                    tg.start_soon(self._deliver, lanes, message, body, headers)
+
+    def _start(
+        self,
+        lanes: _Lanes,
+        envelope: Envelope,
+        incoming: ChannelSender[Envelope | Exception],
+        tg: TaskGroup,
+    ) -> None:
+        """Start sending one message in a task of its own (its POST waits on the server),
+        or fail it here if JSON cannot carry it."""
+        message = as_object(envelope.message) or {}
+        try:
+            body = encode(envelope.message)
+        except UnencodableMessage as exc:
+            self._undeliverable(lanes, envelope.message, str(exc), incoming, tg)
+            return
+        headers, modern = self._headers_for(message, envelope.transport_context)
+        method = message.get("method")
+        request_id = as_request_id(message.get("id"))
+        if method is not None and request_id is not None:
+            call = self._calls[request_id] = _Call(request_id, modern)
+            tg.start_soon(self._request, lanes, message, body, headers, incoming, tg, call)
+        elif method == CANCELLED:
+            self._cancel(lanes, message, body, headers, tg)
+        else:
+            if method is None and request_id is not None:  # our answer
+                asked_on = self._questions.pop(request_id, None)
+                if asked_on is not None:
+                    asked_on.questions.discard(request_id)
+            tg.start_soon(self._deliver, lanes, message, body, headers)
 
     def _cancel(
         self,
@@ -396,7 +428,7 @@ class StreamableHTTPTransport:
         # goes again if that response is a stream (the server is still working on it).
         call.cancelled_early = tell_again
 
-    async def _undeliverable(
+    def _undeliverable(
         self,
         lanes: _Lanes,
         message: Any,
@@ -408,7 +440,8 @@ class StreamableHTTPTransport:
         error instead of our answer, a notification is dropped."""
         to_peer, to_self = undeliverable(message, reason)
         if to_self is not None:
-            await incoming.send(Envelope(to_self))
+            with contextlib.suppress(anyio.ClosedResourceError, anyio.BrokenResourceError):
+                incoming.send_nowait(Envelope(to_self))
         elif to_peer is not None:
             headers, _ = self._headers_for(to_peer, None)
             tg.start_soon(self._deliver, lanes, to_peer, encode(to_peer), headers)
@@ -522,7 +555,7 @@ class StreamableHTTPTransport:
             # A 4xx answer refuses this request; the connection itself is fine.
             refused = 400 <= response.status_code < 500
             context = TRANSPORT_REFUSAL if refused else None
-            await incoming.send(Envelope(answer, transport_context=context))
+            incoming.send_nowait(Envelope(answer, transport_context=context))
             if opens_session:
                 tg.start_soon(self._listen_standalone, lanes, incoming)
             return True
@@ -805,6 +838,13 @@ def _stop(reading: anyio.CancelScope) -> None:
     in the loop body instead would leave them half-run, for the garbage collector to
     finish (trio warns about that)."""
     reading.cancel()
+
+
+def _goes_in_order(envelope: Envelope) -> bool:
+    """``initialize`` and ``initialized``: what the server must have before anything
+    sent after them."""
+    message = as_object(envelope.message)
+    return message is not None and message.get("method") in ("initialize", _INITIALIZED)
 
 
 def _is_sse(response: httpx2.Response) -> bool:

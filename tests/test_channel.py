@@ -116,6 +116,35 @@ async def test_a_cancelled_receive_loses_nothing() -> None:
     assert received == list(range(20))
 
 
+async def test_a_timed_receive_gives_up_and_loses_nothing() -> None:
+    """``receive_within`` returns what comes in time, raises ``TimeoutError`` when
+    nothing does, leaves the channel readable after that, and still ends and can be
+    cancelled like ``receive``."""
+    sender, receiver = channel()
+    with pytest.raises(TimeoutError):
+        await receiver.receive_within(0.001)
+    sender.send_nowait(1)  # after the time-out: kept for the next receive
+    assert await receiver.receive_within(0.001) == 1
+    received: list[int] = []
+
+    async def read() -> None:
+        received.append(await receiver.receive_within(math.inf))
+
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(read)
+        await anyio.wait_all_tasks_blocked()
+        sender.send_nowait(2)  # wakes the timed wait, which returns it
+    assert received == [2]
+    with anyio.move_on_after(0) as scope:
+        await receiver.receive_within(math.inf)
+    assert scope.cancelled_caught
+    sender.send_nowait(3)  # the cancelled wait took nothing
+    assert receiver.receive_nowait() == 3
+    sender.close()
+    with pytest.raises(anyio.EndOfStream):
+        await receiver.receive_within(math.inf)
+
+
 async def test_a_flooded_reader_still_checkpoints() -> None:
     """With items always waiting, each receive still yields to the loop and can be
     cancelled, as anyio's does: a flood cannot starve other tasks."""

@@ -32,6 +32,14 @@ class EventWaiter:
         return self._event.wait().__await__()
 
 
+async def wait_within(waiter: Waiter, seconds: float) -> bool:
+    """Wait for ``waiter`` at most ``seconds``; whether it was done in time."""
+    with trio.move_on_after(seconds):
+        await waiter
+        return True
+    return False
+
+
 class TrioBackend:
     """Tasks run in a nursery the endpoint opens on entry and joins on exit."""
 

@@ -69,14 +69,20 @@ class CallHooks(Protocol):
 class Waiter:
     """A POST waiting for its answer as one JSON body."""
 
-    done: anyio.Event = field(default_factory=anyio.Event)
     answer: tuple[JSONObject, bytes] | None = None
     """The response; ``None`` once done if the request was cancelled or the session ended."""
     cancelled: bool = False
+    settled: ChannelReceiver[None] = field(init=False)
+    """Gives an item once the waiter is settled: a channel, whose wait can be timed
+    cheaply (``until_ready``)."""
+    _settle: ChannelSender[None] = field(init=False)
+
+    def __post_init__(self) -> None:
+        self._settle, self.settled = open_channel[None]()
 
     def settle(self, answer: tuple[JSONObject, bytes] | None, *, cancelled: bool = False) -> None:
         self.answer, self.cancelled = answer, cancelled
-        self.done.set()
+        self._settle.send_nowait(None)
 
 
 @dataclass(eq=False, slots=True)
@@ -197,7 +203,7 @@ class LegacySession:
         try:
             if not self.submit(Envelope(message)):
                 return None
-            await waiter.done.wait()
+            await waiter.settled.receive()
         finally:
             if self.json_waiters.get(request_id) is waiter:
                 del self.json_waiters[request_id]

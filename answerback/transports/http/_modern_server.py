@@ -358,7 +358,7 @@ async def answer_modern(
     route = app.stateless.submit(message, request)
     incoming = route.receive
     try:
-        first = await until_ready(request, incoming.receive)
+        first = await until_ready(request, incoming)
     except anyio.EndOfStream:
         app.stateless.cancel(route)
         return _json_error(request_id, "The server stopped before answering.")

@@ -686,7 +686,7 @@ class StreamableHTTPApp:
         try:
             if not session.submit(envelope):
                 return _session_ended(request_id)
-            await until_ready(request, waiter.done.wait)
+            await until_ready(request, waiter.settled)
         except ClientGone:
             # Not a cancellation (the client may still want the work done); the
             # answer, having nowhere to go, is dropped when it comes.

@@ -15,6 +15,7 @@ from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.types import Receive, Scope, Send
 
 from answerback.jsonrpc import JSONObject, RequestId
+from answerback.jsonrpc._channel import ChannelReceiver
 from answerback.jsonrpc._endpoint import as_object, as_request_id
 from answerback.transports._framing import UnencodableMessage, encode, undeliverable
 from answerback.types._errors import INVALID_PARAMS, INVALID_REQUEST
@@ -176,14 +177,13 @@ class ClientGone(Exception):
     """The client closed its connection while the server waited to answer it."""
 
 
-async def until_ready(request: Request, wait: Callable[[], Awaitable[T]]) -> T:
-    """``await wait()``, or raise ``ClientGone`` if the client hangs up first (noticed
-    within ``QUICK_ANSWER_SECONDS`` of the wait's start at the latest). ``wait`` is
-    called again after that time, so cancelling it must lose nothing (an event's
-    ``wait``, a channel's ``receive``)."""
-    with anyio.move_on_after(QUICK_ANSWER_SECONDS):
-        return await wait()
-    return await unless_client_leaves(request, wait)
+async def until_ready(request: Request, answers: ChannelReceiver[T]) -> T:
+    """The next item of ``answers``, or raise ``ClientGone`` if the client hangs up
+    first (noticed within ``QUICK_ANSWER_SECONDS`` of the wait's start at the latest)."""
+    try:
+        return await answers.receive_within(QUICK_ANSWER_SECONDS)
+    except TimeoutError:
+        return await unless_client_leaves(request, answers.receive)
 
 
 async def unless_client_leaves(request: Request, wait: Callable[[], Awaitable[T]]) -> T:

@@ -650,6 +650,27 @@ async def test_sessions_are_capped_with_a_503(http: httpx2.AsyncClient) -> None:
         await call_pause(http, server.url, session_id)
 
 
+async def test_a_body_cut_short_by_a_hang_up_harms_no_one(
+    http: httpx2.AsyncClient, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A client that sends part of its body and hangs up: the server gives up on that
+    request quietly (no error logged, nothing opened) and serves the next one."""
+    app = StreamableHTTPApp(tagged_server())
+    async with serve(app) as server:
+        head = (
+            f"POST /mcp HTTP/1.1\r\nhost: 127.0.0.1:{server.port}\r\n"
+            "content-type: application/json\r\naccept: application/json, text/event-stream\r\n"
+            "content-length: 500\r\n\r\n"
+        ).encode()
+        with anyio.fail_after(PATIENCE_SECONDS):
+            async with await anyio.connect_tcp("127.0.0.1", server.port) as sock:
+                await sock.send(head + b'{"jsonrpc": "2.0", "id": 0, "method": "initialize"')
+            session_id, _ = await raw_initialize(http, server.url)
+            await call_pause(http, server.url, session_id)
+        assert list(app.sessions) == [session_id]
+    assert not [record for record in caplog.records if record.levelname == "ERROR"]
+
+
 async def test_a_stalled_body_gets_408(http: httpx2.AsyncClient) -> None:
     """A client that sends its headers and part of its body, then nothing, is answered
     408 once the body timeout passes, and the connection is closed."""

@@ -29,7 +29,7 @@ from typing import Any
 import anyio
 from anyio.abc import TaskGroup
 from starlette.applications import Starlette
-from starlette.requests import ClientDisconnect, Request
+from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import BaseRoute, Route
 from starlette.types import Receive, Scope, Send
@@ -508,16 +508,19 @@ class StreamableHTTPApp:
             return _too_large(limit)
         chunks: list[bytes] = []
         size = 0
+        receive = request.receive  # not request.stream(): an async generator costs more
         with anyio.move_on_after(self.body_timeout_seconds):
-            try:
-                async for chunk in request.stream():
-                    size += len(chunk)
-                    if size > limit:
-                        return _too_large(limit)
-                    chunks.append(chunk)
-            except ClientDisconnect:
-                return Response(status_code=CLIENT_CLOSED_REQUEST)
-            return b"".join(chunks)
+            while True:
+                message = await receive()
+                if message["type"] != "http.request":
+                    return Response(status_code=CLIENT_CLOSED_REQUEST)  # http.disconnect
+                chunk: bytes = message.get("body", b"")
+                size += len(chunk)
+                if size > limit:
+                    return _too_large(limit)
+                chunks.append(chunk)
+                if not message.get("more_body", False):
+                    return chunks[0] if len(chunks) == 1 else b"".join(chunks)
         return error_response(
             408,
             INVALID_REQUEST,

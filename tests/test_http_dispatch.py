@@ -3,17 +3,20 @@ while the lifespan, other paths and a mounted application still go through Starl
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 import httpx2
 import pytest
 from http_support import serve
 from starlette.applications import Starlette
-from starlette.routing import Mount
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+from starlette.routing import BaseRoute, Mount
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from answerback import Client
-from answerback.server import MCPServer
+from answerback.server import AuthInfo, MCPServer
 from answerback.types import TextContent
 
 pytestmark = pytest.mark.anyio
@@ -85,3 +88,41 @@ async def test_a_mounted_app_is_served_through_its_parents_routes(mode: str) -> 
         async with Client(url, mode=mode) as client:
             result = await client.call_tool("echo", {"text": "mounted"})
     assert result.content == [TextContent(text="mounted")]
+
+
+class HeaderReader:
+    """An authenticator that refuses every request, saying what it read of its headers
+    the ways Starlette's ``Headers`` offers."""
+
+    routes: tuple[BaseRoute, ...] = ()
+
+    async def authenticate(self, request: Request) -> AuthInfo | Response:
+        headers = request.headers
+        seen = {
+            "get": headers.get("X-Tag"),
+            "item": headers["x-TAG"],
+            "in": "X-Tag" in headers,
+            "missing": headers.get("x-absent", "default"),
+            "list": headers.getlist("x-tag"),
+        }
+        return JSONResponse(seen, status_code=403)
+
+    async def authorize(self, info: AuthInfo, message: Mapping[str, Any]) -> Response | None:
+        return None
+
+
+async def test_the_endpoints_request_headers_read_as_starlettes_do() -> None:
+    """The endpoint indexes a request's headers once; a lookup still ignores case, the
+    first of repeated headers wins and every value stays listed."""
+    mcp_app = echo_server().http_app(auth=HeaderReader())
+    async with serve(mcp_app) as running, httpx2.AsyncClient() as http:
+        headers = [("x-tag", "first"), ("X-Tag", "second"), ("accept", "application/json")]
+        reply = await http.post(running.url, content=b"{}", headers=headers)
+    assert reply.status_code == 403
+    assert reply.json() == {
+        "get": "first",
+        "item": "first",
+        "in": True,
+        "missing": "default",
+        "list": ["first", "second"],
+    }

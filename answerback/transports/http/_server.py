@@ -29,6 +29,7 @@ from typing import Any
 import anyio
 from anyio.abc import TaskGroup
 from starlette.applications import Starlette
+from starlette.datastructures import Headers
 from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import BaseRoute, Route
@@ -91,6 +92,37 @@ _REPLAYED_ID_PREFIX = "answerback-replay-"
 """The ids of the requests a replica replays to rebuild a session's state locally."""
 
 
+class _IndexedHeaders(Headers):
+    """Starlette's request headers, looked up in a dict built once: Starlette scans and
+    decodes the whole list on every lookup, and answering one MCP request takes a dozen
+    (host, origin, accept, content type and length, session, version, Mcp-*)."""
+
+    def __init__(self, scope: Scope) -> None:
+        super().__init__(scope=scope)
+        # Reversed, so that the first of repeated headers wins, as in Starlette.
+        self._index = {key.decode("latin-1"): value for key, value in reversed(self.raw)}
+
+    def __getitem__(self, key: str) -> str:
+        return self._index[key.lower()].decode("latin-1")
+
+    def __contains__(self, key: object) -> bool:
+        return isinstance(key, str) and key.lower() in self._index
+
+    def get(self, key: str, default: Any = None) -> Any:
+        value = self._index.get(key.lower())
+        return default if value is None else value.decode("latin-1")
+
+
+class _EndpointRequest(Request):
+    """A request whose headers are indexed (see ``_IndexedHeaders``)."""
+
+    @property
+    def headers(self) -> Headers:
+        if not hasattr(self, "_headers"):
+            self._headers = _IndexedHeaders(self.scope)
+        return self._headers
+
+
 class _EveryMethod:
     """The endpoint as a plain ASGI app: every HTTP method reaches it, so each gets a
     JSON-RPC error body (a function route answers methods it does not list itself)."""
@@ -99,7 +131,7 @@ class _EveryMethod:
         self.handle = handle
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        response = await self.handle(Request(scope, receive))
+        response = await self.handle(_EndpointRequest(scope, receive))
         await response(scope, receive, send)
 
 

@@ -254,6 +254,44 @@ async def test_an_oversized_message_fails_its_own_call(mode: str) -> None:
     assert small.content == [TextContent(text="x" * 10)]
 
 
+class Chunked:
+    """Wraps an app: its JSON answers go out chunked, a few bytes at a time, with no
+    ``content-length``, so the client cannot know a body's size before reading it."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        async def send_chunked(message: dict[str, Any]) -> None:
+            if message["type"] == "http.response.start":
+                headers = [(k, v) for k, v in message["headers"] if k != b"content-length"]
+                await send({**message, "headers": headers})
+            elif message["type"] == "http.response.body" and not message.get("more_body"):
+                body: bytes = message.get("body", b"")
+                for start in range(0, len(body), 1024):
+                    chunk = body[start : start + 1024]
+                    await send({"type": "http.response.body", "body": chunk, "more_body": True})
+                await send({"type": "http.response.body", "body": b""})
+            else:
+                await send(message)
+
+        await self.app(scope, receive, send_chunked if scope["type"] == "http" else send)
+
+
+async def test_an_oversized_chunked_answer_fails_its_own_call() -> None:
+    """A JSON answer with no declared length is counted as it arrives: over the limit
+    it fails its own call; under it, it is read whole."""
+    app = http_app(big_server())
+    async with serve(Chunked(app)) as running:
+        transport = StreamableHTTPTransport(running.url, max_message_bytes=8000)
+        async with Client(transport, mode="2026-07-28") as client:
+            with anyio.fail_after(PATIENCE_SECONDS):
+                with pytest.raises(MCPError, match="larger than 8000 bytes"):
+                    await client.call_tool("text", {"size": 20_000})
+                fits = await client.call_tool("text", {"size": 2000})
+    assert fits.content == [TextContent(text="x" * 2000)]
+
+
 async def test_a_huge_retry_hint_is_capped() -> None:
     """The server asks for an hour between reconnections and closes the stream of a
     call in progress; the client comes back after its own cap and the call completes."""

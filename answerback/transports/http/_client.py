@@ -567,10 +567,13 @@ class StreamableHTTPTransport:
         """The whole body, refusing one over ``max_message_bytes`` before storing it."""
         limit = self.max_message_bytes
         declared = response.headers.get("content-length", "")
-        if declared.isdigit() and int(declared) > limit:
-            raise MessageTooLarge(
-                f"the server sent a body of {declared} bytes, larger than {limit} bytes"
-            )
+        if declared.isdigit():
+            if int(declared) > limit:
+                raise MessageTooLarge(
+                    f"the server sent a body of {declared} bytes, larger than {limit} bytes"
+                )
+            # HTTP/1.1 framing ends the body at the declared length: no counting needed.
+            return await response.aread()
         body = bytearray()
         with anyio.CancelScope() as reading:
             async for chunk in response.aiter_bytes():

@@ -216,6 +216,11 @@ class open_channel(tuple[ChannelSender[T], ChannelReceiver[T]]):
     ``create_memory_object_stream[Item]()``; what it makes is a plain pair.
     """
 
-    def __new__(cls) -> tuple[ChannelSender[T], ChannelReceiver[T]]:  # type: ignore[misc]
+    def __new__(  # type: ignore[misc]
+        cls, primitives: Primitives | None = None
+    ) -> tuple[ChannelSender[T], ChannelReceiver[T]]:
+        """``primitives``: the running loop's (``native_primitives()``), from a caller
+        that opens many channels; otherwise they are looked up at the first wait."""
         state: _State[T] = _State()  # not _State[T](): subscripting costs a microsecond
+        state.primitives = primitives
         return (ChannelSender(state), ChannelReceiver(state))

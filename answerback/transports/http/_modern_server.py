@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import AsyncGenerator, Callable
-from dataclasses import dataclass, field
+from dataclasses import InitVar, dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import anyio
@@ -21,6 +21,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
 from answerback.jsonrpc import Envelope, JSONObject, RequestId
+from answerback.jsonrpc._backend import Primitives, native_primitives
 from answerback.jsonrpc._channel import ChannelReceiver, ChannelSender, open_channel
 from answerback.jsonrpc._endpoint import CANCELLED, as_object, as_request_id
 from answerback.transports._headers import (
@@ -210,9 +211,12 @@ class StatelessConnection:
         self._to_server: ChannelSender[Envelope | Exception] | None = None
         self._routes: dict[int, _Route] = {}
         self._next_id = 0
+        self._primitives: Primitives | None = None
+        """The loop's, for the channel of each request's route (looked up once)."""
 
     async def run(self, server: HTTPConnectionServer, *, task_status: TaskStatus[None]) -> None:
-        to_server, server_reads = open_channel[Envelope | Exception]()
+        self._primitives = native_primitives()
+        to_server, server_reads = open_channel[Envelope | Exception](self._primitives)
         outbox = _Outbox(self._route)
         self._to_server = to_server
         try:
@@ -231,7 +235,7 @@ class StatelessConnection:
         assert self._to_server is not None
         internal = self._next_id
         self._next_id += 1
-        route = _Route(internal, message["id"])
+        route = _Route(internal, message["id"], self._primitives)
         self._routes[internal] = route
         self._to_server.send_nowait(Envelope({**message, "id": internal}, None, transport_context))
         return route
@@ -293,11 +297,12 @@ class _Route:
 
     internal_id: int
     client_id: RequestId
+    primitives: InitVar[Primitives | None]
     send: ChannelSender[tuple[JSONObject, bytes]] = field(init=False)
     receive: ChannelReceiver[tuple[JSONObject, bytes]] = field(init=False)
 
-    def __post_init__(self) -> None:
-        self.send, self.receive = open_channel[tuple[JSONObject, bytes]]()
+    def __post_init__(self, primitives: Primitives | None) -> None:
+        self.send, self.receive = open_channel[tuple[JSONObject, bytes]](primitives)
 
     def deliver(self, wire: Outgoing) -> None:
         """Pass a message on; one that cannot be sent as JSON was already replaced by an

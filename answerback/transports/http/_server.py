@@ -634,16 +634,14 @@ class StreamableHTTPApp:
         """What the request's stream carries within ``_FIRST_EVENT_WAIT_SECONDS`` (the
         events already waiting after the first included), and whether it has ended."""
         taken: list[Event] = []
-        with anyio.move_on_after(_FIRST_EVENT_WAIT_SECONDS):
-            try:
-                taken.append(await listener.receive())
-                while True:
-                    taken.append(listener.receive_nowait())
-            except anyio.WouldBlock:
-                return taken, False
-            except anyio.EndOfStream:
-                return taken, True
-        return taken, False
+        try:
+            taken.append(await listener.receive_within(_FIRST_EVENT_WAIT_SECONDS))
+            while True:
+                taken.append(listener.receive_nowait())
+        except (TimeoutError, anyio.WouldBlock):
+            return taken, False
+        except anyio.EndOfStream:
+            return taken, True
 
     async def _plain_answer(
         self,

@@ -183,7 +183,7 @@ async def _asyncio_wait_within(waiter: Waiter, seconds: float) -> bool:
 
 
 def native_primitives() -> Primitives:
-    """The running loop's own waiter and checkpoint (see ``_channel``)."""
+    """The running loop's own waiter, checkpoint and timed wait (see ``_channel``)."""
     native = anyio.lowlevel.current_token().native_token
     if isinstance(native, asyncio.AbstractEventLoop):
         return Primitives(

@@ -19,9 +19,18 @@ from typing import Any
 import anyio
 
 from benchmarks.config import FULL, QUICK, Config
+from benchmarks.goals import GOALS
 from benchmarks.procs import http_server, server_script
 from benchmarks.report import machine, tables, update_readme
-from benchmarks.scenarios import Scenario, Servers, Side, log, run_scenario, select, warm_up_startup
+from benchmarks.scenarios import (
+    Scenario,
+    Servers,
+    Side,
+    log,
+    run_scenarios,
+    select,
+    warm_up_startup,
+)
 
 HERE = Path(__file__).resolve().parent
 DEFAULT_OUTPUT = HERE / "results" / "latest.json"
@@ -60,10 +69,32 @@ async def run_all(scenarios: list[Scenario], config: Config) -> list[dict[str, A
             )
             for side, script in sides:
                 servers.urls[side] = stack.enter_context(http_server(server_script(script))).url
-        for scenario in scenarios:
-            log(f"{scenario.id}: {scenario.title}")
-            results.append(await run_scenario(scenario, config, servers))
-    return results
+        for group in _interleaved(scenarios):
+            for scenario in group:
+                log(f"{scenario.id}: {scenario.title}")
+            results.extend(await run_scenarios(group, config, servers))
+    order = {scenario.id: position for position, scenario in enumerate(scenarios)}
+    return sorted(results, key=lambda result: order[result["id"]])
+
+
+def _interleaved(scenarios: list[Scenario]) -> list[list[Scenario]]:
+    """The scenarios in groups to run together: a goal's two scenarios (2026-07-28 ÷
+    legacy) in one group, at the first one's place, every other scenario alone."""
+    partner = {goal.scenario: goal.versus for goal in GOALS if goal.versus is not None}
+    partner.update({versus: scenario for scenario, versus in list(partner.items())})
+    by_id = {scenario.id: scenario for scenario in scenarios}
+    groups: list[list[Scenario]] = []
+    placed: set[str] = set()
+    for scenario in scenarios:
+        if scenario.id in placed:
+            continue
+        group = [scenario]
+        other = by_id.get(partner.get(scenario.id, ""))
+        if other is not None:
+            group.append(other)
+        placed.update(member.id for member in group)
+        groups.append(group)
+    return groups
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -2,7 +2,8 @@
 
 Every scenario runs ``config.rounds`` rounds (``config.burst_rounds`` for the bursts of
 concurrent calls); a round runs answerback, then the official SDK, then (where there is
-one) the floor, so slow drifts of a shared machine hit all sides alike. Each side's
+one) the floor, so slow drifts of a shared machine hit all sides alike. Scenarios that
+are compared with each other run their rounds interleaved, for the same reason. Each side's
 measurement is bounded by ``config.timeout`` so the run always ends. The result of a
 scenario is the per-round numbers and their medians.
 """
@@ -183,17 +184,38 @@ class Servers:
     urls: dict[Side, str] = field(default_factory=dict[Side, str])
 
 
-async def run_scenario(scenario: Scenario, config: Config, servers: Servers) -> dict[str, Any]:
-    """Measure ``scenario`` on every side for ``config.rounds`` rounds; its JSON result.
+async def run_scenarios(
+    scenarios: list[Scenario], config: Config, servers: Servers
+) -> list[dict[str, Any]]:
+    """Measure ``scenarios`` with their rounds interleaved (round 1 of each, then round 2
+    of each, ...); their JSON results, in order.
+
+    Scenarios compared with each other (2026-07-28 HTTP against legacy HTTP) run this
+    way, so that the machine's drift over the minutes a scenario takes hits both alike.
+    """
+    progress = [_Progress(scenario) for scenario in scenarios]
+    for number in range(1, max(scenario.rounds(config) for scenario in scenarios) + 1):
+        for each in progress:
+            if number <= each.scenario.rounds(config):
+                await each.round(number, config, servers)
+    return [each.result(config) for each in progress]
+
+
+class _Progress:
+    """One scenario's rounds so far, side by side.
 
     A side that fails or runs out of time is recorded with its error (and not retried in
     later rounds), so one unsupported combination does not cost the rest of the run.
     """
-    sides = scenario.sides
-    rounds: dict[Side, list[dict[str, float]]] = {side: [] for side in sides}
-    errors: dict[Side, str] = {}
-    for number in range(1, scenario.rounds(config) + 1):
-        for side in sides:
+
+    def __init__(self, scenario: Scenario) -> None:
+        self.scenario = scenario
+        self.rounds: dict[Side, list[dict[str, float]]] = {side: [] for side in scenario.sides}
+        self.errors: dict[Side, str] = {}
+
+    async def round(self, number: int, config: Config, servers: Servers) -> None:
+        scenario, errors = self.scenario, self.errors
+        for side in scenario.sides:
             if side in errors:
                 continue
             began = time.perf_counter()
@@ -210,34 +232,37 @@ async def run_scenario(scenario: Scenario, config: Config, servers: Servers) -> 
             if side in errors:
                 log(f"{where}: FAILED after {time.perf_counter() - began:.1f} s: {errors[side]}")
                 continue
-            rounds[side].append(sample)
+            self.rounds[side].append(sample)
             headline = _headline(scenario, sample)
             spent = time.perf_counter() - began
             log(f"{where}: {headline:.1f} {scenario.metric} ({spent:.1f} s)")
-    result: dict[str, Any] = {
-        "id": scenario.id,
-        "title": scenario.title_for(config),
-        "metric": scenario.metric,
-        "better": scenario.better,
-        "notes": list(scenario.notes),
-    }
-    for side in sides:
-        samples = rounds[side]
-        if side in errors:
-            result[side] = {"median": None, "error": errors[side], "rounds": samples}
-            continue
-        result[side] = {
-            "median": median([_headline(scenario, s) for s in samples]),
-            **{f"median_{key}": median([s[key] for s in samples]) for key in samples[0]},
-            "rounds": samples,
+
+    def result(self, config: Config) -> dict[str, Any]:
+        scenario = self.scenario
+        result: dict[str, Any] = {
+            "id": scenario.id,
+            "title": scenario.title_for(config),
+            "metric": scenario.metric,
+            "better": scenario.better,
+            "notes": list(scenario.notes),
         }
-    ours = result["answerback"]["median"]
-    theirs = result["official"]["median"] if "official" in result else None
-    result["ratio"] = ours / theirs if ours and theirs else None
-    if scenario.floor:
-        bottom = result["floor"]["median"]
-        result["floor_ratio"] = ours / bottom if ours and bottom else None
-    return result
+        for side in scenario.sides:
+            samples = self.rounds[side]
+            if side in self.errors:
+                result[side] = {"median": None, "error": self.errors[side], "rounds": samples}
+                continue
+            result[side] = {
+                "median": median([_headline(scenario, s) for s in samples]),
+                **{f"median_{key}": median([s[key] for s in samples]) for key in samples[0]},
+                "rounds": samples,
+            }
+        ours = result["answerback"]["median"]
+        theirs = result["official"]["median"] if "official" in result else None
+        result["ratio"] = ours / theirs if ours and theirs else None
+        if scenario.floor:
+            bottom = result["floor"]["median"]
+            result["floor_ratio"] = ours / bottom if ours and bottom else None
+        return result
 
 
 def describe(exc: BaseException) -> str:

@@ -36,6 +36,7 @@ from starlette.routing import BaseRoute, Route
 from starlette.types import Receive, Scope, Send
 
 from answerback.jsonrpc import Envelope, JSONObject, RequestId, WriteStream
+from answerback.jsonrpc._backend import Primitives, native_primitives
 from answerback.jsonrpc._channel import ChannelReceiver, open_channel
 from answerback.jsonrpc._endpoint import CANCELLED, as_object, as_request_id
 from answerback.transports._framing import MalformedMessage, decode
@@ -200,6 +201,8 @@ class StreamableHTTPApp:
         self._adopting: dict[str, anyio.Event] = {}
         """Sessions whose connection this process is building from their record."""
         self._endpoint_app = _EveryMethod(self._endpoint)
+        self._primitives: Primitives | None = None
+        """The loop's, for the channels opened per request (looked up once)."""
         routes: list[BaseRoute] = [
             *(auth.routes if auth is not None else ()),
             Route(path, self._endpoint_app),
@@ -234,6 +237,7 @@ class StreamableHTTPApp:
                 await stack.enter_async_context(attach(self.state))
             tg = await stack.enter_async_context(anyio.create_task_group())
             self.task_group = tg
+            self._primitives = native_primitives()
             self.stateless = StatelessConnection()
             await tg.start(self.stateless.run, self.server)
             self._closing = False
@@ -777,7 +781,7 @@ class StreamableHTTPApp:
 
     def _listen(self, stream: SSEStream) -> Listener:
         """Attach a new SSE connection to ``stream`` (replacing an older one)."""
-        send, receive = open_channel[Event]()
+        send, receive = open_channel[Event](self._primitives)
         if stream.listener is not None:
             stream.listener.close()
         stream.listener = send

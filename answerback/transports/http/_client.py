@@ -330,11 +330,16 @@ class StreamableHTTPTransport:
         """Send what the engine writes. A message sent in a task of its own starts
         straight from the engine's step while this loop waits idle (the channel hands it
         over), saving a loop turn; ``initialize`` and ``initialized`` go in order, here.
-        Tasks start in a copy of this loop's context, whoever handed the message over."""
+        Tasks start in a copy of this loop's context, whoever handed the message over.
+
+        Once a pool's worth of calls is in flight, messages wait for this loop, which
+        starts one per loop turn: a burst of a thousand calls then opens its connections
+        at the pace the server takes them, not all in one turn (which made such a burst
+        half as fast again, and had a loaded server drop some connections unanswered)."""
         context = contextvars.copy_context()
 
         def take(envelope: Envelope) -> bool:
-            if _goes_in_order(envelope):
+            if _goes_in_order(envelope) or len(self._calls) >= _CALLS_PER_CLIENT:
                 return False
             context.run(self._start, lanes, envelope, incoming, tg)
             return True
@@ -555,7 +560,9 @@ class StreamableHTTPTransport:
             # A 4xx answer refuses this request; the connection itself is fine.
             refused = 400 <= response.status_code < 500
             context = TRANSPORT_REFUSAL if refused else None
-            incoming.send_nowait(Envelope(answer, transport_context=context))
+            with contextlib.suppress(anyio.ClosedResourceError, anyio.BrokenResourceError):
+                # Closed: the connection is ending, and nobody waits for the answer.
+                incoming.send_nowait(Envelope(answer, transport_context=context))
             if opens_session:
                 tg.start_soon(self._listen_standalone, lanes, incoming)
             return True

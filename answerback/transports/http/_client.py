@@ -350,13 +350,10 @@ class StreamableHTTPTransport:
                 if not _goes_in_order(envelope):
                     self._start(lanes, envelope, incoming, tg)
                     continue
-                message = cast(JSONObject, envelope.message)
-                try:
-                    body = encode(message)
-                except UnencodableMessage as exc:
-                    self._undeliverable(lanes, message, str(exc), incoming, tg)
+                prepared = self._prepare(lanes, envelope, incoming, tg)
+                if prepared is None:
                     continue
-                headers, modern = self._headers_for(message, envelope.transport_context)
+                message, body, headers, modern = prepared
                 request_id = as_request_id(message.get("id"))
                 if message.get("method") == "initialize" and request_id is not None:
                     # Later messages need the session id this answer brings: wait for it.
@@ -376,13 +373,10 @@ class StreamableHTTPTransport:
     ) -> None:
         """Start sending one message in a task of its own (its POST waits on the server),
         or fail it here if JSON cannot carry it."""
-        message = as_object(envelope.message) or {}
-        try:
-            body = encode(envelope.message)
-        except UnencodableMessage as exc:
-            self._undeliverable(lanes, envelope.message, str(exc), incoming, tg)
+        prepared = self._prepare(lanes, envelope, incoming, tg)
+        if prepared is None:
             return
-        headers, modern = self._headers_for(message, envelope.transport_context)
+        message, body, headers, modern = prepared
         method = message.get("method")
         request_id = as_request_id(message.get("id"))
         if method is not None and request_id is not None:
@@ -396,6 +390,24 @@ class StreamableHTTPTransport:
                 if asked_on is not None:
                     asked_on.questions.discard(request_id)
             tg.start_soon(self._deliver, lanes, message, body, headers)
+
+    def _prepare(
+        self,
+        lanes: _Lanes,
+        envelope: Envelope,
+        incoming: ChannelSender[Envelope | Exception],
+        tg: TaskGroup,
+    ) -> tuple[JSONObject, bytes, dict[str, str], bool] | None:
+        """A message with its body, its headers and whether it is a 2026-07-28 one; or
+        ``None`` once a message JSON cannot carry has been dealt with (``_undeliverable``)."""
+        try:
+            body = encode(envelope.message)
+        except UnencodableMessage as exc:
+            self._undeliverable(lanes, envelope.message, str(exc), incoming, tg)
+            return None
+        message = as_object(envelope.message) or {}
+        headers, modern = self._headers_for(message, envelope.transport_context)
+        return message, body, headers, modern
 
     def _cancel(
         self,

@@ -16,7 +16,7 @@ import logging
 import secrets
 from collections import deque
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import InitVar, dataclass, field
 from typing import Any, Protocol
 
 import anyio
@@ -24,6 +24,7 @@ from starlette.datastructures import Address
 from starlette.requests import Request
 
 from answerback.jsonrpc import Envelope, JSONObject, RequestId, WriteStream
+from answerback.jsonrpc._backend import Primitives
 from answerback.jsonrpc._channel import ChannelReceiver, ChannelSender, open_channel
 from answerback.jsonrpc._endpoint import as_object, as_request_id
 from answerback.transports._framing import encode, undeliverable
@@ -76,9 +77,11 @@ class Waiter:
     """Gives an item once the waiter is settled: a channel, whose wait can be timed
     cheaply (``until_ready``)."""
     _settle: ChannelSender[None] = field(init=False)
+    primitives: InitVar[Primitives | None] = None
+    """The loop's, if the caller has them (else looked up at the first wait)."""
 
-    def __post_init__(self) -> None:
-        self._settle, self.settled = open_channel[None]()
+    def __post_init__(self, primitives: Primitives | None) -> None:
+        self._settle, self.settled = open_channel[None](primitives)
 
     def settle(self, answer: tuple[JSONObject, bytes] | None, *, cancelled: bool = False) -> None:
         self.answer, self.cancelled = answer, cancelled

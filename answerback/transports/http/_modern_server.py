@@ -21,7 +21,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
 from answerback.jsonrpc import Envelope, JSONObject, RequestId
-from answerback.jsonrpc._backend import Primitives, native_primitives
+from answerback.jsonrpc._backend import Primitives
 from answerback.jsonrpc._channel import ChannelReceiver, ChannelSender, open_channel
 from answerback.jsonrpc._endpoint import CANCELLED, as_object, as_request_id
 from answerback.transports._headers import (
@@ -212,10 +212,18 @@ class StatelessConnection:
         self._routes: dict[int, _Route] = {}
         self._next_id = 0
         self._primitives: Primitives | None = None
-        """The loop's, for the channel of each request's route (looked up once)."""
+        """The loop's, for the channel of each request's route."""
 
-    async def run(self, server: HTTPConnectionServer, *, task_status: TaskStatus[None]) -> None:
-        self._primitives = native_primitives()
+    async def run(
+        self,
+        server: HTTPConnectionServer,
+        primitives: Primitives,
+        *,
+        task_status: TaskStatus[None],
+    ) -> None:
+        """Serve the connection; ``primitives`` are the running loop's (the app looks
+        them up once)."""
+        self._primitives = primitives
         to_server, server_reads = open_channel[Envelope | Exception](self._primitives)
         outbox = _Outbox(self._route)
         self._to_server = to_server

@@ -202,7 +202,7 @@ class StreamableHTTPApp:
         """Sessions whose connection this process is building from their record."""
         self._endpoint_app = _EveryMethod(self._endpoint)
         self._primitives: Primitives | None = None
-        """The loop's, for the channels opened per request (looked up once)."""
+        """The loop's, for the channels opened per request (looked up once a lifespan)."""
         routes: list[BaseRoute] = [
             *(auth.routes if auth is not None else ()),
             Route(path, self._endpoint_app),
@@ -239,7 +239,7 @@ class StreamableHTTPApp:
             self.task_group = tg
             self._primitives = native_primitives()
             self.stateless = StatelessConnection()
-            await tg.start(self.stateless.run, self.server)
+            await tg.start(self.stateless.run, self.server, self._primitives)
             self._closing = False
             tg.start_soon(self._reap_idle_sessions)
             if self.state.shared:
@@ -719,7 +719,7 @@ class StreamableHTTPApp:
         self, session: LegacySession, request: Request, envelope: Envelope, request_id: RequestId
     ) -> tuple[JSONObject, bytes] | Response:
         """Submit a request and wait for its answer, to send back as one JSON body."""
-        waiter = session.json_waiters[request_id] = Waiter()
+        waiter = session.json_waiters[request_id] = Waiter(primitives=self._primitives)
         try:
             if not session.submit(envelope):
                 return _session_ended(request_id)

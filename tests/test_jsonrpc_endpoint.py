@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import gc
 import warnings
-from collections.abc import AsyncGenerator
+from collections.abc import AsyncGenerator, Callable
 from contextlib import asynccontextmanager
-from typing import Any
+from typing import Any, cast
 
 import anyio
 import anyio.lowlevel
@@ -19,7 +19,14 @@ import pydantic
 import pytest
 from support import PATIENCE_SECONDS, RawPeer, peer_pair
 
-from answerback.jsonrpc import Endpoint, Envelope, IncomingRequest, JSONObject, MalformedMessage
+from answerback.jsonrpc import (
+    Endpoint,
+    Envelope,
+    IncomingRequest,
+    JSONObject,
+    MalformedMessage,
+    RequestId,
+)
 from answerback.server import MCPServer
 from answerback.transports import InProcessTransport, create_stream_pairs
 from answerback.types import (
@@ -438,6 +445,96 @@ async def test_requests_in_flight_in_both_directions_at_once() -> None:
     assert results["fast"] == {"right answers": 2, "inner": {"left answers": {"for": 2}}}
     for n in range(3):
         assert results[f"right-{n}"] == {"left answers": {"n": n}}
+
+
+# -- a backlog ----------------------------------------------------------------------------
+
+
+def queue_behind_a_notification(peer: RawPeer, messages: list[JSONObject]) -> None:
+    """Put ``messages`` in the endpoint's buffer at once. A notification goes first: it
+    is never handed over, so it wakes the reader and what follows queues up behind it,
+    as when many peers share one connection (the 2026-07-28 HTTP server's)."""
+    peer.write_stream.send_nowait(Envelope({"jsonrpc": "2.0", "method": "notifications/hi"}))
+    for message in messages:
+        peer.write_stream.send_nowait(Envelope(message))
+
+
+async def loop_turns_until(done: Callable[[], bool]) -> int:
+    """How many times this task had to yield before ``done()`` held (at most 1,000)."""
+    turns = 0
+    while not done() and turns < 1000:
+        await anyio.lowlevel.checkpoint()
+        turns += 1
+    return turns
+
+
+async def test_a_backlog_starts_its_handlers_together() -> None:
+    """Queued requests are read in a batch, not one per loop turn: a backlog that grew as
+    fast as it was read one at a time would never drain."""
+    started: list[RequestId] = []
+    release = anyio.Event()
+
+    async def on_request(request: IncomingRequest) -> JSONObject:
+        started.append(request.id)
+        await release.wait()
+        return {"n": request.id}
+
+    with peer_pair() as ((read_stream, write_stream), peer):
+        async with Endpoint(
+            read_stream, write_stream, on_request=on_request, on_notification=ignore
+        ):
+            requests: list[JSONObject] = [
+                {"jsonrpc": "2.0", "id": n, "method": "wait"} for n in range(50)
+            ]
+            queue_behind_a_notification(peer, requests)
+            turns = await loop_turns_until(lambda: len(started) == 50)
+            assert sorted(cast(list[int], started)) == list(range(50))
+            assert turns <= 5  # one batch, then the handlers' first step
+            release.set()
+            answers = [await peer.receive() for _ in range(50)]
+            assert sorted(answer["result"]["n"] for answer in answers) == list(range(50))
+
+
+async def test_a_flooded_reader_still_lets_other_tasks_run() -> None:
+    """A batch has a bound: behind 640 queued notifications, other tasks still get turns
+    (without one, they would wait for the whole flood)."""
+    handlers = Handlers()
+    async with endpoint_and_peer(handlers) as (_, peer):
+        flood: list[JSONObject] = [
+            {"jsonrpc": "2.0", "method": "notifications/message", "params": {"n": n}}
+            for n in range(640)
+        ]
+        queue_behind_a_notification(peer, flood)
+        turns = await loop_turns_until(lambda: len(handlers.notifications) == 641)
+        assert 5 <= turns < 1000
+        # In the order they came.
+        assert [params for _, params in handlers.notifications[1:]] == [
+            {"n": n} for n in range(640)
+        ]
+
+
+async def test_a_backlog_is_handled_in_order() -> None:
+    """Within a batch, a cancellation still applies to the request queued before it and
+    not to the one after it, and malformed input is answered where it stood."""
+    handlers = Handlers()
+    async with endpoint_and_peer(handlers) as (endpoint, peer):
+        cancel_1 = {"requestId": 1, "reason": "changed my mind"}
+        cancel_3 = {"requestId": 3, "reason": "too early: not sent yet"}
+        queue_behind_a_notification(
+            peer,
+            [
+                {"jsonrpc": "2.0", "id": 1, "method": "wait"},
+                {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": cancel_1},
+                {"jsonrpc": "1.0", "id": 2, "method": "ping"},
+                {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": cancel_3},
+                {"jsonrpc": "2.0", "id": 3, "method": "echo", "params": {"n": 3}},
+            ],
+        )
+        invalid = await peer.receive()
+        assert (invalid["id"], invalid["error"]["code"]) == (2, INVALID_REQUEST)
+        assert await peer.receive() == {"jsonrpc": "2.0", "id": 3, "result": {"echo": {"n": 3}}}
+        await assert_still_answers(peer)  # and id 1 was never answered
+        assert endpoint.in_flight_count == 0
 
 
 # -- cancellation, timeouts, progress ------------------------------------------------------

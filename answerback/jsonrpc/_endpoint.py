@@ -9,7 +9,9 @@ one place (``error_from_exception``).
 On the engine's own channel the reader task is skipped for the common messages: while
 it waits with nothing buffered, a well-formed response or new request is dispatched in
 the sender's step (``_take``), which costs no loop turn. Everything else (notifications,
-transport errors, anything malformed) still goes through the reader, in order.
+transport errors, anything malformed) still goes through the reader, in order, and so does
+whatever queued up while the reader was busy: that it reads in batches (``_BATCH``), or a
+backlog on a connection many peers share would start one handler per loop turn.
 """
 
 from __future__ import annotations
@@ -60,6 +62,9 @@ T = TypeVar("T")
 
 CANCELLED = "notifications/cancelled"
 PROGRESS = "notifications/progress"
+_BATCH = 64
+"""Buffered messages the reader takes per checkpoint: enough to start a backlog's
+handlers in one loop turn, few enough that a flooded reader still lets others run."""
 
 
 class _TransportRefusal:
@@ -465,12 +470,17 @@ class Endpoint:
 
     async def _read_loop(self) -> None:
         assert self._task_group is not None
+        stream = self._read_stream
         try:
-            async for item in self._read_stream:
-                if isinstance(item, Exception):
-                    await self._transport_error(item)
-                else:
-                    await self._dispatch(item)
+            async for item in stream:
+                await self._handle(item)
+                # The rest of a backlog without a checkpoint each (see the docstring).
+                for _ in range(_BATCH - 1):
+                    try:
+                        item = stream.receive_nowait()
+                    except (anyio.WouldBlock, anyio.EndOfStream):
+                        break
+                    await self._handle(item)
         except (anyio.ClosedResourceError, anyio.BrokenResourceError):
             pass
         # The peer is gone: nobody will read what the handlers answer. Cancelling them
@@ -479,6 +489,12 @@ class Endpoint:
         self._cancel_handlers()
         self._fail_pending(f"the {self._name} closed the connection")
         self.closed.set()
+
+    async def _handle(self, item: Envelope | Exception) -> None:
+        if isinstance(item, Exception):
+            await self._transport_error(item)
+        else:
+            await self._dispatch(item)
 
     async def _transport_error(self, exc: Exception) -> None:
         if isinstance(exc, MalformedMessage):

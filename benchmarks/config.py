@@ -42,7 +42,7 @@ class Config:
 
 FULL = Config(
     quick=False,
-    rounds=3,
+    rounds=5,  # medians of three swung by a sixth between back-to-back runs of one row
     duration=1.5,
     warmup_calls=30,
     concurrency=20,

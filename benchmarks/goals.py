@@ -94,7 +94,7 @@ def goal_table(scenarios: list[dict[str, Any]]) -> str:
         verdict = "n/a" if value is None else "met" if value >= goal.minimum else "**not met**"
         met += verdict == "met"
         shown = "n/a" if value is None else f"{value:.2f}x"
-        spread = goal.per_round(by_id)
+        spread = goal.per_round(by_id) if value is not None else []
         rounds = f"{min(spread):.2f} to {max(spread):.2f}" if spread else "n/a"
         rows.append(f"| {goal.title} | {goal.target} | {shown} | {rounds} | {verdict} |")
     if not rows:

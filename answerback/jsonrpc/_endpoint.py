@@ -9,9 +9,9 @@ one place (``error_from_exception``).
 On the engine's own channel the reader task is skipped for the common messages: while
 it waits with nothing buffered, a well-formed response or new request is dispatched in
 the sender's step (``_take``), which costs no loop turn. Everything else (notifications,
-transport errors, anything malformed) still goes through the reader, in order, and so does
-whatever queued up while the reader was busy: that it reads in batches (``_BATCH``), or a
-backlog on a connection many peers share would start one handler per loop turn.
+transport errors, anything malformed) still goes through the reader, in order. So does
+whatever queued up while the reader was busy, which it reads in batches (``_BATCH``): read
+one at a time, a backlog on a connection many peers share starts one handler per loop turn.
 """
 
 from __future__ import annotations

@@ -22,26 +22,30 @@ class Goal:
     versus: str | None = None
 
     def measured(self, by_id: dict[str, dict[str, Any]]) -> float | None:
-        """The run's value for this goal; None when it was not measured."""
-        scenario = by_id.get(self.scenario)
-        if scenario is None:
-            return None
-        if self.versus is None:
-            return scenario.get("floor_ratio")
-        other = by_id.get(self.versus)
-        ours, theirs = scenario["answerback"]["median"], other and other["answerback"]["median"]
+        """The run's value for this goal (a ratio of medians); None when not measured."""
+        sides = self._sides(by_id)
+        ours, theirs = (side["median"] for side in sides) if sides else (None, None)
         return ours / theirs if ours and theirs else None
 
     def per_round(self, by_id: dict[str, dict[str, Any]]) -> list[float]:
         """The same ratio round by round: both sides of a round ran back to back, so the
         spread shows how much of a miss the machine's drift could explain."""
+        sides = self._sides(by_id)
+        if sides is None:
+            return []
+        ours, theirs = (_calls_per_s(side) for side in sides)
+        return [mine / bottom for mine, bottom in zip(ours, theirs, strict=False) if bottom]
+
+    def _sides(self, by_id: dict[str, dict[str, Any]]) -> tuple[dict[str, Any], ...] | None:
+        """answerback's results on ``scenario`` and those it is divided by (the floor's,
+        or answerback's on ``versus``); None unless both ran."""
         scenario = by_id.get(self.scenario)
         other = scenario if self.versus is None else by_id.get(self.versus)
         if scenario is None or other is None:
-            return []
-        ours = _calls_per_s(scenario.get("answerback"))
-        theirs = _calls_per_s(other.get("floor" if self.versus is None else "answerback"))
-        return [mine / bottom for mine, bottom in zip(ours, theirs, strict=False) if bottom]
+            return None
+        ours = scenario.get("answerback")
+        theirs = other.get("floor" if self.versus is None else "answerback")
+        return (ours, theirs) if ours and theirs else None
 
     @property
     def target(self) -> str:
@@ -49,8 +53,8 @@ class Goal:
         return f"≥ {self.minimum:.2f}x {against}"
 
 
-def _calls_per_s(side: dict[str, Any] | None) -> list[float]:
-    rounds: list[dict[str, float]] = side.get("rounds", []) if side else []
+def _calls_per_s(side: dict[str, Any]) -> list[float]:
+    rounds: list[dict[str, float]] = side.get("rounds", [])
     return [sample["calls_per_s"] for sample in rounds]
 
 

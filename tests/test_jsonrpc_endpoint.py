@@ -513,6 +513,22 @@ async def test_a_flooded_reader_still_lets_other_tasks_run() -> None:
         ]
 
 
+async def test_a_backlog_ended_by_a_hang_up_is_read_to_its_end() -> None:
+    """The peer queues messages and closes its end: the batch reads every one of them,
+    then the connection ends as any hang-up does (nothing queued is lost to it)."""
+    handlers = Handlers()
+    async with endpoint_and_peer(handlers) as (endpoint, peer):
+        last_words: list[JSONObject] = [
+            {"jsonrpc": "2.0", "method": "notifications/message", "params": {"n": n}}
+            for n in range(3)
+        ]
+        queue_behind_a_notification(peer, last_words)
+        peer.write_stream.close()
+        with anyio.fail_after(PATIENCE_SECONDS):
+            await endpoint.closed.wait()
+        assert [params for _, params in handlers.notifications[1:]] == [{"n": n} for n in range(3)]
+
+
 async def test_a_backlog_is_handled_in_order() -> None:
     """Within a batch, a cancellation still applies to the request queued before it and
     not to the one after it, and malformed input is answered where it stood."""

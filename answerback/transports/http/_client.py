@@ -111,23 +111,24 @@ class _Lane:
         """Whether answerback made the clients (and so sets their limits and closes them)."""
         self._pools: list[_Pool] = []
 
-    @asynccontextmanager
-    async def client(self) -> AsyncGenerator[httpx2.AsyncClient, None]:
+    def take(self) -> _Pool:
+        """A pool with room for one more request, counted in until ``give_back``."""
         pool = next((p for p in self._pools if p.in_flight < self._per_client), None)
         if pool is None:
             pool = _Pool(self._make())
             self._pools.append(pool)
         pool.in_flight += 1
-        try:
-            yield pool.client
-        finally:
-            pool.in_flight -= 1
-            if pool.in_flight == 0 and pool in self._pools[1:]:
-                # A burst is over: its extra pool goes, with its idle connections.
-                self._pools.remove(pool)
-                if self.owned:
-                    with anyio.CancelScope(shield=True):
-                        await pool.client.aclose()
+        return pool
+
+    async def give_back(self, pool: _Pool) -> None:
+        """One request fewer on ``pool``; an extra pool left idle is closed."""
+        pool.in_flight -= 1
+        if pool.in_flight == 0 and pool in self._pools[1:]:
+            # A burst is over: its extra pool goes, with its idle connections.
+            self._pools.remove(pool)
+            if self.owned:
+                with anyio.CancelScope(shield=True):
+                    await pool.client.aclose()
 
     async def aclose(self) -> None:
         pools, self._pools = self._pools, []
@@ -196,6 +197,9 @@ class StreamableHTTPTransport:
     """2026-07-28 tool arguments marked ``x-mcp-header`` travel as headers here, so the
     client must check those marks and compute the headers (other transports ignore them)."""
 
+    _endpoint: httpx2.URL
+    """``url``, parsed when a connection starts."""
+
     def __init__(
         self,
         url: str,
@@ -228,6 +232,8 @@ class StreamableHTTPTransport:
     async def connect(self) -> AsyncGenerator[StreamPair, None]:
         """Talk to the endpoint until the block ends; then end the session (a DELETE)
         if the server gave one."""
+        # Parsed once: parsing it again for every POST cost as much as building the request.
+        self._endpoint = httpx2.URL(self.url)
         incoming, incoming_read = open_channel[Envelope | Exception]()
         outgoing, outgoing_read = open_channel[Envelope]()
         self._calls, self._questions = {}, {}
@@ -774,23 +780,30 @@ class StreamableHTTPTransport:
         """Send one HTTP request and yield its response, following only 307/308
         redirects within the same origin: the session id, the credentials in our headers
         and the body stay with the server they were meant for."""
-        url = httpx2.URL(self.url)
-        async with lane.client() as client:
+        # What httpx2's ``stream()`` does, without its context manager (nor one for the
+        # pool): each would set up a generator on every request.
+        url = self._endpoint
+        auth = self.auth if self.auth is not None else httpx2.USE_CLIENT_DEFAULT
+        pool = lane.take()
+        client = pool.client
+        try:
             for _ in range(_MAX_REDIRECTS + 1):
-                async with client.stream(
-                    method,
-                    url,
-                    content=body,
-                    headers=headers,
-                    timeout=timeout,
-                    follow_redirects=False,
-                    auth=self.auth if self.auth is not None else httpx2.USE_CLIENT_DEFAULT,
-                ) as response:
+                request = client.build_request(
+                    method, url, content=body, headers=headers, timeout=timeout
+                )
+                response = await client.send(
+                    request, auth=auth, follow_redirects=False, stream=True
+                )
+                try:
                     target = _redirect_target(response, url)
                     if target is None:
                         yield response
                         return
+                finally:
+                    await response.aclose()
                 url = target
+        finally:
+            await lane.give_back(pool)
         raise _RedirectRefused(f"more than {_MAX_REDIRECTS} redirects from {self.url}")
 
     def _describe(self, exc: Exception) -> str:

@@ -101,17 +101,18 @@ class _IndexedHeaders(Headers):
     def __init__(self, scope: Scope) -> None:
         super().__init__(scope=scope)
         # Reversed, so that the first of repeated headers wins, as in Starlette.
-        self._index = {key.decode("latin-1"): value for key, value in reversed(self.raw)}
+        self._index = {
+            key.decode("latin-1"): value.decode("latin-1") for key, value in reversed(self.raw)
+        }
 
     def __getitem__(self, key: str) -> str:
-        return self._index[key.lower()].decode("latin-1")
+        return self._index[key.lower()]
 
     def __contains__(self, key: object) -> bool:
         return isinstance(key, str) and key.lower() in self._index
 
     def get(self, key: str, default: Any = None) -> Any:
-        value = self._index.get(key.lower())
-        return default if value is None else value.decode("latin-1")
+        return self._index.get(key.lower(), default)
 
 
 class _EndpointRequest(Request):
@@ -349,11 +350,12 @@ class StreamableHTTPApp:
             )
 
     async def _checked_endpoint(self, request: Request) -> Response:
-        if not self.host_policy.host_allowed(request.headers.get("host")):
+        headers = request.headers
+        if not self.host_policy.host_allowed(headers.get("host")):
             return error_response(
                 421, INVALID_REQUEST, "Misdirected request: Host header not allowed."
             )
-        if not self.host_policy.origin_allowed(request.headers.get("origin")):
+        if not self.host_policy.origin_allowed(headers.get("origin")):
             return error_response(403, INVALID_REQUEST, "Forbidden: Origin not allowed.")
         info: AuthInfo | None = None
         if self.auth is not None:
@@ -379,8 +381,8 @@ class StreamableHTTPApp:
                 "The MCP application's lifespan is not running; run it under an ASGI "
                 "server with lifespan enabled, or pass its lifespan to the parent app.",
             )
-        version = request.headers.get(VERSION_HEADER)
-        in_session = SESSION_HEADER in request.headers
+        version = headers.get(VERSION_HEADER)
+        in_session = SESSION_HEADER in headers
         read: tuple[JSONObject, bool] | None = None
         if request.method == "POST":
             parsed = await self._read_message(request)
@@ -499,7 +501,8 @@ class StreamableHTTPApp:
 
     async def _read_message(self, request: Request) -> tuple[JSONObject, bool] | Response:
         """The POSTed JSON-RPC message and whether the client takes SSE, or the error."""
-        accept = request.headers.get("accept", "")
+        headers = request.headers
+        accept = headers.get("accept", "")
         wants_sse = "text/event-stream" in accept or "*/*" in accept
         if "application/json" not in accept and "*/*" not in accept:
             return error_response(
@@ -507,7 +510,7 @@ class StreamableHTTPApp:
                 INVALID_REQUEST,
                 "Not Acceptable: Accept must include application/json and text/event-stream.",
             )
-        content_type = request.headers.get("content-type", "")
+        content_type = headers.get("content-type", "")
         if content_type.split(";")[0].strip().lower() != "application/json":
             return error_response(
                 415, INVALID_REQUEST, "Unsupported Media Type: send application/json."

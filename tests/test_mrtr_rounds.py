@@ -20,7 +20,7 @@ from support import PATIENCE_SECONDS, SERVERS, load_module, target
 
 from answerback import Client, MCPError
 from answerback.client import ClientRequestContext
-from answerback.server import MCPServer
+from answerback.server import Context, MCPServer
 from answerback.types import (
     INTERNAL_ERROR,
     ElicitRequestParams,
@@ -152,6 +152,39 @@ async def test_questions_beyond_the_servers_cap_wait_for_the_next_round() -> Non
     assert text(result) == "Ada of London"
     assert sorted(person.asked) == ["Your city?", "Your name?"]
     assert rounds == 3
+
+
+async def test_a_question_rebuilt_with_its_keys_in_another_order_finds_its_answer() -> None:
+    """The retry's run may build the same question with its keys in another order (a
+    schema made from a set does, in another process): its recorded answer still fits,
+    so the call ends in two rounds instead of asking for ever."""
+    server = MCPServer("reordering")
+    runs = 0
+
+    @server.tool()
+    async def who(ctx: Context) -> str:
+        nonlocal runs
+        runs += 1
+        fields = [("name", {"type": "string", "title": "Name"}), ("city", {"type": "string"})]
+        ordered = dict(fields if runs % 2 else reversed(fields))
+        answer = await ctx.session.elicit_form(
+            "Who and where?", {"type": "object", "properties": ordered}
+        )
+        content = answer.content or {}
+        return f"{content['name']} of {content['city']}"
+
+    asked: list[str] = []
+
+    async def answer(context: ClientRequestContext, params: ElicitRequestParams) -> ElicitResult:
+        asked.append(params.message)
+        return ElicitResult(action="accept", content={"name": "Ada", "city": "London"})
+
+    with anyio.fail_after(PATIENCE_SECONDS):
+        async with Client(server, mode=MODERN, elicitation_callback=answer) as client:
+            result = await client.call_tool("who")
+    assert text(result) == "Ada of London"
+    assert asked == ["Who and where?"]
+    assert runs == 2
 
 
 # -- notifications across rounds -----------------------------------------------------

@@ -23,7 +23,6 @@ questions again and does that work once.
 from __future__ import annotations
 
 import hashlib
-import json
 from collections.abc import Awaitable, Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol, cast
@@ -31,6 +30,7 @@ from typing import Any, Protocol, cast
 import anyio
 
 from answerback.jsonrpc import IncomingRequest, JSONObject
+from answerback.server._canonical import canonical_json
 from answerback.types import MCPError
 
 _SHORT_NAMES = {
@@ -256,5 +256,5 @@ class _Occurrences:
 
 def content_digest(method: str, params: Any) -> str:
     """A short stable digest of a message's method and params."""
-    canonical = json.dumps(params, sort_keys=True, separators=(",", ":"), default=str)
+    canonical = canonical_json(params)
     return hashlib.sha256(f"{method}\n{canonical}".encode()).hexdigest()[:12]

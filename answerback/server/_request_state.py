@@ -20,7 +20,6 @@ from __future__ import annotations
 import base64
 import functools
 import hashlib
-import json
 import os
 import secrets
 import time
@@ -31,6 +30,7 @@ from cryptography.exceptions import InvalidTag
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 from pydantic_core import from_json, to_json
 
+from answerback.server._canonical import canonical_json
 from answerback.types import InvalidParamsError
 
 if TYPE_CHECKING:
@@ -59,7 +59,7 @@ _NONCE_BYTES = 12
 def binding_for(method: str, name: str, arguments: Any, principal: str | None = None) -> bytes:
     """What a state is bound to: the method, the target's name, the arguments and, on an
     authenticated server, the caller (so one user's state is worthless to another)."""
-    canonical = json.dumps(arguments, sort_keys=True, separators=(",", ":"), default=str)
+    canonical = canonical_json(arguments)
     digest = hashlib.sha256(canonical.encode()).hexdigest()
     caller = "" if principal is None else f"\n{principal}"
     return f"{method}\n{name}\n{digest}{caller}".encode()

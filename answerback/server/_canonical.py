@@ -3,7 +3,7 @@
 A question's key and a request state's binding are digests that a later round must
 reproduce, perhaps on another replica. Keys are sorted because a dict built from a set
 (a schema's properties, say) iterates in a different order in another process; anything
-JSON cannot hold is written as its ``str`` rather than failing the request. One encoder
+JSON cannot hold is written as its ``str`` rather than failing the request. The encoder
 is built once: ``json.dumps`` with options builds a new one per call, which cost more
 than the encoding itself on these small values.
 """

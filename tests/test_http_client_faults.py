@@ -327,6 +327,22 @@ async def test_a_request_json_cannot_carry_fails_at_once() -> None:
 
 
 @pytest.mark.skipif(sys.platform != "linux", reason="fills a listen backlog the Linux way")
+@pytest.mark.parametrize(
+    ("target", "problem"),
+    [
+        ("http://[::1/mcp", "it is not a valid URL"),
+        ("localhost:8000/mcp", "a string target must be an http(s) URL"),
+    ],
+)
+async def test_a_target_that_is_no_url_is_refused_with_what_to_give(
+    target: str, problem: str
+) -> None:
+    with pytest.raises(ValueError, match="Cannot connect to") as caught:
+        async with Client(target):
+            pass
+    assert problem in str(caught.value)
+
+
 async def test_connecting_to_a_server_that_never_accepts_times_out() -> None:
     """A port whose listen backlog is full never completes a connection: the connect
     timeout ends the wait with a clear error."""

@@ -233,7 +233,13 @@ class StreamableHTTPTransport:
         """Talk to the endpoint until the block ends; then end the session (a DELETE)
         if the server gave one."""
         # Parsed once: parsing it again for every POST cost as much as building the request.
-        self._endpoint = httpx2.URL(self.url)
+        try:
+            self._endpoint = httpx2.URL(self.url)
+        except httpx2.InvalidURL as exc:
+            raise ValueError(
+                f"Cannot connect to {self.url!r}: it is not a valid URL ({exc}). Give the "
+                "server's full endpoint URL, such as http://127.0.0.1:8000/mcp."
+            ) from None
         incoming, incoming_read = open_channel[Envelope | Exception]()
         outgoing, outgoing_read = open_channel[Envelope]()
         self._calls, self._questions = {}, {}

@@ -2,6 +2,8 @@
 
 - any restricted schema parses, and what it writes back parses to the same form;
 - any valid answer passes ``check`` unchanged, and typing it as text gives it back;
+- a field accepts exactly the values jsonschema accepts for it (its shortcut for plain
+  values agrees with jsonschema, and plain valid values take it);
 - any model ``form_schema`` accepts gives a schema the client side parses (and the
   wire schema in ``../shared/spec`` accepts, where present), and valid answers come back
   through ``validate_answer`` as a model whose own dump is again a valid answer.
@@ -14,6 +16,9 @@ import datetime
 import enum
 import io
 import json
+import math
+from collections.abc import Callable
+from decimal import Decimal
 from functools import cache
 from pathlib import Path
 from typing import Any, Literal, cast
@@ -37,6 +42,7 @@ from answerback.forms import (
     parse_form,
     validate_answer,
 )
+from answerback.forms._formats import new_validator
 
 PROPERTIES = settings(
     max_examples=60,
@@ -198,6 +204,116 @@ def test_valid_answers_pass_unchanged(case: tuple[Form, dict[str, Any]]) -> None
     assert form.check(answer) == answer
     filled = form.with_defaults(answer)
     assert form.check(filled) == filled
+
+
+ANYTHING = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats() | st.text(CHARACTERS, max_size=5),
+    lambda inner: (
+        st.lists(inner, max_size=3)
+        | st.tuples(inner)
+        | st.dictionaries(st.text(max_size=3), inner, max_size=2)
+    ),
+    max_leaves=5,
+)
+"""JSON-like values of any shape, with NaN, infinities and a tuple among them."""
+
+
+def _shifted(edge: float, step: float, kind: Callable[[float], object]) -> object:
+    return kind(edge + step)
+
+
+def values_near(field: FormField) -> st.SearchStrategy[Any]:
+    """Values at and just past the field's rules: bounds, lengths, choices, types."""
+    if isinstance(field, StringField):
+        low, high = field.min_length or 0, 20 if field.max_length is None else field.max_length
+        return st.text(CHARACTERS, min_size=max(low - 1, 0), max_size=high + 1)
+    if isinstance(field, NumberField):
+        edges = [edge for edge in (field.minimum, field.maximum) if edge is not None] or [0]
+        near = st.builds(
+            _shifted,
+            st.sampled_from(edges),
+            st.sampled_from([-1, -0.5, 0, 0.5, 1]),
+            st.sampled_from([int, float, Decimal]),
+        )
+        odd = st.sampled_from([True, False, math.nan, math.inf, -math.inf, 1e308])
+        return near | odd
+    if isinstance(field, BooleanField):
+        return st.sampled_from([True, False, 0, 1, "true"])
+    values = [option.value for option in field.options]
+    words = st.sampled_from([*values, values[0].upper(), values[0] + " ", "other"])
+    if isinstance(field, SingleSelectField):
+        return words | words.map(lambda word: [word])
+    return st.lists(words, max_size=len(values) + 2) | st.lists(words, max_size=2).map(tuple)
+
+
+@PROPERTIES
+@given(st.data(), field_schemas())
+def test_a_field_accepts_exactly_what_jsonschema_accepts(
+    data: st.DataObject, schema: dict[str, Any]
+) -> None:
+    field = parse_form({"type": "object", "properties": {"x": schema}})["x"]
+    validator = new_validator(field.validation_schema())
+    for value in (
+        data.draw(values_of(field)),
+        data.draw(values_near(field)),
+        data.draw(ANYTHING),
+    ):
+        finite = not (isinstance(value, float) and not math.isfinite(value))
+        accepted = finite and schema_errors(validator, value) == []
+        assert (field.problems(value) == []) == accepted, value
+    plain = not (isinstance(field, StringField) and field.format is not None)
+    if plain:  # the shortcut is taken: a valid plain value never waits for jsonschema
+        assert field._plainly_fits(data.draw(values_of(field)))  # pyright: ignore[reportPrivateUsage]
+
+
+class _Text(str):
+    """A ``str`` subclass: jsonschema takes it as a string, the shortcut leaves it to it."""
+
+
+EDGES: list[tuple[dict[str, Any], list[Any]]] = [
+    (
+        {"type": "string", "minLength": 2, "maxLength": 3},
+        ["a", "ab", "abc", "abcd", "", _Text("ab"), 12, None, ["ab"]],
+    ),
+    ({"type": "string", "pattern": "^a+$"}, ["aa", "ab"]),
+    ({"type": "string", "format": "email"}, ["ada@example.com", "ada"]),
+    (
+        {"type": "integer", "minimum": 1, "maximum": 3},
+        [0, 1, 3, 4, 2.0, 2.5, 0.5, True, False, math.nan, math.inf, Decimal(2), "2"],
+    ),
+    (
+        {"type": "number", "minimum": -1.5, "maximum": 2},
+        [-1.5, -1.6, 2, 2.0000001, 1, True, math.nan, -math.inf, Decimal("0.5"), None],
+    ),
+    ({"type": "number"}, [0.5, 1e308, math.nan, math.inf, -math.inf]),
+    ({"type": "boolean"}, [True, False, 0, 1, "true", None]),
+    ({"type": "string", "enum": ["a", "b"]}, ["a", "A", "a ", "c", ["a"], _Text("a"), 1]),
+    (
+        {"type": "string", "oneOf": [{"const": "a", "title": "A"}, {"const": "b", "title": "B"}]},
+        ["a", "b", "A", None],
+    ),
+    (
+        {
+            "type": "array",
+            "items": {"type": "string", "enum": ["a", "b", "c"]},
+            "minItems": 1,
+            "maxItems": 2,
+        },
+        [["a"], ["a", "b"], [], ["a", "b", "c"], ["a", "a"], ("a",), ["a", 1], ["d"], "a"],
+    ),
+]
+
+
+@pytest.mark.parametrize(("schema", "values"), EDGES)
+def test_a_field_accepts_exactly_what_jsonschema_accepts_at_the_edges(
+    schema: dict[str, Any], values: list[Any]
+) -> None:
+    field = parse_form({"type": "object", "properties": {"x": schema}})["x"]
+    validator = new_validator(field.validation_schema())
+    for value in values:
+        finite = not (isinstance(value, float) and not math.isfinite(value))
+        accepted = finite and schema_errors(validator, value) == []
+        assert (field.problems(value) == []) == accepted, value
 
 
 def typed(field: FormField, value: Any) -> str:

@@ -1,9 +1,17 @@
 """Typed form fields: what a renderer shows, and how one field's value is checked.
 
 Each field knows three things about itself: its canonical restricted schema (what goes
-on the wire), the JSON Schema that checks a value (run by jsonschema, never by hand),
-and how to read a value from typed text. The wording of every complaint lives here too,
-so a renderer and a server say the same thing about the same mistake.
+on the wire), the JSON Schema that checks a value (run by jsonschema), and how to read a
+value from typed text. The wording of every complaint lives here too, so a renderer and
+a server say the same thing about the same mistake.
+
+Most answers are right, and jsonschema takes several times longer to say so than the
+check itself needs (it walks its keywords and type checker in Python). So a field first
+asks ``_plainly_fits``, which says yes only to a value whose rules are plain (its exact
+JSON type, a length, bounds, a choice) and that meets them; for anything else (a pattern,
+a format, a subclass of ``str``, a ``Decimal``) it says no, and jsonschema judges. Every
+complaint therefore still comes from jsonschema, and a property test holds the shortcut
+to jsonschema's verdict.
 """
 
 from __future__ import annotations
@@ -60,6 +68,11 @@ def show(value: object) -> str:
 
 def _number(value: float) -> str:
     return str(int(value)) if isinstance(value, float) and value.is_integer() else str(value)
+
+
+def _within(measure: float, least: float | None, most: float | None) -> bool:
+    """Whether ``measure`` lies within the inclusive bounds given (``None``: unbounded)."""
+    return (least is None or measure >= least) and (most is None or measure <= most)
 
 
 def _plural(count: int, word: str) -> str:
@@ -169,6 +182,11 @@ class _Field(ABC):
             errors.append(not_finite(value))
         return errors
 
+    def _plainly_fits(self, value: object) -> bool:
+        """Whether ``value`` certainly fits, seen without jsonschema (see the module's
+        docstring); false means only that jsonschema must look."""
+        return False
+
     @abstractmethod
     def _read(self, text: str) -> FormValue:
         """Typed text as a value of this field's type; ``ValueError`` says what to type."""
@@ -184,6 +202,8 @@ class _Field(ABC):
         A value of the wrong type (or NaN, or infinite) is told only that, not every rule
         it then breaks.
         """
+        if self._plainly_fits(value):
+            return []
         errors = self._errors(value)
         kinds: dict[tuple[str | int, ...], set[str]] = {}
         for error in errors:
@@ -255,6 +275,11 @@ class StringField(_Field):
         }
         return {key: value for key, value in found.items() if value is not None}
 
+    def _plainly_fits(self, value: object) -> bool:
+        if type(value) is not str or self.pattern is not None or self.format is not None:
+            return False
+        return _within(len(value), self.min_length, self.max_length)
+
     def _read(self, text: str) -> str:
         # Free text is taken as typed; an email, URI or date never has edge spaces.
         return text if self.format is None else text.strip()
@@ -281,6 +306,15 @@ class NumberField(_Field):
     def _constraints(self) -> dict[str, Any]:
         found = {"minimum": self.minimum, "maximum": self.maximum}
         return {key: value for key, value in found.items() if value is not None}
+
+    def _plainly_fits(self, value: object) -> bool:
+        # Exactly int or float: bool is an int to Python but not a number to JSON Schema.
+        if type(value) is float:
+            if not math.isfinite(value) or (self.integer and not value.is_integer()):
+                return False
+        elif type(value) is not int:
+            return False
+        return _within(cast(float, value), self.minimum, self.maximum)
 
     def _read(self, text: str) -> int | float:
         """Decimal notation; an integer field takes "5.0" or "1e3" as whole numbers."""
@@ -319,6 +353,9 @@ class BooleanField(_Field):
 
     def _expects(self) -> str:
         return "true or false"
+
+    def _plainly_fits(self, value: object) -> bool:
+        return type(value) is bool
 
     def _read(self, text: str) -> bool:
         """yes/no, y/n, true/false, t/f, on/off or 1/0, in any case."""
@@ -394,6 +431,13 @@ class SingleSelectField(_Field):
     def validation_schema(self) -> dict[str, Any]:
         return {"type": "string", "enum": [option.value for option in self.options]}
 
+    @cached_property
+    def _values(self) -> frozenset[str]:
+        return frozenset(option.value for option in self.options)
+
+    def _plainly_fits(self, value: object) -> bool:
+        return type(value) is str and value in self._values
+
     def _read(self, text: str) -> str:
         """A choice by its value or its title, in any case when that is unambiguous."""
         return _pick(self.options, text)
@@ -445,6 +489,18 @@ class MultiSelectField(_Field):
             "uniqueItems": True,
             **bounds,
         }
+
+    @cached_property
+    def _values(self) -> frozenset[str]:
+        return frozenset(option.value for option in self.options)
+
+    def _plainly_fits(self, value: object) -> bool:
+        if type(value) is not list:
+            return False
+        picks = cast(list[object], value)
+        if not all(type(pick) is str and pick in self._values for pick in picks):
+            return False
+        return len(set(picks)) == len(picks) and _within(len(picks), self.min_items, self.max_items)
 
     def _read(self, text: str) -> list[str]:
         """Choices separated by commas or line breaks (quote one that holds a comma)."""

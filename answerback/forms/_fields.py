@@ -314,7 +314,7 @@ class NumberField(_Field):
                 return False
         elif type(value) is not int:
             return False
-        return _within(cast(float, value), self.minimum, self.maximum)
+        return _within(value, self.minimum, self.maximum)
 
     def _read(self, text: str) -> int | float:
         """Decimal notation; an integer field takes "5.0" or "1e3" as whole numbers."""
@@ -398,21 +398,27 @@ def _listing(options: tuple[Option, ...]) -> str:
     return ", ".join(shown) + more
 
 
-def _titled(options: tuple[Option, ...]) -> bool:
-    return any(option.title is not None for option in options)
-
-
 @dataclass(frozen=True, kw_only=True)
-class SingleSelectField(_Field):
-    """Pick exactly one of ``options`` (sent as ``enum``, or ``oneOf`` when titled)."""
+class _ChoiceField(_Field):
+    """What both select fields have: the options to choose from."""
 
     options: tuple[Option, ...]
-    default: str | None = None
 
     @property
     def titled(self) -> bool:
         """Whether the options carry display titles."""
-        return _titled(self.options)
+        return any(option.title is not None for option in self.options)
+
+    @cached_property
+    def _values(self) -> frozenset[str]:
+        return frozenset(option.value for option in self.options)
+
+
+@dataclass(frozen=True, kw_only=True)
+class SingleSelectField(_ChoiceField):
+    """Pick exactly one of ``options`` (sent as ``enum``, or ``oneOf`` when titled)."""
+
+    default: str | None = None
 
     def _json_type(self) -> str:
         return "string"
@@ -431,10 +437,6 @@ class SingleSelectField(_Field):
     def validation_schema(self) -> dict[str, Any]:
         return {"type": "string", "enum": [option.value for option in self.options]}
 
-    @cached_property
-    def _values(self) -> frozenset[str]:
-        return frozenset(option.value for option in self.options)
-
     def _plainly_fits(self, value: object) -> bool:
         return type(value) is str and value in self._values
 
@@ -449,18 +451,12 @@ class SingleSelectField(_Field):
 
 
 @dataclass(frozen=True, kw_only=True)
-class MultiSelectField(_Field):
+class MultiSelectField(_ChoiceField):
     """Pick any number of ``options``, between ``min_items`` and ``max_items``, each once."""
 
-    options: tuple[Option, ...]
     min_items: int | None = None
     max_items: int | None = None
     default: tuple[str, ...] | None = None
-
-    @property
-    def titled(self) -> bool:
-        """Whether the options carry display titles."""
-        return _titled(self.options)
 
     def _json_type(self) -> str:
         return "array"
@@ -489,10 +485,6 @@ class MultiSelectField(_Field):
             "uniqueItems": True,
             **bounds,
         }
-
-    @cached_property
-    def _values(self) -> frozenset[str]:
-        return frozenset(option.value for option in self.options)
 
     def _plainly_fits(self, value: object) -> bool:
         if type(value) is not list:

@@ -246,21 +246,28 @@ def values_near(field: FormField) -> st.SearchStrategy[Any]:
     return st.lists(words, max_size=len(values) + 2) | st.lists(words, max_size=2).map(tuple)
 
 
+def _only_field(schema: dict[str, Any]) -> FormField:
+    return parse_form({"type": "object", "properties": {"x": schema}})["x"]
+
+
+def _jsonschema_accepts(field: FormField, value: object) -> bool:
+    """jsonschema's verdict on ``value``, and JSON's own: NaN and infinities are no numbers."""
+    finite = not (isinstance(value, float) and not math.isfinite(value))
+    return finite and schema_errors(new_validator(field.validation_schema()), value) == []
+
+
 @PROPERTIES
 @given(st.data(), field_schemas())
 def test_a_field_accepts_exactly_what_jsonschema_accepts(
     data: st.DataObject, schema: dict[str, Any]
 ) -> None:
-    field = parse_form({"type": "object", "properties": {"x": schema}})["x"]
-    validator = new_validator(field.validation_schema())
+    field = _only_field(schema)
     for value in (
         data.draw(values_of(field)),
         data.draw(values_near(field)),
         data.draw(ANYTHING),
     ):
-        finite = not (isinstance(value, float) and not math.isfinite(value))
-        accepted = finite and schema_errors(validator, value) == []
-        assert (field.problems(value) == []) == accepted, value
+        assert (field.problems(value) == []) == _jsonschema_accepts(field, value), value
     plain = not (isinstance(field, StringField) and field.format is not None)
     if plain:  # the shortcut is taken: a valid plain value never waits for jsonschema
         assert field._plainly_fits(data.draw(values_of(field)))  # pyright: ignore[reportPrivateUsage]
@@ -308,12 +315,9 @@ EDGES: list[tuple[dict[str, Any], list[Any]]] = [
 def test_a_field_accepts_exactly_what_jsonschema_accepts_at_the_edges(
     schema: dict[str, Any], values: list[Any]
 ) -> None:
-    field = parse_form({"type": "object", "properties": {"x": schema}})["x"]
-    validator = new_validator(field.validation_schema())
+    field = _only_field(schema)
     for value in values:
-        finite = not (isinstance(value, float) and not math.isfinite(value))
-        accepted = finite and schema_errors(validator, value) == []
-        assert (field.problems(value) == []) == accepted, value
+        assert (field.problems(value) == []) == _jsonschema_accepts(field, value), value
 
 
 def typed(field: FormField, value: Any) -> str:

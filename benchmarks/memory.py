@@ -30,12 +30,15 @@ async def rss_per_session(impl: Impl, sessions: int) -> dict[str, float]:
         async with connect(impl, "http", "legacy", server.url) as warm:
             await warm.echo()
         async with AsyncExitStack() as stack:
-            for _ in range(sessions):
-                await stack.enter_async_context(connect(impl, "http", "legacy", server.url))
+
+            async def open_idle() -> None:
+                for _ in range(sessions):
+                    await stack.enter_async_context(connect(impl, "http", "legacy", server.url))
+
+            await open_idle()
             await anyio.sleep(0.5)
             before = rss_kib(server.pid)
-            for _ in range(sessions):
-                await stack.enter_async_context(connect(impl, "http", "legacy", server.url))
+            await open_idle()
             await anyio.sleep(1.0)
             after = rss_kib(server.pid)
     return {

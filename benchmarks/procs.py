@@ -39,6 +39,18 @@ def rss_kib(pid: int) -> int:
     raise RuntimeError(f"/proc/{pid}/status has no VmRSS line")
 
 
+def child_pids() -> set[int]:
+    """The processes this one has started and that still run (the stdio servers of the
+    clients connected now), from ``/proc/self/task/*/children``."""
+    pids: set[int] = set()
+    for children in Path("/proc/self/task").glob("*/children"):
+        try:
+            pids.update(int(pid) for pid in children.read_text().split())
+        except OSError:
+            continue  # the thread ended while we looked
+    return pids
+
+
 @dataclass(frozen=True, slots=True)
 class ServerProcess:
     """A running server subprocess and where to reach it."""

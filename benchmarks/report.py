@@ -116,12 +116,53 @@ def tables(results: dict[str, Any]) -> str:
             ]
             latency.append(f"| {scenario['title']} | {' | '.join(cells)} |")
     text = "\n".join(rows) + "\n\nLatency per call (medians over rounds):\n\n" + "\n".join(latency)
+    cpu = cpu_table(results["scenarios"])
+    if cpu:
+        text += "\n\n" + cpu
     goals = goal_table(results["scenarios"])
     if goals:
         text = goals + "\n\n" + text
     if notes:
         text += "\n\n" + "\n".join(f"[{i}] {note}" for i, note in enumerate(notes, 1))
     return text
+
+
+CPU_SIDES = ("answerback", "official", "floor")
+
+
+def cpu_table(scenarios: list[dict[str, Any]]) -> str:
+    """CPU time per call in the client's process and the server's, per side, and
+    answerback's total over the floor's: what each side costs, which the calls per
+    second of a shared machine blur (see ``benchmarks/measure.py``). Empty if no
+    scenario metered it."""
+    rows: list[str] = []
+    for scenario in scenarios:
+        if "median_client_cpu_us" not in scenario["answerback"]:
+            continue
+        cells: list[str] = []
+        totals: dict[str, float] = {}
+        for name in CPU_SIDES:
+            side = scenario.get(name)
+            if side is None or "median_client_cpu_us" not in side:
+                cells += ["", ""] if side is None else ["n/a", "n/a"]
+                continue
+            client, server = side["median_client_cpu_us"], side.get("median_server_cpu_us")
+            cells += [f"{client:,.0f}", "(same process)" if server is None else f"{server:,.0f}"]
+            totals[name] = client + (server or 0.0)
+        ours, floor = totals.get("answerback"), totals.get("floor")
+        ratio = _ratio(ours / floor) if ours and floor else ""
+        rows.append(f"| {scenario['title']} | {' | '.join(cells)} | {ratio} |")
+    if not rows:
+        return ""
+    header = [
+        "CPU per call, µs (medians over rounds; client: the benchmark's process, which "
+        "holds the in-process server too; server: the server's process):",
+        "",
+        "| scenario | answerback client | answerback server | official client "
+        "| official server | floor client | floor server | answerback ÷ floor, total ↓ |",
+        "|---|--:|--:|--:|--:|--:|--:|--:|",
+    ]
+    return "\n".join(header + rows)
 
 
 def _milliseconds(side: dict[str, Any] | None, key: str) -> str:

@@ -68,7 +68,8 @@ async def run_all(scenarios: list[Scenario], config: Config) -> list[dict[str, A
                 ("floor", "floor_http"),
             )
             for side, script in sides:
-                servers.urls[side] = stack.enter_context(http_server(server_script(script))).url
+                server = stack.enter_context(http_server(server_script(script)))
+                servers.urls[side], servers.pids[side] = server.url, server.pid
         for group in _interleaved(scenarios):
             for scenario in group:
                 log(f"{scenario.id}: {scenario.title}")

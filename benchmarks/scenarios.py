@@ -22,8 +22,9 @@ import anyio
 from benchmarks import floor, library
 from benchmarks.clients import IMPLS, Mode, Transport, connect
 from benchmarks.config import Config
-from benchmarks.measure import Call, Run, burst, concurrent, median, sequential
+from benchmarks.measure import Call, Run, burst, concurrent, cpu_reading, median, sequential
 from benchmarks.memory import rss_per_session
+from benchmarks.procs import child_pids
 from benchmarks.startup import ENTRY_POINTS, import_seconds, warm_bytecode
 
 Kind = Literal["calls", "startup", "memory", "library"]
@@ -182,6 +183,7 @@ class Servers:
     """The long-lived HTTP servers the HTTP call scenarios talk to (one per side)."""
 
     urls: dict[Side, str] = field(default_factory=dict[Side, str])
+    pids: dict[Side, int] = field(default_factory=dict[Side, int])
 
 
 async def run_scenarios(
@@ -305,47 +307,68 @@ async def _measure(
         timed = library.operation(scenario.operation)
         ops = await sequential(timed, duration=config.duration, warmup=config.warmup_calls)
         return ops.summary()
-    async with _callers(scenario, side, config, servers) as calls:
+    async with _callers(scenario, side, config, servers) as (calls, server_pid):
+        cpu = cpu_reading(server_pid)
+        warmup = config.warmup_calls
         run: Run
         if scenario.burst:
-            run = await burst(calls[0], config.burst_calls, warmup=config.warmup_calls)
+            run = await burst(calls[0], config.burst_calls, warmup=warmup, cpu=cpu)
         elif scenario.concurrent:
-            run = await concurrent(calls, duration=config.duration, warmup=config.warmup_calls)
+            run = await concurrent(calls, duration=config.duration, warmup=warmup, cpu=cpu)
         else:
-            run = await sequential(calls[0], duration=config.duration, warmup=config.warmup_calls)
+            run = await sequential(calls[0], duration=config.duration, warmup=warmup, cpu=cpu)
     return run.summary()
 
 
 @asynccontextmanager
 async def _callers(
     scenario: Scenario, side: Side, config: Config, servers: Servers
-) -> AsyncGenerator[list[Call], None]:
-    """One connected ``Call`` per client of ``scenario`` on ``side``."""
+) -> AsyncGenerator[tuple[list[Call], int | None], None]:
+    """One connected ``Call`` per client of ``scenario`` on ``side``, and the process id
+    of the server they call (``None`` in-process: the server runs in this process)."""
     transport = scenario.transport
     assert transport is not None
     count = config.concurrency if scenario.concurrent else 1
-    if side == "floor":
-        async with floor.floor_calls(
-            transport,
-            scenario.call,
-            scenario.mode,
-            url=servers.urls.get("floor"),
-            clients=count,
-            calls_at_once=config.burst_calls if scenario.burst else 1,
-        ) as calls:
-            yield calls
-        return
     pick: Callable[[Any], Call] = (
         (lambda s: s.echo) if scenario.call == "echo" else (lambda s: s.elicit)
     )
+    before = child_pids()
     async with AsyncExitStack() as stack:
-        calls: list[Call] = []
-        for _ in range(count):
-            session = await stack.enter_async_context(
-                connect(side, transport, scenario.mode, servers.urls.get(side))
+        calls: list[Call]
+        if side == "floor":
+            calls = await stack.enter_async_context(
+                floor.floor_calls(
+                    transport,
+                    scenario.call,
+                    scenario.mode,
+                    url=servers.urls.get("floor"),
+                    clients=count,
+                    calls_at_once=config.burst_calls if scenario.burst else 1,
+                )
             )
-            calls.append(pick(session))
-        yield calls
+        else:
+            calls = []
+            for _ in range(count):
+                session = await stack.enter_async_context(
+                    connect(side, transport, scenario.mode, servers.urls.get(side))
+                )
+                calls.append(pick(session))
+        yield calls, _server_pid(transport, side, servers, before)
+
+
+def _server_pid(
+    transport: Transport, side: Side, servers: Servers, children_before: set[int]
+) -> int | None:
+    if transport == "http":
+        return servers.pids[side]
+    if transport == "stdio":
+        started = child_pids() - children_before
+        if len(started) != 1:
+            raise RuntimeError(
+                f"expected the stdio client to start one server process, found {started}"
+            )
+        return started.pop()
+    return None
 
 
 def warm_up_startup() -> None:

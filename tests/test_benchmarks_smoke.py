@@ -2,7 +2,8 @@
 
 No timing is asserted (the numbers of a quick run on a shared machine mean nothing);
 the test checks that every scenario of issues 6 and 17 ran on every side and produced
-positive numbers. It runs the official SDK as the comparison peer, hence the ``interop`` mark.
+positive numbers, CPU time per call included (in the server's own process where it has
+one). It runs the official SDK as the comparison peer, hence the ``interop`` mark.
 The rows of answerback's own features (forms, URL verdicts) have no official side.
 """
 
@@ -48,6 +49,25 @@ ANSWERBACK_ONLY = {"forms-check-10", "urls-verdict"}
 """Scenarios with nothing to compare in the official SDK: answerback is measured alone."""
 
 
+def cpu_problems(scenario: dict[str, Any]) -> list[str]:
+    """What is missing from a call scenario's CPU time per call: every side has its
+    client's, and its server's unless the server ran in the benchmark's process."""
+    in_process = scenario["id"].startswith("inproc-")
+    problems: list[str] = []
+    for side in ("answerback", "official", "floor"):
+        measured = scenario[side]
+        if "error" in measured:
+            continue  # reported with the failures already
+        if not measured.get("median_client_cpu_us", 0) > 0:
+            problems.append(f"{scenario['id']} {side}: no client CPU per call")
+        server_cpu = measured.get("median_server_cpu_us")
+        if in_process and server_cpu is not None:
+            problems.append(f"{scenario['id']} {side}: server CPU apart from the client's")
+        if not in_process and not (server_cpu is not None and server_cpu > 0):
+            problems.append(f"{scenario['id']} {side}: no server CPU per call")
+    return problems
+
+
 @pytest.mark.interop
 @pytest.mark.timeout(240)
 def test_quick_run_measures_every_scenario(tmp_path: Path) -> None:
@@ -80,7 +100,10 @@ def test_quick_run_measures_every_scenario(tmp_path: Path) -> None:
                 failures.append(f"{scenario_id} {side}: no positive number ({measured})")
         if not alone and not any(f.startswith(f"{scenario_id} ") for f in failures):
             assert scenario["ratio"] > 0, scenario_id
+        if has_floor:
+            failures += cpu_problems(scenario)
     assert not failures, "\n".join(failures)
     text = readme.read_text()
     assert "answerback/official" in text
+    assert "CPU per call" in text
     assert results["machine"]["uname"]

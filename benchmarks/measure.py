@@ -21,7 +21,7 @@ import anyio.lowlevel
 Call = Callable[[], Awaitable[None]]
 """One round trip to time (an echo call, an eliciting call...)."""
 
-CpuUse = tuple[float, "float | None"]
+CpuUse = tuple[float, float | None]
 """CPU seconds of this process (the clients) and of the server's process (``None`` when
 the server runs in this process, so that the first number is both)."""
 CpuReading = Callable[[], CpuUse]

@@ -34,11 +34,16 @@ def runner(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> ModuleType:
 
 
 def timing(status: str, *, too_early: bool = False) -> dict[str, Any]:
-    return {
-        "id": "client-sse-retry-timing",
-        "status": status,
-        "details": {"tooEarly": too_early, "actualDelayMs": 20 if too_early else 1588},
+    """The timing check as the suite writes it: a FAILURE past twice the delay (or
+    before it), a WARNING when slightly late."""
+    late = not too_early
+    details = {
+        "tooEarly": too_early,
+        "slightlyLate": late,
+        "veryLate": late and status == "FAILURE",
+        "actualDelayMs": 1588 if late else 20,
     }
+    return {"id": "client-sse-retry-timing", "status": status, "details": details}
 
 
 def only_late(runner: ModuleType, *checks: dict[str, Any]) -> bool:
@@ -61,6 +66,16 @@ def test_slightly_late_is_run_again(runner: ModuleType) -> None:
 
 def test_early_stands(runner: ModuleType) -> None:
     assert not only_late(runner, timing("FAILURE", too_early=True))
+
+
+def test_a_timing_check_that_could_not_measure_stands(runner: ModuleType) -> None:
+    """No reconnect time recorded: nothing says the client was late."""
+    unmeasured: dict[str, Any] = {
+        "id": "client-sse-retry-timing",
+        "status": "WARNING",
+        "details": {},
+    }
+    assert not only_late(runner, unmeasured)
 
 
 def test_another_failed_check_stands(runner: ModuleType) -> None:

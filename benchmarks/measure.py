@@ -32,9 +32,17 @@ def process_cpu_seconds(pid: int) -> float:
     """CPU time used so far by every thread of process ``pid``, from the scheduler's own
     count (``/proc/<pid>/task/*/schedstat``, in nanoseconds: exact, where
     ``/proc/<pid>/stat`` counts 10 ms ticks). A thread that has ended is no longer
-    counted, so read it around a run whose server keeps its threads."""
+    counted, so read it around a run whose server keeps its threads. Raises
+    ``ProcessLookupError`` if the process has ended: a server that died mid-run must
+    fail its side, not report its CPU time as nothing."""
+    tasks = Path(f"/proc/{pid}/task")
+    if not tasks.is_dir():
+        raise ProcessLookupError(
+            f"process {pid} has ended, so its CPU time cannot be read: see why the server "
+            "exited (its side's error, or run that scenario alone with --only)"
+        )
     total = 0
-    for schedstat in Path(f"/proc/{pid}/task").glob("*/schedstat"):
+    for schedstat in tasks.glob("*/schedstat"):
         try:
             total += int(schedstat.read_text().split()[0])
         except (OSError, IndexError, ValueError):

@@ -353,19 +353,23 @@ async def _callers(
                     connect(side, transport, scenario.mode, servers.urls.get(side))
                 )
                 calls.append(pick(session))
-        yield calls, _server_pid(transport, side, servers, before)
+        yield calls, server_pid_of(transport, side, servers, before)
 
 
-def _server_pid(
+def server_pid_of(
     transport: Transport, side: Side, servers: Servers, children_before: set[int]
 ) -> int | None:
+    """The process id of the server a side's clients call: the side's HTTP server, the
+    one child started since ``children_before`` over stdio, ``None`` in-process."""
     if transport == "http":
         return servers.pids[side]
     if transport == "stdio":
         started = child_pids() - children_before
         if len(started) != 1:
             raise RuntimeError(
-                f"expected the stdio client to start one server process, found {started}"
+                f"expected the stdio client to start one server process, found {started or 'none'}:"
+                " CPU per call needs the server's process, so run nothing else from the "
+                "benchmark's process while it measures"
             )
         return started.pop()
     return None

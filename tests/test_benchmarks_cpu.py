@@ -9,9 +9,12 @@ import sys
 from typing import Any
 
 import anyio
+import pytest
 
 from benchmarks.measure import CpuUse, Run, process_cpu_seconds, sequential
+from benchmarks.procs import child_pids
 from benchmarks.report import cpu_table
+from benchmarks.scenarios import Servers, server_pid_of
 
 
 def test_a_metered_run_reports_microseconds_per_call_for_each_process() -> None:
@@ -61,6 +64,19 @@ def test_another_process_is_metered_by_its_own_threads_time() -> None:
         child.kill()
     assert second > first
     assert process_cpu_seconds(os.getpid()) > 0
+
+
+def test_a_server_that_has_ended_is_an_error_not_zero_cpu() -> None:
+    with subprocess.Popen([sys.executable, "-c", "pass"]) as child:
+        child.wait()
+    with pytest.raises(ProcessLookupError, match=f"process {child.pid} has ended"):
+        process_cpu_seconds(child.pid)
+
+
+def test_a_stdio_side_that_started_no_server_process_is_an_error() -> None:
+    """The server's CPU cannot be metered without its process: the side fails, saying so."""
+    with pytest.raises(RuntimeError, match="start one server process, found none"):
+        server_pid_of("stdio", "answerback", Servers(), child_pids())
 
 
 def _side(client: float, server: float | None) -> dict[str, Any]:

@@ -27,11 +27,14 @@ from answerback import Client, MCPError, StdioServer
 from answerback.client import ClientRequestContext
 from answerback.client._session import InputRequiredRoundsExceededError
 from answerback.server import Context, MCPServer
+from answerback.server import _connection as server_connection
 from answerback.types import (
+    ClientCapabilities,
     CreateMessageRequestParams,
     CreateMessageResult,
     ElicitRequestParams,
     ElicitResult,
+    Implementation,
     InputRequiredResult,
     ListRootsResult,
     LoggingMessageNotificationParams,
@@ -403,6 +406,88 @@ async def modern_http() -> AsyncGenerator[tuple[httpx2.AsyncClient, str], None]:
     library = load_module(LIBRARY_SERVER).mcp
     async with serve(library.http_app()) as running, httpx2.AsyncClient() as http:
         yield http, running.url
+
+
+async def test_requests_that_declare_alike_share_one_validated_declaration() -> None:
+    seen: list[tuple[ClientCapabilities, Implementation]] = []
+    mcp = MCPServer("Declarations")
+
+    @mcp.tool()
+    def remember(ctx: Context) -> str:
+        seen.append((ctx.session.client_capabilities, ctx.session.client_info))
+        return "noted"
+
+    async with Client(mcp, mode=MODERN) as plain:
+        await plain.call_tool("remember")
+        await plain.call_tool("remember")
+    async with Client(mcp, mode=MODERN, elicitation_callback=accept_ada) as asking:
+        await asking.call_tool("remember")
+    (capabilities, info), again, other = seen
+    assert again[0] is capabilities
+    assert again[1] is info
+    assert other[0] is not capabilities
+    assert capabilities.elicitation is None
+    assert other[0].elicitation is not None
+
+
+async def test_a_bad_declaration_is_refused_on_every_request() -> None:
+    bad = modern_meta(**{"io.modelcontextprotocol/clientCapabilities": {"elicitation": 5}})
+    async with modern_http() as (http, url):
+        codes: list[int | None] = []
+        for meta in (bad, modern_meta(), bad):
+            response = await http.post(
+                url, json=body("tools/list", {"_meta": meta}), headers=headers("tools/list")
+            )
+            answer = response.json()
+            codes.append(answer["error"]["code"] if "error" in answer else None)
+    assert codes == [-32602, None, -32602]
+
+
+async def test_the_declarations_kept_are_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
+    kept: dict[bytes, object] = {}
+    monkeypatch.setattr(server_connection, "_DECLARATIONS_KEPT", 3)
+    monkeypatch.setattr(server_connection, "_declarations", kept)
+    mcp = MCPServer("Declarations")
+
+    @mcp.tool()
+    def who(ctx: Context) -> str:
+        return ctx.session.client_info.name
+
+    for number in range(8):
+        info = Implementation(name=f"client {number}", version="1")
+        async with Client(mcp, mode=MODERN, client_info=info) as client:
+            assert (await client.call_tool("who")).structured_content == {
+                "result": f"client {number}"
+            }
+        assert 1 <= len(kept) <= 3
+
+
+def test_a_declaration_that_is_not_json_is_validated_but_not_kept(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    kept: dict[bytes, object] = {}
+    monkeypatch.setattr(server_connection, "_declarations", kept)
+    declare = server_connection._declaration  # pyright: ignore[reportPrivateUsage]
+    capabilities, _ = declare(
+        {"experimental": {"handle": {"value": object()}}}, {"name": "in-process", "version": "1"}
+    )
+    assert capabilities.experimental is not None
+    assert kept == {}
+
+
+def test_a_modern_client_dumps_its_declaration_once_and_follows_a_new_one() -> None:
+    session = Client(asking_server(), mode=MODERN).session
+    session.modern_version = MODERN
+    capabilities_key = "io.modelcontextprotocol/clientCapabilities"
+    first = session.stamp({"name": "echo"})
+    second = session.stamp({"name": "echo"})
+    assert first is not None
+    assert second is not None
+    assert second["_meta"][capabilities_key] is first["_meta"][capabilities_key]
+    session.capabilities = ClientCapabilities(experimental={"tracing": {}})
+    third = session.stamp(None)
+    assert third is not None
+    assert third["_meta"][capabilities_key] == {"experimental": {"tracing": {}}}
 
 
 @pytest.mark.parametrize(

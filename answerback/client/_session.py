@@ -97,6 +97,10 @@ class ClientSession:
         self.capabilities = declared
         """What the client declares: the responder's declaration, read once."""
         self.client_info = client_info
+        self._declared: tuple[ClientCapabilities, Implementation, JSONObject, JSONObject] | None = (
+            None
+        )
+        """``capabilities`` and ``client_info`` with their wire form (see ``_declaration``)."""
         self.log_level: LoggingLevel | None = log_level
         self.negotiation = Negotiation(
             self, mode=mode, connect_timeout_seconds=connect_timeout_seconds
@@ -151,16 +155,34 @@ class ClientSession:
         if self.modern_version is None:
             return params
         stamped = dict(params or {})
+        capabilities, client_info = self._declaration()
         meta: JSONObject = {
             **stamped.get("_meta", {}),
             META_PROTOCOL_VERSION: self.modern_version,
-            META_CLIENT_CAPABILITIES: self.capabilities.to_wire(),
-            META_CLIENT_INFO: self.client_info.to_wire(),
+            META_CLIENT_CAPABILITIES: capabilities,
+            META_CLIENT_INFO: client_info,
         }
         if self.log_level is not None:
             meta[META_LOG_LEVEL] = self.log_level
         stamped["_meta"] = meta
         return stamped
+
+    def _declaration(self) -> tuple[JSONObject, JSONObject]:
+        """The capabilities and client info as every 2026-07-28 request carries them:
+        dumped once per declaration, not twice per request."""
+        declared = self._declared
+        if (
+            declared is None
+            or declared[0] is not self.capabilities
+            or declared[1] is not self.client_info
+        ):
+            declared = self._declared = (
+                self.capabilities,
+                self.client_info,
+                self.capabilities.to_wire(),
+                self.client_info.to_wire(),
+            )
+        return declared[2], declared[3]
 
     async def request_raw(
         self,

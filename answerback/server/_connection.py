@@ -590,13 +590,41 @@ def _modern_client(meta: JSONObject) -> ClientState:
     level = meta.get(META_LOG_LEVEL)
     if level is not None and level not in LOG_LEVELS:
         raise InvalidParamsError(f"Invalid params: unknown log level {level!r}.")
+    capabilities, client_info = _declaration(raw_capabilities, raw_info)
     return ClientState(
         protocol_version=str(version),
-        capabilities=ClientCapabilities.model_validate(raw_capabilities),
-        client_info=Implementation.model_validate(raw_info),
+        capabilities=capabilities,
+        client_info=client_info,
         log_level=level,
         modern=True,
     )
+
+
+_DECLARATIONS_KEPT = 256
+_declarations: dict[bytes, tuple[ClientCapabilities, Implementation]] = {}
+"""Validated client declarations by their JSON. A 2026-07-28 client sends
+the same capabilities and info with every request, and validating them anew was two of
+the few model validations each request costs. Requests that declare the same share the
+models, as a legacy session's requests share its one declaration."""
+
+
+def _declaration(raw_capabilities: Any, raw_info: Any) -> tuple[ClientCapabilities, Implementation]:
+    """The validated capabilities and client info of a 2026-07-28 request."""
+    try:
+        key = pydantic_core.to_json((raw_capabilities, raw_info))
+    except pydantic_core.PydanticSerializationError:  # not JSON (in-process): no key
+        key = None
+    declared = _declarations.get(key) if key is not None else None
+    if declared is None:
+        declared = (
+            ClientCapabilities.model_validate(raw_capabilities),
+            Implementation.model_validate(raw_info),
+        )
+        if key is not None:
+            if len(_declarations) >= _DECLARATIONS_KEPT:
+                _declarations.clear()  # a flood of distinct declarations: start over
+            _declarations[key] = declared
+    return declared
 
 
 def _not_found_code(client: ClientState) -> int:

@@ -72,6 +72,10 @@ ResultT = TypeVar("ResultT", bound=BaseModel)
 _NOTIFICATION_ADAPTER: TypeAdapter[ServerNotification] = TypeAdapter(ServerNotification)
 
 
+_Declared = tuple[ClientCapabilities, Implementation, JSONObject, JSONObject]
+"""A client's declaration, as models and as the wire dicts they dump to."""
+
+
 class ClientSession:
     """One connection to a server, from the client's side."""
 
@@ -97,9 +101,7 @@ class ClientSession:
         self.capabilities = declared
         """What the client declares: the responder's declaration, read once."""
         self.client_info = client_info
-        self._declared: tuple[ClientCapabilities, Implementation, JSONObject, JSONObject] | None = (
-            None
-        )
+        self._declared: _Declared | None = None
         """``capabilities`` and ``client_info`` with their wire form (see ``_declaration``)."""
         self.log_level: LoggingLevel | None = log_level
         self.negotiation = Negotiation(

@@ -602,10 +602,10 @@ def _modern_client(meta: JSONObject) -> ClientState:
 
 _DECLARATIONS_KEPT = 256
 _declarations: dict[bytes, tuple[ClientCapabilities, Implementation]] = {}
-"""Validated client declarations by their JSON. A 2026-07-28 client sends
-the same capabilities and info with every request, and validating them anew was two of
-the few model validations each request costs. Requests that declare the same share the
-models, as a legacy session's requests share its one declaration."""
+"""Validated client declarations by their JSON. A 2026-07-28 client sends the same
+capabilities and info with every request, and validating them anew was two of the few
+model validations each request costs. Requests that declare the same share the models,
+as a legacy session's requests share its one declaration."""
 
 
 def _declaration(raw_capabilities: Any, raw_info: Any) -> tuple[ClientCapabilities, Implementation]:

@@ -462,6 +462,24 @@ async def test_the_declarations_kept_are_bounded(monkeypatch: pytest.MonkeyPatch
         assert 1 <= len(kept) <= 3
 
 
+async def test_a_large_declaration_is_validated_each_time_and_not_kept(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    kept: dict[bytes, object] = {}
+    monkeypatch.setattr(server_connection, "_declarations", kept)
+    mcp = MCPServer("Declarations")
+
+    @mcp.tool()
+    def who(ctx: Context) -> str:
+        return ctx.session.client_info.name
+
+    bulky = "x" * 10_000
+    async with Client(mcp, mode=MODERN, client_info=Implementation(name=bulky, version="1")) as c:
+        for _ in range(2):
+            assert (await c.call_tool("who")).structured_content == {"result": bulky}
+    assert kept == {}
+
+
 def test_a_declaration_that_is_not_json_is_validated_but_not_kept(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:

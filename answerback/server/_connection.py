@@ -601,6 +601,9 @@ def _modern_client(meta: JSONObject) -> ClientState:
 
 
 _DECLARATIONS_KEPT = 256
+_DECLARATION_BYTES_KEPT = 4096
+"""Larger declarations are validated on each request and never kept: real ones take a
+few hundred bytes, and a hostile client must not make the server hold 256 bodies."""
 _declarations: dict[bytes, tuple[ClientCapabilities, Implementation]] = {}
 """Validated client declarations by their JSON. A 2026-07-28 client sends the same
 capabilities and info with every request, and validating them anew was two of the few
@@ -613,6 +616,8 @@ def _declaration(raw_capabilities: Any, raw_info: Any) -> tuple[ClientCapabiliti
     try:
         key = pydantic_core.to_json((raw_capabilities, raw_info))
     except pydantic_core.PydanticSerializationError:  # not JSON (in-process): no key
+        key = None
+    if key is not None and len(key) > _DECLARATION_BYTES_KEPT:
         key = None
     declared = _declarations.get(key) if key is not None else None
     if declared is None:

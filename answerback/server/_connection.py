@@ -306,7 +306,31 @@ class Connection:
         )
 
     async def subscribe(self, client: ClientState | None, request: IncomingRequest) -> JSONObject:
-        self.subscriptions.add(SubscribeRequestParams.model_validate(request.params or {}).uri)
+        """Remember a URI to send ``notifications/resources/updated`` for. A connection
+        keeps this for as long as it lives, so only URIs a resource serves are kept,
+        and only so many, of a bounded length: a client cannot grow it at will."""
+        assert client is not None
+        uri = SubscribeRequestParams.model_validate(request.params or {}).uri
+        if uri in self.subscriptions:
+            return {}
+        if len(uri) > SUBSCRIBED_URI_CHARS:
+            raise InvalidParamsError(
+                f"Invalid params: a subscribed URI may be at most {SUBSCRIBED_URI_CHARS} "
+                f"characters; this one has {len(uri)}."
+            )
+        if self.registry.find_resource(uri) is None:
+            raise MCPError(
+                _not_found_code(client),
+                f"Resource not found: {uri}; subscribe to a URI this server lists or "
+                "whose template it lists.",
+                {"uri": uri},
+            )
+        if len(self.subscriptions) >= SUBSCRIPTIONS_KEPT:
+            raise InvalidParamsError(
+                f"Invalid params: this connection already has {SUBSCRIPTIONS_KEPT} "
+                "resource subscriptions, the most it keeps; unsubscribe from some first."
+            )
+        self.subscriptions.add(uri)
         return {}
 
     async def unsubscribe(self, client: ClientState | None, request: IncomingRequest) -> JSONObject:
@@ -536,6 +560,11 @@ _MODERN: dict[str, Handler] = {
     "subscriptions/listen": Connection.listen,
 }
 _PRE_INIT = frozenset({"initialize", "ping"})
+SUBSCRIPTIONS_KEPT = 1000
+"""Resource subscriptions one connection may hold at once."""
+SUBSCRIBED_URI_CHARS = 4096
+"""The longest URI a connection subscribes to (URLs beyond a few KiB are refused by most
+HTTP software anyway)."""
 
 
 def _recorded_state(

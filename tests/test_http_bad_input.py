@@ -29,7 +29,13 @@ from http_support.apps import tagged_server
 from answerback import Client
 from answerback.client import ClientRequestContext
 from answerback.transports.http import HostPolicy, StreamableHTTPApp
-from answerback.types import ElicitRequestParams, ElicitResult, TextContent
+from answerback.types import (
+    META_CLIENT_CAPABILITIES,
+    META_PROTOCOL_VERSION,
+    ElicitRequestParams,
+    ElicitResult,
+    TextContent,
+)
 
 pytestmark = pytest.mark.anyio
 
@@ -697,3 +703,29 @@ async def test_a_stalled_body_gets_408(http: httpx2.AsyncClient) -> None:
         assert not app.sessions
         session_id, _ = await raw_initialize(http, server.url)
         await call_pause(http, server.url, session_id)
+
+
+@pytest.mark.parametrize(
+    ("method", "params"),
+    [
+        ("subscriptions/listen", {"notifications": {"toolsListChanged": True}}),
+        ("tools/call", {"name": "pause", "arguments": {"seconds": 0}}),
+    ],
+)
+async def test_a_2026_request_inside_a_session_is_refused_and_holds_nothing(
+    running: Any, http: httpx2.AsyncClient, method: str, params: dict[str, Any]
+) -> None:
+    """Run by 2026-07-28 rules but as a session's request, a ``subscriptions/listen``
+    would outlive its POST, so a client that hung up again and again piled listeners up
+    until the session ended."""
+    server, app = running
+    session_id, _ = await raw_initialize(http, server.url)
+    meta: dict[str, Any] = {META_PROTOCOL_VERSION: "2026-07-28", META_CLIENT_CAPABILITIES: {}}
+    request = rpc(method, {**params, "_meta": meta}, id=7)
+    response = await http.post(server.url, json=request, headers=session_headers(session_id))
+    assert_error(response, 400, -32600, "_meta", "2025-11-25", "Mcp-Session-Id")
+    assert response.json()["id"] == 7
+    assert not app.server._registry.listeners
+    ping = await http.post(server.url, json=rpc("ping", id=8), headers=session_headers(session_id))
+    assert ping.status_code == 200
+    await still_serves(server.url)

@@ -35,6 +35,8 @@ from answerback import Client, MCPError
 from answerback.jsonrpc import Envelope
 from answerback.server import Context, MCPServer
 from answerback.transports.http import InMemoryEventStore, StreamableHTTPApp
+from answerback.transports.http import _legacy_session as legacy_session_module
+from answerback.transports.http._legacy_session import LegacySession
 
 pytestmark = pytest.mark.anyio
 
@@ -471,3 +473,24 @@ async def test_a_modern_client_hanging_up_cancels_the_tool(
                 tg.cancel_scope.cancel()  # the client hangs up
             await stopped.wait()
         await call_pause(http, server.url)
+
+
+async def test_a_session_remembers_only_its_newest_streams(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Streams abandoned by a client that hung up stay resumable while the store keeps
+    their events, but the session remembers only the newest ones to forget at its end:
+    otherwise their ids would pile up for the session's life."""
+    monkeypatch.setattr(legacy_session_module, "STREAMS_REMEMBERED", 2)
+    store = InMemoryEventStore()
+    session = LegacySession("s", store, max_backlog=10)
+    for stream_id in ("a", "b", "c"):
+        await session.store_event(stream_id, b'{"jsonrpc":"2.0","method":"x"}')
+    assert list(session.stored) == ["b", "c"]
+    await session.store_event("b", b'{"jsonrpc":"2.0","method":"y"}')  # written again: newest
+    await session.store_event("d", b'{"jsonrpc":"2.0","method":"z"}')
+    assert list(session.stored) == ["b", "d"]
+    assert store.event_count == 5  # remembering less forgets nothing early
+    await session.close("the test ended")
+    assert session.stored == {}
+    assert store.event_count == 2  # "a" and "c" are left to the store's own bounds

@@ -55,11 +55,16 @@ INIT: JSONObject = {"jsonrpc": "2.0", "id": 0, "method": "initialize", "params":
 async def test_in_memory_session_records_keep_state_until_ended() -> None:
     sessions = InMemorySessionManager()
     await sessions.create(SessionRecord("s1", "2025-11-25", INIT, principal="p"), 60.0)
-    level: JSONObject = {"jsonrpc": "2.0", "id": 1, "method": "logging/setLevel"}
-    await sessions.add_state("s1", level)
+    level: JSONObject = {"jsonrpc": "2.0", "method": "logging/setLevel", "params": {}}
+    news: JSONObject = {"jsonrpc": "2.0", "method": "resources/subscribe", "params": {}}
+    await sessions.set_state("s1", "level", level)
+    await sessions.set_state("s1", "resource:news", news)
+    await sessions.set_state("s1", "resource:news", None)
+    await sessions.set_state("gone", "level", level)  # no such record: nothing kept
     record = await sessions.touch("s1", 60.0)
     assert record is not None
-    assert (record.protocol_version, record.principal, record.state) == ("2025-11-25", "p", [level])
+    assert (record.protocol_version, record.principal) == ("2025-11-25", "p")
+    assert record.state == {"level": level}
     await sessions.end("s1")
     assert await sessions.touch("s1", 60.0) is None
     assert len(sessions) == 0

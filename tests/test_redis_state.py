@@ -80,7 +80,16 @@ def asking_server() -> MCPServer:
         await ctx.info("working")
         return "done"
 
+    for note in NOTES:
+
+        @mcp.resource(note)
+        def read_note() -> str:
+            return "a note"
+
     return mcp
+
+
+NOTES = ("note://a", "note://b")
 
 
 # -- the parts ---------------------------------------------------------------------------
@@ -90,11 +99,17 @@ async def test_session_records_slide_and_end(state: RedisState) -> None:
     init: JSONObject = {"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {}}
     record = SessionRecord("s1", "2025-06-18", init, principal="iss alice")
     await state.sessions.create(record, 60.0)
-    subscribe: JSONObject = {"jsonrpc": "2.0", "id": 3, "method": "resources/subscribe"}
-    await state.sessions.add_state("s1", subscribe)
+    subscribe: JSONObject = {"jsonrpc": "2.0", "method": "resources/subscribe", "params": {}}
+    level: JSONObject = {"jsonrpc": "2.0", "method": "logging/setLevel", "params": {}}
+    await state.sessions.set_state("s1", "resource:a", subscribe)
+    await state.sessions.set_state("s1", "resource:b", subscribe)
+    await state.sessions.set_state("s1", "level", level)
+    await state.sessions.set_state("s1", "level", level)  # the same entry, not a second
+    await state.sessions.set_state("s1", "resource:a", None)
     found = await state.sessions.touch("s1", 60.0)
-    assert found == SessionRecord("s1", "2025-06-18", init, "iss alice", [subscribe])
-    ttl = await state.redis.pttl("answerback:session:s1:state")
+    expected = {"resource:b": subscribe, "level": level}
+    assert found == SessionRecord("s1", "2025-06-18", init, "iss alice", expected)
+    ttl = await state.redis.pttl("answerback:session:s1:entries")
     assert 0 < ttl <= 60_000
     await state.sessions.end("s1")
     assert await state.sessions.touch("s1", 60.0) is None
@@ -332,6 +347,48 @@ async def test_state_set_on_one_replica_applies_on_the_others(redis: Redis) -> N
         for replica in (0, 2):
             async with raw.call(replica, "chatty") as (_, stream):
                 assert "result" in await stream.next()  # no log message before it
+
+
+async def test_the_record_holds_the_state_not_the_requests_that_made_it(redis: Redis) -> None:
+    """Subscriptions made and dropped through different replicas reach each of them,
+    a refused subscription is not recorded, and a request repeated a hundred times
+    leaves one entry: the record (read on every request) does not grow with them."""
+    async with AsyncExitStack() as stack:
+        servers = [asking_server() for _ in "abc"]
+        states = [
+            RedisState(redis.url, replica_id=name, heartbeat_seconds=HEARTBEAT_SECONDS)
+            for name in "abc"
+        ]
+        urls: list[str] = []
+        for server, state in zip(servers, states, strict=True):
+            app = StreamableHTTPApp(server, state=state)
+            urls.append((await stack.enter_async_context(serve(app))).url)
+        http = await stack.enter_async_context(httpx2.AsyncClient(timeout=PATIENCE_SECONDS))
+        raw = RawSession(http, urls)
+        await raw.initialize(0)
+
+        async def send(replica: int, method: str, params: dict[str, Any]) -> httpx2.Response:
+            return await raw.post(replica, raw.request(method, params))
+
+        assert (await send(0, "resources/subscribe", {"uri": "note://a"})).status_code == 200
+        assert (await send(1, "resources/subscribe", {"uri": "note://b"})).status_code == 200
+        refused = await send(1, "resources/subscribe", {"uri": "note://nowhere"})
+        assert error_of(refused)["code"] == -32002
+        assert (await send(1, "resources/unsubscribe", {"uri": "note://a"})).status_code == 200
+        for turn in range(100):
+            level = "error" if turn % 2 else "debug"
+            assert (await send(turn % 2, "logging/setLevel", {"level": level})).status_code == 200
+        for replica in range(3):  # c builds its connection from the record here
+            assert (await send(replica, "ping", {})).status_code == 200
+        for server in servers:
+            connections = server._connections  # pyright: ignore[reportPrivateUsage]
+            [(client, subscribed)] = [
+                (c.legacy_client, c.subscriptions) for c in connections if c.legacy_client
+            ]
+            assert subscribed == {"note://b"}
+            assert client.log_level == "error"
+        entries = await states[0].redis.hgetall(f"answerback:session:{raw.session_id}:entries")
+        assert sorted(entries) == [b"level", b"resource:note://b"]
 
 
 async def test_stream_resumed_on_another_replica_follows_until_the_answer(

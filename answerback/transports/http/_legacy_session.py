@@ -38,6 +38,8 @@ logger = logging.getLogger("answerback.http")
 DEFAULT_VERSION = "2025-03-26"
 """The version to assume when a client sends no ``MCP-Protocol-Version`` header."""
 STANDALONE = "standalone"
+STREAMS_REMEMBERED = 1024
+"""How many of a session's streams it remembers, to forget their events when it ends."""
 
 Event = tuple[str, bytes]
 """An SSE event: its id and its data (a message's JSON text; empty for priming)."""
@@ -117,8 +119,10 @@ class LegacySession:
         """Who opened the session (an authenticator's principal); others cannot use it."""
         self.hooks = hooks
         self.protocol_version = DEFAULT_VERSION
-        self.applied = 0
-        """How many of the session record's state-setting messages this connection has had."""
+        self.mirrored: dict[str, JSONObject] = {}
+        """The entries of the session record's state this connection has applied."""
+        self.replays = 0
+        """Requests replayed into this connection from the record (each needs its own id)."""
         self.incoming, self.incoming_read = open_channel[Envelope | Exception]()
         self.outgoing, self.outgoing_read = open_channel[Envelope]()
         self.streams: dict[str, SSEStream] = {}
@@ -126,8 +130,11 @@ class LegacySession:
         self.json_waiters: dict[RequestId, Waiter] = {}
         self.backlog: deque[tuple[str, bytes, JSONObject]] = deque()
         """Messages for the GET stream while none is open (bounded by ``max_backlog``)."""
-        self.stored: set[str] = set()
-        """The streams that have events in the store: forgotten when the session ends."""
+        self.stored: dict[str, None] = {}
+        """The streams with events in the store, least recently written first: forgotten
+        when the session ends. Only the newest ``STREAMS_REMEMBERED`` are: streams
+        abandoned by a client that hung up would otherwise pile up here for the
+        session's life, while the store's own bounds drop their events anyway."""
         self.resuming: list[list[tuple[str, Event]]] = []
         """One list per replay under way: the events stored meanwhile (a store may read
         its snapshot before they were written, and the stream's connection is replaced)."""
@@ -142,6 +149,14 @@ class LegacySession:
     def key(self, stream_id: str) -> str:
         """A stream's id in the event store (which every session shares)."""
         return f"{self.id}.{stream_id}"
+
+    def mirror(self, key: str, entry: JSONObject | None) -> None:
+        """Note that this connection now holds ``entry`` of the record's state under
+        ``key`` (``None``: it holds nothing there)."""
+        if entry is None:
+            self.mirrored.pop(key, None)
+        else:
+            self.mirrored[key] = entry
 
     def receives_broadcasts(self) -> bool:
         """Whether this process delivers the session's broadcasts (list changes, resource
@@ -244,7 +259,11 @@ class LegacySession:
         """Store an event and return its id. If shared storage cannot be reached, the
         event still goes to a live connection, under an id no store knows (resuming
         from it is refused): a stream's messages are never held back for Redis."""
-        self.stored.add(stream_id)
+        stored = self.stored
+        stored.pop(stream_id, None)
+        stored[stream_id] = None
+        if len(stored) > STREAMS_REMEMBERED:
+            del stored[next(iter(stored))]
         if not data and stream_id in self.streams and stream_id != STANDALONE:
             # A request stream's priming event: its stream id is new, so its key too.
             store = self.store
@@ -261,7 +280,7 @@ class LegacySession:
 
     async def forget(self, stream_id: str) -> None:
         if stream_id in self.stored:
-            self.stored.discard(stream_id)
+            del self.stored[stream_id]
             try:
                 await self.store.forget_stream(self.key(stream_id))
             except StateUnavailable as exc:  # the events expire in the store by themselves

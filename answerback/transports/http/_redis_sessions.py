@@ -1,6 +1,6 @@
-"""Session records in Redis: a hash per session plus a list of its state-setting
-requests, both with a sliding expiry, so any replica can serve any session and an idle
-one disappears by itself."""
+"""Session records in Redis: a hash per session plus a hash of its connection's state
+(``state_entry``'s keys to the requests that set them), both with a sliding expiry, so
+any replica can serve any session and an idle one disappears by itself."""
 
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ from answerback.transports.http._sessions import SessionRecord
 _TOUCH = Script("""
 redis.call('PEXPIRE', KEYS[1], ARGV[1])
 redis.call('PEXPIRE', KEYS[2], ARGV[1])
-return {redis.call('HGETALL', KEYS[1]), redis.call('LRANGE', KEYS[2], 0, -1)}
+return {redis.call('HGETALL', KEYS[1]), redis.call('HGETALL', KEYS[2])}
 """)
 
 
@@ -33,7 +33,8 @@ class RedisSessionManager:
 
     def _keys(self, session_id: str) -> tuple[str, str]:
         key = self._prefix + session_id
-        return key, key + ":state"
+        # Not ":state", where records written before the state was a hash kept a list.
+        return key, key + ":entries"
 
     async def create(self, record: SessionRecord, idle_seconds: float) -> None:
         key, state_key = self._keys(record.id)
@@ -46,8 +47,8 @@ class RedisSessionManager:
             async with self._redis.pipeline(transaction=True) as pipe:
                 pipe.hset(key, mapping=fields)
                 pipe.pexpire(key, milliseconds(idle_seconds))
-                for message in record.state:
-                    pipe.rpush(state_key, json.dumps(message))
+                for entry_key, entry in record.state.items():
+                    pipe.hset(state_key, entry_key, json.dumps(entry))
                 await pipe.execute()
 
     async def touch(self, session_id: str, idle_seconds: float) -> SessionRecord | None:
@@ -64,25 +65,29 @@ class RedisSessionManager:
         principal = json.loads(fields.get(b"principal", b"null"))
         if initialize is None:
             return None
-        messages: list[JSONObject] = []
-        for raw in array_items(state):
-            message = as_object(json.loads(raw))
-            if message is not None:
-                messages.append(message)
+        entries: dict[str, JSONObject] = {}
+        state_pairs = array_items(state)
+        for raw_key, raw in zip(state_pairs[::2], state_pairs[1::2], strict=True):
+            entry = as_object(json.loads(raw))
+            if entry is not None:
+                entries[raw_key.decode()] = entry
         return SessionRecord(
             session_id,
             fields[b"version"].decode(),
             initialize,
             principal=principal if isinstance(principal, str) else None,
-            state=messages,
+            state=entries,
         )
 
-    async def add_state(self, session_id: str, message: JSONObject) -> None:
-        key, state_key = self._keys(session_id)
+    async def set_state(self, session_id: str, key: str, entry: JSONObject | None) -> None:
+        record_key, state_key = self._keys(session_id)
         with reaching(self._url):
+            if entry is None:
+                await self._redis.hdel(state_key, key)
+                return
             async with self._redis.pipeline(transaction=True) as pipe:
-                pipe.rpush(state_key, json.dumps(message))
-                pipe.pttl(key)
+                pipe.hset(state_key, key, json.dumps(entry))
+                pipe.pttl(record_key)
                 _, ttl = await pipe.execute()
             if isinstance(ttl, int) and ttl > 0:
                 await self._redis.pexpire(state_key, ttl)

@@ -75,7 +75,12 @@ from answerback.transports.http._serving import (
     message_problem,
     until_ready,
 )
-from answerback.transports.http._sessions import STATE_METHODS, SessionRecord
+from answerback.transports.http._sessions import (
+    STATE_METHODS,
+    SessionRecord,
+    state_entry,
+    undoing,
+)
 from answerback.transports.http._sse import KEEPALIVE, encode_event
 from answerback.transports.http._state import InMemoryState, ServerState, StateUnavailable
 from answerback.types._errors import CONNECTION_CLOSED, INVALID_REQUEST, PARSE_ERROR
@@ -466,10 +471,20 @@ class StreamableHTTPApp:
                 adopting.set()
             if session is None:
                 return None
-        for message in record.state[session.applied :]:
-            session.applied += 1
-            await self._replay(session, message)
+        await self._catch_up(session, record.state)
         return session
+
+    async def _catch_up(self, session: LegacySession, state: dict[str, JSONObject]) -> None:
+        """Bring this process's connection for a session to the state its record holds:
+        replay each entry it has not applied, and undo what the record no longer has
+        (another replica accepted a change meanwhile)."""
+        for key, entry in list(state.items()):
+            if session.mirrored.get(key) != entry:
+                session.mirror(key, entry)
+                await self._replay(session, entry)
+        for key in [key for key in session.mirrored if key not in state]:
+            session.mirror(key, None)
+            await self._replay(session, undoing(key))
 
     async def _adopt(self, record: SessionRecord) -> LegacySession | None:
         """Build this process's connection for a session another replica opened: a
@@ -488,7 +503,8 @@ class StreamableHTTPApp:
 
     async def _replay(self, session: LegacySession, message: JSONObject) -> None:
         """Apply one of the session's state-setting requests to this connection."""
-        await session.ask({**message, "id": f"{_REPLAYED_ID_PREFIX}{session.applied}"})
+        session.replays += 1
+        await session.ask({**message, "id": f"{_REPLAYED_ID_PREFIX}{session.replays}"})
 
     def _new_session(self, session_id: str, principal: str | None) -> LegacySession:
         return LegacySession(
@@ -601,20 +617,29 @@ class StreamableHTTPApp:
             if method == CANCELLED:
                 await self._cancel(session, message)
             return Response(status_code=202)
+        if is_modern_request(message, None):
+            return _modern_in_session(session, request_id)
         if session.in_use(request_id):
             return _id_in_use(request_id)
-        if self.state.shared and method in STATE_METHODS:
-            await self.state.sessions.add_state(session.id, message)
-            session.applied += 1
         headers = {SESSION_HEADER: session.id}
-        if self.json_response or not wants_sse:
+        # A request that changes what the session's connection remembers is recorded
+        # for the other replicas once this connection has accepted it, never before:
+        # a refused one would be replayed, and kept in the record, for nothing.
+        changes_state = self.state.shared and method in STATE_METHODS
+        if self.json_response or not wants_sse or changes_state:
             if self.replication is not None and not await self.replication.open_call(
                 session, request_id, None
             ):
                 return _id_in_use(request_id)
-            answer = await self._await_answer(session, request, envelope, request_id)
+            answer = await self._await_answer(
+                session, request, envelope, request_id, until_hang_up=not changes_state
+            )
             if isinstance(answer, Response):
                 return answer
+            if changes_state and "result" in answer[0]:
+                key, entry = state_entry(message)
+                await self.state.sessions.set_state(session.id, key, entry)
+                session.mirror(key, entry)
             return json_response(answer[1], headers=headers)
         stream = session.open_stream(request_id)
         if self.replication is not None:
@@ -719,14 +744,28 @@ class StreamableHTTPApp:
         return self._sse_response(session, stream, listen, headers)
 
     async def _await_answer(
-        self, session: LegacySession, request: Request, envelope: Envelope, request_id: RequestId
+        self,
+        session: LegacySession,
+        request: Request,
+        envelope: Envelope,
+        request_id: RequestId,
+        *,
+        until_hang_up: bool = True,
     ) -> tuple[JSONObject, bytes] | Response:
-        """Submit a request and wait for its answer, to send back as one JSON body."""
+        """Submit a request and wait for its answer, to send back as one JSON body.
+
+        ``until_hang_up=False`` waits for the answer even if the client hangs up: a
+        state-setting request (answered at once) whose change must reach the session's
+        record whether or not anyone reads the answer.
+        """
         waiter = session.json_waiters[request_id] = Waiter(primitives=self._primitives)
         try:
             if not session.submit(envelope):
                 return _session_ended(request_id)
-            await until_ready(request, waiter.settled)
+            if until_hang_up:
+                await until_ready(request, waiter.settled)
+            else:
+                await waiter.settled.receive()
         except ClientGone:
             # Not a cancellation (the client may still want the work done); the
             # answer, having nowhere to go, is dropped when it comes.
@@ -1022,6 +1061,23 @@ def _id_in_use(request_id: RequestId) -> Response:
         INVALID_REQUEST,
         f"Invalid request: id {request_id!r} is already in use by a request of "
         "this session that has not been answered; give each request its own id.",
+        request_id,
+    )
+
+
+def _modern_in_session(session: LegacySession, request_id: RequestId) -> Response:
+    """A request with a per-request ``_meta`` protocol version is refused inside a
+    handshake session. The connection would run it by 2026-07-28 rules, yet as a
+    session's request it outlives its POST (so that it can be resumed): a
+    ``subscriptions/listen`` sent that way would hold its listener and stream until the
+    session ended, however often the client hung up."""
+    return error_response(
+        400,
+        INVALID_REQUEST,
+        "Invalid request: it carries a per-request protocol version in _meta (the 2026-07-28 "
+        f"way), but it was sent in a session that negotiated {session.protocol_version}. Send "
+        "2026-07-28 requests without an Mcp-Session-Id header, or drop the _meta "
+        "protocol version inside the session.",
         request_id,
     )
 

@@ -2,8 +2,8 @@
 
 A session's record is what any process needs to serve the session's next request: the
 negotiated version, the ``initialize`` request (replayed into a fresh connection), the
-state-setting messages since (log level, resource subscriptions, replayed in order) and
-who opened it. A process that gets a request for a session it has never served builds
+connection's state (its log level and resource subscriptions, as the requests that set
+them) and who opened it. A process that gets a request for a session it has never served builds
 its own connection from the record, so replicas behind a plain load balancer need no
 sticky routing. The default keeps records in this process, as one process needs.
 """
@@ -14,10 +14,35 @@ from dataclasses import dataclass, field
 from typing import Protocol
 
 from answerback.jsonrpc import JSONObject
+from answerback.jsonrpc._endpoint import as_object
 
 STATE_METHODS = frozenset({"logging/setLevel", "resources/subscribe", "resources/unsubscribe"})
-"""The requests that change what a session's connection remembers: replayed in order
-when another process builds its connection for the session."""
+"""The requests that change what a session's connection remembers: recorded (once the
+connection has accepted them) for the other processes that serve the session."""
+_LEVEL = "level"
+_RESOURCE = "resource:"
+
+
+def state_entry(message: JSONObject) -> tuple[str, JSONObject | None]:
+    """Where an accepted state-setting request goes in its session's record, and what is
+    kept there: one entry for the log level, one per subscribed URI (the request as it
+    is replayed), none for a URI unsubscribed. A request repeated replaces its own
+    entry, so a record is as large as the state it describes, however many requests
+    made it (a record that was a log of them grew with every one)."""
+    method = message.get("method")
+    params = as_object(message.get("params")) or {}
+    entry: JSONObject = {"jsonrpc": "2.0", "method": method, "params": params}
+    if method == "logging/setLevel":
+        return _LEVEL, entry
+    key = f"{_RESOURCE}{params.get('uri')}"
+    return key, (entry if method == "resources/subscribe" else None)
+
+
+def undoing(key: str) -> JSONObject:
+    """The request that takes a removed entry back out of a connection that replayed it
+    (only subscriptions leave a record: an unsubscribe)."""
+    uri = key.removeprefix(_RESOURCE)
+    return {"jsonrpc": "2.0", "method": "resources/unsubscribe", "params": {"uri": uri}}
 
 
 @dataclass(slots=True)
@@ -30,8 +55,8 @@ class SessionRecord:
     """The ``initialize`` request that opened the session."""
     principal: str | None = None
     """Who opened it (an authenticator's principal): nobody else may use the session."""
-    state: list[JSONObject] = field(default_factory=list[JSONObject])
-    """The state-setting requests since (``STATE_METHODS``), oldest first."""
+    state: dict[str, JSONObject] = field(default_factory=dict[str, JSONObject])
+    """The connection's state as requests to replay, by ``state_entry``'s key."""
 
 
 class SessionManager(Protocol):
@@ -45,8 +70,8 @@ class SessionManager(Protocol):
         """The record, its expiry pushed back; ``None`` if it ended or expired."""
         ...
 
-    async def add_state(self, session_id: str, message: JSONObject) -> None:
-        """Remember a state-setting request of the session's (``STATE_METHODS``)."""
+    async def set_state(self, session_id: str, key: str, entry: JSONObject | None) -> None:
+        """Keep ``entry`` under ``key`` in the record's state, or drop the key (``None``)."""
         ...
 
     async def end(self, session_id: str) -> None:
@@ -72,10 +97,14 @@ class InMemorySessionManager:
     async def touch(self, session_id: str, idle_seconds: float) -> SessionRecord | None:
         return self._records.get(session_id)
 
-    async def add_state(self, session_id: str, message: JSONObject) -> None:
+    async def set_state(self, session_id: str, key: str, entry: JSONObject | None) -> None:
         record = self._records.get(session_id)
-        if record is not None:
-            record.state.append(message)
+        if record is None:
+            return
+        if entry is None:
+            record.state.pop(key, None)
+        else:
+            record.state[key] = entry
 
     async def end(self, session_id: str) -> None:
         self._records.pop(session_id, None)

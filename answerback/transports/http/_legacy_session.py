@@ -131,10 +131,11 @@ class LegacySession:
         self.backlog: deque[tuple[str, bytes, JSONObject]] = deque()
         """Messages for the GET stream while none is open (bounded by ``max_backlog``)."""
         self.stored: dict[str, None] = {}
-        """The streams with events in the store, least recently written first: forgotten
-        when the session ends. Only the newest ``STREAMS_REMEMBERED`` are: streams
-        abandoned by a client that hung up would otherwise pile up here for the
-        session's life, while the store's own bounds drop their events anyway."""
+        """The streams with events in the store, least recently written first, whose
+        events are forgotten when the session ends. It keeps the ``STREAMS_REMEMBERED``
+        most recently written: streams abandoned by a client that hung up would
+        otherwise pile up here for the session's life, while the store's own bounds
+        drop their events anyway."""
         self.resuming: list[list[tuple[str, Event]]] = []
         """One list per replay under way: the events stored meanwhile (a store may read
         its snapshot before they were written, and the stream's connection is replaced)."""

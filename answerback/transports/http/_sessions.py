@@ -3,9 +3,10 @@
 A session's record is what any process needs to serve the session's next request: the
 negotiated version, the ``initialize`` request (replayed into a fresh connection), the
 connection's state (its log level and resource subscriptions, as the requests that set
-them) and who opened it. A process that gets a request for a session it has never served builds
-its own connection from the record, so replicas behind a plain load balancer need no
-sticky routing. The default keeps records in this process, as one process needs.
+them) and who opened it. A process that gets a request for a session it has never
+served builds its own connection from the record, so replicas behind a plain load
+balancer need no sticky routing. The default keeps records in this process, as one
+process needs.
 """
 
 from __future__ import annotations

@@ -11,7 +11,7 @@ only: redis-py's client, which the test itself uses, runs on nothing else.
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncGenerator, Iterator
+from collections.abc import AsyncGenerator, Iterator, Sequence
 from contextlib import AsyncExitStack
 from pathlib import Path
 from typing import Any
@@ -80,16 +80,17 @@ def asking_server() -> MCPServer:
         await ctx.info("working")
         return "done"
 
-    for note in NOTES:
+    @mcp.resource("note://a")
+    def note_a() -> str:
+        """A note clients may subscribe to."""
+        return "a"
 
-        @mcp.resource(note)
-        def read_note() -> str:
-            return "a note"
+    @mcp.resource("note://b")
+    def note_b() -> str:
+        """Another note clients may subscribe to."""
+        return "b"
 
     return mcp
-
-
-NOTES = ("note://a", "note://b")
 
 
 # -- the parts ---------------------------------------------------------------------------
@@ -293,11 +294,15 @@ async def test_heartbeats_lapse(state: RedisState) -> None:
 # -- three apps sharing one Redis --------------------------------------------------------
 
 
-async def three_replicas(redis: Redis, stack: AsyncExitStack) -> list[str]:
+async def three_replicas(
+    redis: Redis, stack: AsyncExitStack, servers: Sequence[MCPServer] | None = None
+) -> list[str]:
+    """Serve ``servers`` (three fresh ``asking_server``s by default) as replicas a, b
+    and c sharing ``redis``; their URLs."""
     urls: list[str] = []
-    for name in "abc":
+    for name, server in zip("abc", servers or [asking_server() for _ in "abc"], strict=True):
         state = RedisState(redis.url, replica_id=name, heartbeat_seconds=HEARTBEAT_SECONDS)
-        app = StreamableHTTPApp(asking_server(), state=state)
+        app = StreamableHTTPApp(server, state=state)
         urls.append((await stack.enter_async_context(serve(app))).url)
     return urls
 
@@ -349,20 +354,15 @@ async def test_state_set_on_one_replica_applies_on_the_others(redis: Redis) -> N
                 assert "result" in await stream.next()  # no log message before it
 
 
-async def test_the_record_holds_the_state_not_the_requests_that_made_it(redis: Redis) -> None:
+async def test_the_record_holds_the_state_not_the_requests_that_made_it(
+    redis: Redis, state: RedisState
+) -> None:
     """Subscriptions made and dropped through different replicas reach each of them,
     a refused subscription is not recorded, and a request repeated a hundred times
     leaves one entry: the record (read on every request) does not grow with them."""
     async with AsyncExitStack() as stack:
         servers = [asking_server() for _ in "abc"]
-        states = [
-            RedisState(redis.url, replica_id=name, heartbeat_seconds=HEARTBEAT_SECONDS)
-            for name in "abc"
-        ]
-        urls: list[str] = []
-        for server, state in zip(servers, states, strict=True):
-            app = StreamableHTTPApp(server, state=state)
-            urls.append((await stack.enter_async_context(serve(app))).url)
+        urls = await three_replicas(redis, stack, servers)
         http = await stack.enter_async_context(httpx2.AsyncClient(timeout=PATIENCE_SECONDS))
         raw = RawSession(http, urls)
         await raw.initialize(0)
@@ -387,7 +387,7 @@ async def test_the_record_holds_the_state_not_the_requests_that_made_it(redis: R
             ]
             assert subscribed == {"note://b"}
             assert client.log_level == "error"
-        entries = await states[0].redis.hgetall(f"answerback:session:{raw.session_id}:entries")
+        entries = await state.redis.hgetall(f"answerback:session:{raw.session_id}:entries")
         assert sorted(entries) == [b"level", b"resource:note://b"]
 
 

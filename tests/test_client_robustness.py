@@ -32,9 +32,11 @@ from support import (
 from answerback import Client, MCPError, StdioServer
 from answerback.client import ClientRequestContext, InvalidServerResultError
 from answerback.jsonrpc import JSONObject
+from answerback.jsonrpc._endpoint import REQUESTS_IN_FLIGHT
 from answerback.server import MCPServer
 from answerback.types import (
     INTERNAL_ERROR,
+    INVALID_REQUEST,
     REQUEST_TIMEOUT,
     ElicitRequestParams,
     ElicitResult,
@@ -213,6 +215,37 @@ async def test_questions_up_to_the_limit_are_answered() -> None:
     ):
         result = await call_against(client, peer, two, {"content": []})
     assert result.content == []
+
+
+# -- a flooding server -------------------------------------------------------------------
+
+
+async def test_a_server_asking_past_the_bound_is_refused_and_the_rest_are_answered() -> None:
+    """A server that sends question after question while none is answered gets a
+    refusal past the bound, not a task per question for as long as the connection lasts;
+    the questions within it are all answered once the person does."""
+    asked = 0
+    person_ready = anyio.Event()
+
+    async def person(context: ClientRequestContext, params: ElicitRequestParams) -> ElicitResult:
+        nonlocal asked
+        asked += 1
+        await person_ready.wait()
+        return ElicitResult(action="decline")
+
+    flood = REQUESTS_IN_FLIGHT + 1
+    async with hand_driven("legacy", elicitation_callback=person) as (_, peer):
+        for n in range(flood):
+            await peer.send({"jsonrpc": "2.0", "id": n, **NAME_QUESTION})
+        refused = await peer.receive()
+        assert refused["id"] == REQUESTS_IN_FLIGHT
+        assert refused["error"]["code"] == INVALID_REQUEST
+        assert f"{REQUESTS_IN_FLIGHT} of your requests" in refused["error"]["message"]
+        person_ready.set()
+        answers = [await peer.receive() for _ in range(REQUESTS_IN_FLIGHT)]
+    assert sorted(answer["id"] for answer in answers) == list(range(REQUESTS_IN_FLIGHT))
+    assert all(answer["result"]["action"] == "decline" for answer in answers)
+    assert asked == REQUESTS_IN_FLIGHT
 
 
 # -- a silent server ------------------------------------------------------------------

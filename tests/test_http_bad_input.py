@@ -656,6 +656,66 @@ async def test_sessions_are_capped_with_a_503(http: httpx2.AsyncClient) -> None:
         await call_pause(http, server.url, session_id)
 
 
+async def start_and_hang_up(http: httpx2.AsyncClient, url: str, session_id: str, id: int) -> None:
+    """Start an eliciting call and hang up once its question comes: the call waits on."""
+    call = rpc("tools/call", {"name": "echo_elicit", "arguments": {"tag": str(id)}}, id=id)
+    with anyio.fail_after(PATIENCE_SECONDS):
+        async with http.stream("POST", url, json=call, headers=session_headers(session_id)) as r:
+            async for event in read_events(r):
+                if event.message is not None:
+                    assert event.message["method"] == "elicitation/create"
+                    return
+    raise AssertionError("the call's stream ended without its question")
+
+
+async def test_a_session_answers_a_bounded_number_of_requests_at_once(
+    http: httpx2.AsyncClient,
+) -> None:
+    """A session's calls outlive their POSTs, so starting eliciting calls and hanging up
+    held a task per call until the session ended. Past the bound a request is refused
+    at once, saying what to do; cancelling a call makes room."""
+    app = StreamableHTTPApp(tagged_server(), max_requests_in_flight=2)
+    async with serve(app) as server:
+        session_id, _ = await raw_initialize(http, server.url, elicitation={})
+        headers = session_headers(session_id)
+        for n in range(2):
+            await start_and_hang_up(http, server.url, session_id, n)
+        refused = await http.post(server.url, json=rpc("ping", id=5), headers=headers)
+        assert_error(refused, 200, -32600, "2 of your requests", "cancel those")
+        cancel = rpc("notifications/cancelled", {"requestId": 0}, id=None)
+        assert (await http.post(server.url, json=cancel, headers=headers)).status_code == 202
+
+        async def room_made() -> bool:
+            ping = await http.post(server.url, json=rpc("ping", id=6), headers=headers)
+            return "result" in ping.json()
+
+        # The cancellation lands a few loop turns after its 202.
+        with anyio.fail_after(PATIENCE_SECONDS):
+            while not await room_made():  # noqa: ASYNC110 (the server has no event to await)
+                await anyio.sleep(0.01)
+        await start_and_hang_up(http, server.url, session_id, 7)
+        # Other sessions have their own room.
+        await still_serves(server.url)
+
+
+async def test_2026_requests_have_no_bound_but_their_posts(http: httpx2.AsyncClient) -> None:
+    """2026-07-28 requests share one connection inside the server, and each ends with
+    its POST: the session bound is not theirs (here three calls run at once past it)."""
+    app = StreamableHTTPApp(tagged_server(), max_requests_in_flight=1)
+    async with serve(app) as server, Client(server.url) as client:
+        assert client.protocol_version == "2026-07-28"
+        results: list[str] = []
+
+        async def pause() -> None:
+            result = await client.call_tool("pause", {"seconds": 0.3})
+            results.append(cast(TextContent, result.content[0]).text)
+
+        async with anyio.create_task_group() as tg:
+            for _ in range(3):
+                tg.start_soon(pause)
+        assert results == ["done"] * 3
+
+
 async def test_a_body_cut_short_by_a_hang_up_harms_no_one(
     http: httpx2.AsyncClient, caplog: pytest.LogCaptureFixture
 ) -> None:

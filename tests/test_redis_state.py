@@ -334,6 +334,24 @@ async def test_session_served_by_every_replica_and_answers_routed_to_the_owner(
         assert stolen.status_code == 400  # bound to the first session
 
 
+async def test_a_shared_session_answers_a_bounded_number_of_requests_at_once(
+    redis: Redis,
+) -> None:
+    """The bound on a session's requests in flight holds with shared state too (the
+    replica's connection for the session is served with it)."""
+    async with AsyncExitStack() as stack:
+        state = RedisState(redis.url, replica_id="a", heartbeat_seconds=HEARTBEAT_SECONDS)
+        app = StreamableHTTPApp(asking_server(), state=state, max_requests_in_flight=1)
+        url = (await stack.enter_async_context(serve(app))).url
+        http = await stack.enter_async_context(httpx2.AsyncClient(timeout=PATIENCE_SECONDS))
+        raw = RawSession(http, [url])
+        await raw.initialize(0)
+        async with raw.call(0, "ask_name") as (_, stream):
+            await stream.question()
+            refused = await raw.post(0, raw.request("ping"))
+            assert "1 of your requests are being answered" in error_of(refused)["message"]
+
+
 async def test_state_set_on_one_replica_applies_on_the_others(redis: Redis) -> None:
     """A log level set through replica b holds for calls on a (which opened the session
     before the change) and on c (which first builds its connection from the record after

@@ -12,6 +12,12 @@ the sender's step (``_take``), which costs no loop turn. Everything else (notifi
 transport errors, anything malformed) still goes through the reader, in order. So does
 whatever queued up while the reader was busy, which it reads in batches (``_BATCH``): read
 one at a time, a backlog on a connection many peers share starts one handler per loop turn.
+
+A peer's requests are answered at most ``REQUESTS_IN_FLIGHT`` at a time; the next is
+refused at once. Without a bound a peer grows the other side without limit: requests can
+outlive what carried them (an HTTP session's calls outlive their POST so the client can
+resume them, and a question put to a person waits for them), so sending requests and
+walking away would hold a task and its state per request until the connection ends.
 """
 
 from __future__ import annotations
@@ -62,6 +68,9 @@ T = TypeVar("T")
 
 CANCELLED = "notifications/cancelled"
 PROGRESS = "notifications/progress"
+REQUESTS_IN_FLIGHT = 4096
+"""A peer's requests one connection answers at once: far above any real concurrency (a
+benchmark starts a thousand eliciting calls at once), yet a bound on what one peer holds."""
 _BATCH = 64
 """Buffered messages the reader takes per checkpoint: enough to start a backlog's
 handlers in one loop turn, few enough that a flooded reader still lets others run."""
@@ -225,9 +234,12 @@ class Endpoint:
         name: str = "peer",
         attention: Attention | None = None,
         redact_errors: Callable[[IncomingRequest], bool] | None = None,
+        max_in_flight: int | None = REQUESTS_IN_FLIGHT,
     ) -> None:
         """``redact_errors(request)`` says whether an internal error answering
-        ``request`` keeps its exception text here (see ``error_from_exception``)."""
+        ``request`` keeps its exception text here (see ``error_from_exception``).
+        ``max_in_flight`` bounds the peer's requests answered at once (``None``: no
+        bound, for a connection whose requests each hold a connection of their own)."""
         self._read_stream = read_stream
         self._write_stream = write_stream
         self._on_request = on_request
@@ -235,6 +247,8 @@ class Endpoint:
         self._on_transport_error = on_transport_error
         self._name = name
         self._redact_errors = redact_errors
+        self._max_in_flight = max_in_flight
+        self._warned_full = False
         # Ids start at 1: some peers treat an id of 0 as missing.
         self._next_id = 1
         self._pending: dict[RequestId, _Pending] = {}
@@ -547,6 +561,8 @@ class Endpoint:
             await self._invalid(None, '"id" must be a string or an integer')
         elif request_id in self._in_flight:
             await self._invalid(request_id, f"id {request_id!r} is already in use by a request")
+        elif self._full():
+            await self._refuse_as_full(request_id, method)
         else:
             assert isinstance(request_id, str | int)
             self._start_handler(IncomingRequest(self, request_id, method, params, envelope))
@@ -571,7 +587,7 @@ class Endpoint:
             return True
         raw_params: object = message.get("params")
         params = as_object(raw_params)
-        if not isinstance(method, str) or request_id in self._in_flight:
+        if not isinstance(method, str) or request_id in self._in_flight or self._full():
             return False
         if raw_params is not None and params is None:
             return False
@@ -584,6 +600,26 @@ class Endpoint:
         scope = self._backend.new_cancel_scope()
         self._in_flight[request.id] = scope
         self._backend.spawn(self._answer, request, scope)
+
+    def _full(self) -> bool:
+        return self._max_in_flight is not None and len(self._in_flight) >= self._max_in_flight
+
+    async def _refuse_as_full(self, request_id: RequestId | None, method: str) -> None:
+        if not self._warned_full:
+            self._warned_full = True
+            logger.warning(
+                "refusing requests from %s: %d are being answered already, the most "
+                "answered at once (first refused: %r)",
+                self._name,
+                self._max_in_flight,
+                method,
+            )
+        await self._invalid(
+            request_id,
+            f"{self._max_in_flight} of your requests are being answered on this connection "
+            "already, the most it answers at once. Wait for their answers (or cancel those "
+            "you no longer need), then send this again",
+        )
 
     async def _invalid(self, request_id: RequestId | None, why: str) -> None:
         await self._send_error(request_id, INVALID_REQUEST, f"Invalid request: {why}.")

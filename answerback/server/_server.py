@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any, Literal, TypeVar
 import anyio
 
 from answerback.jsonrpc import Endpoint, IncomingRequest, JSONObject, ReadStream, WriteStream
+from answerback.jsonrpc._endpoint import REQUESTS_IN_FLIGHT
 from answerback.server._connection import Connection
 from answerback.server._context import Context
 from answerback.server._elicitation_binding import bound_elicitation_id, elicitation_principal
@@ -355,6 +356,7 @@ class MCPServer:
         write_stream: WriteStream,
         *,
         receives_broadcasts: Callable[[], bool | Awaitable[bool]] | None = None,
+        max_requests_in_flight: int | None = REQUESTS_IN_FLIGHT,
     ) -> None:
         """Answer one connection until the client closes it.
 
@@ -363,7 +365,9 @@ class MCPServer:
         and resource-updated notifications: with replicas, several may serve one legacy
         session, and only one must deliver them. Being async, it may first bring the
         connection up to date (resource subscriptions made through other replicas).
-        ``None``: always.
+        ``None``: always. ``max_requests_in_flight`` bounds the client's requests
+        answered at once (see ``REQUESTS_IN_FLIGHT``); ``None`` where each request holds
+        a transport connection of its own, and so is bounded by those.
         """
         connection = Connection(self, self._registry, receives_broadcasts)
         async with Endpoint(
@@ -373,6 +377,7 @@ class MCPServer:
             on_notification=connection.notification,
             name="client",
             redact_errors=self.redacts_errors,
+            max_in_flight=max_requests_in_flight,
         ) as endpoint:
             connection.notify = endpoint.notify
             self._connections.add(connection)

@@ -47,10 +47,17 @@ Listener = tuple[ChannelSender[Event], ChannelReceiver[Event]]
 
 
 class HTTPConnectionServer(Protocol):
-    """What the HTTP app needs from a server: answer one connection's streams, and the
+    """What the HTTP app needs from a server: answer one connection's streams (with no
+    bound on requests in flight for the 2026-07-28 one, whose POSTs bound them), and the
     input schema of a tool (to check the ``Mcp-Param-*`` headers mirroring it)."""
 
-    async def serve_connection(self, read_stream: Any, write_stream: WriteStream) -> None: ...
+    async def serve_connection(
+        self,
+        read_stream: Any,
+        write_stream: WriteStream,
+        *,
+        max_requests_in_flight: int | None = ...,
+    ) -> None: ...
 
     def tool_input_schema(self, name: str) -> JSONObject | None: ...
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 import contextlib
 from collections.abc import AsyncGenerator, Callable
 from dataclasses import InitVar, dataclass, field
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
 import anyio
@@ -229,7 +230,13 @@ class StatelessConnection:
         self._to_server = to_server
         try:
             async with anyio.create_task_group() as tg:
-                tg.start_soon(server.serve_connection, server_reads, outbox)
+                # Unbounded: each request is bounded by its own POST, which cancels it on
+                # hanging up, and a bound here would be one for every client at once.
+                tg.start_soon(
+                    partial(
+                        server.serve_connection, server_reads, outbox, max_requests_in_flight=None
+                    )
+                )
                 task_status.started()
         finally:
             for channel in (to_server, server_reads, outbox):

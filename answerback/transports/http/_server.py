@@ -24,6 +24,7 @@ import logging
 import secrets
 from collections.abc import AsyncGenerator, Awaitable, Callable
 from contextlib import asynccontextmanager
+from functools import partial
 from typing import Any
 
 import anyio
@@ -38,7 +39,7 @@ from starlette.types import Receive, Scope, Send
 from answerback.jsonrpc import Envelope, JSONObject, RequestId, WriteStream
 from answerback.jsonrpc._backend import Primitives, native_primitives
 from answerback.jsonrpc._channel import ChannelReceiver, open_channel
-from answerback.jsonrpc._endpoint import CANCELLED, as_object, as_request_id
+from answerback.jsonrpc._endpoint import CANCELLED, REQUESTS_IN_FLIGHT, as_object, as_request_id
 from answerback.transports._framing import MalformedMessage, decode
 from answerback.transports._headers import SESSION_HEADER, VERSION_HEADER
 from answerback.transports.http._event_store import EventStore
@@ -157,6 +158,7 @@ class StreamableHTTPApp:
         body_timeout_seconds: float = 30.0,
         max_sessions: int = 1000,
         max_backlog: int = 1000,
+        max_requests_in_flight: int = REQUESTS_IN_FLIGHT,
         keepalive_seconds: float = 15.0,
         retry_ms: int = 1000,
         session_idle_seconds: float = 3600.0,
@@ -177,6 +179,7 @@ class StreamableHTTPApp:
             ("body_timeout_seconds", body_timeout_seconds),
             ("max_sessions", max_sessions),
             ("max_backlog", max_backlog),
+            ("max_requests_in_flight", max_requests_in_flight),
         ):
             if value <= 0:
                 raise ValueError(f"{name} must be positive, got {value!r}")
@@ -192,6 +195,9 @@ class StreamableHTTPApp:
         self.body_timeout_seconds = body_timeout_seconds
         self.max_sessions = max_sessions
         self.max_backlog = max_backlog
+        self.max_requests_in_flight = max_requests_in_flight
+        """A session's requests answered at once: they outlive their POSTs (to be
+        resumed), so a client that hangs up does not end them."""
         self.keepalive_seconds = keepalive_seconds
         self.retry_ms = retry_ms
         self.session_idle_seconds = session_idle_seconds
@@ -313,8 +319,9 @@ class StreamableHTTPApp:
     def _serve_connection(self, session: LegacySession) -> Callable[[Any, WriteStream], Any]:
         """How to run the server on a session's connection: when replicas share
         sessions, it also learns whether this connection delivers the broadcasts."""
+        limit = self.max_requests_in_flight
         if not self.state.shared:
-            return self.server.serve_connection
+            return partial(self.server.serve_connection, max_requests_in_flight=limit)
 
         async def receives_broadcasts() -> bool:
             if not session.receives_broadcasts():
@@ -326,7 +333,12 @@ class StreamableHTTPApp:
 
         async def serve(read: Any, write: WriteStream) -> None:
             serve_connection: Any = self.server.serve_connection
-            await serve_connection(read, write, receives_broadcasts=receives_broadcasts)
+            await serve_connection(
+                read,
+                write,
+                receives_broadcasts=receives_broadcasts,
+                max_requests_in_flight=limit,
+            )
 
         return serve
 

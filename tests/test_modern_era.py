@@ -88,6 +88,14 @@ def asking_server(**options: Any) -> MCPServer:
         return "logged"
 
     @mcp.tool()
+    async def insatiable(ctx: Context) -> str:
+        """Asks one question after another, for ever."""
+        number = 0
+        while True:
+            number += 1
+            await ctx.elicit(f"Question {number}?", schema=Person)
+
+    @mcp.tool()
     async def stubborn(ctx: Context) -> InputRequiredResult:
         """Never satisfied: asks the client to retry for ever (state only)."""
         return InputRequiredResult(request_state=f"round-{ctx.request_id}")
@@ -338,6 +346,24 @@ async def test_a_server_that_never_finishes_hits_the_round_limit() -> None:
     async with Client(asking_server(), mode=MODERN, input_required_max_rounds=3) as client:
         with pytest.raises(InputRequiredRoundsExceededError, match="after 3 rounds"):
             await client.call_tool("stubborn")
+
+
+async def test_a_round_no_retry_is_left_for_is_not_put_to_anyone() -> None:
+    """With 3 rounds allowed, 3 rounds of questions are answered and retried; the
+    fourth comes back with the 4th request, whose answers could never be sent, so the
+    person is not asked it."""
+    asked: list[str] = []
+
+    async def person(context: ClientRequestContext, params: ElicitRequestParams) -> ElicitResult:
+        asked.append(params.message)
+        return ElicitResult(action="accept", content={"name": "Grace"})
+
+    async with Client(
+        asking_server(), mode=MODERN, elicitation_callback=person, input_required_max_rounds=3
+    ) as client:
+        with pytest.raises(InputRequiredRoundsExceededError, match="after 3 rounds"):
+            await client.call_tool("insatiable")
+    assert asked == ["Question 1?", "Question 2?", "Question 3?"]
 
 
 async def test_a_question_the_client_cannot_answer_is_never_sent() -> None:

@@ -336,10 +336,12 @@ class ClientSession:
     ) -> ResultT:
         """Send a request that may come back as ``InputRequiredResult`` and drive it to
         completion: answer each round's input requests through the callbacks and retry
-        with the answers and the echoed ``requestState``, a fresh request each round."""
+        with the answers and the echoed ``requestState``, a fresh request each round.
+        A round no retry is left for is refused unanswered: its questions' answers could
+        never be sent, so nobody is asked them."""
         attempt = dict(params)
         state_only_rounds = 0
-        for _ in range(max_rounds + 1):
+        for rounds_answered in range(max_rounds + 1):
             raw = await self.request_raw(
                 method,
                 attempt,
@@ -350,6 +352,8 @@ class ClientSession:
             if raw.get("resultType") != "input_required":
                 return self.complete_result(method, raw, result_type)
             needed = self.input_required(method, raw)
+            if rounds_answered == max_rounds:
+                break
             attempt = dict(params)
             if needed.input_requests:
                 attempt["inputResponses"] = await self.answer_input_requests(needed.input_requests)

@@ -163,6 +163,17 @@ async def test_a_call_written_to_a_child_that_has_exited_fails_with_its_exit_cod
             assert "exited with code 9" in caught.value.message
 
 
+async def test_a_child_that_dies_leaving_a_process_on_its_stdout_fails_the_call() -> None:
+    """The child's stdout ends only when the last process holding it closes it: a
+    helper it started and left running kept the call waiting as long as it lived."""
+    server = StdioServer(sys.executable, [str(DYING_SERVER), "leaving-a-helper"])
+    async with Client(server, mode="legacy") as client:
+        with anyio.fail_after(PATIENCE_SECONDS), pytest.raises(ConnectionClosedError) as caught:
+            await client.call_tool("anything")
+    assert "exited with code 5" in caught.value.message
+    assert "a process it started still holds its stdout open" in caught.value.message
+
+
 async def test_the_child_is_reaped_when_the_client_exits() -> None:
     """Leaving ``async with Client`` ends the child process and waits for it."""
     async with Client(process_server(), mode="legacy") as client:

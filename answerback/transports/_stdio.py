@@ -249,21 +249,27 @@ class StdioServer:
     ) -> AsyncGenerator[None, None]:
         assert process.stderr is not None
         lines = _ServerOutput(self.max_message_bytes, self.command_line)
-        async with anyio.create_task_group() as tg:
-            tg.start_soon(child.stderr.copy, process.stderr)
-            tg.start_soon(_read_lines, pipes, process, lines, incoming, child)
-            if pipes.write_all is not None:
-                tg.start_soon(pipes.write_all)
-            try:
-                yield
-            finally:
-                pipes.outgoing.close()
-                with anyio.CancelScope(shield=True):
-                    await _stop(process)
-                    # Its last words (a shutdown message) are still on their way.
-                    with anyio.move_on_after(_SHUTDOWN_GRACE_SECONDS):
-                        await child.stderr.finished.wait()
-                tg.cancel_scope.cancel()
+        try:
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(child.stderr.copy, process.stderr)
+                tg.start_soon(_read_lines, pipes, process, lines, incoming, child)
+                if pipes.write_all is not None:
+                    tg.start_soon(pipes.write_all)
+                try:
+                    yield
+                finally:
+                    pipes.outgoing.close()
+                    with anyio.CancelScope(shield=True):
+                        await _stop(process)
+                        # Its last words (a shutdown message) are still on their way.
+                        with anyio.move_on_after(_SHUTDOWN_GRACE_SECONDS):
+                            await child.stderr.finished.wait()
+                    tg.cancel_scope.cancel()
+        finally:
+            with anyio.CancelScope(shield=True):
+                # Its pipes are closed here, not when they end: a process the program
+                # started may hold them open long after it exited.
+                await process.aclose()
 
     def _exited_error(self, child: _Child) -> ServerExitedError:
         code = child.exit_code
@@ -382,20 +388,38 @@ async def _read_lines(
         return not engine_gone
 
     async with sink:
-        await pipes.read_all(take)
+        output_ended = False
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(_stop_reading_once_exited, process, tg.cancel_scope)
+            await pipes.read_all(take)
+            output_ended = True
+            tg.cancel_scope.cancel()
         if engine_gone:
             return
         with anyio.move_on_after(_SHUTDOWN_GRACE_SECONDS):
             await process.wait()
-            await child.stderr.finished.wait()
+            if output_ended:  # else its stderr is most likely held open too
+                await child.stderr.finished.wait()
         code = child.exit_code = process.returncode
         if code is not None and not child.heard:
             # Only ending the stream: the connect that is waiting fails, and becomes a
             # ServerExitedError, without a transport error logged ahead of it.
             return
         how = f"exited with code {code}" if code is not None else "closed its stdout"
+        if not output_ended:
+            how += " (a process it started still holds its stdout open)"
         with contextlib.suppress(anyio.ClosedResourceError, anyio.BrokenResourceError):
             await sink.send(ConnectionClosedError(f"the server process {how}"))
+
+
+async def _stop_reading_once_exited(process: Process, reading: anyio.CancelScope) -> None:
+    """Stop reading a moment after the program exits. Its output ends when the last
+    process holding it closes it, which a process the program started (and left
+    running) may never do: waiting for that, calls would hang after the program died.
+    What it wrote before exiting is in the pipe already, and is read meanwhile."""
+    await process.wait()
+    await anyio.sleep(_SHUTDOWN_GRACE_SECONDS)
+    reading.cancel()
 
 
 async def _read_stream(stdout: ByteReceiveStream, take: Take) -> None:

@@ -4,13 +4,17 @@
 
 - ``half-line``: answers the first ``tools/call`` with the first half of a result line
   (no newline) and exits with code 7;
-- ``at-once``: exits with code 9 as soon as the handshake is done, reading nothing more.
+- ``at-once``: exits with code 9 as soon as the handshake is done, reading nothing more;
+- ``leaving-a-helper``: at the first ``tools/call`` starts a helper that inherits its
+  stdin, stdout and stderr (as ``subprocess.Popen`` does by default) and exits with code
+  5; the helper holds them open until the client closes the server's stdin.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import subprocess
 import sys
 from typing import Any
 
@@ -36,6 +40,9 @@ def main() -> None:
             sys.stdout.write(answer[: len(answer) // 2])
             sys.stdout.flush()
             os._exit(7)
+        elif message.get("method") == "tools/call" and how == "leaving-a-helper":
+            subprocess.Popen([sys.executable, "-c", "import sys; sys.stdin.buffer.read()"])
+            os._exit(5)
 
 
 if __name__ == "__main__":

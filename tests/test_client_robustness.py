@@ -29,6 +29,7 @@ from support import (
     target,
 )
 
+import answerback.client._pages
 from answerback import Client, MCPError, StdioServer
 from answerback.client import ClientRequestContext, InvalidServerResultError
 from answerback.jsonrpc import JSONObject
@@ -215,6 +216,81 @@ async def test_questions_up_to_the_limit_are_answered() -> None:
     ):
         result = await call_against(client, peer, two, {"content": []})
     assert result.content == []
+
+
+# -- paging that does not end -------------------------------------------------------------
+
+
+async def serve_pages(peer: RawPeer, method: str, key: str, cursors: list[str | None]) -> None:
+    """Answer ``method`` once per cursor in ``cursors``, one item a page, each page
+    pointing to the next cursor given (``None``: the last page)."""
+    for number, cursor in enumerate(cursors):
+        request = await peer.receive_until(lambda message: message.get("method") == method)
+        item: JSONObject = {"name": f"item {number}", "inputSchema": {"type": "object"}}
+        if key != "tools":
+            item = {"name": f"item {number}", "uri": f"note://{number}"}
+            if key == "resourceTemplates":
+                item = {"name": f"item {number}", "uriTemplate": f"note://{number}/{{x}}"}
+        result: JSONObject = {key: [item]}
+        if cursor is not None:
+            result["nextCursor"] = cursor
+        await peer.send({"jsonrpc": "2.0", "id": request["id"], "result": result})
+
+
+async def listing_failure(
+    method: str, key: str, lister: str, cursors: list[str | None]
+) -> InvalidServerResultError:
+    """How listing fails against pages that point to ``cursors`` in turn."""
+    failure: InvalidServerResultError | None = None
+    async with hand_driven("legacy") as (client, peer), anyio.create_task_group() as tg:
+        tg.start_soon(serve_pages, peer, method, key, cursors)
+        with anyio.fail_after(PATIENCE_SECONDS):
+            try:
+                await getattr(client, lister)()
+            except InvalidServerResultError as exc:
+                failure = exc
+        tg.cancel_scope.cancel()
+    assert failure is not None
+    return failure
+
+
+LISTINGS = [
+    pytest.param("tools/list", "tools", "list_all_tools", id="tools"),
+    pytest.param("prompts/list", "prompts", "list_all_prompts", id="prompts"),
+    pytest.param("resources/list", "resources", "list_all_resources", id="resources"),
+    pytest.param(
+        "resources/templates/list",
+        "resourceTemplates",
+        "list_all_resource_templates",
+        id="templates",
+    ),
+]
+
+
+@pytest.mark.parametrize(("method", "key", "lister"), LISTINGS)
+async def test_every_page_is_collected(method: str, key: str, lister: str) -> None:
+    async with hand_driven("legacy") as (client, peer), anyio.create_task_group() as tg:
+        tg.start_soon(serve_pages, peer, method, key, ["b", "c", None])
+        with anyio.fail_after(PATIENCE_SECONDS):
+            items = await getattr(client, lister)()
+        assert [item.name for item in items] == ["item 0", "item 1", "item 2"]
+
+
+@pytest.mark.parametrize(("method", "key", "lister"), LISTINGS)
+async def test_a_cursor_sent_twice_ends_the_listing(method: str, key: str, lister: str) -> None:
+    """A server that hands back a cursor it gave before would be listed for ever
+    (a gigabyte in fifteen seconds with 200 tools a page)."""
+    failure = await listing_failure(method, key, lister, ["b", "c", "b"])
+    assert f"sent the {method!r} cursor 'b' a second time, after 2 pages" in failure.message
+    assert "round in circles" in failure.message
+    assert failure.data["method"] == method
+
+
+async def test_a_listing_stops_after_its_page_limit(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(answerback.client._pages, "MAX_PAGES", 3)
+    failure = await listing_failure("tools/list", "tools", "list_all_tools", ["b", "c", "d"])
+    assert "for more than 3 pages (3 items)" in failure.message
+    assert "Fetch the pages yourself" in failure.message
 
 
 # -- a flooding server -------------------------------------------------------------------

@@ -233,27 +233,10 @@ async def listing(
     tools = await client.list_all_tools() if caps.tools is not None else []
     resources: list[Resource] = []
     templates: list[ResourceTemplate] = []
-    prompts: list[Prompt] = []
-    cursor: str | None = None
     if caps.resources is not None:
-        while True:
-            page = await client.list_resources(cursor)
-            resources += page.resources
-            if not (cursor := page.next_cursor):
-                break
-        cursor = None
-        while True:
-            tpage = await client.list_resource_templates(cursor)
-            templates += tpage.resource_templates
-            if not (cursor := tpage.next_cursor):
-                break
-    if caps.prompts is not None:
-        cursor = None
-        while True:
-            ppage = await client.list_prompts(cursor)
-            prompts += ppage.prompts
-            if not (cursor := ppage.next_cursor):
-                break
+        resources = await client.list_all_resources()
+        templates = await client.list_all_resource_templates()
+    prompts = await client.list_all_prompts() if caps.prompts is not None else []
     return tools, resources, templates, prompts
 
 

@@ -27,6 +27,7 @@ from answerback.client._callbacks import (
     explain_refusal,
 )
 from answerback.client._negotiation import Mode, ServerFacts, check_mode
+from answerback.client._pages import every_page
 from answerback.client._responder import CallbackResponder, Responder
 from answerback.client._session import ClientSession, ResultT, Subscription
 from answerback.client._url_elicitation import UrlElicitations
@@ -52,9 +53,12 @@ from answerback.types import (
     LoggingLevel,
     MCPError,
     PaginatedRequestParams,
+    Prompt,
     PromptReference,
     ReadResourceRequestParams,
     ReadResourceResult,
+    Resource,
+    ResourceTemplate,
     ResourceTemplateReference,
     SamplingCapability,
     ServerCapabilities,
@@ -381,15 +385,10 @@ class Client:
         return parameter_headers(designated, arguments) if designated else None
 
     async def list_all_tools(self) -> list[Tool]:
-        """Every tool, following pagination to the end."""
-        tools: list[Tool] = []
-        cursor: str | None = None
-        while True:
-            page = await self.list_tools(cursor)
-            tools.extend(page.tools)
-            if not page.next_cursor:
-                return tools
-            cursor = page.next_cursor
+        """Every tool, following pagination to the end (see ``list_all_prompts``)."""
+        return await every_page(
+            "tools/list", self.server_info, self.list_tools, lambda page: page.tools
+        )
 
     async def call_tool(
         self,
@@ -521,6 +520,13 @@ class Client:
         params = PaginatedRequestParams(cursor=cursor) if cursor is not None else None
         return await self.session.send_request("prompts/list", params, ListPromptsResult)
 
+    async def list_all_prompts(self) -> list[Prompt]:
+        """Every prompt, following pagination to the end: a server that repeats a cursor,
+        or pages on past a thousand pages, fails it with ``InvalidServerResultError``."""
+        return await every_page(
+            "prompts/list", self.server_info, self.list_prompts, lambda page: page.prompts
+        )
+
     async def get_prompt(
         self, name: str, arguments: dict[str, str] | None = None
     ) -> GetPromptResult:
@@ -533,6 +539,12 @@ class Client:
         params = PaginatedRequestParams(cursor=cursor) if cursor is not None else None
         return await self.session.send_request("resources/list", params, ListResourcesResult)
 
+    async def list_all_resources(self) -> list[Resource]:
+        """Every fixed resource, following pagination to the end (see ``list_all_prompts``)."""
+        return await every_page(
+            "resources/list", self.server_info, self.list_resources, lambda page: page.resources
+        )
+
     async def list_resource_templates(
         self, cursor: str | None = None
     ) -> ListResourceTemplatesResult:
@@ -540,6 +552,16 @@ class Client:
         params = PaginatedRequestParams(cursor=cursor) if cursor is not None else None
         return await self.session.send_request(
             "resources/templates/list", params, ListResourceTemplatesResult
+        )
+
+    async def list_all_resource_templates(self) -> list[ResourceTemplate]:
+        """Every resource template, following pagination to the end (see
+        ``list_all_prompts``)."""
+        return await every_page(
+            "resources/templates/list",
+            self.server_info,
+            self.list_resource_templates,
+            lambda page: page.resource_templates,
         )
 
     async def read_resource(self, uri: str) -> ReadResourceResult:

@@ -6,6 +6,7 @@ what they print and the exit code (0 ok, 1 tool error, 2 usage, 3 connection, 4 
 from __future__ import annotations
 
 import json
+import os
 import re
 import signal
 import subprocess
@@ -23,17 +24,22 @@ REPO = Path(__file__).resolve().parents[1]
 SERVERS = REPO / "tests" / "servers"
 TEAROOM = f"{sys.executable} {SERVERS / 'terminal_server.py'}"
 ASKING = f"{sys.executable} {SERVERS / 'asking_server.py'}"
+ESCAPING = f"{sys.executable} {SERVERS / 'escaping_server.py'}"
 PATIENCE_SECONDS = 60
 
 
-def answerback(*args: str, cwd: Path = REPO) -> subprocess.CompletedProcess[str]:
-    """Run the command as a script would: no terminal, output captured, bounded."""
+def answerback(
+    *args: str, cwd: Path = REPO, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
+    """Run the command as a script would: no terminal, output captured, bounded
+    (``env`` is added to this process's environment)."""
     return subprocess.run(
         [sys.executable, "-m", "answerback", *args],
         stdin=subprocess.DEVNULL,
         capture_output=True,
         text=True,
         cwd=cwd,
+        env={**os.environ, **env} if env is not None else None,
         timeout=PATIENCE_SECONDS,
         check=False,
     )
@@ -45,6 +51,28 @@ def answerback(*args: str, cwd: Path = REPO) -> subprocess.CompletedProcess[str]
 def test_call_prints_the_text_result_and_exits_0() -> None:
     done = answerback("call", TEAROOM, "greet", "name=Ada", "times=2")
     assert (done.returncode, done.stdout) == (0, "Hello, Ada! Hello, Ada!\n")
+
+
+@pytest.mark.parametrize(
+    "args",
+    [("call", ESCAPING, "say"), ("call", ESCAPING, "fail"), ("list", ESCAPING)],
+    ids=["result-and-log", "error", "listing"],
+)
+@pytest.mark.parametrize("terminal", [False, True], ids=["pipe", "terminal"])
+def test_a_servers_control_characters_are_written_out_not_obeyed(
+    args: tuple[str, ...], terminal: bool
+) -> None:
+    """A server's text could retitle the window, clear the screen or hide itself; the
+    command shows its escape sequences instead (rich's own styling aside, on a terminal:
+    ``TTY_COMPATIBLE`` makes rich draw as for one)."""
+    done = answerback(*args, env={"TTY_COMPATIBLE": "1", "COLUMNS": "300"} if terminal else {})
+    output = done.stdout + done.stderr
+    assert "\\x1b]0;PWNED\\x07\\x1b[2J\\x1b[8mhidden" in output, output
+    for obeyed in ("\x1b]0;", "\x1b[2J", "\x1b[8m", "\x07", "\u202e"):
+        assert obeyed not in output
+    if not terminal:
+        assert "\x1b" not in output
+        assert "\r" not in output
 
 
 def test_call_takes_one_json_object_of_arguments() -> None:

@@ -34,6 +34,7 @@ from answerback.cli._oneshot import (
 from answerback.cli._run import RunError, serve
 from answerback.cli._targets import Target, TargetError, resolve
 from answerback.interact import Roots
+from answerback.interact._printable import clean
 from answerback.types import LoggingLevel
 
 __all__ = ["main"]
@@ -123,10 +124,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return _dispatch(args, err)
     except (TargetError, AnswersError, RunError, ModelOptionError, AuthSetupError) as exc:
-        err.print(f"answerback: {exc}", markup=False, highlight=False, soft_wrap=True)
+        err.print(f"answerback: {clean(str(exc))}", markup=False, highlight=False, soft_wrap=True)
         return ExitCode.USAGE
-    except CommandFailed as exc:
-        err.print(f"answerback: {exc}", markup=False, highlight=False, soft_wrap=True)
+    except CommandFailed as exc:  # its message may quote the server's
+        err.print(f"answerback: {clean(str(exc))}", markup=False, highlight=False, soft_wrap=True)
         return exc.code
     except KeyboardInterrupt:
         return 130
@@ -142,7 +143,7 @@ def _dispatch(args: argparse.Namespace, err: Console) -> int:
     options = AuthOptions.of(args)
 
     def tell(text: str) -> None:
-        err.print(text, markup=False, highlight=False, soft_wrap=True)
+        err.print(clean(text), markup=False, highlight=False, soft_wrap=True)
 
     if args.command == "connect":
         from answerback.cli._connect import connect

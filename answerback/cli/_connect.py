@@ -35,13 +35,19 @@ from prompt_toolkit.document import Document
 from prompt_toolkit.history import FileHistory
 from prompt_toolkit.patch_stdout import patch_stdout
 from rich.console import Console
-from rich.markup import escape
 from rich.table import Table
 
 from answerback.cli._arguments import ArgumentsError, parse_arguments
 from answerback.cli._model import model_sampler
 from answerback.cli._oneshot import ExitCode, call, failure, listing, one_shot_responder
-from answerback.cli._render import log_line, print_listing, prompt_text, read_text, result_text
+from answerback.cli._render import (
+    log_line,
+    print_listing,
+    prompt_text,
+    read_text,
+    result_text,
+    shown,
+)
 from answerback.cli._reporting import CommandResponder
 from answerback.cli._targets import Target, state_dir
 from answerback.client import Client, Responder
@@ -322,13 +328,13 @@ class Session:
         try:
             await stack.enter_async_context(client)
         except Exception as exc:
-            self.say(f"[red]{escape(str(failure(server.target, exc)))}[/]")
+            self.say(f"[red]{shown(str(failure(server.target, exc)))}[/]")
             return
         server.client = client
         self.roots.attach(client)
         self.say(
-            f"Connected to [bold]{escape(server.name)}[/] ({escape(client.server_info.name)} "
-            f"{escape(client.server_info.version)}, protocol {client.protocol_version})"
+            f"Connected to [bold]{shown(server.name)}[/] ({shown(client.server_info.name)} "
+            f"{shown(client.server_info.version)}, protocol {client.protocol_version})"
         )
         await self._refresh(server)
 
@@ -346,7 +352,7 @@ class Session:
         for known in self.servers:
             if known.name == server and known.client is not None and known.lost is None:
                 known.lost = str(exc)
-                self.say(f"[red]Server [bold]{escape(server)}[/] went away: {escape(str(exc))}[/]")
+                self.say(f"[red]Server [bold]{shown(server)}[/] went away: {shown(str(exc))}[/]")
 
     # -- the prompt ------------------------------------------------------------------
 
@@ -360,7 +366,7 @@ class Session:
                 try:
                     words = shlex.split(line)
                 except ValueError as exc:
-                    self.say(f"[red]{escape(str(exc))}[/]")
+                    self.say(f"[red]{shown(str(exc))}[/]")
                     continue
                 if not words:
                     continue
@@ -369,12 +375,12 @@ class Session:
                 try:
                     await self.command(words[0], words[1:], line)
                 except UsageError as exc:
-                    self.say(f"[red]{escape(str(exc))}[/]")
+                    self.say(f"[red]{shown(str(exc))}[/]")
 
     async def command(self, name: str, words: list[str], line: str) -> None:
         if name == "help":
             for usage in COMMANDS.values():
-                self.say(escape(usage))
+                self.say(shown(usage))
         elif name in ("tools", "resources", "prompts"):
             for server in self._servers_named(words):
                 assert server.client is not None
@@ -454,7 +460,7 @@ class Session:
         self.jobs += 1
         number = self.jobs
         client = server.client
-        self.say(f"[dim][{number}] {escape(server.name)}: {escape(label)}…[/]")
+        self.say(f"[dim][{number}] {shown(server.name)}: {shown(label)}…[/]")
 
         async def job() -> None:
             with anyio.CancelScope() as scope:
@@ -463,15 +469,15 @@ class Session:
                     text, failed = await work(client)
                 except Exception as exc:
                     problem = failure(server.target, exc)
-                    self.say(f"[red][{number}] {escape(str(problem))}[/]")
+                    self.say(f"[red][{number}] {shown(str(problem))}[/]")
                     return
                 finally:
                     server.calls.discard(scope)
                 style = "red" if failed else "green"
-                self.say(f"[{style}][{number}] {escape(server.name)}: {escape(label)} →[/]")
-                self.say(escape(text))
+                self.say(f"[{style}][{number}] {shown(server.name)}: {shown(label)} →[/]")
+                self.say(shown(text))
             if scope.cancelled_caught:
-                self.say(f"[yellow][{number}] {escape(label)}: cancelled[/]")
+                self.say(f"[yellow][{number}] {shown(label)}: cancelled[/]")
 
         self.task_group.start_soon(job)
 
@@ -512,7 +518,7 @@ class Session:
         try:
             form = parse_form(tool.input_schema)
         except (UnsupportedForm, FormSchemaError) as exc:
-            self.say(f"[yellow]A form cannot ask these arguments ({escape(str(exc))}).[/]")
+            self.say(f"[yellow]A form cannot ask these arguments ({shown(str(exc))}).[/]")
             async with self.seat.screen():
                 text = await PromptSession[str]().prompt_async(
                     f"{tool.name} arguments as JSON: ", handle_sigint=False
@@ -541,7 +547,7 @@ class Session:
             else:
                 amount = f"{progress:g}"
             note = f" {message}" if message else ""
-            self.say(f"[cyan]{escape(server)}: {escape(label)} {amount}{escape(note)}[/]")
+            self.say(f"[cyan]{shown(server)}: {shown(label)} {amount}{shown(note)}[/]")
 
         return report
 
@@ -580,7 +586,7 @@ class Session:
         except ValueError as exc:
             raise UsageError(str(exc)) from None
         for path in self.roots.paths:
-            self.say(f"root {escape(str(path))}")
+            self.say(f"root {shown(str(path))}")
 
     async def _loglevel(self, words: list[str]) -> None:
         levels = get_args(LoggingLevel)
@@ -612,18 +618,18 @@ class Session:
                 if self.broker.is_muted(server.name):
                     state += ", muted"
             table.add_row(
-                escape(server.name), escape(server.target.describe()), escape(state), protocol
+                shown(server.name), shown(server.target.describe()), shown(state), protocol
             )
         self.console.print(table)
         for server in self.servers:
             if server.stderr_log is not None:
                 self.say(
-                    f"{escape(server.name)} writes its stderr to {escape(str(server.stderr_log))}"
+                    f"{shown(server.name)} writes its stderr to {shown(str(server.stderr_log))}"
                 )
         pending = self.broker.pending()
         self.say(f"{len(pending)} question(s) waiting" + ("" if not pending else ":"))
         for question in pending:
-            self.say(f"  #{question.number} {escape(question.server)}: {question.kind}")
+            self.say(f"  #{question.number} {shown(question.server)}: {question.kind}")
         self.say(f"log level {self.log_level}; roots: {', '.join(map(str, self.roots.paths))}")
 
 

@@ -13,15 +13,21 @@ import logging
 import sys
 from typing import TextIO
 
+from answerback.interact._printable import clean
+
 LIBRARY_LOGGER = "answerback"
 
 
 class _CurrentStderr(logging.StreamHandler[TextIO]):
-    """A stream handler that looks ``sys.stderr`` up for every record."""
+    """A stream handler that looks ``sys.stderr`` up for every record, and writes out
+    the control characters of each line (a warning may quote what a server sent)."""
 
     def emit(self, record: logging.LogRecord) -> None:
         self.stream = sys.stderr
         super().emit(record)
+
+    def format(self, record: logging.LogRecord) -> str:
+        return clean(super().format(record))
 
 
 def show_library_warnings() -> None:

@@ -26,6 +26,7 @@ from answerback.cli._reporting import CommandResponder, ReportedHeadless
 from answerback.cli._targets import Target
 from answerback.client import AuthorizationError, Client, Responder, TokenStoreError
 from answerback.interact import Roots
+from answerback.interact._printable import clean
 from answerback.jsonrpc import ProgressCallback
 from answerback.types import (
     ConnectionClosedError,
@@ -127,8 +128,8 @@ def one_shot_responder(
     """Who answers: the answers file, else a person (``interactive``, when given), else
     the headless policy; all with the roots and log lines."""
 
-    def report(line: str) -> None:
-        err.print(line, markup=False, highlight=False, soft_wrap=True)
+    def report(line: str) -> None:  # it may quote the server (a question's message)
+        err.print(clean(line), markup=False, highlight=False, soft_wrap=True)
 
     def show_log(server: str, params: LoggingMessageNotificationParams) -> None:
         err.print(log_line(server, params), highlight=False, soft_wrap=True)

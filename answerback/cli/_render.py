@@ -2,7 +2,9 @@
 
 A person reads a tool's answer, not its JSON: text as text, an image as a line that says
 what it is and how big, structured content as indented JSON. The same functions serve
-``call`` and the interactive session; ``--json`` bypasses them for programs.
+``call`` and the interactive session; ``--json`` bypasses them for programs. Whatever a
+server wrote comes out with its control characters written out (``clean``): it is shown,
+never obeyed by the terminal.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
+from answerback.interact._printable import clean
 from answerback.types import (
     AudioContent,
     BlobResourceContents,
@@ -44,6 +47,12 @@ _LEVEL_STYLES = {
     "alert": "bold red",
     "emergency": "bold red reverse",
 }
+
+
+def shown(text: str) -> str:
+    """A peer's text as rich markup that prints it as it is: written-out control
+    characters, escaped markup."""
+    return escape(clean(text))
 
 
 def size_text(data: str) -> str:
@@ -94,7 +103,7 @@ def result_text(result: CallToolResult) -> str:
     structured = result.structured_content
     if structured is not None and not _said(structured, parts):
         parts.append(pretty_json(structured))
-    return "\n".join(parts)
+    return clean("\n".join(parts))
 
 
 def _said(structured: dict[str, Any], parts: list[str]) -> bool:
@@ -111,13 +120,13 @@ def _said(structured: dict[str, Any], parts: list[str]) -> bool:
 
 
 def read_text(result: ReadResourceResult) -> str:
-    return "\n".join(resource_text(contents) for contents in result.contents)
+    return clean("\n".join(resource_text(contents) for contents in result.contents))
 
 
 def prompt_text(result: GetPromptResult) -> str:
     lines = [f"({result.description})"] if result.description else []
     lines += [f"{message.role}: {content_text(message.content)}" for message in result.messages]
-    return "\n".join(lines)
+    return clean("\n".join(lines))
 
 
 def log_line(server: str, params: LoggingMessageNotificationParams) -> str:
@@ -125,7 +134,7 @@ def log_line(server: str, params: LoggingMessageNotificationParams) -> str:
     data = params.data if isinstance(params.data, str) else json.dumps(params.data)
     style = _LEVEL_STYLES.get(params.level, "")
     where = f"{server}/{params.logger}" if params.logger else server
-    return f"[{style}]{params.level.upper():<8}[/] [bold]{escape(where)}[/]: {escape(data)}"
+    return f"[{style}]{params.level.upper():<8}[/] [bold]{shown(where)}[/]: {shown(data)}"
 
 
 def print_listing(
@@ -152,19 +161,20 @@ def print_listing(
         sections.append(("prompts", [(p.name, _first_line(p.description)) for p in prompts]))
     for title, rows in sections:
         if console.is_terminal:
-            table = Table(title=f"{server}: {title}", title_justify="left", expand=False)
+            table = Table(title=f"{shown(server)}: {title}", title_justify="left", expand=False)
             table.add_column("name", style="bold")
             table.add_column("description")
             for name, description in rows:
-                table.add_row(escape(name), escape(description))
+                table.add_row(shown(name), shown(description))
             if not rows:
                 table.add_row("[dim](none)[/]", "")
             console.print(table)
         else:
-            console.print(f"{server} {title}:", markup=False, highlight=False, soft_wrap=True)
+            heading = clean(f"{server} {title}:")
+            console.print(heading, markup=False, highlight=False, soft_wrap=True)
             for name, description in rows:
                 line = f"  {name}  {description}" if description else f"  {name}"
-                console.print(line, markup=False, highlight=False, soft_wrap=True)
+                console.print(clean(line), markup=False, highlight=False, soft_wrap=True)
             if not rows:
                 console.print("  (none)", markup=False, highlight=False, soft_wrap=True)
 

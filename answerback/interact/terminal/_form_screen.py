@@ -34,6 +34,7 @@ from rich.panel import Panel
 from rich.text import Text
 
 from answerback.forms import AnswerError, FieldError, Form, FormValue
+from answerback.interact._printable import clean
 from answerback.interact.terminal._inputs import FieldInput, make_input
 from answerback.interact.terminal._screen import (
     STYLE,
@@ -44,7 +45,7 @@ from answerback.interact.terminal._screen import (
     run_screen,
     with_server_keys,
 )
-from answerback.interact.terminal._text import FormOutcome, clean, field_hint
+from answerback.interact.terminal._text import FormOutcome, field_hint
 
 FORM_KEYS = (
     ("Tab", "next"),

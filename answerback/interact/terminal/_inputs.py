@@ -26,7 +26,8 @@ from answerback.forms import (
     MultiSelectField,
     SingleSelectField,
 )
-from answerback.interact.terminal._text import clean, initial_value, value_text
+from answerback.interact._printable import clean
+from answerback.interact.terminal._text import initial_value, value_text
 
 Reading = tuple[FormValue | None, list[str]]
 """An input's value (``None``: no answer, the field is left out) and what is wrong with it."""

@@ -38,12 +38,12 @@ from answerback.forms import (
     Option,
     SingleSelectField,
 )
+from answerback.interact._printable import clean
 from answerback.interact._questions import Answer, Question
 from answerback.interact.terminal._presenter import PAST, Opener, question_form, question_verdict
 from answerback.interact.terminal._sampling_screen import TYPED_BY_PERSON, Sampler, rejected
 from answerback.interact.terminal._text import (
     FormOutcome,
-    clean,
     describe_content,
     field_hint,
     initial_value,

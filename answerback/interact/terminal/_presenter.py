@@ -19,11 +19,11 @@ from rich.console import Console
 from rich.text import Text
 
 from answerback.forms import Form, UnsupportedForm, parse_form
+from answerback.interact._printable import clean
 from answerback.interact._questions import Answer, Question
 from answerback.interact.terminal._form_screen import FormScreen
 from answerback.interact.terminal._sampling_screen import Sampler, SamplingScreen
 from answerback.interact.terminal._screen import ServerKeys
-from answerback.interact.terminal._text import clean
 from answerback.interact.terminal._url_card import UrlCard
 from answerback.types import (
     INVALID_PARAMS,

@@ -25,6 +25,7 @@ from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
 
+from answerback.interact._printable import clean
 from answerback.interact.terminal._screen import (
     STYLE,
     ServerKeys,
@@ -34,7 +35,7 @@ from answerback.interact.terminal._screen import (
     run_screen,
     with_server_keys,
 )
-from answerback.interact.terminal._text import clean, describe_content, sampling_facts
+from answerback.interact.terminal._text import describe_content, sampling_facts
 from answerback.types import (
     USER_REJECTED,
     CreateMessageRequestParams,

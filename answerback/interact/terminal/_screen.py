@@ -31,7 +31,7 @@ from prompt_toolkit.layout import Container, FormattedTextControl, HSplit, Windo
 from prompt_toolkit.styles import Style
 from rich.console import Console, RenderableType
 
-from answerback.interact.terminal._text import clean
+from answerback.interact._printable import clean
 
 T = TypeVar("T")
 

@@ -170,23 +170,3 @@ _LEVEL_WORDS = {"OK": "ok", "WARN": "warning", "HIGH_RISK": "high risk", "BLOCK"
 def verdict_words(level_name: str) -> str:
     """A risk level as the card says it ("HIGH_RISK" -> "high risk")."""
     return _LEVEL_WORDS.get(level_name, level_name.lower())
-
-
-_HIDING = frozenset("\u061c\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069")
-
-
-def clean(text: str) -> str:
-    """Server text made safe to print: control and bidi characters shown as ``\\x1b``.
-
-    A server's message, titles and sampled text are drawn on the person's terminal. An
-    escape sequence in them could restyle or hide what is shown, and a bidi override
-    could reorder it, so every such character is written out instead of obeyed.
-    """
-    return "".join(
-        f"\\x{ord(char):02x}"
-        if (ord(char) < 0x20 and char not in "\n\t") or 0x7F <= ord(char) < 0xA0
-        else f"\\u{ord(char):04x}"
-        if char in _HIDING
-        else char
-        for char in text
-    )

@@ -20,6 +20,7 @@ from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
 
+from answerback.interact._printable import clean
 from answerback.interact.terminal._screen import (
     STYLE,
     ServerKeys,
@@ -29,7 +30,7 @@ from answerback.interact.terminal._screen import (
     run_screen,
     with_server_keys,
 )
-from answerback.interact.terminal._text import clean, verdict_words
+from answerback.interact.terminal._text import verdict_words
 from answerback.urls import RiskLevel, UrlVerdict
 
 UrlDecision = Literal["open", "decline", "cancel"]

@@ -6,10 +6,12 @@ connecting to a silent server gives up.
 
 from __future__ import annotations
 
+import itertools
 import json
 import logging
 import socket
 import sys
+import time
 from collections.abc import Awaitable, Callable, Generator
 from contextlib import contextmanager
 from typing import Any
@@ -169,6 +171,76 @@ async def test_a_refused_notification_is_logged_and_the_client_carries_on() -> N
     assert result.content == [TextContent(text="after:TAG=AFTER")]
 
 
+# -- header values the server gives -------------------------------------------------------
+
+
+class Doctor:
+    """Wraps an app: every response's ``Mcp-Session-Id`` is replaced with ``session``
+    (raw bytes), and a JSON answer to ``tools/call`` gets ``protocolVersion`` set to
+    ``version`` in its result; the version header of each POST is recorded."""
+
+    def __init__(self, app: ASGIApp, *, session: bytes | None, version: str | None) -> None:
+        self.app, self.session, self.version = app, session, version
+        self.versions: list[str | None] = []
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] != "http" or scope["method"] != "POST":
+            await self.app(scope, receive, send)
+            return
+        headers = dict(scope["headers"])
+        version = headers.get(b"mcp-protocol-version")
+        self.versions.append(version.decode() if version is not None else None)
+        body = await read_request_body(receive)
+        is_call = json.loads(body).get("method") == "tools/call"
+        start: dict[str, Any] = {}
+        chunks: list[bytes] = []
+
+        async def doctored(message: dict[str, Any]) -> None:
+            if message["type"] == "http.response.start":
+                start.update(message)
+                return
+            chunks.append(message.get("body", b""))
+            if message.get("more_body"):
+                return
+            content = b"".join(chunks)
+            kept = [(k, v) for k, v in start["headers"] if k not in (b"content-length",)]
+            if self.session is not None:
+                kept = [(k, v) for k, v in kept if k != b"mcp-session-id"]
+                kept.append((b"mcp-session-id", self.session))
+            if is_call and self.version is not None and content.startswith(b"{"):
+                answer = json.loads(content)
+                answer["result"]["protocolVersion"] = self.version
+                content = json.dumps(answer).encode()
+            kept.append((b"content-length", str(len(content)).encode()))
+            await send({**start, "headers": kept})
+            await send({"type": "http.response.body", "body": content})
+
+        await self.app(scope, replaying(body, receive), doctored)
+
+
+async def test_a_session_id_that_is_not_visible_ascii_is_refused_saying_so() -> None:
+    """It could not be sent back (a header is ASCII): the connection failed with a raw
+    ``UnicodeEncodeError`` at the next request."""
+    doctor = Doctor(http_app(json_response=True), session=b"\xff\xfe-bad", version=None)
+    async with serve(doctor) as running:
+        with anyio.fail_after(PATIENCE_SECONDS), pytest.raises(MCPError) as caught:
+            async with Client(running.url, mode="legacy"):
+                pass
+    assert "the session id '\xff\xfe-bad', which is not visible ASCII" in caught.value.message
+
+
+async def test_only_the_answer_to_initialize_sets_the_version() -> None:
+    """A ``protocolVersion`` in a tool's result is not the session's (this one is not
+    even ASCII, which broke every later request)."""
+    doctor = Doctor(http_app(json_response=True), session=None, version="2025-11-25-\u00e9")
+    async with serve(doctor) as running, Client(running.url, mode="legacy") as client:
+        with anyio.fail_after(PATIENCE_SECONDS):
+            for _ in range(2):
+                result = await client.call_tool("pause", {"seconds": 0})
+                assert result.content == [TextContent(text="done")]
+    assert doctor.versions[-2:] == ["2025-11-25", "2025-11-25"]
+
+
 # -- redirects ---------------------------------------------------------------------------
 
 
@@ -310,6 +382,64 @@ async def test_a_huge_retry_hint_is_capped() -> None:
             with anyio.fail_after(PATIENCE_SECONDS):
                 result = await client.call_tool("report")
     assert result.content == [TextContent(text="ready")]
+
+
+class EmptyResumes:
+    """A legacy server whose call stream ends at once, as does each resumed stream, each
+    with nothing but a fresh event id and ``retry: 0``, until the ``answer_at``-th
+    resumption carries the answer. The time each resumption arrived is recorded."""
+
+    def __init__(self, answer_at: int) -> None:
+        self.answer_at = answer_at
+        self.resumed_at: list[float] = []
+        self.call_id: Any = None
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] != "http":
+            return
+        headers = dict(scope["headers"])
+        if scope["method"] == "GET":
+            last = headers.get(b"last-event-id")
+            if last is None:  # no standalone stream here
+                await respond(send, 405)
+                return
+            self.resumed_at.append(time.monotonic())
+            event = f"id: {int(last) + 1}\nretry: 0\ndata:\n\n".encode()
+            if len(self.resumed_at) == self.answer_at:
+                result = {"content": [{"type": "text", "text": "at last"}]}
+                answer = json.dumps({"jsonrpc": "2.0", "id": self.call_id, "result": result})
+                event += f"id: {int(last) + 2}\ndata: {answer}\n\n".encode()
+            await respond(send, 200, event, content_type="text/event-stream")
+            return
+        message = json.loads(await read_request_body(receive))
+        if message.get("method") == "initialize":
+            result: dict[str, Any] = {
+                "protocolVersion": "2025-11-25",
+                "capabilities": {"tools": {}},
+                "serverInfo": {"name": "Empty resumes", "version": "1"},
+            }
+            body = json.dumps({"jsonrpc": "2.0", "id": message["id"], "result": result})
+            await respond(send, 200, body.encode(), content_type="application/json")
+        elif message.get("method") == "tools/call":
+            self.call_id = message["id"]
+            priming = b"id: 1\nretry: 0\ndata:\n\n"
+            await respond(send, 200, priming, content_type="text/event-stream")
+        else:
+            await respond(send, 202)
+
+
+async def test_reconnections_that_bring_no_message_back_off() -> None:
+    """Each empty resumption doubles the wait from 0.1 s (the server's ``retry: 0``
+    had the client reconnecting hundreds of times a second); the answer, when it comes
+    on a resumed stream, still completes the call."""
+    server = EmptyResumes(answer_at=5)
+    async with serve(server) as running, Client(running.url, mode="legacy") as client:
+        with anyio.fail_after(PATIENCE_SECONDS):
+            result = await client.call_tool("anything")
+    assert result.content == [TextContent(text="at last")]
+    gaps = [later - earlier for earlier, later in itertools.pairwise(server.resumed_at)]
+    for gap, least in zip(gaps, [0.2, 0.4, 0.8, 1.6], strict=True):
+        assert gap >= least * 0.99, (gaps, least)  # a sleep never ends early
 
 
 async def test_a_request_json_cannot_carry_fails_at_once() -> None:

@@ -58,7 +58,7 @@ from answerback.transports.http._oauth_discovery import Challenge
 from answerback.transports.http._sse import Event, EventParser, MessageTooLarge
 from answerback.types import META_PROTOCOL_VERSION, AuthorizationError
 from answerback.types._errors import AUTHORIZATION_FAILED, CONNECTION_CLOSED
-from answerback.types._versions import is_modern
+from answerback.types._versions import SUPPORTED_VERSIONS, is_modern
 
 logger = logging.getLogger("answerback.http")
 
@@ -68,6 +68,10 @@ MAX_MESSAGE_BYTES = 64 * 1024 * 1024
 MAX_RETRY_SECONDS = 30.0
 """The longest reconnection delay obeyed, whatever ``retry`` the server asks for."""
 _DEFAULT_RETRY_SECONDS = 1.0
+_MIN_RETRY_SECONDS = 0.1
+"""The shortest reconnection delay, doubled for each reconnection in a row that brought
+no message: a server that ends every resumed stream at once with a fresh event id and
+``retry: 0`` had the client reconnecting hundreds of times a second."""
 _MAX_RECONNECTS = 5
 _MAX_REDIRECTS = 5
 _ANSWER_CONNECTIONS = 16
@@ -169,6 +173,8 @@ class _Cursor:
     parser: EventParser
     ended_at: float = 0.0
     """When the stream last ended (the reconnection delay counts from here)."""
+    messages: int = 0
+    """Messages the stream has brought (a reconnection that brings none backs off)."""
 
 
 class StreamableHTTPTransport:
@@ -219,6 +225,8 @@ class StreamableHTTPTransport:
         self.max_retry_seconds = max_retry_seconds
         self.max_message_bytes = max_message_bytes
         self.session_id: str | None = None
+        self._initialize_id: RequestId | None = None
+        """The id of the ``initialize`` request whose answer names the version."""
         self.protocol_version: str | None = None
         self._calls: dict[RequestId, _Call] = {}
         self._questions: dict[RequestId, _Call] = {}
@@ -566,8 +574,20 @@ class StreamableHTTPTransport:
                 return True
             new_session = response.headers.get(SESSION_HEADER)
             if new_session is not None and response.is_success:
+                if not _is_session_id(new_session):
+                    shown = new_session if len(new_session) <= 40 else new_session[:37] + "..."
+                    await self._fail(
+                        incoming,
+                        request_id,
+                        f"the server sent the session id {shown!r}, which is not visible "
+                        "ASCII (the specification allows only characters 0x21 to 0x7E), so "
+                        "it could not be sent back; the server breaks the specification",
+                    )
+                    return True
                 self.session_id = new_session
             opens_session = message.get("method") == "initialize" and response.is_success
+            if opens_session:
+                self._initialize_id = request_id
             if _is_sse(response):
                 answered = await self._read_sse(response, request_id, incoming, cursor)
                 if answered and opens_session:
@@ -618,9 +638,15 @@ class StreamableHTTPTransport:
         return bytes(body)
 
     def _note_version(self, message: JSONObject) -> None:
+        """Learn the version the session negotiated (sent on every later request) from
+        the answer to ``initialize`` only, and only a version we know: any other result
+        says nothing about the session, and a header must be plain ASCII."""
+        if self._initialize_id is None or as_request_id(message.get("id")) != self._initialize_id:
+            return
         result = as_object(message.get("result"))
-        if result is not None and isinstance(result.get("protocolVersion"), str):
-            self.protocol_version = result["protocolVersion"]
+        version = result.get("protocolVersion") if result is not None else None
+        if isinstance(version, str) and version in SUPPORTED_VERSIONS:
+            self.protocol_version = version
 
     async def _read_sse(
         self,
@@ -648,6 +674,7 @@ class StreamableHTTPTransport:
                         too_large = exc
                         _stop(reading)
                         continue
+                    cursor.messages += sum(1 for event in events if _carries_message(event))
                     if self._forward(events, request_id, incoming) and not answered:
                         answered = True
                         reading.deadline = anyio.current_time() + self.timeout
@@ -672,7 +699,7 @@ class StreamableHTTPTransport:
         """
         answered = False
         for event in events:
-            if not event.data or event.event != "message":
+            if not _carries_message(event):
                 continue
             envelope = decode(event.data)
             if isinstance(envelope, Envelope):
@@ -704,6 +731,7 @@ class StreamableHTTPTransport:
         ``None`` once answered, else why not. Gives up after a few attempts in a row
         that bring no new event."""
         attempts = 0
+        quiet = 0  # reconnections in a row that brought no message
         parser = cursor.parser
         while attempts < _MAX_RECONNECTS:
             last_event_id = parser.last_event_id
@@ -711,7 +739,9 @@ class StreamableHTTPTransport:
                 break
             attempts += 1
             retry = _DEFAULT_RETRY_SECONDS if parser.retry_ms is None else parser.retry_ms / 1000
-            await anyio.sleep_until(cursor.ended_at + min(retry, self.max_retry_seconds))
+            delay = max(retry, _MIN_RETRY_SECONDS * 2 ** min(quiet, 16))
+            await anyio.sleep_until(cursor.ended_at + min(delay, self.max_retry_seconds))
+            messages = cursor.messages
             headers = {**self._headers(accept="text/event-stream"), "last-event-id": last_event_id}
             parser.restart()
             timeout = self._timeout(lanes, stream=True)
@@ -727,6 +757,7 @@ class StreamableHTTPTransport:
                 continue
             if parser.last_event_id != last_event_id:
                 attempts = 0
+            quiet = 0 if cursor.messages != messages else quiet + 1
         return "the response stream broke and could not be resumed"
 
     async def _listen_standalone(
@@ -886,6 +917,16 @@ def _goes_in_order(envelope: Envelope) -> bool:
     sent after them."""
     message = as_object(envelope.message)
     return message is not None and message.get("method") in ("initialize", _INITIALIZED)
+
+
+def _carries_message(event: Event) -> bool:
+    """Whether an SSE event holds a JSON-RPC message (not a priming event, say)."""
+    return bool(event.data) and event.event == "message"
+
+
+def _is_session_id(value: str) -> bool:
+    """Whether ``value`` is a session id the specification allows (visible ASCII)."""
+    return bool(value) and all("!" <= char <= "~" for char in value)
 
 
 def _is_sse(response: httpx2.Response) -> bool:

@@ -442,6 +442,65 @@ async def test_reconnections_that_bring_no_message_back_off() -> None:
         assert gap >= least * 0.99, (gaps, least)  # a sleep never ends early
 
 
+class PingFlood:
+    """A legacy server that sends ``count`` pings at once on the GET stream and holds
+    each answer's POST for ``hold_seconds``; it counts the answers it got."""
+
+    def __init__(self, count: int, hold_seconds: float) -> None:
+        self.count, self.hold_seconds = count, hold_seconds
+        self.answered: set[Any] = set()
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] != "http":
+            return
+        if scope["method"] == "GET":
+            head = [(b"content-type", b"text/event-stream")]
+            await send({"type": "http.response.start", "status": 200, "headers": head})
+            pings = "".join(
+                f"data: {json.dumps({'jsonrpc': '2.0', 'id': n, 'method': 'ping'})}\n\n"
+                for n in range(self.count)
+            )
+            await send({"type": "http.response.body", "body": pings.encode(), "more_body": True})
+            with anyio.move_on_after(PATIENCE_SECONDS):
+                while len(self.answered) < self.count:  # noqa: ASYNC110 (a count, no event)
+                    await anyio.sleep(0.01)
+            await send({"type": "http.response.body", "body": b""})
+            return
+        message = json.loads(await read_request_body(receive))
+        if message.get("method") == "initialize":
+            result: dict[str, Any] = {
+                "protocolVersion": "2025-11-25",
+                "capabilities": {},
+                "serverInfo": {"name": "Ping flood", "version": "1"},
+            }
+            body = json.dumps({"jsonrpc": "2.0", "id": message["id"], "result": result})
+            await respond(send, 200, body.encode(), content_type="application/json")
+            return
+        if "method" not in message:
+            await anyio.sleep(self.hold_seconds)
+            self.answered.add(message["id"])
+        await respond(send, 202)
+
+
+async def test_answers_waiting_on_a_slow_server_wait_as_data_not_tasks() -> None:
+    """150 pings at once, each answer's POST held: at most 64 answers are being POSTed
+    (a task each), the rest wait in line, and every one arrives."""
+    flood = PingFlood(count=150, hold_seconds=0.1)
+    async with serve(flood) as running:
+        transport = StreamableHTTPTransport(running.url)
+        async with Client(transport, mode="legacy"):
+            posting, waiting = 0, 0
+            with anyio.fail_after(PATIENCE_SECONDS):
+                while len(flood.answered) < flood.count:
+                    now_posting = transport._posting  # pyright: ignore[reportPrivateUsage]
+                    now_waiting = transport._to_post  # pyright: ignore[reportPrivateUsage]
+                    posting, waiting = max(posting, now_posting), max(waiting, len(now_waiting))
+                    await anyio.sleep(0.005)
+    assert flood.answered == set(range(150))
+    assert posting == 64
+    assert waiting > 0
+
+
 async def test_a_request_json_cannot_carry_fails_at_once() -> None:
     """NaN has no JSON form: the call fails with a clear error before anything is sent,
     and the connection is unharmed."""

@@ -27,6 +27,7 @@ import contextvars
 import logging
 import math
 import ssl
+from collections import deque
 from collections.abc import AsyncGenerator, Callable, Mapping
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
@@ -75,6 +76,10 @@ no message: a server that ends every resumed stream at once with a fresh event i
 _MAX_RECONNECTS = 5
 _MAX_REDIRECTS = 5
 _ANSWER_CONNECTIONS = 16
+_POSTED_AT_ONCE = 64
+"""Answers and notifications POSTed at once; the rest wait their turn, in order, as
+data. A server that holds each answer's POST while it sends request after request had
+a task waiting per answer (18 KB each), and the client's closing waited for them all."""
 _CALLS_PER_CLIENT = 64
 _IDLE_SECONDS = 2.0
 """How long an idle connection is kept: less than the 5 s after which common servers
@@ -229,6 +234,10 @@ class StreamableHTTPTransport:
         """The id of the ``initialize`` request whose answer names the version."""
         self.protocol_version: str | None = None
         self._calls: dict[RequestId, _Call] = {}
+        self._posting = 0
+        """Answers and notifications being POSTed now (at most ``_POSTED_AT_ONCE``)."""
+        self._to_post: deque[tuple[JSONObject, bytes, dict[str, str]]] = deque()
+        """The answers and notifications waiting for one of those to finish."""
         self._questions: dict[RequestId, _Call] = {}
         """Each unanswered server request, by its id, and the call whose stream carried it."""
         self._ssl_context: ssl.SSLContext | None = None
@@ -251,6 +260,7 @@ class StreamableHTTPTransport:
         incoming, incoming_read = open_channel[Envelope | Exception]()
         outgoing, outgoing_read = open_channel[Envelope]()
         self._calls, self._questions = {}, {}
+        self._posting, self._to_post = 0, deque()
         lanes = self._lanes()
         try:
             async with anyio.create_task_group() as tg:
@@ -409,7 +419,7 @@ class StreamableHTTPTransport:
                 asked_on = self._questions.pop(request_id, None)
                 if asked_on is not None:
                     asked_on.questions.discard(request_id)
-            tg.start_soon(self._deliver, lanes, message, body, headers)
+            self._post_soon(tg, lanes, message, body, headers)
 
     def _prepare(
         self,
@@ -449,7 +459,7 @@ class StreamableHTTPTransport:
         if call.modern:
             call.scope.cancel()
             return
-        tg.start_soon(self._deliver, lanes, message, body, headers)
+        self._post_soon(tg, lanes, message, body, headers)
         if call.reached_server:
             call.scope.cancel()
             return
@@ -457,7 +467,7 @@ class StreamableHTTPTransport:
         def tell_again(still_running: bool) -> None:
             call.scope.cancel()
             if still_running:
-                tg.start_soon(self._deliver, lanes, message, body, headers)
+                self._post_soon(tg, lanes, message, body, headers)
 
         # The notification travels on another connection and may overtake the request;
         # a server that has not seen the request ignores it, and the tool then runs for
@@ -481,7 +491,7 @@ class StreamableHTTPTransport:
                 incoming.send_nowait(Envelope(to_self))
         elif to_peer is not None:
             headers, _ = self._headers_for(to_peer, None)
-            tg.start_soon(self._deliver, lanes, to_peer, encode(to_peer), headers)
+            self._post_soon(tg, lanes, to_peer, encode(to_peer), headers)
         else:
             method = (as_object(message) or {}).get("method")
             logger.warning("dropped the %s notification: %s", method, reason)
@@ -773,6 +783,34 @@ class StreamableHTTPTransport:
                     await self._read_sse(response, None, incoming, cursor)
         except (httpx2.HTTPError, _RedirectRefused, MessageTooLarge, AuthorizationError) as exc:
             logger.warning("the standalone SSE stream ended: %s", self._describe(exc))
+
+    def _post_soon(
+        self,
+        tg: TaskGroup,
+        lanes: _Lanes,
+        message: JSONObject,
+        body: bytes,
+        headers: dict[str, str],
+    ) -> None:
+        """POST an answer or notification in a task, or after those already under way
+        if ``_POSTED_AT_ONCE`` are: each task takes the next waiting one when done."""
+        if self._posting >= _POSTED_AT_ONCE:
+            self._to_post.append((message, body, headers))
+            return
+        self._posting += 1
+        tg.start_soon(self._post_in_turn, lanes, message, body, headers)
+
+    async def _post_in_turn(
+        self, lanes: _Lanes, message: JSONObject, body: bytes, headers: dict[str, str]
+    ) -> None:
+        try:
+            while True:
+                await self._deliver(lanes, message, body, headers)
+                if not self._to_post:
+                    return
+                message, body, headers = self._to_post.popleft()
+        finally:
+            self._posting -= 1
 
     async def _deliver(
         self, lanes: _Lanes, message: JSONObject, body: bytes, headers: dict[str, str]

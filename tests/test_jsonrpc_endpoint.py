@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import gc
 import warnings
-from collections.abc import AsyncGenerator, Callable
+from collections.abc import AsyncGenerator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from typing import Any, cast
 
@@ -231,6 +231,22 @@ async def test_a_duplicate_in_flight_id_is_an_invalid_request() -> None:
         assert reused["result"] == {"echo": {"again": True}}
 
 
+@asynccontextmanager
+async def bounded_endpoint(
+    on_request: Callable[[IncomingRequest], Awaitable[JSONObject]], max_in_flight: int | None
+) -> AsyncGenerator[tuple[Endpoint, RawPeer], None]:
+    """A running endpoint answering at most ``max_in_flight`` requests at once."""
+    with peer_pair() as ((read_stream, write_stream), peer):
+        async with Endpoint(
+            read_stream,
+            write_stream,
+            on_request=on_request,
+            on_notification=ignore,
+            max_in_flight=max_in_flight,
+        ) as endpoint:
+            yield endpoint, peer
+
+
 async def test_a_peer_has_at_most_max_in_flight_requests_answered_at_once() -> None:
     """Past the bound, a request is refused at once, whether handed over or read from a
     backlog, and holds nothing; once one finishes (here: cancelled), room is made."""
@@ -243,38 +259,31 @@ async def test_a_peer_has_at_most_max_in_flight_requests_answered_at_once() -> N
         await anyio.sleep_forever()
         raise AssertionError("unreachable")
 
-    with peer_pair() as ((read_stream, write_stream), peer):
-        async with Endpoint(
-            read_stream,
-            write_stream,
-            on_request=on_request,
-            on_notification=ignore,
-            max_in_flight=3,
-        ) as endpoint:
-            for n in range(3):
-                await peer.send({"jsonrpc": "2.0", "id": n, "method": "wait"})
-            await loop_turns_until(lambda: len(started) == 3)
-            refused = await ask(peer, "one too many", "echo", {"x": 1})
-            assert refused["id"] == "one too many"
-            assert refused["error"]["code"] == INVALID_REQUEST
-            message = refused["error"]["message"]
-            assert "3 of your requests are being answered" in message
-            assert "cancel those you no longer need" in message
-            queue_behind_a_notification(
-                peer, [{"jsonrpc": "2.0", "id": f"queued {n}", "method": "echo"} for n in range(2)]
-            )
-            for n in range(2):
-                answer = await peer.receive()
-                assert (answer["id"], answer["error"]["code"]) == (f"queued {n}", INVALID_REQUEST)
-            assert endpoint.in_flight_count == 3
-            await peer.cancel(0, "no longer needed")
-            await loop_turns_until(lambda: endpoint.in_flight_count == 2)
-            assert await ask(peer, "room again", "echo", {"x": 2}) == {
-                "jsonrpc": "2.0",
-                "id": "room again",
-                "result": {"echo": {"x": 2}},
-            }
-            assert sorted(cast(list[int], started)) == [0, 1, 2]
+    async with bounded_endpoint(on_request, 3) as (endpoint, peer):
+        for n in range(3):
+            await peer.send({"jsonrpc": "2.0", "id": n, "method": "wait"})
+        await loop_turns_until(lambda: len(started) == 3)
+        refused = await ask(peer, "one too many", "echo", {"x": 1})
+        assert refused["id"] == "one too many"
+        assert refused["error"]["code"] == INVALID_REQUEST
+        message = refused["error"]["message"]
+        assert "3 of your requests are being answered" in message
+        assert "cancel those you no longer need" in message
+        queue_behind_a_notification(
+            peer, [{"jsonrpc": "2.0", "id": f"queued {n}", "method": "echo"} for n in range(2)]
+        )
+        for n in range(2):
+            answer = await peer.receive()
+            assert (answer["id"], answer["error"]["code"]) == (f"queued {n}", INVALID_REQUEST)
+        assert endpoint.in_flight_count == 3
+        await peer.cancel(0, "no longer needed")
+        await loop_turns_until(lambda: endpoint.in_flight_count == 2)
+        assert await ask(peer, "room again", "echo", {"x": 2}) == {
+            "jsonrpc": "2.0",
+            "id": "room again",
+            "result": {"echo": {"x": 2}},
+        }
+        assert sorted(cast(list[int], started)) == [0, 1, 2]
 
 
 async def test_no_bound_on_requests_in_flight_when_asked_for_none() -> None:
@@ -289,21 +298,14 @@ async def test_no_bound_on_requests_in_flight_when_asked_for_none() -> None:
         return {}
 
     count = REQUESTS_IN_FLIGHT + 10
-    with peer_pair() as ((read_stream, write_stream), peer):
-        async with Endpoint(
-            read_stream,
-            write_stream,
-            on_request=on_request,
-            on_notification=ignore,
-            max_in_flight=None,
-        ):
-            for n in range(count):
-                await peer.send({"jsonrpc": "2.0", "id": n, "method": "wait"})
-            await loop_turns_until(lambda: len(started) == count)
-            assert len(started) == count
-            release.set()
-            answers = [await peer.receive() for _ in range(count)]
-            assert all("result" in answer for answer in answers)
+    async with bounded_endpoint(on_request, None) as (_, peer):
+        for n in range(count):
+            await peer.send({"jsonrpc": "2.0", "id": n, "method": "wait"})
+        await loop_turns_until(lambda: len(started) == count)
+        assert len(started) == count
+        release.set()
+        answers = [await peer.receive() for _ in range(count)]
+        assert all("result" in answer for answer in answers)
 
 
 # -- errors from handlers ------------------------------------------------------------------

@@ -221,17 +221,24 @@ async def test_questions_up_to_the_limit_are_answered() -> None:
 # -- paging that does not end -------------------------------------------------------------
 
 
+def listed_item(key: str, number: int) -> JSONObject:
+    """The smallest valid item of the ``key`` list (``tools``, ``prompts``...)."""
+    name = f"item {number}"
+    if key == "tools":
+        return {"name": name, "inputSchema": {"type": "object"}}
+    if key == "resources":
+        return {"name": name, "uri": f"note://{number}"}
+    if key == "resourceTemplates":
+        return {"name": name, "uriTemplate": f"note://{number}/{{x}}"}
+    return {"name": name}
+
+
 async def serve_pages(peer: RawPeer, method: str, key: str, cursors: list[str | None]) -> None:
     """Answer ``method`` once per cursor in ``cursors``, one item a page, each page
     pointing to the next cursor given (``None``: the last page)."""
     for number, cursor in enumerate(cursors):
         request = await peer.receive_until(lambda message: message.get("method") == method)
-        item: JSONObject = {"name": f"item {number}", "inputSchema": {"type": "object"}}
-        if key != "tools":
-            item = {"name": f"item {number}", "uri": f"note://{number}"}
-            if key == "resourceTemplates":
-                item = {"name": f"item {number}", "uriTemplate": f"note://{number}/{{x}}"}
-        result: JSONObject = {key: [item]}
+        result: JSONObject = {key: [listed_item(key, number)]}
         if cursor is not None:
             result["nextCursor"] = cursor
         await peer.send({"jsonrpc": "2.0", "id": request["id"], "result": result})

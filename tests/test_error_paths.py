@@ -103,6 +103,48 @@ async def test_input_responses_that_are_not_an_object_are_refused() -> None:
     assert "inputResponses must be an object" in caught.value.message
 
 
+async def test_a_malformed_meta_is_refused_in_either_era() -> None:
+    """``_meta`` is checked once, before the params (which are validated without it):
+    a value that is not an object, or a progress token that is neither a string nor an
+    integer, is refused saying which; the connection goes on serving."""
+    not_an_object = "_meta must be an object"
+    not_a_token = "progressToken must be a string or an integer"
+    refused: list[tuple[object, str]] = [
+        (5, not_an_object),
+        ("later", not_an_object),
+        ({"progressToken": 1.5}, not_a_token),
+        ({"progressToken": True}, not_a_token),
+    ]
+    with anyio.fail_after(PATIENCE_SECONDS):
+        async with raw_connection("memory") as peer:
+            await peer.send(initialize(1, "2025-11-25"))
+            await peer.receive()
+            await peer.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
+            for request_id, (meta, message) in enumerate(refused, start=2):
+                params = {"name": "client_features", "_meta": meta}
+                await peer.send(
+                    {"jsonrpc": "2.0", "id": request_id, "method": "tools/call", "params": params}
+                )
+                answer = await peer.receive()
+                assert answer["id"] == request_id
+                assert answer["error"]["code"] == -32602
+                assert message in answer["error"]["message"]
+            listing = {"jsonrpc": "2.0", "id": 9, "method": "tools/list"}
+            await peer.send({**listing, "params": {"_meta": {"progressToken": "p"}}})
+            assert "tools" in (await peer.receive())["result"]
+    async with Client(handing_back_server(), mode="2026-07-28") as client:
+        with pytest.raises(MCPError) as caught:
+            await client.session.request_raw(
+                "tools/call", {"name": "first", "_meta": {"progressToken": 1.5}}
+            )
+        assert caught.value.code == -32602
+        assert not_a_token in caught.value.message
+        result = await client.session.request_raw(
+            "tools/call", {"name": "first", "_meta": {"progressToken": "p"}}
+        )
+        assert result["content"] == [{"type": "text", "text": "1"}]
+
+
 @pytest.mark.parametrize(("mode", "code"), [("legacy", -32002), ("2026-07-28", -32602)])
 async def test_a_missing_resource_gets_its_generations_code(mode: str, code: int) -> None:
     async with Client(handing_back_server(), mode=mode) as client:

@@ -21,7 +21,7 @@ import pydantic
 import pydantic_core
 
 from answerback.jsonrpc import Envelope, IncomingRequest, JSONObject
-from answerback.jsonrpc._endpoint import as_object
+from answerback.jsonrpc._endpoint import as_object, as_request_id
 from answerback.server._asking import (
     AlreadySent,
     InputNeeded,
@@ -125,7 +125,7 @@ class Connection:
     # -- dispatch --------------------------------------------------------------------
 
     async def handle(self, request: IncomingRequest) -> JSONObject:
-        meta = request.meta
+        meta = _checked_meta(request)
         if request.method == "server/discover" or (meta and META_PROTOCOL_VERSION in meta):
             client: ClientState | None = _modern_client(meta or {})
             handler = _MODERN.get(request.method)
@@ -163,7 +163,7 @@ class Connection:
                 "Invalid request: already initialized. A connection is initialized once; "
                 "to start over, open a new connection (over HTTP, a new session).",
             )
-        params = InitializeRequestParams.model_validate(request.params or {})
+        params = _params(InitializeRequestParams, request)
         requested = params.protocol_version
         version = requested if requested in LEGACY_VERSIONS else LATEST_LEGACY_VERSION
         self.legacy_client = ClientState(version, params.capabilities, params.client_info)
@@ -189,7 +189,7 @@ class Connection:
 
     async def set_level(self, client: ClientState | None, request: IncomingRequest) -> JSONObject:
         assert client is not None
-        client.log_level = SetLevelRequestParams.model_validate(request.params or {}).level
+        client.log_level = _params(SetLevelRequestParams, request).level
         return {}
 
     # -- tools -----------------------------------------------------------------------
@@ -206,7 +206,7 @@ class Connection:
 
     async def call_tool(self, client: ClientState | None, request: IncomingRequest) -> JSONObject:
         assert client is not None
-        params = CallToolRequestParams.model_validate(request.params or {})
+        params = _params(CallToolRequestParams, request)
         tool = self.registry.tools.get(params.name)
         if tool is None:
             raise InvalidParamsError(
@@ -248,7 +248,7 @@ class Connection:
 
     async def get_prompt(self, client: ClientState | None, request: IncomingRequest) -> JSONObject:
         assert client is not None
-        params = GetPromptRequestParams.model_validate(request.params or {})
+        params = _params(GetPromptRequestParams, request)
         prompt = self.registry.prompts.get(params.name)
         if prompt is None:
             raise InvalidParamsError(
@@ -287,7 +287,7 @@ class Connection:
         self, client: ClientState | None, request: IncomingRequest
     ) -> JSONObject:
         assert client is not None
-        params = ReadResourceRequestParams.model_validate(request.params or {})
+        params = _params(ReadResourceRequestParams, request)
         found = self.registry.find_resource(params.uri)
         if found is None:
             raise MCPError(
@@ -310,7 +310,7 @@ class Connection:
         keeps this for as long as it lives, so only URIs a resource serves are kept,
         and only so many, of a bounded length: a client cannot grow it at will."""
         assert client is not None
-        uri = SubscribeRequestParams.model_validate(request.params or {}).uri
+        uri = _params(SubscribeRequestParams, request).uri
         if uri in self.subscriptions:
             return {}
         if len(uri) > SUBSCRIBED_URI_CHARS:
@@ -334,13 +334,13 @@ class Connection:
         return {}
 
     async def unsubscribe(self, client: ClientState | None, request: IncomingRequest) -> JSONObject:
-        self.subscriptions.discard(SubscribeRequestParams.model_validate(request.params or {}).uri)
+        self.subscriptions.discard(_params(SubscribeRequestParams, request).uri)
         return {}
 
     async def listen(self, client: ClientState | None, request: IncomingRequest) -> JSONObject:
         """``subscriptions/listen``: acknowledge, then deliver matching notifications on
         this request until the client closes it (the request never completes by itself)."""
-        params = SubscriptionsListenRequestParams.model_validate(request.params or {})
+        params = _params(SubscriptionsListenRequestParams, request)
         wanted = params.notifications
         await request.notify(
             "notifications/subscriptions/acknowledged",
@@ -359,7 +359,7 @@ class Connection:
     # -- completion ------------------------------------------------------------------
 
     async def complete(self, client: ClientState | None, request: IncomingRequest) -> JSONObject:
-        params = CompleteRequestParams.model_validate(request.params or {})
+        params = _params(CompleteRequestParams, request)
         handler = self.registry.completion_handler
         values: list[str] | Completion = []
         if handler is not None:
@@ -509,7 +509,7 @@ class Connection:
         self, items: Sequence[ItemT], request: IncomingRequest
     ) -> tuple[list[ItemT], str | None]:
         """One page of a list, and the cursor of the next (opaque to clients)."""
-        cursor = PaginatedRequestParams.model_validate(request.params or {}).cursor
+        cursor = _params(PaginatedRequestParams, request).cursor
         start = 0
         if cursor is not None:
             try:
@@ -592,6 +592,37 @@ def _first_problem(exc: Exception) -> str:
         where = ".".join(str(part) for part in error["loc"])
         return f"{where}: {error['msg']}" if where else error["msg"]
     return str(exc)
+
+
+ParamsT = TypeVar("ParamsT", bound=MCPModel)
+
+
+def _checked_meta(request: IncomingRequest) -> JSONObject | None:
+    """The request's ``_meta``, refused if it is not an object or its progress token is
+    neither a string nor an integer. The rest of it is the 2026-07-28 declaration,
+    which ``_modern_client`` checks; ``_params`` leaves ``_meta`` to these two."""
+    params = request.params
+    if params is None or "_meta" not in params:
+        return None
+    meta = request.meta
+    if meta is None:
+        raise InvalidParamsError("Invalid params: _meta must be an object.")
+    if "progressToken" in meta and as_request_id(meta["progressToken"]) is None:
+        raise InvalidParamsError(
+            "Invalid params: _meta.progressToken must be a string or an integer."
+        )
+    return meta
+
+
+def _params(model: type[ParamsT], request: IncomingRequest) -> ParamsT:
+    """The request's params as ``model``, all but ``_meta``, which ``handle`` has
+    checked. Validating it again through the model re-checked a 2026-07-28 request's
+    whole declaration each time, which ``_declaration`` keeps validated: about 4 µs,
+    a third of the model work of a 2026-07-28 echo."""
+    params = request.params or {}
+    if "_meta" in params:
+        params = {key: value for key, value in params.items() if key != "_meta"}
+    return model.model_validate(params)
 
 
 def _modern_client(meta: JSONObject) -> ClientState:

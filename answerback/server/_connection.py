@@ -616,9 +616,8 @@ def _checked_meta(request: IncomingRequest) -> JSONObject | None:
 
 def _params(model: type[ParamsT], request: IncomingRequest) -> ParamsT:
     """The request's params as ``model``, all but ``_meta``, which ``handle`` has
-    checked. Validating it again through the model re-checked a 2026-07-28 request's
-    whole declaration each time, which ``_declaration`` keeps validated: about 4 µs,
-    a third of the model work of a 2026-07-28 echo."""
+    checked. Through the model, every 2026-07-28 request's declaration was validated
+    again, although ``_declaration`` keeps it validated: about 4 µs a request."""
     params = request.params or {}
     if "_meta" in params:
         params = {key: value for key, value in params.items() if key != "_meta"}

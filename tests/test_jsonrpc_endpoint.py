@@ -7,8 +7,12 @@ The engine knows no MCP method; the handlers here are tiny stand-ins.
 
 from __future__ import annotations
 
+import asyncio
 import gc
+import subprocess
+import sys
 import warnings
+import weakref
 from collections.abc import AsyncGenerator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from typing import Any, cast
@@ -557,6 +561,91 @@ async def loop_turns_until(done: Callable[[], bool]) -> int:
         await anyio.lowlevel.checkpoint()
         turns += 1
     return turns
+
+
+async def answer_echoes_then_count_tasks_kept(count: int) -> int:
+    """Answer ``count`` requests, one at a time; how many of their tasks are still
+    alive afterwards (after a collection), while the endpoint is still open."""
+    handler_tasks: weakref.WeakSet[asyncio.Task[Any]] = weakref.WeakSet()
+
+    async def on_request(request: IncomingRequest) -> JSONObject:
+        handler_tasks.add(cast("asyncio.Task[Any]", asyncio.current_task()))
+        return {"echo": request.params}
+
+    with peer_pair() as ((read_stream, write_stream), peer):
+        async with Endpoint(
+            read_stream, write_stream, on_request=on_request, on_notification=ignore
+        ) as endpoint:
+            for n in range(count):
+                assert (await ask(peer, n, "echo", {"n": n}))["result"] == {"echo": {"n": n}}
+            assert endpoint.in_flight_count == 0
+            gc.collect()
+            return len(handler_tasks)
+
+
+async def test_the_tasks_of_answered_requests_are_let_go(anyio_backend_name: str) -> None:
+    """An answered request's task is not kept until the connection ends: each one lets
+    itself go as it ends."""
+    if anyio_backend_name != "asyncio":
+        pytest.skip("trio's nursery lets its tasks go by itself")
+    assert await answer_echoes_then_count_tasks_kept(200) == 0
+
+
+async def test_a_host_loop_that_starts_tasks_eagerly_keeps_no_answered_task(
+    anyio_backend_name: str,
+) -> None:
+    """A host may set ``asyncio.eager_task_factory`` on its loop; the engine honours it,
+    and a task that ended within its first step is not kept either."""
+    if sys.version_info < (3, 12):
+        pytest.skip("eager task factories are 3.12+")
+    if anyio_backend_name != "asyncio":
+        pytest.skip("a task factory is asyncio's")
+    loop = asyncio.get_running_loop()
+    loop.set_task_factory(asyncio.eager_task_factory)
+    try:
+        assert await answer_echoes_then_count_tasks_kept(200) == 0
+    finally:
+        loop.set_task_factory(None)
+
+
+EXIT_IN_A_TOOL = """
+import asyncio, anyio
+from answerback import Client
+from answerback.server import MCPServer
+
+mcp = MCPServer("exits")
+
+@mcp.tool()
+def stop() -> str:
+    raise SystemExit(3)
+
+async def main() -> None:
+    asyncio.get_running_loop().set_task_factory(asyncio.eager_task_factory)
+    async with Client(mcp) as client:
+        try:
+            await client.call_tool("stop")
+        except BaseException as exc:
+            print("call_tool raised", type(exc).__name__, flush=True)
+            raise
+
+anyio.run(main)
+"""
+
+
+@pytest.mark.skipif(sys.version_info < (3, 12), reason="eager task factories are 3.12+")
+def test_exit_in_an_eagerly_started_handler_does_not_leave_through_the_caller() -> None:
+    """With a host's eager task factory, a tool that exits runs inside its caller's
+    step; the exit still ends the program from the handler's own task, as without one,
+    and the caller gets the error response rather than the ``SystemExit``."""
+    done = subprocess.run(
+        [sys.executable, "-c", EXIT_IN_A_TOOL],
+        capture_output=True,
+        text=True,
+        timeout=PATIENCE_SECONDS,
+        check=False,
+    )
+    assert done.returncode == 3, done.stderr
+    assert done.stdout == "call_tool raised InternalError\n"
 
 
 async def test_a_backlog_starts_its_handlers_together() -> None:

@@ -109,6 +109,8 @@ class AsyncioBackend:
     A plain task rather than a task group's: the group's bookkeeping per task costs more
     than everything else the engine does for a request. The set holds a strong reference
     (the loop keeps only weak ones) and lets ``join`` await every task still running.
+    Tasks come from the loop's own factory: a host may have set one that starts tasks
+    eagerly (Python 3.12+), and such a task may have ended before it is added.
     """
 
     cancelled = asyncio.CancelledError
@@ -129,7 +131,9 @@ class AsyncioBackend:
         return asyncio.shield(cast("asyncio.Future[None]", waiter))
 
     def spawn(self, function: TaskFunction, *args: Any) -> None:
-        self._tasks.add(self._create_task(function(*args), context=self._context.copy()))
+        task = self._create_task(function(*args), context=self._context.copy())
+        if not task.done():  # else a host's eager task factory ran it to its end
+            self._tasks.add(task)
 
     def task_done(self) -> None:
         # Here rather than in a done callback, which costs a loop callback per task.

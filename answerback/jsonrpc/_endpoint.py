@@ -707,6 +707,10 @@ class Endpoint:
             logger.debug("could not answer %r: connection closed", request.method)
         if fatal is not None:
             # Left for the backend to collect: the task ends with it, so it propagates.
+            # Raised on a later turn, which no cancellation can take from it: a task that
+            # a host's eager task factory started may still be in the step that
+            # dispatched the request, and it must not leave through the sender's code.
+            await anyio.lowlevel.cancel_shielded_checkpoint()
             raise fatal
         self._backend.task_done()
 

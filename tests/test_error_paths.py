@@ -104,9 +104,10 @@ async def test_input_responses_that_are_not_an_object_are_refused() -> None:
 
 
 async def test_a_malformed_meta_is_refused_in_either_era() -> None:
-    """``_meta`` is checked once, before the params (which are validated without it):
-    a value that is not an object, or a progress token that is neither a string nor an
-    integer, is refused saying which; the connection goes on serving."""
+    """``_meta`` is checked by hand with the params (the model would validate the
+    2026-07-28 declaration a second time): a value that is not an object, or a progress
+    token that is neither a string nor an integer, is refused saying which; the
+    connection goes on serving."""
     not_an_object = "_meta must be an object"
     not_a_token = "progressToken must be a string or an integer"
     refused: list[tuple[object, str]] = [

@@ -71,7 +71,8 @@ newer-python: $(STAMP)
 	if [ -z "$$python" ]; then \
 		echo "no Python 3.12+ on this machine: the engine's tests run on this one only"; \
 		exit 0; fi; \
-	if [ ! $(NEWER_VENV)/.installed -nt pyproject.toml ]; then \
+	if [ ! $(NEWER_VENV)/.installed -nt pyproject.toml ] \
+		|| ! $(NEWER_VENV)/bin/python -c '' 2>/dev/null; then \
 		rm -rf $(NEWER_VENV) && "$$python" -m venv $(NEWER_VENV) \
 		&& $(NEWER_VENV)/bin/pip install --quiet --upgrade pip \
 		&& $(NEWER_VENV)/bin/pip install --quiet -e '.[dev]' \

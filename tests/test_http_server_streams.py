@@ -2,12 +2,15 @@
 
 A cancelled legacy request ends its stream and leaves nothing stored; a 2026-07-28
 client that hangs up stops the server's work; what cannot be sent as JSON becomes an
-error response; the event store and the GET backlog stay bounded while a session lives.
-Every test ends with a valid call that succeeds.
+error response; the event store and the GET backlog stay bounded while a session lives;
+a session routes what the server sends in the server's own step unless its event store
+must be awaited. Every test ends with a valid call that succeeds (the routing tests drive
+a session directly).
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
 import threading
@@ -15,6 +18,7 @@ from collections.abc import AsyncGenerator
 from typing import Any
 
 import anyio
+import anyio.lowlevel
 import anyio.to_thread
 import httpx2
 import pytest
@@ -33,6 +37,7 @@ from http_support.apps import CardHolder, tagged_server
 
 from answerback import Client, MCPError
 from answerback.jsonrpc import Envelope
+from answerback.jsonrpc._channel import open_channel
 from answerback.server import Context, MCPServer
 from answerback.transports.http import InMemoryEventStore, StreamableHTTPApp
 from answerback.transports.http import _legacy_session as legacy_session_module
@@ -494,3 +499,87 @@ async def test_a_session_remembers_only_its_newest_streams(
     await session.close("the test ended")
     assert session.stored == {}
     assert store.event_count == 2  # "a" and "c" are left to the store's own bounds
+
+
+class AwaitedEventStore:
+    """An event store that, like a remote one, is only reached by awaiting it."""
+
+    def __init__(self) -> None:
+        self.kept = InMemoryEventStore()
+
+    async def store_event(self, stream_id: str, data: bytes) -> str:
+        await anyio.lowlevel.checkpoint()
+        return await self.kept.store_event(stream_id, data)
+
+    async def replay_events_after(self, last_event_id: str, send: Any) -> str | None:
+        return await self.kept.replay_events_after(last_event_id, send)
+
+    async def forget_stream(self, stream_id: str) -> None:
+        await self.kept.forget_stream(stream_id)
+
+
+async def route_a_call(
+    session: LegacySession,
+) -> tuple[list[tuple[str, bytes]], list[tuple[str, bytes]], str]:
+    """Run ``session`` with a server that, once the session is idle, sends a log message
+    about request 7 and then its answer. Returns the messages its stream had received
+    right after each send (no checkpoint between), those it received later, and the
+    stream's key in the event store."""
+    stream = session.open_stream(7)
+    stream.listener, received = open_channel[tuple[str, bytes]]()
+    at_once: list[tuple[str, bytes]] = []
+
+    def take_waiting() -> None:
+        with contextlib.suppress(anyio.WouldBlock, anyio.EndOfStream):
+            while True:
+                at_once.append(received.receive_nowait())
+
+    async def serve(read: Any, write: Any) -> None:
+        await anyio.wait_all_tasks_blocked()  # the session's router waits for messages
+        log = {"level": "info", "data": "working"}
+        write.send_nowait(Envelope(rpc_notification("notifications/message", log), 7))
+        take_waiting()
+        write.send_nowait(Envelope({"jsonrpc": "2.0", "id": 7, "result": {}}))
+        take_waiting()
+        await anyio.sleep_forever()
+
+    later: list[tuple[str, bytes]] = []
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(session.run, serve)
+        with anyio.fail_after(PATIENCE_SECONDS):
+            later.extend([event async for event in received])  # the answer ends the stream
+        tg.cancel_scope.cancel()
+    return at_once, later, session.key(stream.id)
+
+
+def rpc_notification(method: str, params: dict[str, Any]) -> dict[str, Any]:
+    return {"jsonrpc": "2.0", "method": method, "params": params}
+
+
+CALL_MESSAGES: list[dict[str, Any]] = [
+    rpc_notification("notifications/message", {"level": "info", "data": "working"}),
+    {"jsonrpc": "2.0", "id": 7, "result": {}},
+]
+
+
+async def test_a_session_routes_the_servers_messages_in_the_servers_own_step() -> None:
+    """With events kept in memory and no replicas, what the server sends reaches its
+    stream, stored first, in the server's own step: no task is woken to route it, a
+    loop turn fewer per message."""
+    session = LegacySession("s", InMemoryEventStore(), max_backlog=10)
+    at_once, later, key = await route_a_call(session)
+    assert [json.loads(data) for _, data in at_once] == CALL_MESSAGES
+    assert [event_id for event_id, _ in at_once] == [f"{key}_0", f"{key}_1"]  # stored ids
+    assert later == []
+    assert 7 not in session.request_streams  # the answer finished the stream
+
+
+async def test_a_session_whose_store_must_be_awaited_routes_in_order_in_its_task() -> None:
+    """An event store reached by awaiting it (Redis, say) leaves routing to the session's
+    own task: nothing arrives in the server's step, and everything arrives in order."""
+    session = LegacySession("s", AwaitedEventStore(), max_backlog=10)
+    at_once, later, key = await route_a_call(session)
+    assert at_once == []
+    assert [json.loads(data) for _, data in later] == CALL_MESSAGES
+    assert [event_id for event_id, _ in later] == [f"{key}_0", f"{key}_1"]
+    assert 7 not in session.request_streams

@@ -105,6 +105,10 @@ class InMemoryEventStore:
     async def store_event(self, stream_id: str, data: bytes) -> str:
         """Keep ``data`` as the next event of ``stream_id``, dropping what the limits no
         longer allow; return the new event's id."""
+        return self.store_event_now(stream_id, data)
+
+    def store_event_now(self, stream_id: str, data: bytes) -> str:
+        """``store_event``, which never has to wait here (see ``ImmediateEventStore``)."""
         now = monotonic()
         seq = self._next_seq
         self._next_seq += 1
@@ -182,6 +186,18 @@ class StreamOpeningEventStore(EventStore, Protocol):
         """Store an empty first event of ``stream_id``, which has no events yet, and
         return its id at once; ``None`` if that cannot be done without waiting (then
         ``store_event`` it)."""
+        ...
+
+
+@runtime_checkable
+class ImmediateEventStore(EventStore, Protocol):
+    """An event store that keeps an event without waiting (it holds events in this
+    process's memory). A session then routes each message of the server's in the
+    server's own step, instead of waking a task to store it: a loop turn fewer per
+    message."""
+
+    def store_event_now(self, stream_id: str, data: bytes) -> str:
+        """``store_event``, done at once."""
         ...
 
 

@@ -583,3 +583,27 @@ async def test_a_session_whose_store_must_be_awaited_routes_in_order_in_its_task
     assert [json.loads(data) for _, data in later] == CALL_MESSAGES
     assert [event_id for event_id, _ in later] == [f"{key}_0", f"{key}_1"]
     assert 7 not in session.request_streams
+
+
+class RecordingHooks:
+    """Replicas to tell (``CallHooks``): notes each answered call."""
+
+    def __init__(self) -> None:
+        self.answered: list[object] = []
+
+    async def server_request(self, session: LegacySession, message: Any) -> Any:
+        return message
+
+    async def call_answered(self, session: LegacySession, request_id: object) -> None:
+        self.answered.append(request_id)
+
+
+async def test_a_session_with_replicas_to_tell_routes_in_its_task_and_tells_them() -> None:
+    """Replicas are told of each answered call, which takes awaiting: routing stays in
+    the session's own task even with events kept in memory."""
+    hooks = RecordingHooks()
+    session = LegacySession("s", InMemoryEventStore(), max_backlog=10, hooks=hooks)
+    at_once, later, _ = await route_a_call(session)
+    assert at_once == []
+    assert [json.loads(data) for _, data in later] == CALL_MESSAGES
+    assert hooks.answered == [7]

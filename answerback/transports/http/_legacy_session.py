@@ -327,15 +327,14 @@ class LegacySession:
             if placed is None:
                 continue
             stream, message, data = placed
-            if stream is not None:
+            if stream is None:  # an answer, handed to the JSON POST waiting for it
+                response_id = as_request_id(message.get("id"))
+                if self.hooks is not None and response_id is not None:
+                    await self.hooks.call_answered(self, response_id)
+            elif "method" in message:
                 await self._deliver(stream, data, message)
-            if "method" in message:
-                continue
-            if stream is not None:
-                self._finish(stream)
-            response_id = as_request_id(message.get("id"))
-            if self.hooks is not None and response_id is not None:
-                await self.hooks.call_answered(self, response_id)
+            else:
+                await self.deliver_answer(stream, data, message)
 
     def _route_now(self, store: ImmediateEventStore, envelope: Envelope) -> bool:
         """``_route``'s work for one message, done in the server's step (see there)."""

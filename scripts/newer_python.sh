@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Print the newest Python 3.12+ on this machine (on PATH, or installed with pyenv), or
-# nothing. `make newer-python` runs the engine's tests under it too: users run newer
+# nothing. `make newer-python` runs the test suite under it too: users run newer
 # Pythons than the 3.11 the project is developed on, and some behaviour exists only
 # there (a host's eager task factory, answerback/jsonrpc/_backend.py).
 set -uo pipefail

@@ -289,6 +289,12 @@ class LegacySession:
             logger.warning("an event of session %s could not be stored: %s", self.id, exc)
             return f"{self.key(stream_id)}_unstored-{self.unstored}"
 
+    def _store_now(self, store: ImmediateEventStore, stream_id: str, data: bytes) -> str:
+        """``store_event`` in a store that keeps events at once, for a message (never a
+        priming event, and no remote storage that could be unreachable)."""
+        self._remember_stored(stream_id)
+        return store.store_event_now(self.key(stream_id), data)
+
     def _remember_stored(self, stream_id: str) -> None:
         stored = self.stored
         stored.pop(stream_id, None)
@@ -344,8 +350,7 @@ class LegacySession:
             return True
         stream, message, data = placed
         if stream is not None:
-            self._remember_stored(stream.id)
-            self._pass_on(stream, store.store_event_now(self.key(stream.id), data), data, message)
+            self._pass_on(stream, self._store_now(store, stream.id, data), data, message)
             if "method" not in message:
                 self._finish(stream)
         return True

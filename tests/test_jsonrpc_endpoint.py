@@ -1041,6 +1041,66 @@ async def test_a_handler_waiting_on_a_peer_that_hangs_up_is_cancelled() -> None:
     assert isinstance(exc, anyio.get_cancelled_exc_class())
 
 
+async def test_a_peer_that_closes_only_its_end_still_gets_every_answer() -> None:
+    """Over a pipe the peer may close its end and keep reading ours (``server <
+    requests.jsonl``): with ``answer_after_input_ends`` every request already read is
+    answered, and the connection ends only after the last answer."""
+    handlers = Handlers()
+    with peer_pair() as ((read_stream, write_stream), peer):
+        async with Endpoint(
+            read_stream,
+            write_stream,
+            on_request=handlers.on_request,
+            on_notification=handlers.on_notification,
+            answer_after_input_ends=True,
+        ) as endpoint:
+            await peer.send({"jsonrpc": "2.0", "id": 1, "method": "wait"})
+            await peer.send({"jsonrpc": "2.0", "id": 2, "method": "ping"})
+            peer.write_stream.close()
+            with anyio.fail_after(PATIENCE_SECONDS):
+                await handlers.started.wait()
+                assert await peer.receive() == {"jsonrpc": "2.0", "id": 2, "result": {}}
+            with pytest.raises(ConnectionClosedError, match="closed its end"):
+                await endpoint.request("ping")  # the peer can answer nothing now
+            assert not endpoint.closed.is_set()  # "wait" is still being answered
+            handlers.release.set()
+            with anyio.fail_after(PATIENCE_SECONDS):
+                answer = await peer.receive()
+                await endpoint.closed.wait()
+    assert answer == {"jsonrpc": "2.0", "id": 1, "result": {"waited": True}}
+    assert not handlers.cancelled.is_set()
+
+
+async def test_a_handler_asking_a_peer_that_closed_its_end_learns_no_answer_will_come() -> None:
+    """With ``answer_after_input_ends`` a handler waiting on the peer's answer is not
+    cancelled but told at once that none will come, and what it answers then still
+    reaches the peer."""
+
+    async def asks_back(request: IncomingRequest) -> JSONObject:
+        try:
+            return await request.request("question")
+        except ConnectionClosedError as exc:
+            return {"gave_up": str(exc)}
+
+    with peer_pair() as ((read_stream, write_stream), peer):
+        async with Endpoint(
+            read_stream,
+            write_stream,
+            on_request=asks_back,
+            on_notification=ignore,
+            answer_after_input_ends=True,
+        ) as endpoint:
+            await peer.send({"jsonrpc": "2.0", "id": 7, "method": "tools/call"})
+            assert (await peer.receive())["method"] == "question"
+            peer.write_stream.close()
+            with anyio.fail_after(PATIENCE_SECONDS):
+                answer = await peer.receive()
+                await endpoint.closed.wait()
+    assert answer["id"] == 7
+    assert "'question'" in answer["result"]["gave_up"]
+    assert "closed its end of the connection" in answer["result"]["gave_up"]
+
+
 async def test_leaving_the_endpoint_lets_shielded_sections_finish() -> None:
     """Leaving cancels the handlers still running through their cancel scopes, as the
     peer's cancellation does, so what a handler shields still runs to its end."""

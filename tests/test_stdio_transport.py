@@ -642,6 +642,80 @@ async def test_a_server_running_on_trio_serves_stdio_and_leaves_at_end_of_input(
     assert code == 0
 
 
+FED_SERVER = """
+import sys
+
+import anyio
+from pydantic import BaseModel
+
+from answerback.server import Context, MCPServer
+from answerback.types import ConnectionClosedError
+
+mcp = MCPServer("fed")
+
+
+class Name(BaseModel):
+    name: str
+
+
+@mcp.tool()
+async def slow_echo(text: str) -> str:
+    await anyio.sleep(0.05)  # still running when the end of input is read
+    return text
+
+
+@mcp.tool()
+async def ask(ctx: Context) -> str:
+    try:
+        await ctx.elicit("Name?", Name)
+    except ConnectionClosedError as exc:
+        return f"no answer: {exc}"
+    return "answered"
+
+
+mcp.run(backend=sys.argv[1])
+"""
+
+
+@pytest.mark.parametrize("backend", ["asyncio", "trio"])
+def test_a_server_fed_from_a_file_answers_every_request_then_exits(
+    tmp_path: Path, backend: str
+) -> None:
+    """``python server.py < requests.jsonl``: the input ends before the server has
+    answered, yet every request read gets its answer, and the server exits (cleanly) once
+    the last is out. A question put to the client learns at once that none will come."""
+    initialize: dict[str, Any] = {
+        "protocolVersion": "2025-11-25",
+        "capabilities": {"elicitation": {"form": {}}},
+        "clientInfo": {"name": "file", "version": "0"},
+    }
+    calls = [{"name": "slow_echo", "arguments": {"text": f"line {n}"}} for n in range(1, 4)]
+    requests = tmp_path / "requests.jsonl"
+    requests.write_bytes(
+        request_line(0, "initialize", initialize)
+        + b'{"jsonrpc": "2.0", "method": "notifications/initialized"}\n'
+        + b"".join(request_line(n, "tools/call", call) for n, call in enumerate(calls, 1))
+        + request_line(4, "tools/call", {"name": "ask"})
+    )
+    with requests.open("rb") as stdin:
+        done = subprocess.run(
+            [sys.executable, "-c", FED_SERVER, backend],
+            stdin=stdin,
+            capture_output=True,
+            timeout=PATIENCE_SECONDS,
+            check=False,
+        )
+    assert done.returncode == 0, done.stderr.decode()
+    messages = [json.loads(line) for line in done.stdout.splitlines()]
+    answers = {m["id"]: m for m in messages if "method" not in m}  # not a question
+    assert sorted(answers) == [0, 1, 2, 3, 4]
+    for n in range(1, 4):
+        assert answers[n]["result"]["content"][0]["text"] == f"line {n}"
+    asked = answers[4]["result"]["content"][0]["text"]
+    assert asked.startswith("no answer:")
+    assert "closed its end of the connection" in asked
+
+
 async def test_a_trio_server_waiting_for_input_stops_when_interrupted() -> None:
     """Ctrl-C stops an idle trio server at once: its blocked read does not hold it up
     until the client writes again."""

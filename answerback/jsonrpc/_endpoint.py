@@ -221,6 +221,13 @@ class Endpoint:
     cancels the handlers still running (through their cancel scopes, so what a handler
     shields still finishes), waits for them, and fails every request still waiting for
     an answer with ``ConnectionClosedError``. Runs on asyncio and trio alike.
+
+    When the peer ends its side (the read stream ends), ``closed`` is set. By default the
+    peer is gone, so the handlers still running are cancelled first: nobody would read
+    their answers. Over a pipe the peer may close only its end and still read ours
+    (``server < requests.jsonl``); with ``answer_after_input_ends`` the requests already
+    read are answered before ``closed`` is set. Either way our own requests fail at once,
+    since the peer can no longer answer them.
     """
 
     def __init__(
@@ -235,11 +242,13 @@ class Endpoint:
         attention: Attention | None = None,
         redact_errors: Callable[[IncomingRequest], bool] | None = None,
         max_in_flight: int | None = REQUESTS_IN_FLIGHT,
+        answer_after_input_ends: bool = False,
     ) -> None:
         """``redact_errors(request)`` says whether an internal error answering
         ``request`` keeps its exception text here (see ``error_from_exception``).
         ``max_in_flight`` bounds the peer's requests answered at once (``None``: no
-        bound, for a connection whose requests each hold a connection of their own)."""
+        bound, for a connection whose requests each hold a connection of their own).
+        ``answer_after_input_ends``: see the class docstring."""
         self._read_stream = read_stream
         self._write_stream = write_stream
         self._on_request = on_request
@@ -255,6 +264,9 @@ class Endpoint:
         self._in_flight: dict[RequestId, CancelScope] = {}
         self._bound: set[anyio.CancelScope] = set()
         """The scopes of ``until_closed``: work for the peer done outside a handler."""
+        self._answer_after_input_ends = answer_after_input_ends
+        self._all_answered: Waiter | None = None
+        """Set while the reader, at the end of input, waits for the last answer."""
         self._handlers_running = 0
         self._last_handler_done = 0.0
         self._attention = attention
@@ -497,11 +509,19 @@ class Endpoint:
                     await self._handle(item)
         except (anyio.ClosedResourceError, anyio.BrokenResourceError):
             pass
-        # The peer is gone: nobody will read what the handlers answer. Cancelling them
-        # before failing our requests means a handler waiting on the peer is cancelled,
-        # on every backend, rather than first woken with a connection error.
-        self._cancel_handlers()
-        self._fail_pending(f"the {self._name} closed the connection")
+        if self._answer_after_input_ends:
+            # The peer still reads: a handler waiting on it learns it will get no
+            # answer, and every handler's answer goes out before the connection ends.
+            self._fail_pending(f"the {self._name} closed its end of the connection")
+            if self._in_flight:
+                self._all_answered = self._backend.new_waiter()
+                await self._all_answered
+        else:
+            # The peer is gone: nobody will read what the handlers answer. Cancelling
+            # them before failing our requests means a handler waiting on the peer is
+            # cancelled, on every backend, rather than first woken with a connection error.
+            self._cancel_handlers()
+            self._fail_pending(f"the {self._name} closed the connection")
         self.closed.set()
 
     async def _handle(self, item: Envelope | Exception) -> None:
@@ -705,6 +725,9 @@ class Endpoint:
                 await self._send(Envelope(response, request.id))
         except ConnectionClosedError:
             logger.debug("could not answer %r: connection closed", request.method)
+        finally:
+            if self._all_answered is not None:
+                self._tell_if_all_answered(self._all_answered)
         if fatal is not None:
             # Left for the backend to collect: the task ends with it, so it propagates.
             # Raised on a later turn, which no cancellation can take from it: a task that
@@ -713,6 +736,12 @@ class Endpoint:
             await anyio.lowlevel.cancel_shielded_checkpoint()
             raise fatal
         self._backend.task_done()
+
+    def _tell_if_all_answered(self, waiter: Waiter) -> None:
+        # After this handler's answer is out (or failed to go out): the reader, waiting
+        # at the end of input, ends the connection once the last one is.
+        if not self._in_flight and not waiter.done():
+            waiter.set_result(None)
 
     async def _send_error(self, request_id: RequestId | None, code: int, message: str) -> None:
         error = {"code": code, "message": message}

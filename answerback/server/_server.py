@@ -357,6 +357,7 @@ class MCPServer:
         *,
         receives_broadcasts: Callable[[], bool | Awaitable[bool]] | None = None,
         max_requests_in_flight: int | None = REQUESTS_IN_FLIGHT,
+        answer_after_input_ends: bool = False,
     ) -> None:
         """Answer one connection until the client closes it.
 
@@ -368,6 +369,9 @@ class MCPServer:
         ``None``: always. ``max_requests_in_flight`` bounds the client's requests
         answered at once (see ``REQUESTS_IN_FLIGHT``); ``None`` where each request holds
         a transport connection of its own, and so is bounded by those.
+        ``answer_after_input_ends``: the client may close its side and still read this
+        one (a pipe), so the requests already read are answered before this returns;
+        otherwise the end of input cancels them (the client is gone).
         """
         connection = Connection(self, self._registry, receives_broadcasts)
         async with Endpoint(
@@ -378,6 +382,7 @@ class MCPServer:
             name="client",
             redact_errors=self.redacts_errors,
             max_in_flight=max_requests_in_flight,
+            answer_after_input_ends=answer_after_input_ends,
         ) as endpoint:
             connection.notify = endpoint.notify
             self._connections.add(connection)
@@ -392,9 +397,10 @@ class MCPServer:
         return redacts(self.error_details, request)
 
     async def run_stdio_async(self) -> None:
-        """Serve this process's stdin/stdout until the client closes them."""
+        """Serve this process's stdin/stdout until the client closes stdin, answering
+        every request read before it did (``server < requests.jsonl`` gets every answer)."""
         async with stdio_server_streams() as (read_stream, write_stream):
-            await self.serve_connection(read_stream, write_stream)
+            await self.serve_connection(read_stream, write_stream, answer_after_input_ends=True)
 
     def http_app(
         self,

@@ -49,7 +49,7 @@ async def event_loop() -> str:
 
 async def serve(max_message_bytes: int) -> None:
     async with stdio_server_streams(max_message_bytes=max_message_bytes) as streams:
-        await mcp.serve_connection(*streams)
+        await mcp.serve_connection(*streams, answer_after_input_ends=True)
 
 
 if __name__ == "__main__":

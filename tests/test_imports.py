@@ -1,8 +1,11 @@
-"""A client-only program does not load server code: importing and using the HTTP client
-leaves starlette and uvicorn unimported (each check runs in a fresh interpreter)."""
+"""Each side loads only its own code: importing and using the HTTP client leaves starlette
+and uvicorn unimported, and a server answering over stdio never loads the client, httpx2
+or the URL verdicts. Start-up time is what a host waits for on every server it launches.
+Each check runs in a fresh interpreter."""
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 
@@ -83,4 +86,83 @@ async def test_a_client_talking_to_a_url_loads_no_server_code() -> None:
     async with serve(http_app()) as running:
         with anyio.fail_after(PATIENCE_SECONDS):
             done = await anyio.to_thread.run_sync(run_python, CONNECT + CHECK, running.url)
+    assert done.returncode == 0, done.stderr
+
+
+CLIENT_MODULES = (
+    "answerback.client",
+    "answerback.transports.http._client",
+    "httpx2",
+    "answerback.urls",
+)
+
+STDIO_SERVER = f"""
+import sys
+
+from answerback.server import MCPServer
+
+server = MCPServer("lean")
+
+@server.tool()
+def echo(text: str) -> str:
+    return text
+
+server.run()
+loaded = [name for name in {CLIENT_MODULES!r} if name in sys.modules]
+assert not loaded, f"client modules loaded by a server-only program: {{loaded}}"
+"""
+
+
+def test_a_server_answering_over_stdio_loads_no_client_code() -> None:
+    requests = [
+        {
+            "jsonrpc": "2.0",
+            "id": 1,
+            "method": "initialize",
+            "params": {
+                "protocolVersion": "2025-11-25",
+                "capabilities": {},
+                "clientInfo": {"name": "test", "version": "0"},
+            },
+        },
+        {"jsonrpc": "2.0", "method": "notifications/initialized"},
+        {
+            "jsonrpc": "2.0",
+            "id": 2,
+            "method": "tools/call",
+            "params": {"name": "echo", "arguments": {"text": "hi"}},
+        },
+    ]
+    done = subprocess.run(
+        [sys.executable, "-c", STDIO_SERVER],
+        cwd=REPO,
+        input="".join(json.dumps(request) + "\n" for request in requests),
+        capture_output=True,
+        text=True,
+        timeout=PATIENCE_SECONDS,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    answers = [json.loads(line) for line in done.stdout.splitlines()]
+    assert [answer["id"] for answer in answers] == [1, 2]
+    assert answers[1]["result"]["content"] == [{"type": "text", "text": "hi"}]
+
+
+def test_the_top_level_names_load_on_first_use() -> None:
+    code = """
+import sys
+import answerback
+assert "answerback.client" not in sys.modules
+assert "Client" in dir(answerback)
+from answerback import Client, MCPError, StdioServer
+assert Client.__module__ == "answerback.client"
+assert answerback.Client is Client
+try:
+    answerback.NoSuchName
+except AttributeError as exc:
+    assert "NoSuchName" in str(exc)
+else:
+    raise AssertionError("an unknown name must raise AttributeError")
+"""
+    done = run_python(code)
     assert done.returncode == 0, done.stderr

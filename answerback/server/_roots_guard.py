@@ -24,7 +24,6 @@ from pathlib import Path
 
 from answerback.server._session import ServerSession
 from answerback.types import Root
-from answerback.urls import file_uri_to_path
 
 
 class PathOutsideRootsError(Exception):
@@ -71,7 +70,7 @@ def root_paths(roots: Sequence[Root]) -> list[Path]:
     paths: list[Path] = []
     for root in roots:
         try:
-            local = Path(file_uri_to_path(str(root.uri)))
+            local = _local_path(str(root.uri))
         except ValueError:
             continue
         paths.append(local.resolve())
@@ -99,7 +98,7 @@ def resolve_within(path: str | os.PathLike[str], roots: Sequence[Path]) -> Path:
         )
     if given[:5].lower() == "file:":
         try:
-            candidate = Path(file_uri_to_path(given))
+            candidate = _local_path(given)
         except ValueError as exc:
             raise PathOutsideRootsError(
                 f"Refusing {given!r}: {exc}", path=given, roots=listed
@@ -136,6 +135,15 @@ def resolve_within(path: str | os.PathLike[str], roots: Sequence[Path]) -> Path:
         path=given,
         roots=listed,
     )
+
+
+def _local_path(uri: str) -> Path:
+    """The path a ``file://`` URI names; ``ValueError`` for one this machine cannot read."""
+    # Imported on first use: ``answerback.urls`` is mostly the client's URL verdicts,
+    # which a server that checks no roots must not load at start-up.
+    from answerback.urls import file_uri_to_path
+
+    return Path(file_uri_to_path(uri))
 
 
 def _inside(path: Path, roots: Sequence[Path]) -> bool:

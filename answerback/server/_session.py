@@ -40,7 +40,6 @@ from answerback.types import (
 from answerback.types._errors import METHOD_NOT_FOUND, MISSING_REQUIRED_CLIENT_CAPABILITY
 from answerback.types._sampling_rules import check_tool_balance
 from answerback.types._versions import FEATURE_SINCE, Feature, has_feature, has_method
-from answerback.urls import judge_url
 
 ResultT = TypeVar("ResultT", bound=BaseModel)
 
@@ -312,6 +311,10 @@ class ServerSession:
 
 def check_sendable_url(url: str) -> None:
     """Refuse (``ValueError``) a URL-mode elicitation link the URL verdict blocks."""
+    # Imported on first use: the URL verdict's tables cost a server that never asks
+    # through a link a tenth of its start-up.
+    from answerback.urls import judge_url
+
     verdict = judge_url(url)
     if verdict.blocked:
         raise ValueError(

@@ -1,8 +1,8 @@
 """Streamable HTTP: the client transport and the ASGI server application.
 
-The server side needs starlette and uvicorn, and ``OAuth`` authlib and joserfc; a
-client-only program that logs in nowhere must not pay for them. So only the client is
-imported here, and those names load on first use (PEP 562):
+Each side's code is heavy and the other never uses it: the server needs starlette and
+uvicorn (and ``OAuth`` authlib and joserfc), the client httpx2. So nothing is imported
+here but what both share, and every name loads on first use (PEP 562):
 ``from answerback.transports.http import StreamableHTTPApp`` still works.
 """
 
@@ -10,14 +10,11 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from answerback._public import lazy_exports, publish
-from answerback.transports.http._client import StreamableHTTPTransport
-from answerback.transports.http._token_store import InMemoryTokenStore, TokenStore
-from answerback.transports.http._token_store_file import FileTokenStore, TokenStoreError
-from answerback.transports.http._token_store_keyring import KeyringTokenStore
+from answerback._public import lazy_exports
 from answerback.types import AuthorizationError
 
 if TYPE_CHECKING:
+    from answerback.transports.http._client import StreamableHTTPTransport
     from answerback.transports.http._event_store import EventStore, InMemoryEventStore
     from answerback.transports.http._notification_bus import (
         InMemoryNotificationBus,
@@ -32,10 +29,19 @@ if TYPE_CHECKING:
     from answerback.transports.http._security import HostPolicy
     from answerback.transports.http._server import StreamableHTTPApp
     from answerback.transports.http._state import InMemoryState, ServerState
+    from answerback.transports.http._token_store import InMemoryTokenStore, TokenStore
+    from answerback.transports.http._token_store_file import FileTokenStore, TokenStoreError
+    from answerback.transports.http._token_store_keyring import KeyringTokenStore
     from answerback.transports.http._used_states import InMemoryUsedStates, UsedStates
     from answerback.transports.http._uvicorn import run_uvicorn, serve_uvicorn, uvicorn_server
 
 _LAZY = {
+    "StreamableHTTPTransport": "_client",
+    "TokenStore": "_token_store",
+    "InMemoryTokenStore": "_token_store",
+    "FileTokenStore": "_token_store_file",
+    "TokenStoreError": "_token_store_file",
+    "KeyringTokenStore": "_token_store_keyring",
     "OAuth": "_oauth",
     "AuthInfo": "_request_auth",
     "RequestAuthenticator": "_request_auth",
@@ -91,5 +97,3 @@ __all__ = [
     "serve_uvicorn",
     "uvicorn_server",
 ]
-
-publish(globals())

@@ -473,6 +473,37 @@ def test_the_line_reader_reassembles_lines_from_any_chunking(chunk_size: int) ->
     assert reply["error"]["code"] == INVALID_REQUEST
 
 
+@pytest.mark.parametrize("chunk_size", [1, 7, 10_000])
+def test_the_line_reader_finishes_a_last_line_that_has_no_newline(chunk_size: int) -> None:
+    """A stream that ends without a final newline still holds its last message; what is
+    left of a line cut short is a parse error, and blank space or the tail of an
+    oversized line is nothing."""
+    cases: list[tuple[bytes, list[object]]] = [
+        (
+            b'{"jsonrpc":"2.0","id":1,"method":"ping"}\n{"jsonrpc":"2.0","id":2,"method":"ping"}',
+            [1, 2],
+        ),
+        (
+            b'{"jsonrpc":"2.0","id":1,"method":"ping"}\n{"jsonrpc":"2.0","id":2,"me',
+            [1, "MalformedMessage"],
+        ),
+        (b'{"jsonrpc":"2.0","id":1,"method":"ping"}\n  \r', [1]),
+        (b'{"jsonrpc":"2.0","id":1,"method":"ping","params":{"p":"' + b"q" * 300, []),
+    ]
+    for stream, expected in cases:
+        reader = LineReader(limit=200)
+        incoming: list[Envelope | Exception] = []
+        for start in range(0, len(stream), chunk_size):
+            incoming += reader.feed(stream[start : start + chunk_size])[0]
+        incoming += reader.finish()
+        assert reader.finish() == []  # nothing is left to finish twice
+        seen = [
+            item.message["id"] if isinstance(item, Envelope) else type(item).__name__
+            for item in incoming
+        ]
+        assert seen == expected, stream
+
+
 OVERSIZED_STARTS: list[tuple[bytes, str, object]] = [
     # (start of a message over the limit, who is answered, the id answered)
     (b'{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":', "peer", 4),
@@ -682,8 +713,9 @@ def test_a_server_fed_from_a_file_answers_every_request_then_exits(
     tmp_path: Path, backend: str
 ) -> None:
     """``python server.py < requests.jsonl``: the input ends before the server has
-    answered, yet every request read gets its answer, and the server exits (cleanly) once
-    the last is out. A question put to the client learns at once that none will come."""
+    answered, yet every request read gets its answer (the last one too, with no newline
+    after it), and the server exits (cleanly) once the last is out. A question put to
+    the client learns at once that no answer will come."""
     initialize: dict[str, Any] = {
         "protocolVersion": "2025-11-25",
         "capabilities": {"elicitation": {"form": {}}},
@@ -695,7 +727,7 @@ def test_a_server_fed_from_a_file_answers_every_request_then_exits(
         request_line(0, "initialize", initialize)
         + b'{"jsonrpc": "2.0", "method": "notifications/initialized"}\n'
         + b"".join(request_line(n, "tools/call", call) for n, call in enumerate(calls, 1))
-        + request_line(4, "tools/call", {"name": "ask"})
+        + request_line(4, "tools/call", {"name": "ask"}).rstrip(b"\n")  # as printf leaves it
     )
     with requests.open("rb") as stdin:
         done = subprocess.run(

@@ -189,6 +189,14 @@ class LineReader:
             self._skipping = True
         return incoming, replies
 
+    def finish(self) -> list[Envelope | Exception]:
+        """The message on the stream's last line, if the stream ended without a newline
+        after it (a file saved without one, ``printf`` in a shell): ``feed`` only ever
+        reads a line at its newline."""
+        line = b"" if self._skipping else bytes(self._buffer).strip()
+        self._buffer.clear()
+        return [self.decode_line(line)] if line else []
+
     def decode_line(self, line: bytes) -> Envelope | Exception:
         """One complete line (within the limit, never blank) as a message or an error."""
         return decode(line)

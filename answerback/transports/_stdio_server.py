@@ -135,12 +135,11 @@ async def _read_messages(
     outgoing: WriteStream,
 ) -> None:
     """The client's messages to ``incoming`` (and errors for what cannot be read, to the
-    client), until its input ends or the engine stops reading."""
+    client), until its input ends or the engine stops reading. The client has written
+    all it will once its input ends, so a last line with no newline is a whole message
+    (the client side instead drops a server's last half line: that server died writing)."""
 
-    def take(chunk: bytes) -> bool:
-        messages, replies = lines.feed(chunk)
-        for reply in replies:
-            deliver(outgoing, Envelope(reply))
+    def pass_on(messages: list[Envelope | Exception]) -> bool:
         try:
             # Straight into the unbounded buffer: a checkpoint per message would cost a
             # loop turn for nothing.
@@ -150,8 +149,15 @@ async def _read_messages(
             return False  # the connection is over
         return True
 
+    def take(chunk: bytes) -> bool:
+        messages, replies = lines.feed(chunk)
+        for reply in replies:
+            deliver(outgoing, Envelope(reply))
+        return pass_on(messages)
+
     async with incoming:
         await read_all(take)
+        pass_on(lines.finish())
 
 
 async def _reader(stdin: BinaryIO) -> tuple[ReadAll, Close]:

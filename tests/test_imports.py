@@ -1,6 +1,7 @@
 """Each side loads only its own code: importing and using the HTTP client leaves starlette
-and uvicorn unimported, and a server answering over stdio never loads the client, httpx2
-or the URL verdicts. Start-up time is what a host waits for on every server it launches.
+and uvicorn unimported, and a server answering over stdio (as a script or through
+``answerback run``) never loads the client, httpx2, the URL verdicts or the terminal's
+output library. Start-up time is what a host waits for on every server it launches.
 Each check runs in a fresh interpreter."""
 
 from __future__ import annotations
@@ -8,6 +9,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from pathlib import Path
 
 import anyio
 import pytest
@@ -94,6 +96,7 @@ CLIENT_MODULES = (
     "answerback.transports.http._client",
     "httpx2",
     "answerback.urls",
+    "rich",
 )
 
 STDIO_SERVER = f"""
@@ -101,19 +104,27 @@ import sys
 
 from answerback.server import MCPServer
 
-server = MCPServer("lean")
+mcp = MCPServer("lean")
 
-@server.tool()
-def echo(text: str) -> str:
-    return text
 
-server.run()
-loaded = [name for name in {CLIENT_MODULES!r} if name in sys.modules]
-assert not loaded, f"client modules loaded by a server-only program: {{loaded}}"
+@mcp.tool()
+def client_modules_loaded() -> list[str]:
+    return [name for name in {CLIENT_MODULES!r} if name in sys.modules]
+
+
+if __name__ == "__main__":
+    mcp.run()
 """
 
 
-def test_a_server_answering_over_stdio_loads_no_client_code() -> None:
+@pytest.mark.parametrize("runner", [[], ["-m", "answerback", "run"]], ids=["script", "cli"])
+def test_a_server_answering_over_stdio_loads_no_client_code(
+    tmp_path: Path, runner: list[str]
+) -> None:
+    """Run as a script or by ``answerback run`` (a host waits for either to start), the
+    server has loaded nothing of the client by the time it answers a call."""
+    server = tmp_path / "lean_server.py"
+    server.write_text(STDIO_SERVER)
     requests = [
         {
             "jsonrpc": "2.0",
@@ -130,11 +141,11 @@ def test_a_server_answering_over_stdio_loads_no_client_code() -> None:
             "jsonrpc": "2.0",
             "id": 2,
             "method": "tools/call",
-            "params": {"name": "echo", "arguments": {"text": "hi"}},
+            "params": {"name": "client_modules_loaded"},
         },
     ]
     done = subprocess.run(
-        [sys.executable, "-c", STDIO_SERVER],
+        [sys.executable, *runner, str(server)],
         cwd=REPO,
         input="".join(json.dumps(request) + "\n" for request in requests),
         capture_output=True,
@@ -145,7 +156,7 @@ def test_a_server_answering_over_stdio_loads_no_client_code() -> None:
     assert done.returncode == 0, done.stderr
     answers = [json.loads(line) for line in done.stdout.splitlines()]
     assert [answer["id"] for answer in answers] == [1, 2]
-    assert answers[1]["result"]["content"] == [{"type": "text", "text": "hi"}]
+    assert answers[1]["result"]["structuredContent"] == {"result": []}
 
 
 def test_the_top_level_names_load_on_first_use() -> None:

@@ -18,11 +18,11 @@ import sys
 from collections.abc import Awaitable, Callable, Generator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal
 
 from rich.console import Console
 
-from answerback.cli._oneshot import CommandFailed, ExitCode
+from answerback.cli._interface import TOKEN_ENV, ExitCode, LoginMode
+from answerback.cli._oneshot import CommandFailed
 from answerback.cli._targets import Target
 from answerback.client import (
     AuthorizationError,
@@ -33,13 +33,7 @@ from answerback.client import (
 )
 from answerback.interact import BrowserLogin
 
-LoginMode = Literal["auto", "browser", "never"]
 Authorize = Callable[[str], Awaitable[Mapping[str, str]]]
-
-TOKEN_ENV = "ANSWERBACK_TOKEN"
-"""A bearer token for every HTTP target, when ``--token`` is not given."""
-CLIENT_SECRET_ENV = "ANSWERBACK_CLIENT_SECRET"
-"""The client secret, so it need not be on the command line (where ``ps`` shows it)."""
 
 
 def config_dir() -> Path:
@@ -54,39 +48,6 @@ def config_dir() -> Path:
 def token_file() -> Path:
     """The file the command keeps OAuth tokens and client registrations in."""
     return config_dir() / "tokens.json"
-
-
-def add_auth_options(sub: argparse.ArgumentParser) -> None:
-    group = sub.add_argument_group("authorization (HTTP servers that require a login)")
-    group.add_argument(
-        "--token",
-        metavar="TOKEN",
-        default=os.environ.get(TOKEN_ENV) or None,
-        help=f"send this bearer token instead of logging in (default ${TOKEN_ENV})",
-    )
-    group.add_argument(
-        "--client-id", metavar="ID", help="a client registered with the authorization server"
-    )
-    group.add_argument(
-        "--client-secret",
-        metavar="SECRET",
-        default=os.environ.get(CLIENT_SECRET_ENV) or None,
-        help=f"its secret: log in as the client itself, no person (default ${CLIENT_SECRET_ENV})",
-    )
-    group.add_argument(
-        "--scope",
-        action="append",
-        default=[],
-        metavar="SCOPE",
-        help="a scope to ask for (repeatable; default: what the server asks for)",
-    )
-    group.add_argument(
-        "--login",
-        choices=("auto", "browser", "never"),
-        default="auto",
-        help="log in through the browser when a server asks: auto (only at a terminal, "
-        "the default), browser (always), never (fail instead)",
-    )
 
 
 @dataclass(frozen=True)

@@ -38,8 +38,9 @@ from rich.console import Console
 from rich.table import Table
 
 from answerback.cli._arguments import ArgumentsError, parse_arguments
+from answerback.cli._interface import ExitCode
 from answerback.cli._model import model_sampler
-from answerback.cli._oneshot import ExitCode, call, failure, listing, one_shot_responder
+from answerback.cli._oneshot import call, failure, listing, one_shot_responder
 from answerback.cli._render import (
     log_line,
     print_listing,

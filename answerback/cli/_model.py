@@ -28,29 +28,6 @@ class ModelOptionError(ValueError):
     """``--model-url`` without a model name to ask it for."""
 
 
-def add_model_options(parser: argparse.ArgumentParser) -> None:
-    """The options that configure the drafting model (environment variables as defaults,
-    so a shell that already has them set needs no flags)."""
-    parser.add_argument(
-        "--model-url",
-        metavar="URL",
-        default=os.environ.get("OPENAI_BASE_URL"),
-        help="an OpenAI-compatible API (e.g. http://localhost:11434/v1) that drafts sampling "
-        "replies for you to approve (default $OPENAI_BASE_URL; the key is $OPENAI_API_KEY)",
-    )
-    parser.add_argument(
-        "--model",
-        metavar="NAME",
-        default=os.environ.get("OPENAI_MODEL"),
-        help="the model to ask at --model-url (default $OPENAI_MODEL)",
-    )
-    parser.add_argument(
-        "--sampling-audit",
-        metavar="FILE",
-        help="append one JSON line per sampling request and outcome to FILE",
-    )
-
-
 def model_sampler(args: argparse.Namespace) -> ModelSampler | None:
     """The configured sampler, or ``None`` when no model URL is set (the person types)."""
     url: str | None = args.model_url

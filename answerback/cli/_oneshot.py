@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Callable
-from enum import IntEnum
 from pathlib import Path
 from typing import Any, cast
 
@@ -21,6 +20,7 @@ from rich.progress import BarColumn, Progress, TaskID, TextColumn
 
 from answerback.cli._answers import AnswersResponder, load_answers
 from answerback.cli._arguments import ArgumentsError, parse_arguments
+from answerback.cli._interface import ExitCode
 from answerback.cli._render import log_line, pretty_json, print_listing, result_text
 from answerback.cli._reporting import CommandResponder, ReportedHeadless
 from answerback.cli._targets import Target
@@ -38,21 +38,6 @@ from answerback.types import (
     ResourceTemplate,
     Tool,
 )
-
-
-class ExitCode(IntEnum):
-    OK = 0
-    TOOL_ERROR = 1
-    """The tool ran and reported failure (``isError``)."""
-    USAGE = 2
-    """Bad arguments, target, config or answers file."""
-    CONNECTION = 3
-    """The server could not be started or reached, or went away."""
-    REFUSED = 4
-    """The server answered the request with a protocol error (unknown tool, bad params)."""
-    AUTHORIZATION = 5
-    """The server requires authorization and none worked (login refused or impossible
-    here, token rejected, token file unusable)."""
 
 
 class CommandFailed(Exception):

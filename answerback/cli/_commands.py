@@ -1,0 +1,103 @@
+"""The commands that talk to servers as a person: ``connect``, ``call``, ``list`` and
+``logout``. Imported only when one of them runs (``answerback run`` needs none of this)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from rich.console import Console
+
+from answerback.cli._answers import AnswersError
+from answerback.cli._auth import AuthOptions, AuthSetupError, authorized, logout
+from answerback.cli._interface import ExitCode
+from answerback.cli._logs import show_library_warnings
+from answerback.cli._model import ModelOptionError
+from answerback.cli._oneshot import (
+    CommandFailed,
+    call,
+    list_command,
+    one_shot_responder,
+    run_async,
+)
+from answerback.cli._targets import Target, TargetError, resolve
+from answerback.interact import Roots
+from answerback.interact._printable import clean
+
+
+def run_command(args: argparse.Namespace) -> int:
+    """Run a parsed command other than ``run``; returns the exit code."""
+    err = Console(stderr=True)
+    try:
+        return _dispatch(args, err)
+    except (TargetError, AnswersError, ModelOptionError, AuthSetupError) as exc:
+        complain(str(exc), err)
+        return ExitCode.USAGE
+    except CommandFailed as exc:  # its message may quote the server's
+        complain(str(exc), err)
+        return exc.code
+    except KeyboardInterrupt:
+        return 130
+
+
+def complain(text: str, err: Console | None = None) -> None:
+    """Say on stderr why the command failed, with what a terminal would act on removed."""
+    err = err or Console(stderr=True)
+    err.print(f"answerback: {clean(text)}", markup=False, highlight=False, soft_wrap=True)
+
+
+def _dispatch(args: argparse.Namespace, err: Console) -> int:
+    show_library_warnings()
+    if args.command == "logout":
+        return run_async(lambda: logout(resolve([args.target], args.config)[0], err))
+    options = AuthOptions.of(args)
+
+    def tell(text: str) -> None:
+        err.print(clean(text), markup=False, highlight=False, soft_wrap=True)
+
+    if args.command == "connect":
+        from answerback.cli._connect import connect
+
+        targets = resolve(args.targets, args.config)
+        with authorized(targets, options, tell):
+            return connect(targets, roots_of(args), args, err)
+    target = resolve([args.target], args.config)[0]
+    with authorized([target], options, tell):
+        return _one_shot(args, target, err)
+
+
+def roots_of(args: argparse.Namespace) -> Roots:
+    try:
+        return Roots([Path.cwd(), *args.root])
+    except ValueError as exc:
+        raise TargetError(f"--root: {exc}") from None
+
+
+def _one_shot(args: argparse.Namespace, target: Target, err: Console) -> int:
+    roots = roots_of(args)
+    out = Console()
+    if args.command == "list":
+        responder = one_shot_responder(target, roots, None, err, None)
+        return run_async(
+            lambda: list_command(target, responder=responder, as_json=args.json, out=out)
+        )
+    answers = Path(args.answers) if args.answers else None
+    if answers is None and sys.stdin.isatty() and sys.stdout.isatty():
+        from answerback.cli._connect import call_at_terminal
+
+        return run_async(lambda: call_at_terminal(target, roots, args, out, err))
+    responder = one_shot_responder(target, roots, answers, err, None)
+    return run_async(
+        lambda: call(
+            target,
+            args.tool,
+            args.arguments,
+            responder=responder,
+            as_json=args.json,
+            timeout=args.timeout,
+            log_level=args.log_level,
+            out=out,
+            err=err,
+        )
+    )

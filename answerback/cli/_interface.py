@@ -1,0 +1,169 @@
+"""The command line as it looks from outside: its commands, options and exit codes.
+
+Kept apart from the code behind the commands so that parsing loads none of it: ``answerback
+run`` serves a server, and a host that starts servers with it waits for every import.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+from enum import IntEnum
+from typing import Literal, get_args
+
+from answerback.types import LoggingLevel
+
+LoginMode = Literal["auto", "browser", "never"]
+
+TOKEN_ENV = "ANSWERBACK_TOKEN"
+"""A bearer token for every HTTP target, when ``--token`` is not given."""
+CLIENT_SECRET_ENV = "ANSWERBACK_CLIENT_SECRET"
+"""The client secret, so it need not be on the command line (where ``ps`` shows it)."""
+
+
+class ExitCode(IntEnum):
+    OK = 0
+    TOOL_ERROR = 1
+    """The tool ran and reported failure (``isError``)."""
+    USAGE = 2
+    """Bad arguments, target, config or answers file."""
+    CONNECTION = 3
+    """The server could not be started or reached, or went away."""
+    REFUSED = 4
+    """The server answered the request with a protocol error (unknown tool, bad params)."""
+    AUTHORIZATION = 5
+    """The server requires authorization and none worked (login refused or impossible
+    here, token rejected, token file unusable)."""
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="answerback",
+        description="Talk to MCP servers as a person (connect, call, list), or run one (run).",
+        epilog='Targets: an http(s) URL, a command line in quotes ("python server.py"), or '
+        "a server name from the config file. Exit codes: 0 ok, 1 the tool reported an "
+        "error, 2 usage, 3 connection failed, 4 the server refused the request, 5 "
+        "authorization failed.",
+    )
+    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    run = commands.add_parser("run", help="serve an answerback server file (stdio or HTTP)")
+    run.add_argument(
+        "file", metavar="FILE[:OBJ]", help="the Python file, and the server's name in it"
+    )
+    run.add_argument(
+        "--http", metavar="[HOST:]PORT", help="serve streamable HTTP (host 127.0.0.1 unless given)"
+    )
+    run.add_argument("--path", default="/mcp", help="the HTTP endpoint's path (default /mcp)")
+
+    def targets_options(sub: argparse.ArgumentParser) -> None:
+        sub.add_argument("--config", metavar="FILE", help="a config file with mcpServers")
+        sub.add_argument(
+            "--log-level",
+            default="info",
+            choices=get_args(LoggingLevel),
+            help="the least severe server log message shown (default info)",
+        )
+        sub.add_argument(
+            "--root",
+            action="append",
+            default=[],
+            metavar="PATH",
+            help="a directory servers may work in (repeatable; the current one is always there)",
+        )
+        add_auth_options(sub)
+
+    connect = commands.add_parser("connect", help="an interactive session with servers")
+    connect.add_argument("targets", nargs="+", metavar="TARGET")
+    targets_options(connect)
+    connect.add_argument("--history", metavar="FILE", help="where the command history is kept")
+    add_model_options(connect)
+    connect.add_argument(
+        "--timeout",
+        type=float,
+        metavar="SECONDS",
+        help="how long a request may go unanswered (a person answering does not count)",
+    )
+
+    one = commands.add_parser("call", help="call one tool and print its result")
+    one.add_argument("target", metavar="TARGET")
+    one.add_argument("tool", metavar="TOOL")
+    one.add_argument("arguments", nargs="*", metavar="ARG", help="key=value ... or one JSON object")
+    targets_options(one)
+    one.add_argument("--json", action="store_true", help="print the raw result as JSON")
+    one.add_argument("--answers", metavar="FILE", help="answer the server's questions from FILE")
+    add_model_options(one)
+    one.add_argument(
+        "--timeout",
+        type=float,
+        metavar="SECONDS",
+        help="how long the call may go unanswered (a person answering does not count)",
+    )
+
+    listing = commands.add_parser("list", help="print a server's tools, resources and prompts")
+    listing.add_argument("target", metavar="TARGET")
+    targets_options(listing)
+    listing.add_argument("--json", action="store_true", help="print JSON")
+
+    logout = commands.add_parser(
+        "logout", help="forget the tokens kept for a server (log in again next time)"
+    )
+    logout.add_argument("target", metavar="TARGET", help="the server's URL or config name")
+    logout.add_argument("--config", metavar="FILE", help="a config file with mcpServers")
+    return parser
+
+
+def add_auth_options(sub: argparse.ArgumentParser) -> None:
+    group = sub.add_argument_group("authorization (HTTP servers that require a login)")
+    group.add_argument(
+        "--token",
+        metavar="TOKEN",
+        default=os.environ.get(TOKEN_ENV) or None,
+        help=f"send this bearer token instead of logging in (default ${TOKEN_ENV})",
+    )
+    group.add_argument(
+        "--client-id", metavar="ID", help="a client registered with the authorization server"
+    )
+    group.add_argument(
+        "--client-secret",
+        metavar="SECRET",
+        default=os.environ.get(CLIENT_SECRET_ENV) or None,
+        help=f"its secret: log in as the client itself, no person (default ${CLIENT_SECRET_ENV})",
+    )
+    group.add_argument(
+        "--scope",
+        action="append",
+        default=[],
+        metavar="SCOPE",
+        help="a scope to ask for (repeatable; default: what the server asks for)",
+    )
+    group.add_argument(
+        "--login",
+        choices=get_args(LoginMode),
+        default="auto",
+        help="log in through the browser when a server asks: auto (only at a terminal, "
+        "the default), browser (always), never (fail instead)",
+    )
+
+
+def add_model_options(parser: argparse.ArgumentParser) -> None:
+    """The options that configure the drafting model (environment variables as defaults,
+    so a shell that already has them set needs no flags)."""
+    parser.add_argument(
+        "--model-url",
+        metavar="URL",
+        default=os.environ.get("OPENAI_BASE_URL"),
+        help="an OpenAI-compatible API (e.g. http://localhost:11434/v1) that drafts sampling "
+        "replies for you to approve (default $OPENAI_BASE_URL; the key is $OPENAI_API_KEY)",
+    )
+    parser.add_argument(
+        "--model",
+        metavar="NAME",
+        default=os.environ.get("OPENAI_MODEL"),
+        help="the model to ask at --model-url (default $OPENAI_MODEL)",
+    )
+    parser.add_argument(
+        "--sampling-audit",
+        metavar="FILE",
+        help="append one JSON line per sampling request and outcome to FILE",
+    )

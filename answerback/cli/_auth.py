@@ -18,6 +18,7 @@ import sys
 from collections.abc import Awaitable, Callable, Generator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from rich.console import Console
 
@@ -28,10 +29,12 @@ from answerback.client import (
     AuthorizationError,
     FileTokenStore,
     InMemoryTokenStore,
-    OAuth,
     TokenStoreError,
 )
 from answerback.interact import BrowserLogin
+
+if TYPE_CHECKING:
+    from answerback.client import OAuth
 
 Authorize = Callable[[str], Awaitable[Mapping[str, str]]]
 
@@ -96,6 +99,7 @@ def authorized(
     if not urls:
         yield
         return
+    oauth = _oauth()
     if options.token is not None:
         if len(urls) > 1:
             # A bearer token works for whoever holds it: never hand one server's to another.
@@ -113,7 +117,7 @@ def authorized(
         # a person's later login never picks up the robot's token (and vice versa).
         store = InMemoryTokenStore()
         for target in urls:
-            target.auth = OAuth(
+            target.auth = oauth(
                 client_id=options.client_id,
                 client_secret=options.client_secret,
                 grant="client_credentials",
@@ -128,7 +132,7 @@ def authorized(
         store = FileTokenStore(token_file())
         interactive = interactive_login_allowed(options.login)
         for target in urls:
-            target.auth = OAuth(
+            target.auth = oauth(
                 redirect_uri=login.redirect_uri,
                 authorize=login if interactive else _no_login(target, options),
                 scopes=list(options.scopes) or None,
@@ -148,7 +152,7 @@ async def logout(target: Target, err: Console) -> int:
         )
     store = FileTokenStore(token_file())
     with BrowserLogin() as login:  # never used: OAuth needs its address to be made
-        auth = OAuth(redirect_uri=login.redirect_uri, authorize=login, store=store)
+        auth = _oauth()(redirect_uri=login.redirect_uri, authorize=login, store=store)
         try:
             await auth.forget(target.url)
         except TokenStoreError as exc:
@@ -161,6 +165,14 @@ async def logout(target: Target, err: Console) -> int:
         soft_wrap=True,
     )
     return ExitCode.OK
+
+
+def _oauth() -> type[OAuth]:
+    # Loaded for HTTP targets only: OAuth brings authlib, joserfc and cryptography, a
+    # sixth of the command's start-up, which a stdio server's command never uses.
+    from answerback.client import OAuth
+
+    return OAuth
 
 
 def _no_login(target: Target, options: AuthOptions) -> Authorize:

@@ -13,11 +13,13 @@ import os
 import shlex
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 from urllib.parse import urlsplit
 
-from answerback.client import OAuth
 from answerback.transports import StdioServer
+
+if TYPE_CHECKING:
+    from answerback.client import OAuth
 
 DEFAULT_CONFIGS = (".mcp.json", ".cursor/mcp.json", ".vscode/mcp.json")
 """Searched in the current directory, in this order, when ``--config`` is not given:

@@ -37,6 +37,7 @@ class ExitCode(IntEnum):
 
 
 def build_parser() -> argparse.ArgumentParser:
+    """Every command and its options (docs/cli.md describes them)."""
     parser = argparse.ArgumentParser(
         prog="answerback",
         description="Talk to MCP servers as a person (connect, call, list), or run one (run).",
@@ -71,13 +72,13 @@ def build_parser() -> argparse.ArgumentParser:
             metavar="PATH",
             help="a directory servers may work in (repeatable; the current one is always there)",
         )
-        add_auth_options(sub)
+        _add_auth_options(sub)
 
     connect = commands.add_parser("connect", help="an interactive session with servers")
     connect.add_argument("targets", nargs="+", metavar="TARGET")
     targets_options(connect)
     connect.add_argument("--history", metavar="FILE", help="where the command history is kept")
-    add_model_options(connect)
+    _add_model_options(connect)
     connect.add_argument(
         "--timeout",
         type=float,
@@ -92,7 +93,7 @@ def build_parser() -> argparse.ArgumentParser:
     targets_options(one)
     one.add_argument("--json", action="store_true", help="print the raw result as JSON")
     one.add_argument("--answers", metavar="FILE", help="answer the server's questions from FILE")
-    add_model_options(one)
+    _add_model_options(one)
     one.add_argument(
         "--timeout",
         type=float,
@@ -113,7 +114,7 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def add_auth_options(sub: argparse.ArgumentParser) -> None:
+def _add_auth_options(sub: argparse.ArgumentParser) -> None:
     group = sub.add_argument_group("authorization (HTTP servers that require a login)")
     group.add_argument(
         "--token",
@@ -146,7 +147,7 @@ def add_auth_options(sub: argparse.ArgumentParser) -> None:
     )
 
 
-def add_model_options(parser: argparse.ArgumentParser) -> None:
+def _add_model_options(parser: argparse.ArgumentParser) -> None:
     """The options that configure the drafting model (environment variables as defaults,
     so a shell that already has them set needs no flags)."""
     parser.add_argument(

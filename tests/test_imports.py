@@ -47,6 +47,19 @@ anyio.run(main, sys.argv[1])
 """
 
 
+def unknown_name_fails(module: str) -> str:
+    """Code that checks ``module`` (a name bound in it) raises AttributeError, naming
+    the name, for a name it does not have."""
+    return f"""
+try:
+    {module}.NoSuchName
+except AttributeError as exc:
+    assert "NoSuchName" in str(exc)
+else:
+    raise AssertionError("an unknown name must raise AttributeError")
+"""
+
+
 def run_python(code: str, *args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, "-c", code, *args],
@@ -71,13 +84,8 @@ assert "answerback.transports.http._server" in sys.modules
 assert StreamableHTTPApp.__module__ == "answerback.transports.http"
 assert "StreamableHTTPApp" in dir(http)
 assert "uvicorn" in sys.modules
-try:
-    http.NoSuchName
-except AttributeError as exc:
-    assert "NoSuchName" in str(exc)
-else:
-    raise AssertionError("an unknown name must raise AttributeError")
 """
+        + unknown_name_fails("http")
     )
     done = run_python(code)
     assert done.returncode == 0, done.stderr
@@ -168,12 +176,6 @@ assert "Client" in dir(answerback)
 from answerback import Client, MCPError, StdioServer
 assert Client.__module__ == "answerback.client"
 assert answerback.Client is Client
-try:
-    answerback.NoSuchName
-except AttributeError as exc:
-    assert "NoSuchName" in str(exc)
-else:
-    raise AssertionError("an unknown name must raise AttributeError")
-"""
+""" + unknown_name_fails("answerback")
     done = run_python(code)
     assert done.returncode == 0, done.stderr

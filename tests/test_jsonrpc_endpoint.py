@@ -105,9 +105,10 @@ class Handlers:
 
 @asynccontextmanager
 async def endpoint_and_peer(
-    handlers: Handlers | None = None,
+    handlers: Handlers | None = None, **options: Any
 ) -> AsyncGenerator[tuple[Endpoint, RawPeer], None]:
-    """A running endpoint, and the peer a test drives by hand."""
+    """A running endpoint (``options`` go to ``Endpoint``), and the peer a test drives
+    by hand."""
     handlers = handlers or Handlers()
     with peer_pair() as ((read_stream, write_stream), peer):
         async with Endpoint(
@@ -115,6 +116,7 @@ async def endpoint_and_peer(
             write_stream,
             on_request=handlers.on_request,
             on_notification=handlers.on_notification,
+            **options,
         ) as endpoint:
             yield endpoint, peer
 
@@ -1046,27 +1048,20 @@ async def test_a_peer_that_closes_only_its_end_still_gets_every_answer() -> None
     requests.jsonl``): with ``answer_after_input_ends`` every request already read is
     answered, and the connection ends only after the last answer."""
     handlers = Handlers()
-    with peer_pair() as ((read_stream, write_stream), peer):
-        async with Endpoint(
-            read_stream,
-            write_stream,
-            on_request=handlers.on_request,
-            on_notification=handlers.on_notification,
-            answer_after_input_ends=True,
-        ) as endpoint:
-            await peer.send({"jsonrpc": "2.0", "id": 1, "method": "wait"})
-            await peer.send({"jsonrpc": "2.0", "id": 2, "method": "ping"})
-            peer.write_stream.close()
-            with anyio.fail_after(PATIENCE_SECONDS):
-                await handlers.started.wait()
-                assert await peer.receive() == {"jsonrpc": "2.0", "id": 2, "result": {}}
-            with pytest.raises(ConnectionClosedError, match="closed its end"):
-                await endpoint.request("ping")  # the peer can answer nothing now
-            assert not endpoint.closed.is_set()  # "wait" is still being answered
-            handlers.release.set()
-            with anyio.fail_after(PATIENCE_SECONDS):
-                answer = await peer.receive()
-                await endpoint.closed.wait()
+    async with endpoint_and_peer(handlers, answer_after_input_ends=True) as (endpoint, peer):
+        await peer.send({"jsonrpc": "2.0", "id": 1, "method": "wait"})
+        await peer.send({"jsonrpc": "2.0", "id": 2, "method": "ping"})
+        peer.write_stream.close()
+        with anyio.fail_after(PATIENCE_SECONDS):
+            await handlers.started.wait()
+            assert await peer.receive() == {"jsonrpc": "2.0", "id": 2, "result": {}}
+        with pytest.raises(ConnectionClosedError, match="closed its end"):
+            await endpoint.request("ping")  # the peer can answer nothing now
+        assert not endpoint.closed.is_set()  # "wait" is still being answered
+        handlers.release.set()
+        with anyio.fail_after(PATIENCE_SECONDS):
+            answer = await peer.receive()
+            await endpoint.closed.wait()
     assert answer == {"jsonrpc": "2.0", "id": 1, "result": {"waited": True}}
     assert not handlers.cancelled.is_set()
 

@@ -748,6 +748,50 @@ def test_a_server_fed_from_a_file_answers_every_request_then_exits(
     assert "closed its end of the connection" in asked
 
 
+GONE_CLIENT_SERVER = """
+import anyio
+
+from answerback.server import MCPServer
+
+mcp = MCPServer("busy")
+
+
+@mcp.tool()
+async def forever() -> str:
+    await anyio.sleep_forever()
+    return "never"
+
+
+mcp.run()
+"""
+
+
+def test_a_server_whose_client_has_gone_stops_without_waiting_for_its_tools() -> None:
+    """The client closes both pipes (it died, say) while a tool runs for ever: nobody can
+    read an answer, so the server stops at once instead of lingering for the tool. (A
+    client that closes only stdin still gets its answers, as above.)"""
+    initialize = {
+        "protocolVersion": "2025-11-25",
+        "capabilities": {},
+        "clientInfo": {"name": "gone", "version": "0"},
+    }
+    with subprocess.Popen(
+        [sys.executable, "-c", GONE_CLIENT_SERVER], stdin=subprocess.PIPE, stdout=subprocess.PIPE
+    ) as server:
+        assert server.stdin is not None
+        assert server.stdout is not None
+        server.stdin.write(request_line(0, "initialize", initialize))
+        server.stdin.flush()
+        assert json.loads(server.stdout.readline())["id"] == 0
+        server.stdin.write(request_line(1, "tools/call", {"name": "forever"}))
+        server.stdin.write(request_line(2, "ping"))
+        server.stdin.flush()
+        assert json.loads(server.stdout.readline())["id"] == 2  # the call is running
+        server.stdout.close()
+        server.stdin.close()
+        assert server.wait(timeout=PATIENCE_SECONDS) == 0
+
+
 async def test_a_trio_server_waiting_for_input_stops_when_interrupted() -> None:
     """Ctrl-C stops an idle trio server at once: its blocked read does not hold it up
     until the client writes again."""

@@ -145,8 +145,8 @@ class PipeOutput:
 
     async def wait_closed(self) -> None:
         """Wait until the pipe is closed (after ``close``, once its last bytes are out, or
-        when its reader has gone)."""
-        await self._protocol.closed
+        when its reader has gone). A cancelled wait leaves the others waiting."""
+        await asyncio.shield(self._protocol.closed)
 
     def abort(self) -> None:
         """Close the pipe now, dropping what has not gone out (a reader that stopped

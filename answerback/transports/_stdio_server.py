@@ -6,6 +6,10 @@ such as ``server > log.jsonl``) is read or written in worker threads; each direc
 chosen on its own. Nothing but protocol messages may go to stdout, so the library never
 prints.
 
+The client may close our stdin and go on reading: requests read by then are still
+answered. Once it closes its end of our stdout (it has gone), serving stops (asyncio pipes;
+elsewhere a closed stdout is noticed at the next write).
+
 Serving this process's own stdout, the protocol takes a private copy of it, and while the
 server runs both ``sys.stdout`` and file descriptor 1 lead to stderr: a ``print`` left in
 a tool, a C library's output or a child process that inherits stdout then shows up in the
@@ -118,6 +122,8 @@ async def _streams(
         ):
             lines = LineReader(max_message_bytes)
             tg.start_soon(_read_messages, read_all, lines, incoming_send, outgoing)
+            if isinstance(outgoing, PipeOutput):
+                tg.start_soon(_stop_once_unread, outgoing, tg.cancel_scope)
             try:
                 yield incoming_read, outgoing
             finally:
@@ -158,6 +164,15 @@ async def _read_messages(
     async with incoming:
         await read_all(take)
         pass_on(lines.finish())
+
+
+async def _stop_once_unread(output: PipeOutput, serving: anyio.CancelScope) -> None:
+    """Stop serving (the block's body is cancelled) once the client has closed its end
+    of our stdout: nobody will read an answer now, so a tool still running for a client
+    that died must not keep this process alive. (A client that closed only our stdin
+    still reads, and gets its answers.) The pipe transport notices without a write."""
+    await output.wait_closed()
+    serving.cancel()
 
 
 async def _reader(stdin: BinaryIO) -> tuple[ReadAll, Close]:

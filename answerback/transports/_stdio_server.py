@@ -246,15 +246,19 @@ async def _writer(
     outgoing_send, outgoing_read = open_channel[Envelope]()
     written = anyio.Event()
 
-    async def write_loop() -> None:
-        async with outgoing_read:
-            async for envelope in outgoing_read:
-                if line := line_for(envelope, limit, incoming):
-                    await anyio.to_thread.run_sync(write_all, line, abandon_on_cancel=True)
-        written.set()
+    async def write_loop(serving: anyio.CancelScope) -> None:
+        try:
+            async with outgoing_read:
+                async for envelope in outgoing_read:
+                    if line := line_for(envelope, limit, incoming):
+                        await anyio.to_thread.run_sync(write_all, line, abandon_on_cancel=True)
+        except BrokenPipeError:
+            serving.cancel()  # the client has gone: stop serving (see _stop_once_unread)
+        finally:
+            written.set()
 
     async with anyio.create_task_group() as tg:
-        tg.start_soon(write_loop)
+        tg.start_soon(write_loop, tg.cancel_scope)
         try:
             yield outgoing_send
         finally:

@@ -99,7 +99,6 @@ def authorized(
     if not urls:
         yield
         return
-    oauth = _oauth()
     if options.token is not None:
         if len(urls) > 1:
             # A bearer token works for whoever holds it: never hand one server's to another.
@@ -112,6 +111,7 @@ def authorized(
             target.headers["Authorization"] = f"Bearer {options.token}"
         yield
         return
+    oauth = _oauth()
     if options.client_secret is not None:
         # The program's own tokens, cheap to get again with the secret: kept in memory, so
         # a person's later login never picks up the robot's token (and vice versa).

@@ -64,6 +64,8 @@ async def stdio_server_streams(
     response, and a larger answer of ours is replaced by one. Messages queued when the
     block ends are still written; the files themselves are left open. On this process's
     own stdout, anything else written to stdout goes to stderr while the block runs.
+    Once the client closes its end of stdout (it has gone), the block's body is
+    cancelled, and the block ends quietly.
     """
     if stdout is not None:
         async with _streams(stdin, stdout, max_message_bytes) as streams:

@@ -676,7 +676,6 @@ async def test_a_server_running_on_trio_serves_stdio_and_leaves_at_end_of_input(
 FED_SERVER = """
 import sys
 
-import anyio
 from pydantic import BaseModel
 
 from answerback.server import Context, MCPServer
@@ -690,13 +689,14 @@ class Name(BaseModel):
 
 
 @mcp.tool()
-async def slow_echo(text: str) -> str:
-    await anyio.sleep(0.05)  # still running when the end of input is read
+def echo(text: str) -> str:
     return text
 
 
 @mcp.tool()
 async def ask(ctx: Context) -> str:
+    # Still running when the input ends, whatever the timing: it waits on the client
+    # until then (or, asking after it, learns at once that nobody will answer).
     try:
         await ctx.elicit("Name?", Name)
     except ConnectionClosedError as exc:
@@ -721,7 +721,7 @@ def test_a_server_fed_from_a_file_answers_every_request_then_exits(
         "capabilities": {"elicitation": {"form": {}}},
         "clientInfo": {"name": "file", "version": "0"},
     }
-    calls = [{"name": "slow_echo", "arguments": {"text": f"line {n}"}} for n in range(1, 4)]
+    calls = [{"name": "echo", "arguments": {"text": f"line {n}"}} for n in range(1, 4)]
     requests = tmp_path / "requests.jsonl"
     requests.write_bytes(
         request_line(0, "initialize", initialize)

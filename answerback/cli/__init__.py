@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from answerback.cli._interface import ExitCode, build_parser
+from answerback.cli._interface import ExitCode, build_parser, complain
 
 __all__ = ["main"]
 
@@ -35,8 +35,6 @@ def _serve(spec: str, http: str | None, path: str) -> int:
     try:
         serve(spec, http, path)
     except RunError as exc:
-        from answerback.cli._commands import complain
-
         complain(str(exc))
         return ExitCode.USAGE
     except KeyboardInterrupt:

@@ -11,7 +11,7 @@ from rich.console import Console
 
 from answerback.cli._answers import AnswersError
 from answerback.cli._auth import AuthOptions, AuthSetupError, authorized, logout
-from answerback.cli._interface import ExitCode
+from answerback.cli._interface import ExitCode, complain
 from answerback.cli._logs import show_library_warnings
 from answerback.cli._model import ModelOptionError
 from answerback.cli._oneshot import (
@@ -39,12 +39,6 @@ def run_command(args: argparse.Namespace) -> int:
         return exc.code
     except KeyboardInterrupt:
         return 130
-
-
-def complain(text: str, err: Console | None = None) -> None:
-    """Say on stderr why the command failed, with what a terminal would act on removed."""
-    err = err or Console(stderr=True)
-    err.print(f"answerback: {clean(text)}", markup=False, highlight=False, soft_wrap=True)
 
 
 def _dispatch(args: argparse.Namespace, err: Console) -> int:

@@ -1,4 +1,5 @@
-"""The command line as it looks from outside: its commands, options and exit codes.
+"""The command line as it looks from outside: its commands, options, exit codes and the
+line that says why it failed.
 
 Kept apart from the code behind the commands so that parsing loads none of it: ``answerback
 run`` serves a server, and a host that starts servers with it waits for every import.
@@ -9,9 +10,12 @@ from __future__ import annotations
 import argparse
 import os
 from enum import IntEnum
-from typing import Literal, get_args
+from typing import TYPE_CHECKING, Literal, get_args
 
 from answerback.types import LoggingLevel
+
+if TYPE_CHECKING:
+    from rich.console import Console
 
 LoginMode = Literal["auto", "browser", "never"]
 
@@ -168,3 +172,14 @@ def _add_model_options(parser: argparse.ArgumentParser) -> None:
         metavar="FILE",
         help="append one JSON line per sampling request and outcome to FILE",
     )
+
+
+def complain(text: str, err: Console | None = None) -> None:
+    """Say on stderr why the command failed, with what a terminal would act on removed.
+    Its imports wait for a failure: ``answerback run`` needs them only then."""
+    from rich.console import Console
+
+    from answerback.interact._printable import clean
+
+    err = err or Console(stderr=True)
+    err.print(f"answerback: {clean(text)}", markup=False, highlight=False, soft_wrap=True)

@@ -8,6 +8,7 @@ its stdin.
 
 from __future__ import annotations
 
+import codecs
 import json
 import math
 import os
@@ -28,7 +29,7 @@ from answerback import Client, StdioServer
 from answerback.client import IncomingMessage
 from answerback.jsonrpc import Envelope, MalformedMessage
 from answerback.transports import stdio_server_streams
-from answerback.transports._framing import LineReader, line_for, oversized_replies
+from answerback.transports._framing import LineReader, decode, line_for, oversized_replies
 from answerback.types import (
     INTERNAL_ERROR,
     INVALID_REQUEST,
@@ -504,6 +505,23 @@ def test_the_line_reader_finishes_a_last_line_that_has_no_newline(chunk_size: in
         assert seen == expected, stream
 
 
+def test_a_byte_order_mark_before_a_message_is_ignored() -> None:
+    """A UTF-8 byte order mark (a file a Windows editor saved) does not cost the first
+    message, as RFC 8259 allows; without it, the same bytes are still a parse error."""
+    mark = codecs.BOM_UTF8
+    reader = LineReader()
+    incoming, _ = reader.feed(mark + b'{"jsonrpc":"2.0","id":1,"method":"ping"}\n')
+    incoming += reader.finish()
+    assert [item.message for item in incoming if isinstance(item, Envelope)] == [
+        {"jsonrpc": "2.0", "id": 1, "method": "ping"}
+    ]
+    text = decode('\ufeff{"jsonrpc":"2.0","id":2,"method":"ping"}')
+    assert isinstance(text, Envelope)
+    assert text.message["id"] == 2
+    for broken in (mark + b"{not json", mark, mark + mark + b"{}"):
+        assert isinstance(decode(broken), MalformedMessage), broken
+
+
 OVERSIZED_STARTS: list[tuple[bytes, str, object]] = [
     # (start of a message over the limit, who is answered, the id answered)
     (b'{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":', "peer", 4),
@@ -713,9 +731,10 @@ def test_a_server_fed_from_a_file_answers_every_request_then_exits(
     tmp_path: Path, backend: str
 ) -> None:
     """``python server.py < requests.jsonl``: the input ends before the server has
-    answered, yet every request read gets its answer (the last one too, with no newline
-    after it), and the server exits (cleanly) once the last is out. A question put to
-    the client learns at once that no answer will come."""
+    answered, yet every request read gets its answer (the first one too, after a byte
+    order mark, and the last one, with no newline after it), and the server exits
+    (cleanly) once the last is out. A question put to the client learns at once that no
+    answer will come."""
     initialize: dict[str, Any] = {
         "protocolVersion": "2025-11-25",
         "capabilities": {"elicitation": {"form": {}}},
@@ -724,7 +743,8 @@ def test_a_server_fed_from_a_file_answers_every_request_then_exits(
     calls = [{"name": "echo", "arguments": {"text": f"line {n}"}} for n in range(1, 4)]
     requests = tmp_path / "requests.jsonl"
     requests.write_bytes(
-        request_line(0, "initialize", initialize)
+        codecs.BOM_UTF8  # as a Windows editor saves it
+        + request_line(0, "initialize", initialize)
         + b'{"jsonrpc": "2.0", "method": "notifications/initialized"}\n'
         + b"".join(request_line(n, "tools/call", call) for n, call in enumerate(calls, 1))
         + request_line(4, "tools/call", {"name": "ask"}).rstrip(b"\n")  # as printf leaves it

@@ -8,6 +8,7 @@ parser and leave its request waiting. ``undeliverable`` says what to do instead.
 
 from __future__ import annotations
 
+import codecs
 import contextlib
 import json
 import logging
@@ -30,12 +31,30 @@ class UnencodableMessage(ValueError):
 
 
 def decode(data: bytes | str, transport_context: Any = None) -> Envelope | MalformedMessage:
-    """One JSON text as an envelope, or the reason it is not (strict) JSON."""
+    """One JSON text as an envelope, or the reason it is not (strict) JSON.
+
+    A UTF-8 byte order mark before the text is ignored, as RFC 8259 allows: Windows
+    editors save files with one (``server < requests.jsonl``). It is looked for only once
+    parsing has failed, so it costs the usual message nothing.
+    """
     try:
         message = pydantic_core.from_json(data, allow_inf_nan=False)
     except ValueError as exc:
-        return MalformedMessage(str(exc))
+        without_mark = _without_byte_order_mark(data)
+        if without_mark is None:
+            return MalformedMessage(str(exc))
+        try:
+            message = pydantic_core.from_json(without_mark, allow_inf_nan=False)
+        except ValueError:
+            return MalformedMessage(str(exc))
     return Envelope(message, transport_context=transport_context)
+
+
+def _without_byte_order_mark(data: bytes | str) -> bytes | str | None:
+    """``data`` after the byte order mark it starts with; ``None`` if it has none."""
+    if isinstance(data, str):
+        return data[1:] if data.startswith("\ufeff") else None
+    return data[len(codecs.BOM_UTF8) :] if data.startswith(codecs.BOM_UTF8) else None
 
 
 def encode(message: Any) -> bytes:

@@ -15,6 +15,7 @@ but valid messages that must be served normally.
 
 from __future__ import annotations
 
+import codecs
 import json
 from collections.abc import Iterator
 from collections.abc import Set as AbstractSet
@@ -153,7 +154,7 @@ _NOT_JSON = [
     b'{"jsonrpc":"2.0","id":1,"method":"unterminated}',
     b'/* comment */ {"jsonrpc":"2.0","id":1,"method":"tools/list"}',
     b'// comment {"jsonrpc":"2.0","id":1,"method":"tools/list"}',
-    b'\xef\xbb\xbf{"jsonrpc":"2.0","id":1,"method":"tools/list"}',  # a byte order mark
+    b'\xef\xbb\xbf\xef\xbb\xbf{"jsonrpc":"2.0","id":1,"method":"tools/list"}',  # two marks
     b'\x00{"jsonrpc":"2.0","id":1,"method":"tools/list"}',
     b"\x1b[31m red \x1b[0m",
     b"Content-Length: 52",
@@ -697,6 +698,8 @@ def _odd_but_valid(era: Era) -> Iterator[Case]:
     )
     text = dumps(request(era, 77_004, "tools/list"))
     yield _case("spaces around", era, b"  \t " + text + b" \t ", RESULT, 77_004)
+    marked = codecs.BOM_UTF8 + dumps(request(era, 77_008, "tools/list"))
+    yield _case("a byte order mark before it (RFC 8259 8.1)", era, marked, RESULT, 77_008)
     escaped = dumps(request(era, 77_005, "tools/list")).replace(
         b"tools/list", b"\\u0074ools\\/list"
     )

@@ -823,6 +823,31 @@ def test_a_server_whose_client_has_gone_stops_without_waiting_for_its_tools(
         assert b"Traceback" not in server.stderr.read()
 
 
+@pytest.mark.skipif(not Path("/dev/full").exists(), reason="needs /dev/full (Linux)")
+@pytest.mark.parametrize("backend", ["asyncio", "trio"])
+def test_a_server_that_cannot_write_its_answers_says_why_and_fails(
+    tmp_path: Path, backend: str
+) -> None:
+    """Stdout on a full disk: the answers are lost, so the server must not exit 0 in
+    silence (nor with a traceback): one line on stderr says why, and the status is 1."""
+    requests = tmp_path / "requests.jsonl"
+    requests.write_bytes(request_line(1, "ping"))
+    with requests.open("rb") as stdin, open("/dev/full", "wb") as full:
+        done = subprocess.run(
+            [sys.executable, "-c", GONE_CLIENT_SERVER, backend],
+            stdin=stdin,
+            stdout=full,
+            stderr=subprocess.PIPE,
+            timeout=PATIENCE_SECONDS,
+            check=False,
+        )
+    assert done.returncode == 1
+    assert done.stderr.decode().splitlines() == [
+        "answerback: cannot write to stdout (No space left on device): the server "
+        "stopped, its answers lost."
+    ]
+
+
 async def test_a_trio_server_waiting_for_input_stops_when_interrupted() -> None:
     """Ctrl-C stops an idle trio server at once: its blocked read does not hold it up
     until the client writes again."""

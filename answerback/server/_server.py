@@ -398,7 +398,8 @@ class MCPServer:
 
     async def run_stdio_async(self) -> None:
         """Serve this process's stdin/stdout until the client closes stdin, answering
-        every request read before it did (``server < requests.jsonl`` gets every answer)."""
+        every request read before it did (``server < requests.jsonl`` gets every answer).
+        Raises ``OSError`` if stdout cannot be written (answers were lost)."""
         async with stdio_server_streams() as (read_stream, write_stream):
             await self.serve_connection(read_stream, write_stream, answer_after_input_ends=True)
 
@@ -465,7 +466,8 @@ class MCPServer:
         serves ``http://host:port/path`` with uvicorn until Ctrl-C or SIGTERM, with one
         line on stderr saying where (see ``run_uvicorn``). Ctrl-C stops either without a
         traceback and exits with status 130, the shell's code for an interrupted
-        program; a port already in use exits with a one-line message (status 1).
+        program; a port already in use, or a stdout that cannot be written (a full
+        disk), exits with a one-line message (status 1).
         ``backend="trio"`` serves stdio on trio (uvicorn, and so HTTP, needs asyncio).
         ``state`` and ``auth`` are passed to ``http_app`` (streamable HTTP only).
         """
@@ -474,6 +476,8 @@ class MCPServer:
                 anyio.run(self.run_stdio_async, backend=backend)
             except KeyboardInterrupt:
                 raise SystemExit(130) from None
+            except OSError as exc:  # stdin or stdout failed (a tool's own errors are answers)
+                raise SystemExit(f"answerback: {exc.strerror or exc}.") from None
             except BaseExceptionGroup as group:
                 # trio delivers Ctrl-C inside the task group that reads stdin.
                 interrupted, rest = group.split(KeyboardInterrupt)

@@ -79,12 +79,15 @@ class PipeInput(asyncio.Protocol):
 
 
 class _Closing(asyncio.Protocol):
-    """A write pipe's protocol: says when the pipe is closed, its last bytes written."""
+    """A write pipe's protocol: says when the pipe is closed, its last bytes written, and
+    what closed it if a write failed."""
 
     def __init__(self) -> None:
         self.closed = asyncio.get_running_loop().create_future()
+        self.error: Exception | None = None
 
     def connection_lost(self, exc: Exception | None) -> None:
+        self.error = self.error or exc
         if not self.closed.done():
             self.closed.set_result(None)
 
@@ -147,6 +150,14 @@ class PipeOutput:
         """Wait until the pipe is closed (after ``close``, once its last bytes are out, or
         when its reader has gone). A cancelled wait leaves the others waiting."""
         await asyncio.shield(self._protocol.closed)
+
+    def write_error(self) -> OSError | None:
+        """Why writing failed, if it did for a reason other than the reader having gone
+        (a full disk, an I/O error): what was written then is lost."""
+        error = self._protocol.error
+        if isinstance(error, OSError) and not isinstance(error, ConnectionError):
+            return error
+        return None
 
     def abort(self) -> None:
         """Close the pipe now, dropping what has not gone out (a reader that stopped

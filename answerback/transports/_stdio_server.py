@@ -8,7 +8,10 @@ prints.
 
 The client may close our stdin and go on reading: requests read by then are still
 answered. Once it closes its end of our stdout (it has gone), serving stops (asyncio pipes;
-elsewhere a closed stdout is noticed at the next write).
+elsewhere a closed stdout is noticed at the next write). Stdout failing for any other
+reason (a full disk, an I/O error) stops serving too, but is an error: answers were lost,
+and whoever runs the server must hear why (``OSError``, which ``MCPServer.run`` turns
+into one line on stderr and exit status 1).
 
 Serving this process's own stdout, the protocol takes a private copy of it, and while the
 server runs both ``sys.stdout`` and file descriptor 1 lead to stderr: a ``print`` left in
@@ -65,7 +68,8 @@ async def stdio_server_streams(
     block ends are still written; the files themselves are left open. On this process's
     own stdout, anything else written to stdout goes to stderr while the block runs.
     Once the client closes its end of stdout (it has gone), the block's body is
-    cancelled, and the block ends quietly.
+    cancelled, and the block ends quietly; if writing fails for another reason, the body
+    is cancelled and the block raises ``OSError`` (the answers are lost).
     """
     if stdout is not None:
         async with _streams(stdin, stdout, max_message_bytes) as streams:
@@ -170,9 +174,10 @@ async def _read_messages(
 
 async def _stop_once_unread(output: PipeOutput, serving: anyio.CancelScope) -> None:
     """Stop serving (the block's body is cancelled) once the client has closed its end
-    of our stdout: nobody will read an answer now, so a tool still running for a client
-    that died must not keep this process alive. (A client that closed only our stdin
-    still reads, and gets its answers.) The pipe transport notices without a write."""
+    of our stdout, or writing to it has failed: nobody will read an answer now, so a tool
+    still running for a client that died must not keep this process alive. (A client
+    that closed only our stdin still reads, and gets its answers.) The pipe transport
+    notices a closed pipe without a write."""
     await output.wait_closed()
     serving.cancel()
 
@@ -236,6 +241,7 @@ async def _writer(
                 with anyio.move_on_after(_FLUSH_SECONDS, shield=True):
                     await output.wait_closed()
                 output.abort()
+            _raise_if_failed(output.write_error())
             return
 
     # Not a pipe on asyncio: each line is written in a worker thread, by one task in turn.
@@ -247,6 +253,7 @@ async def _writer(
 
     outgoing_send, outgoing_read = open_channel[Envelope]()
     written = anyio.Event()
+    write_errors: list[OSError] = []
 
     async def write_loop(serving: anyio.CancelScope) -> None:
         try:
@@ -254,8 +261,10 @@ async def _writer(
                 async for envelope in outgoing_read:
                     if line := line_for(envelope, limit, incoming):
                         await anyio.to_thread.run_sync(write_all, line, abandon_on_cancel=True)
-        except BrokenPipeError:
-            serving.cancel()  # the client has gone: stop serving (see _stop_once_unread)
+        except OSError as exc:
+            if not isinstance(exc, ConnectionError):  # not merely the client having gone
+                write_errors.append(exc)
+            serving.cancel()  # nobody can read an answer: stop (see _stop_once_unread)
         finally:
             written.set()
 
@@ -268,6 +277,17 @@ async def _writer(
             with anyio.move_on_after(_FLUSH_SECONDS, shield=True):
                 await written.wait()
             tg.cancel_scope.cancel()
+    _raise_if_failed(write_errors[0] if write_errors else None)
+
+
+def _raise_if_failed(write_error: OSError | None) -> None:
+    """Raise, as one clear ``OSError``, a failure to write stdout that lost answers."""
+    if write_error is not None:
+        reason = write_error.strerror or str(write_error)
+        raise OSError(
+            write_error.errno,
+            f"cannot write to stdout ({reason}): the server stopped, its answers lost",
+        ) from write_error
 
 
 def _own_copy(file: BinaryIO, mode: str) -> BinaryIO | None:

@@ -848,6 +848,26 @@ def test_a_server_that_cannot_write_its_answers_says_why_and_fails(
     ]
 
 
+@pytest.mark.parametrize(("closing", "closed"), [("<&-", "stdin"), (">&-", "stdout")])
+def test_a_server_started_without_stdin_or_stdout_says_so_in_one_line(
+    closing: str, closed: str
+) -> None:
+    """Python leaves ``sys.stdin`` or ``sys.stdout`` as ``None`` when the process starts
+    with it closed (``server <&-``): one line says what is wrong, with no traceback."""
+    done = subprocess.run(
+        ["sh", "-c", f'exec "$0" -c "$1" asyncio {closing}', sys.executable, GONE_CLIENT_SERVER],
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        timeout=PATIENCE_SECONDS,
+        check=False,
+    )
+    assert done.returncode == 1
+    assert done.stderr.decode().splitlines() == [
+        f"answerback: cannot serve stdio: this process was started with {closed} closed. "
+        "Start the server from an MCP client, which connects both to it."
+    ]
+
+
 async def test_a_trio_server_waiting_for_input_stops_when_interrupted() -> None:
     """Ctrl-C stops an idle trio server at once: its blocked read does not hold it up
     until the client writes again."""

@@ -399,7 +399,8 @@ class MCPServer:
     async def run_stdio_async(self) -> None:
         """Serve this process's stdin/stdout until the client closes stdin, answering
         every request read before it did (``server < requests.jsonl`` gets every answer).
-        Raises ``OSError`` if stdout cannot be written (answers were lost)."""
+        Raises ``OSError`` if stdout cannot be written (answers were lost), or if this
+        process has no stdin or stdout."""
         async with stdio_server_streams() as (read_stream, write_stream):
             await self.serve_connection(read_stream, write_stream, answer_after_input_ends=True)
 

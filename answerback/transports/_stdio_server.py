@@ -23,6 +23,7 @@ a lenient client and can break a strict one). Both are put back when the block e
 from __future__ import annotations
 
 import asyncio
+import errno
 import functools
 import io
 import os
@@ -71,6 +72,7 @@ async def stdio_server_streams(
     cancelled, and the block ends quietly; if writing fails for another reason, the body
     is cancelled and the block raises ``OSError`` (the answers are lost).
     """
+    _require_standard_streams(stdin, stdout)
     if stdout is not None:
         async with _streams(stdin, stdout, max_message_bytes) as streams:
             yield streams
@@ -78,6 +80,22 @@ async def stdio_server_streams(
     with _stdout_kept_for_protocol() as protocol_stdout:
         async with _streams(stdin, protocol_stdout, max_message_bytes) as streams:
             yield streams
+
+
+def _require_standard_streams(stdin: BinaryIO | None, stdout: BinaryIO | None) -> None:
+    """Raise a clear ``OSError`` if this process has no stdin or stdout to serve (it was
+    started with them closed, ``server <&-``), where Python leaves ``None``."""
+    closed = [
+        name
+        for name, given, own in (("stdin", stdin, sys.stdin), ("stdout", stdout, sys.stdout))
+        if given is None and own is None
+    ]
+    if closed:
+        raise OSError(
+            errno.EBADF,
+            f"cannot serve stdio: this process was started with {' and '.join(closed)} "
+            "closed. Start the server from an MCP client, which connects both to it",
+        )
 
 
 @contextmanager

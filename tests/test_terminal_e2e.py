@@ -492,6 +492,29 @@ def test_cancel_stops_a_servers_running_calls(terminal: Terminal, tmp_path: Path
     terminal.wait_for(r"^Hello, Bo!$")
 
 
+def test_a_server_run_by_hand_says_how_to_talk_to_it(terminal: Terminal) -> None:
+    """A person who starts a stdio server in a terminal is told what it waits for, and
+    the command it gives connects to it; a line typed to it is answered, and Ctrl-C
+    ends it with the shell's status for an interrupted program."""
+    terminal.start(LIBRARY)
+    screen = terminal.wait_for(r"Ctrl-C stops it\.$")
+    hint = re.search(
+        r"^answerback: Library speaks MCP on stdin and stdout, and waits for a client\. "
+        r"To use it yourself: answerback connect (.+)\. Ctrl-C stops it\.$",
+        screen,
+        re.MULTILINE,
+    )
+    assert hint is not None, screen
+    [command] = shlex.split(hint.group(1))
+    terminal.type('{"jsonrpc": "2.0", "id": 1, "method": "ping"}')
+    terminal.wait_for(r'^\{"jsonrpc":"2\.0","id":1,"result":\{\}\}$')
+    terminal.keys("C-c")
+    terminal.wait_for(r"\[exited 130\]")
+    terminal.run("kill-session")
+    connect(terminal, command)
+    terminal.wait_for(r"Connected to library_server \(Library")
+
+
 EVERYTHING = f"node {EVERYTHING_ENTRY} stdio"
 
 

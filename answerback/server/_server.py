@@ -23,6 +23,7 @@ from answerback.server._request_state import RequestStateSealer
 from answerback.server._resources import RegisteredResource
 from answerback.server._tools import RegisteredTool
 from answerback.transports import stdio_server_streams
+from answerback.transports._stdio_server import greet_a_person_at_a_terminal
 from answerback.transports.http._notification_bus import Notice, NotificationBus, SharedState
 from answerback.transports.http._used_states import InMemoryUsedStates, UsedStates
 from answerback.types import (
@@ -463,16 +464,18 @@ class MCPServer:
         """Run the server in this process: the blocking entry point of a server script.
 
         ``"stdio"`` serves stdin/stdout until the client closes them, printing nothing
-        (a stray ``print`` in a tool goes to stderr while it runs). ``"streamable-http"``
-        serves ``http://host:port/path`` with uvicorn until Ctrl-C or SIGTERM, with one
-        line on stderr saying where (see ``run_uvicorn``). Ctrl-C stops either without a
-        traceback and exits with status 130, the shell's code for an interrupted
-        program; a port already in use, or a stdout that cannot be written (a full
-        disk), exits with a one-line message (status 1).
+        (a stray ``print`` in a tool goes to stderr while it runs), except one line on
+        stderr for a person who started it in a terminal, saying how to talk to it.
+        ``"streamable-http"`` serves ``http://host:port/path`` with uvicorn until Ctrl-C or
+        SIGTERM, with one line on stderr saying where (see ``run_uvicorn``). Ctrl-C stops
+        either without a traceback and exits with status 130, the shell's code for an
+        interrupted program; a port already in use, or a stdout that cannot be written (a
+        full disk), exits with a one-line message (status 1).
         ``backend="trio"`` serves stdio on trio (uvicorn, and so HTTP, needs asyncio).
         ``state`` and ``auth`` are passed to ``http_app`` (streamable HTTP only).
         """
         if transport == "stdio":
+            greet_a_person_at_a_terminal(self.name)
             try:
                 anyio.run(self.run_stdio_async, backend=backend)
             except KeyboardInterrupt:

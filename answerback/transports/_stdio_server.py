@@ -27,6 +27,7 @@ import errno
 import functools
 import io
 import os
+import shlex
 import sys
 from collections.abc import AsyncGenerator, Awaitable, Callable, Generator
 from contextlib import asynccontextmanager, contextmanager
@@ -80,6 +81,22 @@ async def stdio_server_streams(
     with _stdout_kept_for_protocol() as protocol_stdout:
         async with _streams(stdin, protocol_stdout, max_message_bytes) as streams:
             yield streams
+
+
+def greet_a_person_at_a_terminal(server_name: str) -> None:
+    """One line on stderr when stdin is a terminal: a person who runs a stdio server by
+    hand sees a program that waits and says nothing, and cannot tell it works. The line
+    says what it waits for and gives the command that talks to it."""
+    stdin = sys.stdin
+    if stdin is None or not stdin.isatty():
+        return
+    command = shlex.join(sys.orig_argv)
+    print(
+        f"answerback: {server_name} speaks MCP on stdin and stdout, and waits for a client. "
+        f"To use it yourself: answerback connect {shlex.quote(command)}. Ctrl-C stops it.",
+        file=sys.stderr,
+        flush=True,
+    )
 
 
 def _require_standard_streams(stdin: BinaryIO | None, stdout: BinaryIO | None) -> None:

@@ -454,3 +454,28 @@ def test_the_librarys_warnings_are_printed_as_the_commands_own() -> None:
     warnings = [line for line in done.stderr.splitlines() if "not JSON-RPC" in line]
     assert warnings
     assert all(line.startswith("answerback: WARNING: ") for line in warnings)
+
+
+def test_a_servers_stderr_log_is_set_aside_once_it_grows_too_large(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``answerback connect`` appends each stdio server's stderr to its log across
+    sessions; a log past the limit is moved to ``NAME.log.1`` (replacing the one before)
+    when the next session starts, so it cannot grow without bound."""
+    from answerback.cli import _connect
+
+    monkeypatch.setenv("ANSWERBACK_STATE_DIR", str(tmp_path / "state"))
+    monkeypatch.setattr(_connect, "LOG_BYTES_KEPT", 100)
+    log = _connect.server_log("tearoom")
+    assert log == tmp_path / "state" / "logs" / "tearoom.log"
+    assert log.parent.is_dir()
+    assert not log.exists()
+    log.write_text("small\n")
+    assert _connect.server_log("tearoom") == log
+    assert log.read_text() == "small\n"  # under the limit: kept, appended to
+    set_aside = log.with_name("tearoom.log.1")
+    set_aside.write_text("older\n")
+    log.write_text("x" * 101)
+    assert _connect.server_log("tearoom") == log
+    assert not log.exists()
+    assert set_aside.read_text() == "x" * 101

@@ -65,6 +65,24 @@ from answerback.types import (
     Tool,
 )
 
+LOG_BYTES_KEPT = 10 * 1024 * 1024
+"""A server's stderr log over this size is set aside (as ``NAME.log.1``, replacing the
+one before) when the next session starts, so a chatty server cannot fill the disk over
+weeks of sessions."""
+
+
+def server_log(name: str) -> Path:
+    """The file a stdio server's stderr is appended to, its directory made, and set
+    aside first if it has grown past ``LOG_BYTES_KEPT``."""
+    logs = state_dir() / "logs"
+    logs.mkdir(parents=True, exist_ok=True)
+    log = logs / f"{name}.log"
+    with contextlib.suppress(FileNotFoundError):
+        if log.stat().st_size > LOG_BYTES_KEPT:
+            log.replace(log.with_name(f"{log.name}.1"))
+    return log
+
+
 COMMANDS = {
     "tools": "tools [SERVER]: list the tools",
     "resources": "resources [SERVER]: list the resources",
@@ -309,10 +327,7 @@ class Session:
     async def _connect(self, stack: AsyncExitStack, server: Server) -> None:
         stderr: Any = None
         if server.target.is_stdio:
-            logs = state_dir() / "logs"
-            logs.mkdir(parents=True, exist_ok=True)
-            server.stderr_log = logs / f"{server.name}.log"
-            stderr = server.stderr_log
+            server.stderr_log = stderr = server_log(server.name)
         responder = CommandResponder(
             asking_person(self.broker, server.name, self.roots, self.sampler),
             server.name,

@@ -5,6 +5,7 @@ keeps serving a normal client afterwards."""
 from __future__ import annotations
 
 import contextlib
+import importlib.util
 import json
 from collections.abc import AsyncGenerator
 from typing import Any, cast
@@ -557,16 +558,26 @@ async def test_a_crafted_last_event_id_is_a_clean_404(
         "_",
         "",
         "garbage",
-        "\x7f\x01",
         await a_stored_event_id(http, server.url, other_session),
     ]
-    for value in crafted:
+
+    async def resume_from(value: str | bytes) -> httpx2.Response:
         if isinstance(value, str):  # the server reads header bytes as Latin-1
             value = value.encode("latin-1")
         headers: dict[str, str | bytes] = {**session_headers(session_id)}
         headers.update({"accept": "text/event-stream", "last-event-id": value})
-        response = await http.get(server.url, headers=cast(Any, headers))
-        assert_error(response, 404, -32600, "Last-Event-ID")
+        return await http.get(server.url, headers=cast(Any, headers))
+
+    for value in crafted:
+        assert_error(await resume_from(value), 404, -32600, "Last-Event-ID")
+    # Control characters may not appear in a header at all (RFC 9110, 5.5): httptools,
+    # uvicorn's parser where it is installed (a dependency on CPython), refuses the
+    # request itself; h11 lets it through to the server's own 404.
+    refused = await resume_from("\x7f\x01")
+    if importlib.util.find_spec("httptools") is not None:
+        assert (refused.status_code, refused.text) == (400, "Invalid HTTP request received.")
+    else:
+        assert_error(refused, 404, -32600, "Last-Event-ID")
     await call_pause(http, server.url, session_id)
 
 

@@ -23,7 +23,7 @@ from answerback.server._request_state import RequestStateSealer
 from answerback.server._resources import RegisteredResource
 from answerback.server._tools import RegisteredTool
 from answerback.transports import stdio_server_streams
-from answerback.transports._stdio_server import greet_a_person_at_a_terminal
+from answerback.transports._stdio_server import StdioFailedError, greet_a_person_at_a_terminal
 from answerback.transports.http._notification_bus import Notice, NotificationBus, SharedState
 from answerback.transports.http._used_states import InMemoryUsedStates, UsedStates
 from answerback.types import (
@@ -480,8 +480,8 @@ class MCPServer:
                 anyio.run(self.run_stdio_async, backend=backend)
             except KeyboardInterrupt:
                 raise SystemExit(130) from None
-            except OSError as exc:  # stdin or stdout failed (a tool's own errors are answers)
-                raise SystemExit(f"answerback: {exc.strerror or exc}.") from None
+            except StdioFailedError as exc:
+                raise SystemExit(f"answerback: {exc.strerror}.") from None
             except BaseExceptionGroup as group:
                 # trio delivers Ctrl-C inside the task group that reads stdin.
                 interrupted, rest = group.split(KeyboardInterrupt)

@@ -10,8 +10,8 @@ The client may close our stdin and go on reading: requests read by then are stil
 answered. Once it closes its end of our stdout (it has gone), serving stops (asyncio pipes;
 elsewhere a closed stdout is noticed at the next write). Stdout failing for any other
 reason (a full disk, an I/O error) stops serving too, but is an error: answers were lost,
-and whoever runs the server must hear why (``OSError``, which ``MCPServer.run`` turns
-into one line on stderr and exit status 1).
+and whoever runs the server must hear why (``StdioFailedError``, an ``OSError``, which
+``MCPServer.run`` turns into one line on stderr and exit status 1).
 
 Serving this process's own stdout, the protocol takes a private copy of it, and while the
 server runs both ``sys.stdout`` and file descriptor 1 lead to stderr: a ``print`` left in
@@ -83,12 +83,21 @@ async def stdio_server_streams(
             yield streams
 
 
+class StdioFailedError(OSError):
+    """This process's stdin or stdout cannot carry the connection: it was started without
+    one, or stdout could not be written (a full disk), and answers were lost. Its message
+    is one line for whoever runs the server."""
+
+
 def greet_a_person_at_a_terminal(server_name: str) -> None:
     """One line on stderr when stdin is a terminal: a person who runs a stdio server by
     hand sees a program that waits and says nothing, and cannot tell it works. The line
     says what it waits for and gives the command that talks to it."""
-    stdin = sys.stdin
-    if stdin is None or not stdin.isatty():
+    try:
+        at_a_terminal = sys.stdin is not None and sys.stdin.isatty()
+    except (AttributeError, ValueError):  # a stand-in without isatty, or a closed file
+        at_a_terminal = False
+    if not at_a_terminal:
         return
     command = shlex.join(sys.orig_argv)
     print(
@@ -108,7 +117,7 @@ def _require_standard_streams(stdin: BinaryIO | None, stdout: BinaryIO | None) -
         if given is None and own is None
     ]
     if closed:
-        raise OSError(
+        raise StdioFailedError(
             errno.EBADF,
             f"cannot serve stdio: this process was started with {' and '.join(closed)} "
             "closed. Start the server from an MCP client, which connects both to it",
@@ -316,10 +325,11 @@ async def _writer(
 
 
 def _raise_if_failed(write_error: OSError | None) -> None:
-    """Raise, as one clear ``OSError``, a failure to write stdout that lost answers."""
+    """Raise, as one clear ``StdioFailedError``, a failure to write stdout that lost
+    answers."""
     if write_error is not None:
         reason = write_error.strerror or str(write_error)
-        raise OSError(
+        raise StdioFailedError(
             write_error.errno,
             f"cannot write to stdout ({reason}): the server stopped, its answers lost",
         ) from write_error

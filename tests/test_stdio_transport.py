@@ -507,7 +507,8 @@ def test_the_line_reader_finishes_a_last_line_that_has_no_newline(chunk_size: in
 
 def test_a_byte_order_mark_before_a_message_is_ignored() -> None:
     """A UTF-8 byte order mark (a file a Windows editor saved) does not cost the first
-    message, as RFC 8259 allows; without it, the same bytes are still a parse error."""
+    message, as RFC 8259 allows; what follows the mark must still be JSON, and only one
+    mark is skipped."""
     mark = codecs.BOM_UTF8
     reader = LineReader()
     incoming, _ = reader.feed(mark + b'{"jsonrpc":"2.0","id":1,"method":"ping"}\n')

@@ -97,7 +97,7 @@ def greet_a_person_at_a_terminal(server_name: str) -> None:
         at_a_terminal = sys.stdin is not None and sys.stdin.isatty()
     except (AttributeError, ValueError):  # a stand-in without isatty, or a closed file
         at_a_terminal = False
-    if not at_a_terminal:
+    if not at_a_terminal or sys.stderr is None:  # print(file=None) would use stdout
         return
     command = shlex.join(sys.orig_argv)
     print(

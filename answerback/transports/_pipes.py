@@ -151,13 +151,10 @@ class PipeOutput:
         when its reader has gone). A cancelled wait leaves the others waiting."""
         await asyncio.shield(self._protocol.closed)
 
-    def write_error(self) -> OSError | None:
-        """Why writing failed, if it did for a reason other than the reader having gone
-        (a full disk, an I/O error): what was written then is lost."""
-        error = self._protocol.error
-        if isinstance(error, OSError) and not isinstance(error, ConnectionError):
-            return error
-        return None
+    def write_error(self) -> Exception | None:
+        """The error that closed the pipe, if a write failed (its reader gone, a full
+        disk); ``None`` if it closed normally."""
+        return self._protocol.error
 
     def abort(self) -> None:
         """Close the pipe now, dropping what has not gone out (a reader that stopped

@@ -297,17 +297,17 @@ async def _writer(
 
     outgoing_send, outgoing_read = open_channel[Envelope]()
     written = anyio.Event()
-    write_errors: list[OSError] = []
+    write_error: OSError | None = None
 
     async def write_loop(serving: anyio.CancelScope) -> None:
+        nonlocal write_error
         try:
             async with outgoing_read:
                 async for envelope in outgoing_read:
                     if line := line_for(envelope, limit, incoming):
                         await anyio.to_thread.run_sync(write_all, line, abandon_on_cancel=True)
         except OSError as exc:
-            if not isinstance(exc, ConnectionError):  # not merely the client having gone
-                write_errors.append(exc)
+            write_error = exc
             serving.cancel()  # nobody can read an answer: stop (see _stop_once_unread)
         finally:
             written.set()
@@ -321,13 +321,14 @@ async def _writer(
             with anyio.move_on_after(_FLUSH_SECONDS, shield=True):
                 await written.wait()
             tg.cancel_scope.cancel()
-    _raise_if_failed(write_errors[0] if write_errors else None)
+    _raise_if_failed(write_error)
 
 
-def _raise_if_failed(write_error: OSError | None) -> None:
+def _raise_if_failed(write_error: Exception | None) -> None:
     """Raise, as one clear ``StdioFailedError``, a failure to write stdout that lost
-    answers."""
-    if write_error is not None:
+    answers. A broken pipe or a reset is not one: the client has gone, and nobody is
+    left to answer (serving just stops)."""
+    if isinstance(write_error, OSError) and not isinstance(write_error, ConnectionError):
         reason = write_error.strerror or str(write_error)
         raise StdioFailedError(
             write_error.errno,

@@ -9,6 +9,7 @@ its stdin.
 from __future__ import annotations
 
 import codecs
+import io
 import json
 import math
 import os
@@ -30,6 +31,7 @@ from answerback.client import IncomingMessage
 from answerback.jsonrpc import Envelope, MalformedMessage
 from answerback.transports import stdio_server_streams
 from answerback.transports._framing import LineReader, decode, line_for, oversized_replies
+from answerback.transports._stdio_server import greet_a_person_at_a_terminal
 from answerback.types import (
     INTERNAL_ERROR,
     INVALID_REQUEST,
@@ -867,6 +869,43 @@ def test_a_server_started_without_stdin_or_stdout_says_so_in_one_line(
         f"answerback: cannot serve stdio: this process was started with {closed} closed. "
         "Start the server from an MCP client, which connects both to it."
     ]
+
+
+class _TerminalInput(io.StringIO):
+    """Standard input as a person's terminal looks to ``isatty``."""
+
+    def isatty(self) -> bool:
+        return True
+
+
+def test_the_terminal_greeting_goes_to_stderr_and_only_at_a_terminal(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """At a terminal the greeting is one line on stderr; never on stdout, which carries
+    the protocol, even with stderr closed; and nothing when stdin is no terminal, is a
+    stand-in without ``isatty``, or is a closed file."""
+    closed = io.StringIO()
+    closed.close()
+    for stdin, has_stderr, greeted in [
+        (_TerminalInput(), True, True),
+        (_TerminalInput(), False, False),
+        (io.StringIO(), True, False),
+        (object(), True, False),
+        (closed, True, False),
+    ]:
+        stdout, stderr = io.StringIO(), io.StringIO()
+        monkeypatch.setattr(sys, "stdin", stdin)
+        monkeypatch.setattr(sys, "stdout", stdout)
+        monkeypatch.setattr(sys, "stderr", stderr if has_stderr else None)
+        greet_a_person_at_a_terminal("Library")
+        assert stdout.getvalue() == ""
+        said = stderr.getvalue().splitlines()
+        if greeted:
+            [line] = said
+            assert line.startswith("answerback: Library speaks MCP on stdin and stdout")
+            assert "answerback connect " in line
+        else:
+            assert said == []
 
 
 async def test_a_trio_server_waiting_for_input_stops_when_interrupted() -> None:

@@ -8,7 +8,9 @@ its stdin.
 
 from __future__ import annotations
 
+import asyncio
 import codecs
+import errno
 import io
 import json
 import math
@@ -19,7 +21,7 @@ import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import Any, BinaryIO, cast
 
 import anyio
 import pytest
@@ -31,7 +33,8 @@ from answerback.client import IncomingMessage
 from answerback.jsonrpc import Envelope, MalformedMessage
 from answerback.transports import stdio_server_streams
 from answerback.transports._framing import LineReader, decode, line_for, oversized_replies
-from answerback.transports._stdio_server import greet_a_person_at_a_terminal
+from answerback.transports._pipes import PipeInput
+from answerback.transports._stdio_server import StdioFailedError, greet_a_person_at_a_terminal
 from answerback.types import (
     INTERNAL_ERROR,
     INVALID_REQUEST,
@@ -849,6 +852,87 @@ def test_a_server_that_cannot_write_its_answers_says_why_and_fails(
         "answerback: cannot write to stdout (No space left on device): the server "
         "stopped, its answers lost."
     ]
+
+
+@pytest.mark.parametrize("backend", ["asyncio", "trio"])
+def test_a_server_whose_stdin_cannot_be_read_says_why_and_fails(
+    tmp_path: Path, backend: str
+) -> None:
+    """Stdin opened for writing only (``server 0>file``, a slip of the shell): every read
+    fails. One line on stderr says why, with no traceback, and the status is 1."""
+    done = subprocess.run(
+        [
+            "sh",
+            "-c",
+            f'exec "$0" -c "$1" {backend} 0>"$2"',
+            sys.executable,
+            GONE_CLIENT_SERVER,
+            str(tmp_path / "written.txt"),
+        ],
+        capture_output=True,
+        timeout=PATIENCE_SECONDS,
+        check=False,
+    )
+    assert done.returncode == 1
+    assert done.stderr.decode().splitlines() == [
+        "answerback: cannot read stdin (Bad file descriptor): the server stopped after "
+        "answering what it read."
+    ]
+
+
+class _InputThatFails(io.RawIOBase):
+    """Stdin that gives ``first``, then fails as a terminal that went away does (EIO)."""
+
+    def __init__(self, first: bytes) -> None:
+        self.first: bytes | None = first
+
+    def readable(self) -> bool:
+        return True
+
+    def read1(self, size: int = -1) -> bytes:
+        first, self.first = self.first, None
+        if first is None:
+            raise OSError(errno.EIO, os.strerror(errno.EIO))
+        return first
+
+
+async def test_a_failed_read_ends_input_and_is_raised_once_what_was_read_is_answered(
+    tmp_path: Path,
+) -> None:
+    """A read of stdin that fails ends input as its end would: the request read before it
+    is still delivered and its answer written, and then the block raises the failure."""
+    out_path = tmp_path / "out.jsonl"
+    stdin = cast(BinaryIO, _InputThatFails(request_line(1, "ping")))
+
+    async def answer_to_the_end(stdout: BinaryIO) -> None:
+        async with stdio_server_streams(stdin, stdout) as (incoming, outgoing):
+            with anyio.fail_after(PATIENCE_SECONDS):
+                received = await incoming.receive()
+                assert isinstance(received, Envelope)
+                with pytest.raises(anyio.EndOfStream):
+                    await incoming.receive()
+            await outgoing.send(Envelope({"jsonrpc": "2.0", "id": 1, "result": {}}))
+
+    with out_path.open("wb") as stdout, pytest.raises(StdioFailedError) as raised:
+        await answer_to_the_end(stdout)
+    assert raised.value.errno == errno.EIO
+    assert raised.value.strerror == (
+        "cannot read stdin (Input/output error): the server stopped after answering what it read"
+    )
+    assert json.loads(out_path.read_bytes()) == {"jsonrpc": "2.0", "id": 1, "result": {}}
+
+
+@pytest.mark.parametrize("anyio_backend", ["asyncio"])  # pipe transports are asyncio's
+async def test_a_pipe_whose_read_fails_hands_over_what_came_and_then_its_error() -> None:
+    """On asyncio, stdin's pipe transport reports a failed read by losing the connection
+    with the error: what came before is still handed over, and the error is returned."""
+    pipe = PipeInput(asyncio.get_running_loop())
+    failure = OSError(errno.EIO, os.strerror(errno.EIO))
+    pipe.data_received(b"early")
+    pipe.connection_lost(failure)
+    taken: list[bytes] = []
+    assert await pipe.read_all(lambda chunk: taken.append(chunk) is None) is failure
+    assert taken == [b"early"]
 
 
 @pytest.mark.parametrize(("closing", "closed"), [("<&-", "stdin"), (">&-", "stdout")])

@@ -46,14 +46,18 @@ class PipeInput(asyncio.Protocol):
         self._early: list[bytes] = []
         """What came before ``read_all`` started."""
         self._transport: asyncio.ReadTransport | None = None
+        self._error: OSError | None = None
+        """The error a read failed with, which ended input."""
 
-    async def read_all(self, take: Take) -> None:
-        """Hand every chunk to ``take`` until end of input, or until it returns false."""
+    async def read_all(self, take: Take) -> OSError | None:
+        """Hand every chunk to ``take`` until end of input, or until it returns false;
+        return the error that ended input, if a read failed."""
         early, self._early = self._early, []
         if all(take(chunk) for chunk in early):
             self._take = take
             await self._ended
         self._end()
+        return self._error
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         self._transport = cast(asyncio.ReadTransport, transport)
@@ -68,6 +72,8 @@ class PipeInput(asyncio.Protocol):
         self._end()
 
     def connection_lost(self, exc: Exception | None) -> None:
+        if isinstance(exc, OSError):
+            self._error = exc
         self._end()
 
     def _end(self) -> None:

@@ -297,8 +297,9 @@ class StdioServer:
 class _Pipes(NamedTuple):
     """The program's stdin and stdout as the connection uses them."""
 
-    read_all: Callable[[Take], Awaitable[None]]
-    """Hands what the program writes to stdout to ``take`` until it ends."""
+    read_all: Callable[[Take], Awaitable[object]]
+    """Hands what the program writes to stdout to ``take`` until it ends (a failed read
+    ends it too: to the client, that program has stopped talking, as if it had exited)."""
     outgoing: WriteStream
     """Where the engine's messages go (straight into stdin, or to ``write_all``)."""
     write_all: Callable[[], Coroutine[Any, Any, None]] | None

@@ -11,7 +11,9 @@ answered. Once it closes its end of our stdout (it has gone), serving stops (asy
 elsewhere a closed stdout is noticed at the next write). Stdout failing for any other
 reason (a full disk, an I/O error) stops serving too, but is an error: answers were lost,
 and whoever runs the server must hear why (``StdioFailedError``, an ``OSError``, which
-``MCPServer.run`` turns into one line on stderr and exit status 1).
+``MCPServer.run`` turns into one line on stderr and exit status 1). Stdin failing to read
+(``server 0>file`` opens it for writing only) ends input as its end would, so what was
+read is answered, and then is the same kind of error.
 
 Serving this process's own stdout, the protocol takes a private copy of it, and while the
 server runs both ``sys.stdout`` and file descriptor 1 lead to stderr: a ``print`` left in
@@ -52,7 +54,9 @@ _FLUSH_SECONDS = 2.0
 """How long the messages still queued when the connection ends may take to go out (a
 client that stopped reading would otherwise hold the server up for ever)."""
 
-ReadAll = Callable[[Take], Awaitable[None]]
+ReadAll = Callable[[Take], Awaitable[OSError | None]]
+"""Hands each chunk of input to ``take`` until the input ends, or ``take`` returns false;
+returns the error that ended it, if a read failed."""
 Close = Callable[[], Awaitable[None]]
 
 
@@ -71,7 +75,9 @@ async def stdio_server_streams(
     own stdout, anything else written to stdout goes to stderr while the block runs.
     Once the client closes its end of stdout (it has gone), the block's body is
     cancelled, and the block ends quietly; if writing fails for another reason, the body
-    is cancelled and the block raises ``OSError`` (the answers are lost).
+    is cancelled and the block raises ``StdioFailedError`` (the answers are lost). If
+    reading stdin fails, input ends there and the block raises ``StdioFailedError`` as it
+    ends.
     """
     _require_standard_streams(stdin, stdout)
     if stdout is not None:
@@ -85,8 +91,8 @@ async def stdio_server_streams(
 
 class StdioFailedError(OSError):
     """This process's stdin or stdout cannot carry the connection: it was started without
-    one, or stdout could not be written (a full disk), and answers were lost. Its message
-    is one line for whoever runs the server."""
+    one, stdin could not be read, or stdout could not be written (a full disk) and answers
+    were lost. Its message is one line for whoever runs the server."""
 
 
 def greet_a_person_at_a_terminal(server_name: str) -> None:
@@ -165,13 +171,19 @@ async def _streams(
 ) -> AsyncGenerator[StreamPair, None]:
     incoming_send, incoming_read = open_channel[Envelope | Exception]()
     read_all, close_reader = await _reader(stdin or sys.stdin.buffer)
+    read_error: OSError | None = None
+
+    async def read_messages(outgoing: WriteStream) -> None:
+        nonlocal read_error
+        lines = LineReader(max_message_bytes)
+        read_error = await _read_messages(read_all, lines, incoming_send, outgoing)
+
     try:
         async with (
             _writer(stdout, max_message_bytes, incoming_send) as outgoing,
             anyio.create_task_group() as tg,
         ):
-            lines = LineReader(max_message_bytes)
-            tg.start_soon(_read_messages, read_all, lines, incoming_send, outgoing)
+            tg.start_soon(read_messages, outgoing)
             if isinstance(outgoing, PipeOutput):
                 tg.start_soon(_stop_once_unread, outgoing, tg.cancel_scope)
             try:
@@ -182,6 +194,7 @@ async def _streams(
     finally:
         with anyio.move_on_after(_FLUSH_SECONDS, shield=True):
             await close_reader()
+    _raise_if_failed(read_error, "read stdin", "the server stopped after answering what it read")
 
 
 async def _read_messages(
@@ -189,11 +202,12 @@ async def _read_messages(
     lines: LineReader,
     incoming: ChannelSender[Envelope | Exception],
     outgoing: WriteStream,
-) -> None:
+) -> OSError | None:
     """The client's messages to ``incoming`` (and errors for what cannot be read, to the
-    client), until its input ends or the engine stops reading. The client has written
-    all it will once its input ends, so a last line with no newline is a whole message
-    (the client side instead drops a server's last half line: that server died writing)."""
+    client), until its input ends or the engine stops reading; returns the error that
+    ended input, if a read failed. The client has written all it will once its input
+    ends, so a last line with no newline is a whole message (the client side instead
+    drops a server's last half line: that server died writing)."""
 
     def pass_on(messages: list[Envelope | Exception]) -> bool:
         try:
@@ -212,8 +226,9 @@ async def _read_messages(
         return pass_on(messages)
 
     async with incoming:
-        await read_all(take)
+        read_error = await read_all(take)
         pass_on(lines.finish())
+    return read_error
 
 
 async def _stop_once_unread(output: PipeOutput, serving: anyio.CancelScope) -> None:
@@ -252,15 +267,19 @@ async def _reader(stdin: BinaryIO) -> tuple[ReadAll, Close]:
     except (OSError, ValueError, io.UnsupportedOperation):
         read_some = cast(Callable[[int], bytes], getattr(stdin, "read1", stdin.read))
 
-    async def read_all_in_threads(take: Take) -> None:
+    async def read_all_in_threads(take: Take) -> OSError | None:
         # A thread blocked in a read cannot be interrupted: a cancelled read abandons it
         # (it ends when input comes or the process exits) instead of holding up the
         # server's shutdown until the client writes again.
-        while chunk := await anyio.to_thread.run_sync(
-            read_some, _CHUNK_BYTES, abandon_on_cancel=True
-        ):
-            if not take(chunk):
-                return
+        try:
+            while chunk := await anyio.to_thread.run_sync(
+                read_some, _CHUNK_BYTES, abandon_on_cancel=True
+            ):
+                if not take(chunk):
+                    break
+        except OSError as exc:
+            return exc
+        return None
 
     return read_all_in_threads, _nothing
 
@@ -285,7 +304,7 @@ async def _writer(
                 with anyio.move_on_after(_FLUSH_SECONDS, shield=True):
                     await output.wait_closed()
                 output.abort()
-            _raise_if_failed(output.write_error())
+            _raise_if_failed(output.write_error(), "write to stdout", _ANSWERS_LOST)
             return
 
     # Not a pipe on asyncio: each line is written in a worker thread, by one task in turn.
@@ -321,19 +340,19 @@ async def _writer(
             with anyio.move_on_after(_FLUSH_SECONDS, shield=True):
                 await written.wait()
             tg.cancel_scope.cancel()
-    _raise_if_failed(write_error)
+    _raise_if_failed(write_error, "write to stdout", _ANSWERS_LOST)
 
 
-def _raise_if_failed(write_error: Exception | None) -> None:
-    """Raise, as one clear ``StdioFailedError``, a failure to write stdout that lost
-    answers. A broken pipe or a reset is not one: the client has gone, and nobody is
-    left to answer (serving just stops)."""
-    if isinstance(write_error, OSError) and not isinstance(write_error, ConnectionError):
-        reason = write_error.strerror or str(write_error)
-        raise StdioFailedError(
-            write_error.errno,
-            f"cannot write to stdout ({reason}): the server stopped, its answers lost",
-        ) from write_error
+_ANSWERS_LOST = "the server stopped, its answers lost"
+
+
+def _raise_if_failed(error: Exception | None, doing: str, outcome: str) -> None:
+    """Raise, as one clear ``StdioFailedError``, a failure to read stdin or write stdout.
+    A broken pipe or a reset is not one: the client has gone, and nobody is left to
+    answer (serving just stops)."""
+    if isinstance(error, OSError) and not isinstance(error, ConnectionError):
+        reason = error.strerror or str(error)
+        raise StdioFailedError(error.errno, f"cannot {doing} ({reason}): {outcome}") from error
 
 
 def _own_copy(file: BinaryIO, mode: str) -> BinaryIO | None:

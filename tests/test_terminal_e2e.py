@@ -492,6 +492,63 @@ def test_cancel_stops_a_servers_running_calls(terminal: Terminal, tmp_path: Path
     terminal.wait_for(r"^Hello, Bo!$")
 
 
+def test_a_state_directory_that_cannot_be_written_is_said_and_the_session_works(
+    terminal: Terminal,
+) -> None:
+    """The state directory is a file (or on a read-only disk): the history and the
+    server's log cannot be kept. Each is said once, with what to do, and the session
+    works without them."""
+    not_a_directory = terminal.home / "state-file"
+    not_a_directory.write_text("")
+    terminal.start(
+        f"ANSWERBACK_STATE_DIR={shlex.quote(str(not_a_directory))} "
+        f"{shlex.quote(sys.executable)} -m answerback connect {shlex.quote(TEAROOM)}"
+    )
+    screen = terminal.wait_for(PROMPT)
+    assert re.search(
+        r"^The command history is not kept: .*File exists.*\. Pass --history FILE, "
+        r"or set ANSWERBACK_STATE_DIR to a writable directory\.$",
+        screen,
+        re.MULTILINE,
+    )
+    assert re.search(
+        r"^terminal_server's stderr is not kept: .*Not a directory.*\. To keep it, "
+        r"set ANSWERBACK_STATE_DIR to a writable directory\.$",
+        screen,
+        re.MULTILINE,
+    )
+    terminal.type("call greet name=Ada")
+    terminal.wait_for(r"^Hello, Ada!$")
+    terminal.type("status")
+    terminal.wait_for(r"^terminal_server's stderr is discarded: its log cannot be written$")
+    terminal.type("quit")
+    terminal.wait_for(r"\[exited 0\]")
+    assert not_a_directory.read_text() == ""
+
+
+def test_a_history_that_stops_taking_writes_is_said_once_and_kept_in_memory(
+    terminal: Terminal,
+) -> None:
+    """Writing the history fails mid-session (here no file may grow: ``ulimit -f 0``, as
+    on a full disk): the session says so once and goes on, Up still walks the history."""
+    connect_command = f"{shlex.quote(sys.executable)} -m answerback connect {shlex.quote(TEAROOM)}"
+    terminal.start(f"sh -c {shlex.quote(f'ulimit -f 0 && exec {connect_command}')}")
+    terminal.wait_for(PROMPT)
+    terminal.type("call greet name=Ada")
+    screen = terminal.wait_for(r"^Hello, Ada!$")
+    warning = "The command history is kept in memory only from now on: [Errno 27] File too large."
+    assert warning in screen
+    terminal.type("call greet name=Bo")
+    terminal.wait_for(r"^Hello, Bo!$")
+    terminal.keys("Up")
+    terminal.keys("Up")
+    terminal.wait_for(r"answerback> call greet name=Ada\s*$", after=r"Hello, Bo!")
+    terminal.keys("C-u")
+    terminal.type("quit")
+    screen = terminal.wait_for(r"\[exited 0\]")
+    assert screen.count(warning) == 1
+
+
 def test_a_server_run_by_hand_says_how_to_talk_to_it(terminal: Terminal) -> None:
     """A person who starts a stdio server in a terminal is told what it waits for, and
     the command it gives connects to it; a line typed to it is answered, and Ctrl-C

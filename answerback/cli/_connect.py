@@ -32,7 +32,7 @@ from prompt_toolkit.completion import (
     PathCompleter,
 )
 from prompt_toolkit.document import Document
-from prompt_toolkit.history import FileHistory
+from prompt_toolkit.history import FileHistory, History, InMemoryHistory
 from prompt_toolkit.patch_stdout import patch_stdout
 from rich.console import Console
 from rich.table import Table
@@ -73,14 +73,59 @@ weeks of sessions."""
 
 def server_log(name: str) -> Path:
     """The file a stdio server's stderr is appended to, its directory made, and set
-    aside first if it has grown past ``LOG_BYTES_KEPT``."""
+    aside first if it has grown past ``LOG_BYTES_KEPT``. Raises ``OSError`` if it cannot
+    be written."""
     logs = state_dir() / "logs"
     logs.mkdir(parents=True, exist_ok=True)
     log = logs / f"{name}.log"
     with contextlib.suppress(FileNotFoundError):
         if log.stat().st_size > LOG_BYTES_KEPT:
             log.replace(log.with_name(f"{log.name}.1"))
+    with log.open("ab"):  # made, and writable
+        pass
     return log
+
+
+STATE_ADVICE = "set ANSWERBACK_STATE_DIR to a writable directory"
+
+
+class KeptHistory(FileHistory):
+    """The command history in its file, which the session outlives: a history that
+    cannot be written (the disk is full) is said once and kept in memory from then on,
+    instead of ending the session at the next command."""
+
+    def __init__(self, path: Path, warn: Callable[[str], None]) -> None:
+        super().__init__(str(path))
+        self.warn = warn
+        self.failed = False
+
+    def store_string(self, string: str) -> None:
+        if self.failed:
+            return
+        try:
+            super().store_string(string)
+        except OSError as exc:
+            self.failed = True
+            self.warn(
+                f"[yellow]The command history is kept in memory only from now on: "
+                f"{shown(str(exc))}.[/]"
+            )
+
+
+def command_history(path: Path, warn: Callable[[str], None]) -> History:
+    """The history kept in ``path``; where it cannot be (its directory cannot be made, or
+    it cannot be written), one kept in memory, after a warning that says why."""
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with path.open("ab"):  # made, and writable
+            pass
+    except OSError as exc:
+        warn(
+            f"[yellow]The command history is not kept: {shown(str(exc))}. Pass --history "
+            f"FILE, or {STATE_ADVICE}.[/]"
+        )
+        return InMemoryHistory()
+    return KeptHistory(path, warn)
 
 
 COMMANDS = {
@@ -284,9 +329,8 @@ class Session:
         self.timeout = timeout
         self.log_level: LoggingLevel = log_level
         self.console = Console(force_terminal=sys.stdout.isatty(), highlight=False)
-        history.parent.mkdir(parents=True, exist_ok=True)
         self.prompt: PromptSession[str] = PromptSession(
-            history=FileHistory(str(history)),
+            history=command_history(history, self.say),
             completer=SessionCompleter(self.live_servers),
             complete_while_typing=False,
         )
@@ -327,7 +371,14 @@ class Session:
     async def _connect(self, stack: AsyncExitStack, server: Server) -> None:
         stderr: Any = None
         if server.target.is_stdio:
-            server.stderr_log = stderr = server_log(server.name)
+            try:
+                server.stderr_log = stderr = server_log(server.name)
+            except OSError as exc:
+                stderr = "discard"
+                self.say(
+                    f"[yellow]{shown(server.name)}'s stderr is not kept: {shown(str(exc))}. "
+                    f"To keep it, {STATE_ADVICE}.[/]"
+                )
         responder = CommandResponder(
             asking_person(self.broker, server.name, self.roots, self.sampler),
             server.name,
@@ -642,6 +693,8 @@ class Session:
                 self.say(
                     f"{shown(server.name)} writes its stderr to {shown(str(server.stderr_log))}"
                 )
+            elif server.target.is_stdio and server.client is not None:
+                self.say(f"{shown(server.name)}'s stderr is discarded: its log cannot be written")
         pending = self.broker.pending()
         self.say(f"{len(pending)} question(s) waiting" + ("" if not pending else ":"))
         for question in pending:

@@ -1,6 +1,7 @@
 """The engine's channel behaves like an unbounded anyio memory object stream where the
 engine and the transports rely on it: order, ends, errors, cancellation that loses
-nothing, and a reader that stays fair and cancellable when flooded. Items handed over to
+nothing, and a reader that stays fair and cancellable when flooded; a sender learns when
+the reader has drained a backlog. Items handed over to
 an idle reader's taker keep their order with those it reads. And a transport written
 with anyio's streams, as the docs describe, still works."""
 
@@ -194,6 +195,33 @@ async def test_both_ends_close_as_context_managers() -> None:
             await receiver.receive()
     with pytest.raises(anyio.ClosedResourceError):
         receiver.receive_nowait()
+
+
+async def test_a_sender_learns_when_the_reader_has_drained_the_buffer() -> None:
+    """A transport that stops reading while too much waits learns when to go on: once
+    the reader is down to the low mark, once only, or at once if it already is; and
+    when the reader closes, since nothing will wait any more."""
+    sender, receiver = channel()
+    for item in range(5):
+        sender.send_nowait(item)
+    assert sender.buffered() == 5
+    drained: list[str] = []
+    sender.when_drained(2, lambda: drained.append("first"))
+    assert receiver.receive_nowait() == 0
+    assert receiver.receive_nowait() == 1
+    assert drained == []
+    assert receiver.receive_nowait() == 2  # two left
+    assert drained == ["first"]
+    assert receiver.receive_nowait() == 3
+    assert drained == ["first"]  # once only
+    sender.when_drained(2, lambda: drained.append("already"))
+    assert drained == ["first", "already"]
+    sender.send_nowait(5)
+    sender.send_nowait(6)
+    sender.when_drained(0, lambda: drained.append("closed"))
+    receiver.close()
+    assert drained == ["first", "already", "closed"]
+    assert sender.buffered() == 0
 
 
 class AnyioStreamsTransport:

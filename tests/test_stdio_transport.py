@@ -15,9 +15,11 @@ import io
 import json
 import math
 import os
+import select
 import signal
 import subprocess
 import sys
+import threading
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -827,6 +829,59 @@ def test_a_server_whose_client_has_gone_stops_without_waiting_for_its_tools(
         assert server.wait(timeout=PATIENCE_SECONDS) == 0
         assert server.stderr is not None
         assert b"Traceback" not in server.stderr.read()
+
+
+FLOOD_BOUND_BYTES = 32 * 1024 * 1024
+"""Far more requests than a server stops reading after: it holds about 4 MiB of unread
+answers and a thousand unread requests, and the pipes 64 KiB each."""
+STALLED_SECONDS = 2.0
+"""How long a full pipe stays full before the server counts as no longer reading (if a
+busy machine only holds it up, the test writes less, and still checks every answer)."""
+
+
+@pytest.mark.parametrize("backend", ["asyncio", "trio"])
+def test_a_client_that_writes_and_never_reads_cannot_grow_the_server(backend: str) -> None:
+    """A client writes pings as fast as it can and reads nothing. The server stops
+    reading once its unread answers pass its bound (the requests wait in the pipe, and
+    the client's writes block), where it held every answer in memory before; once the
+    client reads, every request is answered, exactly once."""
+    with subprocess.Popen(
+        [sys.executable, "-c", GONE_CLIENT_SERVER, backend],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+    ) as server:
+        assert server.stdin is not None
+        assert server.stdout is not None
+        stdout = server.stdout
+        stdin = server.stdin.fileno()
+        os.set_blocking(stdin, False)
+        sent, written, batch = 0, 0, b""
+        stalled = False
+        while written < FLOOD_BOUND_BYTES:
+            if not batch:
+                batch = b"".join(request_line(n, "ping") for n in range(sent, sent + 1000))
+                sent += 1000
+            try:
+                taken = os.write(stdin, batch)
+            except BlockingIOError:
+                if not select.select([], [stdin], [], STALLED_SECONDS)[1]:
+                    stalled = True
+                    break
+                continue
+            batch = batch[taken:]
+            written += taken
+        answers: list[bytes] = []
+        reader = threading.Thread(target=lambda: answers.extend(stdout.readlines()))
+        reader.start()
+        os.set_blocking(stdin, True)
+        server.stdin.write(batch)  # the rest of the last batch: whole lines only
+        server.stdin.close()
+        reader.join(timeout=PATIENCE_SECONDS * 4)
+        assert server.wait(timeout=PATIENCE_SECONDS) == 0
+    assert stalled, f"the server read all {written} bytes of requests it was sent"
+    ids = sorted(json.loads(line)["id"] for line in answers)
+    assert ids == list(range(sent))
 
 
 @pytest.mark.skipif(not Path("/dev/full").exists(), reason="needs /dev/full (Linux)")

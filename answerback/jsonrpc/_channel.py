@@ -41,7 +41,16 @@ T = TypeVar("T")
 
 
 class _State(Generic[T]):
-    __slots__ = ("buffer", "primitives", "receiver_closed", "sender_closed", "taker", "waiter")
+    __slots__ = (
+        "buffer",
+        "drained",
+        "low_mark",
+        "primitives",
+        "receiver_closed",
+        "sender_closed",
+        "taker",
+        "waiter",
+    )
 
     def __init__(self) -> None:
         self.buffer: deque[T] = deque()
@@ -50,6 +59,13 @@ class _State(Generic[T]):
         self.sender_closed = False
         self.receiver_closed = False
         self.taker: Callable[[T], bool] | None = None
+        self.low_mark = 0
+        self.drained: list[Callable[[], None]] = []
+
+    def call_drained(self) -> None:
+        callbacks, self.drained = self.drained, []
+        for callback in callbacks:
+            callback()
 
     def wake(self) -> None:
         waiter = self.waiter
@@ -122,6 +138,21 @@ class ChannelSender(_End, Generic[T]):
         await self._state.native().checkpoint()
         self.send_nowait(item)
 
+    def buffered(self) -> int:
+        """How many items wait for the reader."""
+        return len(self._state.buffer)
+
+    def when_drained(self, low_mark: int, callback: Callable[[], None]) -> None:
+        """Call ``callback`` once when the reader has taken all but ``low_mark`` items (at
+        once if it has), or has closed its end: a sender that stops sending while too
+        much waits learns when to go on. One low mark at a time."""
+        state = self._state
+        if len(state.buffer) <= low_mark or state.receiver_closed:
+            callback()
+        else:
+            state.low_mark = low_mark
+            state.drained.append(callback)
+
     def close(self) -> None:
         """End the channel: the reader gets what is buffered, then ``EndOfStream``."""
         if not self._closed:
@@ -145,7 +176,10 @@ class ChannelReceiver(_End, Generic[T]):
         if state.receiver_closed:
             raise anyio.ClosedResourceError
         if state.buffer:
-            return state.buffer.popleft()
+            item = state.buffer.popleft()
+            if state.drained and len(state.buffer) <= state.low_mark:
+                state.call_drained()
+            return item
         if state.sender_closed:
             raise anyio.EndOfStream
         raise anyio.WouldBlock
@@ -198,6 +232,7 @@ class ChannelReceiver(_End, Generic[T]):
             state.receiver_closed = True
             state.buffer.clear()
             state.wake()
+            state.call_drained()
 
     def __aiter__(self) -> Self:
         return self

@@ -7,6 +7,12 @@ engine's channel, and a write stream that puts each line straight into the pipe
 transport, which writes at once what the pipe takes and keeps the rest, in order.
 On trio (and where a pipe cannot be driven this way) the stdio modules use tasks as
 before.
+
+What the pipe does not take yet is held in memory, so a server stops reading its input
+while more than ``UNREAD_BYTES_HELD`` of its answers wait (a ``Backlog``): a client that
+writes requests and never reads the answers would otherwise grow the server without
+limit. Its requests wait in the pipe instead, and its writes block, as they would
+against any program.
 """
 
 from __future__ import annotations
@@ -14,7 +20,7 @@ from __future__ import annotations
 import asyncio
 import sys
 from collections.abc import Callable
-from typing import BinaryIO, cast
+from typing import BinaryIO, Protocol, cast
 
 import anyio
 import anyio.lowlevel
@@ -25,6 +31,24 @@ from answerback.transports._framing import line_for
 
 Take = Callable[[bytes], bool]
 """Takes a chunk of input; false once nothing more is wanted (the connection is over)."""
+
+UNREAD_BYTES_HELD = 4 * 1024 * 1024
+"""Answers that may wait for the peer to read them before input is no longer read (it is
+read again once they are down to a quarter of this). Generous, so that a simple client
+that writes a batch of requests before reading gets its answers, yet a bound."""
+
+
+class Backlog(Protocol):
+    """The write side's messages that wait for the peer to read them, as the read side
+    sees them: while it is backed up, no more input is read."""
+
+    def backed_up(self) -> bool:
+        """Whether more than ``UNREAD_BYTES_HELD`` wait."""
+        ...
+
+    def when_drained(self, callback: Callable[[], None]) -> None:
+        """Call ``callback`` once when no longer backed up (or the output has closed)."""
+        ...
 
 
 def pipes_by_protocol() -> bool:
@@ -48,13 +72,17 @@ class PipeInput(asyncio.Protocol):
         self._transport: asyncio.ReadTransport | None = None
         self._error: OSError | None = None
         """The error a read failed with, which ended input."""
+        self._backlog: Backlog | None = None
 
-    async def read_all(self, take: Take) -> OSError | None:
+    async def read_all(self, take: Take, backlog: Backlog | None = None) -> OSError | None:
         """Hand every chunk to ``take`` until end of input, or until it returns false;
-        return the error that ended input, if a read failed."""
+        return the error that ended input, if a read failed. While ``backlog`` is backed
+        up, reading pauses."""
+        self._backlog = backlog
         early, self._early = self._early, []
         if all(take(chunk) for chunk in early):
             self._take = take
+            self._pause_if_backed_up()
             await self._ended
         self._end()
         return self._error
@@ -67,6 +95,18 @@ class PipeInput(asyncio.Protocol):
             self._early.append(data)
         elif not self._take(data):
             self._end()
+        else:
+            self._pause_if_backed_up()
+
+    def _pause_if_backed_up(self) -> None:
+        if self._backlog is not None and self._backlog.backed_up():
+            assert self._transport is not None
+            self._transport.pause_reading()
+            self._backlog.when_drained(self._resume)
+
+    def _resume(self) -> None:
+        if self._take is not None and self._transport is not None:
+            self._transport.resume_reading()
 
     def eof_received(self) -> None:
         self._end()
@@ -86,16 +126,33 @@ class PipeInput(asyncio.Protocol):
 
 class _Closing(asyncio.Protocol):
     """A write pipe's protocol: says when the pipe is closed, its last bytes written, and
-    what closed it if a write failed."""
+    what closed it if a write failed; and whether more than the transport's high-water
+    mark waits to be written (``backed_up``)."""
 
     def __init__(self) -> None:
         self.closed = asyncio.get_running_loop().create_future()
         self.error: Exception | None = None
+        self.backed_up = False
+        self.drained: list[Callable[[], None]] = []
+
+    def pause_writing(self) -> None:
+        self.backed_up = True
+
+    def resume_writing(self) -> None:
+        self.backed_up = False
+        self._call_drained()
 
     def connection_lost(self, exc: Exception | None) -> None:
         self.error = self.error or exc
         if not self.closed.done():
             self.closed.set_result(None)
+        self.backed_up = False
+        self._call_drained()
+
+    def _call_drained(self) -> None:
+        callbacks, self.drained = self.drained, []
+        for callback in callbacks:
+            callback()
 
 
 class PipeOutput:
@@ -103,7 +160,8 @@ class PipeOutput:
     ``send_nowait`` writes the message's line into the pipe transport at once.
 
     There is no buffer and no reader behind it: the transport keeps, in order, what the
-    pipe does not take at once. Like the engine's channels it has no bound. A line that
+    pipe does not take at once. Like the engine's channels it has no bound, but it is a
+    ``Backlog``: past ``UNREAD_BYTES_HELD`` the read side stops reading. A line that
     cannot go is replaced, failed or dropped by ``line_for``, which puts a failed
     request's answer on ``incoming``. Closing lets what is written go out, then closes the
     pipe; ``wait_closed`` waits for that.
@@ -131,6 +189,7 @@ class PipeOutput:
         """Writes to ``pipe`` (a file object the transport takes over and closes)."""
         loop = asyncio.get_running_loop()
         transport, protocol = await loop.connect_write_pipe(_Closing, pipe)
+        transport.set_write_buffer_limits(high=UNREAD_BYTES_HELD)
         return cls(transport, protocol, limit, incoming)
 
     def send_nowait(self, item: Envelope) -> None:
@@ -156,6 +215,15 @@ class PipeOutput:
         """Wait until the pipe is closed (after ``close``, once its last bytes are out, or
         when its reader has gone). A cancelled wait leaves the others waiting."""
         await asyncio.shield(self._protocol.closed)
+
+    def backed_up(self) -> bool:
+        return self._protocol.backed_up
+
+    def when_drained(self, callback: Callable[[], None]) -> None:
+        if self._protocol.backed_up:
+            self._protocol.drained.append(callback)
+        else:
+            callback()
 
     def write_error(self) -> Exception | None:
         """The error that closed the pipe, if a write failed (its reader gone, a full

@@ -31,15 +31,16 @@ import io
 import os
 import shlex
 import sys
-from collections.abc import AsyncGenerator, Awaitable, Callable, Generator
+from collections.abc import AsyncGenerator, Awaitable, Callable, Generator, Iterator
 from contextlib import asynccontextmanager, contextmanager
 from typing import BinaryIO, cast
 
 import anyio
+import anyio.lowlevel
 import anyio.to_thread
 
-from answerback.jsonrpc import Envelope, WriteStream
-from answerback.jsonrpc._channel import ChannelSender, open_channel
+from answerback.jsonrpc import Envelope
+from answerback.jsonrpc._channel import ChannelReceiver, ChannelSender, open_channel
 from answerback.transports._base import StreamPair
 from answerback.transports._framing import (
     DEFAULT_MAX_MESSAGE_BYTES,
@@ -47,16 +48,27 @@ from answerback.transports._framing import (
     deliver,
     line_for,
 )
-from answerback.transports._pipes import PipeInput, PipeOutput, Take
+from answerback.transports._pipes import (
+    UNREAD_BYTES_HELD,
+    Backlog,
+    PipeInput,
+    PipeOutput,
+    Take,
+)
 
 _CHUNK_BYTES = 65536
+UNTAKEN_MESSAGES_HELD = 1024
+"""The client's messages read but not yet taken by the engine before input is no longer
+read (again once a quarter are left): a burst of a thousand calls fits, a flood waits in
+the pipe."""
 _FLUSH_SECONDS = 2.0
 """How long the messages still queued when the connection ends may take to go out (a
 client that stopped reading would otherwise hold the server up for ever)."""
 
-ReadAll = Callable[[Take], Awaitable[OSError | None]]
-"""Hands each chunk of input to ``take`` until the input ends, or ``take`` returns false;
-returns the error that ended it, if a read failed."""
+ReadAll = Callable[[Take, Backlog], Awaitable[OSError | None]]
+"""Hands each chunk of input to ``take`` until the input ends, or ``take`` returns false,
+reading nothing while the ``Backlog`` is backed up; returns the error that ended input,
+if a read failed."""
 Close = Callable[[], Awaitable[None]]
 
 
@@ -173,7 +185,7 @@ async def _streams(
     read_all, close_reader = await _reader(stdin or sys.stdin.buffer)
     read_error: OSError | None = None
 
-    async def read_messages(outgoing: WriteStream) -> None:
+    async def read_messages(outgoing: PipeOutput | _ThreadOutput) -> None:
         nonlocal read_error
         lines = LineReader(max_message_bytes)
         read_error = await _read_messages(read_all, lines, incoming_send, outgoing)
@@ -201,7 +213,7 @@ async def _read_messages(
     read_all: ReadAll,
     lines: LineReader,
     incoming: ChannelSender[Envelope | Exception],
-    outgoing: WriteStream,
+    outgoing: PipeOutput | _ThreadOutput,
 ) -> OSError | None:
     """The client's messages to ``incoming`` (and errors for what cannot be read, to the
     client), until its input ends or the engine stops reading; returns the error that
@@ -226,9 +238,36 @@ async def _read_messages(
         return pass_on(messages)
 
     async with incoming:
-        read_error = await read_all(take)
+        read_error = await read_all(take, _Held(incoming, outgoing))
         pass_on(lines.finish())
     return read_error
+
+
+class _Held:
+    """What the server holds for its client, as its reader sees it (a ``Backlog``): the
+    client's messages the engine has yet to take, and answers the client has yet to
+    read. Input is not read while either is past its bound, so a client that writes
+    faster than the server answers, or never reads, cannot grow it without limit."""
+
+    def __init__(
+        self, incoming: ChannelSender[Envelope | Exception], outgoing: PipeOutput | _ThreadOutput
+    ) -> None:
+        self._incoming = incoming
+        self._outgoing = outgoing
+
+    def backed_up(self) -> bool:
+        return self._incoming.buffered() > UNTAKEN_MESSAGES_HELD or self._outgoing.backed_up()
+
+    def when_drained(self, callback: Callable[[], None]) -> None:
+        def again() -> None:
+            self.when_drained(callback)
+
+        if self._incoming.buffered() > UNTAKEN_MESSAGES_HELD:
+            self._incoming.when_drained(UNTAKEN_MESSAGES_HELD // 4, again)
+        elif self._outgoing.backed_up():
+            self._outgoing.when_drained(again)
+        else:
+            callback()
 
 
 async def _stop_once_unread(output: PipeOutput, serving: anyio.CancelScope) -> None:
@@ -267,27 +306,81 @@ async def _reader(stdin: BinaryIO) -> tuple[ReadAll, Close]:
     except (OSError, ValueError, io.UnsupportedOperation):
         read_some = cast(Callable[[int], bytes], getattr(stdin, "read1", stdin.read))
 
-    async def read_all_in_threads(take: Take) -> OSError | None:
+    async def read_all_in_threads(take: Take, backlog: Backlog) -> OSError | None:
         # A thread blocked in a read cannot be interrupted: a cancelled read abandons it
         # (it ends when input comes or the process exits) instead of holding up the
         # server's shutdown until the client writes again.
         try:
-            while chunk := await anyio.to_thread.run_sync(
-                read_some, _CHUNK_BYTES, abandon_on_cancel=True
-            ):
-                if not take(chunk):
-                    break
+            while True:
+                if backlog.backed_up():
+                    drained = anyio.Event()
+                    backlog.when_drained(drained.set)
+                    await drained.wait()
+                chunk = await anyio.to_thread.run_sync(
+                    read_some, _CHUNK_BYTES, abandon_on_cancel=True
+                )
+                if not chunk or not take(chunk):
+                    return None
         except OSError as exc:
             return exc
-        return None
 
     return read_all_in_threads, _nothing
+
+
+class _ThreadOutput:
+    """The write stream (a ``WriteStream``) where stdout is written in worker threads:
+    each message's line is made as it is sent and waits, in order, for the task that
+    writes them; a ``Backlog`` of the bytes waiting."""
+
+    def __init__(self, limit: int, incoming: ChannelSender[Envelope | Exception]) -> None:
+        self._lines, self.lines = open_channel[bytes]()
+        self._limit = limit
+        self._incoming = incoming
+        self._closed = False
+        self._waiting_bytes = 0
+        self._drained: list[Callable[[], None]] = []
+
+    def send_nowait(self, item: Envelope) -> None:
+        if self._closed:
+            raise anyio.ClosedResourceError
+        if line := line_for(item, self._limit, self._incoming):
+            self._lines.send_nowait(line)
+            self._waiting_bytes += len(line)
+
+    async def send(self, item: Envelope) -> None:
+        await anyio.lowlevel.checkpoint()
+        self.send_nowait(item)
+
+    def close(self) -> None:
+        self._closed = True
+        self._lines.close()
+
+    def backed_up(self) -> bool:
+        return self._waiting_bytes > UNREAD_BYTES_HELD
+
+    def when_drained(self, callback: Callable[[], None]) -> None:
+        if self.backed_up():
+            self._drained.append(callback)
+        else:
+            callback()
+
+    def written(self, size: int) -> None:
+        """The writing task has written ``size`` bytes."""
+        self._waiting_bytes -= size
+        if self._waiting_bytes <= UNREAD_BYTES_HELD // 4:
+            self.stopped()
+
+    def stopped(self) -> None:
+        """Nothing waits any longer (or the writing task has stopped)."""
+        callbacks, self._drained = self._drained, []
+        for callback in callbacks:
+            callback()
 
 
 @asynccontextmanager
 async def _writer(
     stdout: BinaryIO, limit: int, incoming: ChannelSender[Envelope | Exception]
-) -> AsyncGenerator[WriteStream, None]:
+) -> AsyncGenerator[PipeOutput | _ThreadOutput, None]:
     """The write stream to ``stdout``. Leaving the block closes it once what was sent
     has gone out, or after ``_FLUSH_SECONDS``; ``stdout`` itself is left open."""
     pipe = _own_copy(stdout, "wb")
@@ -314,29 +407,32 @@ async def _writer(
             view = view[stdout.write(view) :]
         stdout.flush()
 
-    outgoing_send, outgoing_read = open_channel[Envelope]()
+    output = _ThreadOutput(limit, incoming)
     written = anyio.Event()
     write_error: OSError | None = None
 
     async def write_loop(serving: anyio.CancelScope) -> None:
         nonlocal write_error
         try:
-            async with outgoing_read:
-                async for envelope in outgoing_read:
-                    if line := line_for(envelope, limit, incoming):
-                        await anyio.to_thread.run_sync(write_all, line, abandon_on_cancel=True)
+            async with output.lines:
+                async for line in output.lines:
+                    # With every line waiting behind it: one thread's write for many.
+                    data = b"".join([line, *_waiting(output.lines)])
+                    await anyio.to_thread.run_sync(write_all, data, abandon_on_cancel=True)
+                    output.written(len(data))
         except OSError as exc:
             write_error = exc
             serving.cancel()  # nobody can read an answer: stop (see _stop_once_unread)
         finally:
+            output.stopped()
             written.set()
 
     async with anyio.create_task_group() as tg:
         tg.start_soon(write_loop, tg.cancel_scope)
         try:
-            yield outgoing_send
+            yield output
         finally:
-            outgoing_send.close()
+            output.close()
             with anyio.move_on_after(_FLUSH_SECONDS, shield=True):
                 await written.wait()
             tg.cancel_scope.cancel()
@@ -344,6 +440,15 @@ async def _writer(
 
 
 _ANSWERS_LOST = "the server stopped, its answers lost"
+
+
+def _waiting(lines: ChannelReceiver[bytes]) -> Iterator[bytes]:
+    """The lines in ``lines``' buffer, taken without waiting."""
+    while True:
+        try:
+            yield lines.receive_nowait()
+        except (anyio.WouldBlock, anyio.EndOfStream):
+            return
 
 
 def _raise_if_failed(error: Exception | None, doing: str, outcome: str) -> None:

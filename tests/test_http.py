@@ -8,6 +8,7 @@ Raw-request checks of every error status live in ``test_http_bad_input.py``.
 from __future__ import annotations
 
 import contextvars
+import json
 import random
 import runpy
 import signal
@@ -28,6 +29,8 @@ from http_support import (
     python_server,
     raw_initialize,
     read_events,
+    read_request_body,
+    replaying,
     rpc,
     running_tasks,
     serve,
@@ -420,6 +423,46 @@ async def test_the_client_sets_up_a_new_session_after_404() -> None:
             assert transport.session_id != first_session
             assert transport.session_id in app.sessions
         assert await settle(lambda: not app.sessions)
+
+
+class EndsSessionsOfCalls:
+    """Wraps an app: its first ``times`` tool calls are answered 404, as by a server
+    that has lost the session (a replica without the others' state, say)."""
+
+    def __init__(self, app: Any, times: int) -> None:
+        self.app, self.times = app, times
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] != "http" or scope["method"] != "POST":
+            await self.app(scope, receive, send)
+            return
+        body = await read_request_body(receive)
+        if self.times and json.loads(body).get("method") == "tools/call":
+            self.times -= 1
+            await send({"type": "http.response.start", "status": 404, "headers": []})
+            await send({"type": "http.response.body", "body": b""})
+            return
+        await self.app(scope, replaying(body, receive), send)
+
+
+async def test_a_session_ended_again_at_once_is_set_up_again_at_the_next_call() -> None:
+    """The session ends, and the one set up in its place ends before the call is sent
+    again: that call fails, saying so. The next call sets a session up once more and
+    goes through, instead of being sent without one, and refused, for ever."""
+    app = http_app()
+    async with serve(EndsSessionsOfCalls(app, times=2)) as running:
+        transport = StreamableHTTPTransport(running.url)
+        async with Client(transport, mode="legacy", elicitation_callback=accept_ada) as client:
+            first_session = transport.session_id
+            with anyio.fail_after(PATIENCE_SECONDS):
+                with pytest.raises(MCPError) as caught:
+                    await client.call_tool("issue_card")
+                result = await client.call_tool("issue_card")
+            assert transport.session_id not in (None, first_session)
+        await running.call(app.close_sessions)
+    assert caught.value.data == {"reason": "session_expired"}
+    assert "the server ended the session (HTTP 404)" in caught.value.message
+    assert result.content == [TextContent(text="Card issued to Ada Lovelace.")]
 
 
 async def test_a_404_on_a_notification_does_not_end_the_connection() -> None:

@@ -6,6 +6,7 @@ connecting to a silent server gives up.
 
 from __future__ import annotations
 
+import gzip
 import itertools
 import json
 import logging
@@ -281,8 +282,9 @@ async def test_a_same_origin_307_is_followed() -> None:
         (307, "localhost", "another origin"),
         (308, "localhost", "another origin"),
         (302, None, "only 307/308 redirects"),
+        (307, "[::1", "not a valid URL"),
     ],
-    ids=["307-elsewhere", "308-elsewhere", "302"],
+    ids=["307-elsewhere", "308-elsewhere", "302", "307-to-no-url"],
 )
 async def test_other_redirects_are_refused_with_a_reason(
     status: int, host: str | None, expected: str
@@ -362,6 +364,103 @@ async def test_an_oversized_chunked_answer_fails_its_own_call() -> None:
                     await client.call_tool("text", {"size": 20_000})
                 fits = await client.call_tool("text", {"size": 2000})
     assert fits.content == [TextContent(text="x" * 2000)]
+
+
+class Rewritten:
+    """Wraps an app: each JSON answer's body and headers pass through ``rewrite`` (which
+    returns the new body and any headers to set), its length declared anew."""
+
+    def __init__(
+        self, app: ASGIApp, rewrite: Callable[[bytes], tuple[bytes, dict[bytes, bytes]]]
+    ) -> None:
+        self.app, self.rewrite = app, rewrite
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        start: dict[str, Any] = {}
+
+        async def send_rewritten(message: dict[str, Any]) -> None:
+            if message["type"] == "http.response.start":
+                start.update(message)
+                return
+            body, headers = self.rewrite(message.get("body", b""))
+            kept = [(k, v) for k, v in start["headers"] if k != b"content-length"]
+            kept += [*headers.items(), (b"content-length", str(len(body)).encode())]
+            await send({**start, "headers": kept})
+            await send({"type": "http.response.body", "body": body})
+
+        json_post = scope["type"] == "http" and scope["method"] == "POST"
+        await self.app(scope, receive, send_rewritten if json_post else send)
+
+
+def gzipped(body: bytes) -> tuple[bytes, dict[bytes, bytes]]:
+    return gzip.compress(body), {b"content-encoding": b"gzip"}
+
+
+async def test_a_compressed_answer_is_held_to_the_limit_as_it_decompresses() -> None:
+    """A gzip body's declared length is the compressed one: 200 KB of answer arrive in
+    a few hundred bytes. What it decompresses to is counted (a decompression bomb would
+    otherwise fill memory), so it fails its own call; a small one is read as usual."""
+    app = http_app(big_server())
+    async with serve(Rewritten(app, gzipped)) as running:
+        transport = StreamableHTTPTransport(running.url, max_message_bytes=8000)
+        async with Client(transport, mode="2026-07-28") as client:
+            with anyio.fail_after(PATIENCE_SECONDS):
+                with pytest.raises(MCPError, match="larger than 8000 bytes"):
+                    await client.call_tool("text", {"size": 200_000})
+                fits = await client.call_tool("text", {"size": 2000})
+    assert fits.content == [TextContent(text="x" * 2000)]
+
+
+class ShoutedMediaTypes:
+    """Wraps an app: its content types in capitals (``Text/Event-Stream``), which HTTP
+    allows, since media types are case-insensitive (RFC 9110, 8.3.1)."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        async def send_shouted(message: dict[str, Any]) -> None:
+            if message["type"] == "http.response.start":
+                headers = [
+                    (k, v.title() if k == b"content-type" else v) for k, v in message["headers"]
+                ]
+                message = {**message, "headers": headers}
+            await send(message)
+
+        await self.app(scope, receive, send_shouted if scope["type"] == "http" else send)
+
+
+@pytest.mark.parametrize("mode", ["legacy", "2026-07-28"], ids=["sse", "json"])
+async def test_content_types_in_any_case_are_understood(mode: str) -> None:
+    app = http_app()
+    async with (
+        serve(ShoutedMediaTypes(app)) as running,
+        Client(running.url, mode=mode, elicitation_callback=answer_upper) as client,
+    ):
+        with anyio.fail_after(PATIENCE_SECONDS):
+            result = await client.call_tool("echo_elicit", {"tag": "loud"})
+        await running.call(app.close_sessions)
+    assert result.content == [TextContent(text="loud:TAG=LOUD")]
+
+
+def float_ids(body: bytes) -> tuple[bytes, dict[bytes, bytes]]:
+    message = json.loads(body)
+    if isinstance(message.get("id"), int) and "content" in message.get("result", {}):
+        message["id"] = float(message["id"])
+    return json.dumps(message).encode(), {}
+
+
+async def test_an_answer_whose_id_is_a_float_fails_its_call_and_does_not_hang() -> None:
+    """``2.0 == 2`` in Python, but 2.0 is no request id of ours, as the engine reads
+    ids: the call fails at once, saying the server did not answer it."""
+    app = http_app(big_server())
+    async with (  # only the answers to calls are rewritten, not the handshake's
+        serve(Rewritten(app, float_ids)) as running,
+        Client(running.url, mode="2026-07-28") as client,
+    ):
+        with anyio.fail_after(PATIENCE_SECONDS), pytest.raises(MCPError) as caught:
+            await client.call_tool("text", {"size": 5})
+    assert "not a JSON-RPC answer" in caught.value.message
 
 
 async def test_a_huge_retry_hint_is_capped() -> None:

@@ -111,6 +111,15 @@ def test_retry_takes_ascii_digits_only(value: str) -> None:
     assert parser.retry_ms == 9
 
 
+def test_a_retry_of_thousands_of_digits_is_the_longest_not_an_error() -> None:
+    """``int()`` refuses more than 4,300 digits: a hostile ``retry`` must not end the
+    stream with a ``ValueError``; it is read as longer than any delay is ever waited."""
+    _, parser = parse(b"retry: " + b"9" * 5000 + b"\n\n")
+    assert parser.retry_ms == 10**12
+    _, parser = parse(b"retry: " + b"0" * 5000 + b"250\n\n")
+    assert parser.retry_ms == 250
+
+
 def test_restart_keeps_the_cursor_and_drops_the_half_read_event() -> None:
     parser = EventParser()
     parser.feed(b"id: 7\nretry: 40\ndata: done\n\ndata: half")
@@ -128,8 +137,13 @@ def test_invalid_utf8_becomes_replacement_characters() -> None:
 
 @pytest.mark.parametrize(
     "stream",
-    [b"data: " + b"x" * 200 + b"\n\n", (b"data: " + b"x" * 50 + b"\n") * 5, b": " + b"x" * 300],
-    ids=["one-line", "many-lines", "no-line-end"],
+    [
+        b"data: " + b"x" * 200 + b"\n\n",
+        (b"data: " + b"x" * 50 + b"\n") * 5,
+        b": " + b"x" * 300,
+        b"data:\n" * 200,
+    ],
+    ids=["one-line", "many-lines", "no-line-end", "empty-data-lines"],
 )
 def test_an_event_over_the_limit_is_refused(stream: bytes) -> None:
     parser = EventParser(max_event_bytes=100)

@@ -64,6 +64,7 @@ from answerback.types._versions import SUPPORTED_VERSIONS, is_modern
 logger = logging.getLogger("answerback.http")
 
 SESSION_EXPIRED = "session_expired"
+_SESSION_ENDED = "the server ended the session (HTTP 404)"
 MAX_MESSAGE_BYTES = 64 * 1024 * 1024
 """The largest message the client accepts (as the stdio transport does)."""
 MAX_RETRY_SECONDS = 30.0
@@ -230,6 +231,10 @@ class StreamableHTTPTransport:
         self.max_retry_seconds = max_retry_seconds
         self.max_message_bytes = max_message_bytes
         self.session_id: str | None = None
+        self._session_ended = False
+        """The server ended our session (HTTP 404) and none has replaced it yet: a request
+        other than ``initialize`` fails as the 404 did, so the client sets one up again
+        (sent without a session, it would only be refused)."""
         self._initialize_id: RequestId | None = None
         """The id of the ``initialize`` request whose answer names the version."""
         self.protocol_version: str | None = None
@@ -566,6 +571,9 @@ class StreamableHTTPTransport:
     ) -> bool:
         """POST a request; return whether it is settled (answered, or failed here)."""
         request_id = call.request_id
+        if self._session_ended and message.get("method") != "initialize":
+            await self._fail(incoming, request_id, _SESSION_ENDED, {"reason": SESSION_EXPIRED})
+            return True
         sent_session = self.session_id
         timeout = self._timeout(lanes, stream=True)
         async with self._open(lanes.requests, "POST", headers, body, timeout) as response:
@@ -575,12 +583,8 @@ class StreamableHTTPTransport:
             if response.status_code == 404 and sent_session is not None:
                 if self.session_id == sent_session:
                     self.session_id = None
-                await self._fail(
-                    incoming,
-                    request_id,
-                    "the server ended the session (HTTP 404)",
-                    {"reason": SESSION_EXPIRED},
-                )
+                    self._session_ended = True
+                await self._fail(incoming, request_id, _SESSION_ENDED, {"reason": SESSION_EXPIRED})
                 return True
             new_session = response.headers.get(SESSION_HEADER)
             if new_session is not None and response.is_success:
@@ -595,6 +599,7 @@ class StreamableHTTPTransport:
                     )
                     return True
                 self.session_id = new_session
+                self._session_ended = False
             opens_session = message.get("method") == "initialize" and response.is_success
             if opens_session:
                 self._initialize_id = request_id
@@ -633,8 +638,10 @@ class StreamableHTTPTransport:
                 raise MessageTooLarge(
                     f"the server sent a body of {declared} bytes, larger than {limit} bytes"
                 )
-            # HTTP/1.1 framing ends the body at the declared length: no counting needed.
-            return await response.aread()
+            if response.headers.get("content-encoding", "identity").lower() == "identity":
+                # HTTP/1.1 framing ends the body at the declared length: no counting needed.
+                # (A compressed body's length says nothing of what it decompresses to.)
+                return await response.aread()
         body = bytearray()
         with anyio.CancelScope() as reading:
             async for chunk in response.aiter_bytes():
@@ -968,7 +975,7 @@ def _is_session_id(value: str) -> bool:
 
 
 def _is_sse(response: httpx2.Response) -> bool:
-    content_type = response.headers.get("content-type", "")
+    content_type = response.headers.get("content-type", "").lower()  # case-insensitive
     return response.is_success and content_type.startswith("text/event-stream")
 
 
@@ -976,7 +983,8 @@ def _is_answer(message: JSONObject, request_id: RequestId | None) -> bool:
     return (
         request_id is not None
         and "method" not in message
-        and message.get("id") == request_id
+        # As the engine reads ids: 2.0 or true answers neither 2 nor 1 (``==`` would say so).
+        and as_request_id(message.get("id")) == request_id
         and ("result" in message or "error" in message)
     )
 
@@ -1062,7 +1070,12 @@ def _redirect_target(response: httpx2.Response, url: httpx2.URL) -> httpx2.URL |
     location = response.headers.get("location")
     if response.status_code not in (307, 308) or location is None:
         return None
-    target = url.join(location)
+    try:
+        target = url.join(location)
+    except httpx2.InvalidURL as exc:
+        raise _RedirectRefused(
+            f"the server redirected {url} to {location!r}, which is not a valid URL ({exc})"
+        ) from None
     if _origin(target) != _origin(url):
         raise _RedirectRefused(
             f"the server redirected {url} to {target}, another origin; answerback does not "

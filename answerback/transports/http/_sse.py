@@ -16,6 +16,9 @@ from dataclasses import dataclass
 _LINE_END = re.compile(rb"\r\n|\r|\n")
 _DATA_LINE_END = re.compile(r"\r\n|\r|\n")
 _BOM = b"\xef\xbb\xbf"
+_RETRY_DIGITS = 12
+"""A ``retry`` longer than this many digits (over 30 years in milliseconds) is read as
+the longest: ``int()`` of thousands of digits is slow, and past 4,300 it raises."""
 
 
 def encode_event(data: str, event_id: str | None = None, retry_ms: int | None = None) -> bytes:
@@ -89,8 +92,9 @@ class EventParser:
         self._head: bytes | None = b""  # the stream's first bytes, until the BOM is settled
         self._after_cr = False
         self._partial = bytearray()
-        self._data: list[bytes] = []
-        self._size = 0
+        self._data = bytearray()
+        """Each ``data`` line and an LF, as the SSE rules build it: one buffer, so what
+        the size limit counts is what it holds (a list of lines holds far more)."""
         self._event = b""
         self._block_retry: int | None = None
         self._has_fields = False
@@ -139,31 +143,34 @@ class EventParser:
             value = value[1:]
         self._has_fields = True
         if name == b"data":
-            self._data.append(value)
-            self._size += len(value)
+            self._data += value
+            self._data += b"\n"
             self._check_size(0)
         elif name == b"event":
             self._event = value
         elif name == b"id" and b"\0" not in value:
             self._id_buffer = value.decode("utf-8", "replace")
         elif name == b"retry" and value.isdigit():  # bytes.isdigit: ASCII digits only
-            self.retry_ms = self._block_retry = int(value)
+            digits = value.lstrip(b"0")
+            retry_ms = int(digits or b"0") if len(digits) <= _RETRY_DIGITS else 10**_RETRY_DIGITS
+            self.retry_ms = self._block_retry = retry_ms
 
     def _dispatch(self, events: list[Event]) -> None:
         self.last_event_id = self._id_buffer
         if self._has_fields:
             events.append(
                 Event(
-                    b"\n".join(self._data).decode("utf-8", "replace"),
+                    self._data.removesuffix(b"\n").decode("utf-8", "replace"),
                     self._event.decode("utf-8", "replace") or "message",
                     self.last_event_id or None,
                     self._block_retry,
                 )
             )
-        self._data, self._size, self._event = [], 0, b""
+        self._data, self._event = bytearray(), b""
         self._block_retry, self._has_fields = None, False
 
     def _check_size(self, pending: int) -> None:
         limit = self.max_event_bytes
-        if limit is not None and self._size + pending > limit:
+        # The event's data is the buffer less its last LF.
+        if limit is not None and max(len(self._data) - 1, 0) + pending > limit:
             raise MessageTooLarge(f"the server sent an SSE event larger than {limit} bytes")

@@ -12,6 +12,7 @@ import json
 import logging
 import socket
 import sys
+import threading
 import time
 from collections.abc import Awaitable, Callable, Generator
 from contextlib import contextmanager
@@ -543,11 +544,13 @@ async def test_reconnections_that_bring_no_message_back_off() -> None:
 
 class PingFlood:
     """A legacy server that sends ``count`` pings at once on the GET stream and holds
-    each answer's POST for ``hold_seconds``; it counts the answers it got."""
+    each answer's POST for ``hold_seconds`` (or until ``done``); it counts the answers
+    it got."""
 
     def __init__(self, count: int, hold_seconds: float) -> None:
         self.count, self.hold_seconds = count, hold_seconds
         self.answered: set[Any] = set()
+        self.done = threading.Event()  # set from the test's loop, read in the server's
 
     async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
         if scope["type"] != "http":
@@ -561,7 +564,7 @@ class PingFlood:
             )
             await send({"type": "http.response.body", "body": pings.encode(), "more_body": True})
             with anyio.move_on_after(PATIENCE_SECONDS):
-                while len(self.answered) < self.count:  # noqa: ASYNC110 (a count, no event)
+                while len(self.answered) < self.count and not self.done.is_set():  # noqa: ASYNC110
                     await anyio.sleep(0.01)
             await send({"type": "http.response.body", "body": b""})
             return
@@ -576,7 +579,9 @@ class PingFlood:
             await respond(send, 200, body.encode(), content_type="application/json")
             return
         if "method" not in message:
-            await anyio.sleep(self.hold_seconds)
+            with anyio.move_on_after(self.hold_seconds):
+                while not self.done.is_set():  # noqa: ASYNC110 (another thread's event)
+                    await anyio.sleep(0.01)
             self.answered.add(message["id"])
         await respond(send, 202)
 
@@ -598,6 +603,22 @@ async def test_answers_waiting_on_a_slow_server_wait_as_data_not_tasks() -> None
     assert flood.answered == set(range(150))
     assert posting == 64
     assert waiting > 0
+
+
+async def test_answers_a_server_never_takes_are_bounded_and_the_excess_dropped_saying_so() -> None:
+    """A server sends 5,000 pings and holds every answer's POST: 64 are being POSTed,
+    4,096 wait, and the rest are dropped with one warning, instead of waiting in memory
+    for a server that does not take them."""
+    flood = PingFlood(count=5000, hold_seconds=PATIENCE_SECONDS)
+    async with serve(flood) as running:
+        transport = StreamableHTTPTransport(running.url)
+        with log_watch("asks faster than it takes the answers") as dropping:
+            async with Client(transport, mode="legacy"):
+                with anyio.fail_after(PATIENCE_SECONDS):
+                    await dropping.wait()
+                waiting = transport._to_post  # pyright: ignore[reportPrivateUsage]
+                assert len(waiting) == 4096
+                flood.done.set()
 
 
 async def test_a_request_json_cannot_carry_fails_at_once() -> None:

@@ -41,6 +41,7 @@ from answerback.jsonrpc import Envelope, JSONObject, RequestId
 from answerback.jsonrpc._channel import ChannelReceiver, ChannelSender, open_channel
 from answerback.jsonrpc._endpoint import (
     CANCELLED,
+    REQUESTS_IN_FLIGHT,
     TRANSPORT_REFUSAL,
     as_object,
     as_request_id,
@@ -78,6 +79,10 @@ _MAX_RECONNECTS = 5
 _MAX_REDIRECTS = 5
 _ANSWER_CONNECTIONS = 16
 _POSTED_AT_ONCE = 64
+_WAITING_TO_POST = REQUESTS_IN_FLIGHT
+"""Answers and notifications that may wait for a POST: a server that asks faster than it
+takes the answers (it holds their POSTs) cannot grow the client without limit; past this
+the newest are dropped, with a warning, as the server that ignores them deserves."""
 """Answers and notifications POSTed at once; the rest wait their turn, in order, as
 data. A server that holds each answer's POST while it sends request after request had
 a task waiting per answer (18 KB each), and the client's closing waited for them all."""
@@ -243,6 +248,8 @@ class StreamableHTTPTransport:
         """Answers and notifications being POSTed now (at most ``_POSTED_AT_ONCE``)."""
         self._to_post: deque[tuple[JSONObject, bytes, dict[str, str]]] = deque()
         """The answers and notifications waiting for one of those to finish."""
+        self._dropping = False
+        """Whether answers are being dropped, ``_to_post`` being full (warned once)."""
         self._questions: dict[RequestId, _Call] = {}
         """Each unanswered server request, by its id, and the call whose stream carried it."""
         self._ssl_context: ssl.SSLContext | None = None
@@ -802,6 +809,18 @@ class StreamableHTTPTransport:
         """POST an answer or notification in a task, or after those already under way
         if ``_POSTED_AT_ONCE`` are: each task takes the next waiting one when done."""
         if self._posting >= _POSTED_AT_ONCE:
+            if len(self._to_post) >= _WAITING_TO_POST:
+                if not self._dropping:
+                    self._dropping = True
+                    logger.warning(
+                        "the server at %s asks faster than it takes the answers: %d wait "
+                        "to be sent, so newer answers and notifications are dropped until "
+                        "fewer wait",
+                        self.url,
+                        len(self._to_post),
+                    )
+                return
+            self._dropping = False
             self._to_post.append((message, body, headers))
             return
         self._posting += 1

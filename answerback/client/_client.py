@@ -32,6 +32,7 @@ from answerback.client._responder import CallbackResponder, Responder
 from answerback.client._session import ClientSession, ResultT, Subscription
 from answerback.client._url_elicitation import UrlElicitations
 from answerback.jsonrpc import Endpoint, JSONObject, ProgressCallback
+from answerback.jsonrpc._attention import Attention, SharesAttention
 from answerback.transports import ClientTransport, ConnectionServer, InProcessTransport
 from answerback.transports._headers import header_parameters, parameter_headers
 from answerback.types import (
@@ -235,6 +236,13 @@ class Client:
 
     async def _connect(self) -> None:
         async with AsyncExitStack() as stack:
+            auth: object = getattr(self._transport, "auth", None)
+            if isinstance(auth, SharesAttention):
+                # A login in the browser happens inside a request: its timer, and every
+                # other request's, must not run while the person logs in.
+                if self.session.attention is None:
+                    self.session.attention = Attention()
+                stack.enter_context(auth.sharing_attention(self.session.attention))
             read_stream, write_stream = await stack.enter_async_context(self._transport.connect())
             endpoint = Endpoint(
                 read_stream,

@@ -5,7 +5,7 @@ one at a time through a ``Presenter`` (``answerback.interact.terminal`` has the
 terminal ones), naming the server that asks. ``Roots`` is the live list of directories
 the person grants to every server (announced to each when it changes). ``BrowserLogin``
 logs a person in to a protected server through their browser (the ``authorize`` step of
-``answerback.client.OAuth``).
+``answerback.client.OAuth``). ``clean`` makes a peer's text safe to print on a terminal.
 """
 
 from __future__ import annotations
@@ -20,6 +20,7 @@ from answerback.interact._broker import (
     BrokerResponder,
 )
 from answerback.interact._login import BrowserLogin
+from answerback.interact._printable import clean
 from answerback.interact._questions import Answer, Presenter, Question, QuestionKind
 from answerback.interact._roots import RootRefusedError, Roots
 
@@ -37,6 +38,7 @@ __all__ = [
     "QuestionKind",
     "RootRefusedError",
     "Roots",
+    "clean",
 ]
 
 publish(globals())

@@ -53,9 +53,10 @@ class BrowserLogin:
     URL (so they can open it by hand if no browser opened), waits up to ``timeout``
     seconds for the browser to come back to ``redirect_uri`` with the same ``state``
     (logins started together take turns),
-    answers the browser with a short page, and returns the redirect's query parameters.
-    An error the authorization server sends back (``error=access_denied``) raises
-    ``AuthorizationError``; so do a blocked URL, a refused high-risk one and the timeout.
+    answers the browser with a short page, and returns the redirect's query parameters,
+    an error the authorization server sends back (``error=access_denied``) included:
+    ``OAuth`` acts on it only once it has checked where it comes from (``iss``).
+    A blocked URL, a refused high-risk one and the timeout raise ``AuthorizationError``.
 
     ``tell`` shows the person text (default: the ``answerback.interact.login`` logger);
     ``confirm`` is asked before a high-risk URL opens (without it, one is refused);
@@ -147,8 +148,6 @@ class BrowserLogin:
                 f"returned to {self.redirect_uri}). Try again, and finish the login in the "
                 "browser."
             ) from None
-        if waiter.error is not None:
-            raise waiter.error
         assert waiter.params is not None
         return waiter.params
 
@@ -207,11 +206,10 @@ class _Waiter:
         self.state = state
         self.done = anyio.Event()
         self.params: dict[str, str] | None = None
-        self.error: AuthorizationError | None = None
 
     def judge(self, method: str, target: str) -> tuple[int, str, str]:
         """The browser's request → (status, title, text) of the page to answer with;
-        sets ``params`` or ``error`` once the login is decided."""
+        sets ``params`` once the redirect of this login has come."""
         parts = urlsplit(target)
         if method != "GET" or parts.path != self.path:
             return 404, "Not found", "This address only receives a login's redirect."
@@ -224,26 +222,16 @@ class _Waiter:
                 "This redirect does not belong to the login in progress (its state does "
                 "not match). Start the login again from the program you are using.",
             )
-        if "error" in params:
-            said = params["error"]
-            if description := params.get("error_description"):
-                said += f": {description}"
-            self.error = AuthorizationError(
-                f"The authorization server did not grant access ({said})."
-                + (
-                    " The login was declined or cancelled in the browser."
-                    if params["error"] == "access_denied"
-                    else ""
-                ),
-                error=params["error"],
-            )
-            return 400, "Login failed", f"The login failed ({said}). You can close this tab."
-        if "code" not in params:
-            self.error = AuthorizationError(
-                "The authorization server sent the browser back without a code or an error."
-            )
-            return 400, "Login failed", "No authorization code came back. You can close this tab."
         self.params = params
+        if "code" not in params:
+            # An error (or nothing): handed back unread. Until OAuth has checked that it
+            # comes from the right server (iss), its text is not shown, here or anywhere.
+            return (
+                400,
+                "Login not completed",
+                "No authorization code came back, so the login did not complete. The "
+                "program you are logging in to says why. You can close this tab.",
+            )
         return 200, "Logged in", "You are logged in. You can close this tab and go back."
 
 
@@ -302,7 +290,7 @@ async def _answer(stream: SocketStream, waiter: _Waiter) -> None:
                     + connection.send(h11.Data(data=body))
                     + connection.send(h11.EndOfMessage())
                 )
-    if waiter.params is not None or waiter.error is not None:
+    if waiter.params is not None:
         waiter.done.set()
 
 

@@ -7,6 +7,10 @@ they answer server B, or while server A's question waits behind B's, a call to A
 not time out either, since A may be waiting for that very person. Every endpoint given
 the same ``Attention`` holds its request timers while it is held, and restarts them in
 full once it is let go.
+
+A person can also be needed in the middle of sending a request: an OAuth login in the
+browser runs inside the HTTP request that met the 401. ``SharesAttention`` is what such
+a step offers, so that the connection's timers stand still while the person logs in.
 """
 
 from __future__ import annotations
@@ -14,7 +18,8 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Generator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
+from typing import Protocol, runtime_checkable
 
 
 class Attention:
@@ -43,3 +48,13 @@ class Attention:
             self._holders -= 1
             if not self._holders:
                 self.released_at = time.monotonic()
+
+
+@runtime_checkable
+class SharesAttention(Protocol):
+    """A step on a connection's path that may wait for a person mid-request (``OAuth``,
+    while someone logs in); ``Client`` hands it its endpoint's attention."""
+
+    def sharing_attention(self, attention: Attention) -> AbstractContextManager[None]:
+        """Until the block ends, hold ``attention`` whenever waiting for the person."""
+        ...

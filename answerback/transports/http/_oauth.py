@@ -18,8 +18,8 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import AsyncGenerator, Awaitable, Callable, Mapping
-from contextlib import asynccontextmanager
+from collections.abc import AsyncGenerator, Awaitable, Callable, Generator, Mapping
+from contextlib import ExitStack, asynccontextmanager, contextmanager
 from dataclasses import dataclass, replace
 from typing import Any, Literal
 
@@ -27,6 +27,7 @@ import anyio
 import httpx2
 import sniffio
 
+from answerback.jsonrpc._attention import Attention
 from answerback.transports.http._oauth_authorize import authorization_code, authorization_request
 from answerback.transports.http._oauth_discovery import (
     Challenge,
@@ -38,6 +39,7 @@ from answerback.transports.http._oauth_discovery import (
     origin_of,
 )
 from answerback.transports.http._oauth_dpop import DPOP_ALGORITHM, DPoPKey
+from answerback.transports.http._oauth_http import OAuthHTTP
 from answerback.transports.http._oauth_registration import (
     AUTH_METHODS,
     ClientInfo,
@@ -55,6 +57,10 @@ from answerback.transports.http._token_store import InMemoryTokenStore, TokenSto
 from answerback.types import AuthorizationError
 
 logger = logging.getLogger("answerback.oauth")
+
+MAX_AUTHORIZATION_SERVERS = 3
+"""How many of the authorization servers a resource lists are tried, in its order: each
+may cost a timeout, and a server lists more than one only as alternatives."""
 
 Authorize = Callable[[str], Awaitable[Mapping[str, str]]]
 """Shows the person the authorization URL; returns the query parameters of the redirect
@@ -105,7 +111,9 @@ class OAuth(httpx2.Auth):
     for more scope per request. ``http_client`` is used as it is (and not closed) for
     the requests to the server's metadata and to the authorization server: give it
     the TLS settings or proxy they need; by default a client with ``timeout`` is made
-    for each flow.
+    for each flow. Either way ``timeout`` bounds each of those exchanges as a whole (a
+    server trickling its answer cannot hold a request for ever); the person's login is
+    bounded by the ``authorize`` function (``BrowserLogin(timeout=...)``).
     """
 
     requires_request_body = True
@@ -186,9 +194,23 @@ class OAuth(httpx2.Auth):
         self._nonces: dict[str, str] = {}
         self._preregistered_issuer: str | None = None
         self._lock: tuple[str, anyio.Lock] | None = None
+        self._attentions: list[Attention] = []
 
     def __repr__(self) -> str:
         return f"OAuth(grant={self.grant!r}, client_id={self.client_id!r})"
+
+    @contextmanager
+    def sharing_attention(self, attention: Attention) -> Generator[None]:
+        """Until the block ends, hold ``attention`` while a person logs in through this
+        object, so the request timers of the endpoint that shares it stand still: the
+        login runs inside a request, and a person may take minutes. ``Client`` does
+        this for its connection; requests of every connection sharing this object wait
+        for one login (see the module docstring), so each connection's is held."""
+        self._attentions.append(attention)
+        try:
+            yield
+        finally:
+            self._attentions.remove(attention)
 
     async def forget(self, server_url: str) -> None:
         """Drop the tokens kept for ``server_url`` (a logout on this side)."""
@@ -268,6 +290,8 @@ class OAuth(httpx2.Auth):
                         return tokens
                     refreshed = await self._refresh(http, metadata, client, tokens, resource)
             except AuthorizationError as exc:
+                if not _refused(exc):
+                    raise  # the tokens may still be good: kept for the next try
                 logger.info("refreshing the token for %s failed: %s", resource, exc)
                 await self._save(resource, None)
                 return None
@@ -299,6 +323,8 @@ class OAuth(httpx2.Auth):
                                 http, metadata, client, sent, found.resource
                             )
                         except AuthorizationError as exc:
+                            if not _refused(exc):
+                                raise  # a login would meet the same server
                             logger.info("refresh failed, authorizing anew: %s", exc)
                         else:
                             await self._save(resource, tokens)
@@ -337,7 +363,7 @@ class OAuth(httpx2.Auth):
 
     async def _obtain(
         self,
-        http: httpx2.AsyncClient,
+        http: OAuthHTTP,
         found: _Discovered,
         challenge: Challenge,
         scopes: list[str] | None,
@@ -357,7 +383,10 @@ class OAuth(httpx2.Auth):
                 scopes=scopes,
                 resource=found.resource,
             )
-            answer = await self.authorize(request.url)
+            with ExitStack() as person_busy:
+                for attention in self._attentions:
+                    person_busy.enter_context(attention.holding())
+                answer = await self.authorize(request.url)
             code = authorization_code(request, answer)
             form = {
                 "grant_type": "authorization_code",
@@ -397,7 +426,7 @@ class OAuth(httpx2.Auth):
 
     async def _refresh(
         self,
-        http: httpx2.AsyncClient,
+        http: OAuthHTTP,
         metadata: ServerMetadata,
         client: ClientInfo,
         tokens: Tokens,
@@ -423,9 +452,7 @@ class OAuth(httpx2.Auth):
 
     # -- discovery and registration -------------------------------------------------------
 
-    async def _discover(
-        self, http: httpx2.AsyncClient, resource: str, challenge: Challenge
-    ) -> _Discovered:
+    async def _discover(self, http: OAuthHTTP, resource: str, challenge: Challenge) -> _Discovered:
         prm = await fetch_resource_metadata(http, resource, challenge.resource_metadata)
         if prm is None:
             # A 2025-03-26 server: its origin is the authorization server.
@@ -433,7 +460,8 @@ class OAuth(httpx2.Auth):
             metadata = await fetch_server_metadata(http, issuer) or fallback_metadata(issuer)
             return _Discovered(resource, metadata, None)
         problems: list[str] = []
-        for issuer in prm.authorization_servers:
+        tried = prm.authorization_servers[:MAX_AUTHORIZATION_SERVERS]
+        for issuer in tried:
             try:
                 metadata = await fetch_server_metadata(http, issuer)
             except AuthorizationError as exc:
@@ -442,11 +470,14 @@ class OAuth(httpx2.Auth):
             if metadata is not None:
                 return _Discovered(prm.resource, metadata, prm)
             problems.append(f"{issuer} publishes no authorization server metadata")
+        if len(prm.authorization_servers) > len(tried):
+            untried = len(prm.authorization_servers) - len(tried)
+            problems.append(f"{untried} more listed in {prm.url} were not tried")
         raise AuthorizationError(
             f"no usable authorization server for {resource}: " + "; ".join(problems)
         )
 
-    async def _client_for(self, http: httpx2.AsyncClient, metadata: ServerMetadata) -> ClientInfo:
+    async def _client_for(self, http: OAuthHTTP, metadata: ServerMetadata) -> ClientInfo:
         """This client's identity at ``metadata``'s server: pre-registered, a client ID
         metadata document, a stored registration, or a new one."""
         known = await self._known_client(metadata)
@@ -502,8 +533,9 @@ class OAuth(httpx2.Auth):
                 auth_method="private_key_jwt" if self.private_key is not None else "none",
                 redirect_uri=self.redirect_uri,
             )
-        record = await self.store.get(_client_key(issuer))
-        client = ClientInfo.from_record(record) if record is not None else None
+        key = _client_key(issuer)
+        record = await self.store.get(key)
+        client = ClientInfo.from_record(record, key) if record is not None else None
         if client is None or client.issuer != issuer:
             return None
         if refreshing is not None:
@@ -562,8 +594,9 @@ class OAuth(httpx2.Auth):
 
     async def _load(self, resource: str) -> Tokens | None:
         if resource not in self._tokens:
-            record = await self.store.get(_token_key(resource))
-            self._tokens[resource] = Tokens.from_record(record) if record is not None else None
+            key = _token_key(resource)
+            record = await self.store.get(key)
+            self._tokens[resource] = Tokens.from_record(record, key) if record is not None else None
         return self._tokens[resource]
 
     async def _save(self, resource: str, tokens: Tokens | None) -> None:
@@ -583,14 +616,22 @@ class OAuth(httpx2.Auth):
             yield
 
     @asynccontextmanager
-    async def _http(self) -> AsyncGenerator[httpx2.AsyncClient, None]:
-        """The user's client, or one for this flow only: flows are rare, and this keeps
-        nothing open between them."""
+    async def _http(self) -> AsyncGenerator[OAuthHTTP, None]:
+        """The user's client, or one for this flow only (flows are rare, and this keeps
+        nothing open between them); each exchange with ``timeout`` as its deadline."""
         if self._http_client is not None:
-            yield self._http_client
+            yield OAuthHTTP(self._http_client, self.timeout)
             return
         async with httpx2.AsyncClient(timeout=self.timeout, follow_redirects=False) as http:
-            yield http
+            yield OAuthHTTP(http, self.timeout)
+
+
+def _refused(failure: AuthorizationError) -> bool:
+    """Whether a refresh failed because the authorization server refused it (an OAuth
+    error code: the refresh token is spent or revoked), rather than because it could not
+    be asked (unreachable, too slow, a server error). Only then are the stored tokens
+    worthless: a network blip must not log the person out."""
+    return failure.oauth_error is not None
 
 
 def _resource_key(url: httpx2.URL) -> str:

@@ -115,7 +115,7 @@ def authorization_code(request: AuthorizationRequest, answer: Mapping[str, str])
             f"the authorization server refused: {error}"
             + (f" ({description})" if description else "")
             + (
-                "; the person declined or the request was not allowed"
+                "; the login was declined or cancelled in the browser"
                 if error == "access_denied"
                 else ""
             ),

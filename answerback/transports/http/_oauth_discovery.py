@@ -9,7 +9,8 @@ origin is the authorization server, with default endpoints if it publishes no me
 
 Every document is checked before use, because each one redirects where the person's
 credentials go: the resource metadata must describe the server being connected to,
-and an authorization server's metadata must name the issuer it was fetched for.
+an authorization server's metadata must name the issuer it was fetched for, and every
+address of an authorization server must be https (``ServerMetadata`` refuses others).
 """
 
 from __future__ import annotations
@@ -21,12 +22,16 @@ from typing import Any, cast
 
 import httpx2
 
+from answerback.transports.http._oauth_http import (
+    NoUsableAnswer,
+    OAuthHTTP,
+    authorization_server_url,
+)
 from answerback.types import AuthorizationError
 
 logger = logging.getLogger("answerback.oauth")
 
 _AUTH_PARAM = re.compile(r'([A-Za-z0-9_!#$%&\'*+.^`|~-]+)\s*=\s*("(?:[^"\\]|\\.)*"|[^\s,]+)')
-_MAX_DOCUMENT_BYTES = 1024 * 1024
 
 
 @dataclass(frozen=True)
@@ -72,7 +77,11 @@ class ResourceMetadata:
 
 @dataclass(frozen=True)
 class ServerMetadata:
-    """An authorization server's metadata: its issuer, endpoints and abilities."""
+    """An authorization server's metadata: its issuer, endpoints and abilities.
+
+    Made only with addresses that are well-formed and https (or on this machine): this
+    is where every address a secret is sent to comes from.
+    """
 
     issuer: str
     token_endpoint: str
@@ -80,6 +89,13 @@ class ServerMetadata:
     registration_endpoint: str | None = None
     document: dict[str, Any] = field(default_factory=dict[str, Any])
     """The whole document as published (``None`` values for the fallback endpoints)."""
+
+    def __post_init__(self) -> None:
+        authorization_server_url(self.issuer, "the authorization server's issuer")
+        for name in ("token_endpoint", "authorization_endpoint", "registration_endpoint"):
+            url: str | None = getattr(self, name)
+            if url is not None:
+                authorization_server_url(url, f"the {name} of {self.issuer}")
 
     def supports(self, key: str, value: str) -> bool:
         """Whether the list ``key`` names ``value``."""
@@ -133,7 +149,10 @@ def covers(resource: str, server_url: str) -> bool:
     """Whether metadata for ``resource`` may speak for ``server_url``: the same
     origin, and the server's path at or below the resource's path (RFC 9728 §3.3,
     RFC 8707 allows the most general URI that still names the server)."""
-    wanted, named = httpx2.URL(server_url), httpx2.URL(resource)
+    try:
+        wanted, named = httpx2.URL(server_url), httpx2.URL(resource)
+    except httpx2.InvalidURL:
+        return False
     if _origin(wanted) != _origin(named):
         return False
     prefix = named.path.rstrip("/")
@@ -142,12 +161,12 @@ def covers(resource: str, server_url: str) -> bool:
 
 
 async def fetch_resource_metadata(
-    http: httpx2.AsyncClient, server_url: str, from_challenge: str | None
+    http: OAuthHTTP, server_url: str, from_challenge: str | None
 ) -> ResourceMetadata | None:
     """The server's resource metadata, or ``None`` if it publishes none (a server
     of the 2025-03-26 specification). Metadata for another resource is refused."""
     for url in resource_metadata_urls(server_url, from_challenge):
-        document = await _get_json(http, url)
+        document = await _get_json(http, url, "the protected resource metadata")
         if document is None:
             continue
         resource = document.get("resource")
@@ -173,16 +192,18 @@ async def fetch_resource_metadata(
     return None
 
 
-async def fetch_server_metadata(http: httpx2.AsyncClient, issuer: str) -> ServerMetadata | None:
+async def fetch_server_metadata(http: OAuthHTTP, issuer: str) -> ServerMetadata | None:
     """The metadata of the authorization server ``issuer``, or ``None`` if none of
     its well-known addresses serves a document for it.
 
     A document whose ``issuer`` differs from the one its address was built from is
-    not used (RFC 8414 §3.3): it could send the login and the code anywhere.
+    not used (RFC 8414 §3.3): it could send the login and the code anywhere. An issuer
+    that is not https is refused before anything is fetched.
     """
+    authorization_server_url(issuer, "the authorization server's issuer")
     refused: list[str] = []
     for url in authorization_server_metadata_urls(issuer):
-        document = await _get_json(http, url)
+        document = await _get_json(http, url, "the authorization server metadata")
         if document is None:
             continue
         published = document.get("issuer")
@@ -223,21 +244,16 @@ def fallback_metadata(origin: str) -> ServerMetadata:
     )
 
 
-async def _get_json(http: httpx2.AsyncClient, url: str) -> dict[str, Any] | None:
+async def _get_json(http: OAuthHTTP, url: str, what: str) -> dict[str, Any] | None:
     """A JSON object served at ``url``, or ``None`` for anything else (a 404 is the
-    usual "not here")."""
+    usual "not here"). A server that does not answer in time raises: waiting as long
+    again at the next address would not help."""
     try:
-        response = await http.get(url, headers={"accept": "application/json"})
-    except httpx2.HTTPError as exc:
-        logger.info("fetching %s failed: %r", url, exc)
+        answer = await http.exchange("GET", url, what=what, headers={"accept": "application/json"})
+    except NoUsableAnswer as exc:
+        logger.info("%s", exc)
         return None
-    if response.status_code != 200 or len(response.content) > _MAX_DOCUMENT_BYTES:
-        return None
-    try:
-        document = response.json()
-    except ValueError:
-        return None
-    return cast(dict[str, Any], document) if isinstance(document, dict) else None
+    return answer.json_object() if answer.status_code == 200 else None
 
 
 def _same_issuer(published: object, expected: str) -> bool:
@@ -247,7 +263,11 @@ def _same_issuer(published: object, expected: str) -> bool:
         return False
     if published == expected:
         return True
-    return httpx2.URL(published).path in ("", "/") and published.rstrip("/") == expected.rstrip("/")
+    try:
+        path = httpx2.URL(published).path
+    except httpx2.InvalidURL:
+        return False
+    return path in ("", "/") and published.rstrip("/") == expected.rstrip("/")
 
 
 def _strings(values: list[Any]) -> tuple[str, ...]:

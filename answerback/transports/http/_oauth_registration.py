@@ -11,11 +11,13 @@ from __future__ import annotations
 
 import ipaddress
 from dataclasses import asdict, dataclass
-from typing import Any, cast
+from typing import Any
 
 import httpx2
 
 from answerback.transports.http._oauth_discovery import ServerMetadata
+from answerback.transports.http._oauth_http import OAuthHTTP
+from answerback.transports.http._token_store_file import TokenStoreError
 from answerback.types import AuthorizationError
 
 AUTH_METHODS = ("none", "client_secret_basic", "client_secret_post", "private_key_jwt")
@@ -36,11 +38,31 @@ class ClientInfo:
         return asdict(self)
 
     @classmethod
-    def from_record(cls, record: dict[str, Any]) -> ClientInfo | None:
-        try:
-            return cls(**record)
-        except TypeError:
-            return None
+    def from_record(cls, record: dict[str, Any], key: str) -> ClientInfo:
+        """The registration in the store's record under ``key`` (fields this version
+        does not know are ignored); ``TokenStoreError`` if it cannot be used as it is."""
+        wrong = [name for name in _REQUIRED if not isinstance(record.get(name), str)]
+        wrong += [name for name in _OPTIONAL if not isinstance(record.get(name), str | None)]
+        problem = f"{wrong[0]} is not a string" if wrong else None
+        if problem is None and record["auth_method"] not in AUTH_METHODS:
+            problem = f"auth_method {record['auth_method']!r} is not one this client knows"
+        if problem is not None:
+            raise TokenStoreError(
+                f"The stored record {key!r} is not a usable client registration ({problem}), "
+                "so it was not used. Remove it from the token store (or start a new store) "
+                "and log in again."
+            )
+        return cls(
+            client_id=record["client_id"],
+            issuer=record["issuer"],
+            auth_method=record["auth_method"],
+            client_secret=record.get("client_secret"),
+            redirect_uri=record.get("redirect_uri"),
+        )
+
+
+_REQUIRED = ("client_id", "issuer", "auth_method")
+_OPTIONAL = ("client_secret", "redirect_uri")
 
 
 def choose_auth_method(
@@ -90,7 +112,7 @@ def application_type(redirect_uri: str) -> str:
 
 
 async def register(
-    http: httpx2.AsyncClient,
+    http: OAuthHTTP,
     metadata: ServerMetadata,
     *,
     client_name: str,
@@ -119,21 +141,15 @@ async def register(
     }
     if redirect_uri:
         body["application_type"] = application_type(redirect_uri)
-    try:
-        response = await http.post(endpoint, json=body)
-    except httpx2.HTTPError as exc:
-        raise AuthorizationError(
-            f"dynamic client registration at {endpoint} failed: {exc!r}; check that the "
-            "authorization server is reachable"
-        ) from exc
-    document = _json_object(response) or {}
+    answer = await http.exchange("POST", endpoint, what="dynamic client registration", json=body)
+    document = answer.json_object() or {}
     client_id = document.get("client_id")
-    if response.status_code not in (200, 201) or not isinstance(client_id, str):
+    if answer.status_code not in (200, 201) or not isinstance(client_id, str):
         error = document.get("error")
         reason = document.get("error_description") or error
         raise AuthorizationError(
             f"the authorization server {metadata.issuer} refused to register this client "
-            f"(HTTP {response.status_code}{f': {reason}' if reason else ''}); register one "
+            f"(HTTP {answer.status_code}{f': {reason}' if reason else ''}); register one "
             "yourself and pass OAuth(client_id=...), or adjust redirect_uri",
             error=error if isinstance(error, str) else None,
         )
@@ -148,11 +164,3 @@ async def register(
         client_secret=secret if isinstance(secret, str) else None,
         redirect_uri=redirect_uri,
     )
-
-
-def _json_object(response: httpx2.Response) -> dict[str, Any] | None:
-    try:
-        document = response.json()
-    except ValueError:
-        return None
-    return cast(dict[str, Any], document) if isinstance(document, dict) else None

@@ -10,6 +10,8 @@ the encoding and signing; nothing here builds a signature by hand.
 
 from __future__ import annotations
 
+import math
+import re
 import time
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass
@@ -24,13 +26,18 @@ from joserfc.jwk import ECKey, OKPKey, RSAKey, import_key
 
 from answerback.transports.http._oauth_discovery import ServerMetadata
 from answerback.transports.http._oauth_dpop import DPoPKey
+from answerback.transports.http._oauth_http import Answer, OAuthHTTP
 from answerback.transports.http._oauth_registration import ClientInfo
+from answerback.transports.http._token_store_file import TokenStoreError
 from answerback.types import AuthorizationError
 
 CLIENT_ASSERTION_TYPE = "urn:ietf:params:oauth:client-assertion-type:jwt-bearer"
 JWT_BEARER_GRANT = "urn:ietf:params:oauth:grant-type:jwt-bearer"
 _ASSERTION_SECONDS = 300
 _CURVE_ALGORITHMS = {"P-256": "ES256", "P-384": "ES384", "P-521": "ES512", "Ed25519": "EdDSA"}
+
+_B64TOKEN = re.compile(r"[A-Za-z0-9\-._~+/]+=*")
+"""What an ``Authorization`` header can carry as a token (RFC 6750 §2.1)."""
 
 PrivateKey = ECKey | RSAKey | OKPKey
 
@@ -62,15 +69,84 @@ class Tokens:
         return record
 
     @classmethod
-    def from_record(cls, record: Mapping[str, Any]) -> Tokens | None:
+    def from_record(cls, record: Mapping[str, Any], key: str) -> Tokens:
+        """The tokens in the store's record under ``key``; fields this version does not
+        know are ignored. A record that cannot be used as it is (a field of the wrong
+        type, a token no header can carry, a key that does not import) raises
+        ``TokenStoreError``: sending it would fail on every run, and silently logging in
+        again would hide a store that something else writes to."""
+        problem = _tokens_problem(record)
+        if problem is not None:
+            raise TokenStoreError(
+                f"The stored record {key!r} is not usable tokens ({problem}), so it was not "
+                "used. Remove it (OAuth.forget(server_url), or answerback logout URL) and "
+                "log in again."
+            )
+        scopes, requested = record.get("scopes"), record.get("requested_scopes")
+        return cls(
+            access_token=record["access_token"],
+            token_type=record["token_type"],
+            issuer=record["issuer"],
+            client_id=record["client_id"],
+            refresh_token=record.get("refresh_token"),
+            expires_at=record.get("expires_at"),
+            scopes=tuple(scopes) if scopes is not None else None,
+            requested_scopes=tuple(requested) if requested is not None else None,
+            dpop_jwk=record.get("dpop_jwk"),
+        )
+
+
+def _tokens_problem(record: Mapping[str, Any]) -> str | None:
+    """What makes ``record`` unusable as ``Tokens``, or ``None`` if nothing does."""
+    for name in ("access_token", "token_type", "issuer", "client_id"):
+        if not isinstance(record.get(name), str):
+            return f"{name} is not a string"
+    if not _B64TOKEN.fullmatch(record["access_token"]):
+        return "its access_token cannot be sent in an Authorization header"
+    if record["token_type"] not in ("Bearer", "DPoP"):
+        return f"token_type is {record['token_type']!r}, not Bearer or DPoP"
+    if not isinstance(record.get("refresh_token"), str | None):
+        return "refresh_token is not a string"
+    expires_at = record.get("expires_at")
+    if expires_at is not None and _finite_seconds(expires_at) is None:
+        return "expires_at is not a number of seconds"
+    for name in ("scopes", "requested_scopes"):
+        listed = record.get(name)
+        if listed is not None and not (
+            isinstance(listed, list)
+            and all(isinstance(scope, str) for scope in cast(list[Any], listed))
+        ):
+            return f"{name} is not a list of strings"
+    jwk = record.get("dpop_jwk")
+    if jwk is not None:
         try:
-            fields = dict(record)
-            for key in ("scopes", "requested_scopes"):
-                if fields.get(key) is not None:
-                    fields[key] = tuple(fields[key])
-            return cls(**fields)
-        except TypeError:
-            return None
+            key = DPoPKey.from_jwk(jwk)
+        except Exception:  # joserfc raises several types for a key it cannot import
+            return "dpop_jwk is not an EC key"
+        if not key.key.is_private:
+            return "dpop_jwk has no private part"
+    return None
+
+
+def _finite_seconds(value: object) -> float | None:
+    """``value`` as a number of seconds if it is one: a finite JSON number (not a
+    boolean, which Python counts as an int)."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    try:
+        seconds = float(value)
+    except OverflowError:  # an integer of hundreds of digits
+        return None
+    return seconds if math.isfinite(seconds) else None
+
+
+def _expiry(expires_in: object, now: float) -> float | None:
+    """When a token granted at ``now`` expires, from the response's ``expires_in``:
+    ``None`` (unknown) unless it is a finite, non-negative number of seconds. A token of
+    unknown lifetime is used until the server refuses it, then refreshed, which is also
+    what an answer that cannot be trusted to mean anything deserves."""
+    seconds = _finite_seconds(expires_in)
+    return now + seconds if seconds is not None and seconds >= 0 else None
 
 
 def load_private_key(key: str | bytes | Mapping[str, Any]) -> PrivateKey:
@@ -99,7 +175,7 @@ def signing_algorithm(key: PrivateKey) -> str:
 
 
 async def request_token(
-    http: httpx2.AsyncClient,
+    http: OAuthHTTP,
     metadata: ServerMetadata,
     client: ClientInfo | None,
     form: dict[str, str],
@@ -115,24 +191,30 @@ async def request_token(
     body = dict(form)
     if client is not None:
         body, headers = _authenticate(client, metadata, body, headers, private_key)
-    response = await _post(http, endpoint, body, headers, dpop, nonce=None)
-    if dpop is not None and response.status_code in (400, 401):
-        nonce = response.headers.get("dpop-nonce")
-        if nonce and _json(response).get("error") == "use_dpop_nonce":
-            response = await _post(http, endpoint, body, headers, dpop, nonce=nonce)
-    document = _json(response)
-    if response.status_code != 200 or not isinstance(document.get("access_token"), str):
+    answer = await _post(http, endpoint, body, headers, dpop, nonce=None)
+    if dpop is not None and answer.status_code in (400, 401):
+        nonce = answer.headers.get("dpop-nonce")
+        if nonce and (answer.json_object() or {}).get("error") == "use_dpop_nonce":
+            answer = await _post(http, endpoint, body, headers, dpop, nonce=nonce)
+    document = answer.json_object() or {}
+    if answer.status_code != 200 or not isinstance(document.get("access_token"), str):
         error = document.get("error")
         description = document.get("error_description")
         what = form.get("grant_type", "token")
         raise AuthorizationError(
             f"the token endpoint {endpoint} refused the {what} request "
-            f"(HTTP {response.status_code}"
+            f"(HTTP {answer.status_code}"
             + (f": {error}" if isinstance(error, str) else "")
             + (f", {description}" if isinstance(description, str) else "")
             + ")"
             + _advice(error if isinstance(error, str) else None),
             error=error if isinstance(error, str) else None,
+        )
+    if not _B64TOKEN.fullmatch(document["access_token"]):
+        raise AuthorizationError(
+            f"the token endpoint {endpoint} issued an access token that cannot be sent in "
+            "an Authorization header (RFC 6750 §2.1 allows letters, digits, -._~+/ and "
+            "trailing =), so it was not kept; tell the authorization server's operator"
         )
     token_type = str(document.get("token_type", "Bearer"))
     if token_type.lower() not in ("bearer", "dpop"):
@@ -149,7 +231,7 @@ async def request_token(
         issuer=metadata.issuer,
         client_id=client.client_id if client is not None else "",
         refresh_token=refresh if isinstance(refresh, str) else form.get("refresh_token"),
-        expires_at=time.time() + expires_in if isinstance(expires_in, int | float) else None,
+        expires_at=_expiry(expires_in, time.time()),
         scopes=tuple(scope.split()) if isinstance(scope, str) else None,
         requested_scopes=tuple(requested_scopes) if requested_scopes is not None else None,
     )
@@ -201,37 +283,23 @@ def _authenticate(
 
 
 async def _post(
-    http: httpx2.AsyncClient,
+    http: OAuthHTTP,
     endpoint: str,
     body: dict[str, str],
     headers: dict[str, str],
     dpop: DPoPKey | None,
     *,
     nonce: str | None,
-) -> httpx2.Response:
+) -> Answer:
     sent = dict(headers)
     if dpop is not None:
         sent["DPoP"] = dpop.proof("POST", endpoint, nonce=nonce)
-    try:
-        return await http.post(endpoint, data=body, headers=sent)
-    except httpx2.HTTPError as exc:
-        raise AuthorizationError(
-            f"could not reach the token endpoint {endpoint}: {exc!r}; check that the "
-            "authorization server is up and reachable"
-        ) from exc
+    return await http.exchange("POST", endpoint, what="the token endpoint", data=body, headers=sent)
 
 
 def _text(value: object) -> str:
     """A compact JWT as text (joserfc returns ``str``; older authlib said ``bytes``)."""
     return value.decode("ascii") if isinstance(value, bytes) else str(value)
-
-
-def _json(response: httpx2.Response) -> dict[str, Any]:
-    try:
-        document = response.json()
-    except ValueError:
-        return {}
-    return cast(dict[str, Any], document) if isinstance(document, dict) else {}
 
 
 def _advice(error: str | None) -> str:

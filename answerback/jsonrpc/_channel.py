@@ -60,11 +60,12 @@ class _State(Generic[T]):
         self.receiver_closed = False
         self.taker: Callable[[T], bool] | None = None
         self.low_mark = 0
-        self.drained: list[Callable[[], None]] = []
+        self.drained: list[Callable[[], None]] | None = None
+        """Who waits for the buffer to drain (made on the first: most channels never)."""
 
     def call_drained(self) -> None:
-        callbacks, self.drained = self.drained, []
-        for callback in callbacks:
+        callbacks, self.drained = self.drained, None
+        for callback in callbacks or ():
             callback()
 
     def wake(self) -> None:
@@ -151,6 +152,8 @@ class ChannelSender(_End, Generic[T]):
             callback()
         else:
             state.low_mark = low_mark
+            if state.drained is None:
+                state.drained = []
             state.drained.append(callback)
 
     def close(self) -> None:

@@ -44,11 +44,12 @@ that writes a batch of requests before reading gets its answers, yet a bound."""
 
 
 class Backlog(Protocol):
-    """The write side's messages that wait for the peer to read them, as the read side
-    sees them: while it is backed up, no more input is read."""
+    """What a stdio side holds for its peer (messages the engine has yet to take,
+    answers the peer has yet to read), as its reader sees it: while it is backed up, no
+    more input is read."""
 
     def backed_up(self) -> bool:
-        """Whether more than ``UNREAD_BYTES_HELD`` wait."""
+        """Whether more than its bound waits."""
         ...
 
     def when_drained(self, callback: Callable[[], None]) -> None:

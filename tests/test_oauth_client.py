@@ -45,6 +45,8 @@ from answerback.client import (
 from answerback.interact import BrowserLogin
 from answerback.server import MCPServer
 from answerback.transports.http import StreamableHTTPApp
+from answerback.transports.http._oauth_http import is_loopback
+from answerback.transports.http._oauth_registration import application_type
 from answerback.types._versions import LATEST_VERSION
 
 pytestmark = pytest.mark.anyio
@@ -842,6 +844,27 @@ async def test_the_time_a_person_takes_to_log_in_does_not_count_against_request_
         async with Client(url, auth=auth, connect_timeout_seconds=timeout) as client:
             assert client.protocol_version == LATEST_VERSION
     assert len(fake.authorizations) == 1
+
+
+@pytest.mark.parametrize(
+    ("url", "here"),
+    [
+        ("http://localhost:8080/cb", True),
+        ("http://auth.localhost/cb", True),
+        ("http://127.0.0.2/cb", True),
+        ("http://[::1]:9/cb", True),
+        ("http://localhost.example.com/cb", False),
+        ("http://10.0.0.1/cb", False),
+        ("https://app.example.com/cb", False),
+    ],
+)
+def test_this_machine_is_one_rule_for_plain_http_and_for_native_apps(url: str, here: bool) -> None:
+    """What counts as this machine decides both where plain http may carry OAuth
+    secrets and whether a redirect makes a native application (RFC 8252)."""
+    host = httpx2.URL(url).host
+    assert is_loopback(host) is here
+    assert application_type(url) == ("native" if here else "web")
+    assert application_type("com.example.app:/callback") == "native"
 
 
 def test_oauth_refuses_settings_that_cannot_work() -> None:

@@ -115,8 +115,9 @@ def authorization_server_url(url: str, what: str) -> str:
 
 
 def is_loopback(host: str) -> bool:
-    """Whether ``host`` is this machine: ``localhost``, 127.0.0.0/8 or ::1."""
-    if host == "localhost":
+    """Whether ``host`` is this machine: ``localhost`` and its subdomains (RFC 6761),
+    127.0.0.0/8 or ::1."""
+    if host == "localhost" or host.endswith(".localhost"):
         return True
     try:
         return ipaddress.ip_address(host).is_loopback

@@ -9,14 +9,13 @@ that issued it: registrations are stored by issuer and never offered to another 
 
 from __future__ import annotations
 
-import ipaddress
 from dataclasses import asdict, dataclass
 from typing import Any
 
 import httpx2
 
 from answerback.transports.http._oauth_discovery import ServerMetadata
-from answerback.transports.http._oauth_http import OAuthHTTP
+from answerback.transports.http._oauth_http import OAuthHTTP, is_loopback
 from answerback.transports.http._token_store_file import TokenStoreError
 from answerback.types import AuthorizationError
 
@@ -102,13 +101,10 @@ def registration_method(metadata: ServerMetadata) -> str:
 
 def application_type(redirect_uri: str) -> str:
     """``native`` for a redirect to this machine (a CLI or desktop app), else ``web``."""
-    host = httpx2.URL(redirect_uri).host
-    if host == "localhost" or host.endswith(".localhost"):
-        return "native"
-    try:
-        return "native" if ipaddress.ip_address(host).is_loopback else "web"
-    except ValueError:
-        return "native" if httpx2.URL(redirect_uri).scheme not in ("http", "https") else "web"
+    url = httpx2.URL(redirect_uri)
+    if url.scheme not in ("http", "https"):
+        return "native"  # a private-use scheme (com.example.app:/callback)
+    return "native" if is_loopback(url.host) else "web"
 
 
 async def register(

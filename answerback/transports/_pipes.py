@@ -66,6 +66,24 @@ def pipes_by_protocol() -> bool:
     return isinstance(native, asyncio.AbstractEventLoop)
 
 
+class Drained:
+    """The callbacks waiting for a backlog to drain (``Backlog.when_drained``), each
+    called once."""
+
+    __slots__ = ("_callbacks",)
+
+    def __init__(self) -> None:
+        self._callbacks: list[Callable[[], None]] = []
+
+    def add(self, callback: Callable[[], None]) -> None:
+        self._callbacks.append(callback)
+
+    def call(self) -> None:
+        callbacks, self._callbacks = self._callbacks, []
+        for callback in callbacks:
+            callback()
+
+
 class UntakenMessages:
     """The ``Backlog`` of the peer's messages the engine has yet to take from
     ``incoming``."""
@@ -161,26 +179,21 @@ class _Closing(asyncio.Protocol):
         self.closed = asyncio.get_running_loop().create_future()
         self.error: Exception | None = None
         self.backed_up = False
-        self.drained: list[Callable[[], None]] = []
+        self.drained = Drained()
 
     def pause_writing(self) -> None:
         self.backed_up = True
 
     def resume_writing(self) -> None:
         self.backed_up = False
-        self._call_drained()
+        self.drained.call()
 
     def connection_lost(self, exc: Exception | None) -> None:
         self.error = self.error or exc
         if not self.closed.done():
             self.closed.set_result(None)
         self.backed_up = False
-        self._call_drained()
-
-    def _call_drained(self) -> None:
-        callbacks, self.drained = self.drained, []
-        for callback in callbacks:
-            callback()
+        self.drained.call()
 
 
 class PipeOutput:
@@ -249,7 +262,7 @@ class PipeOutput:
 
     def when_drained(self, callback: Callable[[], None]) -> None:
         if self._protocol.backed_up:
-            self._protocol.drained.append(callback)
+            self._protocol.drained.add(callback)
         else:
             callback()
 

@@ -51,6 +51,7 @@ from answerback.transports._framing import (
 from answerback.transports._pipes import (
     UNREAD_BYTES_HELD,
     Backlog,
+    Drained,
     PipeInput,
     PipeOutput,
     Take,
@@ -333,7 +334,7 @@ class _ThreadOutput:
         self._incoming = incoming
         self._closed = False
         self._waiting_bytes = 0
-        self._drained: list[Callable[[], None]] = []
+        self._drained = Drained()
 
     def send_nowait(self, item: Envelope) -> None:
         if self._closed:
@@ -355,7 +356,7 @@ class _ThreadOutput:
 
     def when_drained(self, callback: Callable[[], None]) -> None:
         if self.backed_up():
-            self._drained.append(callback)
+            self._drained.add(callback)
         else:
             callback()
 
@@ -363,13 +364,11 @@ class _ThreadOutput:
         """The writing task has written ``size`` bytes."""
         self._waiting_bytes -= size
         if self._waiting_bytes <= UNREAD_BYTES_HELD // 4:
-            self.stopped()
+            self._drained.call()
 
     def stopped(self) -> None:
-        """Nothing waits any longer (or the writing task has stopped)."""
-        callbacks, self._drained = self._drained, []
-        for callback in callbacks:
-            callback()
+        """The writing task has stopped: nothing will drain, so nobody may wait."""
+        self._drained.call()
 
 
 @asynccontextmanager

@@ -4,8 +4,9 @@ A cancelled legacy request ends its stream and leaves nothing stored; a 2026-07-
 client that hangs up stops the server's work; what cannot be sent as JSON becomes an
 error response; the event store and the GET backlog stay bounded while a session lives;
 a session routes what the server sends in the server's own step unless its event store
-must be awaited. Every test ends with a valid call that succeeds (the routing tests drive
-a session directly).
+must be awaited; a client that does not read holds up only the call writing to it, or
+has its broadcast stream ended. Every test ends with a valid call that succeeds (the
+routing tests drive a session directly).
 """
 
 from __future__ import annotations
@@ -13,6 +14,8 @@ from __future__ import annotations
 import contextlib
 import json
 import math
+import re
+import socket
 import threading
 from collections.abc import AsyncGenerator
 from typing import Any
@@ -41,7 +44,9 @@ from answerback.jsonrpc._channel import open_channel
 from answerback.server import Context, MCPServer
 from answerback.transports.http import InMemoryEventStore, StreamableHTTPApp
 from answerback.transports.http import _legacy_session as legacy_session_module
+from answerback.transports.http import _serving as serving_module
 from answerback.transports.http._legacy_session import LegacySession
+from answerback.types import ToolListChangedNotification
 
 pytestmark = pytest.mark.anyio
 
@@ -607,3 +612,201 @@ async def test_a_session_with_replicas_to_tell_routes_in_its_task_and_tells_them
     assert at_once == []
     assert [json.loads(data) for _, data in later] == CALL_MESSAGES
     assert hooks.answered == [7]
+
+
+# -- a client that does not read costs a bounded buffer ----------------------------------
+
+HELD = 64
+"""``UNSENT_EVENTS_HELD`` for these tests: what the kernel's socket buffers absorb
+first (some MiB) is the same whatever the bound, so a small one keeps them quick."""
+CHATTER = 2000
+LINE_BYTES = 8 * 1024
+"""2000 messages of 8 KiB: far more than the socket buffers hold (the server's send
+buffer grows to 4 MiB at most), so that messages pile up for the stream."""
+NOTE_URI = "note://" + "n" * 4000
+"""A subscribed URI as long as a server keeps: each update is 4 KB on the wire."""
+
+
+@pytest.fixture
+def small_bound(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(serving_module, "UNSENT_EVENTS_HELD", HELD)
+
+
+@contextlib.asynccontextmanager
+async def reluctant_reader() -> AsyncGenerator[httpx2.AsyncClient, None]:
+    """A client whose sockets take in half a MiB at most until it reads (the kernel's
+    receive buffer otherwise grows to hold tens of MiB of a stream nobody reads). Not
+    less: a window smaller than two of loopback's 64 KiB segments makes TCP wait for
+    its persist timer (seconds) whenever the reader catches up."""
+    small_buffer = [(socket.SOL_SOCKET, socket.SO_RCVBUF, 256 * 1024)]
+    transport = httpx2.AsyncHTTPTransport(socket_options=small_buffer)
+    async with httpx2.AsyncClient(transport=transport, timeout=PATIENCE_SECONDS) as client:
+        yield client
+
+
+def unread_of_call(app: StreamableHTTPApp, era: str, session_id: str | None) -> int:
+    """How many of call 5's messages wait unread for its client on the server."""
+    if session_id is not None:
+        listener = app.sessions[session_id].request_streams[5].listener
+        return listener.buffered() if listener is not None else 0
+    routes = app.stateless._routes  # pyright: ignore[reportPrivateUsage]
+    return next(route.send.buffered() for route in routes.values() if route.client_id == 5)
+
+
+@pytest.mark.usefixtures("small_bound")
+@pytest.mark.parametrize("era", ["2025-11-25", MODERN])
+async def test_a_call_whose_client_stops_reading_waits_for_it_and_loses_nothing(
+    era: str,
+) -> None:
+    """A tool writing log messages to a client that reads none of them is held once
+    ``UNSENT_EVENTS_HELD`` wait for it, as a program writing to a full pipe is; when
+    the client reads, every message comes, in order, then the answer."""
+    reached_the_bound = Flag()
+    peak = [0]
+    session: dict[str, str] = {}
+    mcp = tagged_server()
+    app = mcp.http_app()
+
+    @mcp.tool()
+    async def chatter(ctx: Context, n: int) -> str:
+        for i in range(n):
+            await ctx.info(f"{i} {'x' * LINE_BYTES}")
+            unread = unread_of_call(app, era, session.get("id"))
+            peak[0] = max(peak[0], unread)
+            if unread >= HELD:
+                reached_the_bound.set()
+        return "done"
+
+    arguments: dict[str, Any] = {"name": "chatter", "arguments": {"n": CHATTER}}
+    async with serve(app) as server, reluctant_reader() as http:
+        if era == MODERN:
+            arguments["_meta"] = {**modern_meta(), "io.modelcontextprotocol/logLevel": "info"}
+            headers = modern_headers("tools/call", "chatter", "text/event-stream, application/json")
+        else:
+            session["id"], _ = await raw_initialize(http, server.url)
+            headers = session_headers(session["id"])
+        with anyio.fail_after(PATIENCE_SECONDS):
+            call = rpc("tools/call", arguments, id=5)
+            async with http.stream("POST", server.url, json=call, headers=headers) as response:
+                await reached_the_bound.wait()
+                messages = [e.message async for e in read_events(response) if e.message]
+        logs = [m["params"]["data"].split()[0] for m in messages if "method" in m]
+        assert logs == [str(i) for i in range(CHATTER)]
+        assert messages[-1]["result"]["content"] == [{"type": "text", "text": "done"}]
+        assert peak[0] <= HELD + 1, f"{peak[0]} messages waited for the client"
+        await call_pause(http, server.url, session.get("id"))
+
+
+def noted_server() -> MCPServer:
+    """A server with a resource whose updates can be subscribed to (at any URI)."""
+    mcp = tagged_server()
+
+    @mcp.resource("note://{name}")
+    def note(name: str) -> str:
+        return name
+
+    return mcp
+
+
+async def broadcast_updates(mcp: MCPServer) -> None:
+    for _ in range(CHATTER):
+        await mcp.notify_resource_updated(NOTE_URI)
+
+
+def sequence_numbers(events: list[RawEvent]) -> list[int]:
+    """The store's sequence numbers of the events' ids (``{stream}_{sequence}``)."""
+    return [int(str(event.event_id).rpartition("_")[2]) for event in events]
+
+
+@pytest.mark.usefixtures("small_bound")
+async def test_a_get_stream_left_unread_is_ended_and_resumes_with_nothing_lost() -> None:
+    """Broadcasts must not wait for one client: a GET stream its client leaves unread
+    is ended past the bound; resumed with ``Last-Event-ID``, it carries every update
+    after the last one read, each once, in order."""
+    mcp = noted_server()
+    store = InMemoryEventStore(max_events=10 * CHATTER, max_events_per_stream=10 * CHATTER)
+    app = StreamableHTTPApp(mcp, event_store=store, max_backlog=CHATTER)
+    async with serve(app) as server, reluctant_reader() as http:
+        session_id, _ = await raw_initialize(http, server.url)
+        headers = session_headers(session_id)
+        subscribe = rpc("resources/subscribe", {"uri": NOTE_URI}, id=2)
+        assert (await http.post(server.url, json=subscribe, headers=headers)).status_code == 200
+        get_headers = {**headers, "accept": "text/event-stream"}
+        with anyio.fail_after(PATIENCE_SECONDS):
+            async with http.stream("GET", server.url, headers=get_headers) as response:
+                await server.call(lambda: broadcast_updates(mcp))
+                first = [event async for event in read_events(response) if event.message]
+            assert 0 < len(first) < CHATTER, "the unread GET stream was not ended"
+            resume = {**get_headers, "last-event-id": str(first[-1].event_id)}
+            rest: list[RawEvent] = []
+            async with http.stream("GET", server.url, headers=resume) as response:
+                async for event in read_events(response):
+                    rest.append(event)
+                    if len(first) + len(rest) == CHATTER:
+                        break
+        updates = first + rest
+        assert all(e.message and e.message["params"]["uri"] == NOTE_URI for e in updates)
+        numbers = sequence_numbers(updates)
+        assert numbers == sorted(set(numbers))
+        assert len(numbers) == CHATTER
+        await call_pause(http, server.url, session_id)
+
+
+@pytest.mark.usefixtures("small_bound")
+async def test_a_listen_stream_left_unread_is_ended_with_an_error_saying_so() -> None:
+    """A 2026-07-28 listen stream has no resuming: left unread past the bound, it ends
+    with an error answer that says why and what to do, and stops listening."""
+    mcp = noted_server()
+    params = {"notifications": {"resourceSubscriptions": [NOTE_URI]}, "_meta": modern_meta()}
+    listen = rpc("subscriptions/listen", params, id=9)
+    headers = modern_headers("subscriptions/listen", None, "text/event-stream, application/json")
+    async with serve(mcp.http_app()) as server, reluctant_reader() as http:
+        with anyio.fail_after(PATIENCE_SECONDS):
+            async with http.stream("POST", server.url, json=listen, headers=headers) as response:
+                events = read_events(response)
+                acknowledged = await anext(events)
+                assert acknowledged.message is not None
+                assert acknowledged.message["method"] == "notifications/subscriptions/acknowledged"
+                await server.call(lambda: broadcast_updates(mcp))
+                messages = [event.message async for event in events if event.message]
+        *updates, ended = messages
+        assert 0 < len(updates) < CHATTER
+        assert ended["id"] == 9
+        assert re.fullmatch(  # the number is the bound's, not this test's smaller one
+            r"Ended: the client left more than \d+ notifications of this stream unread\. "
+            r"Read a listen stream as it comes, then listen again\.",
+            ended["error"]["message"],
+        )
+        await call_pause(http, server.url)
+
+
+async def test_the_client_resumes_a_get_stream_the_server_ended() -> None:
+    """The server may end the GET stream at any time (as it does to a client that reads
+    it too slowly): answerback's client resumes it, so later broadcasts still arrive."""
+    mcp = tagged_server()
+    app = StreamableHTTPApp(mcp, retry_ms=10)
+    arrived, notices = anyio.create_memory_object_stream[object](10)
+
+    async def message_handler(message: object) -> None:
+        await arrived.send(message)
+
+    async with (
+        arrived,
+        notices,
+        serve(app) as server,
+        Client(server.url, mode="legacy", message_handler=message_handler),
+    ):
+        with anyio.fail_after(PATIENCE_SECONDS):
+            await server.call(mcp.notify_tools_changed)
+            assert isinstance(await notices.receive(), ToolListChangedNotification)
+            [session] = app.sessions.values()
+
+            async def end_the_get_stream() -> None:
+                stream = session.standalone()
+                assert stream.listener is not None
+                stream.listener.close()
+                stream.listener = None
+
+            await server.call(end_the_get_stream)
+            await server.call(mcp.notify_tools_changed)
+            assert isinstance(await notices.receive(), ToolListChangedNotification)

@@ -49,11 +49,12 @@ class WriteStream(Protocol):
     may also write straight to its medium, as the stdio pipes do on asyncio."""
 
     def send_nowait(self, item: Envelope, /) -> None:
-        """Take ``item`` now (the engine's buffers have no bound, so this never waits)."""
+        """Take ``item`` now, or raise ``anyio.WouldBlock`` if where it goes is full (the
+        engine then awaits ``send``). The engine's own buffers have no bound."""
         ...
 
     async def send(self, item: Envelope, /) -> None:
-        """``send_nowait`` after a checkpoint."""
+        """``send_nowait`` after a checkpoint, waiting first for room if need be."""
         ...
 
     def close(self) -> None:

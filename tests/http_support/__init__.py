@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import contextvars
 import json
 import os
 import socket
@@ -85,7 +86,9 @@ class RunningServer:
         async def on_server_loop() -> Any:
             return await function()
 
-        future = asyncio.run_coroutine_threadsafe(on_server_loop(), loop)
+        # In a fresh context: the caller's says "trio" to anyio, and the coroutine's
+        # task would inherit it on the server's asyncio loop.
+        future = contextvars.Context().run(asyncio.run_coroutine_threadsafe, on_server_loop(), loop)
         return await anyio.to_thread.run_sync(future.result)
 
 

@@ -36,7 +36,7 @@ from answerback.transports.http._event_store import (
     ImmediateEventStore,
     StreamOpeningEventStore,
 )
-from answerback.transports.http._serving import outgoing
+from answerback.transports.http._serving import UNSENT_EVENTS_HELD, crowded, outgoing, until_read
 from answerback.transports.http._state import StateUnavailable
 from answerback.types._errors import CONNECTION_CLOSED
 
@@ -185,7 +185,7 @@ class LegacySession:
             with self.scope:
                 async with anyio.create_task_group() as tg:
                     tg.start_soon(self._route)
-                    await serve(self.incoming_read, self.outgoing)
+                    await serve(self.incoming_read, _PacedWriter(self))
                     tg.cancel_scope.cancel()
         finally:
             with anyio.CancelScope(shield=True):
@@ -391,16 +391,34 @@ class LegacySession:
         """Send a stored event on its stream, or keep it for the GET stream to come."""
         for caught in self.resuming:
             caught.append((stream.id, (event_id, data)))
-        if stream.listener is not None:
+        listener = stream.listener
+        if listener is not None:
             try:
-                stream.listener.send_nowait((event_id, data))  # unbounded: never blocks
-                return
+                listener.send_nowait((event_id, data))  # a call's own writes are paced
             except (anyio.ClosedResourceError, anyio.BrokenResourceError):
                 stream.listener = None
+            else:
+                if stream.request_id is None and crowded(listener):
+                    self._end_unread_get_stream(listener)
+                return
         if stream.request_id is None:
             self.backlog.append((event_id, data, message))
             if len(self.backlog) > self.max_backlog:
                 self._drop_oldest_waiting()
+
+    def _end_unread_get_stream(self, listener: ChannelSender[Event]) -> None:
+        """The client leaves its GET stream unread while broadcasts pile up for it: end
+        that connection (the task broadcasting to every session must not wait for one).
+        Its events are stored; what comes next waits in the backlog for the client to
+        resume with ``Last-Event-ID``."""
+        logger.warning(
+            "ended the GET stream of session %s: the client left more than %d messages "
+            "unread; it can resume the stream",
+            self.id,
+            UNSENT_EVENTS_HELD,
+        )
+        listener.close()
+        self.standalone().listener = None
 
     def _drop_oldest_waiting(self) -> None:
         """The client opened no GET stream while more than ``max_backlog`` messages
@@ -423,6 +441,40 @@ class LegacySession:
         if stream.request_id is not None:
             self.request_streams.pop(stream.request_id, None)
             self.streams.pop(stream.id, None)
+
+
+class _PacedWriter:
+    """The server's write end of a session: what it sends about a request waits while
+    that request's client leaves more than ``UNSENT_EVENTS_HELD`` of the request's
+    stream unread, so that a client that does not read costs a bounded buffer, not
+    all its tools write. Only the sender waits (a call's own handler, as a message
+    about a request comes from it), never the session."""
+
+    __slots__ = ("_session",)
+
+    def __init__(self, session: LegacySession) -> None:
+        self._session = session
+
+    def _crowded_stream(self, envelope: Envelope) -> ChannelSender[Event] | None:
+        related = envelope.related_request_id
+        if related is None:
+            return None
+        stream = self._session.request_streams.get(related)
+        listener = stream.listener if stream is not None else None
+        return listener if listener is not None and crowded(listener) else None
+
+    def send_nowait(self, envelope: Envelope) -> None:
+        if self._crowded_stream(envelope) is not None:
+            raise anyio.WouldBlock
+        self._session.outgoing.send_nowait(envelope)
+
+    async def send(self, envelope: Envelope) -> None:
+        while (listener := self._crowded_stream(envelope)) is not None:
+            await until_read(listener)
+        await self._session.outgoing.send(envelope)
+
+    def close(self) -> None:
+        self._session.outgoing.close()
 
 
 @dataclass(frozen=True, slots=True)

@@ -11,7 +11,8 @@ request.
 from __future__ import annotations
 
 import contextlib
-from collections.abc import AsyncGenerator, Callable
+import logging
+from collections.abc import AsyncGenerator
 from dataclasses import InitVar, dataclass, field
 from functools import partial
 from typing import TYPE_CHECKING, Any
@@ -25,6 +26,7 @@ from answerback.jsonrpc import Envelope, JSONObject, RequestId
 from answerback.jsonrpc._backend import Primitives
 from answerback.jsonrpc._channel import ChannelReceiver, ChannelSender, open_channel
 from answerback.jsonrpc._endpoint import CANCELLED, as_object, as_request_id
+from answerback.transports._framing import encode
 from answerback.transports._headers import (
     METHOD_HEADER,
     NAME_HEADER,
@@ -37,13 +39,16 @@ from answerback.transports._headers import (
 )
 from answerback.transports.http._serving import (
     CLIENT_CLOSED_REQUEST,
+    UNSENT_EVENTS_HELD,
     ClientGone,
     EventStreamResponse,
     Outgoing,
+    crowded,
     error_response,
     json_response,
     outgoing,
     unless_client_leaves,
+    until_read,
     until_ready,
 )
 from answerback.transports.http._sse import KEEPALIVE, encode_event
@@ -58,6 +63,8 @@ from answerback.types._errors import (
     UNSUPPORTED_PROTOCOL_VERSION,
 )
 from answerback.types._versions import LEGACY_VERSIONS, MODERN_VERSIONS, SUPPORTED_VERSIONS
+
+logger = logging.getLogger("answerback.http")
 
 if TYPE_CHECKING:
     from answerback.transports.http._server import HTTPConnectionServer, StreamableHTTPApp
@@ -226,7 +233,7 @@ class StatelessConnection:
         them up once)."""
         self._primitives = primitives
         to_server, server_reads = open_channel[Envelope | Exception](self._primitives)
-        outbox = _Outbox(self._route)
+        outbox = _Outbox(self)
         self._to_server = to_server
         try:
             async with anyio.create_task_group() as tg:
@@ -250,7 +257,8 @@ class StatelessConnection:
         assert self._to_server is not None
         internal = self._next_id
         self._next_id += 1
-        route = _Route(internal, message["id"], self._primitives)
+        broadcasts = message.get("method") == "subscriptions/listen"
+        route = _Route(internal, message["id"], broadcasts, self._primitives)
         self._routes[internal] = route
         self._to_server.send_nowait(Envelope({**message, "id": internal}, None, transport_context))
         return route
@@ -266,7 +274,17 @@ class StatelessConnection:
         route.close()
         route.receive.close()
 
-    def _route(self, envelope: Envelope) -> None:
+    def crowded_route(self, envelope: Envelope) -> _Route | None:
+        """The route of the call ``envelope`` is about, if its client has left more
+        than ``UNSENT_EVENTS_HELD`` of its messages unread."""
+        related = envelope.related_request_id
+        route = self._routes.get(related) if isinstance(related, int) else None
+        if route is None or route.broadcasts or not crowded(route.send):
+            return None
+        return route
+
+    def route(self, envelope: Envelope) -> None:
+        """Pass one of the server's messages on to the route of its request."""
         message = as_object(envelope.message)
         if message is None:
             return
@@ -286,20 +304,28 @@ class StatelessConnection:
 class _Outbox:
     """The server's write end of the stateless connection: each message goes to its
     request's route as the server writes it. (A task reading the messages from a
-    channel, as a transport does, cost two loop turns per request.)"""
+    channel, as a transport does, cost two loop turns per request.) What a call sends
+    waits while its client leaves its stream unread (``crowded_route``): only that
+    call's handler waits."""
 
-    def __init__(self, route: Callable[[Envelope], None]) -> None:
-        self._route = route
+    def __init__(self, connection: StatelessConnection) -> None:
+        self._connection = connection
         self._closed = False
 
     def send_nowait(self, envelope: Envelope) -> None:
         if self._closed:
             raise anyio.ClosedResourceError
-        self._route(envelope)
+        if self._connection.crowded_route(envelope) is not None:
+            raise anyio.WouldBlock
+        self._connection.route(envelope)
 
     async def send(self, envelope: Envelope) -> None:
         await anyio.lowlevel.checkpoint()
-        self.send_nowait(envelope)
+        while (route := self._connection.crowded_route(envelope)) is not None:
+            await until_read(route.send)
+        if self._closed:
+            raise anyio.ClosedResourceError
+        self._connection.route(envelope)  # no await since the check: room is still there
 
     def close(self) -> None:
         self._closed = True
@@ -312,9 +338,14 @@ class _Route:
 
     internal_id: int
     client_id: RequestId
+    broadcasts: bool
+    """A ``subscriptions/listen`` stream: fed by the task broadcasting to every
+    listener, so it is ended, not waited for, when its client does not read it."""
     primitives: InitVar[Primitives | None]
     send: ChannelSender[tuple[JSONObject, bytes]] = field(init=False)
     receive: ChannelReceiver[tuple[JSONObject, bytes]] = field(init=False)
+    unread: bool = False
+    """Ended because its client left more than ``UNSENT_EVENTS_HELD`` messages unread."""
 
     def __post_init__(self, primitives: Primitives | None) -> None:
         self.send, self.receive = open_channel[tuple[JSONObject, bytes]](primitives)
@@ -326,7 +357,15 @@ class _Route:
         if wire.message is None:
             return
         with contextlib.suppress(anyio.ClosedResourceError, anyio.BrokenResourceError):
-            self.send.send_nowait((wire.message, wire.data))  # unbounded: never blocks
+            self.send.send_nowait((wire.message, wire.data))  # a call's writes are paced
+            if self.broadcasts and crowded(self.send):
+                logger.warning(
+                    "ended a subscriptions/listen stream: its client left more than %d "
+                    "notifications unread",
+                    UNSENT_EVENTS_HELD,
+                )
+                self.unread = True
+                self.send.close()
 
     def close(self) -> None:
         self.send.close()
@@ -427,7 +466,8 @@ async def answer_modern(
                 if _is_response(item[0], request_id):
                     return
         except anyio.EndOfStream:
-            return
+            if route.unread:
+                yield encode_event(_unread_error(request_id).decode())
         finally:
             app.stateless.cancel(route)  # a closed stream cancels the request
 
@@ -443,6 +483,16 @@ def _json(message: JSONObject, data: bytes) -> Response:
     code = error.get("code") if error is not None else None
     status = _STATUS_BY_CODE.get(code, 200) if isinstance(code, int) else 200
     return json_response(data, status)
+
+
+def _unread_error(request_id: RequestId) -> bytes:
+    """The answer ending a listen stream its client did not read (see ``_Route``)."""
+    reason = (
+        f"Ended: the client left more than {UNSENT_EVENTS_HELD} notifications of this "
+        "stream unread. Read a listen stream as it comes, then listen again."
+    )
+    error = {"code": INTERNAL_ERROR, "message": reason}
+    return encode({"jsonrpc": "2.0", "id": request_id, "error": error})
 
 
 def _json_error(request_id: RequestId, reason: str) -> Response:

@@ -71,9 +71,11 @@ from answerback.transports.http._serving import (
     CLIENT_CLOSED_REQUEST,
     ClientGone,
     EventStreamResponse,
+    crowded,
     error_response,
     json_response,
     message_problem,
+    until_read,
     until_ready,
 )
 from answerback.transports.http._sessions import (
@@ -1016,7 +1018,9 @@ class StreamableHTTPApp:
         scope = anyio.CancelScope()
 
         async def deliver(event_id: str, data: bytes) -> None:
-            send.send_nowait((event_id, data))  # unbounded: never blocks
+            if crowded(send):  # the client reads slowly: follow at its pace
+                await until_read(send)
+            send.send_nowait((event_id, data))
 
         async def follow() -> None:
             with scope, send:

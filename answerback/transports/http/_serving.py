@@ -15,7 +15,7 @@ from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.types import Receive, Scope, Send
 
 from answerback.jsonrpc import JSONObject, RequestId
-from answerback.jsonrpc._channel import ChannelReceiver
+from answerback.jsonrpc._channel import ChannelReceiver, ChannelSender
 from answerback.jsonrpc._endpoint import as_object, as_request_id
 from answerback.transports._framing import UnencodableMessage, encode, undeliverable
 from answerback.types._errors import INVALID_PARAMS, INVALID_REQUEST
@@ -171,6 +171,30 @@ def json_response(
 QUICK_ANSWER_SECONDS = 0.05
 """How long ``until_ready`` waits before it starts watching for a hang-up: most answers
 come sooner, and the watch costs a task per request."""
+
+
+UNSENT_EVENTS_HELD = 1024
+"""How many of a stream's messages may wait for a client that reads them too slowly.
+
+Past it, a call's own handler waits before it sends more on the call's stream, as a
+program writing to a full pipe does: ``crowded`` and ``until_read``. A stream fed by
+the server's broadcasts (the GET stream, a ``subscriptions/listen`` stream) is ended
+instead, for one slow client must not hold up every other's notifications: the client
+resumes it, or listens again. Either way a client that does not read costs the server
+at most this many messages per stream, however much its tools write."""
+
+
+def crowded(stream: ChannelSender[Any]) -> bool:
+    """Whether a stream's client has left more than ``UNSENT_EVENTS_HELD`` unread."""
+    return stream.buffered() > UNSENT_EVENTS_HELD
+
+
+async def until_read(stream: ChannelSender[Any]) -> None:
+    """Wait until a crowded stream's client has read all but a quarter of the bound,
+    or the stream has ended."""
+    read = anyio.Event()
+    stream.when_drained(UNSENT_EVENTS_HELD // 4, read.set)
+    await read.wait()
 
 
 class ClientGone(Exception):

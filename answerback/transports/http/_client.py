@@ -787,16 +787,47 @@ class StreamableHTTPTransport:
     async def _listen_standalone(
         self, lanes: _Lanes, incoming: ChannelSender[Envelope | Exception]
     ) -> None:
-        """The GET stream: server messages not tied to a request. Optional for servers."""
-        headers = self._headers(accept="text/event-stream")
+        """The GET stream: server messages not tied to a request. Optional for servers.
+
+        A server may end it at any time (to poll, or because this client read it too
+        slowly); it is then resumed from its last event after the server's ``retry``
+        delay, backing off while reconnections bring nothing, for as long as the
+        session lasts. A failure to reach the server ends it, with a warning.
+        """
         cursor = self._cursor()
-        timeout = self._timeout(lanes, stream=True)
-        try:
-            async with self._open(lanes.requests, "GET", headers, None, timeout) as response:
-                if response.is_success and _is_sse(response):
-                    await self._read_sse(response, None, incoming, cursor)
-        except (httpx2.HTTPError, _RedirectRefused, MessageTooLarge, AuthorizationError) as exc:
-            logger.warning("the standalone SSE stream ended: %s", self._describe(exc))
+        parser = cursor.parser
+        session = self.session_id
+        quiet = 0  # reconnections in a row that brought no message
+        while True:
+            headers = self._headers(accept="text/event-stream")
+            resumed_from = parser.last_event_id
+            if resumed_from:
+                headers["last-event-id"] = resumed_from
+            messages = cursor.messages
+            timeout = self._timeout(lanes, stream=True)
+            try:
+                async with self._open(lanes.requests, "GET", headers, None, timeout) as response:
+                    if resumed_from and response.status_code == 404:
+                        logger.warning(
+                            "the server no longer holds the standalone SSE stream's events "
+                            "after %r: messages sent meanwhile are lost; listening afresh",
+                            resumed_from,
+                        )
+                        parser.last_event_id = ""
+                    elif not (response.is_success and _is_sse(response)):
+                        return  # the server has no GET stream (405), or the session ended
+                    else:
+                        await self._read_sse(response, None, incoming, cursor)
+            except (httpx2.HTTPError, _RedirectRefused, MessageTooLarge, AuthorizationError) as exc:
+                logger.warning("the standalone SSE stream ended: %s", self._describe(exc))
+                return
+            if self.session_id != session:
+                return
+            quiet = 0 if cursor.messages != messages else quiet + 1
+            retry = _DEFAULT_RETRY_SECONDS if parser.retry_ms is None else parser.retry_ms / 1000
+            delay = max(retry, _MIN_RETRY_SECONDS * 2 ** min(quiet, 16))
+            await anyio.sleep(min(delay, self.max_retry_seconds))
+            parser.restart()
 
     def _post_soon(
         self,

@@ -407,6 +407,39 @@ async def test_an_oversized_answer_of_no_trusted_length_fails_its_own_call(
     assert fits.content == [TextContent(text="x" * 2000)]
 
 
+class MislabelledStreams:
+    """Wraps an app: its event streams claim a gzip encoding they do not have, so every
+    one breaks off as the client decodes its first bytes."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        async def send_mislabelled(message: dict[str, Any]) -> None:
+            if message["type"] == "http.response.start":
+                headers = dict(message["headers"])
+                if headers.get(b"content-type", b"").startswith(b"text/event-stream"):
+                    encoding = [(b"content-encoding", b"gzip")]
+                    message = {**message, "headers": [*message["headers"], *encoding]}
+            await send(message)
+
+        await self.app(scope, receive, send_mislabelled if scope["type"] == "http" else send)
+
+
+async def test_a_stream_that_cannot_be_decoded_fails_saying_why() -> None:
+    """The error names what broke the stream (here the answer to ``initialize``), not
+    only that it broke."""
+    async with serve(MislabelledStreams(http_app())) as running:
+        transport = StreamableHTTPTransport(running.url, max_retry_seconds=0.01)
+        with anyio.fail_after(PATIENCE_SECONDS), pytest.raises(MCPError) as caught:
+            async with Client(transport, mode="legacy"):
+                pass
+    assert caught.value.error.message == (
+        "Connection failed: the response stream broke (DecodingError: Error -3 while "
+        "decompressing data: incorrect header check) and could not be resumed."
+    )
+
+
 class ShoutedMediaTypes:
     """Wraps an app: its content types in capitals (``Text/Event-Stream``), which HTTP
     allows, since media types are case-insensitive (RFC 9110, 8.3.1)."""

@@ -186,6 +186,14 @@ class _Cursor:
     """When the stream last ended (the reconnection delay counts from here)."""
     messages: int = 0
     """Messages the stream has brought (a reconnection that brings none backs off)."""
+    broke: str | None = None
+    """Why its last reading broke off (``None``: the server ended it), for the error
+    if no answer comes."""
+
+    def unanswered(self, resumed: bool) -> str:
+        """Why the request failed: its stream ended without the answer."""
+        how = f"broke ({self.broke})" if self.broke else "ended before the answer"
+        return f"the response stream {how}" + (" and could not be resumed" if resumed else "")
 
 
 class StreamableHTTPTransport:
@@ -528,8 +536,8 @@ class StreamableHTTPTransport:
                 try:
                     if await self._post(lanes, message, body, headers, incoming, tg, call, cursor):
                         return
-                    if call.modern:
-                        reason = "the response stream ended before the answer arrived"
+                    if call.modern:  # nothing to resume: a new request would start over
+                        reason = cursor.unanswered(resumed=False)
                     else:
                         reason = await self._resume(lanes, request_id, incoming, cursor)
                         if reason is None:
@@ -687,6 +695,7 @@ class StreamableHTTPTransport:
         """
         answered = False
         too_large: MessageTooLarge | None = None
+        cursor.broke = None
         with anyio.CancelScope() as reading:
             try:
                 async for chunk in response.aiter_bytes():
@@ -704,6 +713,7 @@ class StreamableHTTPTransport:
                         reading.deadline = anyio.current_time() + self.timeout
             except httpx2.HTTPError as exc:
                 if not answered:
+                    cursor.broke = f"{type(exc).__name__}: {exc}"
                     logger.info("SSE stream broke (%r); will resume if possible", exc)
         cursor.ended_at = anyio.current_time()
         if too_large is not None:
@@ -782,7 +792,7 @@ class StreamableHTTPTransport:
             if parser.last_event_id != last_event_id:
                 attempts = 0
             quiet = 0 if cursor.messages != messages else quiet + 1
-        return "the response stream broke and could not be resumed"
+        return cursor.unanswered(resumed=True)
 
     async def _listen_standalone(
         self, lanes: _Lanes, incoming: ChannelSender[Envelope | Exception]

@@ -42,11 +42,21 @@ from answerback import Client, MCPError
 from answerback.jsonrpc import Envelope
 from answerback.jsonrpc._channel import open_channel
 from answerback.server import Context, MCPServer
-from answerback.transports.http import InMemoryEventStore, StreamableHTTPApp
+from answerback.transports import _pipes as pipes_module
+from answerback.transports.http import (
+    InMemoryEventStore,
+    StreamableHTTPApp,
+    StreamableHTTPTransport,
+)
 from answerback.transports.http import _legacy_session as legacy_session_module
 from answerback.transports.http import _serving as serving_module
 from answerback.transports.http._legacy_session import LegacySession
-from answerback.types import ToolListChangedNotification
+from answerback.types import (
+    CallToolResult,
+    LoggingMessageNotificationParams,
+    TextContent,
+    ToolListChangedNotification,
+)
 
 pytestmark = pytest.mark.anyio
 
@@ -810,3 +820,50 @@ async def test_the_client_resumes_a_get_stream_the_server_ended() -> None:
             await server.call(end_the_get_stream)
             await server.call(mcp.notify_tools_changed)
             assert isinstance(await notices.receive(), ToolListChangedNotification)
+
+
+@pytest.mark.usefixtures("small_bound")
+async def test_a_client_whose_callbacks_are_slower_reads_no_faster_and_loses_nothing(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """While more than ``UNTAKEN_MESSAGES_HELD`` of the server's messages wait for the
+    client's callbacks, the client stops reading, so the server's call is held in turn
+    (instead of the client buffering all it writes); when the callback goes on, every
+    message is handled, in order."""
+    monkeypatch.setattr(pipes_module, "UNTAKEN_MESSAGES_HELD", HELD)
+    reached_the_bound = Flag()
+    mcp = tagged_server()
+    app = mcp.http_app()
+
+    @mcp.tool()
+    async def chatter(ctx: Context, n: int) -> str:
+        [session] = app.sessions.values()
+        for i in range(n):
+            await ctx.info(f"{i} {'x' * LINE_BYTES}")
+            [stream] = session.request_streams.values()  # this call's
+            if stream.listener is not None and stream.listener.buffered() >= HELD:
+                reached_the_bound.set()
+        return "done"
+
+    released = anyio.Event()
+    handled: list[str] = []
+
+    async def on_log(params: LoggingMessageNotificationParams) -> None:
+        await released.wait()
+        handled.append(str(params.data).split()[0])
+
+    async with serve(app) as server, reluctant_reader() as http:
+        transport = StreamableHTTPTransport(server.url, http_client=http)
+        async with Client(transport, mode="legacy", logging_callback=on_log) as client:
+            results: list[CallToolResult] = []
+            with anyio.fail_after(PATIENCE_SECONDS):
+                async with anyio.create_task_group() as tg:
+
+                    async def call() -> None:
+                        results.append(await client.call_tool("chatter", {"n": CHATTER}))
+
+                    tg.start_soon(call)
+                    await reached_the_bound.wait()
+                    released.set()
+    assert handled == [str(i) for i in range(CHATTER)]
+    assert results[0].content == [TextContent(text="done")]

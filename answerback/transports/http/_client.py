@@ -56,6 +56,7 @@ from answerback.transports._headers import (
     encode_value,
     name_of,
 )
+from answerback.transports._pipes import UntakenMessages, until_drained
 from answerback.transports.http._oauth_discovery import Challenge
 from answerback.transports.http._sse import Event, EventParser, MessageTooLarge
 from answerback.types import META_PROTOCOL_VERSION, AuthorizationError
@@ -691,26 +692,34 @@ class StreamableHTTPTransport:
 
         After the answer the stream is read to its end (the server closes it right then),
         so the connection goes back to the pool; a server that keeps it open longer than
-        ``timeout`` is hung up on.
+        ``timeout`` is hung up on. While more than ``UNTAKEN_MESSAGES_HELD`` of the
+        server's messages wait for the client (its callbacks are slower than the server
+        writes), reading waits: the server's writes wait in turn, and the client's memory
+        stays bounded.
         """
         answered = False
         too_large: MessageTooLarge | None = None
         cursor.broke = None
+        untaken = UntakenMessages(incoming)
         with anyio.CancelScope() as reading:
             try:
-                async for chunk in response.aiter_bytes():
-                    if too_large is not None:
-                        continue
-                    try:
-                        events = cursor.parser.feed(chunk)
-                    except MessageTooLarge as exc:
-                        too_large = exc
-                        _stop(reading)
-                        continue
-                    cursor.messages += sum(1 for event in events if _carries_message(event))
-                    if self._forward(events, request_id, incoming) and not answered:
-                        answered = True
-                        reading.deadline = anyio.current_time() + self.timeout
+                # Closed by ``aclosing`` even if the wait below is cancelled, not left
+                # half-run for the garbage collector (trio warns about that).
+                async with contextlib.aclosing(response.aiter_bytes()) as chunks:
+                    async for chunk in chunks:
+                        if too_large is not None:
+                            continue
+                        try:
+                            events = cursor.parser.feed(chunk)
+                        except MessageTooLarge as exc:
+                            too_large = exc
+                            _stop(reading)
+                            continue
+                        cursor.messages += sum(1 for event in events if _carries_message(event))
+                        if self._forward(events, request_id, incoming) and not answered:
+                            answered = True
+                            reading.deadline = anyio.current_time() + self.timeout
+                        await until_drained(untaken)
             except httpx2.HTTPError as exc:
                 if not answered:
                     cursor.broke = f"{type(exc).__name__}: {exc}"

@@ -659,15 +659,11 @@ class StreamableHTTPTransport:
                 # (A compressed body's length says nothing of what it decompresses to.)
                 return await response.aread()
         body = bytearray()
-        with anyio.CancelScope() as reading:
-            async for chunk in response.aiter_bytes():
-                if reading.cancel_called:
-                    continue
+        async with contextlib.aclosing(response.aiter_bytes()) as chunks:
+            async for chunk in chunks:
                 body += chunk
                 if len(body) > limit:
-                    _stop(reading)
-        if reading.cancel_called:
-            raise MessageTooLarge(f"the server sent a body larger than {limit} bytes")
+                    raise MessageTooLarge(f"the server sent a body larger than {limit} bytes")
         return bytes(body)
 
     def _note_version(self, message: JSONObject) -> None:
@@ -698,35 +694,24 @@ class StreamableHTTPTransport:
         stays bounded.
         """
         answered = False
-        too_large: MessageTooLarge | None = None
         cursor.broke = None
         untaken = UntakenMessages(incoming)
-        with anyio.CancelScope() as reading:
-            try:
-                # Closed by ``aclosing`` even if the wait below is cancelled, not left
-                # half-run for the garbage collector (trio warns about that).
+        try:
+            with anyio.CancelScope() as reading:
                 async with contextlib.aclosing(response.aiter_bytes()) as chunks:
                     async for chunk in chunks:
-                        if too_large is not None:
-                            continue
-                        try:
-                            events = cursor.parser.feed(chunk)
-                        except MessageTooLarge as exc:
-                            too_large = exc
-                            _stop(reading)
-                            continue
+                        events = cursor.parser.feed(chunk)  # MessageTooLarge ends the reading
                         cursor.messages += sum(1 for event in events if _carries_message(event))
                         if self._forward(events, request_id, incoming) and not answered:
                             answered = True
                             reading.deadline = anyio.current_time() + self.timeout
                         await until_drained(untaken)
-            except httpx2.HTTPError as exc:
-                if not answered:
-                    cursor.broke = f"{type(exc).__name__}: {exc}"
-                    logger.info("SSE stream broke (%r); will resume if possible", exc)
-        cursor.ended_at = anyio.current_time()
-        if too_large is not None:
-            raise too_large
+        except httpx2.HTTPError as exc:
+            if not answered:
+                cursor.broke = f"{type(exc).__name__}: {exc}"
+                logger.info("SSE stream broke (%r); will resume if possible", exc)
+        finally:
+            cursor.ended_at = anyio.current_time()
         return answered
 
     def _forward(
@@ -737,8 +722,8 @@ class StreamableHTTPTransport:
     ) -> bool:
         """Hand the messages of ``events`` on; return whether the answer was among them.
 
-        Never waits (the buffer is unbounded), so a cancellation always reaches a reader
-        inside the response's byte stream, never between two of its chunks.
+        Never waits (the buffer has no bound): a chunk's events go on together, and the
+        reader waits after them while the callbacks are behind (see ``_read_sse``).
         """
         answered = False
         for event in events:
@@ -1016,14 +1001,6 @@ class StreamableHTTPTransport:
             except (httpx2.HTTPError, _RedirectRefused, AuthorizationError) as exc:
                 logger.debug("DELETE of the session failed: %r", exc)
         self.session_id = None
-
-
-def _stop(reading: anyio.CancelScope) -> None:
-    """Stop reading a response from inside its ``async for``: cancel, so that the next
-    read raises inside httpx's byte generators and closes them. Raising (or breaking)
-    in the loop body instead would leave them half-run, for the garbage collector to
-    finish (trio warns about that)."""
-    reading.cancel()
 
 
 def _goes_in_order(envelope: Envelope) -> bool:

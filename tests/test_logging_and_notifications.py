@@ -10,14 +10,18 @@ from __future__ import annotations
 
 from typing import Any
 
+import anyio
 import pytest
 from support import SERVERS, RawPeer, client_with_hand_driven_server, target
 
 from answerback import Client
 from answerback.client import IncomingMessage
 from answerback.jsonrpc import MalformedMessage
+from answerback.server import Context, MCPServer
+from answerback.transports import _pipes as pipes_module
 from answerback.types import (
     PARSE_ERROR,
+    CallToolResult,
     CancelledNotification,
     LoggingLevel,
     LoggingMessageNotification,
@@ -194,3 +198,45 @@ async def test_message_handler_gets_transport_errors() -> None:
     assert isinstance(error, MalformedMessage)
     assert "Expecting value" in str(error)
     assert still_listening == ToolListChangedNotification()
+
+
+async def test_a_tool_writing_faster_than_the_client_handles_waits_for_it(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """In-process, a tool's log messages wait for a client whose callback is held once
+    ``UNTAKEN_MESSAGES_HELD`` of them do (the tool wrote them all into memory before);
+    when the callback goes on, every message is handled, in order."""
+    monkeypatch.setattr(pipes_module, "UNTAKEN_MESSAGES_HELD", 8)
+    mcp = MCPServer("chatty")
+    sent = 0
+
+    @mcp.tool()
+    async def chatter(ctx: Context, n: int) -> str:
+        nonlocal sent
+        for i in range(n):
+            await ctx.info(str(i))
+            sent += 1
+        return "done"
+
+    released = anyio.Event()
+    handled: list[Any] = []
+
+    async def on_log(params: LoggingMessageNotificationParams) -> None:
+        await released.wait()
+        handled.append(params.data)
+
+    held_at = 0
+    async with Client(mcp, mode="legacy", logging_callback=on_log) as client:
+        results: list[CallToolResult] = []
+        async with anyio.create_task_group() as tg:
+
+            async def call() -> None:
+                results.append(await client.call_tool("chatter", {"n": 100}))
+
+            tg.start_soon(call)
+            await anyio.wait_all_tasks_blocked()
+            held_at = sent
+            released.set()
+    assert held_at <= 10, f"the tool wrote {held_at} messages while the client took one"
+    assert handled == [str(i) for i in range(100)]
+    assert results[0].content == [TextContent(text="done")]

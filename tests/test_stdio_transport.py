@@ -20,6 +20,7 @@ import signal
 import subprocess
 import sys
 import threading
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -954,6 +955,81 @@ async def test_a_server_that_floods_the_client_is_read_no_faster_than_it_is_hand
             await all_handled.wait()
     assert outcome == "stalled", f"the client read all {sent} messages the server wrote"
     assert handled == sent
+
+
+CHATTY_SERVER = """
+import sys
+from pathlib import Path
+
+from answerback.server import Context, MCPServer
+
+mcp = MCPServer("chatty")
+report = Path(sys.argv[2])
+
+
+@mcp.tool()
+async def chatter(ctx: Context, n: int) -> str:
+    for i in range(n):
+        await ctx.info(f"{i} {'x' * 8192}")
+        if i % 64 == 0:
+            report.write_text(str(i))  # how far it got
+    return "done"
+
+
+mcp.run(backend=sys.argv[1])
+"""
+CHATTER = 4000
+"""Messages of 8 KiB: 32 MiB in all, far more than the 4 MiB a server holds unread."""
+
+
+@pytest.mark.parametrize("backend", ["asyncio", "trio"])
+def test_a_tool_writing_to_a_client_that_does_not_read_waits_for_it(
+    backend: str, tmp_path: Path
+) -> None:
+    """A tool writes log messages while its client reads none: once 4 MiB wait unread,
+    the tool's next write waits (it held all of them in memory before); once the client
+    reads, every message comes, in order, then the answer."""
+    report = tmp_path / "report"
+    with subprocess.Popen(
+        [sys.executable, "-c", CHATTY_SERVER, backend, str(report)],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+    ) as server:
+        assert server.stdin is not None
+        assert server.stdout is not None
+        initialize = {
+            "protocolVersion": "2025-11-25",
+            "capabilities": {},
+            "clientInfo": {"name": "reluctant", "version": "0"},
+        }
+        call = {"name": "chatter", "arguments": {"n": CHATTER}}
+        server.stdin.write(request_line(0, "initialize", initialize))
+        server.stdin.write(b'{"jsonrpc": "2.0", "method": "notifications/initialized"}\n')
+        server.stdin.write(request_line(1, "tools/call", call))
+        server.stdin.flush()
+        progress, deadline = "", time.monotonic() + PATIENCE_SECONDS
+        while time.monotonic() < deadline:  # until the tool stops getting further
+            time.sleep(STALLED_SECONDS)
+            now = report.read_text() if report.exists() else ""
+            if now and (now == progress or int(now) >= CHATTER - 64):
+                break
+            progress = now
+        reached = int(report.read_text())
+        logs: list[str] = []
+        answer: dict[str, Any] = {}
+        for line in server.stdout:
+            message = json.loads(line)
+            if message.get("method") == "notifications/message":
+                logs.append(message["params"]["data"].split()[0])
+            elif message.get("id") == 1:
+                answer = message
+                break
+        server.stdin.close()
+        assert server.wait(timeout=PATIENCE_SECONDS) == 0
+    assert reached < CHATTER - 64, "the tool wrote every message while the client read none"
+    assert logs == [str(i) for i in range(CHATTER)]
+    assert answer["result"]["content"] == [{"type": "text", "text": "done"}]
 
 
 @pytest.mark.skipif(not Path("/dev/full").exists(), reason="needs /dev/full (Linux)")

@@ -39,6 +39,7 @@ from answerback.jsonrpc._attention import Attention
 from answerback.jsonrpc._backend import Backend, CancelScope, Waiter, current_backend
 from answerback.jsonrpc._channel import ChannelReceiver
 from answerback.jsonrpc._envelope import (
+    CANCELLED,
     Envelope,
     JSONObject,
     MalformedMessage,
@@ -66,7 +67,6 @@ ProgressCallback = Callable[[float, float | None, str | None], Awaitable[None]]
 ErrorHandler = Callable[[Exception], Awaitable[None]]
 T = TypeVar("T")
 
-CANCELLED = "notifications/cancelled"
 PROGRESS = "notifications/progress"
 REQUESTS_IN_FLIGHT = 4096
 """A peer's requests one connection answers at once: far above any real concurrency (a

@@ -15,6 +15,7 @@ from anyio.streams.memory import MemoryObjectReceiveStream
 
 from answerback.jsonrpc._channel import ChannelReceiver
 
+CANCELLED = "notifications/cancelled"
 RequestId: TypeAlias = str | int
 JSONObject: TypeAlias = dict[str, Any]
 
@@ -30,6 +31,15 @@ class Envelope:
     a server's request to the client onto that request's response stream)."""
     transport_context: Any = None
     """For incoming messages: transport-specific facts (for HTTP, the request headers)."""
+
+    @property
+    def paced(self) -> bool:
+        """Whether a transport may hold this outgoing message back while its peer reads
+        too slowly: one sent while answering a request (a log message, progress, a
+        question), whose sender is that request's own handler. Never an answer, a
+        cancellation, or a message of no request (a broadcast): their senders may be
+        serving everyone, or cleaning up."""
+        return self.related_request_id is not None and self.message.get("method") != CANCELLED
 
 
 class MalformedMessage(Exception):

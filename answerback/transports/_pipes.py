@@ -201,8 +201,8 @@ class PipeOutput:
     ``send_nowait`` writes the message's line into the pipe transport at once.
 
     There is no buffer and no reader behind it: the transport keeps, in order, what the
-    pipe does not take at once. Like the engine's channels it has no bound, but it is a
-    ``Backlog``: past ``UNREAD_BYTES_HELD`` the read side stops reading. A line that
+    pipe does not take at once. It is a ``Backlog``: past ``UNREAD_BYTES_HELD`` the read
+    side stops reading, and a request's handler waits before it writes more. A line that
     cannot go is replaced, failed or dropped by ``line_for``, which puts a failed
     request's answer on ``incoming``. Closing lets what is written go out, then closes the
     pipe; ``wait_closed`` waits for that.
@@ -234,17 +234,22 @@ class PipeOutput:
         return cls(transport, protocol, limit, incoming)
 
     def send_nowait(self, item: Envelope) -> None:
-        """Write ``item``'s line; raises ``ClosedResourceError`` if this end is closed and
-        ``BrokenResourceError`` if the pipe is (its reader has gone)."""
+        """Write ``item``'s line; raises ``ClosedResourceError`` if this end is closed,
+        ``BrokenResourceError`` if the pipe is (its reader has gone), and ``WouldBlock``
+        for a handler's message (``Envelope.paced``) while the pipe is backed up."""
         if self._closed:
             raise anyio.ClosedResourceError
         if self._transport.is_closing():
             raise anyio.BrokenResourceError
+        if item.paced and self.backed_up():
+            raise anyio.WouldBlock
         if line := line_for(item, self._limit, self._incoming):
             self._transport.write(line)
 
     async def send(self, item: Envelope) -> None:
         await anyio.lowlevel.checkpoint()
+        while item.paced and self.backed_up():  # checked again: others may write first
+            await until_drained(self)
         self.send_nowait(item)
 
     def close(self) -> None:

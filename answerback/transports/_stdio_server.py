@@ -339,12 +339,16 @@ class _ThreadOutput:
     def send_nowait(self, item: Envelope) -> None:
         if self._closed:
             raise anyio.ClosedResourceError
+        if item.paced and self.backed_up():
+            raise anyio.WouldBlock  # a request's handler waits (see ``PipeOutput``)
         if line := line_for(item, self._limit, self._incoming):
             self._lines.send_nowait(line)
             self._waiting_bytes += len(line)
 
     async def send(self, item: Envelope) -> None:
         await anyio.lowlevel.checkpoint()
+        while item.paced and self.backed_up():  # checked again: others may write first
+            await until_drained(self)
         self.send_nowait(item)
 
     def close(self) -> None:

@@ -444,11 +444,11 @@ class LegacySession:
 
 
 class _PacedWriter:
-    """The server's write end of a session: what it sends about a request waits while
-    that request's client leaves more than ``UNSENT_EVENTS_HELD`` of the request's
-    stream unread, so that a client that does not read costs a bounded buffer, not
-    all its tools write. Only the sender waits (a call's own handler, as a message
-    about a request comes from it), never the session."""
+    """The server's write end of a session: a message a call's handler sends
+    (``Envelope.paced``) waits while the call's client leaves more than
+    ``UNSENT_EVENTS_HELD`` of its stream unread, so that a client that does not read
+    costs a bounded buffer, not all its tools write. Only that handler waits, never the
+    session."""
 
     __slots__ = ("_session",)
 
@@ -457,7 +457,7 @@ class _PacedWriter:
 
     def _crowded_stream(self, envelope: Envelope) -> ChannelSender[Event] | None:
         related = envelope.related_request_id
-        if related is None:
+        if related is None or not envelope.paced:
             return None
         stream = self._session.request_streams.get(related)
         listener = stream.listener if stream is not None else None

@@ -15,8 +15,10 @@ from pathlib import Path
 
 import pytest
 from http_support import free_port
+from rich.console import Console
 
 from answerback import Client
+from answerback.cli._connect import Session
 from answerback.interact import Roots
 from answerback.server import Context, MCPServer
 
@@ -478,3 +480,28 @@ def test_a_servers_stderr_log_is_set_aside_once_it_grows_too_large(
     assert _connect.server_log("tearoom") == log
     assert log.read_bytes() == b""
     assert set_aside.read_text() == "x" * 101
+
+
+@pytest.mark.anyio
+async def test_a_command_that_fails_unforeseen_says_why_and_the_session_carries_on(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Whatever a command raises (a bug, or an answer nobody foresaw), the interactive
+    session says so on one line and goes on, as it does for a usage error."""
+    session = Session(
+        [], Roots([tmp_path]), history=tmp_path / "history", timeout=None, log_level="info"
+    )
+    session.console = Console(record=True, width=200)
+
+    async def broken(name: str, words: list[str], line: str) -> None:
+        raise RuntimeError("the kettle is broken")
+
+    assert await session.run_line("nonsense")
+    monkeypatch.setattr(session, "command", broken)
+    assert await session.run_line("tools")
+    assert not await session.run_line("quit")
+    assert session.console.export_text().splitlines() == [
+        "Unknown command 'nonsense': type help for the commands.",
+        "tools failed (RuntimeError: the kettle is broken); the session carries on. This is "
+        "a bug in answerback: please report it.",
+    ]

@@ -461,6 +461,29 @@ def test_a_question_arriving_while_typing_takes_the_screen_and_gives_the_line_ba
     terminal.wait_for(r"^Hello, Ada!$")
 
 
+def test_a_question_waits_for_the_arguments_form_open_before_it(
+    terminal: Terminal, tmp_path: Path
+) -> None:
+    """A server's question arriving while a tool's arguments form is up waits for it:
+    it does not open over the form and take the keys typed for the form."""
+    gate = tmp_path / "gate"
+    os.mkfifo(gate)
+    connect(terminal, TEAROOM)
+    terminal.type(f"call order_tea gate={gate} announce=true")
+    terminal.wait_for(r"\[1\] terminal_server: call order_tea…")
+    terminal.wait_for(PROMPT, after=r"call order_tea…")
+    terminal.type("call greet")
+    terminal.wait_for("Greet someone, perhaps more than once.")
+    gate.write_text("go")  # the server asks now, while the arguments form is up
+    terminal.wait_for("asking what tea")
+    terminal.type("Ada", enter=False)
+    terminal.keys("C-s")
+    terminal.wait_for(r"^Hello, Ada!$")
+    terminal.wait_for(r"What would you like\?")
+    terminal.keys("Escape")
+    terminal.wait_for(r"No order \(cancel\)\.")
+
+
 def test_a_server_that_cannot_start_is_reported_and_the_others_carry_on(
     terminal: Terminal,
 ) -> None:

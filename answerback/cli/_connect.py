@@ -151,11 +151,14 @@ class _Suspended(Exception):
 
 
 class PromptSeat:
-    """The one terminal, shared by the command prompt and the question screens.
+    """The one terminal, shared by the command prompt and the screens that ask (a
+    server's question, a tool's arguments).
 
-    A question asks for the screen with ``async with seat.screen()``: the prompt (if it
-    is up) exits, keeping what was typed, and comes back when no question wants the
-    screen any more."""
+    A screen asks for the terminal with ``async with seat.screen()``: the prompt (if it
+    is up) exits, keeping what was typed, and comes back when no screen wants the
+    terminal any more. Screens take it one at a time: two would both draw and both read
+    the keys, and a server's question opening over a tool's arguments form got what the
+    person typed for the form."""
 
     def __init__(self, session: PromptSession[str]) -> None:
         self.session = session
@@ -164,6 +167,7 @@ class PromptSeat:
         self.free.set()
         self.prompt_closed: anyio.Event | None = None
         self.saved = ""
+        self.one_screen = anyio.Lock()
 
     @asynccontextmanager
     async def screen(self) -> AsyncGenerator[None]:
@@ -178,7 +182,8 @@ class PromptSeat:
                     self.saved = app.current_buffer.text
                     app.exit(exception=_Suspended())
                 await closed.wait()
-            yield
+            async with self.one_screen:
+                yield
         finally:
             self.wanted -= 1
             if self.wanted == 0:
@@ -430,19 +435,32 @@ class Session:
                     line = await self.seat.read("answerback> ")
                 except EOFError:
                     return
-                try:
-                    words = shlex.split(line)
-                except ValueError as exc:
-                    self.say(f"[red]{shown(str(exc))}[/]")
-                    continue
-                if not words:
-                    continue
-                if words[0] in ("quit", "exit"):
+                if not await self.run_line(line):
                     return
-                try:
-                    await self.command(words[0], words[1:], line)
-                except UsageError as exc:
-                    self.say(f"[red]{shown(str(exc))}[/]")
+
+    async def run_line(self, line: str) -> bool:
+        """Run one command line; ``False`` once it says to leave. A command that fails
+        says why and leaves the session running, whatever it raised."""
+        try:
+            words = shlex.split(line)
+        except ValueError as exc:
+            self.say(f"[red]{shown(str(exc))}[/]")
+            return True
+        if not words:
+            return True
+        if words[0] in ("quit", "exit"):
+            return False
+        try:
+            await self.command(words[0], words[1:], line)
+        except UsageError as exc:
+            self.say(f"[red]{shown(str(exc))}[/]")
+        except Exception as exc:  # a bug, or a server's answer nobody foresaw
+            failed = f"{type(exc).__name__}: {exc}"
+            self.say(
+                f"[red]{shown(words[0])} failed ({shown(failed)}); the session carries "
+                "on. This is a bug in answerback: please report it.[/]"
+            )
+        return True
 
     async def command(self, name: str, words: list[str], line: str) -> None:
         if name == "help":

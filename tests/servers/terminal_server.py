@@ -69,12 +69,15 @@ async def brew(ctx: Context, steps: int = 3) -> str:
 
 
 @mcp.tool()
-async def order_tea(ctx: Context, gate: str | None = None) -> str:
+async def order_tea(ctx: Context, gate: str | None = None, announce: bool = False) -> str:
     """Ask what tea and how many cups (once something is written to the FIFO ``gate``,
-    if given: a test's way to make this ask while another server's question shows)."""
+    if given: a test's way to make this ask while another server's question shows);
+    ``announce``: say so in a log message first (a test's sign the question is sent)."""
     if gate is not None and gate not in _opened:
         await anyio.to_thread.run_sync(Path(gate).read_text)
         _opened.add(gate)  # on 2026-07-28 the call runs again with the answer: pass then
+    if announce:
+        await ctx.info("asking what tea")
     answer = await ctx.elicit("What would you like?", schema=TeaOrder)
     if answer.action == "accept":
         return f"Order: {answer.data.cups} x {answer.data.tea}."

@@ -241,14 +241,14 @@ class PipeOutput:
             raise anyio.ClosedResourceError
         if self._transport.is_closing():
             raise anyio.BrokenResourceError
-        if item.paced and self.backed_up():
+        if self.backed_up() and item.paced:  # rarely backed up: asked first
             raise anyio.WouldBlock
         if line := line_for(item, self._limit, self._incoming):
             self._transport.write(line)
 
     async def send(self, item: Envelope) -> None:
         await anyio.lowlevel.checkpoint()
-        while item.paced and self.backed_up():  # checked again: others may write first
+        while self.backed_up() and item.paced:  # checked again: others may write first
             await until_drained(self)
         self.send_nowait(item)
 

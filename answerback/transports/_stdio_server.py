@@ -339,7 +339,7 @@ class _ThreadOutput:
     def send_nowait(self, item: Envelope) -> None:
         if self._closed:
             raise anyio.ClosedResourceError
-        if item.paced and self.backed_up():
+        if self.backed_up() and item.paced:
             raise anyio.WouldBlock  # a request's handler waits (see ``PipeOutput``)
         if line := line_for(item, self._limit, self._incoming):
             self._lines.send_nowait(line)
@@ -347,7 +347,7 @@ class _ThreadOutput:
 
     async def send(self, item: Envelope) -> None:
         await anyio.lowlevel.checkpoint()
-        while item.paced and self.backed_up():  # checked again: others may write first
+        while self.backed_up() and item.paced:  # checked again: others may write first
             await until_drained(self)
         self.send_nowait(item)
 

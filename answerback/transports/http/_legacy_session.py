@@ -457,11 +457,11 @@ class _PacedWriter:
 
     def _crowded_stream(self, envelope: Envelope) -> ChannelSender[Event] | None:
         related = envelope.related_request_id
-        if related is None or not envelope.paced:
-            return None
-        stream = self._session.request_streams.get(related)
+        stream = self._session.request_streams.get(related) if related is not None else None
         listener = stream.listener if stream is not None else None
-        return listener if listener is not None and crowded(listener) else None
+        if listener is None or not crowded(listener) or not envelope.paced:
+            return None
+        return listener
 
     def send_nowait(self, envelope: Envelope) -> None:
         if self._crowded_stream(envelope) is not None:

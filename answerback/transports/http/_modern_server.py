@@ -278,8 +278,8 @@ class StatelessConnection:
         """The route of the call ``envelope`` is about, if its client has left more
         than ``UNSENT_EVENTS_HELD`` of its messages unread."""
         related = envelope.related_request_id
-        route = self._routes.get(related) if envelope.paced and isinstance(related, int) else None
-        if route is None or route.broadcasts or not crowded(route.send):
+        route = self._routes.get(related) if isinstance(related, int) else None
+        if route is None or route.broadcasts or not crowded(route.send) or not envelope.paced:
             return None
         return route
 

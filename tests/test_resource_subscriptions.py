@@ -1,6 +1,7 @@
-"""Handshake-era resource subscriptions: a connection keeps what it subscribed to for as
+"""Resource subscriptions. Handshake era: a connection keeps what it subscribed to for as
 long as it lives, so only URIs a resource serves are kept, each of a bounded length and
-only so many, and a refusal says which limit was hit and what to do."""
+only so many, and a refusal says which limit was hit and what to do. 2026-07-28: a
+``listen()`` stream the host does not read keeps only its newest notifications."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ import anyio
 import pytest
 
 from answerback import Client, MCPError
+from answerback.client import _session as session_module
 from answerback.server import MCPServer
 from answerback.server import _connection as connection_module
 from answerback.types import ResourceUpdatedNotification, ServerNotification
@@ -117,3 +119,32 @@ async def test_subscriptions_stop_at_the_bound_until_one_is_dropped(
         await client.unsubscribe_resource("library://books/1")
         await client.subscribe_resource("library://books/4")
         assert subscriptions(mcp) == {f"library://books/{isbn}" for isbn in ("2", "3", "4")}
+
+
+async def test_a_listen_stream_nobody_reads_keeps_the_newest_and_the_connection_answers(
+    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    """2026-07-28: a host holding a ``listen()`` stream open without reading it keeps
+    its newest notifications (each says that something changed), drops the oldest with
+    one warning, and its connection goes on answering."""
+    monkeypatch.setattr(session_module, "LISTEN_NOTIFICATIONS_KEPT", 4)
+    mcp = library()
+    async with (
+        Client(mcp, mode="2026-07-28") as client,
+        client.listen(resource_subscriptions=["library://news"]) as updates,
+    ):
+        for _ in range(10):
+            await mcp.notify_resource_updated("library://news")
+        # Answered after the ten were handed over: the same connection, in order.
+        assert (await client.read_resource("library://news")).contents
+        kept = 0
+        while True:
+            try:
+                update = updates.receive_nowait()
+            except anyio.WouldBlock:
+                break
+            assert isinstance(update, ResourceUpdatedNotification)
+            kept += 1
+    assert kept == 4
+    dropping = [r for r in caplog.records if "nobody has taken" in r.getMessage()]
+    assert len(dropping) == 1

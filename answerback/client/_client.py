@@ -615,7 +615,8 @@ class Client:
         """2026-07-28: open a ``subscriptions/listen`` stream of the notifications asked for.
 
         Yields a stream to iterate; it is open (the server has acknowledged) when the
-        block starts, and leaving the block ends the subscription.
+        block starts, and leaving the block ends the subscription. Unread, it keeps its
+        ``LISTEN_NOTIFICATIONS_KEPT`` newest notifications.
         """
         if self.session.modern_version is None:
             raise RuntimeError(

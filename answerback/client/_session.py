@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import functools
 import logging
-import math
 from collections.abc import Awaitable, Callable
 from dataclasses import replace
 from typing import Any, TypeVar, cast
@@ -535,12 +534,22 @@ class ClientSession:
         await self.responder.on_notification(exc)
 
 
+LISTEN_NOTIFICATIONS_KEPT = 1024
+"""How many notifications a ``listen()`` stream keeps for a host that has not taken them.
+Each says that something changed, so past this the oldest goes (with a warning): the
+host learns of the change from a newer one, and a host that holds the stream open
+without reading it neither grows without limit nor holds up the connection's answers."""
+
+
 class Subscription:
     """One ``subscriptions/listen`` stream as the client sees it."""
 
     def __init__(self) -> None:
         self.acknowledged = anyio.Event()
-        self.send, self.receive = anyio.create_memory_object_stream[ServerNotification](math.inf)
+        self.send, self.receive = anyio.create_memory_object_stream[ServerNotification](
+            LISTEN_NOTIFICATIONS_KEPT
+        )
+        self.dropping = False
 
     async def deliver(self, method: str, params: JSONObject | None) -> None:
         if method == "notifications/subscriptions/acknowledged":
@@ -550,11 +559,29 @@ class Subscription:
         if params is not None:
             message["params"] = params
         try:
-            await self.send.send(_NOTIFICATION_ADAPTER.validate_python(message))
+            notification = _NOTIFICATION_ADAPTER.validate_python(message)
         except ValueError:
             logger.debug("ignored unknown notification %r on a listen stream", method)
-        except anyio.ClosedResourceError:
+            return
+        try:
+            self.send.send_nowait(notification)
+            if self.dropping and self._held() <= LISTEN_NOTIFICATIONS_KEPT // 4:
+                self.dropping = False  # read again: a later flood is said again
+        except anyio.WouldBlock:
+            if not self.dropping:
+                self.dropping = True
+                logger.warning(
+                    "a listen() stream holds %d notifications nobody has taken: the "
+                    "oldest are dropped until it is read",
+                    LISTEN_NOTIFICATIONS_KEPT,
+                )
+            self.receive.receive_nowait()
+            self.send.send_nowait(notification)
+        except (anyio.ClosedResourceError, anyio.BrokenResourceError):
             pass
+
+    def _held(self) -> int:
+        return self.send.statistics().current_buffer_used
 
 
 class InputRequiredRoundsExceededError(MCPError):

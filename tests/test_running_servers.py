@@ -18,8 +18,10 @@ import sys
 from collections.abc import Iterator
 
 import anyio
+import httpx2
 import pytest
 from anyio.abc import Process
+from http_support import raw_initialize, rpc
 from support import PATIENCE_SECONDS, SERVERS
 
 from answerback import Client
@@ -88,6 +90,35 @@ async def test_an_http_server_says_where_it_listens_and_stops_cleanly(
         code, rest = await stop(process, signal_number, buffer)
     assert rest == "answerback: stopped\n"  # no traceback, no uvicorn chatter
     assert code == exit_code
+
+
+async def test_a_client_that_does_not_read_cannot_keep_the_server_from_stopping() -> None:
+    """A client leaves a chatty call's stream unread (the server's write waits on a full
+    socket): SIGTERM still stops the server, after ``STOP_SECONDS`` at most, not once
+    that client hangs up."""
+    async with await anyio.open_process([sys.executable, str(HTTP_RUN_SERVER), "0"]) as process:
+        buffer = bytearray()
+        match = START_LINE.fullmatch(await read_line(process, buffer))
+        assert match is not None
+        url = match.group(1)
+        async with httpx2.AsyncClient(timeout=PATIENCE_SECONDS) as http:
+            session_id, _ = await raw_initialize(http, url)
+        port = int(url.split(":")[2].split("/")[0])
+        call = rpc("tools/call", {"name": "chatter", "arguments": {"count": 30}}, id=1)
+        body = json.dumps(call).encode()
+        head = (
+            "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+            "Accept: application/json, text/event-stream\r\nContent-Type: application/json\r\n"
+            f"Mcp-Session-Id: {session_id}\r\nMCP-Protocol-Version: 2025-11-25\r\n"
+            f"Content-Length: {len(body)}\r\n\r\n"
+        )
+        with socket.socket() as reluctant:
+            reluctant.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+            reluctant.connect(("127.0.0.1", port))
+            reluctant.sendall(head.encode() + body)
+            assert reluctant.recv(64).startswith(b"HTTP/1.1 200")  # the call is streaming
+            code, _ = await stop(process, signal.SIGTERM, buffer)
+    assert code == 0
 
 
 @pytest.mark.parametrize("server_backend", ["asyncio", "trio"])

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import sys
 
-from answerback.server import MCPServer
+from answerback.server import Context, MCPServer
 
 mcp = MCPServer("Running")
 
@@ -17,6 +17,14 @@ mcp = MCPServer("Running")
 def echo(text: str) -> str:
     """``text``, unchanged."""
     return text
+
+
+@mcp.tool()
+async def chatter(ctx: Context, count: int) -> str:
+    """``count`` log messages of 1 MB each."""
+    for _ in range(count):
+        await ctx.info("x" * 1_000_000)
+    return "done"
 
 
 if __name__ == "__main__":

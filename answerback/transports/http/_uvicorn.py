@@ -31,6 +31,11 @@ import uvicorn
 
 from answerback.transports.http._server import StreamableHTTPApp
 
+STOP_SECONDS = 5.0
+"""How long a stopping server waits for its responses once its sessions are closed
+(which ends every stream at once): what is still writing then writes to a client that
+does not read, and would hold the server up for as long as that client stayed."""
+
 
 class MCPUvicornServer(uvicorn.Server):
     """A ``uvicorn.Server`` that ends the app's MCP sessions before waiting on responses."""
@@ -66,6 +71,7 @@ def uvicorn_server(
 ) -> MCPUvicornServer:
     """A server for ``app``; ``config`` goes to ``uvicorn.Config`` (log_level, ssl...)."""
     config.setdefault("log_level", "warning")
+    config.setdefault("timeout_graceful_shutdown", STOP_SECONDS)
     return MCPUvicornServer(
         uvicorn.Config(app, host=host, port=port, lifespan="on", **config), app, on_started
     )

@@ -266,10 +266,10 @@ async def test_a_dropped_stream_resumes_with_last_event_id() -> None:
                 seen.append(event)
                 if event.message is not None:
                     break  # the elicitation request: now drop the connection
-        prime, elicit = seen
-        assert prime.message is None
-        assert prime.event_id
-        assert prime.retry_ms == 250
+        hint, elicit = seen
+        assert hint.message is None
+        assert hint.event_id is None  # the question came at once: its own id is the first
+        assert hint.retry_ms == 250
         assert elicit.event_id
         assert elicit.message is not None
         assert elicit.message["method"] == "elicitation/create"

@@ -867,3 +867,37 @@ async def test_a_client_whose_callbacks_are_slower_reads_no_faster_and_loses_not
                     released.set()
     assert handled == [str(i) for i in range(CHATTER)]
     assert results[0].content == [TextContent(text="done")]
+
+
+async def test_event_ids_on_a_stream_only_increase_so_any_one_resumes_it(
+    http: httpx2.AsyncClient,
+) -> None:
+    """A message sent at once goes out with the stream's first bytes: no priming event,
+    stored after it, may carry a later id ahead of it (a client resuming from that id
+    would miss the message); the retry hint still comes first."""
+    release = Flag()
+    mcp = tagged_server()
+
+    @mcp.tool()
+    async def started_then_wait(ctx: Context) -> str:
+        await ctx.info("started")
+        await release.wait()
+        return "done"
+
+    async with serve(mcp.http_app()) as server:
+        session_id, _ = await raw_initialize(http, server.url)
+        call = rpc("tools/call", {"name": "started_then_wait", "arguments": {}}, id=7)
+        seen: list[RawEvent] = []
+        with anyio.fail_after(PATIENCE_SECONDS):
+            headers = session_headers(session_id)
+            async with http.stream("POST", server.url, json=call, headers=headers) as response:
+                async for event in read_events(response):
+                    seen.append(event)
+                    if event.message is not None and "id" in event.message:
+                        break
+                    if event.message is not None:
+                        release.set()
+        numbers = sequence_numbers([event for event in seen if event.event_id])
+        assert numbers == sorted(numbers)
+        assert seen[0].retry_ms is not None
+        assert [e.message and e.message.get("id") for e in seen if e.message] == [None, 7]

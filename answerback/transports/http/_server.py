@@ -876,13 +876,19 @@ class StreamableHTTPApp:
             head: list[bytes] = []
             ended = answered_here = False
             try:
-                if primes and replay is None:
-                    prime_id = await session.store_event(stream.id, b"")
-                    head.append(encode_event("", prime_id, self.retry_ms))
                 earlier = list(replay or [])
                 if stream.id == STANDALONE:
                     earlier.extend((event_id, data) for event_id, data, _ in session.backlog)
                     session.backlog.clear()
+                if primes and replay is None:
+                    if earlier or taken:
+                        # Events stored already go first, each with its id: a priming
+                        # event, stored now, would carry a later id ahead of them, and a
+                        # client resuming from it would miss them. Only the retry hint.
+                        head.append(f"retry: {int(self.retry_ms)}\n\n".encode())
+                    else:
+                        prime_id = await session.store_event(stream.id, b"")
+                        head.append(encode_event("", prime_id, self.retry_ms))
                 for event_id, data in earlier:
                     if event_id not in sent:
                         sent.add(event_id)

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import math
 import re
+import sys
 from collections.abc import Callable, Mapping
 from dataclasses import replace
 from typing import Any, TypedDict, cast
@@ -27,7 +28,7 @@ from answerback.forms._fields import (
     StringField,
     show,
 )
-from answerback.forms._form import Form
+from answerback.forms._form import Form, repeated
 from answerback.forms._formats import FORMATS
 
 _TOP_KEYS = frozenset({"type", "properties", "required"})
@@ -108,10 +109,11 @@ def _required(value: object, properties: Mapping[str, Any], problems: list[Field
         )
         return set()
     names = cast(list[str], names)
+    listed_twice = set(repeated(names))
     for name in dict.fromkeys(names):
         if name not in properties:
             problems.append(FieldError(name, 'is listed in "required" but is not a field'))
-        if names.count(name) > 1:
+        if name in listed_twice:
             problems.append(FieldError(name, 'is listed in "required" more than once'))
     return set(names)
 
@@ -212,10 +214,16 @@ def _bound(schema: Mapping[str, Any], key: str, complain: Complain) -> int | flo
     value = schema.get(key)
     if value is None:
         return None
-    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
+    if isinstance(value, bool) or not isinstance(value, int | float) or not _finite(value):
         complain(f'"{key}" must be a number, not {show(value)}')
         return None
     return value
+
+
+def _finite(value: int | float) -> bool:
+    """Whether ``value`` is finite and within what a float holds: JSON's integers have no
+    bound, and a 400-digit one overflows every float comparison made with it."""
+    return math.isfinite(value) if isinstance(value, float) else abs(value) <= sys.float_info.max
 
 
 def _ordered(low: float | None, high: float | None, what: str, complain: Complain) -> None:
@@ -270,7 +278,7 @@ def _strings(
         )
         return None
     strings = cast(list[str], items)
-    twice = sorted({item for item in strings if strings.count(item) > 1})
+    twice = repeated(strings)
     if unique and twice:
         complain(f"{where} lists {show(twice)} more than once")
         return None
@@ -295,7 +303,7 @@ def _titled_options(value: object, where: str, complain: Complain) -> tuple[Opti
             continue
         options.append(Option(const, title))
     values = [option.value for option in options]
-    twice = sorted({value for value in values if values.count(value) > 1})
+    twice = repeated(values)
     if twice:
         complain(f"{where} lists {show(twice)} more than once")
     return tuple(options)

@@ -12,12 +12,14 @@ import signal
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 from http_support import free_port
 from rich.console import Console
 
 from answerback import Client
+from answerback.cli._arguments import parse_arguments
 from answerback.cli._connect import Session
 from answerback.interact import Roots
 from answerback.server import Context, MCPServer
@@ -86,6 +88,17 @@ def test_a_string_property_keeps_what_was_typed() -> None:
     """``name=007`` is the string "007" (the schema says string), ``times=2`` a number."""
     done = answerback("call", TEAROOM, "greet", "name=007", "times=1")
     assert (done.returncode, done.stdout) == (0, "Hello, 007!\n")
+
+
+@pytest.mark.parametrize(
+    "schema",
+    [{"properties": ["times"]}, {"properties": {"times": ["integer"]}}, {"properties": None}],
+    ids=["properties-list", "property-list", "properties-null"],
+)
+def test_a_malformed_tool_schema_reads_values_as_json(schema: dict[str, Any]) -> None:
+    """A server's schema that types nothing (it crashed ``connect`` before) leaves each
+    value read as JSON, and text where it is not JSON."""
+    assert parse_arguments(["times=2", "name=Ada"], schema) == {"times": 2, "name": "Ada"}
 
 
 def test_call_json_prints_the_raw_result() -> None:

@@ -25,7 +25,9 @@ def parse_arguments(words: list[str], schema: dict[str, Any] | None) -> dict[str
         if not isinstance(value, dict):
             raise ArgumentsError('JSON arguments must be one object: {"key": value}.')
         return cast(dict[str, Any], value)
-    properties = cast(dict[str, Any], (schema or {}).get("properties") or {})
+    declared: object = (schema or {}).get("properties")
+    # A malformed schema (properties as a list, say) types nothing: values read as JSON.
+    properties = cast(dict[str, Any], declared) if isinstance(declared, dict) else {}
     arguments: dict[str, Any] = {}
     for word in words:
         key, equals, text = word.partition("=")

@@ -399,6 +399,27 @@ async def test_a_safe_link_opens_only_on_its_key() -> None:
     assert answers == ["open"]
 
 
+async def test_a_message_cannot_push_the_real_link_off_the_card_or_forge_its_lines() -> None:
+    """The link, its site and the verdict come first; the server's message follows, set
+    apart as its words, blank runs closed up and cut after a few lines."""
+    forged = (
+        "Sign in to your Google account\n\nhttps://accounts.google.com/signin/v2\n"
+        "Site: google.com\n\nOK\n" + "\n" * 60 + "\n".join(f"line {n}" for n in range(20))
+    )
+    with terminal():
+        card = UrlCard(
+            judge_url("https://secure-login-update.com/steal"), message=forged, server="library"
+        )
+        async with running(card.application, card.run) as driven:
+            shown = await driven.shows("open in browser")
+            assert shown.index("https://secure-login-update.com/steal") < shown.index("says:")
+            assert "Site: secure-login-update.com" in shown
+            assert "library says:" in shown
+            assert "│ Site: google.com" in shown  # the server's words, marked as such
+            assert "more lines not shown" in shown
+            driven.pipe.send_text("c")
+
+
 async def test_the_site_is_emphasised_in_the_full_url() -> None:
     with terminal():
         card = url_card("https://accounts.google.com.evil-login.net/path?q=1")

@@ -36,6 +36,31 @@ from answerback.urls import RiskLevel, UrlVerdict
 UrlDecision = Literal["open", "decline", "cancel"]
 """What the person chose on the card."""
 
+MESSAGE_LINES_SHOWN = 8
+"""The server's message is shown after the facts, up to this many lines: the card
+does not scroll, and what the person decides on must stay on screen."""
+
+
+def quoted(message: str, most: int) -> Text:
+    """A server's words set apart by a bar, blank runs closed up, and at most ``most``
+    lines (then how many more there were), so that they cannot pass for the card's own
+    lines or push them away."""
+    kept: list[str] = []
+    for line in clean(message).split("\n"):
+        if line.strip() or (kept and kept[-1].strip()):
+            kept.append(line)
+    while kept and not kept[-1].strip():
+        kept.pop()
+    text = Text(overflow="fold")
+    for line in kept[:most]:
+        text.append("│ ", style="dim")
+        text.append(line + "\n")
+    if len(kept) > most:
+        text.append(f"│ … {len(kept) - most} more lines not shown\n", style="dim")
+    text.rstrip()
+    return text
+
+
 URL_KEYS = (("o", "open in browser"), ("d", "decline"), ("c/Esc", "cancel"))
 """The card's keys for a link that may be opened."""
 CONFIRM_KEYS = (("y", "open it anyway"), ("n", "go back"), ("c/Esc", "cancel"))
@@ -134,7 +159,9 @@ class UrlCard:
         link.append(clean(display.before))
         link.append(clean(display.site), style="bold underline")
         link.append(clean(display.after))
-        parts: list[RenderableType] = [Text(clean(self._message)), Text(), link]
+        # The facts the person decides on come first, whatever the message holds: a
+        # message padded with lines once pushed the real link off the screen.
+        parts: list[RenderableType] = [link]
         if verdict.site:
             site = Text("Site: ")
             site.append(clean(display.site or verdict.site), style="bold underline")
@@ -151,6 +178,9 @@ class UrlCard:
             parts.append(reasons)
         if not self.can_open:
             parts.append(Text("This link cannot be opened from here.", style="bold red"))
+        if self._message.strip():
+            parts += [Text(), Text(f"{clean(self._server)} says:", style="dim")]
+            parts.append(quoted(self._message, MESSAGE_LINES_SHOWN))
         return Panel(Group(*parts), title=title, title_align="left", width=width)
 
     def _foot(self) -> StyleAndTextTuples:

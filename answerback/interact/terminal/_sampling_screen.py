@@ -35,7 +35,7 @@ from answerback.interact.terminal._screen import (
     run_screen,
     with_server_keys,
 )
-from answerback.interact.terminal._text import describe_content, sampling_facts
+from answerback.interact.terminal._text import describe_content, quoted, sampling_facts
 from answerback.types import (
     USER_REJECTED,
     CreateMessageRequestParams,
@@ -54,6 +54,9 @@ REJECTED = "User rejected sampling request"
 """The specification's wording for a person's no (error code -1)."""
 
 REQUEST_KEYS = (("a", "approve"), ("d/Esc", "deny"))
+LINES_SHOWN_PER_TEXT = 12
+"""Of the system prompt and of each message: the card does not scroll, and every
+message and the facts must stay on screen."""
 """The keys while the request is shown."""
 REPLY_KEYS = (("Ctrl-S", "send reply"), ("Esc", "deny"))
 """The keys while the reply is drafted, edited or typed."""
@@ -212,21 +215,18 @@ class SamplingScreen:
         title = Text("Sampling request", style="bold")
         title.append(" — from ")
         title.append(clean(self._server), style="bold cyan")
-        parts: list[RenderableType] = []
-        if params.system_prompt:
-            parts.append(Text.assemble(("System prompt: ", "bold"), clean(params.system_prompt)))
-            parts.append(Text())
-        for message in params.messages:
-            parts.append(
-                Text.assemble(
-                    (f"{message.role}: ", "bold"), clean(describe_content(message.content))
-                )
-            )
-        parts.append(Text())
+        # The facts first, then each text set apart and cut short: a message padded
+        # with lines once pushed the later messages and the token cap off the card.
         facts = Table.grid(padding=(0, 2))
         for name, value in sampling_facts(params):
             facts.add_row(Text(name, style="bold"), Text(clean(value)))
-        parts.append(facts)
+        parts: list[RenderableType] = [facts]
+        if params.system_prompt:
+            parts += [Text(), Text("System prompt:", style="bold")]
+            parts.append(quoted(params.system_prompt, LINES_SHOWN_PER_TEXT))
+        for message in params.messages:
+            parts += [Text(), Text(f"{message.role}:", style="bold")]
+            parts.append(quoted(describe_content(message.content), LINES_SHOWN_PER_TEXT))
         return Panel(Group(*parts), title=title, title_align="left", width=width)
 
     def _reply_label(self) -> StyleAndTextTuples:

@@ -9,6 +9,8 @@ import json
 from collections.abc import Mapping
 from typing import Literal
 
+from rich.text import Text
+
 from answerback.forms import (
     BooleanField,
     FormField,
@@ -18,6 +20,7 @@ from answerback.forms import (
     SingleSelectField,
     StringField,
 )
+from answerback.interact._printable import clean
 from answerback.types import (
     AudioContent,
     CreateMessageRequestParams,
@@ -170,3 +173,23 @@ _LEVEL_WORDS = {"OK": "ok", "WARN": "warning", "HIGH_RISK": "high risk", "BLOCK"
 def verdict_words(level_name: str) -> str:
     """A risk level as the card says it ("HIGH_RISK" -> "high risk")."""
     return _LEVEL_WORDS.get(level_name, level_name.lower())
+
+
+def quoted(message: str, most: int) -> Text:
+    """A server's words set apart by a bar, blank runs closed up, and at most ``most``
+    lines (then how many more there were), so that they cannot pass for the card's own
+    lines or push them away."""
+    kept: list[str] = []
+    for line in clean(message).split("\n"):
+        if line.strip() or (kept and kept[-1].strip()):
+            kept.append(line)
+    while kept and not kept[-1].strip():
+        kept.pop()
+    text = Text(overflow="fold")
+    for line in kept[:most]:
+        text.append("│ ", style="dim")
+        text.append(line + "\n")
+    if len(kept) > most:
+        text.append(f"│ … {len(kept) - most} more lines not shown\n", style="dim")
+    text.rstrip()
+    return text

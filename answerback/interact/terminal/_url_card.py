@@ -30,7 +30,7 @@ from answerback.interact.terminal._screen import (
     run_screen,
     with_server_keys,
 )
-from answerback.interact.terminal._text import verdict_words
+from answerback.interact.terminal._text import quoted, verdict_words
 from answerback.urls import RiskLevel, UrlVerdict
 
 UrlDecision = Literal["open", "decline", "cancel"]
@@ -39,26 +39,6 @@ UrlDecision = Literal["open", "decline", "cancel"]
 MESSAGE_LINES_SHOWN = 8
 """The server's message is shown after the facts, up to this many lines: the card
 does not scroll, and what the person decides on must stay on screen."""
-
-
-def quoted(message: str, most: int) -> Text:
-    """A server's words set apart by a bar, blank runs closed up, and at most ``most``
-    lines (then how many more there were), so that they cannot pass for the card's own
-    lines or push them away."""
-    kept: list[str] = []
-    for line in clean(message).split("\n"):
-        if line.strip() or (kept and kept[-1].strip()):
-            kept.append(line)
-    while kept and not kept[-1].strip():
-        kept.pop()
-    text = Text(overflow="fold")
-    for line in kept[:most]:
-        text.append("│ ", style="dim")
-        text.append(line + "\n")
-    if len(kept) > most:
-        text.append(f"│ … {len(kept) - most} more lines not shown\n", style="dim")
-    text.rstrip()
-    return text
 
 
 URL_KEYS = (("o", "open in browser"), ("d", "decline"), ("c/Esc", "cancel"))

@@ -19,7 +19,7 @@ from http_support import free_port
 from rich.console import Console
 
 from answerback import Client
-from answerback.cli._arguments import parse_arguments
+from answerback.cli._arguments import ArgumentsError, parse_arguments
 from answerback.cli._connect import Session
 from answerback.interact import Roots
 from answerback.server import Context, MCPServer
@@ -91,14 +91,56 @@ def test_a_string_property_keeps_what_was_typed() -> None:
 
 
 @pytest.mark.parametrize(
-    "schema",
-    [{"properties": ["times"]}, {"properties": {"times": ["integer"]}}, {"properties": None}],
-    ids=["properties-list", "property-list", "properties-null"],
+    ("schema", "malformed"),
+    [
+        ({"properties": ["times"]}, '"properties" is a list, not an object of properties'),
+        ({"properties": "times"}, '"properties" is text, not an object of properties'),
+        ({"properties": {"times": ["integer"]}}, "the property 'times' is a list, not a schema"),
+        ({"properties": {"times": None}}, "the property 'times' is null, not a schema object"),
+    ],
+    ids=["properties-list", "properties-text", "property-list", "property-null"],
 )
-def test_a_malformed_tool_schema_reads_values_as_json(schema: dict[str, Any]) -> None:
-    """A server's schema that types nothing (it crashed ``connect`` before) leaves each
-    value read as JSON, and text where it is not JSON."""
+def test_a_malformed_tool_schema_is_named_and_json_arguments_still_go_through(
+    schema: dict[str, Any], malformed: str
+) -> None:
+    """A server's schema that cannot say how to read a value (it crashed ``connect``)
+    is refused as the server's mistake, saying what to type instead."""
+    with pytest.raises(ArgumentsError) as caught:
+        parse_arguments(["times=2"], schema)
+    message = str(caught.value)
+    assert message.startswith(f"The server's tool has a malformed inputSchema: {malformed}")
+    assert message.endswith(
+        'Give the arguments as one JSON object instead, such as \'{"name": "Ada"}\'.'
+    )
+    assert parse_arguments(['{"times": 2}'], schema) == {"times": 2}
+
+
+@pytest.mark.parametrize(
+    "schema",
+    [None, {}, {"properties": None}, {"properties": {"times": True}}],
+    ids=["none", "empty", "properties-null", "boolean-schema"],
+)
+def test_a_schema_that_types_nothing_reads_values_as_json(schema: dict[str, Any] | None) -> None:
     assert parse_arguments(["times=2", "name=Ada"], schema) == {"times": 2, "name": "Ada"}
+
+
+def test_call_with_a_malformed_tool_schema_exits_2_saying_so(tmp_path: Path) -> None:
+    """Not "cannot talk to the server": the server is fine, its tool's schema is not."""
+    server = tmp_path / "odd_server.py"
+    server.write_text(
+        "from answerback.server import MCPServer\n"
+        'mcp = MCPServer("odd")\n'
+        '@mcp.tool(input_schema={"type": "object", "properties": ["a"]})\n'
+        "def weird(a: int = 0) -> str:\n"
+        '    return f"a={a}"\n'
+        "mcp.run()\n"
+    )
+    target = f"{sys.executable} {server}"
+    typed = answerback("call", target, "weird", "a=1")
+    assert typed.returncode == 2
+    assert 'malformed inputSchema: "properties" is a list' in typed.stderr
+    as_json = answerback("call", target, "weird", '{"a": 1}')
+    assert (as_json.returncode, as_json.stdout) == (0, "a=1\n")
 
 
 def test_call_json_prints_the_raw_result() -> None:

@@ -3,7 +3,8 @@
 A value is read by what the tool's ``inputSchema`` says the property is: a string
 property takes the text as it is (``zip=02134`` stays ``"02134"``), anything else is read
 as JSON (``count=3``, ``tags=["a","b"]``, ``ok=true``) and falls back to the text when
-it is not JSON.
+it is not JSON. A schema that cannot say how to read a value (``properties`` that is not
+an object, say) is refused, naming what is malformed; one JSON object never needs it.
 """
 
 from __future__ import annotations
@@ -25,9 +26,7 @@ def parse_arguments(words: list[str], schema: dict[str, Any] | None) -> dict[str
         if not isinstance(value, dict):
             raise ArgumentsError('JSON arguments must be one object: {"key": value}.')
         return cast(dict[str, Any], value)
-    declared: object = (schema or {}).get("properties")
-    # A malformed schema (properties as a list, say) types nothing: values read as JSON.
-    properties = cast(dict[str, Any], declared) if isinstance(declared, dict) else {}
+    properties = _properties(schema)
     arguments: dict[str, Any] = {}
     for word in words:
         key, equals, text = word.partition("=")
@@ -38,6 +37,39 @@ def parse_arguments(words: list[str], schema: dict[str, Any] | None) -> dict[str
             )
         arguments[key] = _value(text, properties.get(key))
     return arguments
+
+
+def _properties(schema: dict[str, Any] | None) -> dict[str, Any]:
+    """The tool's properties, each a schema (an object, or true or false); ``ArgumentsError``
+    if the server wrote them otherwise, for then nothing says how to read a value."""
+    declared: object = (schema or {}).get("properties")
+    if declared is None:
+        return {}
+    if not isinstance(declared, dict):
+        raise _malformed(f'"properties" is {_kind(declared)}, not an object of properties')
+    properties = cast(dict[str, object], declared)
+    for name, spec in properties.items():
+        if not isinstance(spec, dict | bool):
+            raise _malformed(f"the property {name!r} is {_kind(spec)}, not a schema object")
+    return properties
+
+
+def _malformed(what: str) -> ArgumentsError:
+    return ArgumentsError(
+        f"The server's tool has a malformed inputSchema: {what}. Give the arguments as one "
+        'JSON object instead, such as \'{"name": "Ada"}\'.'
+    )
+
+
+def _kind(value: object) -> str:
+    """What a JSON value is, as a sentence says it: "a list", "text", "null"."""
+    if value is None:
+        return "null"
+    if isinstance(value, str):
+        return "text"
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        return "a number"
+    return "a list" if isinstance(value, list) else f"a {type(value).__name__}"
 
 
 def _value(text: str, spec: object) -> Any:

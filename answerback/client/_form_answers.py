@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from answerback.forms import AnswerError, FieldError, Form, UnsupportedForm
+from answerback.forms import AnswerError, FieldError, Form, FormTooLarge, UnsupportedForm
 from answerback.types import ElicitResult, ErrorData
 from answerback.types._errors import INTERNAL_ERROR, INVALID_PARAMS
 
@@ -29,12 +29,15 @@ def _listed(errors: tuple[FieldError, ...]) -> list[dict[str, str | None]]:
 
 
 def unsupported_form(exc: UnsupportedForm) -> ErrorData:
-    """The server's answer to a ``requestedSchema`` outside the restricted subset:
-    invalid params (the question itself is wrong), every reason in ``data["errors"]``."""
+    """The server's answer to a ``requestedSchema`` outside the restricted subset, or too
+    large to show: invalid params (the question itself is wrong), every reason in
+    ``data["errors"]``."""
+    if isinstance(exc, FormTooLarge):
+        advice = "Ask for less at a time: split the form, or shorten its text."
+    else:
+        advice = "Send a flat form as the MCP specification restricts it."
     return ErrorData(
-        code=INVALID_PARAMS,
-        message=f"{exc} Send a flat form as the MCP specification restricts it.",
-        data={"errors": _listed(exc.errors)},
+        code=INVALID_PARAMS, message=f"{exc} {advice}", data={"errors": _listed(exc.errors)}
     )
 
 

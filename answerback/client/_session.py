@@ -24,7 +24,7 @@ from answerback.client._form_answers import fitted, unfit_answer, unsupported_fo
 from answerback.client._negotiation import Mode, Negotiation
 from answerback.client._responder import Responder, ResponderWrapper, answerer
 from answerback.client._url_elicitation import UrlElicitations
-from answerback.forms import AnswerError, Form, UnsupportedForm, parse_form
+from answerback.forms import AnswerError, Form, UnsupportedForm, check_message, parse_form
 from answerback.jsonrpc import (
     Endpoint,
     Envelope,
@@ -445,8 +445,9 @@ class ClientSession:
         self, context: ClientRequestContext, params: ElicitRequestParams
     ) -> ElicitResult | ErrorData:
         """The seam for elicitation: refuse a mode the responder did not declare and a
-        form outside the restricted subset, then check an accepted form answer (defaults
-        filled in) before it is sent; one that does not fit fails, naming every field."""
+        form outside the restricted subset or too large to show, then check an accepted
+        form answer (defaults filled in) before it is sent; one that does not fit fails,
+        naming every field."""
         declared = self.capabilities.elicitation
         if declared is None:
             return refusal("Elicitation", "elicitation")
@@ -455,6 +456,7 @@ class ClientSession:
             if declared.form is None and declared.url is not None:
                 return _mode_refusal("Form elicitation", "elicitation.form")
             try:
+                check_message(params.message)
                 form = self._form(params.requested_schema)
             except UnsupportedForm as exc:
                 logger.warning("refused a form from %s: %s", describe_server(self.server_info), exc)

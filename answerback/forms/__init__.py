@@ -9,7 +9,9 @@ answer is caught, field by field, before it costs a tool call.
   ``validate_answer(Model, content)`` turns the answer back into the model;
 - client side: ``parse_form(requested_schema)`` gives typed fields to render;
   ``form.coerce`` reads what a person typed, ``form.check`` judges an answer and
-  ``form.with_defaults`` fills in what was left out.
+  ``form.with_defaults`` fills in what was left out;
+- both: ``MAX_FIELDS``, ``MAX_CHOICES`` and ``MAX_TEXT_LENGTH`` bound what one form may
+  hold; ``parse_form`` and ``check_message`` refuse more with ``FormTooLarge``.
 
 Pure code: no I/O, nothing here knows about sessions or transports.
 """
@@ -17,7 +19,13 @@ Pure code: no I/O, nothing here knows about sessions or transports.
 from __future__ import annotations
 
 from answerback._public import publish
-from answerback.forms._errors import AnswerError, FieldError, FormSchemaError, UnsupportedForm
+from answerback.forms._errors import (
+    AnswerError,
+    FieldError,
+    FormSchemaError,
+    FormTooLarge,
+    UnsupportedForm,
+)
 from answerback.forms._fields import (
     BooleanField,
     FormField,
@@ -30,16 +38,21 @@ from answerback.forms._fields import (
 )
 from answerback.forms._form import Form
 from answerback.forms._formats import StringFormat
+from answerback.forms._limits import MAX_CHOICES, MAX_FIELDS, MAX_TEXT_LENGTH, check_message
 from answerback.forms._model import Titles, form_schema, validate_answer
 from answerback.forms._parse import parse_form
 
 __all__ = [
+    "MAX_CHOICES",
+    "MAX_FIELDS",
+    "MAX_TEXT_LENGTH",
     "AnswerError",
     "BooleanField",
     "FieldError",
     "Form",
     "FormField",
     "FormSchemaError",
+    "FormTooLarge",
     "FormValue",
     "MultiSelectField",
     "NumberField",
@@ -49,6 +62,7 @@ __all__ = [
     "StringFormat",
     "Titles",
     "UnsupportedForm",
+    "check_message",
     "form_schema",
     "parse_form",
     "validate_answer",

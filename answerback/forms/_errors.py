@@ -34,13 +34,26 @@ class UnsupportedForm(ValueError):
     """
 
     errors: tuple[FieldError, ...]
+    _HEADLINE = (
+        "The requested form is not an MCP elicitation form (a flat object of strings, "
+        "numbers, booleans and choices)"
+    )
 
     def __init__(self, errors: Iterable[FieldError]) -> None:
         self.errors = tuple(errors)
-        super().__init__(
-            "The requested form is not an MCP elicitation form (a flat object of strings, "
-            f"numbers, booleans and choices): {_listing(self.errors)}."
-        )
+        super().__init__(f"{self._HEADLINE}: {_listing(self.errors)}.")
+
+
+class FormTooLarge(UnsupportedForm):
+    """A ``requestedSchema`` (or its message) holds more than a client shows: more fields,
+    choices or text than the limits in ``answerback.forms`` allow.
+
+    An ``UnsupportedForm``, so every host that refuses a form it cannot show refuses
+    this one too, early and with the sizes named, instead of freezing while it lays the
+    form out.
+    """
+
+    _HEADLINE = "The requested form is too large to show"
 
 
 class AnswerError(ValueError):

@@ -62,7 +62,10 @@ def show(value: object) -> str:
     try:
         text = json.dumps(value, ensure_ascii=False)
     except (TypeError, ValueError):
-        text = repr(value)
+        try:
+            text = repr(value)
+        except ValueError:  # an int of more digits than Python turns into text
+            text = "a number too large to show"
     return text if len(text) <= 60 else text[:59] + "…"
 
 

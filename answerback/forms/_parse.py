@@ -30,6 +30,7 @@ from answerback.forms._fields import (
 )
 from answerback.forms._form import Form, repeated
 from answerback.forms._formats import FORMATS
+from answerback.forms._limits import check_size
 
 _TOP_KEYS = frozenset({"type", "properties", "required"})
 _TOP_IGNORED = frozenset({"$schema", "$id", "$comment", "title", "description"})
@@ -51,6 +52,10 @@ _HINTS = {
     "exclusiveMaximum": 'bounds are inclusive: use "maximum"',
 }
 
+_WITHIN_FLOAT = f"a number from {-sys.float_info.max:.2g} to {sys.float_info.max:.2g}"
+"""What a number in a form may be: what a float holds, as many hosts (any in JavaScript)
+read every JSON number as one, and 10**400 would reach them as infinity."""
+
 Complain = Callable[[str], None]
 
 
@@ -65,7 +70,9 @@ def parse_form(requested_schema: Mapping[str, Any]) -> Form:
     """The typed fields of a form-mode ``requestedSchema``.
 
     Raises ``UnsupportedForm`` listing every field that is outside the restricted
-    subset (and why), so a host can tell the server exactly what it could not show.
+    subset (and why), so a host can tell the server exactly what it could not show;
+    first, and at once, ``FormTooLarge`` if the form holds more fields, choices or text
+    than ``MAX_FIELDS``, ``MAX_CHOICES`` and ``MAX_TEXT_LENGTH`` allow.
     """
     problems: list[FieldError] = []
     if not isinstance(requested_schema, Mapping):  # pyright: ignore[reportUnnecessaryIsInstance]
@@ -73,6 +80,7 @@ def parse_form(requested_schema: Mapping[str, Any]) -> Form:
             [FieldError(None, f"must be a JSON object, not {show(requested_schema)}")]
         )
     top = requested_schema
+    check_size(top)
 
     def complain(message: str) -> None:
         problems.append(FieldError(None, message))
@@ -204,8 +212,8 @@ def _count(schema: Mapping[str, Any], key: str, complain: Complain) -> int | Non
     value = schema.get(key)
     if value is None:
         return None
-    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-        complain(f'"{key}" must be a whole number of at least 0, not {show(value)}')
+    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= sys.maxsize:
+        complain(f'"{key}" must be a whole number from 0 to {sys.maxsize}, not {show(value)}')
         return None
     return value
 
@@ -214,8 +222,11 @@ def _bound(schema: Mapping[str, Any], key: str, complain: Complain) -> int | flo
     value = schema.get(key)
     if value is None:
         return None
-    if isinstance(value, bool) or not isinstance(value, int | float) or not _finite(value):
+    if isinstance(value, bool) or not isinstance(value, int | float):
         complain(f'"{key}" must be a number, not {show(value)}')
+        return None
+    if not _finite(value):
+        complain(f'"{key}" must be {_WITHIN_FLOAT}, not {show(value)}')
         return None
     return value
 
@@ -228,7 +239,9 @@ def _finite(value: int | float) -> bool:
 
 def _ordered(low: float | None, high: float | None, what: str, complain: Complain) -> None:
     if low is not None and high is not None and low > high:
-        complain(f"asks for {what} of at least {low} and at most {high}, which no value has")
+        complain(
+            f"asks for {what} of at least {show(low)} and at most {show(high)}, which no value has"
+        )
 
 
 def _string(schema: Mapping[str, Any], common: _Common, complain: Complain) -> StringField:
@@ -354,6 +367,9 @@ def _multi(schema: Mapping[str, Any], common: _Common, complain: Complain) -> Mu
 
 def _with_default(field: FormField, default: object, complain: Complain) -> FormField:
     """``field`` with its default, if the default is itself an answer the field accepts."""
+    if isinstance(field, NumberField) and isinstance(default, int) and not _finite(default):
+        complain(f"its default {show(default)} does not fit the field: must be {_WITHIN_FLOAT}")
+        return field
     try:
         value = field.check(default)
     except AnswerError as exc:

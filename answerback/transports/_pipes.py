@@ -13,7 +13,9 @@ theirs honours, with tasks or without): no more input is read while more than
 ``UNTAKEN_MESSAGES_HELD`` messages wait for the engine (a peer that writes faster than
 it is answered), or, on the server, more than ``UNREAD_BYTES_HELD`` of answers wait for
 the client (one that never reads them). The peer's messages wait in the pipe instead,
-and its writes block, as they would against any program.
+and its writes block, as they would against any program. Past the latter, a request's
+handler waits before it writes more (``Envelope.paced``). The HTTP client and the
+in-process transport bound what waits for their engine with the same ``UntakenMessages``.
 """
 
 from __future__ import annotations

@@ -84,7 +84,7 @@ from answerback.transports.http._sessions import (
     state_entry,
     undoing,
 )
-from answerback.transports.http._sse import KEEPALIVE, encode_event
+from answerback.transports.http._sse import KEEPALIVE, encode_event, encode_retry
 from answerback.transports.http._state import InMemoryState, ServerState, StateUnavailable
 from answerback.types._errors import CONNECTION_CLOSED, INVALID_REQUEST, PARSE_ERROR
 from answerback.types._versions import LEGACY_VERSIONS, MODERN_VERSIONS, SUPPORTED_VERSIONS
@@ -885,7 +885,7 @@ class StreamableHTTPApp:
                         # Events stored already go first, each with its id: a priming
                         # event, stored now, would carry a later id ahead of them, and a
                         # client resuming from it would miss them. Only the retry hint.
-                        head.append(f"retry: {int(self.retry_ms)}\n\n".encode())
+                        head.append(encode_retry(self.retry_ms))
                     else:
                         prime_id = await session.store_event(stream.id, b"")
                         head.append(encode_event("", prime_id, self.retry_ms))

@@ -46,6 +46,12 @@ def encode_event(data: str, event_id: str | None = None, retry_ms: int | None = 
     return ("\n".join(lines) + "\n\n").encode()
 
 
+def encode_retry(retry_ms: int) -> bytes:
+    """A block that only sets the reconnection delay: no data, so no event is dispatched
+    and no id is set (a stream whose first messages carry the first ids opens with it)."""
+    return f"retry: {int(retry_ms)}\n\n".encode()
+
+
 KEEPALIVE = b": keep-alive\n\n"
 
 

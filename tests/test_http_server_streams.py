@@ -901,3 +901,42 @@ async def test_event_ids_on_a_stream_only_increase_so_any_one_resumes_it(
         assert numbers == sorted(numbers)
         assert seen[0].retry_ms is not None
         assert [e.message and e.message.get("id") for e in seen if e.message] == [None, 7]
+
+
+async def test_the_client_listens_afresh_when_its_get_streams_events_are_gone(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """Resuming a GET stream whose events the store no longer holds gets a 404: the
+    client says messages may be lost and opens the stream afresh, and later broadcasts
+    still arrive."""
+    mcp = tagged_server()
+    store = InMemoryEventStore(max_events_per_stream=1)
+    app = StreamableHTTPApp(mcp, event_store=store, retry_ms=10)
+    arrived, notices = anyio.create_memory_object_stream[object](10)
+
+    async def message_handler(message: object) -> None:
+        await arrived.send(message)
+
+    async with (
+        arrived,
+        notices,
+        serve(app) as server,
+        Client(server.url, mode="legacy", message_handler=message_handler),
+    ):
+        with anyio.fail_after(PATIENCE_SECONDS):
+            await server.call(mcp.notify_tools_changed)
+            assert isinstance(await notices.receive(), ToolListChangedNotification)
+            [session] = app.sessions.values()
+
+            async def end_the_get_stream_and_forget_its_events() -> None:
+                stream = session.standalone()
+                assert stream.listener is not None
+                stream.listener.close()
+                stream.listener = None
+                for _ in range(3):  # the store keeps one event a stream: the read one goes
+                    await session.store_event(stream.id, b"{}")
+
+            await server.call(end_the_get_stream_and_forget_its_events)
+            await server.call(mcp.notify_tools_changed)
+            assert isinstance(await notices.receive(), ToolListChangedNotification)
+    assert any("no longer holds" in record.getMessage() for record in caplog.records)

@@ -389,6 +389,13 @@ def request_line(request_id: int, method: str, params: dict[str, Any] | None = N
     return json.dumps(message).encode() + b"\n"
 
 
+def initialize_line(client_name: str) -> bytes:
+    """Request 0: a 2025-11-25 client named ``client_name`` that declares nothing."""
+    client_info = {"name": client_name, "version": "0"}
+    params = {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": client_info}
+    return request_line(0, "initialize", params)
+
+
 async def test_nan_and_infinity_on_the_wire_are_parse_errors() -> None:
     """Strict JSON: a request holding NaN or Infinity is a parse error, not a number."""
     lines = [
@@ -807,11 +814,6 @@ def test_a_server_whose_client_has_gone_stops_without_waiting_for_its_tools(
     read an answer, so the server stops, cleanly, instead of lingering for the tool (a
     client that closes only stdin still gets its answers, as above). On asyncio the pipe
     says so at once; on trio the tool's next log message finds it broken."""
-    initialize = {
-        "protocolVersion": "2025-11-25",
-        "capabilities": {},
-        "clientInfo": {"name": "gone", "version": "0"},
-    }
     with subprocess.Popen(
         [sys.executable, "-c", GONE_CLIENT_SERVER, backend],
         stdin=subprocess.PIPE,
@@ -820,7 +822,7 @@ def test_a_server_whose_client_has_gone_stops_without_waiting_for_its_tools(
     ) as server:
         assert server.stdin is not None
         assert server.stdout is not None
-        server.stdin.write(request_line(0, "initialize", initialize))
+        server.stdin.write(initialize_line("gone"))
         server.stdin.flush()
         assert json.loads(server.stdout.readline())["id"] == 0
         server.stdin.write(request_line(1, "tools/call", {"name": "forever"}))
@@ -998,13 +1000,8 @@ def test_a_tool_writing_to_a_client_that_does_not_read_waits_for_it(
     ) as server:
         assert server.stdin is not None
         assert server.stdout is not None
-        initialize = {
-            "protocolVersion": "2025-11-25",
-            "capabilities": {},
-            "clientInfo": {"name": "reluctant", "version": "0"},
-        }
         call = {"name": "chatter", "arguments": {"n": CHATTER}}
-        server.stdin.write(request_line(0, "initialize", initialize))
+        server.stdin.write(initialize_line("reluctant"))
         server.stdin.write(b'{"jsonrpc": "2.0", "method": "notifications/initialized"}\n')
         server.stdin.write(request_line(1, "tools/call", call))
         server.stdin.flush()

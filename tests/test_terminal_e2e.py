@@ -441,15 +441,21 @@ def test_a_stray_print_is_a_warning_and_the_server_stays(terminal: Terminal) -> 
     terminal.wait_for(r"stray_output_server.*connected")
 
 
+def order_tea_at_the_gate(terminal: Terminal, gate: Path, arguments: str = "") -> None:
+    """Connect to the tea room and start ``order_tea``, which asks once something is
+    written to the FIFO ``gate``; returns with the prompt back."""
+    os.mkfifo(gate)
+    connect(terminal, TEAROOM)
+    terminal.type(f"call order_tea gate={gate} {arguments}".rstrip())
+    terminal.wait_for(r"\[1\] terminal_server: call order_tea…")
+    terminal.wait_for(PROMPT, after=r"call order_tea…")
+
+
 def test_a_question_arriving_while_typing_takes_the_screen_and_gives_the_line_back(
     terminal: Terminal, tmp_path: Path
 ) -> None:
     gate = tmp_path / "gate"
-    os.mkfifo(gate)
-    connect(terminal, TEAROOM)
-    terminal.type(f"call order_tea gate={gate}")
-    terminal.wait_for(r"\[1\] terminal_server: call order_tea…")
-    terminal.wait_for(PROMPT, after=r"call order_tea…")
+    order_tea_at_the_gate(terminal, gate)
     terminal.type("call gre", enter=False)
     terminal.wait_for(r"^answerback> call gre$")
     gate.write_text("go")  # the server asks now, while the person is typing
@@ -467,11 +473,7 @@ def test_a_question_waits_for_the_arguments_form_open_before_it(
     """A server's question arriving while a tool's arguments form is up waits for it:
     it does not open over the form and take the keys typed for the form."""
     gate = tmp_path / "gate"
-    os.mkfifo(gate)
-    connect(terminal, TEAROOM)
-    terminal.type(f"call order_tea gate={gate} announce=true")
-    terminal.wait_for(r"\[1\] terminal_server: call order_tea…")
-    terminal.wait_for(PROMPT, after=r"call order_tea…")
+    order_tea_at_the_gate(terminal, gate, "announce=true")
     terminal.type("call greet")
     terminal.wait_for("Greet someone, perhaps more than once.")
     gate.write_text("go")  # the server asks now, while the arguments form is up

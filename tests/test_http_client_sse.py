@@ -24,6 +24,7 @@ from answerback.transports.http._sse import (
     EventParser,
     MessageTooLarge,
     encode_event,
+    encode_event_pieces,
 )
 from answerback.types import (
     ElicitRequestParams,
@@ -188,6 +189,27 @@ def test_encode_event_frames_any_text() -> None:
     assert event.data == "one\ntwo\nthree\nfour"
     [prime], _ = parse(encode_event("", "p1", 100))
     assert (prime.data, prime.event_id, prime.retry_ms) == ("", "p1", 100)
+
+
+@pytest.mark.parametrize(
+    "data",
+    [
+        b"{}",
+        b'{"t":"' + b"x" * 100 + b'"}',
+        b'{"t":"' + "\u00e9".encode() * 70 + b'"}',
+        b"a\nb" * 50,
+    ],
+    ids=["small", "large", "split-inside-a-character", "several-lines"],
+)
+def test_an_event_in_pieces_is_the_event_whole(data: bytes) -> None:
+    """A replay writes large stored events in slices (even inside a UTF-8 character),
+    which put together are the event framed whole."""
+    pieces = list(encode_event_pieces(data, "s1_7", 16))
+    assert b"".join(pieces) == encode_event(data.decode(), "s1_7")
+    if b"\n" not in data and len(data) > 16:  # the framing, then the data in slices
+        assert [len(piece) for piece in pieces[1:-1]] == [16] * (len(data) // 16) + (
+            [len(data) % 16] if len(data) % 16 else []
+        )
 
 
 @pytest.mark.parametrize("event_id", ["a\nb", "a\rb", "a\x00b"])

@@ -51,6 +51,7 @@ from answerback.transports.http import (
 from answerback.transports.http import _legacy_session as legacy_session_module
 from answerback.transports.http import _serving as serving_module
 from answerback.transports.http._legacy_session import LegacySession
+from answerback.transports.http._server import REPLAY_WRITE_BYTES
 from answerback.types import (
     CallToolResult,
     LoggingMessageNotificationParams,
@@ -940,3 +941,59 @@ async def test_the_client_listens_afresh_when_its_get_streams_events_are_gone(
             await server.call(mcp.notify_tools_changed)
             assert isinstance(await notices.receive(), ToolListChangedNotification)
     assert any("no longer holds" in record.getMessage() for record in caplog.records)
+
+
+async def test_a_large_stream_is_replayed_in_writes_that_each_wait_for_the_client(
+    http: httpx2.AsyncClient,
+) -> None:
+    """Every resume of a stream holding a megabyte answer gets it in pieces, each written
+    as the client takes the last (uvicorn's flow control): one whole write held a copy
+    of the answer per resume, 34 MiB each against clients that did not read."""
+    release = Flag()
+    mcp = tagged_server()
+    answer_text = "r" * (1024 * 1024)
+
+    @mcp.tool()
+    async def report(ctx: Context) -> str:
+        await ctx.info("working")
+        await release.wait()
+        return answer_text
+
+    app = mcp.http_app()
+    resume_writes: list[int] = []
+
+    async def recording(scope: Any, receive: Any, send: Any) -> None:
+        async def recorded(message: Any) -> None:
+            if message["type"] == "http.response.body" and message.get("body"):
+                resume_writes.append(len(message["body"]))
+            await send(message)
+
+        resumed = scope["type"] == "http" and scope["method"] == "GET"
+        await app(scope, receive, recorded if resumed else send)
+
+    async with serve(recording) as server:
+        session_id, _ = await raw_initialize(http, server.url)
+        headers = session_headers(session_id)
+        call = rpc("tools/call", {"name": "report", "arguments": {}}, id=3)
+        with anyio.fail_after(PATIENCE_SECONDS):
+            async with http.stream("POST", server.url, json=call, headers=headers) as response:
+                async for event in read_events(response):
+                    if event.message is not None:
+                        last_id = event.event_id
+                        break
+        [stream] = app.sessions[session_id].request_streams.values()
+        with anyio.fail_after(PATIENCE_SECONDS):
+            while stream.listener is not None:  # the server saw the client hang up
+                await anyio.sleep(0.01)
+            release.set()
+            while not stream.done:  # the answer is stored, for the resume to replay
+                await anyio.sleep(0.01)
+        resume = {**headers, "accept": "text/event-stream", "last-event-id": str(last_id)}
+        with anyio.fail_after(PATIENCE_SECONDS):
+            async with http.stream("GET", server.url, headers=resume) as response:
+                replayed = [e.message async for e in read_events(response) if e.message]
+        assert [m["id"] for m in replayed] == [3]
+        assert replayed[0]["result"]["content"] == [{"type": "text", "text": answer_text}]
+        assert len(resume_writes) > 16
+        assert max(resume_writes) <= REPLAY_WRITE_BYTES + 256
+        await call_pause(http, server.url, session_id)

@@ -84,7 +84,12 @@ from answerback.transports.http._sessions import (
     state_entry,
     undoing,
 )
-from answerback.transports.http._sse import KEEPALIVE, encode_event, encode_retry
+from answerback.transports.http._sse import (
+    KEEPALIVE,
+    encode_event,
+    encode_event_pieces,
+    encode_retry,
+)
 from answerback.transports.http._state import InMemoryState, ServerState, StateUnavailable
 from answerback.types._errors import CONNECTION_CLOSED, INVALID_REQUEST, PARSE_ERROR
 from answerback.types._versions import LEGACY_VERSIONS, MODERN_VERSIONS, SUPPORTED_VERSIONS
@@ -97,6 +102,10 @@ ALLOW = "GET, POST, DELETE"
 _FIRST_EVENT_WAIT_SECONDS = 0.05
 """How long a new SSE response waits for its first event before sending the priming
 event alone; a quick answer then shares one write with it."""
+REPLAY_WRITE_BYTES = 64 * 1024
+"""A stream's stored events are replayed in writes of about this size, each waiting for
+the client to take the last: every resume of a large stream holds this much, not all of
+it, however many clients resume it at once and however slowly they read."""
 _REPLAYED_ID_PREFIX = "answerback-replay-"
 """The ids of the requests a replica replays to rebuild a session's state locally."""
 
@@ -889,10 +898,18 @@ class StreamableHTTPApp:
                     else:
                         prime_id = await session.store_event(stream.id, b"")
                         head.append(encode_event("", prime_id, self.retry_ms))
+                held = 0
                 for event_id, data in earlier:
-                    if event_id not in sent:
-                        sent.add(event_id)
-                        head.append(_event(data, event_id))
+                    if event_id in sent:
+                        continue
+                    sent.add(event_id)
+                    for piece in encode_event_pieces(data, event_id, REPLAY_WRITE_BYTES):
+                        head.append(piece)
+                        held += len(piece)
+                        if held >= REPLAY_WRITE_BYTES:  # each write waits for the client
+                            yield b"".join(head)
+                            head.clear()
+                            held = 0
                 if taken is not None:
                     head.extend(_event(data, event_id) for event_id, data in taken)
                     sent.update(event_id for event_id, _ in taken)

@@ -11,6 +11,7 @@ may be split anywhere, and it bounds what it buffers for one event.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 _LINE_END = re.compile(rb"\r\n|\r|\n")
@@ -44,6 +45,26 @@ def encode_event(data: str, event_id: str | None = None, retry_ms: int | None = 
         else:
             lines.append(f"data: {data}")
     return ("\n".join(lines) + "\n\n").encode()
+
+
+def encode_event_pieces(data: bytes, event_id: str, most: int) -> Iterator[bytes]:
+    """``encode_event(data.decode(), event_id)`` as writes of at most ``most`` bytes of
+    ``data`` each.
+
+    A stored event is replayed to every client that resumes its stream: framed whole, a
+    large one is copied whole for each of them, and a client that does not read keeps
+    its copy. Data on one line (compact JSON: all a server stores) is sent as slices of
+    the stored bytes instead; anything else is framed whole.
+    """
+    if len(data) <= most or b"\n" in data or b"\r" in data:
+        yield encode_event(data.decode(), event_id)
+        return
+    head = encode_event("-", event_id)
+    yield head[: -len("-\n\n")]  # up to and including "data: "
+    view = memoryview(data)
+    for start in range(0, len(data), most):
+        yield bytes(view[start : start + most])
+    yield b"\n\n"
 
 
 def encode_retry(retry_ms: int) -> bytes:

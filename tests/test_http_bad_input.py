@@ -30,6 +30,7 @@ from http_support.apps import tagged_server
 from answerback import Client
 from answerback.client import ClientRequestContext
 from answerback.transports.http import HostPolicy, StreamableHTTPApp
+from answerback.transports.http._server import MAX_INITIALIZE_BYTES
 from answerback.types import (
     META_CLIENT_CAPABILITIES,
     META_PROTOCOL_VERSION,
@@ -145,6 +146,25 @@ async def test_oversize_body_is_413(running: Any, http: httpx2.AsyncClient) -> N
 
     response = await http.post(server.url, content=chunks(), headers=POST_HEADERS)
     assert_error(response, 413, -32600, "too large")
+
+
+async def test_an_initialize_too_large_to_keep_is_413_and_opens_no_session(
+    http: httpx2.AsyncClient,
+) -> None:
+    """A session keeps its ``initialize`` for its life, parsed into objects many times
+    the size of the JSON: ``[{}, {}, ...]`` under the body limit pinned about 100 MiB."""
+    app = tagged_server().http_app()
+    async with serve(app) as server:
+        padding = [{}] * (MAX_INITIALIZE_BYTES // 3)
+        big = rpc("initialize", {**initialize_params(), "padding": padding}, id=0)
+        response = await http.post(server.url, json=big, headers=POST_HEADERS)
+        message = assert_error(response, 413, -32600, str(MAX_INITIALIZE_BYTES), "initialize")
+        assert "far less" in message
+        assert response.json()["id"] == 0
+        assert "mcp-session-id" not in response.headers
+        assert app.sessions == {}
+        session_id, _ = await raw_initialize(http, server.url)
+        assert list(app.sessions) == [session_id]
 
 
 async def test_unknown_session_is_404(running: Any, http: httpx2.AsyncClient) -> None:

@@ -102,6 +102,10 @@ ALLOW = "GET, POST, DELETE"
 _FIRST_EVENT_WAIT_SECONDS = 0.05
 """How long a new SSE response waits for its first event before sending the priming
 event alone; a quick answer then shares one write with it."""
+MAX_INITIALIZE_BYTES = 64 * 1024
+"""A session keeps its ``initialize`` request (parsed, many times the size of its JSON)
+as long as it lives, up to ``max_sessions`` of them: a request near ``max_body_bytes``
+would pin about 100 MiB each."""
 REPLAY_WRITE_BYTES = 64 * 1024
 """A stream's stored events are replayed in writes of about this size, each waiting for
 the client to take the last: every resume of a large stream holds this much, not all of
@@ -571,6 +575,16 @@ class StreamableHTTPApp:
         problem = message_problem(message)
         if problem is not None:
             return error_response(400, *problem, as_request_id(message.get("id")))
+        if len(body) > MAX_INITIALIZE_BYTES and message.get("method") == "initialize":
+            return error_response(
+                413,
+                INVALID_REQUEST,
+                f"Payload Too Large: an initialize request may hold at most "
+                f"{MAX_INITIALIZE_BYTES} bytes, and this one holds {len(body)}. The server "
+                "keeps it for the session's life; a client's capabilities and "
+                "information fit in far less.",
+                as_request_id(message.get("id")),
+            )
         return message, wants_sse
 
     async def _read_body(self, request: Request) -> bytes | Response:

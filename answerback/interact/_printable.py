@@ -2,24 +2,50 @@
 
 A server's messages, results, log lines, names and descriptions reach the person's
 terminal, through the screens and through the command line alike. An escape sequence
-in them could retitle the window, clear the screen, restyle or hide what is shown, and a
-bidi override could reorder it; so every such character is written out instead of
-obeyed. One function, used wherever such text is printed.
+in them could retitle the window, clear the screen, restyle or hide what is shown, a
+bidi override could reorder it, and an invisible character (zero-width space, word
+joiner, tag characters) could make two different texts look the same or carry words the
+person never sees; so every such character is written out instead of obeyed. One
+function, used wherever such text is printed.
 """
 
 from __future__ import annotations
 
-_HIDING = frozenset("\u061c\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069")
+import unicodedata
+
+# Cc: C0 and C1 controls (escape sequences, CR, NEL); Cf: format characters, invisible
+# by design (bidi controls, zero-width characters, tag characters, BOM, soft hyphen);
+# Cs: lone surrogates, which would fail to print at all.
+_WRITTEN_OUT = frozenset(("Cc", "Cf", "Cs"))
+_LINE_BREAKS = frozenset("\n\u2028\u2029")
 
 
-def clean(text: str) -> str:
-    """``text`` with control and bidi characters written out (``\\x1b``, ``\\u202e``);
-    newlines and tabs are kept."""
-    return "".join(
-        f"\\x{ord(char):02x}"
-        if (ord(char) < 0x20 and char not in "\n\t") or 0x7F <= ord(char) < 0xA0
-        else f"\\u{ord(char):04x}"
-        if char in _HIDING
-        else char
-        for char in text
-    )
+def _written(char: str) -> str:
+    code = ord(char)
+    if code < 0x100:
+        return f"\\x{code:02x}"
+    return f"\\u{code:04x}" if code <= 0xFFFF else f"\\U{code:08x}"
+
+
+def _shown(char: str, newlines: bool) -> str:
+    if char in _LINE_BREAKS:
+        return "\n" if newlines else _written(char)
+    if char == "\t" or unicodedata.category(char) not in _WRITTEN_OUT:
+        return char
+    return _written(char)
+
+
+def clean(text: str, *, newlines: bool = True) -> str:
+    """``text`` with control, bidi and invisible format characters written out
+    (``\\x1b``, ``\\u202e``, ``\\u200b``); tabs are kept.
+
+    With ``newlines`` (the default) a line or paragraph separator (U+2028, U+2029)
+    becomes a plain newline, so whatever the caller does with line breaks (indent, mark,
+    count them) it does with these too; without, every line break is written out
+    (``\\x0a``, ``\\u2028``) for text that must stay on one line.
+
+    Each distinct character is judged once and the text rewritten in one
+    ``str.translate``: this runs on every text shown, megabytes of it at times.
+    """
+    table = {ord(char): form for char in set(text) if (form := _shown(char, newlines)) != char}
+    return text.translate(table) if table else text

@@ -7,10 +7,12 @@ from __future__ import annotations
 import contextlib
 import importlib.util
 import json
+import socket
 from collections.abc import AsyncGenerator
 from typing import Any, cast
 
 import anyio
+import anyio.to_thread
 import httpx2
 import pytest
 from http_support import (
@@ -30,6 +32,8 @@ from http_support.apps import tagged_server
 from answerback import Client
 from answerback.client import ClientRequestContext
 from answerback.transports.http import HostPolicy, StreamableHTTPApp
+from answerback.transports.http import _heads as heads_module
+from answerback.transports.http._heads import MAX_HEAD_BYTES
 from answerback.transports.http._server import MAX_INITIALIZE_BYTES
 from answerback.types import (
     META_CLIENT_CAPABILITIES,
@@ -155,7 +159,7 @@ async def test_an_initialize_too_large_to_keep_is_413_and_opens_no_session(
     the size of the JSON: ``[{}, {}, ...]`` under the body limit pinned about 100 MiB."""
     app = tagged_server().http_app()
     async with serve(app) as server:
-        padding = [{}] * (MAX_INITIALIZE_BYTES // 3)
+        padding: list[dict[str, Any]] = [{}] * (MAX_INITIALIZE_BYTES // 3)
         big = rpc("initialize", {**initialize_params(), "padding": padding}, id=0)
         response = await http.post(server.url, json=big, headers=POST_HEADERS)
         message = assert_error(response, 413, -32600, str(MAX_INITIALIZE_BYTES), "initialize")
@@ -820,3 +824,59 @@ async def test_a_2026_request_inside_a_session_is_refused_and_holds_nothing(
     ping = await http.post(server.url, json=rpc("ping", id=8), headers=session_headers(session_id))
     assert ping.status_code == 200
     await still_serves(server.url)
+
+
+# -- request heads: bounded in size and in time -----------------------------------------
+
+
+def exchange(port: int, head: bytes) -> bytes:
+    """Send ``head`` on a new connection, send nothing more, and read until the server
+    closes it."""
+    with socket.create_connection(("127.0.0.1", port), timeout=PATIENCE_SECONDS) as sock:
+        sock.sendall(head)
+        received = b""
+        while chunk := sock.recv(65536):
+            received += chunk
+        return received
+
+
+async def test_a_head_larger_than_the_bound_is_431_and_the_connection_closed(
+    running: Any, http: httpx2.AsyncClient
+) -> None:
+    """Without the bound, one header that never ended grew the server to 300 MB. The
+    head sent is exactly one byte too many, so the server has read it all when it
+    refuses (unread bytes would make the kernel reset the connection)."""
+    server, _ = running
+    start = b"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Padding: "
+    head = start + b"a" * (MAX_HEAD_BYTES + 1 - len(start))
+    answer = await anyio.to_thread.run_sync(exchange, server.port, head)
+    assert answer.startswith(b"HTTP/1.1 431 Request Header Fields Too Large\r\n"), answer
+    assert f"at most {MAX_HEAD_BYTES} bytes".encode() in answer
+    assert (await http.post(server.url, json=rpc("ping"), headers=POST_HEADERS)).status_code
+
+
+@pytest.fixture
+def quick_heads(monkeypatch: pytest.MonkeyPatch) -> float:
+    """A head must arrive within half a second (ten by default)."""
+    monkeypatch.setattr(heads_module, "HEAD_SECONDS", 0.5)
+    return 0.5
+
+
+async def test_a_head_that_does_not_arrive_in_time_is_408_and_the_connection_closed(
+    quick_heads: float, running: Any, http: httpx2.AsyncClient
+) -> None:
+    """A client dribbling its head kept its connection for ever: 2,000 of them used up
+    the server's file descriptors and real clients were refused."""
+    server, _ = running
+    answer = await anyio.to_thread.run_sync(exchange, server.port, b"POST /mcp HTTP/1.1\r\nHo")
+    assert answer.startswith(b"HTTP/1.1 408 Request Timeout\r\n"), answer
+    assert b"did not arrive within 0.5 s" in answer
+    session_id, _ = await raw_initialize(http, server.url)
+    assert session_id
+
+
+async def test_a_connection_that_never_sends_a_request_is_closed(
+    quick_heads: float, running: Any
+) -> None:
+    server, _ = running
+    assert await anyio.to_thread.run_sync(exchange, server.port, b"") == b""

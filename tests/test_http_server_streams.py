@@ -975,6 +975,7 @@ async def test_a_large_stream_is_replayed_in_writes_that_each_wait_for_the_clien
         session_id, _ = await raw_initialize(http, server.url)
         headers = session_headers(session_id)
         call = rpc("tools/call", {"name": "report", "arguments": {}}, id=3)
+        last_id: str | None = None
         with anyio.fail_after(PATIENCE_SECONDS):
             async with http.stream("POST", server.url, json=call, headers=headers) as response:
                 async for event in read_events(response):
@@ -983,10 +984,10 @@ async def test_a_large_stream_is_replayed_in_writes_that_each_wait_for_the_clien
                         break
         [stream] = app.sessions[session_id].request_streams.values()
         with anyio.fail_after(PATIENCE_SECONDS):
-            while stream.listener is not None:  # the server saw the client hang up
+            while stream.listener is not None:  # noqa: ASYNC110 (the server saw the hang-up)
                 await anyio.sleep(0.01)
             release.set()
-            while not stream.done:  # the answer is stored, for the resume to replay
+            while not stream.done:  # noqa: ASYNC110 (the answer is stored, to replay)
                 await anyio.sleep(0.01)
         resume = {**headers, "accept": "text/event-stream", "last-event-id": str(last_id)}
         with anyio.fail_after(PATIENCE_SECONDS):

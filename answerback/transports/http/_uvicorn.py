@@ -16,6 +16,7 @@ stop, returns normally (exit status 0: the server did what it was asked).
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import errno
 import signal
@@ -72,9 +73,20 @@ def uvicorn_server(
     """A server for ``app``; ``config`` goes to ``uvicorn.Config`` (log_level, ssl...)."""
     config.setdefault("log_level", "warning")
     config.setdefault("timeout_graceful_shutdown", STOP_SECONDS)
+    config.setdefault("http", _head_bounded_protocol())
     return MCPUvicornServer(
         uvicorn.Config(app, host=host, port=port, lifespan="on", **config), app, on_started
     )
+
+
+def _head_bounded_protocol() -> type[asyncio.Protocol] | str:
+    """uvicorn's httptools protocol with bounds on request heads; where httptools is not
+    installed (it is a CPython-only dependency), uvicorn's choice: h11 bounds heads."""
+    try:
+        from answerback.transports.http._heads import HeadBoundedProtocol
+    except ImportError:
+        return "auto"
+    return HeadBoundedProtocol
 
 
 async def serve_uvicorn(

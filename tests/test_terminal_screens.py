@@ -253,6 +253,40 @@ async def test_a_wrong_value_is_shown_at_its_field_and_never_sent_until_it_is_ri
     ]
 
 
+HIDDEN_DEFAULT: dict[str, Any] = {
+    "type": "object",
+    "properties": {"payee": {"type": "string", "title": "Payee", "default": "Bob\u202elaC"}},
+}
+
+
+async def test_a_default_is_shown_and_sent_with_its_hidden_characters_written_out() -> None:
+    """A bidi override in a server's default is never obeyed by the terminal nor sent
+    back unseen: the person sees, and accepts, the written-out text."""
+    with terminal():
+        screen = FormScreen(parse_form(HIDDEN_DEFAULT), title="Form", message="Pay", server="x")
+        answers: list[object] = []
+
+        async def run() -> None:
+            answers.append(await screen.run())
+
+        async with running(screen.application, run) as driven:
+            shown = await driven.shows("Payee")
+            assert "  > Bob\\u202elaC" in shown
+            assert "\u202e" not in shown
+            driven.pipe.send_text(CTRL_S)
+    assert answers == [{"payee": "Bob\\u202elaC"}]
+
+
+@pytest.mark.parametrize("anyio_backend", BOTH)
+async def test_line_mode_shows_and_sends_a_default_with_its_hidden_characters_written_out() -> None:
+    out = io.StringIO()
+    presenter = LinePresenter(input=lines("", ""), output=out)
+    answer = await presenter.ask_form(parse_form(HIDDEN_DEFAULT), message="Pay")
+    assert answer == {"payee": "Bob\\u202elaC"}
+    assert "Payee (text) [Bob\\u202elaC]" in out.getvalue()
+    assert "\u202e" not in out.getvalue()
+
+
 async def test_the_buttons_follow_the_fields_in_a_tall_terminal_and_a_long_form_scrolls() -> None:
     with terminal():
         screen = FormScreen(booking(), title="Form", message="Book", server="library")

@@ -27,7 +27,7 @@ from answerback.forms import (
     SingleSelectField,
 )
 from answerback.interact._printable import clean
-from answerback.interact.terminal._text import initial_value, value_text
+from answerback.interact.terminal._text import initial_value, prefilled
 
 Reading = tuple[FormValue | None, list[str]]
 """An input's value (``None``: no answer, the field is left out) and what is wrong with it."""
@@ -63,7 +63,8 @@ def _checked(field: FormField, value: FormValue | None) -> Reading:
 
 
 class TextInput(FieldInput):
-    """One line of typed text: strings, numbers, emails, dates and the like."""
+    """One line of typed text: strings, numbers, emails, dates and the like. It starts
+    with ``prefilled`` text, so what it shows is what it sends."""
 
     def __init__(
         self,
@@ -73,7 +74,7 @@ class TextInput(FieldInput):
     ) -> None:
         super().__init__(field, on_change)
         start = initial_value(field, previous)
-        text = "" if start is None else value_text(start)
+        text = "" if start is None else prefilled(start)
         self.area = TextArea(multiline=False, prompt=[("class:hint", "  > ")], style="class:field")
         self.area.document = Document(text, cursor_position=len(text))  # type on from the end
         self.area.buffer.on_text_changed += self._buffer_changed

@@ -47,6 +47,7 @@ from answerback.interact.terminal._text import (
     describe_content,
     field_hint,
     initial_value,
+    prefilled,
     sampling_facts,
     value_text,
     verdict_words,
@@ -239,7 +240,7 @@ class LinePresenter:
         if field.description:
             line += f": {clean(field.description)}"
         if start is not None and start != []:
-            line += f" [{clean(value_text(start))}]"
+            line += f" [{prefilled(start)}]"
         self._say(line, bold=True)
         options = field.options if isinstance(field, SingleSelectField | MultiSelectField) else ()
         for number, option in enumerate(options, start=1):
@@ -252,7 +253,9 @@ class LinePresenter:
                 if text.strip():
                     return field.coerce(_by_number(field, options, text))
                 if start is not None and start != []:
-                    return field.check(start)
+                    # What was shown in brackets is what is sent (see ``prefilled``).
+                    shown = prefilled(start)
+                    return field.coerce(shown) if shown != value_text(start) else field.check(start)
                 if field.required:
                     self._say("  ✗ is required")
                     continue

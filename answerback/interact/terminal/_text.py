@@ -96,6 +96,19 @@ def value_text(value: object) -> str:
     return str(value)
 
 
+def prefilled(value: object) -> str:
+    """The text a field is prefilled with: ``value_text`` with anything a terminal
+    would obey or hide written out (``clean``), on one line.
+
+    This text, not the server's raw default, is what goes back if the person leaves the
+    field untouched: the person sees exactly what will be sent. A bidi override or a
+    zero-width character in a default is sent as the six characters ``\\u202e`` shown,
+    never as an invisible character the person agreed to without seeing it; the field's
+    own rules then judge that text like anything typed.
+    """
+    return clean(value_text(value), newlines=False)
+
+
 def initial_value(field: FormField, previous: Mapping[str, object] | None) -> object:
     """What a field starts with: the person's previous answer, else its default."""
     if previous is not None and field.name in previous:

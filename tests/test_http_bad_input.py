@@ -188,7 +188,7 @@ async def test_missing_session_id_is_400(running: Any, http: httpx2.AsyncClient)
     assert_error(response, 400, -32600, "mcp-session-id")
 
 
-@pytest.mark.parametrize("version", ["1999-01-01", "2026-07-28", "latest"])
+@pytest.mark.parametrize("version", ["1999-01-01", "latest"])
 async def test_bad_protocol_version_is_400(
     running: Any, http: httpx2.AsyncClient, version: str
 ) -> None:
@@ -651,6 +651,23 @@ async def test_a_version_header_other_than_the_negotiated_one_is_400(
     get = await http.get(server.url, headers={**older, "accept": "text/event-stream"})
     assert_error(get, 400, -32600, "negotiated")
     assert_error(await http.delete(server.url, headers=older), 400, -32600, "negotiated")
+    assert session_id in app.sessions
+    await call_pause(http, server.url, session_id)
+
+
+async def test_a_sessionless_version_in_a_session_is_400_saying_so(
+    running: Any, http: httpx2.AsyncClient
+) -> None:
+    """It was told 2026-07-28 is unsupported, beside a list of versions naming it."""
+    server, app = running
+    session_id, _ = await raw_initialize(http, server.url)
+    modern = session_headers(session_id, "2026-07-28")
+    response = await http.post(server.url, json=rpc("ping"), headers=modern)
+    message = assert_error(response, 400, -32600, "2026-07-28", "no sessions", "Mcp-Session-Id")
+    assert "unsupported" not in message
+    get = await http.get(server.url, headers={**modern, "accept": "text/event-stream"})
+    assert_error(get, 400, -32600, "no sessions")
+    assert_error(await http.delete(server.url, headers=modern), 400, -32600, "no sessions")
     assert session_id in app.sessions
     await call_pause(http, server.url, session_id)
 

@@ -434,6 +434,14 @@ class StreamableHTTPApp:
                 "Method Not Allowed: 2026-07-28 requests are POSTs only.",
                 headers={"allow": ALLOW},
             )
+        if version in MODERN_VERSIONS:  # only a request naming a session gets here with one
+            return error_response(
+                400,
+                INVALID_REQUEST,
+                f"Bad Request: MCP-Protocol-Version {version!r} has no sessions, and this "
+                "request names one (Mcp-Session-Id). Send the version the session "
+                f"negotiated, or send {version} requests without Mcp-Session-Id.",
+            )
         if version is not None and version not in LEGACY_VERSIONS:
             return error_response(
                 400,

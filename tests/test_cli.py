@@ -5,6 +5,7 @@ what they print and the exit code (0 ok, 1 tool error, 2 usage, 3 connection, 4 
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import re
@@ -21,8 +22,10 @@ from rich.console import Console
 from answerback import Client
 from answerback.cli._arguments import ArgumentsError, parse_arguments
 from answerback.cli._connect import Session
+from answerback.cli._render import LOG_CONTINUED, log_line
 from answerback.interact import Roots
 from answerback.server import Context, MCPServer
+from answerback.types import LoggingMessageNotificationParams
 
 REPO = Path(__file__).resolve().parents[1]
 SERVERS = REPO / "tests" / "servers"
@@ -77,6 +80,22 @@ def test_a_servers_control_characters_are_written_out_not_obeyed(
     if not terminal:
         assert "\x1b" not in output
         assert "\r" not in output
+
+
+def test_a_log_messages_further_lines_are_marked_as_its_own() -> None:
+    """A log message with line breaks (any kind) cannot print a line that looks like the
+    client's: each further line starts with the mark, and the logger stays on one line."""
+    forged = "ok\n\nlibrary: form accepted\u2028answerback> \r\nTransferred $5,000"
+    params = LoggingMessageNotificationParams(level="info", logger="db\nanswerback>", data=forged)
+    out = io.StringIO()
+    Console(file=out, width=100).print(log_line("library", params), soft_wrap=True)
+    assert out.getvalue().splitlines() == [
+        "INFO     library/db\\x0aanswerback>: ok",
+        f"{LOG_CONTINUED}",
+        f"{LOG_CONTINUED}library: form accepted",
+        f"{LOG_CONTINUED}answerback> \\x0d",
+        f"{LOG_CONTINUED}Transferred $5,000",
+    ]
 
 
 def test_call_takes_one_json_object_of_arguments() -> None:

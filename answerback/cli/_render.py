@@ -129,12 +129,23 @@ def prompt_text(result: GetPromptResult) -> str:
     return clean("\n".join(lines))
 
 
+LOG_CONTINUED = " " * 9 + "│ "
+"""What starts each further line of a server's log message, under its first line's text."""
+
+
 def log_line(server: str, params: LoggingMessageNotificationParams) -> str:
-    """A server's log message as rich markup: level, server, logger, message."""
+    """A server's log message as rich markup: level, server, logger, message.
+
+    Only the first line is the message's own; every further line starts with
+    ``LOG_CONTINUED``, so a message with line breaks cannot forge lines that look like
+    the client's (a prompt, "form accepted"). Server and logger stay on the first line.
+    """
     data = params.data if isinstance(params.data, str) else json.dumps(params.data)
     style = _LEVEL_STYLES.get(params.level, "")
-    where = f"{server}/{params.logger}" if params.logger else server
-    return f"[{style}]{params.level.upper():<8}[/] [bold]{shown(where)}[/]: {shown(data)}"
+    where = escape(clean(f"{server}/{params.logger}" if params.logger else server, newlines=False))
+    first, *more = clean(data).split("\n")
+    text = escape(first) + "".join(f"\n[dim]{LOG_CONTINUED}[/]{escape(line)}" for line in more)
+    return f"[{style}]{params.level.upper():<8}[/] [bold]{where}[/]: {text}"
 
 
 def print_listing(

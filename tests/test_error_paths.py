@@ -284,3 +284,63 @@ async def test_a_second_initialize_in_an_http_session_is_refused() -> None:
     assert again.json()["error"]["code"] == -32600
     assert "already initialized" in again.json()["error"]["message"]
     assert output_schema_of(listing.json(), "client_features") is not None
+
+
+# -- a client's malformed answer to the server's question --------------------------------
+
+
+@pytest.mark.parametrize(
+    ("tool", "answer", "words"),
+    [
+        ("ask_name", {"action": "bogus"}, ["ElicitResult", "action", "'bogus'"]),
+        ("count_roots", {"roots": "x"}, ["ListRootsResult", "roots", "'x'"]),
+        ("count_roots", {"roots": [{"uri": 5}] * 5}, ["roots.0.uri", "and 2 more"]),
+    ],
+)
+async def test_a_malformed_answer_reaches_the_tool_as_an_error_naming_the_problems(
+    tool: str, answer: dict[str, Any], words: list[str]
+) -> None:
+    """It reached the tool as pydantic's raw report, with a traceback in the log."""
+    mcp = MCPServer("Asks")
+    seen: list[MCPError] = []
+
+    class Name(BaseModel):
+        name: str
+
+    @mcp.tool()
+    async def ask_name(ctx: Context) -> str:
+        try:
+            await ctx.elicit("Your name?", schema=Name)
+        except MCPError as exc:
+            seen.append(exc)
+        return "asked"
+
+    @mcp.tool()
+    async def count_roots(ctx: Context) -> str:
+        try:
+            await ctx.roots()
+        except MCPError as exc:
+            seen.append(exc)
+        return "counted"
+
+    with peer_pair() as (server_side, peer), anyio.fail_after(PATIENCE_SECONDS):
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(mcp.serve_connection, *server_side)
+            opening = initialize(1, "2025-11-25")
+            opening["params"]["capabilities"] = {"elicitation": {}, "roots": {}}
+            await peer.send(opening)
+            await peer.receive()
+            await peer.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
+            call: dict[str, Any] = {"name": tool, "arguments": {}}
+            await peer.send({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": call})
+            question = await peer.receive_until(lambda message: "method" in message)
+            await peer.send({"jsonrpc": "2.0", "id": question["id"], "result": answer})
+            await peer.receive_until(lambda message: message.get("id") == 2)
+            peer.write_stream.close()
+    [error] = seen
+    method = "elicitation/create" if tool == "ask_name" else "roots/list"
+    assert error.code == -32602
+    assert error.message.startswith(f"The client answered {method!r} with an invalid")
+    assert all(word in error.message for word in words), error.message
+    assert "report it to its authors" in error.message
+    assert error.data["problems"]

@@ -60,7 +60,12 @@ from answerback.types import (
     MethodNotFoundError,
     ServerNotification,
 )
-from answerback.types._errors import INTERNAL_ERROR, INVALID_PARAMS
+from answerback.types._errors import (
+    INTERNAL_ERROR,
+    INVALID_PARAMS,
+    shown_problems,
+    validation_problems,
+)
 from answerback.types._methods import parse_as
 from answerback.types._sampling_rules import check_tool_balance
 
@@ -593,7 +598,6 @@ class InputRequiredRoundsExceededError(MCPError):
         super().__init__(INTERNAL_ERROR, message)
 
 
-_PROBLEMS_SHOWN = 3
 _FORMS_KEPT = 64
 
 
@@ -617,13 +621,11 @@ class InvalidServerResultError(MCPError):
     ) -> InvalidServerResultError:
         """The error for a ``method`` result that failed ``result_type``'s validation,
         naming the server and the first few problems."""
-        problems = [_problem(error) for error in exc.errors(include_url=False)]
-        shown = "; ".join(problems[:_PROBLEMS_SHOWN])
-        if len(problems) > _PROBLEMS_SHOWN:
-            shown += f"; and {len(problems) - _PROBLEMS_SHOWN} more"
+        problems = validation_problems(exc)
         return cls(
             f"{describe_server(server)} sent an invalid {result_type.__name__} for {method!r}: "
-            f"{shown}. The server breaks the MCP schema; report it to its authors.",
+            f"{shown_problems(problems)}. The server breaks the MCP schema; report it to its "
+            "authors.",
             {
                 "server": server.to_wire() if server is not None else None,
                 "method": method,
@@ -649,14 +651,6 @@ def describe_server(server: Implementation | None) -> str:
     if server is None:
         return "The server"
     return f"The server {server.name!r} {server.version}"
-
-
-def _problem(error: Any) -> str:
-    where = ".".join(str(part) for part in error["loc"]) or "result"
-    got = repr(error.get("input"))
-    if len(got) > 40:
-        got = got[:37] + "..."
-    return f"{where}: {error['msg']} (got {got})"
 
 
 def _session_expired(exc: ConnectionClosedError) -> bool:

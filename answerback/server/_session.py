@@ -13,6 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
+import pydantic
 from pydantic import BaseModel
 
 from answerback.jsonrpc import IncomingRequest, JSONObject
@@ -27,6 +28,7 @@ from answerback.types import (
     ElicitResult,
     Implementation,
     IncludeContext,
+    InvalidParamsError,
     ListRootsResult,
     LoggingLevel,
     LoggingMessageNotificationParams,
@@ -37,7 +39,12 @@ from answerback.types import (
     Tool,
     ToolChoice,
 )
-from answerback.types._errors import METHOD_NOT_FOUND, MISSING_REQUIRED_CLIENT_CAPABILITY
+from answerback.types._errors import (
+    METHOD_NOT_FOUND,
+    MISSING_REQUIRED_CLIENT_CAPABILITY,
+    shown_problems,
+    validation_problems,
+)
 from answerback.types._sampling_rules import check_tool_balance
 from answerback.types._versions import FEATURE_SINCE, Feature, has_feature, has_method
 
@@ -229,7 +236,16 @@ class ServerSession:
         answer. It runs only when a question is really sent: an answer a 2026 client
         already gave is used even if this retry declares less."""
         raw = await self._asker.ask(method, params.to_wire() if params else None, permitted)
-        return result_type.model_validate(raw)
+        try:
+            return result_type.model_validate(raw)
+        except pydantic.ValidationError as exc:
+            problems = validation_problems(exc)
+            raise InvalidParamsError(
+                f"The client answered {method!r} with an invalid {result_type.__name__}: "
+                f"{shown_problems(problems)}. The client breaks the MCP schema; report it "
+                "to its authors.",
+                {"method": method, "problems": problems},
+            ) from None
 
     def _not_supported(self, what: str, capability: str) -> MCPError:
         """The error for asking what the client did not declare (never sent to it): it

@@ -10,6 +10,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, cast
 
+import pydantic
+
 from answerback.types._base import MCPModel
 from answerback.types._models import ElicitRequestURLParams, URLElicitationRequiredErrorData
 
@@ -27,6 +29,31 @@ UNSUPPORTED_PROTOCOL_VERSION = -32022
 USER_REJECTED = -1
 AUTHORIZATION_FAILED = "authorization_failed"
 """The ``reason`` in a -32000 error's data when the request could not be authorized."""
+
+
+PROBLEMS_SHOWN = 3
+"""How many of a malformed message's problems an error message names."""
+
+
+def validation_problems(exc: pydantic.ValidationError) -> list[str]:
+    """Each problem pydantic found in a peer's message, as ``where: what (got value)``
+    with the value cut short: what an error about the message quotes of it."""
+    problems: list[str] = []
+    for error in exc.errors(include_url=False):
+        where = ".".join(str(part) for part in error["loc"]) or "result"
+        got = repr(error.get("input"))
+        if len(got) > 40:
+            got = got[:37] + "..."
+        problems.append(f"{where}: {error['msg']} (got {got})")
+    return problems
+
+
+def shown_problems(problems: Sequence[str]) -> str:
+    """The first ``PROBLEMS_SHOWN`` problems, saying how many more there were."""
+    shown = "; ".join(problems[:PROBLEMS_SHOWN])
+    if len(problems) > PROBLEMS_SHOWN:
+        shown += f"; and {len(problems) - PROBLEMS_SHOWN} more"
+    return shown
 
 
 class ErrorData(MCPModel):

@@ -23,9 +23,11 @@ from answerback import Client
 from answerback.cli._arguments import ArgumentsError, parse_arguments
 from answerback.cli._connect import Session
 from answerback.cli._render import LOG_CONTINUED, log_line
+from answerback.cli._targets import Target
+from answerback.forms import MAX_TEXT_LENGTH, Form
 from answerback.interact import Roots
 from answerback.server import Context, MCPServer
-from answerback.types import LoggingMessageNotificationParams
+from answerback.types import LoggingMessageNotificationParams, Tool
 
 REPO = Path(__file__).resolve().parents[1]
 SERVERS = REPO / "tests" / "servers"
@@ -579,3 +581,28 @@ async def test_a_command_that_fails_unforeseen_says_why_and_the_session_carries_
         "tools failed (RuntimeError: the kettle is broken); the session carries on. This is "
         "a bug in answerback: please report it.",
     ]
+
+
+@pytest.mark.anyio
+async def test_the_arguments_form_shows_a_long_tool_description_cut(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A megabyte of description above the arguments form is cut, saying how much, and
+    the call the person chose goes on (it froze the form before)."""
+    from answerback.cli import _connect
+
+    shown: list[str] = []
+
+    async def ask_form(form: Form, *, title: str, message: str, server: str) -> str:
+        shown.append(message)
+        return "decline"
+
+    monkeypatch.setattr(_connect, "ask_form", ask_form)
+    session = Session(
+        [], Roots([tmp_path]), history=tmp_path / "history", timeout=None, log_level="info"
+    )
+    schema = {"type": "object", "properties": {"name": {"type": "string"}}, "required": ["name"]}
+    tool = Tool(name="greet", description="z" * 1_000_000, input_schema=schema)
+    server = _connect.Server(target=Target(name="tearoom"))
+    assert await session._ask_arguments(server, tool) is None  # pyright: ignore[reportPrivateUsage]
+    assert shown == ["z" * MAX_TEXT_LENGTH + "… (description cut: 934,464 characters not shown)"]

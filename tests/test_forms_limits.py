@@ -28,6 +28,7 @@ from answerback.forms import (
     form_schema,
     parse_form,
 )
+from answerback.forms._limits import cut_description
 from answerback.server import Context, MCPServer
 from answerback.types import INVALID_PARAMS, ElicitRequestParams, ElicitResult, TextContent
 
@@ -195,6 +196,14 @@ def asking_server() -> MCPServer:
             return json.dumps({"code": exc.code, "message": exc.message, "data": exc.data})
         return result.action
 
+    @mcp.tool()
+    async def link(ctx: Context, message: str) -> str:
+        try:
+            result = await ctx.session.elicit_url(message, "https://example.com/ok", "e-1")
+        except MCPError as exc:
+            return json.dumps({"code": exc.code, "message": exc.message, "data": exc.data})
+        return result.action
+
     return mcp
 
 
@@ -237,3 +246,38 @@ async def test_a_client_answers_a_form_too_large_with_invalid_params_naming_the_
             assert answer["message"].endswith(
                 "Ask for less at a time: split the form, or shorten its text."
             )
+
+
+@pytest.mark.anyio
+async def test_a_link_whose_message_is_past_the_limit_is_refused_with_invalid_params() -> None:
+    """URL mode has no form to bound, but its message is shown as a form's is: the same
+    limit, refused before the person sees anything."""
+    asked: list[ElicitRequestParams] = []
+
+    async def person(context: ClientRequestContext, params: ElicitRequestParams) -> ElicitResult:
+        asked.append(params)
+        return ElicitResult(action="decline")
+
+    async with Client(asking_server(), mode="legacy", elicitation_callback=person) as client:
+        refused = await client.call_tool("link", {"message": LONG})
+        fine = await client.call_tool("link", {"message": "x" * MAX_TEXT_LENGTH})
+    assert [params.message for params in asked] == ["x" * MAX_TEXT_LENGTH]
+    assert fine.content == [TextContent(text="decline")]
+    [content] = refused.content
+    assert isinstance(content, TextContent)
+    answer = json.loads(content.text)
+    assert answer["code"] == INVALID_PARAMS
+    assert answer["message"] == (
+        "The link's message is 65,537 characters long, more than the 65,536 a client shows. "
+        "Shorten it: the page behind the link can say the rest."
+    )
+    assert answer["data"]["errors"] == [{"field": None, "message": f"the message {TOO_LONG}"}]
+
+
+def test_a_tool_description_past_the_limit_is_cut_saying_how_much_is_not_shown() -> None:
+    """Above the form that asks a tool's arguments: the person chose to call the tool,
+    so its description is cut rather than the call refused."""
+    assert cut_description("x" * MAX_TEXT_LENGTH) == "x" * MAX_TEXT_LENGTH
+    assert cut_description("y" * 1_000_000) == (
+        "y" * MAX_TEXT_LENGTH + "… (description cut: 934,464 characters not shown)"
+    )

@@ -53,6 +53,7 @@ from answerback.cli._reporting import CommandResponder
 from answerback.cli._targets import Target, state_dir
 from answerback.client import Client, Responder
 from answerback.forms import FormSchemaError, UnsupportedForm, parse_form
+from answerback.forms._limits import cut_description
 from answerback.interact import Answer, Broker, Presenter, Question, Roots
 from answerback.interact.sampling import ModelSampler
 from answerback.interact.terminal import TerminalPresenter, ask_form
@@ -616,7 +617,7 @@ class Session:
             answer = await ask_form(
                 form,
                 title=tool.title or tool.name,
-                message=tool.description or f"Arguments for {tool.name}",
+                message=cut_description(tool.description or f"Arguments for {tool.name}"),
                 server=server.name,
             )
         return None if isinstance(answer, str) else dict(answer)

@@ -11,7 +11,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from answerback.forms import AnswerError, FieldError, Form, FormTooLarge, UnsupportedForm
+from answerback.forms import (
+    MAX_TEXT_LENGTH,
+    AnswerError,
+    FieldError,
+    Form,
+    FormTooLarge,
+    UnsupportedForm,
+)
 from answerback.types import ElicitResult, ErrorData
 from answerback.types._errors import INTERNAL_ERROR, INVALID_PARAMS
 
@@ -38,6 +45,20 @@ def unsupported_form(exc: UnsupportedForm) -> ErrorData:
         advice = "Send a flat form as the MCP specification restricts it."
     return ErrorData(
         code=INVALID_PARAMS, message=f"{exc} {advice}", data={"errors": _listed(exc.errors)}
+    )
+
+
+def link_message_too_long(exc: FormTooLarge, message: str) -> ErrorData:
+    """The server's answer to a URL-mode elicitation whose ``message`` is past the limit
+    a form's message has (``check_message``): invalid params, as for a form too large."""
+    return ErrorData(
+        code=INVALID_PARAMS,
+        message=(
+            f"The link's message is {len(message):,} characters long, more than the "
+            f"{MAX_TEXT_LENGTH:,} a client shows. Shorten it: the page behind the link "
+            "can say the rest."
+        ),
+        data={"errors": _listed(exc.errors)},
     )
 
 

@@ -20,11 +20,23 @@ import pydantic_core
 from pydantic import BaseModel, TypeAdapter
 
 from answerback.client._callbacks import ClientRequestContext, checked_answer, refusal
-from answerback.client._form_answers import fitted, unfit_answer, unsupported_form
+from answerback.client._form_answers import (
+    fitted,
+    link_message_too_long,
+    unfit_answer,
+    unsupported_form,
+)
 from answerback.client._negotiation import Mode, Negotiation
 from answerback.client._responder import Responder, ResponderWrapper, answerer
 from answerback.client._url_elicitation import UrlElicitations
-from answerback.forms import AnswerError, Form, UnsupportedForm, check_message, parse_form
+from answerback.forms import (
+    AnswerError,
+    Form,
+    FormTooLarge,
+    UnsupportedForm,
+    check_message,
+    parse_form,
+)
 from answerback.jsonrpc import (
     Endpoint,
     Envelope,
@@ -449,10 +461,10 @@ class ClientSession:
     async def answer_elicitation(
         self, context: ClientRequestContext, params: ElicitRequestParams
     ) -> ElicitResult | ErrorData:
-        """The seam for elicitation: refuse a mode the responder did not declare and a
-        form outside the restricted subset or too large to show, then check an accepted
-        form answer (defaults filled in) before it is sent; one that does not fit fails,
-        naming every field."""
+        """The seam for elicitation: refuse a mode the responder did not declare, a
+        form outside the restricted subset or too large to show, and a link whose message
+        is longer than a form's may be; then check an accepted form answer (defaults
+        filled in) before it is sent; one that does not fit fails, naming every field."""
         declared = self.capabilities.elicitation
         if declared is None:
             return refusal("Elicitation", "elicitation")
@@ -469,6 +481,11 @@ class ClientSession:
         elif declared.url is None:
             return _mode_refusal("URL elicitation", "elicitation.url")
         if isinstance(params, ElicitRequestURLParams):
+            try:
+                check_message(params.message)  # shown beside the link, bounded as a form's
+            except FormTooLarge as exc:
+                logger.warning("refused a link from %s: %s", describe_server(self.server_info), exc)
+                return link_message_too_long(exc, params.message)
             context = replace(context, url_verdict=self.url_elicitations.admit(params))
         source = answerer(self.responder, "elicit")
         answer = checked_answer(await self.responder.elicit(context, params), ElicitResult, source)

@@ -39,6 +39,20 @@ def check_message(message: str) -> None:
         raise FormTooLarge([FieldError(None, _too_long("the message", message))])
 
 
+def cut_description(description: str) -> str:
+    """A tool's ``description`` cut to ``MAX_TEXT_LENGTH``, saying how much is not shown.
+
+    It is shown above the form that asks the tool's arguments: refusing it would refuse
+    the call the person chose to make, so it is cut instead (a server's question with
+    too long a message is refused, ``check_message``).
+    """
+    if len(description) <= MAX_TEXT_LENGTH:
+        return description
+    left_out = len(description) - MAX_TEXT_LENGTH
+    kept = description[:MAX_TEXT_LENGTH]
+    return f"{kept}… (description cut: {left_out:,} characters not shown)"
+
+
 def check_size(requested_schema: Mapping[str, Any]) -> None:
     """Raise ``FormTooLarge`` if the form holds more than the limits allow.
 

@@ -886,10 +886,14 @@ class StreamableHTTPApp:
         taken: list[Event] | None = None,
     ) -> Response:
         """``taken``: events already read from the listener by a caller that waited for
-        them (so the stream need not wait again)."""
+        them (so the stream need not wait again).
+
+        A stream's events stay stored after its answer is written, within the store's
+        bounds: a write to a connection that broke unnoticed (or whose close the server
+        has not yet read) succeeds, and the client then resumes to get the answer.
+        """
         primes = session.protocol_version >= "2025-11-25"
         listener_send, listener = listen
-        replays_whole = replay is not None and stream.done  # the answer is in ``replay``
 
         def pending_events(sent: set[str]) -> bytes:
             """Every event already waiting, as one chunk (one socket write, not many)."""
@@ -905,7 +909,6 @@ class StreamableHTTPApp:
         async def events() -> AsyncGenerator[bytes, None]:
             sent: set[str] = set()
             head: list[bytes] = []
-            ended = answered_here = False
             try:
                 earlier = list(replay or [])
                 if stream.id == STANDALONE:
@@ -954,11 +957,8 @@ class StreamableHTTPApp:
                     elif item[0] not in sent:
                         yield _event(item[1], item[0]) + pending_events(sent)
             except anyio.EndOfStream:
-                # Its answer came through here, not after the stream was closed early.
-                answered_here = replays_whole or (stream.done and stream.listener is listener_send)
                 if head:
                     yield b"".join(head)
-                ended = True
             finally:
                 if on_close is not None:
                     on_close()
@@ -968,9 +968,6 @@ class StreamableHTTPApp:
                     # The client went away; the stream's events stay stored for resumption.
                     listener_send.close()
                     stream.listener = None
-            if ended and answered_here:
-                # Its answer was written to a live connection: nobody will ask for it again.
-                await session.forget(stream.id)
 
         return EventStreamResponse(events(), headers=headers)
 

@@ -196,6 +196,14 @@ UNBALANCED: dict[str, tuple[list[SamplingMessage], str]] = {
         [_text("user", "Weather?"), _uses("assistant", "a")],
         "have no results",
     ),
+    "one id for two tool uses": (
+        [_uses("assistant", "a", "a"), _results("user", "a", "a")],
+        "tool use ids ['a'] appear more than once",
+    ),
+    "two results for one tool use": (
+        [_uses("assistant", "a"), _results("user", "a", "a")],
+        "tool uses ['a'] have more than one result",
+    ),
 }
 
 
@@ -307,6 +315,43 @@ async def test_client_checks_the_pairing_rules_on_receipt() -> None:
     assert answer["error"]["code"] == INVALID_PARAMS
     assert complaint in answer["error"]["message"]
     assert asked is False
+
+
+@pytest.mark.parametrize("max_tokens", [0, -1, -(10**9)])
+async def test_client_refuses_a_max_tokens_under_one(max_tokens: int) -> None:
+    """A negative grant reached the model and gave the server tokens back from the
+    person's budget; it is refused, naming the rule, before anyone sees it."""
+    asked = False
+
+    async def model(
+        context: ClientRequestContext, params: CreateMessageRequestParams
+    ) -> CreateMessageResult:
+        nonlocal asked
+        asked = True
+        return await answer_42(context, params)
+
+    async with client_with_hand_driven_server(sampling_callback=model) as (_, server, _):
+        request = _sampling_request(9, [_text("user", "Hi")])
+        request["params"]["maxTokens"] = max_tokens
+        await server.send(request)
+        answer = await server.receive()
+    assert answer["id"] == 9
+    assert answer["error"]["code"] == INVALID_PARAMS
+    assert f"maxTokens must be at least 1, not {max_tokens}" in answer["error"]["message"]
+    assert asked is False
+
+
+async def test_server_refuses_a_max_tokens_under_one_before_asking() -> None:
+    server = MCPServer("Sampler")
+
+    @server.tool()
+    async def sample(ctx: Context) -> str:
+        result = await ctx.session.create_message([_text("user", "Hi")], max_tokens=0)
+        return result.model
+
+    async with Client(server, mode="legacy", sampling_callback=answer_42) as client:
+        with pytest.raises(InvalidParamsError, match="maxTokens must be at least 1, not 0"):
+            await client.call_tool("sample")
 
 
 async def test_client_refuses_tools_it_did_not_declare() -> None:

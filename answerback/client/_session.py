@@ -79,7 +79,7 @@ from answerback.types._errors import (
     validation_problems,
 )
 from answerback.types._methods import parse_as
-from answerback.types._sampling_rules import check_tool_balance
+from answerback.types._sampling_rules import check_sampling_request
 
 logger = logging.getLogger("answerback.client")
 
@@ -499,8 +499,9 @@ class ClientSession:
     async def answer_sampling(
         self, context: ClientRequestContext, params: CreateMessageRequestParams
     ) -> CreateMessageResult | ErrorData:
-        """The seam for sampling: refuse what was not declared (tools, context), and
-        messages that break the tool-use pairing rules, before the responder sees it."""
+        """The seam for sampling: refuse what was not declared (tools, context), a
+        ``maxTokens`` under 1 and messages that break the tool-use pairing rules, before
+        the responder sees it."""
         declared = self.capabilities.sampling
         if declared is None:
             return refusal("Sampling", "sampling")
@@ -508,7 +509,7 @@ class ClientSession:
             return _mode_refusal("Sampling with tools", "sampling.tools")
         if params.include_context in ("thisServer", "allServers") and declared.context is None:
             return _mode_refusal("Sampling with context", "sampling.context")
-        check_tool_balance(params.messages)
+        check_sampling_request(params.messages, params.max_tokens)
         answer = await self.responder.sample(context, params)
         return checked_answer(answer, CreateMessageResult, answerer(self.responder, "sample"))
 

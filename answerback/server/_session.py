@@ -45,7 +45,7 @@ from answerback.types._errors import (
     shown_problems,
     validation_problems,
 )
-from answerback.types._sampling_rules import check_tool_balance
+from answerback.types._sampling_rules import check_sampling_request
 from answerback.types._versions import FEATURE_SINCE, Feature, has_feature, has_method
 
 ResultT = TypeVar("ResultT", bound=BaseModel)
@@ -154,9 +154,10 @@ class ServerSession:
 
         ``tools``/``tool_choice`` are sent only to a client that declared
         ``sampling.tools``, ``include_context`` other than "none" only to one that declared
-        ``sampling.context``; the tool-use/tool-result pairing rules are checked first.
+        ``sampling.context``; ``max_tokens`` and the tool-use/tool-result pairing rules are
+        checked first.
         """
-        check_tool_balance(messages)
+        check_sampling_request(messages, max_tokens)
         with_tools = tools is not None or tool_choice is not None
         params = CreateMessageRequestParams(
             messages=messages,

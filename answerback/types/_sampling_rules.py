@@ -1,15 +1,32 @@
-"""The message rules of sampling with tools, checked by whichever side sees them first.
+"""The rules of a sampling request the schema's types leave open, checked by whichever
+side sees them first: tool uses and results pair up, and ``maxTokens`` is positive.
 
 A server checks before it asks (so its author learns of the mistake at once); a client
-checks what it receives (so a careless server cannot confuse the user's model).
+checks what it receives (so a careless server cannot confuse the user's model, or,
+with a negative ``maxTokens``, give itself tokens from the client's budget).
 """
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Sequence
 
 from answerback.types._errors import InvalidParamsError
 from answerback.types._models import SamplingMessage, ToolResultContent, ToolUseContent
+
+
+def check_sampling_request(messages: Sequence[SamplingMessage], max_tokens: int) -> None:
+    """Raise ``InvalidParamsError`` unless ``max_tokens`` is positive and ``messages``
+    keep the tool-use rules (``check_tool_balance``)."""
+    if max_tokens < 1:
+        raise InvalidParamsError(
+            f"maxTokens must be at least 1, not {max_tokens}: it is the most the model may write."
+        )
+    check_tool_balance(messages)
+
+
+def _repeated(ids: list[str]) -> list[str]:
+    return sorted(key for key, count in Counter(ids).items() if count > 1)
 
 
 def check_tool_balance(messages: Sequence[SamplingMessage]) -> None:
@@ -17,20 +34,32 @@ def check_tool_balance(messages: Sequence[SamplingMessage]) -> None:
 
     Every assistant turn with ``tool_use`` blocks must be followed by a user turn made
     only of ``tool_result`` blocks answering exactly those ids, and a ``tool_result``
-    may appear nowhere else.
+    may appear nowhere else. Ids are unique within a turn: one result answers one use.
     """
     expected: set[str] | None = None
     for index, message in enumerate(messages):
         blocks = message.content if isinstance(message.content, list) else [message.content]
-        uses = {b.id for b in blocks if isinstance(b, ToolUseContent)}
+        use_ids = [b.id for b in blocks if isinstance(b, ToolUseContent)]
+        uses = set(use_ids)
         results = [b for b in blocks if isinstance(b, ToolResultContent)]
         where = f"messages[{index}]"
+        if len(uses) != len(use_ids):
+            raise InvalidParamsError(
+                f"{where}: tool use ids {_repeated(use_ids)} appear more than once; give "
+                "each tool use an id of its own."
+            )
+        result_ids = [r.tool_use_id for r in results]
+        if len(set(result_ids)) != len(result_ids):
+            raise InvalidParamsError(
+                f"{where}: tool uses {_repeated(result_ids)} have more than one result; "
+                "answer each tool use once."
+            )
         if results and len(results) != len(blocks):
             raise InvalidParamsError(
                 f"{where}: a message with tool results must contain only tool results."
             )
         if expected is not None:
-            answered = {r.tool_use_id for r in results}
+            answered = set(result_ids)
             if message.role != "user" or answered != expected:
                 missing = sorted(expected - answered)
                 raise InvalidParamsError(

@@ -9,6 +9,7 @@ item, and a client answers the server's ``elicitation/create`` with invalid para
 from __future__ import annotations
 
 import json
+import time
 from typing import Any
 
 import pytest
@@ -20,6 +21,7 @@ from answerback.forms import (
     MAX_CHOICES,
     MAX_FIELDS,
     MAX_TEXT_LENGTH,
+    AnswerError,
     FieldError,
     FormSchemaError,
     FormTooLarge,
@@ -28,6 +30,7 @@ from answerback.forms import (
     form_schema,
     parse_form,
 )
+from answerback.forms._fields import MAX_PATTERN_LENGTH, MAX_PATTERN_TEXT
 from answerback.forms._limits import cut_description
 from answerback.server import Context, MCPServer
 from answerback.types import INVALID_PARAMS, ElicitRequestParams, ElicitResult, TextContent
@@ -280,4 +283,28 @@ def test_a_tool_description_past_the_limit_is_cut_saying_how_much_is_not_shown()
     assert cut_description("x" * MAX_TEXT_LENGTH) == "x" * MAX_TEXT_LENGTH
     assert cut_description("y" * 1_000_000) == (
         "y" * MAX_TEXT_LENGTH + "… (description cut: 934,464 characters not shown)"
+    )
+
+
+def test_a_pattern_is_checked_only_against_an_answer_short_enough_to_check_quickly() -> None:
+    """``re`` cannot be stopped: an answer past ``MAX_PATTERN_TEXT`` is refused before a
+    server's backtracking pattern runs on it (this one would run for ages)."""
+    field = parse_form(form_of(code={"type": "string", "pattern": "^(a+)+$"}))["code"]
+    started = time.perf_counter()
+    with pytest.raises(AnswerError) as caught:
+        field.check("a" * (MAX_PATTERN_TEXT + 1) + "!")
+    assert time.perf_counter() - started < 1
+    assert caught.value.errors == (
+        FieldError(
+            "code", "must be at most 256 characters to be checked against the pattern ^(a+)+$"
+        ),
+    )
+    assert field.check("a" * MAX_PATTERN_TEXT) == "a" * MAX_PATTERN_TEXT
+
+
+def test_a_pattern_past_its_length_limit_is_refused() -> None:
+    with pytest.raises(UnsupportedForm) as caught:
+        parse_form(form_of(code={"type": "string", "pattern": "a" * (MAX_PATTERN_LENGTH + 1)}))
+    assert '"pattern" is 1,025 characters long, more than the 1,024 a pattern may have' in str(
+        caught.value
     )

@@ -43,6 +43,17 @@ _YES = frozenset({"yes", "y", "true", "t", "1", "on"})
 _NO = frozenset({"no", "n", "false", "f", "0", "off"})
 _SHOWN_OPTIONS = 10
 
+MAX_PATTERN_LENGTH = 1024
+"""Characters in a field's ``pattern``; a longer one makes the form unsupported."""
+
+MAX_PATTERN_TEXT = 256
+"""Characters of an answer checked against a ``pattern``; a longer answer is refused
+unchecked. Python's ``re`` cannot be stopped once it runs, and a server's pattern may
+backtrack for long: with ``.*`` four times over, 256 characters take a fifth of a
+second where 1,024 take forty. This bounds such polynomial patterns; it does not bound
+exponential ones (``^(a+)+$`` takes minutes on 30 characters), which no length cap
+fixes without a regular expression engine that can be timed out."""
+
 
 def validation_errors(validator: Draft202012Validator, value: object) -> list[ValidationError]:
     """Every way ``value`` breaks the validator's schema (jsonschema types it loosely)."""
@@ -277,6 +288,17 @@ class StringField(_Field):
             "format": self.format,
         }
         return {key: value for key, value in found.items() if value is not None}
+
+    def _errors(self, value: object) -> list[ValidationError]:
+        if self.pattern is not None and isinstance(value, str) and len(value) > MAX_PATTERN_TEXT:
+            from jsonschema import ValidationError
+
+            too_long = (
+                f"must be at most {MAX_PATTERN_TEXT} characters to be checked against "
+                f"the pattern {self.pattern}"
+            )
+            return [ValidationError(too_long, validator="patternText", instance=value)]
+        return super()._errors(value)
 
     def _plainly_fits(self, value: object) -> bool:
         if type(value) is not str or self.pattern is not None or self.format is not None:

@@ -19,6 +19,7 @@ from typing import Any, TypedDict, cast
 
 from answerback.forms._errors import AnswerError, FieldError, UnsupportedForm
 from answerback.forms._fields import (
+    MAX_PATTERN_LENGTH,
     BooleanField,
     FormField,
     MultiSelectField,
@@ -249,7 +250,12 @@ def _string(schema: Mapping[str, Any], common: _Common, complain: Complain) -> S
     max_length = _count(schema, "maxLength", complain)
     _ordered(min_length, max_length, "a length", complain)
     pattern = _text(schema, "pattern", complain)
-    if pattern is not None:
+    if pattern is not None and len(pattern) > MAX_PATTERN_LENGTH:
+        complain(
+            f'"pattern" is {len(pattern):,} characters long, more than the '
+            f"{MAX_PATTERN_LENGTH:,} a pattern may have"
+        )
+    elif pattern is not None:
         try:
             re.compile(pattern)
         except re.error as exc:

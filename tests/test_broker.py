@@ -370,6 +370,97 @@ async def test_cancel_all_answers_cancel_to_everything_one_server_asked(mode: st
     assert presenter.withdrawals == []  # the person did it: nothing to tell them
 
 
+async def test_servers_take_turns_so_one_cannot_push_the_others_back(mode: str) -> None:
+    """A server with three questions waiting does not keep another's one behind them:
+    the one shown longest ago goes next, with its oldest question."""
+    first = Waits(name("A1"))
+    presenter = ScriptedPresenter(first, name("B1"), name("A2"), name("A3"), name("A4"))
+    results: dict[str, str] = {}
+    async with (
+        broker_for(presenter) as broker,
+        Client(
+            target("memory", ASKING_SERVER), mode=mode, responder=broker.responder("busy")
+        ) as busy,
+        Client(
+            target("memory", ASKING_SERVER), mode=mode, responder=broker.responder("other")
+        ) as other,
+        anyio.create_task_group() as tg,
+    ):
+
+        async def greet(client: Client, who: str) -> None:
+            results[who] = text_of(await client.call_tool("greet", {"who": who}))
+
+        tg.start_soon(greet, busy, "a1")
+        await presenter.until_shown(1)
+        for n, who in enumerate(["a2", "a3", "a4"], start=2):
+            tg.start_soon(greet, busy, who)
+            await presenter.changes.until(lambda n=n: len(broker.pending()) == n)
+        tg.start_soon(greet, other, "b1")
+        await presenter.changes.until(lambda: len(broker.pending()) == 5)
+        assert [q.server for q in broker.pending()] == ["busy", "other", "busy", "busy", "busy"]
+        first.go.set()
+    assert presenter.servers() == ["busy", "other", "busy", "busy", "busy"]
+    assert results["b1"] == "Hello, B1 (b1)."
+    assert [results[who] for who in ["a1", "a2", "a3", "a4"]] == [
+        "Hello, A1 (a1).",
+        "Hello, A2 (a2).",
+        "Hello, A3 (a3).",
+        "Hello, A4 (a4).",
+    ]
+
+
+async def test_a_server_past_its_waiting_questions_is_answered_cancel_unseen(
+    mode: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    """5,000 questions at once queued 4,096 of them ahead of every other server's; past
+    ``max_waiting_per_server`` a server's next question is cancelled at once, saying why,
+    and another server's still waits its turn."""
+    first = Waits(name("A1"))
+    presenter = ScriptedPresenter(first, name("B1"), name("A2"))
+    results: dict[str, str] = {}
+    async with (
+        Broker(presenter, on_change=presenter.changes, max_waiting_per_server=1) as broker,
+        Client(
+            target("memory", ASKING_SERVER), mode=mode, responder=broker.responder("flood")
+        ) as flood,
+        Client(
+            target("memory", ASKING_SERVER), mode=mode, responder=broker.responder("other")
+        ) as other,
+        anyio.create_task_group() as tg,
+    ):
+
+        async def greet(client: Client, who: str) -> None:
+            results[who] = text_of(await client.call_tool("greet", {"who": who}))
+
+        tg.start_soon(greet, flood, "a1")
+        await presenter.until_shown(1)
+        tg.start_soon(greet, flood, "a2")
+        await presenter.changes.until(lambda: len(broker.pending()) == 2)
+        for who in ["a3", "a4"]:  # no room: answered at once, never shown
+            await greet(flood, who)
+        tg.start_soon(greet, other, "b1")
+        await presenter.changes.until(lambda: len(broker.pending()) == 3)
+        first.go.set()
+    assert results == {
+        "a1": "Hello, A1 (a1).",
+        "a2": "Hello, A2 (a2).",
+        "a3": "No greeting for a3.",
+        "a4": "No greeting for a4.",
+        "b1": "Hello, B1 (b1).",
+    }
+    assert presenter.servers() == ["flood", "other", "flood"]
+    warnings = [r.getMessage() for r in caplog.records if "unseen" in r.getMessage()]
+    assert warnings == [
+        "cancelled questions from flood unseen: the person already has 1 of this server's "
+        "questions waiting"
+    ]
+
+
+def test_a_broker_needs_room_for_one_question_per_server() -> None:
+    with pytest.raises(ValueError, match="max_waiting_per_server must be at least 1, not 0"):
+        Broker(ScriptedPresenter(), max_waiting_per_server=0)
+
+
 async def test_a_muted_server_is_declined_unseen_until_unmuted(mode: str) -> None:
     presenter = ScriptedPresenter(name("Cy"))
     async with (

@@ -3,8 +3,11 @@
 A host connected to several servers has one person at the keyboard. Each server may ask
 at any moment (a form, a link to open, a sampling request to approve), and each
 connection's responder would otherwise grab the screen for itself. The broker gives each
-connection a responder that only queues: one loop shows the questions one at a time, in
-the order they came, each naming the server that asks. What the person can no longer
+connection a responder that only queues: one loop shows the questions one at a time,
+each naming the server that asks. Servers take turns (the one shown longest ago goes
+next, with its oldest question), and each may have ``max_waiting_per_server`` questions
+waiting: a server that floods the person cannot push everyone else's questions behind
+thousands of its own, or grow the queue without limit. What the person can no longer
 usefully answer goes away by itself: a question whose call died (the server withdrew it,
 or disconnected) leaves the queue, or the screen with a word of explanation. The person
 can answer "cancel" to everything a server asked, or mute it for the session.
@@ -69,13 +72,26 @@ class Broker:
     one question at a time; from inside ``present`` it may call ``cancel_all`` or
     ``mute`` for the question's server (its own screen is then cancelled).
     ``on_change`` is called whenever ``pending()`` changes (to show "2 more waiting").
+    Servers take turns; past ``max_waiting_per_server`` questions waiting from one
+    server, its further questions are answered "cancel" (sampling: refused) unseen.
     """
 
     def __init__(
-        self, presenter: Presenter, *, on_change: Callable[[], None] | None = None
+        self,
+        presenter: Presenter,
+        *,
+        on_change: Callable[[], None] | None = None,
+        max_waiting_per_server: int = 32,
     ) -> None:
+        if max_waiting_per_server < 1:
+            raise ValueError(
+                f"max_waiting_per_server must be at least 1, not {max_waiting_per_server}."
+            )
         self.presenter = presenter
         self._on_change = on_change
+        self.max_waiting_per_server = max_waiting_per_server
+        """Past this many of one server's questions waiting, its next is answered
+        "cancel" at once, unseen (the server can tell: ``HEADLESS_META``)."""
         self.attention = Attention()
         """Held while anything is queued or shown: the timers of every connection
         answered through this broker stand still meanwhile."""
@@ -85,6 +101,11 @@ class Broker:
         """The conversation just answered: its next question (a form asked again)
         comes before anyone else's, since the person is in the middle of it."""
         self._muted: set[str] = set()
+        self._last_turn: dict[str, int] = {}
+        """When each server's question was last shown (a count): the turns it had."""
+        self._turns = itertools.count(1)
+        self._overflowing: set[str] = set()
+        """Servers whose questions are being cancelled for want of room (warned once)."""
         self._numbers = itertools.count(1)
         self._changed: anyio.Event | None = None
         self._task_group: TaskGroup | None = None
@@ -139,9 +160,16 @@ class Broker:
         )
 
     def pending(self) -> list[Question]:
-        """The question on screen (first) and those waiting, in the order they show."""
+        """The question on screen (first) and those waiting, in the order they will
+        show if nothing else comes: servers in turn, each one's in arrival order."""
         shown = [self._shown.question] if self._shown is not None else []
-        return shown + [asking.question for asking in self._queue]
+        by_server: dict[str, list[Question]] = {}
+        for asking in self._queue:
+            by_server.setdefault(asking.question.server, []).append(asking.question)
+        last_turn = self._last_turn
+        lines = sorted(by_server.items(), key=lambda item: last_turn.get(item[0], 0))
+        rounds = itertools.zip_longest(*(questions for _, questions in lines))
+        return shown + [question for turn in rounds for question in turn if question is not None]
 
     def cancel_all(self, server: str) -> int:
         """Answer "cancel" to everything ``server`` asked that is waiting or on screen
@@ -183,8 +211,19 @@ class Broker:
                 "The Broker is not running: use it as `async with Broker(presenter)` around "
                 "the clients it answers for."
             )
-        if question.server in self._muted:
+        server = question.server
+        if server in self._muted:
             return _refusal(question.kind, "decline", "the person muted this server")
+        if not again and self._waiting_from(server) >= self.max_waiting_per_server:
+            reason = (
+                f"the person already has {self.max_waiting_per_server} of this server's "
+                "questions waiting"
+            )
+            if server not in self._overflowing:
+                self._overflowing.add(server)
+                logger.warning("cancelled questions from %s unseen: %s", server, reason)
+            return _refusal(question.kind, "cancel", reason)
+        self._overflowing.discard(server)
         asking = _Asking(question, conversation)
         if again:
             self._queue.insert(0, asking)
@@ -225,15 +264,26 @@ class Broker:
             else:
                 await self._show(asking)
 
+    def _waiting_from(self, server: str) -> int:
+        return sum(1 for asking in self._queue if asking.question.server == server)
+
     def _next(self) -> _Asking | None:
+        """The conversation just answered, if it asks again; else the oldest question
+        of the server whose turn it is (shown longest ago, or never)."""
         holding = self._holding
         if holding is not None and holding.ended:
             holding = self._holding = None
-        for asking in self._queue:
-            if holding is None or asking.conversation is holding:
-                self._queue.remove(asking)
-                return asking
-        return None
+        if holding is not None:
+            chosen = next((a for a in self._queue if a.conversation is holding), None)
+        else:
+            last_turn = self._last_turn
+            chosen = min(
+                self._queue, key=lambda a: last_turn.get(a.question.server, 0), default=None
+            )
+        if chosen is not None:
+            self._queue.remove(chosen)
+            self._last_turn[chosen.question.server] = next(self._turns)
+        return chosen
 
     async def _show(self, asking: _Asking) -> None:
         question = asking.question

@@ -251,9 +251,15 @@ def _only_field(schema: dict[str, Any]) -> FormField:
 
 
 def _jsonschema_accepts(field: FormField, value: object) -> bool:
-    """jsonschema's verdict on ``value``, and JSON's own: NaN and infinities are no numbers."""
+    """jsonschema's verdict on ``value``, and JSON's own: NaN and infinities are no numbers.
+
+    A field checks its pattern itself (with a deadline), so the pattern goes back into
+    the schema here: jsonschema's ``re`` is the reference the field's ``regex`` meets."""
     finite = not (isinstance(value, float) and not math.isfinite(value))
-    return finite and schema_errors(new_validator(field.validation_schema()), value) == []
+    schema = field.validation_schema()
+    if isinstance(field, StringField) and field.pattern is not None:
+        schema["pattern"] = field.pattern
+    return finite and schema_errors(new_validator(schema), value) == []
 
 
 @PROPERTIES

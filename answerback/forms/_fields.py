@@ -10,8 +10,13 @@ check itself needs (it walks its keywords and type checker in Python). So a fiel
 asks ``_plainly_fits``, which says yes only to a value whose rules are plain (its exact
 JSON type, a length, bounds, a choice) and that meets them; for anything else (a pattern,
 a format, a subclass of ``str``, a ``Decimal``) it says no, and jsonschema judges. Every
-complaint therefore still comes from jsonschema, and a property test holds the shortcut
-to jsonschema's verdict.
+complaint but a pattern's therefore comes from jsonschema, and a property test holds the
+shortcut to jsonschema's verdict.
+
+A ``pattern`` is the server's own regular expression, run on what the person typed.
+jsonschema runs it with Python's ``re``, which cannot be stopped: ``^(a+)+$`` takes
+minutes on thirty characters, freezing the client. So a string field checks its pattern
+itself, with the ``regex`` engine and a deadline (``PATTERN_SECONDS``).
 """
 
 from __future__ import annotations
@@ -31,6 +36,7 @@ from answerback.forms._errors import AnswerError, FieldError
 from answerback.forms._formats import FORMAT_HINTS, StringFormat, new_validator
 
 if TYPE_CHECKING:
+    import regex
     from jsonschema import Draft202012Validator, ValidationError
 
 FormValue: TypeAlias = str | int | float | bool | list[str]
@@ -46,13 +52,16 @@ _SHOWN_OPTIONS = 10
 MAX_PATTERN_LENGTH = 1024
 """Characters in a field's ``pattern``; a longer one makes the form unsupported."""
 
-MAX_PATTERN_TEXT = 256
-"""Characters of an answer checked against a ``pattern``; a longer answer is refused
-unchecked. Python's ``re`` cannot be stopped once it runs, and a server's pattern may
-backtrack for long: with ``.*`` four times over, 256 characters take a fifth of a
-second where 1,024 take forty. This bounds such polynomial patterns; it does not bound
-exponential ones (``^(a+)+$`` takes minutes on 30 characters), which no length cap
-fixes without a regular expression engine that can be timed out."""
+PATTERN_SECONDS = 0.05
+"""How long checking one value against a server's ``pattern`` may take. A pattern
+meant for real answers takes microseconds; one that backtracks is stopped here, and the
+value is refused as not checkable (``PatternTooSlow``) rather than the client frozen."""
+
+
+class PatternTooSlow(Exception):
+    """A value could not be checked against a server's ``pattern`` within
+    ``PATTERN_SECONDS``: the pattern backtracks (``^(a+)+$``), and only a shorter or
+    different value might be checked in time."""
 
 
 def validation_errors(validator: Draft202012Validator, value: object) -> list[ValidationError]:
@@ -289,16 +298,49 @@ class StringField(_Field):
         }
         return {key: value for key, value in found.items() if value is not None}
 
+    def validation_schema(self) -> dict[str, Any]:
+        schema = super().validation_schema()
+        schema.pop("pattern", None)  # checked by ``matches``, with a deadline
+        return schema
+
+    def matches(self, text: str) -> bool:
+        """Whether ``text`` matches the field's ``pattern`` (anywhere, as JSON Schema
+        says); true without one. Raises ``PatternTooSlow`` past ``PATTERN_SECONDS``."""
+        if self._compiled_pattern is None:
+            return True
+        try:
+            return self._compiled_pattern.search(text, timeout=PATTERN_SECONDS) is not None
+        except TimeoutError:
+            raise PatternTooSlow(
+                f"could not be checked against the pattern {self.pattern} within "
+                f"{PATTERN_SECONDS:g} s: the server's pattern backtracks too much to check "
+                f"{len(text):,} characters"
+            ) from None
+
+    @cached_property
+    def _compiled_pattern(self) -> regex.Pattern[str] | None:
+        import regex
+
+        return None if self.pattern is None else regex.compile(self.pattern)
+
     def _errors(self, value: object) -> list[ValidationError]:
-        if self.pattern is not None and isinstance(value, str) and len(value) > MAX_PATTERN_TEXT:
+        errors = super()._errors(value)
+        if self.pattern is not None and isinstance(value, str):
             from jsonschema import ValidationError
 
-            too_long = (
-                f"must be at most {MAX_PATTERN_TEXT} characters to be checked against "
-                f"the pattern {self.pattern}"
-            )
-            return [ValidationError(too_long, validator="patternText", instance=value)]
-        return super()._errors(value)
+            try:
+                if not self.matches(value):
+                    errors.append(
+                        ValidationError(
+                            f"{value!r} does not match {self.pattern!r}",
+                            validator="pattern",
+                            validator_value=self.pattern,
+                            instance=value,
+                        )
+                    )
+            except PatternTooSlow as exc:
+                errors.append(ValidationError(str(exc), validator="patternTime", instance=value))
+        return errors
 
     def _plainly_fits(self, value: object) -> bool:
         if type(value) is not str or self.pattern is not None or self.format is not None:

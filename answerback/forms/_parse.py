@@ -11,7 +11,6 @@ and what is wrong with it. Keywords that change nothing about the question (``$s
 from __future__ import annotations
 
 import math
-import re
 import sys
 from collections.abc import Callable, Mapping
 from dataclasses import replace
@@ -25,6 +24,7 @@ from answerback.forms._fields import (
     MultiSelectField,
     NumberField,
     Option,
+    PatternTooSlow,
     SingleSelectField,
     StringField,
     show,
@@ -256,9 +256,11 @@ def _string(schema: Mapping[str, Any], common: _Common, complain: Complain) -> S
             f"{MAX_PATTERN_LENGTH:,} a pattern may have"
         )
     elif pattern is not None:
+        import regex
+
         try:
-            re.compile(pattern)
-        except re.error as exc:
+            regex.compile(pattern)
+        except regex.error as exc:
             complain(f'"pattern" is not a regular expression: {exc}')
     format_ = schema.get("format")
     if format_ is not None and format_ not in FORMATS:
@@ -376,6 +378,13 @@ def _with_default(field: FormField, default: object, complain: Complain) -> Form
     if isinstance(field, NumberField) and isinstance(default, int) and not _finite(default):
         complain(f"its default {show(default)} does not fit the field: must be {_WITHIN_FLOAT}")
         return field
+    if isinstance(field, StringField) and isinstance(default, str):
+        try:
+            field.matches(default)
+        except PatternTooSlow as exc:
+            # At once, whatever else the form holds: each such field would cost the
+            # whole deadline, and a form may have hundreds.
+            raise UnsupportedForm([FieldError(field.name, f"its default {exc}")]) from None
     try:
         value = field.check(default)
     except AnswerError as exc:

@@ -208,6 +208,8 @@ async def test_two_servers_asking_at_once_are_shown_one_at_a_time_each_named(
     assert [q.number for q in presenter.shown] == [1, 2]
     assert results == {"asking": "Hello, Ada (x).", "callbacks": "accept"}
     assert all(q.kind == "form" and q.form is not None for q in presenter.shown)
+    # The form the client parsed and checked, not parsed again for the screen.
+    assert all(q.form is q.context.form for q in presenter.shown)
 
 
 # -- a question whose call died goes away ------------------------------------------------

@@ -32,6 +32,7 @@ from answerback.types._errors import METHOD_NOT_FOUND, MISSING_REQUIRED_CLIENT_C
 
 if TYPE_CHECKING:
     from answerback.client._session import ClientSession
+    from answerback.forms import Form
     from answerback.urls import UrlVerdict
 
 ResultT = TypeVar("ResultT", bound=BaseModel)
@@ -50,6 +51,9 @@ class ClientRequestContext:
     url_verdict: UrlVerdict | None = None
     """For a URL-mode elicitation, the client's verdict on its link (a blocked link never
     reaches a callback): show ``url_verdict.display`` and its reasons when asking."""
+    form: Form | None = None
+    """For a form-mode elicitation, its form as the client parsed and checked it (typed
+    fields, ``answerback.forms``): render this rather than parse the schema again."""
 
 
 ElicitationCallback: TypeAlias = Callable[

@@ -29,7 +29,7 @@ from answerback.client._callbacks import (
     refusal,
 )
 from answerback.client._form_answers import fitted
-from answerback.forms import AnswerError, parse_form
+from answerback.forms import AnswerError, Form, parse_form
 from answerback.types import (
     ClientCapabilities,
     CreateMessageRequestParams,
@@ -238,10 +238,11 @@ class CheckedForms(ResponderWrapper):
         answer = checked_answer(await self.renderer.elicit(context, params), ElicitResult, source)
         if not isinstance(params, ElicitRequestFormParams):
             return answer
-        form = parse_form(params.requested_schema)
+        form: Form | None = None
         for _ in range(self.attempts - 1):
             if isinstance(answer, ErrorData) or answer.action != "accept":
                 return answer
+            form = form or context.form or parse_form(params.requested_schema)
             try:
                 fitted(form, answer)
             except AnswerError as problems:

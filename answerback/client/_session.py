@@ -478,6 +478,7 @@ class ClientSession:
             except UnsupportedForm as exc:
                 logger.warning("refused a form from %s: %s", describe_server(self.server_info), exc)
                 return unsupported_form(exc)
+            context = replace(context, form=form)
         elif declared.url is None:
             return _mode_refusal("URL elicitation", "elicitation.url")
         if isinstance(params, ElicitRequestURLParams):

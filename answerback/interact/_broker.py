@@ -488,7 +488,7 @@ class _Renderer(FormRenderer):
     ) -> ElicitResult | ErrorData:
         server, number = self._responder.server, self._conversation.number
         if isinstance(params, ElicitRequestFormParams):
-            form = parse_form(params.requested_schema)
+            form = context.form or parse_form(params.requested_schema)
             question = Question(
                 server, "form", params, context, previous, problems, form, number=number
             )

@@ -341,6 +341,30 @@ async def test_client_refuses_a_max_tokens_under_one(max_tokens: int) -> None:
     assert asked is False
 
 
+WEATHER = {"name": "get_weather", "inputSchema": {"type": "object"}}
+
+
+@pytest.mark.parametrize(
+    ("extra", "complaint"),
+    [
+        ({"tools": [WEATHER, WEATHER]}, "tools ['get_weather'] are offered more than once"),
+        ({"toolChoice": {"mode": "required"}}, 'toolChoice "required" needs at least one tool'),
+    ],
+    ids=["one tool offered twice", "a required tool choice and no tools"],
+)
+async def test_client_refuses_tools_no_model_could_honour(
+    extra: dict[str, Any], complaint: str
+) -> None:
+    async with client_with_hand_driven_server(
+        sampling_callback=answer_42,
+        sampling_capabilities=SamplingCapability(tools=SamplingToolsCapability()),
+    ) as (_, server, _):
+        await server.send(_sampling_request(10, [_text("user", "Hi")], **extra))
+        answer = await server.receive()
+    assert answer["error"]["code"] == INVALID_PARAMS
+    assert complaint in answer["error"]["message"]
+
+
 async def test_server_refuses_a_max_tokens_under_one_before_asking() -> None:
     server = MCPServer("Sampler")
 

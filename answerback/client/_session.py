@@ -510,7 +510,7 @@ class ClientSession:
             return _mode_refusal("Sampling with tools", "sampling.tools")
         if params.include_context in ("thisServer", "allServers") and declared.context is None:
             return _mode_refusal("Sampling with context", "sampling.context")
-        check_sampling_request(params.messages, params.max_tokens)
+        check_sampling_request(params.messages, params.max_tokens, params.tools, params.tool_choice)
         answer = await self.responder.sample(context, params)
         return checked_answer(answer, CreateMessageResult, answerer(self.responder, "sample"))
 

@@ -157,7 +157,7 @@ class ServerSession:
         ``sampling.context``; ``max_tokens`` and the tool-use/tool-result pairing rules are
         checked first.
         """
-        check_sampling_request(messages, max_tokens)
+        check_sampling_request(messages, max_tokens, tools, tool_choice)
         with_tools = tools is not None or tool_choice is not None
         params = CreateMessageRequestParams(
             messages=messages,

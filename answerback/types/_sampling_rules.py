@@ -1,5 +1,6 @@
 """The rules of a sampling request the schema's types leave open, checked by whichever
-side sees them first: tool uses and results pair up, and ``maxTokens`` is positive.
+side sees them first: tool uses and results pair up, ``maxTokens`` is positive, the
+tools offered have distinct names, and a ``required`` tool choice comes with tools.
 
 A server checks before it asks (so its author learns of the mistake at once); a client
 checks what it receives (so a careless server cannot confuse the user's model, or,
@@ -12,15 +13,36 @@ from collections import Counter
 from collections.abc import Sequence
 
 from answerback.types._errors import InvalidParamsError
-from answerback.types._models import SamplingMessage, ToolResultContent, ToolUseContent
+from answerback.types._models import (
+    SamplingMessage,
+    Tool,
+    ToolChoice,
+    ToolResultContent,
+    ToolUseContent,
+)
 
 
-def check_sampling_request(messages: Sequence[SamplingMessage], max_tokens: int) -> None:
-    """Raise ``InvalidParamsError`` unless ``max_tokens`` is positive and ``messages``
+def check_sampling_request(
+    messages: Sequence[SamplingMessage],
+    max_tokens: int,
+    tools: Sequence[Tool] | None = None,
+    tool_choice: ToolChoice | None = None,
+) -> None:
+    """Raise ``InvalidParamsError`` unless ``max_tokens`` is positive, the tools have
+    distinct names, a ``required`` tool choice has tools to choose from, and ``messages``
     keep the tool-use rules (``check_tool_balance``)."""
     if max_tokens < 1:
         raise InvalidParamsError(
             f"maxTokens must be at least 1, not {max_tokens}: it is the most the model may write."
+        )
+    names = [tool.name for tool in tools or ()]
+    if len(set(names)) != len(names):
+        raise InvalidParamsError(
+            f"tools {_repeated(names)} are offered more than once; give each tool one name."
+        )
+    if tool_choice is not None and tool_choice.mode == "required" and not names:
+        raise InvalidParamsError(
+            'toolChoice "required" needs at least one tool in tools: the model must use one.'
         )
     check_tool_balance(messages)
 

@@ -350,8 +350,9 @@ def big_server() -> MCPServer:
 
 async def test_answered_calls_stay_stored_within_the_stores_byte_bound() -> None:
     """Calls with 256 KB results answered on event streams in one live session: each
-    answer stays stored for a client that did not get it after all (its connection may
-    have broken unnoticed), and the store never holds more than its bound."""
+    answer stays stored a while for a client that did not get it after all (its
+    connection may have broken unnoticed), and the store never holds more than its
+    bound."""
     limit = 1024 * 1024
     store = InMemoryEventStore(max_bytes=limit)
     app = StreamableHTTPApp(big_server(), event_store=store)
@@ -362,6 +363,25 @@ async def test_answered_calls_stay_stored_within_the_stores_byte_bound() -> None
             assert result.structured_content == {"result": str(n).ljust(RESULT_BYTES, "x")}
             most = max(most, store.stored_bytes)
         assert RESULT_BYTES < most <= limit, most
+
+
+async def test_answered_calls_are_forgotten_once_their_time_to_resume_is_over(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """With no time to resume (``ANSWERED_KEPT_SECONDS`` 0 here, 60 by default), each
+    answered call's events go as the next answer goes out: the store holds the latest
+    call's at most, not every answer of the last minutes (in Redis, for every session)."""
+    monkeypatch.setattr(legacy_session_module, "ANSWERED_KEPT_SECONDS", 0.0)
+    store = InMemoryEventStore()
+    app = StreamableHTTPApp(big_server(), event_store=store)
+    async with serve(app) as server, Client(server.url, mode="legacy") as client:
+        most = 0
+        for n in range(12):
+            result = await client.call_tool("big_after_a_log", {"n": n})
+            assert result.structured_content == {"result": str(n).ljust(RESULT_BYTES, "x")}
+            most = max(most, store.stored_bytes)
+        assert most <= 2 * (RESULT_BYTES + 1024), most
+        assert store.event_count <= 6
 
 
 async def test_events_of_broken_streams_stay_within_the_byte_bound(

@@ -47,6 +47,12 @@ DEFAULT_VERSION = "2025-03-26"
 STANDALONE = "standalone"
 STREAMS_REMEMBERED = 1024
 """How many of a session's streams it remembers, to forget their events when it ends."""
+ANSWERED_KEPT_SECONDS = 60.0
+"""How long a stream's events stay stored once its answer was written to a connection.
+The write succeeds even to a connection that broke unnoticed, or whose close the server
+has not read yet; the client, finding no answer, resumes within this time (its own
+read timeout, then the ``retry`` delay) and gets it. Then the events go, rather than
+fill the store (Redis above all) with answers already delivered."""
 
 Event = tuple[str, bytes]
 """An SSE event: its id and its data (a message's JSON text; empty for priming)."""
@@ -150,6 +156,8 @@ class LegacySession:
         most recently written: streams abandoned by a client that hung up would
         otherwise pile up here for the session's life, while the store's own bounds
         drop their events anyway."""
+        self.answered: deque[tuple[float, str]] = deque()
+        """Streams whose answer was written, and when to forget them, oldest first."""
         self.resuming: list[list[tuple[str, Event]]] = []
         """One list per replay under way: the events stored meanwhile (a store may read
         its snapshot before they were written, and the stream's connection is replaced)."""
@@ -309,6 +317,16 @@ class LegacySession:
                 await self.store.forget_stream(self.key(stream_id))
             except StateUnavailable as exc:  # the events expire in the store by themselves
                 logger.warning("could not forget a stream of session %s: %s", self.id, exc)
+
+    async def answered_here(self, stream_id: str) -> None:
+        """A stream's answer was written to a connection: forget its events
+        ``ANSWERED_KEPT_SECONDS`` from now, and those of streams answered that long ago
+        (done here, as answers go out, rather than by a timer per stream)."""
+        now = anyio.current_time()
+        answered = self.answered
+        answered.append((now + ANSWERED_KEPT_SECONDS, stream_id))
+        while answered and answered[0][0] <= now:
+            await self.forget(answered.popleft()[1])
 
     async def deliver_answer(self, stream: SSEStream, data: bytes, answer: JSONObject) -> None:
         await self._deliver(stream, data, answer)

@@ -888,8 +888,8 @@ class StreamableHTTPApp:
         """``taken``: events already read from the listener by a caller that waited for
         them (so the stream need not wait again).
 
-        A stream's events stay stored after its answer is written, within the store's
-        bounds: a write to a connection that broke unnoticed (or whose close the server
+        A stream's events stay stored for ``ANSWERED_KEPT_SECONDS`` after its answer is
+        written: a write to a connection that broke unnoticed (or whose close the server
         has not yet read) succeeds, and the client then resumes to get the answer.
         """
         primes = session.protocol_version >= "2025-11-25"
@@ -909,6 +909,7 @@ class StreamableHTTPApp:
         async def events() -> AsyncGenerator[bytes, None]:
             sent: set[str] = set()
             head: list[bytes] = []
+            ended = False
             try:
                 earlier = list(replay or [])
                 if stream.id == STANDALONE:
@@ -959,6 +960,7 @@ class StreamableHTTPApp:
             except anyio.EndOfStream:
                 if head:
                     yield b"".join(head)
+                ended = True
             finally:
                 if on_close is not None:
                     on_close()
@@ -968,6 +970,8 @@ class StreamableHTTPApp:
                     # The client went away; the stream's events stay stored for resumption.
                     listener_send.close()
                     stream.listener = None
+            if ended and stream.done:
+                await session.answered_here(stream.id)
 
         return EventStreamResponse(events(), headers=headers)
 

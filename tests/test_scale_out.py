@@ -49,6 +49,7 @@ from answerback.client import (
     IncomingMessage,
     MessageHandler,
 )
+from answerback.interact import Roots
 from answerback.transports.http import StreamableHTTPTransport
 from answerback.types import (
     CONNECTION_CLOSED,
@@ -114,6 +115,7 @@ async def routed_client(
     modern: bool = False,
     elicitation_callback: ElicitationCallback | None = None,
     message_handler: MessageHandler | None = None,
+    roots: Roots | None = None,
 ) -> AsyncGenerator[Client, None]:
     """answerback's Client, every HTTP request placed by ``router``."""
     async with httpx2.AsyncClient(transport=router) as http:
@@ -123,6 +125,7 @@ async def routed_client(
             mode=MODERN if modern else "legacy",
             elicitation_callback=elicitation_callback,
             message_handler=message_handler,
+            list_roots_callback=roots.list_roots if roots is not None else None,
         ) as client:
             yield client
 
@@ -394,6 +397,26 @@ async def test_session_bound_to_its_user_on_every_replica(
 
 
 # -- notifications -----------------------------------------------------------------------
+
+
+async def test_roots_changed_on_one_replica_are_current_on_every_replica(
+    deployment: Cluster, tmp_path: Path
+) -> None:
+    """A replica that kept the roots it listed granted a removed root for the rest of the
+    session when the client's "roots changed" reached another replica."""
+    kept, removed = tmp_path / "kept", tmp_path / "removed"
+    kept.mkdir()
+    removed.mkdir()
+    roots = Roots([kept, removed])
+    router = ReplicaRouter(deployment.ports)
+    both = [kept.as_uri(), removed.as_uri()]
+    async with routed_client(router, roots=roots) as client:
+        seen = [(await client.call_tool("roots_here")).structured_content for _ in REPLICA_NAMES]
+        assert seen == [{"result": both}] * len(REPLICA_NAMES)
+        await roots.remove(removed)
+        seen = [(await client.call_tool("roots_here")).structured_content for _ in REPLICA_NAMES]
+    assert seen == [{"result": [kept.as_uri()]}] * len(REPLICA_NAMES)
+    assert len({route.replica for route in calls(router)}) == len(REPLICA_NAMES)
 
 
 async def test_list_changed_reaches_clients_on_every_replica(deployment: Cluster) -> None:

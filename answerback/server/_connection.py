@@ -101,6 +101,7 @@ class Connection:
         server: MCPServer,
         registry: Registry,
         receives_broadcasts: Callable[[], bool | Awaitable[bool]] | None = None,
+        keeps_roots: bool = True,
     ) -> None:
         self.server = server
         self.registry = registry
@@ -109,9 +110,10 @@ class Connection:
         self.subscriptions: set[str] = set()
         self.notify: Callable[[str, JSONObject | None], Awaitable[None]] | None = None
         """Sends a notification on this connection (set once it is serving)."""
-        self.roots_cache = RootsCache()
+        self.roots_cache = RootsCache() if keeps_roots else None
         """The legacy client's roots as ``ctx.roots`` last listed them (until it says
-        they changed); 2026-07-28 requests each keep their own."""
+        they changed); ``None`` where each request asks for itself, as 2026-07-28
+        requests do."""
         self._receives_broadcasts = receives_broadcasts
 
     async def homed(self) -> bool:
@@ -149,7 +151,8 @@ class Connection:
         if method == "notifications/initialized" and self.legacy_client is not None:
             self.legacy_client.initialized = True
         elif method == "notifications/roots/list_changed":
-            self.roots_cache.forget()
+            if self.roots_cache is not None:
+                self.roots_cache.forget()
         else:
             logger.debug("ignored notification %r", method)
 

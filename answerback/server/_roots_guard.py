@@ -10,7 +10,8 @@ nothing obliges a server to honour them; a server that does, does so here.
 
 What is cached where: on a 2025-11-25 connection the list is asked once and kept for
 the connection (its session) until the client sends
-``notifications/roots/list_changed``. A 2026-07-28 request has no session to keep it
+``notifications/roots/list_changed`` (unless replicas share the session: the
+notification may reach another one, so each request asks). A 2026-07-28 request has no session to keep it
 in: it is asked once per request (one extra round, through ``InputRequiredResult``)
 and kept for the rest of that request only.
 """

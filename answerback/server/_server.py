@@ -359,6 +359,7 @@ class MCPServer:
         receives_broadcasts: Callable[[], bool | Awaitable[bool]] | None = None,
         max_requests_in_flight: int | None = REQUESTS_IN_FLIGHT,
         answer_after_input_ends: bool = False,
+        keeps_roots: bool = True,
     ) -> None:
         """Answer one connection until the client closes it.
 
@@ -373,8 +374,11 @@ class MCPServer:
         ``answer_after_input_ends``: the client may close its side and still read this
         one (a pipe), so the requests already read are answered before this returns;
         otherwise the end of input cancels them (the client is gone).
+        ``keeps_roots``: a legacy client's roots, once listed, serve its later requests
+        until it says they changed; false where other processes serve the same session
+        and may be the ones told (each request then asks for itself).
         """
-        connection = Connection(self, self._registry, receives_broadcasts)
+        connection = Connection(self, self._registry, receives_broadcasts, keeps_roots)
         async with Endpoint(
             read_stream,
             write_stream,

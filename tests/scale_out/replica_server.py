@@ -75,6 +75,11 @@ def build_server(name: str, state_key: bytes | None) -> MCPServer:
         return f"Hello, {answer.data.name}, from {name}"
 
     @mcp.tool()
+    async def roots_here(ctx: Context) -> list[str]:
+        """The client's roots as this replica's ``ctx.roots()`` sees them."""
+        return [str(root.uri) for root in await ctx.roots()]
+
+    @mcp.tool()
     async def announce() -> str:
         """Tell every client the tool list changed, then that the sentinel changed."""
         await mcp.notify_tools_changed()

@@ -353,6 +353,7 @@ class StreamableHTTPApp:
                 write,
                 receives_broadcasts=receives_broadcasts,
                 max_requests_in_flight=limit,
+                keeps_roots=False,  # the client's "roots changed" may reach another replica
             )
 
         return serve

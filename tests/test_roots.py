@@ -14,6 +14,7 @@ temporary tree; the rest are pure functions or the in-process server.
 from __future__ import annotations
 
 import os
+import sys
 import threading
 from collections.abc import AsyncGenerator, Awaitable, Callable
 from contextlib import asynccontextmanager
@@ -138,6 +139,24 @@ async def test_roots_take_paths_uris_relative_paths_and_home(
     await roots.remove(spaced.as_uri())
     await roots.remove("~")
     assert roots.paths == [tmp_path]
+
+
+@pytest.mark.parametrize("one_path", ["~/", "/tmp", Path("/tmp")])
+def test_roots_refuse_one_path_in_place_of_a_list(one_path: str | Path) -> None:
+    """``Roots("~/")`` was read a character at a time and granted ``/``."""
+    with pytest.raises(TypeError, match=r"Roots takes a list of directories, not one path"):
+        Roots(one_path)  # type: ignore[arg-type]
+
+
+async def test_a_root_whose_directory_became_a_link_can_still_be_removed(tmp_path: Path) -> None:
+    project, elsewhere = tmp_path / "project", tmp_path / "elsewhere"
+    project.mkdir()
+    elsewhere.mkdir()
+    roots = Roots([project])
+    project.rename(tmp_path / "moved")
+    project.symlink_to(elsewhere, target_is_directory=True)
+    assert await roots.remove(project) == project
+    assert roots.paths == []
 
 
 async def test_a_root_must_be_an_existing_directory(tmp_path: Path) -> None:
@@ -505,6 +524,52 @@ async def test_a_root_reached_through_a_link_guards_its_target(tmp_path: Path) -
     async with guarded(tmp_path / "shortcut") as where:
         assert await where(str(tmp_path / "shortcut" / "notes")) == str(work / "notes")
         assert "symbolic link" in await where("escape")
+
+
+async def test_a_file_root_grants_that_file_only(tmp_path: Path) -> None:
+    work, _, _ = tree(tmp_path)
+    today = work / "notes" / "today.md"
+    async with guarded(today) as where:
+        assert await where(str(today)) == str(today)
+        assert "outside every root" in await where(str(today / "x"))
+
+
+async def test_a_loop_of_links_is_refused_and_a_looping_root_guards_nothing(
+    tmp_path: Path,
+) -> None:
+    """A loop raised RuntimeError (before Python 3.13): a failed tool, and a looping root
+    broke every call, the healthy roots' too."""
+    work, _, _ = tree(tmp_path)
+    (work / "a").symlink_to(work / "b")
+    (work / "b").symlink_to(work / "a")
+    (tmp_path / "loop").symlink_to(tmp_path / "loop")
+    async with guarded(tmp_path / "loop", work) as where:
+        answer = await where(str(work / "a" / "x"))
+        assert sys.version_info >= (3, 13) or "a loop of symbolic links" in answer
+        assert await where(str(work / "notes")) == str(work / "notes")
+
+
+async def test_a_root_swapped_for_a_link_after_it_was_listed_is_not_followed(
+    tmp_path: Path,
+) -> None:
+    work, secret, _ = tree(tmp_path)
+    async with guarded(work) as where:
+        assert await where(str(work / "notes")) == str(work / "notes")
+        work.rename(tmp_path / "moved")
+        work.symlink_to(secret, target_is_directory=True)
+        assert "outside every root" in await where(str(work / "key"))
+
+
+async def test_control_characters_in_a_root_are_escaped_in_the_refusal(tmp_path: Path) -> None:
+    work, secret, _ = tree(tmp_path)
+    hostile = tmp_path / "\x1b[2Jroot\x07"
+    hostile.mkdir()
+    async with guarded(hostile, work) as where:
+        answer = await where(str(secret))
+    assert "\x1b" not in answer
+    assert "\x07" not in answer
+    assert repr(str(hostile)) in answer
+    assert str(work) in answer
 
 
 async def test_no_roots_no_paths(tmp_path: Path) -> None:

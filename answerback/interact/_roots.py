@@ -60,6 +60,11 @@ class Roots:
         self._watchers: list[Announce] = []
         self._sessions: weakref.WeakSet[ClientSession] = weakref.WeakSet()
         self._confirm = confirm
+        if isinstance(paths, str | bytes | os.PathLike):
+            raise TypeError(
+                f"Roots takes a list of directories, not one path ({paths!r}, which would "
+                f"be read a character at a time): write Roots([{str(paths)!r}])."
+            )
         for path in [Path.cwd()] if paths is None else paths:
             resolved = _directory(path)
             if resolved not in self._paths:
@@ -127,8 +132,11 @@ class Roots:
 
     async def remove(self, path: str | os.PathLike[str]) -> Path:
         """Remove a directory (path or ``file://`` URI) and announce the change;
-        ``ValueError`` if it is not a root."""
-        resolved = _resolved(path)
+        ``ValueError`` if it is not a root. The path is matched as written first: a root
+        whose directory was since replaced by a link must still be removable."""
+        resolved = _absolute(path)
+        if resolved not in self._paths:
+            resolved = _resolved(path)
         if resolved not in self._paths:
             listed = ", ".join(str(p) for p in self._paths) or "none"
             raise ValueError(f"{path} is not a root (the roots are: {listed}).")
@@ -156,10 +164,15 @@ class Roots:
 
 def _resolved(path: str | os.PathLike[str]) -> Path:
     """A path or ``file://`` URI as an absolute, resolved local path."""
+    return _absolute(path).resolve()
+
+
+def _absolute(path: str | os.PathLike[str]) -> Path:
+    """A path or ``file://`` URI as an absolute local path, links not followed."""
     text = os.fspath(path)
     if text[:5].lower() == "file:":
-        return Path(file_uri_to_path(text)).resolve()
-    return Path(text).expanduser().resolve()
+        return Path(os.path.abspath(file_uri_to_path(text)))
+    return Path(os.path.abspath(Path(text).expanduser()))
 
 
 def _directory(path: str | os.PathLike[str]) -> Path:

@@ -11,9 +11,10 @@ nothing obliges a server to honour them; a server that does, does so here.
 What is cached where: on a 2025-11-25 connection the list is asked once and kept for
 the connection (its session) until the client sends
 ``notifications/roots/list_changed`` (unless replicas share the session: the
-notification may reach another one, so each request asks). A 2026-07-28 request has no session to keep it
-in: it is asked once per request (one extra round, through ``InputRequiredResult``)
-and kept for the rest of that request only.
+notification may reach another one, so each request asks). A 2026-07-28 request has
+no session to keep it in: it is asked once per request (one extra round, through
+``InputRequiredResult``) and kept for the rest of that request only. The roots are
+resolved to local paths once per listing, not per path checked.
 """
 
 from __future__ import annotations
@@ -47,11 +48,25 @@ class RootsCache:
 
     roots: list[Root] | None = None
     changes: int = field(default=0)
+    granted: Granted | None = None
+    """``roots`` as local paths, resolved once per listing (``granted``)."""
 
     def forget(self) -> None:
         """The client said its roots changed: ask again next time."""
         self.roots = None
+        self.granted = None
         self.changes += 1
+
+    async def granted_paths(self, session: ServerSession) -> Granted:
+        """The roots as ``granted`` resolved them when they were listed: every call
+        need not resolve thousands of roots again, and a root's directory swapped for a
+        link afterwards is not followed."""
+        roots = await self.get(session)
+        if self.roots is None:  # not kept: a change was announced meanwhile
+            return granted(roots)
+        if self.granted is None:
+            self.granted = granted(self.roots)
+        return self.granted
 
     async def get(self, session: ServerSession) -> list[Root]:
         """The cached list, or the client's answer to ``roots/list`` (then cached)."""
@@ -64,21 +79,29 @@ class RootsCache:
         return list(roots)
 
 
-def root_paths(roots: Sequence[Root]) -> list[Path]:
-    """The roots that are directories or files on this machine, resolved (links
-    followed), in the client's order. Others (another scheme, another host, a URI this
-    machine cannot read) guard nothing here and are left out."""
+@dataclass(frozen=True, slots=True)
+class Granted:
+    """The roots as local paths (resolved, in the client's order), and which of them
+    are directories (a root that is a file grants that file only)."""
+
+    paths: tuple[Path, ...]
+    directories: frozenset[Path]
+
+
+def granted(roots: Sequence[Root]) -> Granted:
+    """The roots that name a path on this machine, resolved (links followed). Others
+    (another scheme, another host, a URI this machine cannot read, a link loop) guard
+    nothing here and are left out."""
     paths: list[Path] = []
     for root in roots:
         try:
-            local = _local_path(str(root.uri))
-        except ValueError:
+            paths.append(_local_path(str(root.uri)).resolve())
+        except (ValueError, OSError, RuntimeError):  # RuntimeError: a loop, before 3.13
             continue
-        paths.append(local.resolve())
-    return paths
+    return Granted(tuple(paths), frozenset(path for path in paths if path.is_dir()))
 
 
-def resolve_within(path: str | os.PathLike[str], roots: Sequence[Path]) -> Path:
+def resolve_within(path: str | os.PathLike[str], roots: Granted) -> Path:
     """``path`` resolved (``..`` collapsed, symbolic links followed), if the result lies
     inside one of ``roots``; ``PathOutsideRootsError`` otherwise.
 
@@ -88,30 +111,27 @@ def resolve_within(path: str | os.PathLike[str], roots: Sequence[Path]) -> Path:
     so open what this returns promptly.
     """
     given = os.fspath(path)
-    listed = [str(root) for root in roots]
-    shown = ", ".join(listed) or "none"
-    if not roots:
-        raise PathOutsideRootsError(
-            f"Refusing {given!r}: the client granted no roots, so no path is allowed. "
-            "Add a root in the client first.",
-            path=given,
-            roots=listed,
+    listed = [str(root) for root in roots.paths]
+    shown = ", ".join(_printable(root) for root in listed) or "none"
+
+    def refuse(why: str) -> PathOutsideRootsError:
+        return PathOutsideRootsError(f"Refusing {given!r}: {why}", path=given, roots=listed)
+
+    if not roots.paths:
+        raise refuse(
+            "the client granted no roots, so no path is allowed. Add a root in the client first."
         )
     if given[:5].lower() == "file:":
         try:
             candidate = _local_path(given)
         except ValueError as exc:
-            raise PathOutsideRootsError(
-                f"Refusing {given!r}: {exc}", path=given, roots=listed
-            ) from None
+            raise refuse(str(exc)) from None
     else:
         candidate = Path(given)
     if "\x00" in str(candidate):
-        raise PathOutsideRootsError(
-            f"Refusing {given!r}: a path cannot contain a NUL byte.", path=given, roots=listed
-        )
+        raise refuse("a path cannot contain a NUL byte.")
     if not candidate.is_absolute():
-        base = next((root for root in roots if root.is_dir()), None)
+        base = next((root for root in roots.paths if root in roots.directories), None)
         if base is None:
             raise PathOutsideRootsError(
                 f"Refusing the relative path {given!r}: no root is a directory to resolve "
@@ -120,7 +140,12 @@ def resolve_within(path: str | os.PathLike[str], roots: Sequence[Path]) -> Path:
                 roots=listed,
             )
         candidate = base / candidate
-    resolved = candidate.resolve()
+    try:
+        resolved = candidate.resolve()
+    except (OSError, RuntimeError):  # RuntimeError: a loop, before Python 3.13
+        raise refuse(
+            f"it goes through a loop of symbolic links (the roots are: {shown})."
+        ) from None
     if _inside(resolved, roots):
         return resolved
     lexical = Path(os.path.normpath(candidate))
@@ -130,11 +155,9 @@ def resolve_within(path: str | os.PathLike[str], roots: Sequence[Path]) -> Path:
         why = "climbs out of its root through '..'"
     else:
         why = "is outside every root"
-    raise PathOutsideRootsError(
-        f"Refusing {given!r}: it {why} (the roots are: {shown}). Use a path inside one "
-        "of the roots, or ask the person to add a root for it.",
-        path=given,
-        roots=listed,
+    raise refuse(
+        f"it {why} (the roots are: {shown}). Use a path inside one of the roots, or ask "
+        "the person to add a root for it."
     )
 
 
@@ -147,5 +170,16 @@ def _local_path(uri: str) -> Path:
     return Path(file_uri_to_path(uri))
 
 
-def _inside(path: Path, roots: Sequence[Path]) -> bool:
-    return any(path == root or path.is_relative_to(root) for root in roots)
+def _inside(path: Path, roots: Granted) -> bool:
+    """``path`` is a root, or lies under one that is a directory (a file root grants
+    itself only)."""
+    return any(
+        path == root or (root in roots.directories and path.is_relative_to(root))
+        for root in roots.paths
+    )
+
+
+def _printable(root: str) -> str:
+    """A root as an error message shows it: as it is, or quoted with its control
+    characters escaped (a client's root reaches whoever reads the tool's error)."""
+    return root if root.isprintable() else repr(root)

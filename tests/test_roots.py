@@ -572,6 +572,35 @@ async def test_control_characters_in_a_root_are_escaped_in_the_refusal(tmp_path:
     assert str(work) in answer
 
 
+async def test_a_path_outside_every_root_is_refused_without_touching_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Resolving it would stat every directory on the way: an automount, a hung network
+    share, or on Windows a UNC path naming a host to connect to."""
+    work, secret, _ = tree(tmp_path)
+    resolved: list[str] = []
+    resolve = Path.resolve
+
+    def watched(self: Path, strict: bool = False) -> Path:
+        resolved.append(str(self))
+        return resolve(self, strict)
+
+    monkeypatch.setattr(Path, "resolve", watched)
+    async with guarded(work) as where:
+        assert "is outside every root" in await where(str(secret / "key.txt"))
+        assert "climbs out of its root through '..'" in await where("../secret/key.txt")
+    assert not [path for path in resolved if "secret" in path]
+
+
+async def test_roots_that_name_no_local_path_say_so(tmp_path: Path) -> None:
+    async def grant(context: ClientRequestContext) -> ListRootsResult:
+        return ListRootsResult.model_validate({"roots": [{"uri": "file://fileserver/share"}]})
+
+    async with Client(guard_server(), mode="legacy", list_roots_callback=grant) as client:
+        answer = text(await client.call_tool("where", {"path": str(tmp_path)}))
+    assert "none of the client's 1 roots names a path on this machine" in answer
+
+
 async def test_no_roots_no_paths(tmp_path: Path) -> None:
     async with guarded() as where:
         assert "the client granted no roots" in await where(str(tmp_path))

@@ -86,6 +86,10 @@ class Granted:
 
     paths: tuple[Path, ...]
     directories: frozenset[Path]
+    as_given: tuple[Path, ...] = ()
+    """The same roots as the client wrote them (made absolute, links not followed)."""
+    listed: int = 0
+    """How many roots the client listed, local or not."""
 
 
 def granted(roots: Sequence[Root]) -> Granted:
@@ -93,12 +97,16 @@ def granted(roots: Sequence[Root]) -> Granted:
     (another scheme, another host, a URI this machine cannot read, a link loop) guard
     nothing here and are left out."""
     paths: list[Path] = []
+    as_given: list[Path] = []
     for root in roots:
         try:
-            paths.append(_local_path(str(root.uri)).resolve())
+            local = _local_path(str(root.uri))
+            paths.append(local.resolve())
         except (ValueError, OSError, RuntimeError):  # RuntimeError: a loop, before 3.13
             continue
-    return Granted(tuple(paths), frozenset(path for path in paths if path.is_dir()))
+        as_given.append(Path(os.path.normpath(local)))
+    directories = frozenset(path for path in paths if path.is_dir())
+    return Granted(tuple(paths), directories, tuple(as_given), len(roots))
 
 
 def resolve_within(path: str | os.PathLike[str], roots: Granted) -> Path:
@@ -117,6 +125,11 @@ def resolve_within(path: str | os.PathLike[str], roots: Granted) -> Path:
     def refuse(why: str) -> PathOutsideRootsError:
         return PathOutsideRootsError(f"Refusing {given!r}: {why}", path=given, roots=listed)
 
+    if not roots.paths and roots.listed:
+        raise refuse(
+            f"none of the client's {roots.listed} roots names a path on this machine, so "
+            "no path is allowed. Grant a local directory in the client."
+        )
     if not roots.paths:
         raise refuse(
             "the client granted no roots, so no path is allowed. Add a root in the client first."
@@ -140,25 +153,34 @@ def resolve_within(path: str | os.PathLike[str], roots: Granted) -> Path:
                 roots=listed,
             )
         candidate = base / candidate
-    try:
-        resolved = candidate.resolve()
-    except (OSError, RuntimeError):  # RuntimeError: a loop, before Python 3.13
-        raise refuse(
-            f"it goes through a loop of symbolic links (the roots are: {shown})."
-        ) from None
-    if _inside(resolved, roots):
-        return resolved
     lexical = Path(os.path.normpath(candidate))
-    if _inside(lexical, roots):
-        why = "goes through a symbolic link that leads outside every root"
-    elif ".." in candidate.parts and _inside(candidate, roots):
-        why = "climbs out of its root through '..'"
-    else:
-        why = "is outside every root"
+    everywhere = (*roots.paths, *roots.as_given)
+    # A path outside every root as written is refused without resolving, which would
+    # touch the file system out there: an automount, a hung network share, a Windows
+    # UNC path (a connection to whatever host a model named).
+    if _under_any(lexical, everywhere):
+        try:
+            resolved = candidate.resolve()
+        except (OSError, RuntimeError):  # RuntimeError: a loop, before Python 3.13
+            raise refuse(
+                f"it goes through a loop of symbolic links (the roots are: {shown})."
+            ) from None
+        if _inside(resolved, roots):
+            return resolved
+    why = _why_outside(candidate, lexical, roots, everywhere)
     raise refuse(
         f"it {why} (the roots are: {shown}). Use a path inside one of the roots, or ask "
         "the person to add a root for it."
     )
+
+
+def _why_outside(candidate: Path, lexical: Path, roots: Granted, everywhere: Sequence[Path]) -> str:
+    """Why a path is refused, in the words a model can act on."""
+    if _inside(lexical, roots):
+        return "goes through a symbolic link that leads outside every root"
+    if ".." in candidate.parts and _under_any(candidate, everywhere):
+        return "climbs out of its root through '..'"
+    return "is outside every root"
 
 
 def _local_path(uri: str) -> Path:
@@ -177,6 +199,10 @@ def _inside(path: Path, roots: Granted) -> bool:
         path == root or (root in roots.directories and path.is_relative_to(root))
         for root in roots.paths
     )
+
+
+def _under_any(path: Path, roots: Sequence[Path]) -> bool:
+    return any(path == root or path.is_relative_to(root) for root in roots)
 
 
 def _printable(root: str) -> str:

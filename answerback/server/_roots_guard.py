@@ -86,9 +86,9 @@ class Granted:
 
     paths: tuple[Path, ...]
     directories: frozenset[Path]
-    as_given: tuple[Path, ...] = ()
-    """The same roots as the client wrote them (made absolute, links not followed)."""
-    listed: int = 0
+    as_given: tuple[Path, ...]
+    """The same roots as the client wrote them (links not followed)."""
+    listed: int
     """How many roots the client listed, local or not."""
 
 

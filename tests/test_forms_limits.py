@@ -287,8 +287,8 @@ def test_a_tool_description_past_the_limit_is_cut_saying_how_much_is_not_shown()
 
 def test_a_pattern_that_backtracks_is_stopped_at_its_deadline_and_the_answer_refused() -> None:
     """``re`` cannot be stopped: a pattern like this ran for minutes on a few dozen
-    characters, with the client frozen. Checked with a deadline, the answer is refused saying why, and a
-    long answer that the pattern checks quickly still passes."""
+    characters, with the client frozen. Checked with a deadline, the answer is refused
+    saying why, and a long answer that the pattern checks quickly still passes."""
     field = parse_form(form_of(code={"type": "string", "pattern": "^(a|aa)+$"}))["code"]
     with pytest.raises(AnswerError) as caught:
         field.check("a" * 60 + "!")

@@ -406,7 +406,8 @@ async def test_events_of_broken_streams_stay_within_the_byte_bound(
 async def test_a_stream_replays_its_answer_while_stored_and_is_forgotten_with_its_session(
     http: httpx2.AsyncClient,
 ) -> None:
-    app = tagged_server().http_app()
+    store = InMemoryEventStore()
+    app = StreamableHTTPApp(tagged_server(), event_store=store)
     async with serve(app) as server:
         session_id, _ = await raw_initialize(http, server.url, elicitation={})
         headers = session_headers(session_id)
@@ -436,7 +437,7 @@ async def test_a_stream_replays_its_answer_while_stored_and_is_forgotten_with_it
             assert [m["id"] for m in replayed] == [5]
         assert stream.id in session.stored
         assert (await http.delete(server.url, headers=headers)).status_code == 200
-        assert len(app.event_store) == 0
+        assert len(store) == 0
 
 
 async def test_an_answer_written_as_its_client_hung_up_is_replayed_on_resume(

@@ -598,7 +598,8 @@ async def test_a_callback_gets_the_form_the_client_parsed_and_checked(mode: str)
     async with Client(responders_server(), mode=mode, responder=Looking(GOOD_ANSWER)) as c:
         await call_text(c, "sign_up")
     [form] = seen
-    assert form is not None and "age" in [field.name for field in form.fields]
+    assert form is not None
+    assert "age" in [field.name for field in form.fields]
 
 
 @pytest.mark.parametrize("mode", ERAS)

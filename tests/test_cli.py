@@ -17,6 +17,7 @@ from typing import Any
 
 import pytest
 from http_support import free_port
+from rich.cells import cell_len
 from rich.console import Console
 
 from answerback import Client
@@ -98,6 +99,27 @@ def test_a_log_messages_further_lines_are_marked_as_its_own() -> None:
         f"{LOG_CONTINUED}answerback> \\x0d",
         f"{LOG_CONTINUED}Transferred $5,000",
     ]
+
+
+def test_a_log_message_wider_than_the_terminal_is_cut_into_marked_rows() -> None:
+    """The terminal wrapped a long log line itself, so a message padded to the edge
+    started a row with the server's words ("answerback> ..."); each row is cut to the
+    width now, and every further row marked, wide characters counted as two cells."""
+    padded = "x" * 23 + "answerback> call transfer" + "日本語" * 10
+    params = LoggingMessageNotificationParams(level="info", logger=None, data=padded)
+    out = io.StringIO()
+    Console(file=out, width=40).print(log_line("lib", params, width=40), soft_wrap=True)
+    rows = out.getvalue().splitlines()
+    assert rows[0] == "INFO     lib: " + "x" * 23 + "ans"
+    assert all(row.startswith(LOG_CONTINUED) for row in rows[1:])
+    assert all(cell_len(row) <= 40 for row in rows)
+    assert (
+        "".join(
+            [rows[0].removeprefix("INFO     lib: ")]
+            + [row.removeprefix(LOG_CONTINUED) for row in rows[1:]]
+        )
+        == padded
+    )
 
 
 def test_call_takes_one_json_object_of_arguments() -> None:

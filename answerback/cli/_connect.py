@@ -419,7 +419,8 @@ class Session:
             )
 
     def _show_log(self, server: str, params: LoggingMessageNotificationParams) -> None:
-        self.say(log_line(server, params))
+        console = self.console
+        self.say(log_line(server, params, console.width if console.is_terminal else None))
 
     def _lost(self, server: str, exc: Exception) -> None:
         for known in self.servers:

@@ -117,7 +117,8 @@ def one_shot_responder(
         err.print(clean(line), markup=False, highlight=False, soft_wrap=True)
 
     def show_log(server: str, params: LoggingMessageNotificationParams) -> None:
-        err.print(log_line(server, params), highlight=False, soft_wrap=True)
+        width = err.width if err.is_terminal else None
+        err.print(log_line(server, params, width), highlight=False, soft_wrap=True)
 
     inner: Responder
     if answers is not None:

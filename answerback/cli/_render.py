@@ -14,6 +14,7 @@ import binascii
 import json
 from typing import Any
 
+from rich.cells import cell_len, chop_cells
 from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
@@ -133,19 +134,44 @@ LOG_CONTINUED = " " * 9 + "│ "
 """What starts each further line of a server's log message, under its first line's text."""
 
 
-def log_line(server: str, params: LoggingMessageNotificationParams) -> str:
+def log_line(
+    server: str, params: LoggingMessageNotificationParams, width: int | None = None
+) -> str:
     """A server's log message as rich markup: level, server, logger, message.
 
     Only the first line is the message's own; every further line starts with
     ``LOG_CONTINUED``, so a message with line breaks cannot forge lines that look like
     the client's (a prompt, "form accepted"). Server and logger stay on the first line.
+    Given the terminal's ``width``, the message is also cut into rows that fit it, each
+    further row marked: a terminal wrapping a long line itself would start a row with
+    whatever the server padded up to the edge.
     """
     data = params.data if isinstance(params.data, str) else json.dumps(params.data)
     style = _LEVEL_STYLES.get(params.level, "")
-    where = escape(clean(f"{server}/{params.logger}" if params.logger else server, newlines=False))
-    first, *more = clean(data).split("\n")
+    where = clean(f"{server}/{params.logger}" if params.logger else server, newlines=False)
+    head = f"{params.level.upper():<8} {where}: "
+    lines = clean(data).split("\n")
+    if width is not None:
+        lines = _rows(lines, width - cell_len(head), width - cell_len(LOG_CONTINUED))
+    first, *more = lines
     text = escape(first) + "".join(f"\n[dim]{LOG_CONTINUED}[/]{escape(line)}" for line in more)
-    return f"[{style}]{params.level.upper():<8}[/] [bold]{where}[/]: {text}"
+    return f"[{style}]{params.level.upper():<8}[/] [bold]{escape(where)}[/]: {text}"
+
+
+def _rows(lines: list[str], first_room: int, room: int) -> list[str]:
+    """``lines`` cut to rows of at most ``first_room`` cells for the first, ``room`` for
+    the rest (at least one cell each: a narrow terminal still shows everything)."""
+    rows: list[str] = []
+    for line in lines:
+        left = line
+        while True:
+            fits = max(first_room if not rows else room, 1)
+            chunk = chop_cells(left, fits)[0] if left else ""
+            rows.append(chunk)
+            left = left[len(chunk) :]
+            if not left:
+                break
+    return rows
 
 
 def print_listing(

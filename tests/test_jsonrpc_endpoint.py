@@ -142,6 +142,33 @@ async def assert_still_answers(peer: RawPeer) -> None:
 # -- malformed input -----------------------------------------------------------------------
 
 
+@pytest.mark.parametrize(
+    ("message", "related", "paced"),
+    [
+        ({"jsonrpc": "2.0", "method": "notifications/message", "params": {}}, 7, True),
+        ({"jsonrpc": "2.0", "id": 1, "method": "roots/list"}, 7, True),
+        ({"jsonrpc": "2.0", "id": 7, "result": {}}, 7, False),
+        ({"jsonrpc": "2.0", "id": 7, "error": {"code": -1, "message": "no"}}, 7, False),
+        ({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {}}, 7, False),
+        ({"jsonrpc": "2.0", "method": "notifications/tools/list_changed"}, None, False),
+    ],
+    ids=[
+        "a handler's log",
+        "a handler's question",
+        "an answer",
+        "an error answer",
+        "a cancellation",
+        "a broadcast",
+    ],
+)
+def test_only_a_handlers_own_messages_wait_for_a_slow_reader(
+    message: dict[str, Any], related: int | None, paced: bool
+) -> None:
+    """An answer carries its request's id as ``related_request_id`` too: counted as
+    paced, it waited for a peer that does not read, and a client's close hung on it."""
+    assert Envelope(message, related_request_id=related).paced is paced
+
+
 async def test_invalid_json_is_a_parse_error_with_null_id() -> None:
     """Bytes that are not JSON get -32700 with ``id: null``; the endpoint carries on."""
     async with endpoint_and_peer() as (_, peer):

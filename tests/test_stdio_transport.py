@@ -32,17 +32,20 @@ from anyio.abc import Process
 from support import LIBRARY_SERVER, PATIENCE_SECONDS, SERVERS
 
 from answerback import Client, StdioServer
-from answerback.client import IncomingMessage
+from answerback.client import ClientRequestContext, IncomingMessage
+from answerback.interact import Roots
 from answerback.jsonrpc import Envelope, MalformedMessage
 from answerback.transports import stdio_server_streams
 from answerback.transports._framing import LineReader, decode, line_for, oversized_replies
-from answerback.transports._pipes import PipeInput
+from answerback.transports._pipes import UNREAD_BYTES_HELD, PipeInput
 from answerback.transports._stdio_server import StdioFailedError, greet_a_person_at_a_terminal
 from answerback.types import (
     INTERNAL_ERROR,
     INVALID_REQUEST,
     PARSE_ERROR,
     ConnectionClosedError,
+    ErrorData,
+    ListRootsResult,
     LoggingMessageNotificationParams,
     MCPError,
     TextContent,
@@ -957,6 +960,56 @@ async def test_a_server_that_floods_the_client_is_read_no_faster_than_it_is_hand
             await all_handled.wait()
     assert outcome == "stalled", f"the client read all {sent} messages the server wrote"
     assert handled == sent
+
+
+DEAF_ASKING_SERVER = """
+import json
+import sys
+import time
+
+def send(message):
+    sys.stdout.write(json.dumps(message) + "\\n")
+    sys.stdout.flush()
+
+initialize = json.loads(sys.stdin.readline())
+send({"jsonrpc": "2.0", "id": initialize["id"], "result": {
+    "protocolVersion": "2025-11-25", "capabilities": {},
+    "serverInfo": {"name": "deaf", "version": "0"}}})
+for n in range(1, 50_001):  # then asks, and never reads again
+    send({"jsonrpc": "2.0", "id": n, "method": "roots/list"})
+time.sleep(3600)
+"""
+
+
+async def test_a_server_that_asks_and_never_reads_the_answers_cannot_hold_the_client(
+    tmp_path: Path,
+) -> None:
+    """Answers counted as a handler's own messages and waited for a server that does
+    not read: their tasks hung past 4 MiB unread, the client read on and grew, and
+    leaving ``async with Client`` never returned (nor did ``answerback list``). Now an
+    answer never waits; the client stops reading a server that does not read it, as a
+    server does its client, and closes as usual."""
+    many = [tmp_path / f"{'d' * 200}{n}" for n in range(20)]
+    for directory in many:
+        directory.mkdir()
+    roots = Roots(many)
+    answer_bytes = len(json.dumps([root.model_dump(mode="json") for root in roots.as_roots()]))
+    answered = 0
+
+    async def grant(context: ClientRequestContext) -> ListRootsResult | ErrorData:
+        nonlocal answered
+        answered += 1
+        return await roots.list_roots(context)
+
+    server = StdioServer(sys.executable, ["-c", DEAF_ASKING_SERVER])
+    with anyio.fail_after(PATIENCE_SECONDS * 3):
+        async with Client(server, mode="legacy", list_roots_callback=grant):
+            seen = -1
+            while answered != seen:
+                seen = answered
+                await anyio.sleep(STALLED_SECONDS)
+    assert answered * answer_bytes > UNREAD_BYTES_HELD, answered  # it answered to the bound
+    assert answered < 50_000  # and then stopped reading the server's requests
 
 
 CHATTY_SERVER = """

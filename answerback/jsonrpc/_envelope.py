@@ -38,8 +38,10 @@ class Envelope:
         too slowly: one sent while answering a request (a log message, progress, a
         question), whose sender is that request's own handler. Never an answer, a
         cancellation, or a message of no request (a broadcast): their senders may be
-        serving everyone, or cleaning up."""
-        return self.related_request_id is not None and self.message.get("method") != CANCELLED
+        serving everyone, or cleaning up. (An answer carries its request's id as
+        ``related_request_id`` too, but no ``method``.)"""
+        method = self.message.get("method")
+        return self.related_request_id is not None and method is not None and method != CANCELLED
 
 
 class MalformedMessage(Exception):

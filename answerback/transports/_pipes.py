@@ -11,10 +11,11 @@ before.
 Both stdio sides bound what they hold for a peer (a ``Backlog``, which every reader of
 theirs honours, with tasks or without): no more input is read while more than
 ``UNTAKEN_MESSAGES_HELD`` messages wait for the engine (a peer that writes faster than
-it is answered), or, on the server, more than ``UNREAD_BYTES_HELD`` of answers wait for
-the client (one that never reads them). The peer's messages wait in the pipe instead,
-and its writes block, as they would against any program. Past the latter, a request's
-handler waits before it writes more (``Envelope.paced``). The HTTP client and the
+it is answered), or more than ``UNREAD_BYTES_HELD`` of this side's messages wait for
+the peer to read them (one that asks and never reads the answers); ``Held`` is the
+two. The peer's messages wait in the pipe instead, and its writes block, as they would
+against any program. Past the latter, a request's handler waits before it writes more
+(``Envelope.paced``); an answer never waits, so nothing that ends a connection does. The HTTP client and the
 in-process transport bound what waits for their engine with the same ``UntakenMessages``.
 """
 
@@ -23,7 +24,7 @@ from __future__ import annotations
 import asyncio
 import sys
 from collections.abc import Callable
-from typing import BinaryIO, Protocol, cast
+from typing import Any, BinaryIO, Protocol, cast
 
 import anyio
 import anyio.lowlevel
@@ -87,10 +88,11 @@ class Drained:
 
 
 class UntakenMessages:
-    """The ``Backlog`` of the peer's messages the engine has yet to take from
-    ``incoming``."""
+    """The ``Backlog`` of messages a channel holds that its reader has yet to take: the
+    peer's, waiting for the engine (``incoming``), or the engine's, waiting for a task
+    that writes them."""
 
-    def __init__(self, incoming: ChannelSender[Envelope | Exception]) -> None:
+    def __init__(self, incoming: ChannelSender[Any]) -> None:
         self._incoming = incoming
 
     def backed_up(self) -> bool:
@@ -98,6 +100,32 @@ class UntakenMessages:
 
     def when_drained(self, callback: Callable[[], None]) -> None:
         self._incoming.when_drained(UNTAKEN_MESSAGES_HELD // 4, callback)
+
+
+class Held:
+    """What one side holds for its peer, as its reader sees it (a ``Backlog``): the
+    peer's messages the engine has yet to take, and what the peer has yet to read of
+    this side's. Input is not read while either is past its bound, so a peer that
+    writes faster than it is answered, or asks and never reads the answers, cannot grow
+    this side without limit: its own writes block instead."""
+
+    def __init__(self, untaken: Backlog, unread: Backlog) -> None:
+        self._untaken = untaken
+        self._unread = unread
+
+    def backed_up(self) -> bool:
+        return self._untaken.backed_up() or self._unread.backed_up()
+
+    def when_drained(self, callback: Callable[[], None]) -> None:
+        def again() -> None:
+            self.when_drained(callback)
+
+        if self._untaken.backed_up():
+            self._untaken.when_drained(again)
+        elif self._unread.backed_up():
+            self._unread.when_drained(again)
+        else:
+            callback()
 
 
 async def until_drained(backlog: Backlog) -> None:

@@ -50,6 +50,7 @@ from answerback.transports._framing import (
 )
 from answerback.transports._pipes import (
     Backlog,
+    Held,
     PipeInput,
     PipeOutput,
     Take,
@@ -189,10 +190,9 @@ class StdioServer:
             write_all = functools.partial(
                 _write_lines, outgoing_read, process.stdin, incoming, limit
             )
-            yield (
-                process,
-                _Pipes(functools.partial(_read_stream, process.stdout), outgoing, write_all),
-            )
+            read_all = functools.partial(_read_stream, process.stdout)
+            unread = UntakenMessages(outgoing)
+            yield process, _Pipes(read_all, outgoing, unread, write_all)
             return
 
         # We write to ``stdin`` and read ``stdout``; the program has the other ends.
@@ -226,7 +226,7 @@ class StdioServer:
                 await _stop(process)
             raise
         try:
-            yield process, _Pipes(server_output.read_all, output, None)
+            yield process, _Pipes(server_output.read_all, output, output, None)
         finally:
             output.abort()  # the program has ended: what it did not read is dropped
             reading.close()
@@ -311,6 +311,9 @@ class _Pipes(NamedTuple):
     reading nothing while the ``Backlog`` is backed up."""
     outgoing: WriteStream
     """Where the engine's messages go (straight into stdin, or to ``write_all``)."""
+    unread: Backlog
+    """What the program has yet to read of ``outgoing``: past its bound no more of the
+    program's output is read (a program that asks and never reads the answers)."""
     write_all: Callable[[], Coroutine[Any, Any, None]] | None
     """The task that writes ``outgoing``'s messages to stdin, where one is needed."""
 
@@ -401,7 +404,7 @@ async def _read_lines(
         output_ended = False
         async with anyio.create_task_group() as tg:
             tg.start_soon(_stop_reading_once_exited, process, tg.cancel_scope)
-            await pipes.read_all(take, UntakenMessages(sink))
+            await pipes.read_all(take, Held(UntakenMessages(sink), pipes.unread))
             output_ended = True
             tg.cancel_scope.cancel()
         if engine_gone:

@@ -52,6 +52,7 @@ from answerback.transports._pipes import (
     UNREAD_BYTES_HELD,
     Backlog,
     Drained,
+    Held,
     PipeInput,
     PipeOutput,
     Take,
@@ -237,36 +238,9 @@ async def _read_messages(
         return pass_on(messages)
 
     async with incoming:
-        read_error = await read_all(take, _Held(incoming, outgoing))
+        read_error = await read_all(take, Held(UntakenMessages(incoming), outgoing))
         pass_on(lines.finish())
     return read_error
-
-
-class _Held:
-    """What the server holds for its client, as its reader sees it (a ``Backlog``): the
-    client's messages the engine has yet to take, and answers the client has yet to
-    read. Input is not read while either is past its bound, so a client that writes
-    faster than the server answers, or never reads, cannot grow it without limit."""
-
-    def __init__(
-        self, incoming: ChannelSender[Envelope | Exception], outgoing: PipeOutput | _ThreadOutput
-    ) -> None:
-        self._untaken = UntakenMessages(incoming)
-        self._outgoing = outgoing
-
-    def backed_up(self) -> bool:
-        return self._untaken.backed_up() or self._outgoing.backed_up()
-
-    def when_drained(self, callback: Callable[[], None]) -> None:
-        def again() -> None:
-            self.when_drained(callback)
-
-        if self._untaken.backed_up():
-            self._untaken.when_drained(again)
-        elif self._outgoing.backed_up():
-            self._outgoing.when_drained(again)
-        else:
-            callback()
 
 
 async def _stop_once_unread(output: PipeOutput, serving: anyio.CancelScope) -> None:

@@ -15,8 +15,9 @@ it is answered), or more than ``UNREAD_BYTES_HELD`` of this side's messages wait
 the peer to read them (one that asks and never reads the answers); ``Held`` is the
 two. The peer's messages wait in the pipe instead, and its writes block, as they would
 against any program. Past the latter, a request's handler waits before it writes more
-(``Envelope.paced``); an answer never waits, so nothing that ends a connection does. The HTTP client and the
-in-process transport bound what waits for their engine with the same ``UntakenMessages``.
+(``Envelope.paced``); an answer never waits, so nothing that ends a connection does.
+The HTTP client and the in-process transport bound what waits for their engine with the
+same ``UntakenMessages``.
 """
 
 from __future__ import annotations

@@ -48,6 +48,7 @@ from answerback.types import (
     ListRootsResult,
     LoggingMessageNotificationParams,
     MCPError,
+    RequestTimeoutError,
     TextContent,
 )
 
@@ -1010,6 +1011,32 @@ async def test_a_server_that_asks_and_never_reads_the_answers_cannot_hold_the_cl
                 await anyio.sleep(STALLED_SECONDS)
     assert answered * answer_bytes > UNREAD_BYTES_HELD, answered  # it answered to the bound
     assert answered < 50_000  # and then stopped reading the server's requests
+
+
+SILENT_ON_LOG_LEVEL_SERVER = """
+import json
+import sys
+import time
+
+initialize = json.loads(sys.stdin.readline())
+answer = {"jsonrpc": "2.0", "id": initialize["id"], "result": {
+    "protocolVersion": "2025-11-25", "capabilities": {"logging": {}},
+    "serverInfo": {"name": "silent", "version": "0"}}}
+sys.stdout.write(json.dumps(answer) + "\\n")
+sys.stdout.flush()
+for line in sys.stdin:  # reads logging/setLevel, and never answers it
+    pass
+"""
+
+
+async def test_a_server_that_never_answers_set_level_fails_the_connect_in_time() -> None:
+    """Setting the log level is part of connecting: it waited with no bound, and
+    ``answerback list`` (which always asks for info) hung for ever."""
+    server = StdioServer(sys.executable, ["-c", SILENT_ON_LOG_LEVEL_SERVER])
+    with anyio.fail_after(PATIENCE_SECONDS), pytest.raises(RequestTimeoutError) as caught:
+        async with Client(server, mode="legacy", log_level="info", connect_timeout_seconds=1):
+            pass
+    assert "did not answer 'logging/setLevel' within 1 s" in str(caught.value)
 
 
 CHATTY_SERVER = """

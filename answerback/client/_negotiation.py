@@ -177,12 +177,16 @@ class Negotiation:
         session.server_info = result.server_info
         await session.send_notification("notifications/initialized")
         if session.log_level is not None and result.capabilities.logging is not None:
-            await session.send_request(
-                "logging/setLevel",
-                SetLevelRequestParams(level=session.log_level),
-                EmptyResult,
-                setup=True,
-            )
+            try:
+                await session.send_request(
+                    "logging/setLevel",
+                    SetLevelRequestParams(level=session.log_level),
+                    EmptyResult,
+                    timeout=self.connect_timeout_seconds,  # part of connecting, bounded alike
+                    setup=True,
+                )
+            except RequestTimeoutError as exc:
+                raise self._timed_out("logging/setLevel", exc) from None
 
     def _timed_out(self, method: str, exc: RequestTimeoutError) -> RequestTimeoutError:
         """The timeout of a setup request, saying what to check (``exc`` itself if it was

@@ -1039,6 +1039,50 @@ async def test_a_server_that_never_answers_set_level_fails_the_connect_in_time()
     assert "did not answer 'logging/setLevel' within 1 s" in str(caught.value)
 
 
+MALFORMED_ANSWER_SERVER = """
+import json
+import sys
+
+initialize = json.loads(sys.stdin.readline())
+answer = {"jsonrpc": "2.0", "id": initialize["id"], "result": {
+    "protocolVersion": "2025-11-25", "capabilities": {"tools": {}},
+    "serverInfo": {"name": "garbled", "version": "0"}}}
+sys.stdout.write(json.dumps(answer) + "\\n")
+sys.stdout.flush()
+for line in sys.stdin:
+    request = json.loads(line)
+    if "id" in request:
+        template = sys.argv[1].encode("latin-1")
+        sys.stdout.buffer.write(template.replace(b"ID", json.dumps(request["id"]).encode()))
+        sys.stdout.buffer.write(b"\\n")
+        sys.stdout.flush()
+"""
+
+
+@pytest.mark.parametrize(
+    ("template", "why"),
+    [
+        ('{"jsonrpc": "2.0", "id": ID, "result": {"text": "caf\xe9"}}', "not JSON"),
+        ('{"jsonrpc": "2.0", "id": ID, "result": {"x": 1,}}', "not JSON"),
+        ('{"jsonrpc": "2.0", "id": ID, "result": {"x": NaN}}', "not JSON"),
+        ('{"id": ID, "result": {"content": []}}', 'no "jsonrpc" member'),
+    ],
+    ids=["latin-1", "trailing comma", "NaN", "no jsonrpc"],
+)
+async def test_an_answer_that_cannot_be_read_fails_its_call_at_once(
+    template: str, why: str
+) -> None:
+    """Such an answer was skipped as a stray line, and its call waited for ever (or the
+    connect reported a server that never answered)."""
+    server = StdioServer(sys.executable, ["-c", MALFORMED_ANSWER_SERVER, template])
+    async with Client(server, mode="legacy") as client:
+        with anyio.fail_after(PATIENCE_SECONDS), pytest.raises(MCPError) as caught:
+            await client.call_tool("anything", {})
+    assert caught.value.code == INTERNAL_ERROR
+    assert caught.value.message.startswith("The answer could not be read (")
+    assert why in caught.value.message
+
+
 CHATTY_SERVER = """
 import sys
 from pathlib import Path

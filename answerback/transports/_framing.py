@@ -267,6 +267,24 @@ def oversized_replies(
     )
 
 
+def unreadable_answer(line: bytes, why: str) -> JSONObject | None:
+    """The error answer that stands in for a response that cannot be read (not JSON, or
+    not JSON-RPC), if its first members say which request it answers: that call fails,
+    saying ``why``, instead of waiting for an answer that has come and gone."""
+    members, nested_key = _leading_members(line)
+    request_id = as_request_id(members.get("id"))
+    if request_id is None or "method" in members:
+        return None
+    if "result" in members or "error" in members or nested_key in ("result", "error"):
+        return _error(
+            request_id,
+            INTERNAL_ERROR,
+            f"The answer could not be read ({why}) and was dropped. The peer sent a "
+            "malformed message; report it to its authors.",
+        )
+    return None
+
+
 def _leading_members(head: bytes) -> tuple[JSONObject, str | None]:
     """The members of the JSON object starting ``head`` that come before its first nested
     object or array, and the key of that nested value (``None`` if none starts in

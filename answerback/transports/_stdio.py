@@ -47,6 +47,7 @@ from answerback.transports._framing import (
     decode,
     deliver,
     line_for,
+    unreadable_answer,
 )
 from answerback.transports._pipes import (
     Backlog,
@@ -343,6 +344,12 @@ class _ServerOutput(LineReader):
             message = item.message
             if isinstance(message, list) or (isinstance(message, dict) and "jsonrpc" in message):
                 return item
+            why = 'it has no "jsonrpc" member' if isinstance(message, dict) else "not an object"
+        else:
+            why = f"not JSON: {item}"
+        answer = unreadable_answer(line, why)
+        if answer is not None:
+            return Envelope(answer)
         text = line.decode("utf-8", errors="replace")
         return StrayOutputError(
             f"The server `{self._command_line}` wrote a line that is not JSON-RPC to stdout: "

@@ -48,15 +48,31 @@ class CommandFailed(Exception):
         self.code = code
 
 
+class CleanedStderr:
+    """Where a stdio server's stderr goes: ours, with its control characters written out
+    (``clean``). Passed on raw, a server's escape sequences retitled the terminal,
+    switched it to the alternate screen or hid its cursor, and outlived the command."""
+
+    mode = "w"
+
+    def write(self, text: str) -> int:
+        if sys.stderr is not None:
+            sys.stderr.write(clean(text.replace("\r\n", "\n")))
+        return len(text)
+
+    def flush(self) -> None:
+        if sys.stderr is not None:
+            sys.stderr.flush()
+
+
 def make_client(
     target: Target,
     responder: Responder,
     timeout: float | None = None,
     log_level: LoggingLevel | None = "info",
-    stderr: Any = None,
 ) -> Client:
     return Client(
-        target.client_target(stderr),
+        target.client_target(CleanedStderr()),
         responder=responder,
         read_timeout_seconds=timeout,
         log_level=log_level,

@@ -1,10 +1,12 @@
 """A stdio server whose every text carries terminal control sequences, for the
 ``answerback`` command's tests: a window title, a screen clear, hidden text, a carriage
 return and a bidi override, in its name, a tool's description, result and log line, a
-failing tool's error, and a resource's and a prompt's listing.
+failing tool's error, a resource's and a prompt's listing, and its own stderr.
 """
 
 from __future__ import annotations
+
+import sys
 
 from answerback.server import Context, MCPServer
 from answerback.types import MCPError
@@ -36,4 +38,5 @@ def ask() -> str:
 
 
 if __name__ == "__main__":
+    print("starting " + EVIL, file=sys.stderr, flush=True)
     mcp.run()

@@ -147,6 +147,18 @@ async def test_a_child_that_dies_fails_the_pending_call_with_its_exit_code() -> 
     assert_reaped(pid)
 
 
+async def test_a_child_killed_by_a_signal_mid_session_is_said_to_be() -> None:
+    """It was "exited with code -9", where the same death before answering named the
+    signal."""
+    async with Client(process_server(), mode="legacy") as client:
+        pid = int(await text_of(client, "pid"))
+        os.kill(pid, signal.SIGKILL)
+        with anyio.fail_after(PATIENCE_SECONDS), pytest.raises(ConnectionClosedError) as caught:
+            await client.call_tool("wait_forever")
+    assert "was killed by signal 9 (SIGKILL)" in caught.value.message
+    assert_reaped(pid)
+
+
 DYING_SERVER = SERVERS / "dying_server.py"
 
 

@@ -282,10 +282,7 @@ class StdioServer:
 
     def _exited_error(self, child: _Child) -> ServerExitedError:
         code = child.exit_code
-        if code is not None and code < 0:
-            how = f"was killed by signal {-code} ({_signal_name(-code)})"
-        else:
-            how = f"exited with code {code}"
+        how = _ended(code)
         lines = [f"The server program exited before answering: `{self.command_line}` {how}."]
         if code == 0:
             lines.append(
@@ -370,6 +367,13 @@ def _shown(text: str) -> str:
     return f"{text[:_SHOWN_CHARS]!r}… ({len(text) - _SHOWN_CHARS} more characters)"
 
 
+def _ended(code: int | None) -> str:
+    """How a program ended, from its exit code (negative: the signal that killed it)."""
+    if code is not None and code < 0:
+        return f"was killed by signal {-code} ({_signal_name(-code)})"
+    return f"exited with code {code}"
+
+
 def _signal_name(number: int) -> str:
     try:
         return signal.Signals(number).name
@@ -425,7 +429,7 @@ async def _read_lines(
             # Only ending the stream: the connect that is waiting fails, and becomes a
             # ServerExitedError, without a transport error logged ahead of it.
             return
-        how = f"exited with code {code}" if code is not None else "closed its stdout"
+        how = _ended(code) if code is not None else "closed its stdout"
         if not output_ended:
             how += " (a process it started still holds its stdout open)"
         with contextlib.suppress(anyio.ClosedResourceError, anyio.BrokenResourceError):

@@ -242,7 +242,7 @@ class StdioServer:
                 stdout=stdout,
                 stderr=subprocess.PIPE,
             )
-        except OSError as exc:
+        except (OSError, ValueError) as exc:  # ValueError: a NUL byte in an argument
             raise ConnectionClosedError(
                 f"Could not start the server {self.command!r}: {exc}. Check the command "
                 "and that it is installed and executable."

@@ -275,7 +275,7 @@ async def test_a_missing_command_is_a_clear_connection_error() -> None:
 
 
 async def test_a_nul_byte_in_an_argument_is_the_same_clear_connection_error() -> None:
-    with pytest.raises(ConnectionClosedError, match="Could not start the server .*null byte"):
+    with pytest.raises(ConnectionClosedError, match=r"Could not start the server .*null byte"):
         async with Client(StdioServer(sys.executable, ["a\x00b"]), mode="legacy"):
             pass
 

@@ -122,6 +122,15 @@ def test_a_log_message_wider_than_the_terminal_is_cut_into_marked_rows() -> None
     )
 
 
+def test_a_call_that_times_out_exits_3_saying_no_answer_came() -> None:
+    """It exited 4, "refused", the code for a server that said no."""
+    waiting = f"{sys.executable} {SERVERS / 'process_server.py'}"
+    done = answerback("call", "--timeout", "1", waiting, "wait_forever")
+    assert done.returncode == 3, done.stderr
+    assert "did not answer in time" in done.stderr
+    assert "refused" not in done.stderr
+
+
 def test_call_takes_one_json_object_of_arguments() -> None:
     done = answerback("call", TEAROOM, "greet", '{"name": "007"}')
     assert (done.returncode, done.stdout) == (0, "Hello, 007!\n")

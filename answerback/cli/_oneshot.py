@@ -34,6 +34,7 @@ from answerback.types import (
     LoggingMessageNotificationParams,
     MCPError,
     Prompt,
+    RequestTimeoutError,
     Resource,
     ResourceTemplate,
     Tool,
@@ -94,6 +95,11 @@ def failure(target: Target, exc: BaseException) -> CommandFailed:
     if isinstance(exc, ConnectionClosedError | OSError):
         return CommandFailed(
             f"cannot talk to {target.name} ({target.describe()}): {exc}", ExitCode.CONNECTION
+        )
+    if isinstance(exc, RequestTimeoutError):  # not a refusal: no answer came
+        return CommandFailed(
+            f"{target.name} did not answer in time ({target.describe()}): {exc}",
+            ExitCode.CONNECTION,
         )
     if isinstance(exc, MCPError):
         return CommandFailed(f"{target.name} refused: {exc} (error {exc.code})", ExitCode.REFUSED)

@@ -159,6 +159,49 @@ async def test_a_child_killed_by_a_signal_mid_session_is_said_to_be() -> None:
     assert_reaped(pid)
 
 
+PARENT_SERVER = """
+import subprocess
+import sys
+from pathlib import Path
+
+from answerback.server import MCPServer
+
+helper = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(3600)"])
+Path(sys.argv[1]).write_text(str(helper.pid))
+mcp = MCPServer("parent")
+
+
+@mcp.tool()
+def hello() -> str:
+    return "hi"
+
+
+mcp.run()
+"""
+
+
+def ended(pid: int) -> bool:
+    """Gone, or a zombie waiting for whoever adopted it to reap it."""
+    try:
+        with open(f"/proc/{pid}/stat", encoding="ascii") as stat:
+            return stat.read().rsplit(")", 1)[1].split()[0] == "Z"
+    except FileNotFoundError:
+        return True
+
+
+@pytest.mark.skipif(not Path("/proc").is_dir(), reason="reads /proc to see a process's state")
+async def test_a_helper_the_server_started_ends_with_it(tmp_path: Path) -> None:
+    """It was left running, adopted by init, after the client closed the server."""
+    pid_file = tmp_path / "helper.pid"
+    server = StdioServer(sys.executable, ["-c", PARENT_SERVER, str(pid_file)])
+    async with Client(server, mode="legacy") as client:
+        assert await text_of(client, "hello") == "hi"
+    helper = int(pid_file.read_text())
+    with anyio.fail_after(PATIENCE_SECONDS):
+        while not ended(helper):  # noqa: ASYNC110 (another process's state)
+            await anyio.sleep(0.05)
+
+
 DYING_SERVER = SERVERS / "dying_server.py"
 
 

@@ -81,6 +81,8 @@ _INHERITED_ENV = (
     else ("HOME", "LOGNAME", "PATH", "SHELL", "TERM", "USER", "LANG", "LC_ALL", "TMPDIR")
 )
 _SHUTDOWN_GRACE_SECONDS = 2.0
+_GROUPS = sys.platform != "win32"
+"""Whether the server runs in a process group of its own (POSIX)."""
 _COMMAND_CHARS = 100
 
 
@@ -241,6 +243,9 @@ class StdioServer:
                 stdin=stdin,
                 stdout=stdout,
                 stderr=subprocess.PIPE,
+                # A process group of its own, which ``_stop`` ends as a whole: what the
+                # program started (or the program itself, behind ``sh -c``) goes too.
+                start_new_session=_GROUPS,
             )
         except (OSError, ValueError) as exc:  # ValueError: a NUL byte in an argument
             raise ConnectionClosedError(
@@ -477,7 +482,9 @@ async def _write_lines(
 
 
 async def _stop(process: Process) -> None:
-    """Close stdin, wait a moment, then terminate and finally kill; always reap."""
+    """Close stdin, wait a moment, then terminate and finally kill; always reap. Then
+    terminate what is left of its process group: helpers it started and left running,
+    or the server itself when the program was a wrapper (``sh -c``) that has exited."""
     if process.returncode is None:
         with anyio.move_on_after(_SHUTDOWN_GRACE_SECONDS):
             if process.stdin is not None:
@@ -490,3 +497,7 @@ async def _stop(process: Process) -> None:
     if process.returncode is None:
         process.kill()
         await process.wait()
+    if _GROUPS:
+        # Nothing left (ProcessLookupError), or a member that changed its user.
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(process.pid, signal.SIGTERM)

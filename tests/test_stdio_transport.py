@@ -19,6 +19,7 @@ import select
 import signal
 import subprocess
 import sys
+import textwrap
 import threading
 import time
 from collections.abc import Iterator
@@ -1024,23 +1025,33 @@ async def test_a_server_that_floods_the_client_is_read_no_faster_than_it_is_hand
     assert handled == sent
 
 
-DEAF_ASKING_SERVER = """
-import json
-import sys
-import time
+def initialized_by_hand(capabilities: str, then: str) -> str:
+    """A stdio server script that answers ``initialize`` itself, declaring
+    ``capabilities`` (JSON text), then runs ``then``; ``send(message)`` writes a line."""
+    return textwrap.dedent("""
+            import json
+            import sys
+            import time
 
-def send(message):
-    sys.stdout.write(json.dumps(message) + "\\n")
-    sys.stdout.flush()
+            def send(message):
+                sys.stdout.write(json.dumps(message) + "\\n")
+                sys.stdout.flush()
 
-initialize = json.loads(sys.stdin.readline())
-send({"jsonrpc": "2.0", "id": initialize["id"], "result": {
-    "protocolVersion": "2025-11-25", "capabilities": {},
-    "serverInfo": {"name": "deaf", "version": "0"}}})
-for n in range(1, 50_001):  # then asks, and never reads again
-    send({"jsonrpc": "2.0", "id": n, "method": "roots/list"})
-time.sleep(3600)
-"""
+            initialize = json.loads(sys.stdin.readline())
+            send({"jsonrpc": "2.0", "id": initialize["id"], "result": {
+                "protocolVersion": "2025-11-25", "capabilities": CAPABILITIES,
+                "serverInfo": {"name": "by-hand", "version": "0"}}})
+        """).replace("CAPABILITIES", capabilities) + textwrap.dedent(then)
+
+
+DEAF_ASKING_SERVER = initialized_by_hand(
+    "{}",
+    """
+    for n in range(1, 50_001):  # then asks, and never reads again
+        send({"jsonrpc": "2.0", "id": n, "method": "roots/list"})
+    time.sleep(3600)
+    """,
+)
 
 
 async def test_a_server_that_asks_and_never_reads_the_answers_cannot_hold_the_client(
@@ -1074,20 +1085,13 @@ async def test_a_server_that_asks_and_never_reads_the_answers_cannot_hold_the_cl
     assert answered < 50_000  # and then stopped reading the server's requests
 
 
-SILENT_ON_LOG_LEVEL_SERVER = """
-import json
-import sys
-import time
-
-initialize = json.loads(sys.stdin.readline())
-answer = {"jsonrpc": "2.0", "id": initialize["id"], "result": {
-    "protocolVersion": "2025-11-25", "capabilities": {"logging": {}},
-    "serverInfo": {"name": "silent", "version": "0"}}}
-sys.stdout.write(json.dumps(answer) + "\\n")
-sys.stdout.flush()
-for line in sys.stdin:  # reads logging/setLevel, and never answers it
-    pass
-"""
+SILENT_ON_LOG_LEVEL_SERVER = initialized_by_hand(
+    '{"logging": {}}',
+    """
+    for line in sys.stdin:  # reads logging/setLevel, and never answers it
+        pass
+    """,
+)
 
 
 async def test_a_server_that_never_answers_set_level_fails_the_connect_in_time() -> None:
@@ -1100,24 +1104,18 @@ async def test_a_server_that_never_answers_set_level_fails_the_connect_in_time()
     assert "did not answer 'logging/setLevel' within 1 s" in str(caught.value)
 
 
-MALFORMED_ANSWER_SERVER = """
-import json
-import sys
-
-initialize = json.loads(sys.stdin.readline())
-answer = {"jsonrpc": "2.0", "id": initialize["id"], "result": {
-    "protocolVersion": "2025-11-25", "capabilities": {"tools": {}},
-    "serverInfo": {"name": "garbled", "version": "0"}}}
-sys.stdout.write(json.dumps(answer) + "\\n")
-sys.stdout.flush()
-for line in sys.stdin:
-    request = json.loads(line)
-    if "id" in request:
-        template = sys.argv[1].encode("latin-1")
-        sys.stdout.buffer.write(template.replace(b"ID", json.dumps(request["id"]).encode()))
-        sys.stdout.buffer.write(b"\\n")
-        sys.stdout.flush()
-"""
+MALFORMED_ANSWER_SERVER = initialized_by_hand(
+    '{"tools": {}}',
+    """
+    for line in sys.stdin:
+        request = json.loads(line)
+        if "id" in request:
+            template = sys.argv[1].encode("latin-1")
+            sys.stdout.buffer.write(template.replace(b"ID", json.dumps(request["id"]).encode()))
+            sys.stdout.buffer.write(b"\\n")
+            sys.stdout.flush()
+    """,
+)
 
 
 @pytest.mark.parametrize(

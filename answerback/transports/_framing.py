@@ -243,20 +243,17 @@ def oversized_replies(
     id, are read from the members before its first nested value, where senders put
     ``id`` and ``method``; if they are not there, our side gets a transport error.
     """
-    members, nested_key = _leading_members(head)
-    request_id = as_request_id(members.get("id"))
-    if request_id is not None and ("method" in members or nested_key == "params"):
+    found = _identified(head)
+    if found is not None and found[1]:
         return _error(
-            request_id,
+            found[0],
             INVALID_REQUEST,
             f"Invalid request: the request is larger than this connection's limit of "
             f"{size_text(limit)} per message; send less in one message.",
         ), None
-    if request_id is not None and (
-        "result" in members or "error" in members or nested_key in ("result", "error")
-    ):
+    if found is not None:
         return None, _error(
-            request_id,
+            found[0],
             INTERNAL_ERROR,
             f"The answer was larger than this connection's limit of {size_text(limit)} per "
             "message and was dropped; ask for less at a time, or raise max_message_bytes.",
@@ -271,17 +268,29 @@ def unreadable_answer(line: bytes, why: str) -> JSONObject | None:
     """The error answer that stands in for a response that cannot be read (not JSON, or
     not JSON-RPC), if its first members say which request it answers: that call fails,
     saying ``why``, instead of waiting for an answer that has come and gone."""
-    members, nested_key = _leading_members(line)
-    request_id = as_request_id(members.get("id"))
-    if request_id is None or "method" in members:
+    found = _identified(line)
+    if found is None or found[1]:
         return None
+    return _error(
+        found[0],
+        INTERNAL_ERROR,
+        f"The answer could not be read ({why}) and was dropped. The peer sent a "
+        "malformed message; report it to its authors.",
+    )
+
+
+def _identified(head: bytes) -> tuple[RequestId, bool] | None:
+    """The id a message's first members name, and whether it is a request (true) or a
+    response; ``None`` if they say neither. Senders put ``id`` and ``method`` before
+    the nested values, so a message too large or too broken to parse still says them."""
+    members, nested_key = _leading_members(head)
+    request_id = as_request_id(members.get("id"))
+    if request_id is None:
+        return None
+    if "method" in members or nested_key == "params":
+        return request_id, True
     if "result" in members or "error" in members or nested_key in ("result", "error"):
-        return _error(
-            request_id,
-            INTERNAL_ERROR,
-            f"The answer could not be read ({why}) and was dropped. The peer sent a "
-            "malformed message; report it to its authors.",
-        )
+        return request_id, False
     return None
 
 

@@ -10,6 +10,7 @@ is one line naming it, status 1.
 from __future__ import annotations
 
 import asyncio
+import importlib.util
 import json
 import re
 import signal
@@ -24,7 +25,7 @@ from anyio.abc import Process
 from http_support import raw_initialize, rpc
 from support import PATIENCE_SECONDS, SERVERS
 
-from answerback import Client
+from answerback import Client, StdioServer
 from answerback.transports.http._uvicorn import listening_socket
 from answerback.types import TextContent
 
@@ -67,10 +68,45 @@ async def stop(
 
 async def call_echo(url: str) -> str:
     async with Client(url) as client:
-        result = await client.call_tool("echo", {"text": "over HTTP"})
+        return await call_text(client, "echo", {"text": "over HTTP"})
+
+
+async def call_text(client: Client, name: str, arguments: dict[str, str] | None = None) -> str:
+    result = await client.call_tool(name, arguments)
     [content] = result.content
     assert isinstance(content, TextContent)
     return content.text
+
+
+UVLOOP = "uvloop" if importlib.util.find_spec("uvloop") is not None else "asyncio"
+"""The event loop a server program on asyncio runs on here: uvloop where it is installed
+(answerback depends on it off Windows), else asyncio's own."""
+
+
+async def test_a_stdio_server_program_runs_on_the_fastest_loop_installed() -> None:
+    """``mcp.run()`` owns its process, so it chooses the loop (transports/_loop.py)."""
+    async with Client(StdioServer(sys.executable, [str(PROCESS_SERVER)])) as client:
+        assert (await call_text(client, "event_loop")).split(".")[0] == UVLOOP
+
+
+async def test_an_http_server_program_runs_on_the_fastest_loop_installed() -> None:
+    async with await anyio.open_process([sys.executable, str(HTTP_RUN_SERVER), "0"]) as process:
+        buffer = bytearray()
+        match = START_LINE.fullmatch(await read_line(process, buffer))
+        assert match is not None
+        async with Client(match.group(1)) as client:
+            assert (await call_text(client, "event_loop")).split(".")[0] == UVLOOP
+        code, _ = await stop(process, signal.SIGTERM, buffer)
+    assert code == 0
+
+
+async def test_a_server_started_with_stderr_closed_serves_on_asyncios_loop() -> None:
+    """uvloop's libuv aborts the process when one of its own descriptors is numbered
+    below 3, which it is when the process started with a standard one closed: such a
+    server runs on asyncio's loop, and serves."""
+    wrapper = ["-c", 'exec "$0" "$1" 2>&-', sys.executable, str(PROCESS_SERVER)]
+    async with Client(StdioServer("sh", wrapper)) as client:
+        assert (await call_text(client, "event_loop")).startswith("asyncio.")
 
 
 @pytest.mark.parametrize(

@@ -851,6 +851,46 @@ def test_a_server_fed_from_a_file_answers_every_request_then_exits(
     assert "closed its end of the connection" in asked
 
 
+@pytest.mark.parametrize("backend", ["asyncio", "trio"])
+def test_a_server_writing_to_a_file_puts_every_answer_in_it(tmp_path: Path, backend: str) -> None:
+    """``python server.py < requests.jsonl > answers.jsonl``: neither end is a pipe.
+    uvloop (the loop ``mcp.run()`` picks) aborts the process when a pipe transport is
+    given a regular file, so both files are read and written in worker threads."""
+    requests = tmp_path / "requests.jsonl"
+    requests.write_bytes(
+        initialize_line("file")
+        + request_line(1, "tools/call", {"name": "echo", "arguments": {"text": "echoed"}})
+    )
+    answers = tmp_path / "answers.jsonl"
+    with requests.open("rb") as stdin, answers.open("wb") as stdout:
+        done = subprocess.run(
+            [sys.executable, "-c", FED_SERVER, backend],
+            stdin=stdin,
+            stdout=stdout,
+            stderr=subprocess.PIPE,
+            timeout=PATIENCE_SECONDS,
+            check=False,
+        )
+    assert done.returncode == 0, done.stderr.decode()
+    messages = [json.loads(line) for line in answers.read_bytes().splitlines()]
+    assert [m["id"] for m in messages] == [0, 1]
+    assert messages[1]["result"]["content"][0]["text"] == "echoed"
+
+
+@pytest.mark.parametrize("backend", ["asyncio", "trio"])
+def test_a_server_reading_dev_null_exits_cleanly_at_once(backend: str) -> None:
+    """``/dev/null`` is a device no event loop can watch (uvloop aborts on it): the
+    server reads it in a thread, finds no input, and exits with nothing to say."""
+    done = subprocess.run(
+        [sys.executable, "-c", FED_SERVER, backend],
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        timeout=PATIENCE_SECONDS,
+        check=False,
+    )
+    assert (done.returncode, done.stdout, done.stderr) == (0, b"", b"")
+
+
 GONE_CLIENT_SERVER = """
 import sys
 

@@ -23,6 +23,7 @@ from answerback.server._request_state import RequestStateSealer
 from answerback.server._resources import RegisteredResource
 from answerback.server._tools import RegisteredTool
 from answerback.transports import stdio_server_streams
+from answerback.transports._loop import asyncio_loop_options
 from answerback.transports._stdio_server import StdioFailedError, greet_a_person_at_a_terminal
 from answerback.transports.http._notification_bus import Notice, NotificationBus, SharedState
 from answerback.transports.http._used_states import InMemoryUsedStates, UsedStates
@@ -481,7 +482,8 @@ class MCPServer:
         if transport == "stdio":
             greet_a_person_at_a_terminal(self.name)
             try:
-                anyio.run(self.run_stdio_async, backend=backend)
+                options = asyncio_loop_options() if backend == "asyncio" else {}
+                anyio.run(self.run_stdio_async, backend=backend, backend_options=options)
             except KeyboardInterrupt:
                 raise SystemExit(130) from None
             except StdioFailedError as exc:

@@ -1,10 +1,10 @@
 """Stdio transport, server side: this process's stdin and stdout carry the connection.
 
-Under asyncio, pipes (and terminals and sockets) are read and written without threads,
-and without a task per message (see ``_pipes``). Anything else (trio, or a regular file
-such as ``server > log.jsonl``) is read or written in worker threads; each direction is
-chosen on its own. Nothing but protocol messages may go to stdout, so the library never
-prints.
+Under asyncio, pipes (and sockets, and a terminal's input) are read and written without
+threads, and without a task per message (see ``_pipes``). Anything else (trio, a
+terminal's output, or a regular file such as ``server > log.jsonl``) is read or written
+in worker threads; each direction is chosen on its own. Nothing but protocol messages
+may go to stdout, so the library never prints.
 
 The client may close our stdin and go on reading: requests read by then are still
 answered. Once it closes its end of our stdout (it has gone), serving stops (asyncio pipes;
@@ -30,6 +30,7 @@ import functools
 import io
 import os
 import shlex
+import stat
 import sys
 from collections.abc import AsyncGenerator, Awaitable, Callable, Generator, Iterator
 from contextlib import asynccontextmanager, contextmanager
@@ -260,7 +261,7 @@ async def _reader(stdin: BinaryIO) -> tuple[ReadAll, Close]:
         protocol = PipeInput(loop)
         try:
             transport, _ = await loop.connect_read_pipe(lambda: protocol, pipe)
-        except (ValueError, OSError):  # a regular file
+        except (ValueError, OSError):  # a descriptor the loop cannot watch
             pipe.close()
         else:
 
@@ -359,7 +360,7 @@ async def _writer(
     if pipe is not None:
         try:
             output = await PipeOutput.open(pipe, limit, incoming)
-        except (ValueError, OSError):  # a regular file
+        except (ValueError, OSError):  # a descriptor the loop cannot watch
             pipe.close()
         else:
             try:
@@ -434,10 +435,19 @@ def _raise_if_failed(error: Exception | None, doing: str, outcome: str) -> None:
 
 def _own_copy(file: BinaryIO, mode: str) -> BinaryIO | None:
     """A duplicate of ``file``'s descriptor for an asyncio pipe transport, which closes
-    what it is given; ``None`` when not on asyncio or ``file`` has no descriptor."""
+    what it is given; ``None`` when not on asyncio, or when ``file`` is no pipe or
+    socket (or, to read from, a terminal). asyncio's loop refuses a regular file or
+    ``/dev/null``, and uvloop's aborts the whole process on one (``transports/_loop.py``).
+    uvloop's write transport reads its descriptor to notice a close: at a terminal,
+    where stdout is stdin's device, it would swallow what the person types."""
     try:
         asyncio.get_running_loop()
-        return cast(BinaryIO, os.fdopen(os.dup(file.fileno()), mode, buffering=0))
+        descriptor = file.fileno()
+        kind = os.fstat(descriptor).st_mode
+        reads_a_terminal = mode == "rb" and os.isatty(descriptor)
+        if not (stat.S_ISFIFO(kind) or stat.S_ISSOCK(kind) or reads_a_terminal):
+            return None
+        return cast(BinaryIO, os.fdopen(os.dup(descriptor), mode, buffering=0))
     except (RuntimeError, OSError, ValueError, io.UnsupportedOperation):
         return None
 

@@ -6,6 +6,7 @@ on stderr says which).
 
 from __future__ import annotations
 
+import asyncio
 import sys
 
 from answerback.server import Context, MCPServer
@@ -17,6 +18,12 @@ mcp = MCPServer("Running")
 def echo(text: str) -> str:
     """``text``, unchanged."""
     return text
+
+
+@mcp.tool()
+def event_loop() -> str:
+    """The module of the event loop this process serves on (``uvloop`` or ``asyncio.*``)."""
+    return type(asyncio.get_running_loop()).__module__
 
 
 @mcp.tool()

@@ -5,6 +5,7 @@ Run over stdio: ``python tests/servers/process_server.py``.
 
 from __future__ import annotations
 
+import asyncio
 import os
 import sys
 
@@ -37,6 +38,12 @@ def working_directory() -> str:
 def pid() -> int:
     """This process's id."""
     return os.getpid()
+
+
+@mcp.tool()
+def event_loop() -> str:
+    """The module of the event loop this process serves on (``uvloop`` or ``asyncio.*``)."""
+    return type(asyncio.get_running_loop()).__module__
 
 
 @mcp.tool()

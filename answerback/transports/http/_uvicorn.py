@@ -30,6 +30,7 @@ from typing import Any
 import anyio
 import uvicorn
 
+from answerback.transports._loop import asyncio_loop_options
 from answerback.transports.http._server import StreamableHTTPApp
 
 STOP_SECONDS = 5.0
@@ -121,7 +122,7 @@ def run_uvicorn(
 
     server = uvicorn_server(app, host=host, port=port, on_started=announce, **config)
     with listening, _SignalsStop() as stopped_by, contextlib.suppress(_Stopped):
-        anyio.run(server.serve, [listening])
+        anyio.run(server.serve, [listening], backend_options=asyncio_loop_options())
     if stopped_by:
         _say("answerback: stopped")
     if signal.SIGINT in stopped_by:

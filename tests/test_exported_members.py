@@ -238,6 +238,7 @@ PUBLIC_API: dict[str, list[str]] = {
         "Annotations",
         "AudioContent",
         "AuthorizationError",
+        "BUSY",
         "BaseMetadata",
         "BlobResourceContents",
         "BooleanSchema",

@@ -36,10 +36,12 @@ from answerback.transports.http import _heads as heads_module
 from answerback.transports.http._heads import MAX_HEAD_BYTES
 from answerback.transports.http._server import MAX_INITIALIZE_BYTES
 from answerback.types import (
+    BUSY,
     META_CLIENT_CAPABILITIES,
     META_PROTOCOL_VERSION,
     ElicitRequestParams,
     ElicitResult,
+    MCPError,
     TextContent,
 )
 
@@ -708,9 +710,12 @@ async def test_sessions_are_capped_with_a_503(http: httpx2.AsyncClient) -> None:
         await call_pause(http, server.url, session_id)
 
 
-async def start_and_hang_up(http: httpx2.AsyncClient, url: str, session_id: str, id: int) -> None:
+async def start_and_hang_up(
+    http: httpx2.AsyncClient, url: str, session_id: str, id: int, tag: str | None = None
+) -> None:
     """Start an eliciting call and hang up once its question comes: the call waits on."""
-    call = rpc("tools/call", {"name": "echo_elicit", "arguments": {"tag": str(id)}}, id=id)
+    arguments = {"tag": str(id) if tag is None else tag}
+    call = rpc("tools/call", {"name": "echo_elicit", "arguments": arguments}, id=id)
     with anyio.fail_after(PATIENCE_SECONDS):
         async with http.stream("POST", url, json=call, headers=session_headers(session_id)) as r:
             async for event in read_events(r):
@@ -733,7 +738,7 @@ async def test_a_session_answers_a_bounded_number_of_requests_at_once(
         for n in range(2):
             await start_and_hang_up(http, server.url, session_id, n)
         refused = await http.post(server.url, json=rpc("ping", id=5), headers=headers)
-        assert_error(refused, 200, -32600, "2 of your requests", "cancel those")
+        assert_error(refused, 200, BUSY, "2 of your requests", "cancel those")
         cancel = rpc("notifications/cancelled", {"requestId": 0}, id=None)
         assert (await http.post(server.url, json=cancel, headers=headers)).status_code == 202
 
@@ -748,6 +753,45 @@ async def test_a_session_answers_a_bounded_number_of_requests_at_once(
         await start_and_hang_up(http, server.url, session_id, 7)
         # Other sessions have their own room.
         await still_serves(server.url)
+
+
+async def test_the_servers_requests_hold_a_bounded_number_of_bytes_at_once(
+    http: httpx2.AsyncClient,
+) -> None:
+    """A request's parsed body is held while it is answered (up to some 25 times its
+    size), and calls outlive their POSTs: every session's requests and every 2026-07-28
+    request share one budget of bytes, so that opening more sessions holds no more.
+    Past it a request is refused at once, saying what to do; an answer makes room."""
+    app = StreamableHTTPApp(tagged_server(), max_request_bytes_in_flight=1000)
+    async with serve(app) as server:
+        holding, _ = await raw_initialize(http, server.url, elicitation={})
+        await start_and_hang_up(http, server.url, holding, 1, tag="x" * 800)
+        held = app.request_bytes.held
+        assert 800 < held < 1000
+        other = session_headers((await raw_initialize(http, server.url))[0])
+        small = await http.post(server.url, json=rpc("ping", id=2), headers=other)
+        assert small.json() == {"jsonrpc": "2.0", "id": 2, "result": {}}  # bytes, not count
+        padded = rpc("ping", {"_meta": {"pad": "y" * (1000 - held)}}, id=3)
+        refused = await http.post(server.url, json=padded, headers=other)
+        assert_error(refused, 200, BUSY, f"hold {held} bytes already", "past the 1000 bytes")
+        with pytest.raises(MCPError, match="past the 1000 bytes of requests answered") as busy:
+            async with Client(server.url) as modern:  # its server/discover is refused
+                await modern.call_tool("pause", {"seconds": 0})
+        assert busy.value.code == BUSY  # not taken for a server of the handshake era
+        cancel = rpc("notifications/cancelled", {"requestId": 1}, id=None)
+        assert (
+            await http.post(server.url, json=cancel, headers=session_headers(holding))
+        ).status_code == 202
+
+        async def room_made() -> bool:
+            answer = await http.post(server.url, json=padded, headers=other)
+            return "result" in answer.json()
+
+        # The cancellation lands a few loop turns after its 202.
+        with anyio.fail_after(PATIENCE_SECONDS):
+            while not await room_made():  # noqa: ASYNC110 (the server has no event to await)
+                await anyio.sleep(0.01)
+        assert app.request_bytes.held == 0
 
 
 async def test_2026_requests_have_no_bound_but_their_posts(http: httpx2.AsyncClient) -> None:

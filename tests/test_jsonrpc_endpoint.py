@@ -31,10 +31,12 @@ from answerback.jsonrpc import (
     MalformedMessage,
     RequestId,
 )
+from answerback.jsonrpc._budget import RequestBytes
 from answerback.jsonrpc._endpoint import REQUESTS_IN_FLIGHT
 from answerback.server import MCPServer
 from answerback.transports import InProcessTransport, create_stream_pairs
 from answerback.types import (
+    BUSY,
     INTERNAL_ERROR,
     INVALID_PARAMS,
     INVALID_REQUEST,
@@ -298,7 +300,7 @@ async def test_a_peer_has_at_most_max_in_flight_requests_answered_at_once() -> N
         await loop_turns_until(lambda: len(started) == 3)
         refused = await ask(peer, "one too many", "echo", {"x": 1})
         assert refused["id"] == "one too many"
-        assert refused["error"]["code"] == INVALID_REQUEST
+        assert refused["error"]["code"] == BUSY
         message = refused["error"]["message"]
         assert "3 of your requests are being answered" in message
         assert "cancel those you no longer need" in message
@@ -307,7 +309,7 @@ async def test_a_peer_has_at_most_max_in_flight_requests_answered_at_once() -> N
         )
         for n in range(2):
             answer = await peer.receive()
-            assert (answer["id"], answer["error"]["code"]) == (f"queued {n}", INVALID_REQUEST)
+            assert (answer["id"], answer["error"]["code"]) == (f"queued {n}", BUSY)
         assert endpoint.in_flight_count == 3
         await peer.cancel(0, "no longer needed")
         await loop_turns_until(lambda: endpoint.in_flight_count == 2)
@@ -339,6 +341,61 @@ async def test_no_bound_on_requests_in_flight_when_asked_for_none() -> None:
         release.set()
         answers = [await peer.receive() for _ in range(count)]
         assert all("result" in answer for answer in answers)
+
+
+async def test_requests_past_the_byte_budget_are_refused_until_answers_free_it() -> None:
+    """Each request holds its size (``Envelope.size``) of the budget while answered, and
+    one that would take it past its limit is refused at once, whether handed over or read
+    from a backlog; a budget may be shared by connections (the HTTP app's is), and one
+    request alone is always taken, however big."""
+    budget = RequestBytes(1000)
+    started: list[RequestId] = []
+
+    async def on_request(request: IncomingRequest) -> JSONObject:
+        if request.method == "echo":
+            return {"echo": request.params}
+        started.append(request.id)
+        await anyio.sleep_forever()
+        raise AssertionError("unreachable")
+
+    def sized(request_id: RequestId, method: str, size: int) -> Envelope:
+        return Envelope({"jsonrpc": "2.0", "id": request_id, "method": method}, size=size)
+
+    with peer_pair() as ((read_one, write_one), one), peer_pair() as ((read_two, write_two), two):
+        async with (
+            Endpoint(
+                read_one, write_one, on_request=on_request, on_notification=ignore,
+                request_bytes=budget,
+            ) as first,
+            Endpoint(
+                read_two, write_two, on_request=on_request, on_notification=ignore,
+                request_bytes=budget,
+            ),
+        ):  # fmt: skip
+            await one.send_raw(sized("huge", "wait", 5000))  # alone: taken
+            await loop_turns_until(lambda: started == ["huge"])
+            assert budget.held == 5000
+            await two.send_raw(sized("small", "echo", 10))
+            refused = await two.receive()
+            assert (refused["id"], refused["error"]["code"]) == ("small", BUSY)
+            assert refused["error"]["message"] == (
+                "Busy: the requests being answered hold 5000 bytes already, and this one "
+                "holds 10, past the 1000 bytes of requests answered at once. Wait for their "
+                "answers (or cancel those you no longer need), then send this again."
+            )
+            await one.cancel("huge", "no longer needed")
+            await loop_turns_until(lambda: first.in_flight_count == 0)
+            assert budget.held == 0
+            for n in range(2):
+                await one.send_raw(sized(n, "wait", 400))
+            await loop_turns_until(lambda: len(started) == 3)
+            one.write_stream.send_nowait(Envelope({"jsonrpc": "2.0", "method": "notifications/hi"}))
+            one.write_stream.send_nowait(sized("queued", "echo", 201))
+            one.write_stream.send_nowait(sized("fits", "echo", 200))
+            answers = {answer["id"]: answer for answer in [await one.receive() for _ in range(2)]}
+            assert answers["queued"]["error"]["code"] == BUSY
+            assert answers["fits"]["result"] == {"echo": None}
+            assert budget.held == 800  # what the two waiting requests hold; "fits" gave its back
 
 
 # -- errors from handlers ------------------------------------------------------------------

@@ -26,6 +26,7 @@ from answerback.types import (
     SetLevelRequestParams,
 )
 from answerback.types._errors import (
+    BUSY,
     HEADER_MISMATCH,
     INVALID_REQUEST,
     MISSING_REQUIRED_CLIENT_CAPABILITY,
@@ -124,8 +125,8 @@ class Negotiation:
                     f"{self.mode!r}.",
                     exc.data,
                 ) from exc
-            if exc.code in _MODERN_ERRORS:
-                raise
+            if exc.code in _MODERN_ERRORS or exc.code == BUSY:
+                raise  # a server that says it is busy has understood the request
             if probing:
                 return False
             if isinstance(exc, ConnectionClosedError):

@@ -13,11 +13,12 @@ transport errors, anything malformed) still goes through the reader, in order. S
 whatever queued up while the reader was busy, which it reads in batches (``_BATCH``): read
 one at a time, a backlog on a connection many peers share starts one handler per loop turn.
 
-A peer's requests are answered at most ``REQUESTS_IN_FLIGHT`` at a time; the next is
-refused at once. Without a bound a peer grows the other side without limit: requests can
-outlive what carried them (an HTTP session's calls outlive their POST so the client can
-resume them, and a question put to a person waits for them), so sending requests and
-walking away would hold a task and its state per request until the connection ends.
+A peer's requests are answered at most ``REQUESTS_IN_FLIGHT`` at a time, and holding
+at most a budget of bytes (``_budget``); the next is refused at once. Without a bound a
+peer grows the other side without limit: requests can outlive what carried them (an HTTP
+session's calls outlive their POST so the client can resume them, and a question put to
+a person waits for them), so sending requests and walking away would hold a task and its
+state per request until the connection ends.
 """
 
 from __future__ import annotations
@@ -37,6 +38,7 @@ from anyio.abc import TaskGroup
 
 from answerback.jsonrpc._attention import Attention
 from answerback.jsonrpc._backend import Backend, CancelScope, Waiter, current_backend
+from answerback.jsonrpc._budget import RequestBytes
 from answerback.jsonrpc._channel import ChannelReceiver
 from answerback.jsonrpc._envelope import (
     CANCELLED,
@@ -48,6 +50,7 @@ from answerback.jsonrpc._envelope import (
     WriteStream,
 )
 from answerback.types._errors import (
+    BUSY,
     CONNECTION_CLOSED,
     INTERNAL_ERROR,
     INVALID_PARAMS,
@@ -242,12 +245,15 @@ class Endpoint:
         attention: Attention | None = None,
         redact_errors: Callable[[IncomingRequest], bool] | None = None,
         max_in_flight: int | None = REQUESTS_IN_FLIGHT,
+        request_bytes: RequestBytes | None = None,
         answer_after_input_ends: bool = False,
     ) -> None:
         """``redact_errors(request)`` says whether an internal error answering
         ``request`` keeps its exception text here (see ``error_from_exception``).
         ``max_in_flight`` bounds the peer's requests answered at once (``None``: no
         bound, for a connection whose requests each hold a connection of their own).
+        ``request_bytes`` is the budget their sizes are held from (``None``: one of
+        this connection's own, of ``REQUEST_BYTES_IN_FLIGHT``).
         ``answer_after_input_ends``: see the class docstring."""
         self._read_stream = read_stream
         self._write_stream = write_stream
@@ -257,6 +263,7 @@ class Endpoint:
         self._name = name
         self._redact_errors = redact_errors
         self._max_in_flight = max_in_flight
+        self._request_bytes = request_bytes or RequestBytes()
         self._warned_full = False
         # Ids start at 1: some peers treat an id of 0 as missing.
         self._next_id = 1
@@ -583,6 +590,8 @@ class Endpoint:
             await self._invalid(request_id, f"id {request_id!r} is already in use by a request")
         elif self._full():
             await self._refuse_as_full(request_id, method)
+        elif not self._request_bytes.admits(envelope.size):
+            await self._refuse_as_heavy(request_id, method, envelope.size)
         else:
             assert isinstance(request_id, str | int)
             self._start_handler(IncomingRequest(self, request_id, method, params, envelope))
@@ -609,6 +618,8 @@ class Endpoint:
         params = as_object(raw_params)
         if not isinstance(method, str) or request_id in self._in_flight or self._full():
             return False
+        if not self._request_bytes.admits(envelope.size):
+            return False
         if raw_params is not None and params is None:
             return False
         self._start_handler(IncomingRequest(self, request_id, method, params, envelope))
@@ -619,6 +630,7 @@ class Endpoint:
         # shielded sections stay shielded.
         scope = self._backend.new_cancel_scope()
         self._in_flight[request.id] = scope
+        self._request_bytes.held += request.envelope.size
         self._backend.spawn(self._answer, request, scope)
 
     def _full(self) -> bool:
@@ -634,11 +646,34 @@ class Endpoint:
                 self._max_in_flight,
                 method,
             )
-        await self._invalid(
+        await self._send_error(
             request_id,
-            f"{self._max_in_flight} of your requests are being answered on this connection "
-            "already, the most it answers at once. Wait for their answers (or cancel those "
-            "you no longer need), then send this again",
+            BUSY,
+            f"Busy: {self._max_in_flight} of your requests are being answered on this "
+            "connection already, the most it answers at once. Wait for their answers (or "
+            "cancel those you no longer need), then send this again.",
+        )
+
+    async def _refuse_as_heavy(self, request_id: RequestId | None, method: str, size: int) -> None:
+        budget = self._request_bytes
+        if not self._warned_full:
+            self._warned_full = True
+            logger.warning(
+                "refusing requests from %s: the requests being answered hold %d bytes, "
+                "and %d at most are answered at once (first refused: %r, of %d bytes)",
+                self._name,
+                budget.held,
+                budget.limit,
+                method,
+                size,
+            )
+        await self._send_error(
+            request_id,
+            BUSY,
+            f"Busy: the requests being answered hold {budget.held} bytes already, and this "
+            f"one holds {size}, past the {budget.limit} bytes of requests answered at once. "
+            "Wait for their answers (or cancel those you no longer need), then send this "
+            "again.",
         )
 
     async def _invalid(self, request_id: RequestId | None, why: str) -> None:
@@ -720,6 +755,7 @@ class Endpoint:
                 self._handlers_running -= 1
                 self._last_handler_done = time.monotonic()
                 del self._in_flight[request.id]
+                self._request_bytes.held -= request.envelope.size
             # A request the peer cancelled gets no response (the peer stopped listening).
             if response is not None and not scope.cancel_called:
                 await self._send(Envelope(response, request.id))

@@ -31,6 +31,10 @@ class Envelope:
     a server's request to the client onto that request's response stream)."""
     transport_context: Any = None
     """For incoming messages: transport-specific facts (for HTTP, the request headers)."""
+    size: int = 0
+    """For incoming messages: the bytes the message took on the wire, which a request
+    holds of its endpoint's budget while it is answered (0: not counted; see
+    ``_budget``)."""
 
     @property
     def paced(self) -> bool:

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any, Literal, TypeVar
 import anyio
 
 from answerback.jsonrpc import Endpoint, IncomingRequest, JSONObject, ReadStream, WriteStream
+from answerback.jsonrpc._budget import RequestBytes
 from answerback.jsonrpc._endpoint import REQUESTS_IN_FLIGHT
 from answerback.server._connection import Connection
 from answerback.server._context import Context
@@ -359,6 +360,7 @@ class MCPServer:
         *,
         receives_broadcasts: Callable[[], bool | Awaitable[bool]] | None = None,
         max_requests_in_flight: int | None = REQUESTS_IN_FLIGHT,
+        request_bytes: RequestBytes | None = None,
         answer_after_input_ends: bool = False,
         keeps_roots: bool = True,
     ) -> None:
@@ -372,6 +374,9 @@ class MCPServer:
         ``None``: always. ``max_requests_in_flight`` bounds the client's requests
         answered at once (see ``REQUESTS_IN_FLIGHT``); ``None`` where each request holds
         a transport connection of its own, and so is bounded by those.
+        ``request_bytes``: the budget the client's requests hold their sizes from while
+        answered, which connections may share (``None``: one of this connection's own;
+        see ``answerback.jsonrpc._budget``).
         ``answer_after_input_ends``: the client may close its side and still read this
         one (a pipe), so the requests already read are answered before this returns;
         otherwise the end of input cancels them (the client is gone).
@@ -388,6 +393,7 @@ class MCPServer:
             name="client",
             redact_errors=self.redacts_errors,
             max_in_flight=max_requests_in_flight,
+            request_bytes=request_bytes,
             answer_after_input_ends=answer_after_input_ends,
         ) as endpoint:
             connection.notify = endpoint.notify

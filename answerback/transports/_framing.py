@@ -47,7 +47,7 @@ def decode(data: bytes | str, transport_context: Any = None) -> Envelope | Malfo
             message = pydantic_core.from_json(without_mark, allow_inf_nan=False)
         except ValueError:
             return MalformedMessage(str(exc))
-    return Envelope(message, transport_context=transport_context)
+    return Envelope(message, transport_context=transport_context, size=len(data))
 
 
 def _without_byte_order_mark(data: bytes | str) -> bytes | str | None:

@@ -10,6 +10,7 @@ from answerback.types._base import (
     MCPModel,
 )
 from answerback.types._errors import (
+    BUSY,
     CONNECTION_CLOSED,
     HEADER_MISMATCH,
     INTERNAL_ERROR,
@@ -264,6 +265,7 @@ from answerback.types._versions import (
 )
 
 __all__ = [
+    "BUSY",
     "CLIENT_NOTIFICATION_TYPES",
     "CLIENT_REQUEST_TYPES",
     "CONNECTION_CLOSED",

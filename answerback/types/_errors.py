@@ -27,6 +27,10 @@ HEADER_MISMATCH = -32020
 MISSING_REQUIRED_CLIENT_CAPABILITY = -32021
 UNSUPPORTED_PROTOCOL_VERSION = -32022
 USER_REJECTED = -1
+BUSY = -32010
+"""The peer answers as many of our requests at once as it takes (by count, or by their
+bytes): wait for answers, then send again. answerback's own code, from JSON-RPC's range
+for implementations (MCP defines none); a client does not mistake it for an older server."""
 AUTHORIZATION_FAILED = "authorization_failed"
 """The ``reason`` in a -32000 error's data when the request could not be authorized."""
 

@@ -28,6 +28,7 @@ from starlette.requests import Request
 
 from answerback.jsonrpc import Envelope, JSONObject, RequestId, WriteStream
 from answerback.jsonrpc._backend import Primitives
+from answerback.jsonrpc._budget import RequestBytes
 from answerback.jsonrpc._channel import ChannelReceiver, ChannelSender, open_channel
 from answerback.jsonrpc._endpoint import as_object, as_request_id
 from answerback.transports._framing import encode, undeliverable
@@ -61,8 +62,9 @@ Listener = tuple[ChannelSender[Event], ChannelReceiver[Event]]
 
 class HTTPConnectionServer(Protocol):
     """What the HTTP app needs from a server: answer one connection's streams (with no
-    bound on requests in flight for the 2026-07-28 one, whose POSTs bound them), and the
-    input schema of a tool (to check the ``Mcp-Param-*`` headers mirroring it)."""
+    bound on requests in flight for the 2026-07-28 one, whose POSTs bound them, and the
+    app's budget of request bytes for all), and the input schema of a tool (to check the
+    ``Mcp-Param-*`` headers mirroring it)."""
 
     async def serve_connection(
         self,
@@ -70,6 +72,7 @@ class HTTPConnectionServer(Protocol):
         write_stream: WriteStream,
         *,
         max_requests_in_flight: int | None = ...,
+        request_bytes: RequestBytes | None = ...,
     ) -> None: ...
 
     def tool_input_schema(self, name: str) -> JSONObject | None: ...

@@ -24,6 +24,7 @@ from starlette.responses import JSONResponse, Response
 
 from answerback.jsonrpc import Envelope, JSONObject, RequestId
 from answerback.jsonrpc._backend import Primitives
+from answerback.jsonrpc._budget import RequestBytes
 from answerback.jsonrpc._channel import ChannelReceiver, ChannelSender, open_channel
 from answerback.jsonrpc._endpoint import CANCELLED, as_object, as_request_id
 from answerback.transports._framing import encode
@@ -226,24 +227,28 @@ class StatelessConnection:
         self,
         server: HTTPConnectionServer,
         primitives: Primitives,
+        request_bytes: RequestBytes,
         *,
         task_status: TaskStatus[None],
     ) -> None:
         """Serve the connection; ``primitives`` are the running loop's (the app looks
-        them up once)."""
+        them up once), and ``request_bytes`` the app's budget, which every session's
+        requests share."""
         self._primitives = primitives
         to_server, server_reads = open_channel[Envelope | Exception](self._primitives)
         outbox = _Outbox(self)
         self._to_server = to_server
         try:
             async with anyio.create_task_group() as tg:
-                # Unbounded: each request is bounded by its own POST, which cancels it on
-                # hanging up, and a bound here would be one for every client at once.
-                tg.start_soon(
-                    partial(
-                        server.serve_connection, server_reads, outbox, max_requests_in_flight=None
-                    )
+                # Unbounded in number: each request is bounded by its own POST, which
+                # cancels it on hanging up, and a bound here would be one for every
+                # client at once. Their bytes count against the app's budget.
+                serve = partial(
+                    server.serve_connection,
+                    max_requests_in_flight=None,
+                    request_bytes=request_bytes,
                 )
+                tg.start_soon(serve, server_reads, outbox)
                 task_status.started()
         finally:
             for channel in (to_server, server_reads, outbox):
@@ -252,15 +257,17 @@ class StatelessConnection:
                 route.close()  # their requests wait no more
             self._routes.clear()
 
-    def submit(self, message: JSONObject, transport_context: Any) -> _Route:
-        """Send one request in; its messages come out of the returned route."""
+    def submit(self, message: JSONObject, transport_context: Any, size: int) -> _Route:
+        """Send one request in (``size``: its body's, see ``Envelope.size``); its messages
+        come out of the returned route."""
         assert self._to_server is not None
         internal = self._next_id
         self._next_id += 1
         broadcasts = message.get("method") == "subscriptions/listen"
         route = _Route(internal, message["id"], broadcasts, self._primitives)
         self._routes[internal] = route
-        self._to_server.send_nowait(Envelope({**message, "id": internal}, None, transport_context))
+        envelope = Envelope({**message, "id": internal}, None, transport_context, size)
+        self._to_server.send_nowait(envelope)
         return route
 
     def cancel(self, route: _Route) -> None:
@@ -382,7 +389,7 @@ def _with_subscription_id(message: JSONObject, route: _Route) -> JSONObject:
 
 
 async def answer_modern(
-    app: StreamableHTTPApp, request: Request, message: JSONObject, wants_sse: bool
+    app: StreamableHTTPApp, request: Request, message: JSONObject, wants_sse: bool, size: int
 ) -> Response:
     """Answer one 2026-07-28 request through the app's stateless connection.
 
@@ -414,7 +421,7 @@ async def answer_modern(
         return JSONResponse(
             {"jsonrpc": "2.0", "id": request_id, "error": error}, status_code=status
         )
-    route = app.stateless.submit(message, request)
+    route = app.stateless.submit(message, request, size)
     incoming = route.receive
     try:
         first = await until_ready(request, incoming)

@@ -38,6 +38,7 @@ from starlette.types import Receive, Scope, Send
 
 from answerback.jsonrpc import Envelope, JSONObject, RequestId, WriteStream
 from answerback.jsonrpc._backend import Primitives, native_primitives
+from answerback.jsonrpc._budget import REQUEST_BYTES_IN_FLIGHT, RequestBytes
 from answerback.jsonrpc._channel import ChannelReceiver, open_channel
 from answerback.jsonrpc._endpoint import CANCELLED, REQUESTS_IN_FLIGHT, as_object, as_request_id
 from answerback.transports._framing import MalformedMessage, decode
@@ -174,6 +175,7 @@ class StreamableHTTPApp:
         max_sessions: int = 1000,
         max_backlog: int = 1000,
         max_requests_in_flight: int = REQUESTS_IN_FLIGHT,
+        max_request_bytes_in_flight: int = REQUEST_BYTES_IN_FLIGHT,
         keepalive_seconds: float = 15.0,
         retry_ms: int = 1000,
         session_idle_seconds: float = 3600.0,
@@ -195,6 +197,7 @@ class StreamableHTTPApp:
             ("max_sessions", max_sessions),
             ("max_backlog", max_backlog),
             ("max_requests_in_flight", max_requests_in_flight),
+            ("max_request_bytes_in_flight", max_request_bytes_in_flight),
         ):
             if value <= 0:
                 raise ValueError(f"{name} must be positive, got {value!r}")
@@ -213,6 +216,10 @@ class StreamableHTTPApp:
         self.max_requests_in_flight = max_requests_in_flight
         """A session's requests answered at once: they outlive their POSTs (to be
         resumed), so a client that hangs up does not end them."""
+        self.request_bytes = RequestBytes(max_request_bytes_in_flight)
+        """The bytes of the requests being answered, every session's and every
+        2026-07-28 request's together: what the server holds for them is bounded
+        however many sessions a client opens (see ``answerback.jsonrpc._budget``)."""
         self.keepalive_seconds = keepalive_seconds
         self.retry_ms = retry_ms
         self.session_idle_seconds = session_idle_seconds
@@ -266,7 +273,7 @@ class StreamableHTTPApp:
             self.task_group = tg
             self._primitives = native_primitives()
             self.stateless = StatelessConnection()
-            await tg.start(self.stateless.run, self.server, self._primitives)
+            await tg.start(self.stateless.run, self.server, self._primitives, self.request_bytes)
             self._closing = False
             tg.start_soon(self._reap_idle_sessions)
             if self.state.shared:
@@ -336,7 +343,11 @@ class StreamableHTTPApp:
         sessions, it also learns whether this connection delivers the broadcasts."""
         limit = self.max_requests_in_flight
         if not self.state.shared:
-            return partial(self.server.serve_connection, max_requests_in_flight=limit)
+            return partial(
+                self.server.serve_connection,
+                max_requests_in_flight=limit,
+                request_bytes=self.request_bytes,
+            )
 
         async def receives_broadcasts() -> bool:
             if not session.receives_broadcasts():
@@ -353,6 +364,7 @@ class StreamableHTTPApp:
                 write,
                 receives_broadcasts=receives_broadcasts,
                 max_requests_in_flight=limit,
+                request_bytes=self.request_bytes,
                 keeps_roots=False,  # the client's "roots changed" may reach another replica
             )
 
@@ -416,7 +428,7 @@ class StreamableHTTPApp:
             )
         version = headers.get(VERSION_HEADER)
         in_session = SESSION_HEADER in headers
-        read: tuple[JSONObject, bool] | None = None
+        read: tuple[JSONObject, bool, int] | None = None
         if request.method == "POST":
             parsed = await self._read_message(request)
             if isinstance(parsed, Response):
@@ -551,8 +563,9 @@ class StreamableHTTPApp:
             hooks=self.replication,
         )
 
-    async def _read_message(self, request: Request) -> tuple[JSONObject, bool] | Response:
-        """The POSTed JSON-RPC message and whether the client takes SSE, or the error."""
+    async def _read_message(self, request: Request) -> tuple[JSONObject, bool, int] | Response:
+        """The POSTed JSON-RPC message, whether the client takes SSE and the body's size
+        (``Envelope.size``), or the error."""
         headers = request.headers
         accept = headers.get("accept", "")
         wants_sse = "text/event-stream" in accept or "*/*" in accept
@@ -594,7 +607,7 @@ class StreamableHTTPApp:
                 "information fit in far less.",
                 as_request_id(message.get("id")),
             )
-        return message, wants_sse
+        return message, wants_sse, len(body)
 
     async def _read_body(self, request: Request) -> bytes | Response:
         """The whole body, or why not: too large (413), or too slow to arrive (408)."""
@@ -630,7 +643,9 @@ class StreamableHTTPApp:
             headers={"connection": "close"},
         )
 
-    async def _post(self, request: Request, message: JSONObject, wants_sse: bool) -> Response:
+    async def _post(
+        self, request: Request, message: JSONObject, wants_sse: bool, size: int
+    ) -> Response:
         """A legacy (2025-11-25 and older) POST: sessions, SSE, server requests."""
         method = message.get("method")
         request_id = as_request_id(message.get("id"))
@@ -652,7 +667,7 @@ class StreamableHTTPApp:
         if isinstance(found, Response):
             return found
         session = found
-        envelope = Envelope(message, transport_context=request)
+        envelope = Envelope(message, transport_context=request, size=size)
         if method is None or request_id is None:  # a response, or a notification
             if self.replication is not None:
                 routed = await self._route_elsewhere(session, message)

@@ -36,8 +36,8 @@ from answerback.jsonrpc import JSONObject
 from answerback.jsonrpc._endpoint import REQUESTS_IN_FLIGHT
 from answerback.server import MCPServer
 from answerback.types import (
+    BUSY,
     INTERNAL_ERROR,
-    INVALID_REQUEST,
     REQUEST_TIMEOUT,
     ElicitRequestParams,
     ElicitResult,
@@ -322,7 +322,7 @@ async def test_a_server_asking_past_the_bound_is_refused_and_the_rest_are_answer
             await peer.send({"jsonrpc": "2.0", "id": n, **NAME_QUESTION})
         refused = await peer.receive()
         assert refused["id"] == REQUESTS_IN_FLIGHT
-        assert refused["error"]["code"] == INVALID_REQUEST
+        assert refused["error"]["code"] == BUSY
         assert f"{REQUESTS_IN_FLIGHT} of your requests" in refused["error"]["message"]
         person_ready.set()
         answers = [await peer.receive() for _ in range(REQUESTS_IN_FLIGHT)]

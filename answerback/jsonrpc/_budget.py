@@ -13,9 +13,10 @@ weight of requests however many sessions a client opens.
 
 from __future__ import annotations
 
-REQUEST_BYTES_IN_FLIGHT = 64 * 1024 * 1024
-"""The bytes of requests answered at once, by default: sixteen at the HTTP server's
-largest body, or some half a million ordinary calls."""
+REQUEST_BYTES_IN_FLIGHT = 16 * 1024 * 1024
+"""The bytes of requests answered at once, by default: four of the HTTP server's largest
+bodies (about 600 MiB held, were they all ``[{}, {}, ...]``), or some hundred thousand
+ordinary calls."""
 
 
 class RequestBytes:

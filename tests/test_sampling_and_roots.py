@@ -341,6 +341,29 @@ async def test_client_refuses_a_max_tokens_under_one(max_tokens: int) -> None:
     assert asked is False
 
 
+@pytest.mark.parametrize("max_tokens", ["5", True, 5.0])
+async def test_client_refuses_a_max_tokens_that_is_not_an_integer(max_tokens: object) -> None:
+    """The grant is what the person's budget pays: a string, a boolean or a float is a
+    malformed request, not a number to guess at."""
+    asked = False
+
+    async def model(
+        context: ClientRequestContext, params: CreateMessageRequestParams
+    ) -> CreateMessageResult:
+        nonlocal asked
+        asked = True
+        return await answer_42(context, params)
+
+    async with client_with_hand_driven_server(sampling_callback=model) as (_, server, _):
+        request = _sampling_request(9, [_text("user", "Hi")])
+        request["params"]["maxTokens"] = max_tokens
+        await server.send(request)
+        answer = await server.receive()
+    assert answer["error"]["code"] == INVALID_PARAMS
+    assert "maxTokens: Input should be a valid integer" in answer["error"]["message"]
+    assert asked is False
+
+
 WEATHER = {"name": "get_weather", "inputSchema": {"type": "object"}}
 
 

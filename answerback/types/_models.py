@@ -452,7 +452,9 @@ class CreateMessageRequestParams(TaskAugmentedRequestParams):
     """What the server wants the client's model to complete."""
 
     messages: list[SamplingMessage]
-    max_tokens: int
+    max_tokens: Annotated[int, Field(strict=True)]
+    """Strict: it is what the person's token budget pays, so ``"5"`` or ``true`` is an
+    error to report, not a number to guess."""
     model_preferences: ModelPreferences | None = None
     system_prompt: str | None = None
     include_context: IncludeContext | None = None

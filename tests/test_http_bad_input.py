@@ -8,6 +8,7 @@ import contextlib
 import importlib.util
 import json
 import socket
+import sys
 from collections.abc import AsyncGenerator
 from typing import Any, cast
 
@@ -31,7 +32,7 @@ from http_support.apps import tagged_server
 
 from answerback import Client
 from answerback.client import ClientRequestContext
-from answerback.transports.http import HostPolicy, StreamableHTTPApp
+from answerback.transports.http import HostPolicy, StreamableHTTPApp, uvicorn_server
 from answerback.transports.http import _heads as heads_module
 from answerback.transports.http._heads import MAX_HEAD_BYTES
 from answerback.transports.http._server import MAX_INITIALIZE_BYTES
@@ -941,3 +942,16 @@ async def test_a_connection_that_never_sends_a_request_is_closed(
 ) -> None:
     server, _ = running
     assert await anyio.to_thread.run_sync(exchange, server.port, b"") == b""
+
+
+def test_without_httptools_uvicorn_parses_with_h11_which_bounds_heads_itself(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """httptools is a dependency on CPython only; where it (and so the head-bounded
+    protocol built on it) cannot be imported, ``uvicorn_server`` leaves the parser to
+    uvicorn, which then picks h11, whose own bound on heads holds."""
+    monkeypatch.setitem(sys.modules, "answerback.transports.http._heads", None)
+    server = uvicorn_server(StreamableHTTPApp(tagged_server()), port=0)
+    assert server.config.http == "auto"
+    with_parser = uvicorn_server(StreamableHTTPApp(tagged_server()), port=0, http="h11")
+    assert with_parser.config.http == "h11"  # a parser asked for is kept

@@ -174,6 +174,37 @@ def test_a_server_cannot_build_a_form_past_the_limits() -> None:
         form_schema(model)
 
 
+@pytest.mark.anyio
+async def test_a_server_cannot_ask_with_a_message_past_the_limit() -> None:
+    """``ctx.elicit`` and ``ctx.elicit_url`` check the message as the client will, so the
+    tool learns before sending (and the person is not asked)."""
+    mcp = MCPServer("wordy")
+    refusals: list[str] = []
+
+    @mcp.tool()
+    async def ask(ctx: Context, link: bool) -> str:
+        try:
+            if link:
+                await ctx.elicit_url(LONG, "https://example.com/ok", "e-1")
+            else:
+                await ctx.elicit(LONG, create_model("Ok", ok=(bool, ...)))
+        except FormTooLarge as exc:
+            refusals.append(str(exc.errors[0]))
+        return "refused"
+
+    asked: list[ElicitRequestParams] = []
+
+    async def person(context: ClientRequestContext, params: ElicitRequestParams) -> ElicitResult:
+        asked.append(params)
+        return ElicitResult(action="decline")
+
+    async with Client(mcp, mode="legacy", elicitation_callback=person) as client:
+        for link in (False, True):
+            await client.call_tool("ask", {"link": link})
+    assert refusals == [f"the message {TOO_LONG}"] * 2
+    assert asked == []
+
+
 # -- over the wire -------------------------------------------------------------------
 
 OUTSIZED: dict[str, tuple[str, dict[str, Any]]] = {

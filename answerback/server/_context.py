@@ -17,7 +17,7 @@ from typing import Any, Generic, Literal, TypeVar, cast
 
 from pydantic import BaseModel
 
-from answerback.forms import AnswerError, validate_answer
+from answerback.forms import AnswerError, check_message, validate_answer
 from answerback.jsonrpc import IncomingRequest, RequestId
 from answerback.server._asking import Memo
 from answerback.server._caller import caller_of
@@ -182,11 +182,13 @@ class Context:
     async def elicit(self, message: str, schema: type[ModelT]) -> ElicitationResult[ModelT]:
         """Ask the user to fill in a form shaped like ``schema`` and wait for the answer.
 
-        A model the form cannot hold raises ``FormSchemaError`` before anything is sent.
-        An accepted answer that does not fit ``schema`` raises ``InvalidParamsError``
+        A model the form cannot hold raises ``FormSchemaError``, and a message longer than
+        a client shows (``answerback.forms.MAX_TEXT_LENGTH``) ``FormTooLarge``, before
+        anything is sent. An accepted answer that does not fit ``schema`` raises ``InvalidParamsError``
         naming every bad field (``data["errors"]`` lists them as ``{"field", "message"}``):
         the client broke the contract, and the tool should not carry on with bad data.
         """
+        check_message(message)
         result = await self._session.elicit_form(message, form_schema(schema))
         if result.action == "accept":
             try:
@@ -205,8 +207,11 @@ class Context:
         """Ask the user to open ``url``; accepted means they agreed to go, not that they
         finished (your page tells your server; then ``ctx.session.send_elicitation_complete``).
 
-        A link the URL verdict blocks raises ``ValueError`` before anything is sent.
+        A link the URL verdict blocks raises ``ValueError``, and a message longer than a
+        client shows (``answerback.forms.MAX_TEXT_LENGTH``) ``FormTooLarge``, before
+        anything is sent.
         """
+        check_message(message)
         result = await self._session.elicit_url(message, url, elicitation_id)
         if result.action == "accept":
             return AcceptedUrlElicitation()

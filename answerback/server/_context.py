@@ -184,9 +184,10 @@ class Context:
 
         A model the form cannot hold raises ``FormSchemaError``, and a message longer than
         a client shows (``answerback.forms.MAX_TEXT_LENGTH``) ``FormTooLarge``, before
-        anything is sent. An accepted answer that does not fit ``schema`` raises ``InvalidParamsError``
-        naming every bad field (``data["errors"]`` lists them as ``{"field", "message"}``):
-        the client broke the contract, and the tool should not carry on with bad data.
+        anything is sent. An accepted answer that does not fit ``schema`` raises
+        ``InvalidParamsError`` naming every bad field (``data["errors"]`` lists them as
+        ``{"field", "message"}``): the client broke the contract, and the tool should not
+        carry on with bad data.
         """
         check_message(message)
         result = await self._session.elicit_form(message, form_schema(schema))

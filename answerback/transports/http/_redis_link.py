@@ -22,7 +22,7 @@ import hashlib
 import time
 from collections import deque
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, cast
 from urllib.parse import unquote, urlparse
 
 import anyio
@@ -67,8 +67,9 @@ class _Protocol(asyncio.Protocol):
         self._watchdog: asyncio.TimerHandle | None = None
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
-        assert isinstance(transport, asyncio.Transport)
-        self.transport = transport
+        # A cast, not an isinstance check: uvloop's transports (a server program's loop,
+        # ``transports/_loop.py``) implement asyncio's but do not inherit from them.
+        self.transport = cast(asyncio.Transport, transport)
 
     def send(self, payload: bytes, *, ahead: bool = False) -> asyncio.Future[Reply]:
         reply: asyncio.Future[Reply] = self.loop.create_future()

@@ -2,7 +2,7 @@
 
 A server's blocking entry points (``MCPServer.run``, ``run_uvicorn``) own their process,
 so they choose its loop: uvloop where it is installed (answerback depends on it where it
-builds: CPython off Windows), which serves a stdio call with about 40 % less CPU than
+builds: CPython off Windows), which serves a stdio call with 40 to 50 % less CPU than
 asyncio's own loop (``benchmarks/README.md``, "Stdio"), and asyncio's loop elsewhere.
 Code that runs in a loop someone else chose (the client, ``serve_connection``, the ASGI
 app) uses that loop, whichever it is.

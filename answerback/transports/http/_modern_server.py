@@ -232,8 +232,8 @@ class StatelessConnection:
         task_status: TaskStatus[None],
     ) -> None:
         """Serve the connection; ``primitives`` are the running loop's (the app looks
-        them up once), and ``request_bytes`` the app's budget, which every session's
-        requests share."""
+        them up once), and ``request_bytes`` the app's budget, which these requests
+        share with every session's."""
         self._primitives = primitives
         to_server, server_reads = open_channel[Envelope | Exception](self._primitives)
         outbox = _Outbox(self)

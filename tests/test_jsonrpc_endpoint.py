@@ -282,10 +282,11 @@ async def bounded_endpoint(
             yield endpoint, peer
 
 
-async def test_a_peer_has_at_most_max_in_flight_requests_answered_at_once() -> None:
-    """Past the bound, a request is refused at once, whether handed over or read from a
-    backlog, and holds nothing; once one finishes (here: cancelled), room is made."""
-    started: list[RequestId] = []
+def echo_or_wait_forever(
+    started: list[RequestId],
+) -> Callable[[IncomingRequest], Awaitable[JSONObject]]:
+    """A handler that answers ``echo`` at once and holds any other request for ever,
+    noting its id in ``started``."""
 
     async def on_request(request: IncomingRequest) -> JSONObject:
         if request.method == "echo":
@@ -293,6 +294,15 @@ async def test_a_peer_has_at_most_max_in_flight_requests_answered_at_once() -> N
         started.append(request.id)
         await anyio.sleep_forever()
         raise AssertionError("unreachable")
+
+    return on_request
+
+
+async def test_a_peer_has_at_most_max_in_flight_requests_answered_at_once() -> None:
+    """Past the bound, a request is refused at once, whether handed over or read from a
+    backlog, and holds nothing; once one finishes (here: cancelled), room is made."""
+    started: list[RequestId] = []
+    on_request = echo_or_wait_forever(started)
 
     async with bounded_endpoint(on_request, 3) as (endpoint, peer):
         for n in range(3):
@@ -350,13 +360,7 @@ async def test_requests_past_the_byte_budget_are_refused_until_answers_free_it()
     request alone is always taken, however big."""
     budget = RequestBytes(1000)
     started: list[RequestId] = []
-
-    async def on_request(request: IncomingRequest) -> JSONObject:
-        if request.method == "echo":
-            return {"echo": request.params}
-        started.append(request.id)
-        await anyio.sleep_forever()
-        raise AssertionError("unreachable")
+    on_request = echo_or_wait_forever(started)
 
     def sized(request_id: RequestId, method: str, size: int) -> Envelope:
         return Envelope({"jsonrpc": "2.0", "id": request_id, "method": method}, size=size)

@@ -36,6 +36,17 @@ PATIENCE_SECONDS = 20.0
 
 _unreported: list[str] = []
 
+
+def ended(pid: int) -> bool:
+    """The process is gone, or a zombie waiting for whoever adopted it to reap it
+    (reads ``/proc``: Linux only)."""
+    try:
+        with open(f"/proc/{pid}/stat", encoding="ascii") as stat:
+            return stat.read().rsplit(")", 1)[1].split()[0] == "Z"
+    except FileNotFoundError:
+        return True
+
+
 _DefaultLoop = asyncio.ProactorEventLoop if sys.platform == "win32" else asyncio.SelectorEventLoop
 
 

@@ -12,6 +12,7 @@ import re
 import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -19,6 +20,7 @@ import pytest
 from http_support import free_port
 from rich.cells import cell_len
 from rich.console import Console
+from support import ended
 
 from answerback import Client
 from answerback.cli._arguments import ArgumentsError, parse_arguments
@@ -448,6 +450,38 @@ def test_run_over_http_shows_its_url_and_stops_cleanly_on_ctrl_c() -> None:
         out, err = process.communicate(timeout=PATIENCE_SECONDS)
     assert process.returncode == 130
     assert "Traceback" not in err + out
+
+
+@pytest.mark.skipif(not Path("/proc").is_dir(), reason="reads /proc to see a process's state")
+@pytest.mark.parametrize("number", [signal.SIGTERM, signal.SIGHUP], ids=lambda n: n.name)
+def test_sigterm_or_sighup_closes_the_server_as_ctrl_c_does(
+    number: signal.Signals, tmp_path: Path
+) -> None:
+    """The server's helper ends with it: the client stopped it in order (its process
+    group is its own, so only the client can). Python's default would have ended the
+    command on the spot and left the helper running."""
+    pidfile = tmp_path / "helper.pid"
+    process = subprocess.Popen(
+        [sys.executable, "-m", "answerback", "call", TEAROOM, "leave_a_helper",
+         f"pidfile={pidfile}"],
+        cwd=REPO, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        text=True,
+    )  # fmt: skip
+    try:
+        deadline = time.monotonic() + PATIENCE_SECONDS
+        while not pidfile.exists() or not pidfile.read_text():
+            assert time.monotonic() < deadline, "the tool never started its helper"
+            time.sleep(0.05)
+        process.send_signal(number)
+        out, err = process.communicate(timeout=PATIENCE_SECONDS)
+    finally:
+        process.kill()
+    assert process.returncode == 128 + number, err
+    assert "Traceback" not in err + out
+    helper = int(pidfile.read_text())
+    while not ended(helper):
+        assert time.monotonic() < deadline + PATIENCE_SECONDS, "the helper outlived the call"
+        time.sleep(0.05)
 
 
 def test_connect_needs_a_terminal() -> None:

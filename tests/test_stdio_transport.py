@@ -30,7 +30,7 @@ from typing import Any, BinaryIO, cast
 import anyio
 import pytest
 from anyio.abc import Process
-from support import LIBRARY_SERVER, PATIENCE_SECONDS, SERVERS
+from support import LIBRARY_SERVER, PATIENCE_SECONDS, SERVERS, ended
 
 from answerback import Client, StdioServer
 from answerback.client import ClientRequestContext, IncomingMessage
@@ -179,15 +179,6 @@ def hello() -> str:
 
 mcp.run()
 """
-
-
-def ended(pid: int) -> bool:
-    """Gone, or a zombie waiting for whoever adopted it to reap it."""
-    try:
-        with open(f"/proc/{pid}/stat", encoding="ascii") as stat:
-            return stat.read().rsplit(")", 1)[1].split()[0] == "Z"
-    except FileNotFoundError:
-        return True
 
 
 @pytest.mark.skipif(not Path("/proc").is_dir(), reason="reads /proc to see a process's state")

@@ -27,6 +27,7 @@ from pathlib import Path
 
 import pytest
 from http_support import EVERYTHING_ENTRY
+from support import ended
 
 REPO = Path(__file__).resolve().parents[1]
 SERVERS = REPO / "tests" / "servers"
@@ -520,6 +521,26 @@ def test_cancel_stops_a_servers_running_calls(terminal: Terminal, tmp_path: Path
     # cancelled: let it finish, or the server could not exit once the test ends.
     with contextlib.suppress(OSError):  # nobody reads it any more: nothing to release
         os.close(os.open(gate, os.O_WRONLY | os.O_NONBLOCK))
+
+
+@pytest.mark.skipif(not Path("/proc").is_dir(), reason="reads /proc to see a process's state")
+def test_closing_the_terminal_closes_the_servers(terminal: Terminal, tmp_path: Path) -> None:
+    """Closing the window sends SIGHUP, which stops the session as Ctrl-C would: the
+    client closes its server and ends the server's process group, helper included.
+    (The server's group is its own, so the terminal's SIGHUP does not reach it.)"""
+    pidfile = tmp_path / "helper.pid"
+    connect(terminal, TEAROOM)
+    terminal.type(f"call leave_a_helper pidfile={pidfile}")
+    terminal.wait_for(r"\[1\] terminal_server: call leave_a_helper…")
+    deadline = time.monotonic() + DEADLINE_SECONDS
+    while not pidfile.exists() or not pidfile.read_text():
+        assert time.monotonic() < deadline, "the tool never started its helper"
+        time.sleep(0.05)
+    terminal.run("kill-server")
+    helper = int(pidfile.read_text())
+    while not ended(helper):
+        assert time.monotonic() < deadline + DEADLINE_SECONDS, "the helper outlived the terminal"
+        time.sleep(0.05)
 
 
 def test_a_state_directory_that_cannot_be_written_is_said_and_the_session_works(

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import argparse
+import signal
 import sys
 from pathlib import Path
 
@@ -13,13 +14,13 @@ from answerback.cli._answers import AnswersError
 from answerback.cli._auth import AuthOptions, AuthSetupError, authorized, logout
 from answerback.cli._interface import ExitCode, complain
 from answerback.cli._logs import show_library_warnings
+from answerback.cli._loop import StoppedBySignal, run_async
 from answerback.cli._model import ModelOptionError
 from answerback.cli._oneshot import (
     CommandFailed,
     call,
     list_command,
     one_shot_responder,
-    run_async,
 )
 from answerback.cli._targets import Target, TargetError, resolve
 from answerback.interact import Roots
@@ -37,8 +38,10 @@ def run_command(args: argparse.Namespace) -> int:
     except CommandFailed as exc:  # its message may quote the server's
         complain(str(exc), err)
         return exc.code
+    except StoppedBySignal as stopped:
+        return 128 + stopped.number
     except KeyboardInterrupt:
-        return 130
+        return 128 + signal.SIGINT
 
 
 def _dispatch(args: argparse.Namespace, err: Console) -> int:

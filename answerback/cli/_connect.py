@@ -39,6 +39,7 @@ from rich.table import Table
 
 from answerback.cli._arguments import ArgumentsError, parse_arguments
 from answerback.cli._interface import ExitCode
+from answerback.cli._loop import run_async
 from answerback.cli._model import model_sampler
 from answerback.cli._oneshot import call, failure, listing, one_shot_responder
 from answerback.cli._render import (
@@ -753,7 +754,7 @@ def connect(targets: list[Target], roots: Roots, args: argparse.Namespace, err: 
         log_level=args.log_level,
         sampler=model_sampler(args),
     )
-    return anyio.run(session.run, backend="asyncio")
+    return run_async(session.run)
 
 
 async def call_at_terminal(

@@ -14,7 +14,6 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, cast
 
-import anyio
 from rich.console import Console
 from rich.progress import BarColumn, Progress, TaskID, TextColumn
 
@@ -275,11 +274,6 @@ async def list_command(
     else:
         print_listing(out, target.name, tools, resources, templates, prompts)
     return ExitCode.OK
-
-
-def run_async(function: Callable[[], Any]) -> Any:
-    """Run an async command on asyncio (the terminal UI needs it)."""
-    return anyio.run(function, backend="asyncio")
 
 
 def stdin_is_terminal() -> bool:

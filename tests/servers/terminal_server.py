@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import base64
 import os
+import subprocess
+import sys
 from pathlib import Path
 from typing import Literal
 
@@ -110,6 +112,17 @@ async def vanish(ctx: Context, pidfile: str) -> str:
     await anyio.Path(pidfile).write_text(str(os.getpid()))
     answer = await ctx.elicit("A form whose server will die", schema=TeaOrder)
     return answer.action
+
+
+@mcp.tool()
+async def leave_a_helper(pidfile: str) -> str:
+    """Start a helper that outlives this server unless its process group is ended,
+    write the helper's id to ``pidfile``, then wait until cancelled."""
+    # Popen returns once started: nothing here waits for the helper.
+    helper = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(600)"])  # noqa: ASYNC220
+    await anyio.Path(pidfile).write_text(str(helper.pid))
+    await anyio.sleep_forever()
+    return "never"
 
 
 if __name__ == "__main__":

@@ -119,6 +119,33 @@ async def test_a_failed_request_post_fails_that_call_only(fault: str) -> None:
     assert result.content == [TextContent(text="fine:TAG=FINE")]
 
 
+class DefectiveOnce(StreamableHTTPTransport):
+    """A transport with a defect: POSTing the call tagged ``doomed`` raises."""
+
+    async def _post(self, lanes: Any, message: Any, *args: Any) -> bool:  # pyright: ignore[reportIncompatibleMethodOverride]
+        if is_call_of("doomed")(message):
+            raise RuntimeError("a defect in the transport")
+        return await super()._post(lanes, message, *args)
+
+
+async def test_a_defect_sending_one_request_fails_that_call_only(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """Nothing awaits a request's task: its failure becomes the call's error (and a
+    logged traceback), never a silent hang, and the connection carries on."""
+    async with serve(http_app()) as running:
+        transport = DefectiveOnce(running.url)
+        async with Client(transport, mode="legacy", elicitation_callback=answer_upper) as client:
+            with anyio.fail_after(PATIENCE_SECONDS):
+                with pytest.raises(MCPError, match="RuntimeError: a defect in the transport"):
+                    await client.call_tool("echo_elicit", {"tag": "doomed"})
+                result = await client.call_tool("echo_elicit", {"tag": "fine"})
+    assert result.content == [TextContent(text="fine:TAG=FINE")]
+    logged = [r for r in caplog.records if "failed unexpectedly" in r.getMessage()]
+    assert len(logged) == 1
+    assert logged[0].exc_info is not None
+
+
 async def test_a_refused_answer_is_logged_and_fails_nothing_else() -> None:
     """The server answers one answer POST with an HTML 500: the call that waited on it
     keeps waiting (the server never got the answer), a warning says so, and the other

@@ -38,6 +38,7 @@ import httpx2
 from anyio.abc import TaskGroup
 
 from answerback.jsonrpc import Envelope, JSONObject, RequestId
+from answerback.jsonrpc._backend import Backend, current_backend
 from answerback.jsonrpc._channel import ChannelReceiver, ChannelSender, open_channel
 from answerback.jsonrpc._endpoint import (
     CANCELLED,
@@ -225,6 +226,8 @@ class StreamableHTTPTransport:
 
     _endpoint: httpx2.URL
     """``url``, parsed when a connection starts."""
+    _backend: Backend
+    """The running loop's, which starts each request's task (from ``connect``)."""
 
     def __init__(
         self,
@@ -283,6 +286,10 @@ class StreamableHTTPTransport:
         self._calls, self._questions = {}, {}
         self._posting, self._to_post = 0, deque()
         lanes = self._lanes()
+        # Each request's task is a plain one (see ``_backend``): a task group's start
+        # costs more than the rest of what this transport does for a call.
+        self._backend = current_backend()
+        await self._backend.open()
         try:
             async with anyio.create_task_group() as tg:
                 tg.start_soon(self._post_loop, lanes, outgoing_read, incoming, tg)
@@ -294,6 +301,9 @@ class StreamableHTTPTransport:
                         await self._terminate(lanes)
                     tg.cancel_scope.cancel()
         finally:
+            for call in self._calls.values():
+                call.scope.cancel()
+            await self._backend.join()
             incoming.close()
             outgoing_read.close()
             with anyio.CancelScope(shield=True):
@@ -432,7 +442,9 @@ class StreamableHTTPTransport:
         request_id = as_request_id(message.get("id"))
         if method is not None and request_id is not None:
             call = self._calls[request_id] = _Call(request_id, modern)
-            tg.start_soon(self._request, lanes, message, body, headers, incoming, tg, call)
+            self._backend.spawn(
+                self._request_task, lanes, message, body, headers, incoming, tg, call
+            )
         elif method == CANCELLED:
             self._cancel(lanes, message, body, headers, tg)
         else:
@@ -516,6 +528,34 @@ class StreamableHTTPTransport:
         else:
             method = (as_object(message) or {}).get("method")
             logger.warning("dropped the %s notification: %s", method, reason)
+
+    async def _request_task(
+        self,
+        lanes: _Lanes,
+        message: JSONObject,
+        body: bytes,
+        headers: dict[str, str],
+        incoming: ChannelSender[Envelope | Exception],
+        tg: TaskGroup,
+        call: _Call,
+    ) -> None:
+        """``_request`` in a task of its own. A defect in it fails this call, with the
+        traceback logged, and nothing else: nobody else awaits this task."""
+        try:
+            await self._request(lanes, message, body, headers, incoming, tg, call)
+        except Exception as exc:
+            logger.exception("sending request %r failed unexpectedly", call.request_id)
+            error: JSONObject = {
+                "code": CONNECTION_CLOSED,
+                "message": f"Connection failed: {type(exc).__name__}: {exc} (a defect in "
+                "answerback's HTTP client; the log has its traceback).",
+            }
+            with contextlib.suppress(anyio.ClosedResourceError, anyio.BrokenResourceError):
+                incoming.send_nowait(
+                    Envelope({"jsonrpc": "2.0", "id": call.request_id, "error": error})
+                )
+        finally:
+            self._backend.task_done()
 
     async def _request(
         self,

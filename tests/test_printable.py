@@ -41,6 +41,38 @@ def test_what_a_terminal_would_obey_or_hide_is_written_out(sent: str, shown: str
     assert clean(sent) == shown
 
 
+@pytest.mark.parametrize(
+    "text",
+    [
+        "\u0645\u06cc\u200c\u062e\u0648\u0627\u0647\u0645",  # Persian "I want"
+        "\u0915\u094d\u200d\u0937",  # Devanagari: ka, virama, joiner, ssa
+        "\U0001f469\u200d\U0001f4bb",  # woman, joiner, laptop: one emoji
+        "\u2764\ufe0f\u200d\U0001f525",  # heart (emoji style), joiner, fire
+    ],
+    ids=["persian-zwnj", "devanagari-zwj", "emoji-zwj", "emoji-after-selector"],
+)
+def test_a_joiner_that_spells_a_word_or_emoji_is_kept(text: str) -> None:
+    assert clean(text) == text
+
+
+@pytest.mark.parametrize(
+    ("sent", "shown"),
+    [
+        ("de\u200dlete", "de\\u200dlete"),  # would pass for "delete"
+        ("caf\u00e9\u200c\u00e9", "caf\u00e9\\u200c\u00e9"),  # Latin, not ASCII
+        ("\u043f\u200d\u0440", "\u043f\\u200d\u0440"),  # Cyrillic
+        ("\u200d\u0645", "\\u200d\u0645"),  # at the start
+        ("\u0645\u200c", "\u0645\\u200c"),  # at the end
+        ("\u0645\u200c\u200c\u0645", "\u0645\\u200c\\u200c\u0645"),  # doubled
+        ("\u0645\u200c \u0645", "\u0645\\u200c \u0645"),  # before a space
+        ("\u202e\u200d\u0645", "\\u202e\\u200d\u0645"),  # after a written-out one
+    ],
+    ids=["ascii", "latin", "cyrillic", "start", "end", "doubled", "space", "after-bidi"],
+)
+def test_a_joiner_that_joins_nothing_is_written_out(sent: str, shown: str) -> None:
+    assert clean(sent) == shown
+
+
 def test_text_that_must_stay_on_one_line_has_every_line_break_written_out() -> None:
     assert clean("a\nb\u2028c\u2029d\te", newlines=False) == "a\\x0ab\\u2028c\\u2029d\te"
 

@@ -167,7 +167,12 @@ from pathlib import Path
 
 from answerback.server import MCPServer
 
-helper = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(3600)"])
+# The helper says it is ready once it has set up its signals (argv[2] may ignore SIGTERM).
+helper_code = (
+    "import signal, time; " + sys.argv[2] + "; print('ready', flush=True); time.sleep(3600)"
+)
+helper = subprocess.Popen([sys.executable, "-c", helper_code], stdout=subprocess.PIPE)
+assert helper.stdout is not None and helper.stdout.readline() == b"ready\\n"
 Path(sys.argv[1]).write_text(str(helper.pid))
 mcp = MCPServer("parent")
 
@@ -182,10 +187,14 @@ mcp.run()
 
 
 @pytest.mark.skipif(not Path("/proc").is_dir(), reason="reads /proc to see a process's state")
-async def test_a_helper_the_server_started_ends_with_it(tmp_path: Path) -> None:
-    """It was left running, adopted by init, after the client closed the server."""
+@pytest.mark.parametrize(
+    "signals", ["pass", "signal.signal(signal.SIGTERM, signal.SIG_IGN)"], ids=["plain", "deaf"]
+)
+async def test_a_helper_the_server_started_ends_with_it(tmp_path: Path, signals: str) -> None:
+    """It was left running, adopted by init, after the client closed the server; one
+    that ignores SIGTERM gets SIGKILL after the grace (it was left running too)."""
     pid_file = tmp_path / "helper.pid"
-    server = StdioServer(sys.executable, ["-c", PARENT_SERVER, str(pid_file)])
+    server = StdioServer(sys.executable, ["-c", PARENT_SERVER, str(pid_file), signals])
     async with Client(server, mode="legacy") as client:
         assert await text_of(client, "hello") == "hi"
     helper = int(pid_file.read_text())

@@ -81,6 +81,7 @@ _INHERITED_ENV = (
     else ("HOME", "LOGNAME", "PATH", "SHELL", "TERM", "USER", "LANG", "LC_ALL", "TMPDIR")
 )
 _SHUTDOWN_GRACE_SECONDS = 2.0
+_GROUP_POLL_SECONDS = 0.01
 _GROUPS = sys.platform != "win32"
 """Whether the server runs in a process group of its own (POSIX)."""
 _COMMAND_CHARS = 100
@@ -498,6 +499,29 @@ async def _stop(process: Process) -> None:
         process.kill()
         await process.wait()
     if _GROUPS:
-        # Nothing left (ProcessLookupError), or a member that changed its user.
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.killpg(process.pid, signal.SIGTERM)
+        await _end_group(process.pid)
+
+
+async def _end_group(group: int) -> None:
+    """Terminate what is left of the process group, and kill what is left of it after
+    the grace: a helper that ignores SIGTERM must not outlive the connection either.
+    Its members are not our children, so nothing signals their end: the group is looked
+    at again every few milliseconds (a member that has ended, unreaped, still counts,
+    and then only gets a needless SIGKILL)."""
+    if not _signal_group(group, signal.SIGTERM):
+        return
+    with anyio.move_on_after(_SHUTDOWN_GRACE_SECONDS):
+        while _signal_group(group, 0):  # noqa: ASYNC110 (other processes: no event to wait on)
+            await anyio.sleep(_GROUP_POLL_SECONDS)
+        return
+    _signal_group(group, signal.SIGKILL)
+
+
+def _signal_group(group: int, number: int) -> bool:
+    """Send ``number`` to the group (0: only look); whether anyone is left in it to
+    signal. A member that changed its user cannot be signalled, and is left alone."""
+    try:
+        os.killpg(group, number)
+    except (ProcessLookupError, PermissionError):
+        return False
+    return True

@@ -24,14 +24,17 @@ from typing import Any
 import anyio
 import anyio.from_thread
 import anyio.lowlevel
+import anyio.to_thread
 import pytest
 from http_support import serve
-from support import SERVERS, client_with_hand_driven_server, server_object, target
+from support import PATIENCE_SECONDS, SERVERS, client_with_hand_driven_server, server_object, target
 
 from answerback import Client, MCPError
 from answerback.client import ClientRequestContext, Responder
 from answerback.interact import RootRefusedError, Roots
 from answerback.server import Context, MCPServer, PathOutsideRootsError
+from answerback.server import _context as server_context
+from answerback.server._roots_guard import resolve_within
 from answerback.transports.http import StreamableHTTPApp
 from answerback.types import (
     MODERN_VERSIONS,
@@ -498,6 +501,41 @@ async def guarded(*paths: Path) -> AsyncGenerator[Callable[[str], Awaitable[str]
             return text(await client.call_tool("where", {"path": path}))
 
         yield where
+
+
+async def test_resolving_a_path_leaves_the_server_answering(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Resolving touches the file system, which can hang for minutes (a network share,
+    an automount): it runs in a worker thread, so the server answers meanwhile. On the
+    event loop, the ping below could not be answered until the resolution ended."""
+    work, _, _ = tree(tmp_path)
+    entered, release = threading.Event(), threading.Event()
+
+    def hanging(path: str, roots: Any) -> Path:
+        entered.set()
+        if not release.wait(PATIENCE_SECONDS):
+            raise AssertionError("never released: the server could not answer meanwhile")
+        return resolve_within(path, roots)
+
+    monkeypatch.setattr(server_context, "resolve_within", hanging)
+
+    async def grant(context: ClientRequestContext) -> ListRootsResult:
+        return ListRootsResult.model_validate({"roots": [{"uri": work.as_uri()}]})
+
+    answers: list[str] = []
+    async with Client(guard_server(), mode="legacy", list_roots_callback=grant) as client:
+        with anyio.fail_after(PATIENCE_SECONDS):
+            async with anyio.create_task_group() as tg:
+
+                async def resolve() -> None:
+                    answers.append(text(await client.call_tool("where", {"path": "notes"})))
+
+                tg.start_soon(resolve)
+                assert await anyio.to_thread.run_sync(entered.wait, PATIENCE_SECONDS)
+                await client.ping()
+                release.set()
+    assert answers == [str(work / "notes")]
 
 
 async def test_a_relative_path_is_taken_against_the_first_root_directory(tmp_path: Path) -> None:

@@ -23,7 +23,7 @@ from answerback.server._asking import Memo
 from answerback.server._caller import caller_of
 from answerback.server._form_schema import form_schema
 from answerback.server._request_state import INVALID_STATE_MESSAGE, StateSeal
-from answerback.server._roots_guard import RootsCache, resolve_within
+from answerback.server._roots_guard import RootsCache, in_worker_thread, resolve_within
 from answerback.server._sampling import (
     SampleResult,
     SamplingTools,
@@ -302,7 +302,8 @@ class Context:
         and the client sees a tool error naming the path and the roots. The guard is
         this server's own rule (the specification does not require it; in 2026-07-28
         roots are only informational)."""
-        return resolve_within(path, await self._roots_cache.granted_paths(self._session))
+        roots = await self._roots_cache.granted_paths(self._session)
+        return await in_worker_thread(resolve_within, path, roots)
 
     def close_sse_stream(self) -> bool:
         """Over legacy streamable HTTP, end this request's SSE response early; the client

@@ -20,9 +20,12 @@ resolved to local paths once per listing, not per path checked.
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TypeVar, TypeVarTuple
+
+import anyio.to_thread
 
 from answerback.server._session import ServerSession
 from answerback.types import Root
@@ -62,11 +65,13 @@ class RootsCache:
         need not resolve thousands of roots again, and a root's directory swapped for a
         link afterwards is not followed."""
         roots = await self.get(session)
-        if self.roots is None:  # not kept: a change was announced meanwhile
-            return granted(roots)
-        if self.granted is None:
-            self.granted = granted(self.roots)
-        return self.granted
+        if self.roots is not None and self.granted is not None:
+            return self.granted
+        changes = self.changes
+        resolved = await in_worker_thread(granted, roots)
+        if self.changes == changes and self.roots is not None:  # else a change came meanwhile
+            self.granted = resolved
+        return resolved
 
     async def get(self, session: ServerSession) -> list[Root]:
         """The cached list, or the client's answer to ``roots/list`` (then cached)."""
@@ -77,6 +82,18 @@ class RootsCache:
         if self.changes == changes:
             self.roots = roots
         return list(roots)
+
+
+_Args = TypeVarTuple("_Args")
+_T = TypeVar("_T")
+
+
+async def in_worker_thread(function: Callable[[*_Args], _T], *args: *_Args) -> _T:
+    """``function(*args)`` in a worker thread: resolving a path touches the file system,
+    where a hung network share or automount blocks for minutes, and on the event loop
+    that would stall every connection the server has. A cancelled call returns at once
+    (the thread is left to finish on its own)."""
+    return await anyio.to_thread.run_sync(function, *args, abandon_on_cancel=True)
 
 
 @dataclass(frozen=True, slots=True)

@@ -146,6 +146,35 @@ async def test_a_defect_sending_one_request_fails_that_call_only(
     assert logged[0].exc_info is not None
 
 
+class DefectiveDelivery(StreamableHTTPTransport):
+    """A transport with a defect: delivering its first roots notification raises."""
+
+    failed = False
+
+    async def _deliver(self, lanes: Any, message: Any, *args: Any) -> None:  # pyright: ignore[reportIncompatibleMethodOverride]
+        if not self.failed and message.get("method") == "notifications/roots/list_changed":
+            self.failed = True
+            raise RuntimeError("a defect in the transport")
+        await super()._deliver(lanes, message, *args)
+
+
+async def test_a_defect_sending_a_notification_is_logged_and_the_client_carries_on(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    async with serve(http_app()) as running:
+        transport = DefectiveDelivery(running.url)
+        async with Client(transport, mode="legacy", elicitation_callback=answer_upper) as client:
+            with anyio.fail_after(PATIENCE_SECONDS):
+                await client.send_roots_list_changed()
+                while not transport.failed:  # noqa: ASYNC110 (sent from its own task)
+                    await anyio.sleep(0.01)
+                result = await client.call_tool("echo_elicit", {"tag": "fine"})
+    assert result.content == [TextContent(text="fine:TAG=FINE")]  # the answer POST went out
+    logged = [r for r in caplog.records if "failed unexpectedly" in r.getMessage()]
+    assert len(logged) == 1
+    assert logged[0].exc_info is not None
+
+
 async def test_a_refused_answer_is_logged_and_fails_nothing_else() -> None:
     """The server answers one answer POST with an HTML 500: the call that waited on it
     keeps waiting (the server never got the answer), a warning says so, and the other

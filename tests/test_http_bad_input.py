@@ -917,6 +917,37 @@ async def test_a_head_larger_than_the_bound_is_431_and_the_connection_closed(
     assert (await http.post(server.url, json=rpc("ping"), headers=POST_HEADERS)).status_code
 
 
+async def test_a_head_too_large_behind_a_response_being_sent_closes_without_a_431(
+    running: Any, http: httpx2.AsyncClient
+) -> None:
+    """A pipelined head, sent while the response to the request before it is still being
+    streamed: a 431 written then would land in the middle of that response, so the
+    connection is only closed. The stream had begun (its 200 and head arrived)."""
+    server, _ = running
+    session_id, _ = await raw_initialize(http, server.url)
+    stream = (
+        f"GET /mcp HTTP/1.1\r\nhost: 127.0.0.1\r\naccept: text/event-stream\r\n"
+        f"mcp-session-id: {session_id}\r\nmcp-protocol-version: 2025-11-25\r\n\r\n"
+    ).encode()
+    start = b"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Padding: "
+    too_large = start + b"a" * (MAX_HEAD_BYTES + 1 - len(start))
+
+    def pipelined() -> bytes:
+        with socket.create_connection(("127.0.0.1", server.port), timeout=PATIENCE_SECONDS) as sock:
+            sock.sendall(stream)
+            received = sock.recv(65536)  # the stream's head: its response has begun
+            sock.sendall(too_large)
+            while chunk := sock.recv(65536):
+                received += chunk
+            return received
+
+    answer = await anyio.to_thread.run_sync(pipelined)
+    assert answer.startswith(b"HTTP/1.1 200 OK\r\n"), answer
+    assert b"text/event-stream" in answer
+    assert b"431" not in answer
+    assert (await http.post(server.url, json=rpc("ping"), headers=POST_HEADERS)).status_code
+
+
 @pytest.fixture
 def quick_heads(monkeypatch: pytest.MonkeyPatch) -> float:
     """A head must arrive within half a second (ten by default)."""

@@ -17,7 +17,7 @@ import threading
 import time
 from collections.abc import Awaitable, Callable, Generator
 from contextlib import contextmanager
-from typing import Any
+from typing import Any, cast
 
 import anyio
 import pytest
@@ -28,6 +28,7 @@ from answerback import Client, MCPError
 from answerback.client import ClientRequestContext
 from answerback.server import Context, MCPServer
 from answerback.transports.http import StreamableHTTPApp, StreamableHTTPTransport
+from answerback.transports.http import _client as client_module
 from answerback.types import ElicitRequestParams, ElicitResult, TextContent
 
 pytestmark = pytest.mark.anyio
@@ -703,6 +704,34 @@ async def test_answers_a_server_never_takes_are_bounded_and_the_excess_dropped_s
                 waiting = transport._to_post  # pyright: ignore[reportPrivateUsage]
                 assert len(waiting) == 4096
                 flood.done.set()
+
+
+def test_dropping_answers_is_said_once_each_time_it_starts(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """Once fewer answers wait, the next time the line is full is said again (the
+    warning is not given for every answer dropped, nor only once ever)."""
+    transport = StreamableHTTPTransport("http://127.0.0.1:9/mcp")
+    transport._posting = client_module._POSTED_AT_ONCE  # pyright: ignore[reportPrivateUsage]
+    answer: tuple[dict[str, Any], bytes, dict[str, str]] = ({"id": 1, "result": {}}, b"{}", {})
+    lanes = cast(Any, None)  # nothing is sent: every POST slot is taken
+
+    def post() -> None:
+        transport._post_soon(lanes, *answer)  # pyright: ignore[reportPrivateUsage]
+
+    def warnings() -> int:
+        return sum("asks faster than it takes" in r.getMessage() for r in caplog.records)
+
+    for _ in range(client_module._WAITING_TO_POST + 3):  # pyright: ignore[reportPrivateUsage]
+        post()
+    waiting = transport._to_post  # pyright: ignore[reportPrivateUsage]
+    assert (len(waiting), warnings()) == (client_module._WAITING_TO_POST, 1)  # pyright: ignore[reportPrivateUsage]
+    waiting.popleft()  # one was sent: there is room again
+    post()
+    assert warnings() == 1
+    post()
+    post()
+    assert (len(waiting), warnings()) == (client_module._WAITING_TO_POST, 2)  # pyright: ignore[reportPrivateUsage]
 
 
 async def test_a_request_json_cannot_carry_fails_at_once() -> None:

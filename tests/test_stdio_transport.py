@@ -557,6 +557,29 @@ def test_the_line_reader_reassembles_lines_from_any_chunking(chunk_size: int) ->
 
 
 @pytest.mark.parametrize("chunk_size", [1, 7, 10_000])
+@pytest.mark.parametrize("ending", [b"\n", b"\r\n"], ids=["lf", "crlf"])
+def test_a_message_of_exactly_the_limit_is_read_however_its_line_ends(
+    chunk_size: int, ending: bytes
+) -> None:
+    """The limit is the message's: a CRLF line's CR does not count (it made a message
+    of exactly the limit too large when a Windows peer sent it); a byte more is too large
+    either way."""
+    start, end = b'{"jsonrpc":"2.0","id":1,"method":"ping","params":{"p":"', b'"}}'
+    exact = start + b"q" * (200 - len(start) - len(end)) + end
+    over = exact.replace(b'"id":1', b'"id":2').replace(b'"p":"', b'"p":"q')
+    stream = exact + ending + over + ending
+    reader = LineReader(limit=200)
+    incoming: list[Envelope | Exception] = []
+    replies: list[dict[str, Any]] = []
+    for at in range(0, len(stream), chunk_size):
+        got, answers = reader.feed(stream[at : at + chunk_size])
+        incoming += got
+        replies += answers
+    assert [item.message["id"] for item in incoming if isinstance(item, Envelope)] == [1]
+    assert [reply["id"] for reply in replies] == [2]
+
+
+@pytest.mark.parametrize("chunk_size", [1, 7, 10_000])
 def test_the_line_reader_finishes_a_last_line_that_has_no_newline(chunk_size: int) -> None:
     """A stream that ends without a final newline still holds its last message; what is
     left of a line cut short is a parse error, and blank space or the tail of an

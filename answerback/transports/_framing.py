@@ -158,6 +158,9 @@ def line_for(
         return encode(to_peer) + b"\n"
 
 
+_CR = ord("\r")
+
+
 class LineReader:
     """Turns the bytes of a newline-delimited stream into messages, ``limit`` bytes at most.
 
@@ -193,7 +196,8 @@ class LineReader:
             data = buffer
         start = 0
         while (end := data.find(b"\n", max(start, scanned))) >= 0:
-            if end - start > self.limit:
+            # A CRLF line's CR is not part of the message (Windows peers end lines so).
+            if end - start - (end > start and data[end - 1] == _CR) > self.limit:
                 self._oversized(bytes(data[start : start + _HEAD_BYTES]), incoming, replies)
             elif line := bytes(data[start:end]).strip():
                 incoming.append(self.decode_line(line))
@@ -202,7 +206,7 @@ class LineReader:
             del buffer[:start]
         elif start < len(chunk):
             buffer += chunk[start:]
-        if len(buffer) > self.limit:
+        if len(buffer) > self.limit + 1:  # room for the CR of a CRLF line still to end
             self._oversized(bytes(buffer[:_HEAD_BYTES]), incoming, replies)
             buffer.clear()
             self._skipping = True

@@ -82,6 +82,7 @@ _INHERITED_ENV = (
 )
 _SHUTDOWN_GRACE_SECONDS = 2.0
 _GROUP_POLL_SECONDS = 0.01
+_PROCESSES = Path("/proc")
 _GROUPS = sys.platform != "win32"
 """Whether the server runs in a process group of its own (POSIX)."""
 _COMMAND_CHARS = 100
@@ -503,25 +504,44 @@ async def _stop(process: Process) -> None:
 
 
 async def _end_group(group: int) -> None:
-    """Terminate what is left of the process group, and kill what is left of it after
-    the grace: a helper that ignores SIGTERM must not outlive the connection either.
-    Its members are not our children, so nothing signals their end: the group is looked
-    at again every few milliseconds (a member that has ended, unreaped, still counts,
-    and then only gets a needless SIGKILL)."""
+    """Terminate what is left of the process group, and kill what is still running of
+    it after the grace: a helper that ignores SIGTERM must not outlive the connection
+    either. Its members are not our children, so nothing signals their end: the group
+    is looked at again every few milliseconds."""
     if not _signal_group(group, signal.SIGTERM):
         return
     with anyio.move_on_after(_SHUTDOWN_GRACE_SECONDS):
-        while _signal_group(group, 0):  # noqa: ASYNC110 (other processes: no event to wait on)
+        while _group_running(group):  # noqa: ASYNC110 (other processes: no event to wait on)
             await anyio.sleep(_GROUP_POLL_SECONDS)
         return
     _signal_group(group, signal.SIGKILL)
 
 
 def _signal_group(group: int, number: int) -> bool:
-    """Send ``number`` to the group (0: only look); whether anyone is left in it to
-    signal. A member that changed its user cannot be signalled, and is left alone."""
+    """Send ``number`` to the group; whether anyone was in it to signal. A member that
+    changed its user cannot be signalled, and is left alone."""
     try:
         os.killpg(group, number)
     except (ProcessLookupError, PermissionError):
         return False
     return True
+
+
+def _group_running(group: int) -> bool:
+    """Whether a member of the group still runs. An ended member stays in the group
+    until whoever adopted it reaps it, and in a container init may never do so: on
+    Linux such zombies are told apart through ``/proc``; elsewhere init reaps them."""
+    if not _PROCESSES.is_dir():
+        return _signal_group(group, 0)
+    with os.scandir(_PROCESSES) as entries:
+        for entry in entries:
+            if not entry.name.isdigit():
+                continue
+            try:
+                with open(os.path.join(entry.path, "stat"), "rb") as stat:
+                    fields = stat.read().rsplit(b")", 1)[1].split()
+            except OSError:  # it ended while we looked
+                continue
+            if fields[0] != b"Z" and int(fields[2]) == group:  # state, ppid, pgrp
+                return True
+    return False

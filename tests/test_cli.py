@@ -484,6 +484,25 @@ def test_sigterm_or_sighup_closes_the_server_as_ctrl_c_does(
         time.sleep(0.05)
 
 
+@pytest.mark.parametrize(
+    "command", [("list", TEAROOM), ("call", TEAROOM, "greet", "name=Ada")], ids=["list", "call"]
+)
+def test_output_whose_reader_has_gone_exits_141_saying_nothing(command: tuple[str, ...]) -> None:
+    """``answerback list ... | head -1``: rich's exit code for it, 1, says "the tool
+    failed" here. The command exits as a shell reports a program SIGPIPE ended."""
+    read_end, write_end = os.pipe()
+    os.close(read_end)  # the reader has gone before anything is written
+    try:
+        done = subprocess.run(
+            [sys.executable, "-m", "answerback", *command],
+            stdin=subprocess.DEVNULL, stdout=write_end, stderr=subprocess.PIPE, text=True,
+            cwd=REPO, timeout=PATIENCE_SECONDS, check=False,
+        )  # fmt: skip
+    finally:
+        os.close(write_end)
+    assert (done.returncode, done.stderr) == (141, "")
+
+
 def test_connect_needs_a_terminal() -> None:
     done = answerback("connect", TEAROOM)
     assert done.returncode == 2

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 import signal
 import sys
 from pathlib import Path
@@ -27,6 +28,23 @@ from answerback.interact import Roots
 from answerback.interact._printable import clean
 
 
+class OutputClosed(Exception):
+    """Standard output's reader has gone (``answerback list ... | head -1``)."""
+
+
+class _Output(Console):
+    """Standard output of ``call`` and ``list``. rich ends a program whose output's
+    reader has gone with exit code 1, which here says the tool failed; this stops the
+    command instead, with its servers closed, and it exits as a shell reports a program
+    SIGPIPE ended (141)."""
+
+    def on_broken_pipe(self) -> None:
+        # Nothing more can be written, nor flushed when the interpreter exits.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        raise OutputClosed
+
+
 def run_command(args: argparse.Namespace) -> int:
     """Run a parsed command other than ``run``; returns the exit code."""
     err = Console(stderr=True)
@@ -40,6 +58,8 @@ def run_command(args: argparse.Namespace) -> int:
         return exc.code
     except StoppedBySignal as stopped:
         return 128 + stopped.number
+    except OutputClosed:
+        return 141  # as a shell reports a program SIGPIPE (13) ended
     except KeyboardInterrupt:
         return 128 + signal.SIGINT
 
@@ -73,7 +93,7 @@ def roots_of(args: argparse.Namespace) -> Roots:
 
 def _one_shot(args: argparse.Namespace, target: Target, err: Console) -> int:
     roots = roots_of(args)
-    out = Console()
+    out = _Output()
     if args.command == "list":
         responder = one_shot_responder(target, roots, None, err, None)
         return run_async(

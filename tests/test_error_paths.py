@@ -244,6 +244,27 @@ async def raw_connection(transport: str) -> AsyncGenerator[RawPeer, None]:
             peer.write_stream.close()
 
 
+async def test_a_call_before_initialize_is_refused_and_one_sent_with_it_is_answered() -> None:
+    """A call that comes first is refused, saying what to send. One sent right behind
+    ``initialize``, without waiting for its answer (a file of requests fed to a server),
+    is answered: both are handled at once, and trio starts them in any order, so the
+    call once began before ``initialize`` had and was refused (about half the time)."""
+    call: dict[str, Any] = {"name": "client_features", "arguments": {}}
+    with anyio.fail_after(PATIENCE_SECONDS):
+        async with raw_connection("memory") as peer:
+            await peer.send({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": call})
+            refused = await peer.receive()
+            assert refused["error"]["code"] == -32600
+            assert "before initialization: send 'initialize' first" in refused["error"]["message"]
+        for _ in range(20):  # each a new connection, initialized once
+            async with raw_connection("memory") as peer:
+                await peer.send(initialize(1, "2025-11-25"))
+                await peer.send({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": call})
+                answers = {m["id"]: m for m in [await peer.receive(), await peer.receive()]}
+                assert "result" in answers[1], answers[1]
+                assert answers[2]["result"]["isError"] is False, answers[2]
+
+
 @pytest.mark.parametrize("transport", ["memory", "stdio"])
 async def test_a_second_initialize_is_refused_and_changes_nothing(transport: str) -> None:
     """Renegotiating mid-connection is refused; the first handshake's version holds

@@ -17,6 +17,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import anyio
+import anyio.lowlevel
 import pydantic
 import pydantic_core
 
@@ -135,17 +136,31 @@ class Connection:
             client = self.legacy_client
             handler = _LEGACY.get(request.method)
             if client is None and handler is not None and request.method not in _PRE_INIT:
-                raise MCPError(
-                    INVALID_REQUEST,
-                    f"Received {request.method!r} before initialization: send 'initialize' "
-                    "first, or use the 2026-07-28 protocol (per-request _meta).",
-                )
+                client = await self._client_once_earlier_requests_began()
+                if client is None:
+                    raise MCPError(
+                        INVALID_REQUEST,
+                        f"Received {request.method!r} before initialization: send "
+                        "'initialize' first, or use the 2026-07-28 protocol (per-request "
+                        "_meta).",
+                    )
         if handler is None:
             raise MethodNotFoundError(f"Method not found: {request.method!r}")
         result = await handler(self, client, request)
         if client is not None and client.modern:
             result.setdefault("resultType", "complete")
         return result
+
+    async def _client_once_earlier_requests_began(self) -> ClientState | None:
+        """The legacy client, once every request received before this one has begun.
+
+        A client that sends ``initialize`` and its first call together (a file of
+        requests: ``server < requests.jsonl``) has them handled at once, and trio starts
+        ready tasks in any order: the call could begin before ``initialize`` had. Both
+        backends run every task started before this one before resuming it from a
+        checkpoint, and ``initialize`` takes effect in its first step."""
+        await anyio.lowlevel.checkpoint()
+        return self.legacy_client
 
     async def notification(self, method: str, params: JSONObject | None, _: Envelope) -> None:
         if method == "notifications/initialized" and self.legacy_client is not None:

@@ -671,6 +671,22 @@ class PingFlood:
         await respond(send, 202)
 
 
+async def test_closing_does_not_wait_for_an_answer_the_server_holds() -> None:
+    """The answer's POST is cut short when the client closes: the server may hold it
+    for as long as the client's timeout, and thousands may wait behind it."""
+    flood = PingFlood(count=1, hold_seconds=10 * PATIENCE_SECONDS)
+    async with serve(flood) as running:
+        # Waiting out the POST's timeout would outlast the test's own time limit.
+        transport = StreamableHTTPTransport(running.url, timeout=10 * PATIENCE_SECONDS)
+        try:
+            with anyio.fail_after(PATIENCE_SECONDS):
+                async with Client(transport, mode="legacy"):
+                    while not transport._posting:  # pyright: ignore[reportPrivateUsage]  # noqa: ASYNC110
+                        await anyio.sleep(0.01)
+        finally:
+            flood.done.set()
+
+
 async def test_answers_waiting_on_a_slow_server_wait_as_data_not_tasks() -> None:
     """150 pings at once, each answer's POST held: at most 64 answers are being POSTed
     (a task each), the rest wait in line, and every one arrives."""
@@ -714,10 +730,10 @@ def test_dropping_answers_is_said_once_each_time_it_starts(
     transport = StreamableHTTPTransport("http://127.0.0.1:9/mcp")
     transport._posting = client_module._POSTED_AT_ONCE  # pyright: ignore[reportPrivateUsage]
     answer: tuple[dict[str, Any], bytes, dict[str, str]] = ({"id": 1, "result": {}}, b"{}", {})
-    lanes = cast(Any, None)  # nothing is sent: every POST slot is taken
+    nowhere = cast(Any, None)  # nothing is sent: every POST slot is taken
 
     def post() -> None:
-        transport._post_soon(lanes, *answer)  # pyright: ignore[reportPrivateUsage]
+        transport._post_soon(nowhere, nowhere, *answer)  # pyright: ignore[reportPrivateUsage]
 
     def warnings() -> int:
         return sum("asks faster than it takes" in r.getMessage() for r in caplog.records)

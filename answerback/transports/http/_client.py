@@ -411,7 +411,7 @@ class StreamableHTTPTransport:
                 if not _goes_in_order(envelope):
                     self._start(lanes, envelope, incoming, tg)
                     continue
-                prepared = self._prepare(lanes, envelope, incoming)
+                prepared = self._prepare(lanes, envelope, incoming, tg)
                 if prepared is None:
                     continue
                 message, body, headers, modern = prepared
@@ -434,7 +434,7 @@ class StreamableHTTPTransport:
     ) -> None:
         """Start sending one message in a task of its own (its POST waits on the server),
         or fail it here if JSON cannot carry it."""
-        prepared = self._prepare(lanes, envelope, incoming)
+        prepared = self._prepare(lanes, envelope, incoming, tg)
         if prepared is None:
             return
         message, body, headers, modern = prepared
@@ -446,26 +446,27 @@ class StreamableHTTPTransport:
                 self._request_task, lanes, message, body, headers, incoming, tg, call
             )
         elif method == CANCELLED:
-            self._cancel(lanes, message, body, headers)
+            self._cancel(lanes, message, body, headers, tg)
         else:
             if method is None and request_id is not None:  # our answer
                 asked_on = self._questions.pop(request_id, None)
                 if asked_on is not None:
                     asked_on.questions.discard(request_id)
-            self._post_soon(lanes, message, body, headers)
+            self._post_soon(tg, lanes, message, body, headers)
 
     def _prepare(
         self,
         lanes: _Lanes,
         envelope: Envelope,
         incoming: ChannelSender[Envelope | Exception],
+        tg: TaskGroup,
     ) -> tuple[JSONObject, bytes, dict[str, str], bool] | None:
         """A message with its body, its headers and whether it is a 2026-07-28 one; or
         ``None`` once a message JSON cannot carry has been dealt with (``_undeliverable``)."""
         try:
             body = encode(envelope.message)
         except UnencodableMessage as exc:
-            self._undeliverable(lanes, envelope.message, str(exc), incoming)
+            self._undeliverable(lanes, envelope.message, str(exc), incoming, tg)
             return None
         message = as_object(envelope.message) or {}
         headers, modern = self._headers_for(message, envelope.transport_context)
@@ -477,6 +478,7 @@ class StreamableHTTPTransport:
         message: JSONObject,
         body: bytes,
         headers: dict[str, str],
+        tg: TaskGroup,
     ) -> None:
         """Stop a request we gave up on: close its stream, so its connection is free
         again. On 2026-07-28 the close is the cancellation; a legacy server is also told
@@ -490,7 +492,7 @@ class StreamableHTTPTransport:
         if call.modern:
             call.scope.cancel()
             return
-        self._post_soon(lanes, message, body, headers)
+        self._post_soon(tg, lanes, message, body, headers)
         if call.reached_server:
             call.scope.cancel()
             return
@@ -498,7 +500,7 @@ class StreamableHTTPTransport:
         def tell_again(still_running: bool) -> None:
             call.scope.cancel()
             if still_running:
-                self._post_soon(lanes, message, body, headers)
+                self._post_soon(tg, lanes, message, body, headers)
 
         # The notification travels on another connection and may overtake the request;
         # a server that has not seen the request ignores it, and the tool then runs for
@@ -512,6 +514,7 @@ class StreamableHTTPTransport:
         message: Any,
         reason: str,
         incoming: ChannelSender[Envelope | Exception],
+        tg: TaskGroup,
     ) -> None:
         """A message JSON cannot carry: our request fails at once, the server gets an
         error instead of our answer, a notification is dropped."""
@@ -521,7 +524,7 @@ class StreamableHTTPTransport:
                 incoming.send_nowait(Envelope(to_self))
         elif to_peer is not None:
             headers, _ = self._headers_for(to_peer, None)
-            self._post_soon(lanes, to_peer, encode(to_peer), headers)
+            self._post_soon(tg, lanes, to_peer, encode(to_peer), headers)
         else:
             method = (as_object(message) or {}).get("method")
             logger.warning("dropped the %s notification: %s", method, reason)
@@ -872,6 +875,7 @@ class StreamableHTTPTransport:
 
     def _post_soon(
         self,
+        tg: TaskGroup,
         lanes: _Lanes,
         message: JSONObject,
         body: bytes,
@@ -895,13 +899,14 @@ class StreamableHTTPTransport:
             self._to_post.append((message, body, headers))
             return
         self._posting += 1
-        self._backend.spawn(self._post_in_turn, lanes, message, body, headers)
+        tg.start_soon(self._post_in_turn, lanes, message, body, headers)
 
     async def _post_in_turn(
         self, lanes: _Lanes, message: JSONObject, body: bytes, headers: dict[str, str]
     ) -> None:
-        """Deliver, then what waits, in a task of its own; a defect is logged (nothing
-        else awaits this task)."""
+        """Deliver, then what waits. In the connection's task group, not a plain task:
+        closing the connection must cut short a POST the server holds. A defect here is
+        logged and concerns nothing else."""
         try:
             while True:
                 await self._deliver(lanes, message, body, headers)
@@ -912,7 +917,6 @@ class StreamableHTTPTransport:
             logger.exception("sending an answer or notification failed unexpectedly")
         finally:
             self._posting -= 1
-            self._backend.task_done()
 
     async def _deliver(
         self, lanes: _Lanes, message: JSONObject, body: bytes, headers: dict[str, str]

@@ -503,6 +503,25 @@ def test_output_whose_reader_has_gone_exits_141_saying_nothing(command: tuple[st
     assert (done.returncode, done.stderr) == (141, "")
 
 
+@pytest.mark.parametrize(
+    ("url", "shown", "problem"),
+    [
+        ("http://127.0.0.1:99999/mcp", "127.0.0.1:99999", "port 99999 is not 1 to 65535"),
+        ("http://127.0.0.1:abc/mcp", "127.0.0.1:abc", "Invalid port: 'abc'"),
+        ("http://[::1]:9/mcp", "[::1]:9", "nothing is listening"),
+    ],
+)
+def test_a_url_target_is_named_as_written_and_a_bad_port_said(
+    url: str, shown: str, problem: str
+) -> None:
+    """A port out of range or not a number was a traceback (from naming the target)."""
+    done = answerback("list", url)
+    assert done.returncode == 3, done.stderr
+    assert f"cannot talk to {shown} ({url})" in done.stderr
+    assert problem in done.stderr
+    assert "Traceback" not in done.stderr
+
+
 def test_connect_needs_a_terminal() -> None:
     done = answerback("connect", TEAROOM)
     assert done.returncode == 2

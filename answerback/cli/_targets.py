@@ -182,9 +182,10 @@ def resolve(texts: list[str], config: str | None = None) -> list[Target]:
 
 
 def _url_name(url: str) -> str:
-    parts = urlsplit(url)
-    host = parts.hostname or url
-    return f"{host}:{parts.port}" if parts.port else host
+    """Host and port as the URL writes them (``[::1]:8000``), without credentials. Not
+    parsed further: a URL that is not valid is refused, saying why, when it is used."""
+    host_and_port = urlsplit(url).netloc.rpartition("@")[2]
+    return host_and_port or url
 
 
 def _command_name(words: list[str]) -> str:

@@ -81,6 +81,7 @@ _MAX_RECONNECTS = 5
 _MAX_REDIRECTS = 5
 _ANSWER_CONNECTIONS = 16
 _POSTED_AT_ONCE = 64
+_HIGHEST_PORT = 65535
 _WAITING_TO_POST = REQUESTS_IN_FLIGHT
 """Answers and notifications that may wait for a POST: a server that asks faster than it
 takes the answers (it holds their POSTs) cannot grow the client without limit; past this
@@ -276,6 +277,9 @@ class StreamableHTTPTransport:
         # Parsed once: parsing it again for every POST cost as much as building the request.
         try:
             self._endpoint = httpx2.URL(self.url)
+            port = self._endpoint.port
+            if port is not None and not 0 < port <= _HIGHEST_PORT:
+                raise httpx2.InvalidURL(f"port {port} is not 1 to {_HIGHEST_PORT}")
         except httpx2.InvalidURL as exc:
             raise ValueError(
                 f"Cannot connect to {self.url!r}: it is not a valid URL ({exc}). Give the "

@@ -385,6 +385,31 @@ def test_a_bad_config_is_a_usage_error(tmp_path: Path, content: str, complaint: 
     assert complaint in done.stderr
 
 
+def test_a_config_file_not_in_utf8_is_a_usage_error_and_a_byte_order_mark_is_fine(
+    tmp_path: Path,
+) -> None:
+    """Saved as UTF-16 it was a traceback; an editor's UTF-8 byte order mark made it
+    "not valid JSON"."""
+    entry = {"command": sys.executable, "args": [str(SERVERS / "terminal_server.py")]}
+    text = json.dumps({"mcpServers": {"tea": entry}})
+    config = tmp_path / "mcp.json"
+    config.write_text(text, encoding="utf-16")
+    done = answerback("call", "tea", "greet", "name=Ada", "--config", str(config))
+    assert done.returncode == 2
+    assert "is not UTF-8 text (byte 0 cannot be read): save it as UTF-8" in done.stderr
+    config.write_text(text, encoding="utf-8-sig")
+    done = answerback("call", "tea", "greet", "name=Ada", "--config", str(config))
+    assert (done.returncode, done.stdout) == (0, "Hello, Ada!\n")
+
+
+@pytest.mark.parametrize("target", ["python 'server.py", "python server.py\\"])
+def test_a_command_the_shell_would_not_run_is_a_usage_error(target: str) -> None:
+    done = answerback("list", target)
+    assert done.returncode == 2
+    assert "is not a command line the shell would run" in done.stderr
+    assert "Traceback" not in done.stderr
+
+
 def test_a_missing_config_file_is_a_usage_error(tmp_path: Path) -> None:
     done = answerback("list", "tea", "--config", str(tmp_path / "none.json"))
     assert done.returncode == 2

@@ -71,9 +71,15 @@ class Target:
 def load_config(path: Path) -> dict[str, Target]:
     """The servers of a config file, by name (``mcpServers``, or VS Code's ``servers``)."""
     try:
-        data: object = json.loads(path.read_text(encoding="utf-8"))
+        # utf-8-sig: editors on Windows start the file with a byte order mark.
+        data: object = json.loads(path.read_text(encoding="utf-8-sig"))
     except OSError as exc:
         raise TargetError(f"Cannot read the config file {path}: {exc.strerror}.") from exc
+    except UnicodeDecodeError as exc:
+        raise TargetError(
+            f"The config file {path} is not UTF-8 text (byte {exc.start} cannot be read): "
+            "save it as UTF-8."
+        ) from exc
     except json.JSONDecodeError as exc:
         raise TargetError(
             f"The config file {path} is not valid JSON (line {exc.lineno}, column "
@@ -160,7 +166,13 @@ def resolve(texts: list[str], config: str | None = None) -> list[Target]:
         if text.startswith(("http://", "https://")):
             targets.append(Target(name=_url_name(text), url=text))
             continue
-        words = shlex.split(text)
+        try:
+            words = shlex.split(text)
+        except ValueError as exc:  # a quote left open, or a backslash at the very end
+            raise TargetError(
+                f"{text!r} is not a command line the shell would run ({exc}): check its "
+                "quotes and backslashes."
+            ) from None
         if len(words) == 1 and config_path is not None:
             if configured is None:
                 configured = load_config(config_path)

@@ -783,6 +783,25 @@ async def test_a_target_that_is_no_url_is_refused_with_what_to_give(
     assert problem in str(caught.value)
 
 
+@pytest.mark.parametrize(
+    ("headers", "problem"),
+    [
+        ({"X-Name": "caf\u00e9"}, "holds a character HTTP headers cannot carry"),
+        ({"X-Name": "a\r\nX-Injected: 1"}, "holds a character HTTP headers cannot carry"),
+        ({"X Name": "a"}, "is not one HTTP allows"),
+        ({"": "a"}, "is not one HTTP allows"),
+    ],
+)
+def test_headers_http_cannot_carry_are_refused_when_given(
+    headers: dict[str, str], problem: str
+) -> None:
+    """They failed every request with an encoding error, far from where they were given
+    (a CR LF would have started a header of its own, had the encoder let it through)."""
+    with pytest.raises(ValueError, match=problem):
+        StreamableHTTPTransport("http://127.0.0.1:9/mcp", headers=headers)
+    assert StreamableHTTPTransport("http://x/mcp", headers={"X-Key": "a b\tc"}).headers
+
+
 async def test_connecting_to_a_server_that_never_accepts_times_out() -> None:
     """A port whose listen backlog is full never completes a connection: the connect
     timeout ends the wait with a clear error."""

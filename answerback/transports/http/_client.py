@@ -26,6 +26,7 @@ import contextlib
 import contextvars
 import logging
 import math
+import re
 import ssl
 from collections import deque
 from collections.abc import AsyncGenerator, Callable, Mapping
@@ -243,7 +244,7 @@ class StreamableHTTPTransport:
     ) -> None:
         self.url = url
         self.auth = auth
-        self.headers = dict(headers or {})
+        self.headers = _checked_headers(headers or {})
         self._http_client = http_client
         self.timeout = timeout
         self.max_retry_seconds = max_retry_seconds
@@ -1062,6 +1063,31 @@ def _goes_in_order(envelope: Envelope) -> bool:
 def _carries_message(event: Event) -> bool:
     """Whether an SSE event holds a JSON-RPC message (not a priming event, say)."""
     return bool(event.data) and event.event == "message"
+
+
+_TOKEN = re.compile(r"[!#$%&'*+.^_`|~0-9A-Za-z-]+")
+"""A header name (RFC 9110's token)."""
+_HEADER_VALUE = re.compile(r"[\t\x20-\x7e]*")
+"""A header value answerback sends: visible ASCII, spaces and tabs (no CR or LF, which
+would start a header of their own)."""
+
+
+def _checked_headers(headers: Mapping[str, str]) -> dict[str, str]:
+    """The extra headers, refused at once if HTTP cannot carry them: each request
+    failed with an encoding error instead, far from where the header was given."""
+    for name, value in headers.items():
+        if not _TOKEN.fullmatch(name):
+            raise ValueError(
+                f"The header name {name!r} is not one HTTP allows: use letters, digits "
+                "and -, as in X-Api-Key."
+            )
+        if not _HEADER_VALUE.fullmatch(value):
+            raise ValueError(
+                f"The value of the header {name!r} holds a character HTTP headers cannot "
+                "carry (only printable ASCII, spaces and tabs): encode it first, for "
+                "example with urllib.parse.quote."
+            )
+    return dict(headers)
 
 
 def _is_session_id(value: str) -> bool:

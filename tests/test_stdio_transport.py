@@ -35,7 +35,7 @@ from support import LIBRARY_SERVER, PATIENCE_SECONDS, SERVERS, ended
 from answerback import Client, StdioServer
 from answerback.client import ClientRequestContext, IncomingMessage
 from answerback.interact import Roots
-from answerback.jsonrpc import Envelope, MalformedMessage
+from answerback.jsonrpc import Envelope, JSONObject, MalformedMessage
 from answerback.transports import stdio_server_streams
 from answerback.transports._framing import LineReader, decode, line_for, oversized_replies
 from answerback.transports._pipes import UNREAD_BYTES_HELD, PipeInput
@@ -529,6 +529,20 @@ async def test_an_oversized_line_whose_start_names_no_id_is_a_parse_error() -> N
 # -- the line reader on its own ------------------------------------------------------------
 
 
+def fed_in_chunks(
+    reader: LineReader, stream: bytes, chunk_size: int
+) -> tuple[list[Envelope | Exception], list[JSONObject]]:
+    """What ``reader`` makes of ``stream`` fed ``chunk_size`` bytes at a time: the
+    messages for our side and the replies for the peer."""
+    incoming: list[Envelope | Exception] = []
+    replies: list[JSONObject] = []
+    for start in range(0, len(stream), chunk_size):
+        got, answers = reader.feed(stream[start : start + chunk_size])
+        incoming += got
+        replies += answers
+    return incoming, replies
+
+
 @pytest.mark.parametrize("chunk_size", [1, 5, 64, 10_000])
 def test_the_line_reader_reassembles_lines_from_any_chunking(chunk_size: int) -> None:
     """Lines come out whole however the bytes are cut; blank lines and CRLF are fine, and
@@ -542,13 +556,7 @@ def test_the_line_reader_reassembles_lines_from_any_chunking(chunk_size: int) ->
             b'{"jsonrpc":"2.0","id":2,"method":"ping"}\n',
         ]
     )
-    reader = LineReader(limit=200)
-    incoming: list[Envelope | Exception] = []
-    replies: list[dict[str, Any]] = []
-    for start in range(0, len(stream), chunk_size):
-        got, answers = reader.feed(stream[start : start + chunk_size])
-        incoming += got
-        replies += answers
+    incoming, replies = fed_in_chunks(LineReader(limit=200), stream, chunk_size)
     assert [item.message["id"] for item in incoming if isinstance(item, Envelope)] == [1, 2]
     assert len(incoming) == 2
     [reply] = replies
@@ -568,13 +576,7 @@ def test_a_message_of_exactly_the_limit_is_read_however_its_line_ends(
     exact = start + b"q" * (200 - len(start) - len(end)) + end
     over = exact.replace(b'"id":1', b'"id":2').replace(b'"p":"', b'"p":"q')
     stream = exact + ending + over + ending
-    reader = LineReader(limit=200)
-    incoming: list[Envelope | Exception] = []
-    replies: list[dict[str, Any]] = []
-    for at in range(0, len(stream), chunk_size):
-        got, answers = reader.feed(stream[at : at + chunk_size])
-        incoming += got
-        replies += answers
+    incoming, replies = fed_in_chunks(LineReader(limit=200), stream, chunk_size)
     assert [item.message["id"] for item in incoming if isinstance(item, Envelope)] == [1]
     assert [reply["id"] for reply in replies] == [2]
 
@@ -598,10 +600,7 @@ def test_the_line_reader_finishes_a_last_line_that_has_no_newline(chunk_size: in
     ]
     for stream, expected in cases:
         reader = LineReader(limit=200)
-        incoming: list[Envelope | Exception] = []
-        for start in range(0, len(stream), chunk_size):
-            incoming += reader.feed(stream[start : start + chunk_size])[0]
-        incoming += reader.finish()
+        incoming = fed_in_chunks(reader, stream, chunk_size)[0] + reader.finish()
         assert reader.finish() == []  # nothing is left to finish twice
         seen = [
             item.message["id"] if isinstance(item, Envelope) else type(item).__name__

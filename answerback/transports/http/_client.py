@@ -29,10 +29,10 @@ import math
 import re
 import ssl
 from collections import deque
-from collections.abc import AsyncGenerator, Callable, Mapping
+from collections.abc import AsyncGenerator, Awaitable, Callable, Mapping
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
-from typing import Any, cast
+from typing import Any, TypeVarTuple, cast
 
 import anyio
 import httpx2
@@ -83,6 +83,7 @@ _MAX_REDIRECTS = 5
 _ANSWER_CONNECTIONS = 16
 _POSTED_AT_ONCE = 64
 _HIGHEST_PORT = 65535
+_Args = TypeVarTuple("_Args")
 _WAITING_TO_POST = REQUESTS_IN_FLIGHT
 """Answers and notifications that may wait for a POST: a server that asks faster than it
 takes the answers (it holds their POSTs) cannot grow the client without limit; past this
@@ -448,7 +449,7 @@ class StreamableHTTPTransport:
         if method is not None and request_id is not None:
             call = self._calls[request_id] = _Call(request_id, modern)
             self._backend.spawn(
-                self._request_task, lanes, message, body, headers, incoming, tg, call
+                self._in_own_task, self._request, lanes, message, body, headers, incoming, tg, call
             )
         elif method == CANCELLED:
             self._cancel(lanes, message, body, headers, tg)
@@ -534,31 +535,12 @@ class StreamableHTTPTransport:
             method = (as_object(message) or {}).get("method")
             logger.warning("dropped the %s notification: %s", method, reason)
 
-    async def _request_task(
-        self,
-        lanes: _Lanes,
-        message: JSONObject,
-        body: bytes,
-        headers: dict[str, str],
-        incoming: ChannelSender[Envelope | Exception],
-        tg: TaskGroup,
-        call: _Call,
+    async def _in_own_task(
+        self, function: Callable[[*_Args], Awaitable[None]], *args: *_Args
     ) -> None:
-        """``_request`` in a task of its own. A defect in it fails this call, with the
-        traceback logged, and nothing else: nobody else awaits this task."""
+        """``function(*args)`` as a task the backend started (see ``Backend.spawn``)."""
         try:
-            await self._request(lanes, message, body, headers, incoming, tg, call)
-        except Exception as exc:
-            logger.exception("sending request %r failed unexpectedly", call.request_id)
-            error: JSONObject = {
-                "code": CONNECTION_CLOSED,
-                "message": f"Connection failed: {type(exc).__name__}: {exc} (a defect in "
-                "answerback's HTTP client; the log has its traceback).",
-            }
-            with contextlib.suppress(anyio.ClosedResourceError, anyio.BrokenResourceError):
-                incoming.send_nowait(
-                    Envelope({"jsonrpc": "2.0", "id": call.request_id, "error": error})
-                )
+            await function(*args)
         finally:
             self._backend.task_done()
 
@@ -593,6 +575,12 @@ class StreamableHTTPTransport:
                     reason, data = self._describe(exc), exc.data
                 except (httpx2.HTTPError, _RedirectRefused, MessageTooLarge) as exc:
                     reason = self._describe(exc)
+                except Exception as exc:  # a defect: this call fails, and nothing else
+                    logger.exception("sending request %r failed unexpectedly", request_id)
+                    reason = (
+                        f"{type(exc).__name__}: {exc} (a defect in answerback's HTTP "
+                        "client; the log has its traceback)"
+                    )
                 if call.cancelled_early is None:  # else nobody waits for an answer
                     await self._fail(incoming, request_id, reason, data)
         finally:

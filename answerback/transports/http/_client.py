@@ -292,8 +292,9 @@ class StreamableHTTPTransport:
         self._calls, self._questions = {}, {}
         self._posting, self._to_post = 0, deque()
         lanes = self._lanes()
-        # Each request's task is a plain one (see ``_backend``): a task group's start
-        # costs more than the rest of what this transport does for a call.
+        # Each request runs in a task of the backend's own (``answerback.jsonrpc._backend``),
+        # cancelled through its call's scope when the connection closes: a defect in one
+        # fails that call only, where in the task group it ended the connection.
         self._backend = current_backend()
         await self._backend.open()
         try:

@@ -133,6 +133,13 @@ def test_a_call_that_times_out_exits_3_saying_no_answer_came() -> None:
     assert "refused" not in done.stderr
 
 
+def test_a_tools_arguments_may_follow_calls_options() -> None:
+    """argparse alone refused ``greet --timeout 5 name=Ada`` ("unrecognized arguments:
+    name=Ada"), though the options may come anywhere else."""
+    done = answerback("call", TEAROOM, "greet", "--timeout", "30", "name=Ada", "times=2")
+    assert (done.returncode, done.stdout) == (0, "Hello, Ada! Hello, Ada!\n")
+
+
 def test_call_takes_one_json_object_of_arguments() -> None:
     done = answerback("call", TEAROOM, "greet", '{"name": "007"}')
     assert (done.returncode, done.stdout) == (0, "Hello, 007!\n")
@@ -311,6 +318,11 @@ def test_roots_are_the_current_directory_and_every_root_given(tmp_path: Path) ->
         (["call", "ftp://example.com", "greet"], "URLs must be http:// or https://"),
         (["call"], "the following arguments are required"),
         (["fly"], "invalid choice: 'fly'"),
+        (["call", TEAROOM, "greet", "--timeout", "-1"], "-1 is not a positive number of"),
+        (["call", TEAROOM, "greet", "--timeout", "nan"], "nan is not a positive number of"),
+        (["call", TEAROOM, "greet", "--timeout", "soon"], "'soon' is not a number of seconds"),
+        (["call", TEAROOM, "greet", "name=Ada", "--bogus"], "unrecognized arguments: --bogus"),
+        (["list", TEAROOM, "greet"], "unrecognized arguments: greet"),
     ],
 )
 def test_usage_errors_exit_2(args: list[str], complaint: str) -> None:

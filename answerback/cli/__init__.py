@@ -13,14 +13,14 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from answerback.cli._interface import ExitCode, build_parser, complain
+from answerback.cli._interface import ExitCode, complain, parse
 
 __all__ = ["main"]
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; returns the exit code."""
-    args = build_parser().parse_args(argv)
+    args = parse(argv)
     if args.command == "run":
         return _serve(args.file, args.http, args.path)
     from answerback.cli._commands import run_command

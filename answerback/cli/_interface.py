@@ -8,7 +8,9 @@ run`` serves a server, and a host that starts servers with it waits for every im
 from __future__ import annotations
 
 import argparse
+import math
 import os
+from collections.abc import Sequence
 from enum import IntEnum
 from typing import TYPE_CHECKING, Literal, get_args
 
@@ -85,7 +87,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_model_options(connect)
     connect.add_argument(
         "--timeout",
-        type=float,
+        type=_seconds,
         metavar="SECONDS",
         help="how long a request may go unanswered (a person answering does not count)",
     )
@@ -100,7 +102,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_model_options(one)
     one.add_argument(
         "--timeout",
-        type=float,
+        type=_seconds,
         metavar="SECONDS",
         help="how long the call may go unanswered (a person answering does not count)",
     )
@@ -116,6 +118,31 @@ def build_parser() -> argparse.ArgumentParser:
     logout.add_argument("target", metavar="TARGET", help="the server's URL or config name")
     logout.add_argument("--config", metavar="FILE", help="a config file with mcpServers")
     return parser
+
+
+def parse(argv: Sequence[str] | None) -> argparse.Namespace:
+    """The command line parsed. A tool's arguments may also come after ``call``'s
+    options (``call TARGET TOOL --timeout 5 name=Ada``), which argparse alone refuses:
+    what it leaves over is taken as more of them."""
+    parser = build_parser()
+    args, extra = parser.parse_known_args(argv)
+    unknown = [word for word in extra if word.startswith("-")]
+    if unknown or (extra and args.command != "call"):
+        parser.error(f"unrecognized arguments: {' '.join(unknown or extra)}")
+    if extra:
+        args.arguments = [*args.arguments, *extra]
+    return args
+
+
+def _seconds(text: str) -> float:
+    """A positive, finite number of seconds (``--timeout``)."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds") from None
+    if not (math.isfinite(value) and value > 0):
+        raise argparse.ArgumentTypeError(f"{text} is not a positive number of seconds")
+    return value
 
 
 def _add_auth_options(sub: argparse.ArgumentParser) -> None:

@@ -9,6 +9,7 @@ import io
 import json
 import os
 import re
+import shlex
 import signal
 import subprocess
 import sys
@@ -557,6 +558,70 @@ def test_a_url_target_is_named_as_written_and_a_bad_port_said(
     assert f"cannot talk to {shown} ({url})" in done.stderr
     assert problem in done.stderr
     assert "Traceback" not in done.stderr
+
+
+@pytest.mark.parametrize(
+    ("option", "content", "complaint"),
+    [
+        ("--answers", b"\xff\xfe[]", "is not UTF-8 text (byte 0 cannot be read)"),
+        ("--answers", b"[" * 100_000 + b"]" * 100_000, "nests its values too deeply"),
+        ("--config", b"[" * 100_000 + b"]" * 100_000, "nests its values too deeply"),
+    ],
+)
+def test_a_json_file_that_cannot_be_read_is_a_usage_error(
+    tmp_path: Path, option: str, content: bytes, complaint: str
+) -> None:
+    """Not UTF-8, or nested past the parser's recursion: both were tracebacks."""
+    named = tmp_path / "file.json"
+    named.write_bytes(content)
+    done = answerback("call", "tea", "order_tea", option, str(named))
+    assert done.returncode == 2, done.stderr
+    assert complaint in done.stderr
+    assert "Traceback" not in done.stderr
+
+
+@pytest.mark.parametrize(
+    ("args", "env", "complaint"),
+    [
+        (["run", "examples/library_server.py", "--http", "0", "--path", "mcp"], {},
+         "the endpoint's path starts with /"),
+        (["list", "http://127.0.0.1:9/mcp", "--token", "caf\u00e9"], {},
+         "holds a character a bearer token cannot"),
+        (["list", "http://127.0.0.1:9/mcp"], {"ANSWERBACK_TOKEN": "a\x01b"},
+         "holds a character a bearer token cannot"),
+    ],
+)  # fmt: skip
+def test_options_that_cannot_work_are_usage_errors(
+    args: list[str], env: dict[str, str], complaint: str
+) -> None:
+    """A path without its slash was an AssertionError; a token HTTP cannot carry failed
+    as a connection error (exit 3)."""
+    done = answerback(*args, env=env)
+    assert done.returncode == 2, done.stderr
+    assert complaint in done.stderr
+    assert "Traceback" not in done.stderr
+
+
+def test_call_with_stdout_closed_says_the_result_would_be_lost() -> None:
+    """It exited 0, printing nothing anywhere."""
+    command = f"{shlex.quote(sys.executable)} -m answerback call {shlex.quote(TEAROOM)} greet"
+    done = subprocess.run(
+        f"{command} name=Ada >&-", shell=True, stdin=subprocess.DEVNULL,
+        stderr=subprocess.PIPE, text=True, cwd=REPO, timeout=PATIENCE_SECONDS, check=False,
+    )  # fmt: skip
+    assert done.returncode == 2
+    assert "standard output is closed, so the result would be lost" in done.stderr
+
+
+def test_timeout_bounds_connecting_too(tmp_path: Path) -> None:
+    """A program that never answers ``initialize`` held the command for the client's
+    30 s default, whatever ``--timeout`` said."""
+    silent = tmp_path / "silent.sh"
+    silent.write_text("#!/bin/sh\nexec sleep 600\n", encoding="utf-8")
+    silent.chmod(0o755)
+    done = answerback("call", str(silent), "anything", "--timeout", "1")
+    assert done.returncode == 3
+    assert "within 1 s" in done.stderr
 
 
 def test_connect_needs_a_terminal() -> None:

@@ -123,6 +123,35 @@ async def test_a_corrupt_file_is_a_clear_error_and_is_kept(
     assert path.read_text() == content
 
 
+@pytest.mark.parametrize(
+    ("content", "match"),
+    [
+        (b'{"k": "caf\xe9"}', "not UTF-8 text"),
+        (b"[" * 100_000 + b"]" * 100_000, "nests its values too deeply"),
+    ],
+    ids=["latin-1", "deep"],
+)
+async def test_an_unreadable_file_is_a_clear_error_and_is_kept(
+    tmp_path: Path, content: bytes, match: str
+) -> None:
+    """Both were a UnicodeDecodeError or a RecursionError: a traceback in the CLI."""
+    path = tmp_path / "tokens.json"
+    path.write_bytes(content)
+    path.chmod(0o600)
+    with pytest.raises(TokenStoreError, match=match) as caught:
+        await FileTokenStore(path).get("k")
+    assert "move it aside" in str(caught.value).lower()
+    assert path.read_bytes() == content
+
+
+async def test_a_directory_in_the_files_place_is_a_clear_error(tmp_path: Path) -> None:
+    """Opening it raised IsADirectoryError, before the check that names the problem."""
+    path = tmp_path / "tokens.json"
+    path.mkdir()
+    with pytest.raises(TokenStoreError, match="is not a regular file"):
+        await FileTokenStore(path).get("k")
+
+
 async def test_a_value_that_is_not_json_leaves_the_file_alone(tmp_path: Path) -> None:
     store = FileTokenStore(tmp_path / "tokens.json")
     await store.set("k", RECORD)

@@ -20,12 +20,12 @@ line on stderr saying so, so a script never waits for an answer nobody will give
 from __future__ import annotations
 
 import dataclasses
-import json
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, cast
 
+from answerback.cli._json_file import UnreadableFile, read_json
 from answerback.client import ClientRequestContext, Responder
 from answerback.types import (
     ClientCapabilities,
@@ -70,11 +70,9 @@ class Answer:
 
 def load_answers(path: Path) -> list[Answer]:
     try:
-        data: object = json.loads(path.read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise AnswersError(f"Cannot read the answers file {path}: {exc.strerror}.") from exc
-    except json.JSONDecodeError as exc:
-        raise AnswersError(f"The answers file {path} is not valid JSON: {exc}.") from exc
+        data = read_json(path, "the answers file")
+    except UnreadableFile as exc:
+        raise AnswersError(str(exc)) from exc
     if not isinstance(data, list):
         raise AnswersError(f"The answers file {path} must be a JSON list of answers.")
     answers: list[Answer] = []

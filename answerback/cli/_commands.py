@@ -48,6 +48,13 @@ class _Output(Console):
 def run_command(args: argparse.Namespace) -> int:
     """Run a parsed command other than ``run``; returns the exit code."""
     err = Console(stderr=True)
+    if sys.stdout is None and args.command in ("call", "list"):
+        complain(
+            "standard output is closed, so the result would be lost: give the command "
+            "somewhere to print (a file, a pipe, /dev/null).",
+            err,
+        )
+        return ExitCode.USAGE
     try:
         return _dispatch(args, err)
     except (TargetError, AnswersError, ModelOptionError, AuthSetupError) as exc:

@@ -41,7 +41,7 @@ from answerback.cli._arguments import ArgumentsError, parse_arguments
 from answerback.cli._interface import ExitCode
 from answerback.cli._loop import run_async
 from answerback.cli._model import model_sampler
-from answerback.cli._oneshot import call, failure, listing, one_shot_responder
+from answerback.cli._oneshot import call, connect_timeout, failure, listing, one_shot_responder
 from answerback.cli._render import (
     log_line,
     print_listing,
@@ -397,6 +397,7 @@ class Session:
             server.target.client_target(stderr),
             responder=responder,
             read_timeout_seconds=self.timeout,
+            connect_timeout_seconds=connect_timeout(self.timeout),
             log_level=self.log_level,
         )
         try:

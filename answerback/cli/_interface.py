@@ -134,6 +134,17 @@ def parse(argv: Sequence[str] | None) -> argparse.Namespace:
     return args
 
 
+def _bearer_token(text: str) -> str:
+    """A token that can travel in an ``Authorization`` header (``--token``, or
+    ``$ANSWERBACK_TOKEN``, which argparse checks the same way)."""
+    if not text.isascii() or not text.isprintable() or " " in text:
+        raise argparse.ArgumentTypeError(
+            f"the token (from --token or ${TOKEN_ENV}) holds a character a bearer token "
+            "cannot: only printable ASCII, without spaces"
+        )
+    return text
+
+
 def _seconds(text: str) -> float:
     """A positive, finite number of seconds (``--timeout``)."""
     try:
@@ -149,6 +160,7 @@ def _add_auth_options(sub: argparse.ArgumentParser) -> None:
     group = sub.add_argument_group("authorization (HTTP servers that require a login)")
     group.add_argument(
         "--token",
+        type=_bearer_token,
         metavar="TOKEN",
         default=os.environ.get(TOKEN_ENV) or None,
         help=f"send this bearer token instead of logging in (default ${TOKEN_ENV})",

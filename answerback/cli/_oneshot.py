@@ -24,6 +24,7 @@ from answerback.cli._render import log_line, pretty_json, print_listing, result_
 from answerback.cli._reporting import CommandResponder, ReportedHeadless
 from answerback.cli._targets import Target
 from answerback.client import AuthorizationError, Client, Responder, TokenStoreError
+from answerback.client._client import DEFAULT_CONNECT_TIMEOUT_SECONDS
 from answerback.interact import Roots
 from answerback.interact._printable import clean
 from answerback.jsonrpc import ProgressCallback
@@ -75,8 +76,15 @@ def make_client(
         target.client_target(CleanedStderr()),
         responder=responder,
         read_timeout_seconds=timeout,
+        connect_timeout_seconds=connect_timeout(timeout),
         log_level=log_level,
     )
+
+
+def connect_timeout(timeout: float | None) -> float:
+    """``--timeout`` bounds connecting too (its requests go unanswered like any other),
+    else the client's default."""
+    return DEFAULT_CONNECT_TIMEOUT_SECONDS if timeout is None else timeout
 
 
 def failure(target: Target, exc: BaseException) -> CommandFailed:

@@ -86,6 +86,8 @@ def parse_http(value: str) -> tuple[str, int]:
 
 def serve(spec: str, http: str | None, path: str) -> None:
     """Import the file and run its server (blocking) over stdio or HTTP."""
+    if not path.startswith("/"):
+        raise RunError(f"--path {path!r}: the endpoint's path starts with /, as in /mcp.")
     file, name = split_spec(spec)
     server = find_server(load_module(file), file, name)
     if http is None:

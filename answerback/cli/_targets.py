@@ -8,7 +8,6 @@ always see which server is asking.
 
 from __future__ import annotations
 
-import json
 import os
 import shlex
 from dataclasses import dataclass, field
@@ -16,6 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 from urllib.parse import urlsplit
 
+from answerback.cli._json_file import UnreadableFile, read_json
 from answerback.transports import StdioServer
 
 if TYPE_CHECKING:
@@ -71,20 +71,9 @@ class Target:
 def load_config(path: Path) -> dict[str, Target]:
     """The servers of a config file, by name (``mcpServers``, or VS Code's ``servers``)."""
     try:
-        # utf-8-sig: editors on Windows start the file with a byte order mark.
-        data: object = json.loads(path.read_text(encoding="utf-8-sig"))
-    except OSError as exc:
-        raise TargetError(f"Cannot read the config file {path}: {exc.strerror}.") from exc
-    except UnicodeDecodeError as exc:
-        raise TargetError(
-            f"The config file {path} is not UTF-8 text (byte {exc.start} cannot be read): "
-            "save it as UTF-8."
-        ) from exc
-    except json.JSONDecodeError as exc:
-        raise TargetError(
-            f"The config file {path} is not valid JSON (line {exc.lineno}, column "
-            f"{exc.colno}: {exc.msg})."
-        ) from exc
+        data = read_json(path, "the config file")
+    except UnreadableFile as exc:
+        raise TargetError(str(exc)) from exc
     servers: object = None
     if isinstance(data, dict):
         data = cast(dict[str, object], data)

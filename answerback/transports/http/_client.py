@@ -180,6 +180,9 @@ class _Call:
     cancelled_early: Callable[[bool], None] | None = None
     """Set when we cancel before ``reached_server``: called with whether the response
     is a stream, once it begins."""
+    own_task: bool = False
+    """Sent in a task of its own (every request but ``initialize``, which the post loop
+    sends itself, in order)."""
 
 
 @dataclass(slots=True)
@@ -448,7 +451,7 @@ class StreamableHTTPTransport:
         method = message.get("method")
         request_id = as_request_id(message.get("id"))
         if method is not None and request_id is not None:
-            call = self._calls[request_id] = _Call(request_id, modern)
+            call = self._calls[request_id] = _Call(request_id, modern, own_task=True)
             self._backend.spawn(
                 self._in_own_task, self._request, lanes, message, body, headers, incoming, tg, call
             )
@@ -576,12 +579,13 @@ class StreamableHTTPTransport:
                     reason, data = self._describe(exc), exc.data
                 except (httpx2.HTTPError, _RedirectRefused, MessageTooLarge) as exc:
                     reason = self._describe(exc)
-                except Exception as exc:  # a defect: this call fails, and nothing else
+                except Exception as exc:
+                    if not call.own_task:  # initialize: the connection fails, as it must
+                        raise
+                    # A defect (or a token store the person must fix): only this call
+                    # fails; nobody else awaits its task.
                     logger.exception("sending request %r failed unexpectedly", request_id)
-                    reason = (
-                        f"{type(exc).__name__}: {exc} (a defect in answerback's HTTP "
-                        "client; the log has its traceback)"
-                    )
+                    reason = f"{type(exc).__name__}: {exc} (the log has its traceback)"
                 if call.cancelled_early is None:  # else nobody waits for an answer
                     await self._fail(incoming, request_id, reason, data)
         finally:

@@ -100,9 +100,20 @@ class FileTokenStore:
                 f"Cannot read the token file {self.path}: {exc.strerror}. It must be a "
                 "regular file (not a link) that you own."
             ) from exc
+        try:
+            self._check_file(os.fstat(fd))  # before open(), which refuses a directory
+        except BaseException:
+            os.close(fd)
+            raise
         with open(fd, encoding="utf-8") as file:
-            self._check_file(os.fstat(file.fileno()))
-            text = file.read()
+            try:
+                text = file.read()
+            except UnicodeDecodeError as exc:
+                raise TokenStoreError(
+                    f"The token file {self.path} is not UTF-8 text (byte {exc.start} cannot "
+                    "be read); it was left as it is. Move it aside to start an empty store "
+                    "(you will log in again)."
+                ) from exc
         return self._parse(text)
 
     def _update(self, change: Callable[[_Records], object]) -> None:
@@ -178,6 +189,12 @@ class FileTokenStore:
     def _parse(self, text: str) -> _Records:
         try:
             data: object = json.loads(text) if text.strip() else {}
+        except RecursionError:
+            raise TokenStoreError(
+                f"The token file {self.path} nests its values too deeply to be a token "
+                "store; it was left as it is. Move it aside to start an empty store (you "
+                "will log in again)."
+            ) from None
         except json.JSONDecodeError as exc:
             raise TokenStoreError(
                 f"The token file {self.path} is not valid JSON (line {exc.lineno}, column "

@@ -24,9 +24,12 @@ from answerback.client import ClientRequestContext
 from answerback.forms import FormSchemaError, parse_form
 from answerback.forms import form_schema as restricted_form_schema
 from answerback.server import Context, MCPServer, form_schema
+from answerback.server._asking import content_digest
+from answerback.server._form_schema import form_question
 from answerback.types import (
     INVALID_PARAMS,
     MODERN_VERSIONS,
+    ElicitRequestFormParams,
     ElicitRequestParams,
     ElicitResult,
     InputRequiredResult,
@@ -121,6 +124,20 @@ def test_the_server_sends_the_form_answerback_forms_builds() -> None:
 def test_each_caller_gets_its_own_copy() -> None:
     form_schema(Booking)["properties"].clear()
     assert "name" in form_schema(Booking)["properties"]
+
+
+def test_a_question_built_once_goes_out_as_built_each_time_and_fresh() -> None:
+    """``ctx.elicit`` reuses its params (a 2026-07-28 retry asks the same again): they are
+    what ``elicit_form`` would send, keyed by the same digest, and each ask's own dict."""
+    question = form_question("Book a room?", Booking)
+    sent = ElicitRequestFormParams(
+        message="Book a room?", requested_schema=form_schema(Booking)
+    ).to_wire()
+    assert question.params() == sent
+    assert question.digest == content_digest("elicitation/create", sent)
+    question.params()["requestedSchema"]["properties"].clear()
+    assert form_question("Book a room?", Booking).params() == sent
+    assert form_question("Book two rooms?", Booking).params()["message"] == "Book two rooms?"
 
 
 def test_number_choices_are_refused_saying_how_to_write_them() -> None:

@@ -134,11 +134,16 @@ class Asker(Protocol):
     """Sends one question to the client and returns its raw answer.
 
     ``permitted`` raises if the client cannot be asked this (an undeclared capability);
-    it is called only when the question would really go out.
+    it is called only when the question would really go out. ``digest`` is the
+    question's ``content_digest`` when the caller already has it (see ``Context.elicit``).
     """
 
     async def ask(
-        self, method: str, params: JSONObject | None, permitted: Callable[[], None]
+        self,
+        method: str,
+        params: JSONObject | None,
+        permitted: Callable[[], None],
+        digest: str | None = None,
     ) -> JSONObject: ...
 
 
@@ -149,7 +154,11 @@ class LiveAsker:
         self._request = request
 
     async def ask(
-        self, method: str, params: JSONObject | None, permitted: Callable[[], None]
+        self,
+        method: str,
+        params: JSONObject | None,
+        permitted: Callable[[], None],
+        digest: str | None = None,
     ) -> JSONObject:
         permitted()
         return await self._request.request(method, params)
@@ -163,9 +172,14 @@ class ReplayAsker:
         self._occurrences = _Occurrences()
 
     async def ask(
-        self, method: str, params: JSONObject | None, permitted: Callable[[], None]
+        self,
+        method: str,
+        params: JSONObject | None,
+        permitted: Callable[[], None],
+        digest: str | None = None,
     ) -> JSONObject:
-        digest = content_digest(method, params)
+        if digest is None:
+            digest = content_digest(method, params)
         key = f"{_SHORT_NAMES.get(method, 'ask')}-{self._occurrences.next(digest)}-{digest}"
         answer = self._answers.get(key)
         if answer is None:

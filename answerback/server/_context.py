@@ -21,7 +21,7 @@ from answerback.forms import AnswerError, check_message, validate_answer
 from answerback.jsonrpc import IncomingRequest, RequestId
 from answerback.server._asking import Memo
 from answerback.server._caller import caller_of
-from answerback.server._form_schema import form_schema
+from answerback.server._form_schema import form_question
 from answerback.server._request_state import INVALID_STATE_MESSAGE, StateSeal
 from answerback.server._roots_guard import RootsCache, in_worker_thread, resolve_within
 from answerback.server._sampling import (
@@ -190,7 +190,7 @@ class Context:
         carry on with bad data.
         """
         check_message(message)
-        result = await self._session.elicit_form(message, form_schema(schema))
+        result = await self._session.elicit_question(form_question(message, schema))
         if result.action == "accept":
             try:
                 return AcceptedElicitation(validate_answer(schema, result.content or {}))

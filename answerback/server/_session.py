@@ -18,6 +18,7 @@ from pydantic import BaseModel
 
 from answerback.jsonrpc import IncomingRequest, JSONObject
 from answerback.server._asking import AlreadySent, Asker
+from answerback.server._form_schema import FormQuestion
 from answerback.types import (
     ClientCapabilities,
     CreateMessageRequestParams,
@@ -33,7 +34,6 @@ from answerback.types import (
     LoggingLevel,
     LoggingMessageNotificationParams,
     MCPError,
-    MCPModel,
     ModelPreferences,
     SamplingMessage,
     Tool,
@@ -109,7 +109,19 @@ class ServerSession:
     async def elicit_form(self, message: str, requested_schema: dict[str, Any]) -> ElicitResult:
         """Ask the user to fill in a form; prefer ``Context.elicit`` with a model."""
         params = ElicitRequestFormParams(message=message, requested_schema=requested_schema)
-        return await self._ask("elicitation/create", params, ElicitResult, self._may_elicit_form)
+        return await self._ask(
+            "elicitation/create", params.to_wire(), ElicitResult, self._may_elicit_form
+        )
+
+    async def elicit_question(self, question: FormQuestion) -> ElicitResult:
+        """``elicit_form`` with the params built already (``Context.elicit``)."""
+        return await self._ask(
+            "elicitation/create",
+            question.params(),
+            ElicitResult,
+            self._may_elicit_form,
+            question.digest,
+        )
 
     def _may_elicit_form(self) -> None:
         elicitation = self._client.capabilities.elicitation
@@ -127,7 +139,9 @@ class ServerSession:
         """
         check_sendable_url(url)
         params = ElicitRequestURLParams(message=message, url=url, elicitation_id=elicitation_id)
-        return await self._ask("elicitation/create", params, ElicitResult, self._may_elicit_url)
+        return await self._ask(
+            "elicitation/create", params.to_wire(), ElicitResult, self._may_elicit_url
+        )
 
     def _may_elicit_url(self) -> None:
         elicitation = self._client.capabilities.elicitation
@@ -174,7 +188,7 @@ class ServerSession:
         with_context = include_context in ("thisServer", "allServers")
         return await self._ask(
             "sampling/createMessage",
-            params,
+            params.to_wire(),
             CreateMessageResult,
             lambda: self._may_sample(with_tools=with_tools, with_context=with_context),
         )
@@ -229,14 +243,15 @@ class ServerSession:
     async def _ask(
         self,
         method: str,
-        params: MCPModel | None,
+        params: JSONObject | None,
         result_type: type[ResultT],
         permitted: Callable[[], None],
+        digest: str | None = None,
     ) -> ResultT:
         """Ask through the era's asker; ``permitted`` raises if the client could not
         answer. It runs only when a question is really sent: an answer a 2026 client
         already gave is used even if this retry declares less."""
-        raw = await self._asker.ask(method, params.to_wire() if params else None, permitted)
+        raw = await self._asker.ask(method, params, permitted, digest)
         try:
             return result_type.model_validate(raw)
         except pydantic.ValidationError as exc:

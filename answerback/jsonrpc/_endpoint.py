@@ -269,7 +269,7 @@ class Endpoint:
         self._next_id = 1
         self._pending: dict[RequestId, _Pending] = {}
         self._in_flight: dict[RequestId, CancelScope] = {}
-        self._bound: set[anyio.CancelScope] = set()
+        self._bound: set[CancelScope] = set()
         """The scopes of ``until_closed``: work for the peer done outside a handler."""
         self._answer_after_input_ends = answer_after_input_ends
         self._all_answered: Waiter | None = None
@@ -349,7 +349,7 @@ class Endpoint:
         Raises ``ConnectionClosedError`` saying it stopped ``what`` (a gerund phrase).
         """
         if self._closed_reason is None:
-            scope = anyio.CancelScope()
+            scope = self._backend.new_cancel_scope()
             self._bound.add(scope)
             try:
                 with scope:

@@ -205,6 +205,35 @@ def test_call_with_a_malformed_tool_schema_exits_2_saying_so(tmp_path: Path) -> 
     assert (as_json.returncode, as_json.stdout) == (0, "a=1\n")
 
 
+@pytest.mark.parametrize(
+    ("arguments", "complaint"),
+    [
+        (["name=Ada", "times=1e400"], "The argument 'times' cannot be sent: NaN, Infinity and"),
+        (["name=Ada", "times=NaN"], "The argument 'times' cannot be sent: NaN, Infinity and"),
+        (['{"name": "Ada", "times": -Infinity}'], "The argument 'times' cannot be sent: NaN"),
+        (["name=Ada", "times=" + "9" * 5000], "'times' cannot be sent: an integer of more than"),
+        (["name=Ada", "times=" + "[" * 101 + "]" * 101], "'times' cannot be sent: more than 100"),
+        (["name=Ada", "times=" + "[" * 9000 + "]" * 9000], "'times' cannot be sent: more than 100"),
+        (["name=\udcff"], "'name' cannot be sent: '\\udcff' is a lone surrogate, which JSON"),
+        (['{"name": "\\ud800"}'], "'name' cannot be sent: '\\ud800' is a lone surrogate"),
+        (['{"name": "Ada", "name": "Bo"}'], "cannot be sent: the key 'name' is given twice"),
+        (["name=Ada", "name=Bo"], "The argument 'name' is given twice: give it once."),
+    ],
+    ids=["huge-float", "nan", "json-infinity", "long-integer", "deep", "deeper-than-python",
+         "non-utf8-byte", "json-surrogate", "json-key-twice", "key-twice"],
+)  # fmt: skip
+def test_arguments_json_cannot_carry_are_refused_naming_them(
+    arguments: list[str], complaint: str
+) -> None:
+    """They failed once sent: as "refused" (exit 4), as a lost connection with a Python
+    error (exit 3), or, nested past what the server reads, never answered; a key given
+    twice kept the last value silently."""
+    done = answerback("call", TEAROOM, "greet", *arguments)
+    assert done.returncode == 2, done.stderr
+    assert complaint in done.stderr
+    assert "Traceback" not in done.stderr
+
+
 def test_call_json_prints_the_raw_result() -> None:
     done = answerback("call", TEAROOM, "greet", "name=Ada", "--json")
     assert done.returncode == 0
@@ -218,6 +247,40 @@ def test_a_failing_tool_exits_1_with_its_message_on_stderr() -> None:
     assert done.returncode == 1
     assert done.stdout == ""
     assert "the kettle is broken" in done.stderr
+
+
+def test_arguments_the_tool_refuses_are_its_error_exit_1() -> None:
+    """As MCP asks, the server reports arguments its tool cannot take as the tool's
+    error (``isError``), not as a refused request (exit 4), as the docs said."""
+    done = answerback("call", TEAROOM, "greet", "name=Ada", "times=many")
+    assert done.returncode == 1
+    assert "Invalid arguments for tool 'greet'" in done.stderr
+
+
+def test_a_malformed_reply_exits_4_saying_so_not_that_the_server_refused(tmp_path: Path) -> None:
+    server = tmp_path / "malformed_server.py"
+    server.write_text(
+        "import json, sys\n"
+        "for line in sys.stdin:\n"
+        "    request = json.loads(line)\n"
+        "    method = request.get('method')\n"
+        "    if method == 'initialize':\n"
+        "        result = {'protocolVersion': request['params']['protocolVersion'],\n"
+        "                  'capabilities': {'tools': {}},\n"
+        "                  'serverInfo': {'name': 'Malformed', 'version': '1'}}\n"
+        "    elif method == 'tools/list':\n"
+        "        result = {'tools': [{'name': 'go', 'inputSchema': {'type': 'object'}}]}\n"
+        "    elif method == 'tools/call':\n"
+        "        result = {'content': [{'type': 'text'}], 'isError': 'maybe'}\n"
+        "    else:\n"
+        "        continue\n"
+        "    answer = {'jsonrpc': '2.0', 'id': request['id'], 'result': result}\n"
+        "    print(json.dumps(answer), flush=True)\n"
+    )
+    done = answerback("call", f"{sys.executable} {server}", "go")
+    assert done.returncode == 4, done.stderr
+    assert "malformed reply from malformed_server: The server 'Malformed' 1 sent an " in done.stderr
+    assert "refused" not in done.stderr
 
 
 def test_an_image_is_described_not_dumped() -> None:
@@ -303,6 +366,31 @@ def test_a_bad_answers_file_is_a_usage_error(tmp_path: Path, content: str, compl
     assert complaint in done.stderr
 
 
+@pytest.mark.parametrize(
+    ("content", "wrong"),
+    [
+        ({"tea": "green", "cups": 9}, '"cups" must be at most 5'),
+        ({"tea": "green", "cups": 1, "sugar": True}, '"sugar" is not a field of this form'),
+    ],
+    ids=["out-of-range", "unknown-field"],
+)
+def test_an_answer_that_does_not_fit_its_form_exits_2_naming_it(
+    tmp_path: Path, content: dict[str, Any], wrong: str
+) -> None:
+    """It exited 4, "refused", with advice for whoever wrote the client; the mistake is
+    in the answers file. The question is cancelled, and the tool's answer still shown."""
+    answers = tmp_path / "answers.json"
+    answers.write_text(json.dumps([{"url": "example.com"}, {"content": content}]), encoding="utf-8")
+    done = answerback("call", TEAROOM, "order_tea", "--answers", str(answers))
+    assert (done.returncode, done.stdout) == (2, "No order (cancel).\n"), done.stderr
+    assert (
+        f"answerback: The answer 2 in {answers} does not fit the form 'What would you like?' "
+        f'from server terminal_server: in its "content", {wrong} (the form\'s fields: "tea", '
+        '"cups").'
+    ) in done.stderr
+    assert "refused" not in done.stderr
+
+
 def test_roots_are_the_current_directory_and_every_root_given(tmp_path: Path) -> None:
     done = answerback("call", ASKING, "list_my_roots", "--root", str(tmp_path), "--json")
     assert done.returncode == 0
@@ -343,6 +431,21 @@ def test_a_server_that_cannot_start_exits_3() -> None:
     done = answerback("call", "no-such-program-for-answerback --flag", "greet")
     assert done.returncode == 3
     assert "cannot talk to no-such-program-for-answerback" in done.stderr
+
+
+@pytest.mark.parametrize(
+    ("credentials", "shown"),
+    [("ada:s3cret", "ada:****"), ("s3cret", "****")],
+    ids=["password", "user"],
+)
+def test_a_urls_credentials_are_not_printed(credentials: str, shown: str) -> None:
+    """The error line quoted ``http://user:password@host`` as typed, twice; a user name
+    alone is often a token."""
+    port = free_port()
+    done = answerback("call", f"http://{credentials}@127.0.0.1:{port}/mcp", "greet")
+    assert done.returncode == 3
+    assert f"cannot talk to 127.0.0.1:{port} (http://{shown}@127.0.0.1:{port}/mcp)" in done.stderr
+    assert "s3cret" not in done.stderr
 
 
 def test_a_url_where_nothing_listens_exits_3() -> None:
@@ -387,10 +490,32 @@ def test_vs_code_project_config_is_found_by_default(tmp_path: Path) -> None:
         ('{"mcpServers": {"tea": {"args": []}}}', 'needs "command"'),
         ('{"mcpServers": {"tea": {"type": "sse", "url": "http://x/sse"}}}', "old SSE transport"),
         ('{"mcpServers": {"tea": {"command": "x", "args": "y"}}}', "not a list of strings"),
+        (
+            '{"mcpServers": {"tea": {"command": "x", "env": {"PORT": 8080}}}}',
+            "\"env\" entry 'PORT' that is not a string: write its value in quotes",
+        ),
+        (
+            '{"mcpServers": {"tea": {"command": "x", "env": {"A=B": "1"}}}}',
+            "\"env\" entry 'A=B', which is not a variable name",
+        ),
+        (
+            '{"mcpServers": {"tea": {"command": "x", "env": {"A": "\\u0000"}}}}',
+            "\"env\" entry 'A' with a NUL character",
+        ),
+        (
+            '{"mcpServers": {"tea": {"command": "x", "cwd": "/no/such/dir"}}}',
+            "\"cwd\" '/no/such/dir', which does not exist",
+        ),
+        (
+            '{"mcpServers": {"tea": {"url": "ftp://example.com/mcp"}}}',
+            "\"url\" 'ftp://example.com/mcp': answerback speaks streamable HTTP, so it must",
+        ),
         ('{"mcpServers": {"coffee": {"command": "x"}}}', "'tea' is not a server in"),
     ],
 )
 def test_a_bad_config_is_a_usage_error(tmp_path: Path, content: str, complaint: str) -> None:
+    """A variable no environment can hold, a missing ``cwd`` and a URL that is not
+    http(s) exited 3, blaming the connection or the command."""
     config = tmp_path / "mcp.json"
     config.write_text(content, encoding="utf-8")
     done = answerback("call", "tea", "greet", "--config", str(config))
@@ -523,7 +648,14 @@ def test_sigterm_or_sighup_closes_the_server_as_ctrl_c_does(
 
 
 @pytest.mark.parametrize(
-    "command", [("list", TEAROOM), ("call", TEAROOM, "greet", "name=Ada")], ids=["list", "call"]
+    "command",
+    [
+        ("list", TEAROOM),
+        ("call", TEAROOM, "greet", "name=Ada"),
+        ("list", TEAROOM, "--json"),
+        ("call", TEAROOM, "greet", "name=Ada", "--json"),
+    ],
+    ids=["list", "call", "list-json", "call-json"],
 )
 def test_output_whose_reader_has_gone_exits_141_saying_nothing(command: tuple[str, ...]) -> None:
     """``answerback list ... | head -1``: rich's exit code for it, 1, says "the tool
@@ -539,6 +671,32 @@ def test_output_whose_reader_has_gone_exits_141_saying_nothing(command: tuple[st
     finally:
         os.close(write_end)
     assert (done.returncode, done.stderr) == (141, "")
+
+
+@pytest.mark.skipif(not Path("/dev/full").exists(), reason="/dev/full is a Linux device")
+@pytest.mark.parametrize(
+    ("command", "lost"),
+    [
+        (("list", TEAROOM), "The listing"),
+        (("list", TEAROOM, "--json"), "The listing"),
+        (("call", TEAROOM, "greet", "name=Ada"), "The tool was called, but its result"),
+    ],
+    ids=["list", "list-json", "call"],
+)
+def test_output_that_cannot_be_written_exits_6_saying_why(
+    command: tuple[str, ...], lost: str
+) -> None:
+    """``answerback list ... > /dev/full`` (a full disk) was a traceback and exit 1."""
+    with Path("/dev/full").open("w") as full:
+        done = subprocess.run(
+            [sys.executable, "-m", "answerback", *command],
+            stdin=subprocess.DEVNULL, stdout=full, stderr=subprocess.PIPE, text=True,
+            cwd=REPO, timeout=PATIENCE_SECONDS, check=False,
+        )  # fmt: skip
+    assert done.returncode == 6
+    assert done.stderr == (
+        f"answerback: {lost} could not be written to standard output: No space left on device.\n"
+    )
 
 
 @pytest.mark.parametrize(
@@ -656,6 +814,7 @@ def test_run_finds_the_only_server_or_the_one_named(tmp_path: Path) -> None:
         ("x = 1\n", "", "defines no MCPServer"),
         ("x = 1\n", ":x", "is a int, not an MCPServer"),
         ("x = 1\n", ":y", "is not defined"),
+        ("x = 1\ndef f(:\n", "", "server.py:2: invalid syntax: fix the file's syntax"),
     ],
 )
 def test_run_says_what_is_wrong_with_the_file(

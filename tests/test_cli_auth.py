@@ -202,6 +202,34 @@ def test_logout_needs_an_http_server(home: Path) -> None:
     assert "only HTTP servers log in (and out)" in done.stderr
 
 
+def test_logout_with_nothing_stored_says_so_and_makes_nothing(home: Path) -> None:
+    """It said "Logged out", and made the config directory and token file to say it."""
+    done = answerback("logout", "http://127.0.0.1:1/mcp", home=home)
+    assert (done.returncode, done.stderr) == (
+        0,
+        "No tokens are kept for 127.0.0.1:1 (http://127.0.0.1:1/mcp): nothing to log out of.\n",
+    )
+    assert not home.exists()
+    tokens = home / "answerback" / "tokens.json"
+    tokens.parent.mkdir(parents=True, mode=0o700)
+    tokens.write_text('{"tokens http://elsewhere/mcp": {"access_token": "x"}}')
+    tokens.chmod(0o600)
+    before = tokens.stat()
+    done = answerback("logout", "http://127.0.0.1:1/mcp", home=home)
+    assert done.returncode == 0
+    assert "nothing to log out of" in done.stderr
+    assert (tokens.stat().st_ino, tokens.stat().st_mtime_ns) == (before.st_ino, before.st_mtime_ns)
+    assert sorted(path.name for path in tokens.parent.iterdir()) == ["tokens.json"]
+
+
+def test_logout_of_a_url_with_a_bad_port_is_a_usage_error(home: Path) -> None:
+    """It was a traceback."""
+    done = answerback("logout", "http://127.0.0.1:http/mcp", home=home)
+    assert done.returncode == 2
+    assert "http://127.0.0.1:http/mcp is not a URL that can be used: Port" in done.stderr
+    assert "Traceback" not in done.stderr
+
+
 @pytest.mark.skipif(TMUX is None, reason="tmux is missing: apt-get install tmux")
 def test_connect_at_a_terminal_logs_in_by_itself(
     server_url: str, tmp_path: Path, home: Path

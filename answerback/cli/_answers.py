@@ -14,7 +14,9 @@ substring of the question's message), ``field`` (a field the form has), ``url`` 
 substring of a URL question's link; its presence also limits the entry to URL
 questions). ``action`` is ``accept`` (the default), ``decline`` or ``cancel``;
 ``content`` is the form's answer. A question that no entry matches is cancelled, with a
-line on stderr saying so, so a script never waits for an answer nobody will give.
+line on stderr saying so, so a script never waits for an answer nobody will give. An
+answer whose ``content`` does not fit its form cancels the question too, and the command
+then fails as for any mistake in the file (``AnswersResponder.unfit`` says which).
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ from typing import Any, cast
 
 from answerback.cli._json_file import UnreadableFile, read_json
 from answerback.client import ClientRequestContext, Responder
+from answerback.forms import AnswerError, Form
 from answerback.types import (
     ClientCapabilities,
     ElicitationCapability,
@@ -53,6 +56,8 @@ class Answer:
     message: str | None = None
     field: str | None = None
     url: str | None = None
+    number: int = dataclasses.field(default=0, compare=False)
+    """Its place in the file, counted from 1, for messages."""
     used: bool = dataclasses.field(default=False, compare=False)
 
     def matches(self, server: str, params: ElicitRequestParams) -> bool:
@@ -66,6 +71,22 @@ class Answer:
             return False
         properties = cast(dict[str, Any], params.requested_schema.get("properties") or {})
         return self.field is None or self.field in properties
+
+    def misfit(self, form: Form | None) -> str | None:
+        """What is wrong with this answer's ``content`` for ``form``, in the answers
+        file's words; ``None`` if it fits, or is not a form's accepting answer."""
+        if form is None or self.action != "accept":
+            return None
+        try:
+            form.check(form.with_defaults(self.content or {}))
+        except AnswerError as exc:
+            wrong = "; ".join(
+                f'"{error.field}" {error.message}' if error.field else error.message
+                for error in exc.errors
+            )
+            fields = ", ".join(f'"{field.name}"' for field in form.fields)
+            return f'in its "content", {wrong} (the form\'s fields: {fields})'
+        return None
 
 
 def load_answers(path: Path) -> list[Answer]:
@@ -101,6 +122,7 @@ def load_answers(path: Path) -> list[Answer]:
                 message=cast(str | None, entry.get("message")),
                 field=cast(str | None, entry.get("field")),
                 url=cast(str | None, entry.get("url")),
+                number=number,
             )
         )
     return answers
@@ -123,6 +145,8 @@ class AnswersResponder(Responder):
         self.server = server
         self.source = source
         self.report = report
+        self.unfit: str | None = None
+        """Why an answer did not fit its form, once one has not: the command then fails."""
 
     def capabilities(self) -> ClientCapabilities:
         return ClientCapabilities(elicitation=ElicitationCapability(form={}, url={}))
@@ -134,6 +158,15 @@ class AnswersResponder(Responder):
         for answer in self.answers:
             if answer.matches(self.server, params):
                 answer.used = True
+                if (misfit := answer.misfit(context.form)) is not None:
+                    where = f"answer {answer.number} in {self.source}"
+                    self.report(
+                        f"cancelled {label} from server {self.server}: {where} does not fit it"
+                    )
+                    self.unfit = (
+                        f"The {where} does not fit {label} from server {self.server}: {misfit}."
+                    )
+                    return ElicitResult(action="cancel")
                 done = PAST[answer.action]
                 self.report(f"{done} {label} from server {self.server}: from {self.source}")
                 if answer.action != "accept" or isinstance(params, ElicitRequestURLParams):

@@ -5,37 +5,62 @@ property takes the text as it is (``zip=02134`` stays ``"02134"``), anything els
 as JSON (``count=3``, ``tags=["a","b"]``, ``ok=true``) and falls back to the text when
 it is not JSON. A schema that cannot say how to read a value (``properties`` that is not
 an object, say) is refused, naming what is malformed; one JSON object never needs it.
+What JSON cannot carry (a lone surrogate, NaN or Infinity, nesting past ``MAX_DEPTH``),
+an integer too long to read, and a key given twice are refused here, naming the
+argument: sent, they failed the request far from where they were typed.
 """
 
 from __future__ import annotations
 
 import json
+import math
+import sys
 from typing import Any, cast
+
+MAX_DEPTH = 100
+"""How deep an argument may nest. The encoder stops past 254 levels and answerback's own
+server reads 200, the request's own levels counted (a request it cannot read is never
+answered); no tool's arguments nest this deep."""
 
 
 class ArgumentsError(Exception):
     """The arguments cannot be read; the message says how to write them."""
 
 
+class _Unsendable(Exception):
+    """JSON that was read but cannot be sent; the message says why."""
+
+
 def parse_arguments(words: list[str], schema: dict[str, Any] | None) -> dict[str, Any]:
     if len(words) == 1 and words[0].lstrip().startswith("{"):
         try:
-            value: object = json.loads(words[0])
+            value = _json(words[0])
         except json.JSONDecodeError as exc:
             raise ArgumentsError(f"The arguments are not valid JSON: {exc}.") from exc
+        except _Unsendable as exc:
+            raise ArgumentsError(f"The arguments cannot be sent: {exc}.") from None
         if not isinstance(value, dict):
             raise ArgumentsError('JSON arguments must be one object: {"key": value}.')
-        return cast(dict[str, Any], value)
-    properties = _properties(schema)
-    arguments: dict[str, Any] = {}
-    for word in words:
-        key, equals, text = word.partition("=")
-        if not equals or not key:
-            raise ArgumentsError(
-                f"{word!r} is not key=value: write arguments as name=value (or one JSON "
-                'object such as \'{"name": "Ada"}\').'
-            )
-        arguments[key] = _value(text, properties.get(key))
+        arguments = cast(dict[str, Any], value)
+    else:
+        properties = _properties(schema)
+        arguments = {}
+        for word in words:
+            key, equals, text = word.partition("=")
+            if not equals or not key:
+                raise ArgumentsError(
+                    f"{word!r} is not key=value: write arguments as name=value (or one JSON "
+                    'object such as \'{"name": "Ada"}\').'
+                )
+            if key in arguments:
+                raise ArgumentsError(f"The argument {key!r} is given twice: give it once.")
+            try:
+                arguments[key] = _value(text, properties.get(key))
+            except _Unsendable as exc:
+                raise ArgumentsError(f"The argument {key!r} cannot be sent: {exc}.") from None
+    for key, value in arguments.items():
+        if (problem := _uncarried(key) or _uncarried(value)) is not None:
+            raise ArgumentsError(f"The argument {key!r} cannot be sent: {problem}.")
     return arguments
 
 
@@ -77,6 +102,56 @@ def _value(text: str, spec: object) -> Any:
     if types == "string" or (isinstance(types, list) and types == ["string"]):
         return text
     try:
-        return json.loads(text)
+        return _json(text)
     except json.JSONDecodeError:
         return text
+
+
+def _json(text: str) -> object:
+    """``text`` read as JSON (``JSONDecodeError`` if it is not); ``_Unsendable`` for JSON
+    that Python cannot read or that would not be sent as written."""
+    try:
+        return json.loads(text, object_pairs_hook=_object)
+    except json.JSONDecodeError:
+        raise
+    except RecursionError:
+        raise _Unsendable(f"more than {MAX_DEPTH} levels of nesting") from None
+    except ValueError:  # the only other: an integer past Python's digit limit
+        raise _Unsendable(
+            f"an integer of more than {sys.get_int_max_str_digits()} digits, more than Python reads"
+        ) from None
+
+
+def _object(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """A JSON object, refusing a key given twice (``json`` keeps the last one silently)."""
+    found: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in found:
+            raise _Unsendable(f"the key {key!r} is given twice in one object")
+        found[key] = value
+    return found
+
+
+def _uncarried(value: object, depth: int = 0) -> str | None:
+    """Why JSON cannot carry ``value`` (nested ``depth`` levels deep), or ``None``."""
+    if isinstance(value, str):
+        try:
+            value.encode()
+        except UnicodeEncodeError as exc:
+            return (
+                f"{value[exc.start]!r} is a lone surrogate, which JSON cannot carry (a byte "
+                "that is not UTF-8, or a \\ud800-style escape without its pair)"
+            )
+        return None
+    if isinstance(value, float) and not math.isfinite(value):
+        return "NaN, Infinity and numbers beyond ±1.8e308 are not JSON"
+    if isinstance(value, dict):
+        pairs = cast(dict[object, object], value)
+        inside = [*pairs, *pairs.values()]
+    elif isinstance(value, list):
+        inside = cast(list[object], value)
+    else:
+        return None
+    if depth == MAX_DEPTH:
+        return f"more than {MAX_DEPTH} levels of nesting"
+    return next((why for item in inside if (why := _uncarried(item, depth + 1))), None)

@@ -18,13 +18,14 @@ import sys
 from collections.abc import Awaitable, Callable, Generator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
+from urllib.parse import urlsplit
 
 from rich.console import Console
 
 from answerback.cli._interface import TOKEN_ENV, ExitCode, LoginMode
 from answerback.cli._oneshot import CommandFailed
-from answerback.cli._targets import Target
+from answerback.cli._targets import Target, TargetError
 from answerback.client import (
     AuthorizationError,
     FileTokenStore,
@@ -150,21 +151,46 @@ async def logout(target: Target, err: Console) -> int:
         raise AuthSetupError(
             f"{target.name} is not an HTTP server; only HTTP servers log in (and out)."
         )
-    store = FileTokenStore(token_file())
+    try:
+        urlsplit(target.url).port  # noqa: B018 (read for the ValueError it raises)
+    except ValueError as exc:
+        raise TargetError(f"{target.url} is not a URL that can be used: {exc}.") from None
+    store = _Forgetting(FileTokenStore(token_file()))
     with BrowserLogin() as login:  # never used: OAuth needs its address to be made
         auth = _oauth()(redirect_uri=login.redirect_uri, authorize=login, store=store)
         try:
             await auth.forget(target.url)
         except TokenStoreError as exc:
             raise CommandFailed(str(exc), ExitCode.AUTHORIZATION) from exc
-    err.print(
-        f"Logged out of {target.name}: its tokens were removed from {store.path}. They may "
-        "stay valid at the authorization server until they expire.",
-        markup=False,
-        highlight=False,
-        soft_wrap=True,
-    )
+    if store.found:
+        said = (
+            f"Logged out of {target.name}: its tokens were removed from {store.kept.path}. "
+            "They may stay valid at the authorization server until they expire."
+        )
+    else:
+        said = f"No tokens are kept for {target.name} ({target.url}): nothing to log out of."
+    err.print(said, markup=False, highlight=False, soft_wrap=True)
     return ExitCode.OK
+
+
+class _Forgetting:
+    """The token store as ``logout`` uses it: deleting what is not there changes nothing
+    (the file and its directory are not made), and ``found`` says whether it was."""
+
+    def __init__(self, kept: FileTokenStore) -> None:
+        self.kept = kept
+        self.found = False
+
+    async def get(self, key: str) -> dict[str, Any] | None:
+        return await self.kept.get(key)
+
+    async def set(self, key: str, value: dict[str, Any]) -> None:
+        await self.kept.set(key, value)
+
+    async def delete(self, key: str) -> None:
+        if await self.kept.get(key) is not None:
+            self.found = True
+            await self.kept.delete(key)
 
 
 def _oauth() -> type[OAuth]:

@@ -4,14 +4,13 @@
 from __future__ import annotations
 
 import argparse
-import os
 import signal
 import sys
 from pathlib import Path
 
 from rich.console import Console
 
-from answerback.cli._answers import AnswersError
+from answerback.cli._answers import AnswersError, AnswersResponder
 from answerback.cli._auth import AuthOptions, AuthSetupError, authorized, logout
 from answerback.cli._interface import ExitCode, complain
 from answerback.cli._logs import show_library_warnings
@@ -19,17 +18,15 @@ from answerback.cli._loop import StoppedBySignal, run_async
 from answerback.cli._model import ModelOptionError
 from answerback.cli._oneshot import (
     CommandFailed,
+    OutputClosed,
     call,
+    discard_output,
     list_command,
     one_shot_responder,
 )
 from answerback.cli._targets import Target, TargetError, resolve
 from answerback.interact import Roots
 from answerback.interact._printable import clean
-
-
-class OutputClosed(Exception):
-    """Standard output's reader has gone (``answerback list ... | head -1``)."""
 
 
 class _Output(Console):
@@ -39,9 +36,7 @@ class _Output(Console):
     SIGPIPE ended (141)."""
 
     def on_broken_pipe(self) -> None:
-        # Nothing more can be written, nor flushed when the interpreter exits.
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.stdout.fileno())
+        discard_output()
         raise OutputClosed
 
 
@@ -112,7 +107,7 @@ def _one_shot(args: argparse.Namespace, target: Target, err: Console) -> int:
 
         return run_async(lambda: call_at_terminal(target, roots, args, out, err))
     responder = one_shot_responder(target, roots, answers, err, None)
-    return run_async(
+    code = run_async(
         lambda: call(
             target,
             args.tool,
@@ -125,3 +120,6 @@ def _one_shot(args: argparse.Namespace, target: Target, err: Console) -> int:
             err=err,
         )
     )
+    if isinstance(responder.inner, AnswersResponder) and responder.inner.unfit is not None:
+        raise AnswersError(responder.inner.unfit)  # the file's mistake, whatever the tool did
+    return code

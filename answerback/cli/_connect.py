@@ -38,7 +38,7 @@ from rich.console import Console
 from rich.table import Table
 
 from answerback.cli._arguments import ArgumentsError, parse_arguments
-from answerback.cli._interface import ExitCode
+from answerback.cli._interface import ExitCode, redacted
 from answerback.cli._loop import run_async
 from answerback.cli._model import model_sampler
 from answerback.cli._oneshot import call, connect_timeout, failure, listing, one_shot_responder
@@ -427,8 +427,8 @@ class Session:
     def _lost(self, server: str, exc: Exception) -> None:
         for known in self.servers:
             if known.name == server and known.client is not None and known.lost is None:
-                known.lost = str(exc)
-                self.say(f"[red]Server [bold]{shown(server)}[/] went away: {shown(str(exc))}[/]")
+                known.lost = redacted(str(exc))
+                self.say(f"[red]Server [bold]{shown(server)}[/] went away: {shown(known.lost)}[/]")
 
     # -- the prompt ------------------------------------------------------------------
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import math
 import os
+import re
 from collections.abc import Sequence
 from enum import IntEnum
 from typing import TYPE_CHECKING, Literal, get_args
@@ -30,16 +31,20 @@ CLIENT_SECRET_ENV = "ANSWERBACK_CLIENT_SECRET"
 class ExitCode(IntEnum):
     OK = 0
     TOOL_ERROR = 1
-    """The tool ran and reported failure (``isError``)."""
+    """The tool ran and reported failure (``isError``), as servers report arguments the
+    tool cannot take."""
     USAGE = 2
-    """Bad arguments, target, config or answers file."""
+    """Bad arguments, target, config or answers file (or an answer that does not fit)."""
     CONNECTION = 3
     """The server could not be started or reached, or went away."""
     REFUSED = 4
-    """The server answered the request with a protocol error (unknown tool, bad params)."""
+    """The server answered the request with a protocol error (unknown tool, bad params),
+    or with a malformed reply."""
     AUTHORIZATION = 5
     """The server requires authorization and none worked (login refused or impossible
     here, token rejected, token file unusable)."""
+    OUTPUT = 6
+    """Standard output could not be written (a full disk): what was to be printed is lost."""
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -49,8 +54,8 @@ def build_parser() -> argparse.ArgumentParser:
         description="Talk to MCP servers as a person (connect, call, list), or run one (run).",
         epilog='Targets: an http(s) URL, a command line in quotes ("python server.py"), or '
         "a server name from the config file. Exit codes: 0 ok, 1 the tool reported an "
-        "error, 2 usage, 3 connection failed, 4 the server refused the request, 5 "
-        "authorization failed.",
+        "error, 2 usage, 3 connection failed, 4 the server refused the request (or replied "
+        "malformed), 5 authorization failed, 6 the output could not be written.",
     )
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
@@ -213,12 +218,28 @@ def _add_model_options(parser: argparse.ArgumentParser) -> None:
     )
 
 
+_CREDENTIALS = re.compile(r"(?P<scheme>\b[A-Za-z][A-Za-z0-9+.-]*://)(?P<userinfo>[^/?#\s]*)@")
+
+
+def redacted(text: str) -> str:
+    """``text`` with the password of every URL in it (``http://user:secret@host``), or
+    its user alone (often a token), written as ``****``: error lines quote URLs."""
+
+    def hide(found: re.Match[str]) -> str:
+        user, colon, _ = found["userinfo"].partition(":")
+        return f"{found['scheme']}{user if colon else ''}{colon}****@"
+
+    return _CREDENTIALS.sub(hide, text)
+
+
 def complain(text: str, err: Console | None = None) -> None:
-    """Say on stderr why the command failed, with what a terminal would act on removed.
-    Its imports wait for a failure: ``answerback run`` needs them only then."""
+    """Say on stderr why the command failed, with what a terminal would act on removed
+    and credentials hidden. Its imports wait for a failure: ``answerback run`` needs
+    them only then."""
     from rich.console import Console
 
     from answerback.interact._printable import clean
 
     err = err or Console(stderr=True)
-    err.print(f"answerback: {clean(text)}", markup=False, highlight=False, soft_wrap=True)
+    line = f"answerback: {clean(redacted(text))}"
+    err.print(line, markup=False, highlight=False, soft_wrap=True)

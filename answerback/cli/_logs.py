@@ -13,6 +13,7 @@ import logging
 import sys
 from typing import TextIO
 
+from answerback.cli._interface import redacted
 from answerback.interact._printable import clean
 
 LIBRARY_LOGGER = "answerback"
@@ -20,14 +21,15 @@ LIBRARY_LOGGER = "answerback"
 
 class _CurrentStderr(logging.StreamHandler[TextIO]):
     """A stream handler that looks ``sys.stderr`` up for every record, and writes out
-    the control characters of each line (a warning may quote what a server sent)."""
+    the control characters of each line (a warning may quote what a server sent) and
+    hides the credentials of the URLs it quotes."""
 
     def emit(self, record: logging.LogRecord) -> None:
         self.stream = sys.stderr
         super().emit(record)
 
     def format(self, record: logging.LogRecord) -> str:
-        return clean(super().format(record))
+        return clean(redacted(super().format(record)))
 
 
 def show_library_warnings() -> None:

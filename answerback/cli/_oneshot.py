@@ -9,8 +9,10 @@ says which.
 
 from __future__ import annotations
 
+import contextlib
+import os
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Generator
 from pathlib import Path
 from typing import Any, cast
 
@@ -19,11 +21,17 @@ from rich.progress import BarColumn, Progress, TaskID, TextColumn
 
 from answerback.cli._answers import AnswersResponder, load_answers
 from answerback.cli._arguments import ArgumentsError, parse_arguments
-from answerback.cli._interface import ExitCode
+from answerback.cli._interface import ExitCode, redacted
 from answerback.cli._render import log_line, pretty_json, print_listing, result_text
 from answerback.cli._reporting import CommandResponder, ReportedHeadless
 from answerback.cli._targets import Target
-from answerback.client import AuthorizationError, Client, Responder, TokenStoreError
+from answerback.client import (
+    AuthorizationError,
+    Client,
+    InvalidServerResultError,
+    Responder,
+    TokenStoreError,
+)
 from answerback.client._client import DEFAULT_CONNECT_TIMEOUT_SECONDS
 from answerback.interact import Roots
 from answerback.interact._printable import clean
@@ -42,11 +50,42 @@ from answerback.types import (
 
 
 class CommandFailed(Exception):
-    """Ends a command with a message on stderr and an exit code."""
+    """Ends a command with a message on stderr and an exit code (the message's URLs
+    without their credentials: it quotes connection errors)."""
 
     def __init__(self, message: str, code: ExitCode) -> None:
-        super().__init__(message)
+        super().__init__(redacted(message))
         self.code = code
+
+
+class OutputClosed(Exception):
+    """Standard output's reader has gone (``answerback list ... | head -1``)."""
+
+
+def discard_output() -> None:
+    """Point standard output at the null device: nothing more can be written to it,
+    nor flushed when the interpreter exits."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
+
+
+@contextlib.contextmanager
+def printing(out: Console, what: str) -> Generator[None]:
+    """The block's writes to standard output, flushed. A reader gone is ``OutputClosed``;
+    any other failure (a full disk) a ``CommandFailed`` saying ``what`` is lost: both
+    were tracebacks."""
+    try:
+        yield
+        out.file.flush()
+    except BrokenPipeError:  # rich's own writes say so through ``on_broken_pipe``
+        discard_output()
+        raise OutputClosed from None
+    except OSError as exc:
+        discard_output()
+        raise CommandFailed(
+            f"{what} could not be written to standard output: {exc.strerror or exc}.",
+            ExitCode.OUTPUT,
+        ) from None
 
 
 class CleanedStderr:
@@ -108,6 +147,8 @@ def failure(target: Target, exc: BaseException) -> CommandFailed:
             f"{target.name} did not answer in time ({target.describe()}): {exc}",
             ExitCode.CONNECTION,
         )
+    if isinstance(exc, InvalidServerResultError):  # an answer, but not MCP: nothing refused
+        return CommandFailed(f"malformed reply from {target.name}: {exc}", ExitCode.REFUSED)
     if isinstance(exc, MCPError):
         return CommandFailed(f"{target.name} refused: {exc} (error {exc.code})", ExitCode.REFUSED)
     return CommandFailed(
@@ -138,7 +179,7 @@ def one_shot_responder(
     answers: Path | None,
     err: Console,
     interactive: Callable[[str], Responder] | None,
-) -> Responder:
+) -> CommandResponder:
     """Who answers: the answers file, else a person (``interactive``, when given), else
     the headless policy; all with the roots and log lines."""
 
@@ -184,12 +225,15 @@ async def call(
         raise CommandFailed(str(exc), ExitCode.USAGE) from exc
     except Exception as exc:
         raise failure(target, exc) from exc
-    if as_json:
-        data = result.model_dump(mode="json", by_alias=True, exclude_none=True)
-        out.file.write(pretty_json(data) + "\n")
-    else:
-        text = result_text(result)
-        (err if result.is_error else out).print(text, markup=False, highlight=False, soft_wrap=True)
+    with printing(out, "The tool was called, but its result"):
+        if as_json:
+            data = result.model_dump(mode="json", by_alias=True, exclude_none=True)
+            out.file.write(pretty_json(data) + "\n")
+        else:
+            text = result_text(result)
+            (err if result.is_error else out).print(
+                text, markup=False, highlight=False, soft_wrap=True
+            )
     return ExitCode.TOOL_ERROR if result.is_error else ExitCode.OK
 
 
@@ -264,23 +308,26 @@ async def list_command(
             tools, resources, templates, prompts = await listing(client)
     except Exception as exc:
         raise failure(target, exc) from exc
-    if as_json:
-        data = {
-            "server": target.name,
-            "tools": [t.model_dump(mode="json", by_alias=True, exclude_none=True) for t in tools],
-            "resources": [
-                r.model_dump(mode="json", by_alias=True, exclude_none=True) for r in resources
-            ],
-            "resourceTemplates": [
-                t.model_dump(mode="json", by_alias=True, exclude_none=True) for t in templates
-            ],
-            "prompts": [
-                p.model_dump(mode="json", by_alias=True, exclude_none=True) for p in prompts
-            ],
-        }
-        out.file.write(pretty_json(data) + "\n")
-    else:
-        print_listing(out, target.name, tools, resources, templates, prompts)
+    with printing(out, "The listing"):
+        if as_json:
+            data = {
+                "server": target.name,
+                "tools": [
+                    t.model_dump(mode="json", by_alias=True, exclude_none=True) for t in tools
+                ],
+                "resources": [
+                    r.model_dump(mode="json", by_alias=True, exclude_none=True) for r in resources
+                ],
+                "resourceTemplates": [
+                    t.model_dump(mode="json", by_alias=True, exclude_none=True) for t in templates
+                ],
+                "prompts": [
+                    p.model_dump(mode="json", by_alias=True, exclude_none=True) for p in prompts
+                ],
+            }
+            out.file.write(pretty_json(data) + "\n")
+        else:
+            print_listing(out, target.name, tools, resources, templates, prompts)
     return ExitCode.OK
 
 

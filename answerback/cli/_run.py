@@ -43,7 +43,11 @@ def load_module(path: Path) -> ModuleType:
         raise RunError(f"{path} cannot be imported as Python: is it a .py file?")
     module = importlib.util.module_from_spec(spec)
     sys.modules[name] = module
-    spec.loader.exec_module(module)
+    try:
+        spec.loader.exec_module(module)
+    except SyntaxError as exc:  # the file's mistake, not the command's: no traceback
+        where = f"{exc.filename or path}:{exc.lineno}" if exc.lineno else str(path)
+        raise RunError(f"{where}: {exc.msg}: fix the file's syntax, then run it again.") from None
     return module
 
 

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 from urllib.parse import urlsplit
 
+from answerback.cli._interface import redacted
 from answerback.cli._json_file import UnreadableFile, read_json
 from answerback.transports import StdioServer
 
@@ -28,6 +29,7 @@ Claude Code's and Copilot's project file, Cursor's, VS Code's (whose key is ``se
 _GENERIC_ENTRIES = {"index", "main", "__main__", "cli", "server"}
 _BUILD_DIRS = {"dist", "build", "lib", "src", "bin", "out"}
 _INTERPRETERS = {"python", "python3", "node", "npx", "uv", "uvx", "deno", "bun", "pipx"}
+_HTTP = ("http://", "https://")
 
 
 class TargetError(Exception):
@@ -52,8 +54,9 @@ class Target:
         return self.url is None
 
     def describe(self) -> str:
-        """How the target is reached, for status lines and errors."""
-        return self.url if self.url is not None else shlex.join(self.command)
+        """How the target is reached, for status lines and errors (a URL's password
+        hidden)."""
+        return redacted(self.url) if self.url is not None else shlex.join(self.command)
 
     def client_target(self, stderr: Any = None) -> Any:
         """What ``Client`` takes: the URL (or a transport with headers), or a
@@ -101,6 +104,11 @@ def _entry(path: Path, name: str, entry: object) -> Target:
         )
     url, command = spec.get("url"), spec.get("command")
     if isinstance(url, str):
+        if not url.startswith(_HTTP):
+            raise TargetError(
+                f'The {where} has "url" {url!r}: answerback speaks streamable HTTP, so it '
+                "must start with http:// or https://."
+            )
         return Target(name=name, url=url, headers=_strings(spec.get("headers"), where, "headers"))
     if not isinstance(command, str) or not command:
         raise TargetError(f'The {where} needs "command" (a program to run) or "url".')
@@ -109,25 +117,44 @@ def _entry(path: Path, name: str, entry: object) -> Target:
         isinstance(arg, str) for arg in cast(list[object], args)
     ):
         raise TargetError(f'The {where} has "args" that are not a list of strings.')
+    if any("\0" in word for word in [command, *cast(list[str], args)]):
+        raise TargetError(f'The {where} has a NUL character in "command" or "args".')
     cwd = spec.get("cwd")
     if cwd is not None and not isinstance(cwd, str):
         raise TargetError(f'The {where} has a "cwd" that is not a string.')
-    return Target(
-        name=name,
-        command=[command, *cast(list[str], args)],
-        env=_strings(spec.get("env"), where, "env"),
-        cwd=cwd,
-    )
+    env = _strings(spec.get("env"), where, "env")
+    for variable, value in env.items():
+        if "\0" in variable + value:
+            raise TargetError(f'The {where} has "env" entry {variable!r} with a NUL character.')
+        if not variable or "=" in variable:
+            raise TargetError(
+                f'The {where} has "env" entry {variable!r}, which is not a variable name '
+                '(one is not empty, and has no "=").'
+            )
+    return Target(name=name, command=[command, *cast(list[str], args)], env=env, cwd=cwd)
 
 
 def _strings(value: object, where: str, key: str) -> dict[str, str]:
     if value is None:
         return {}
-    if not isinstance(value, dict) or not all(
-        isinstance(v, str) for v in cast(dict[str, object], value).values()
-    ):
+    if not isinstance(value, dict):
         raise TargetError(f'The {where} has "{key}" that is not an object of strings.')
+    for name, item in cast(dict[str, object], value).items():
+        if not isinstance(item, str):
+            raise TargetError(
+                f'The {where} has "{key}" entry {name!r} that is not a string: write its '
+                "value in quotes."
+            )
     return dict(cast(dict[str, str], value))
+
+
+def _in_cwd(target: Target, where: str) -> Target:
+    """``target``, if its ``cwd`` is a directory: checked for the server used only, as
+    another machine's config may name directories this one lacks."""
+    if target.cwd is not None and not Path(target.cwd).is_dir():
+        what = "is not a directory" if Path(target.cwd).exists() else "does not exist"
+        raise TargetError(f'The {where} has "cwd" {target.cwd!r}, which {what}.')
+    return target
 
 
 def find_config(explicit: str | None) -> Path | None:
@@ -152,7 +179,7 @@ def resolve(texts: list[str], config: str | None = None) -> list[Target]:
     for text in texts:
         if not text.strip():
             raise TargetError("An empty target: give a URL, a command line or a config name.")
-        if text.startswith(("http://", "https://")):
+        if text.startswith(_HTTP):
             targets.append(Target(name=_url_name(text), url=text))
             continue
         try:
@@ -166,7 +193,7 @@ def resolve(texts: list[str], config: str | None = None) -> list[Target]:
             if configured is None:
                 configured = load_config(config_path)
             if text in configured:
-                targets.append(configured[text])
+                targets.append(_in_cwd(configured[text], f"server {text!r} in {config_path}"))
                 continue
             if config is not None:
                 known = ", ".join(sorted(configured)) or "none"

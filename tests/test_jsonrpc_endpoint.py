@@ -183,6 +183,27 @@ async def test_invalid_json_is_a_parse_error_with_null_id() -> None:
         await assert_still_answers(peer)
 
 
+async def test_a_parse_error_goes_to_the_id_its_first_members_named() -> None:
+    """A request the transport could not parse, but whose first members said its id,
+    gets its parse error by that id: the caller's request fails instead of waiting. An
+    id still being answered is not answered twice: that error goes to null."""
+    handlers = Handlers()
+    async with endpoint_and_peer(handlers) as (_, peer):
+        await peer.send_raw(MalformedMessage("recursion limit exceeded", request_id=4))
+        answer = await peer.receive()
+        assert answer["id"] == 4
+        assert answer["error"]["code"] == PARSE_ERROR
+        await peer.send({"jsonrpc": "2.0", "id": 5, "method": "wait"})
+        await handlers.started.wait()
+        await peer.send_raw(MalformedMessage("trailing comma", request_id=5))
+        refused = await peer.receive()
+        assert refused["id"] is None
+        assert refused["error"]["code"] == PARSE_ERROR
+        handlers.release.set()
+        assert await peer.receive() == {"jsonrpc": "2.0", "id": 5, "result": {"waited": True}}
+        await assert_still_answers(peer)
+
+
 @pytest.mark.parametrize("version", ["1.0", None, 2.0])
 async def test_wrong_jsonrpc_version_is_an_invalid_request(version: Any) -> None:
     """Anything but ``"jsonrpc": "2.0"`` is -32600, answered to the request's id."""

@@ -463,7 +463,8 @@ def initialize_line(client_name: str) -> bytes:
 
 
 async def test_nan_and_infinity_on_the_wire_are_parse_errors() -> None:
-    """Strict JSON: a request holding NaN or Infinity is a parse error, not a number."""
+    """Strict JSON: a request holding NaN or Infinity is a parse error, not a number. Its
+    first members still name it, so the error goes to its id (the caller does not wait)."""
     lines = [
         b'{"jsonrpc":"2.0","id":1,"method":"ping","params":{"x":NaN}}\n',
         b'{"jsonrpc":"2.0","id":2,"method":"ping","params":{"x":Infinity}}\n',
@@ -477,8 +478,8 @@ async def test_nan_and_infinity_on_the_wire_are_parse_errors() -> None:
         await process.stdin.aclose()
         with anyio.fail_after(PATIENCE_SECONDS):
             await process.wait()
-    for answer in answers[:3]:
-        assert answer["id"] is None
+    for request_id, answer in enumerate(answers[:3], start=1):
+        assert answer["id"] == request_id
         assert answer["error"]["code"] == PARSE_ERROR
     assert answers[3] == {"jsonrpc": "2.0", "id": 4, "result": {}}
 

@@ -681,5 +681,12 @@ def _tool_call_params(name: str, arguments: dict[str, Any] | None) -> JSONObject
                 f"Tool arguments must be a dict of argument names to values, not "
                 f"{type(arguments).__name__}."
             )
-        params["arguments"] = pydantic_core.to_jsonable_python(arguments)
+        try:
+            params["arguments"] = pydantic_core.to_jsonable_python(arguments)
+        except ValueError as exc:  # pydantic's serialisation errors are ValueErrors
+            raise TypeError(
+                f"The arguments of tool {name!r} cannot be sent as JSON ({exc}). Pass "
+                "strings, numbers, booleans, None, and lists and dicts of them (models, "
+                "dataclasses and dates are converted), nested less than 200 levels deep."
+            ) from exc
     return params

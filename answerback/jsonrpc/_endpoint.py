@@ -539,7 +539,9 @@ class Endpoint:
 
     async def _transport_error(self, exc: Exception) -> None:
         if isinstance(exc, MalformedMessage):
-            await self._send_error(None, PARSE_ERROR, f"Parse error: {exc}")
+            # An id still being answered keeps its one answer: the error goes to null.
+            named = exc.request_id if exc.request_id not in self._in_flight else None
+            await self._send_error(named, PARSE_ERROR, f"Parse error: {exc}")
         if isinstance(exc, ConnectionClosedError):
             self._fail_pending(exc.message)
         if self._on_transport_error is not None:

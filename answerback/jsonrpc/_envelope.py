@@ -49,7 +49,17 @@ class Envelope:
 
 
 class MalformedMessage(Exception):
-    """A transport read bytes that are not JSON; the engine answers with a parse error."""
+    """A transport read bytes that are not JSON; the engine answers with a parse error.
+
+    ``request_id`` is the id of the request the bytes were, when their first members say
+    so (senders put ``id`` and ``method`` before the nested values, so a message too
+    deep or too broken to parse still says them): the parse error then goes to that id,
+    and the peer's call fails instead of waiting for an answer that cannot come.
+    """
+
+    def __init__(self, reason: str, *, request_id: RequestId | None = None) -> None:
+        super().__init__(reason)
+        self.request_id = request_id
 
 
 # answerback's transports use its own channels (see ``_channel``); a transport written

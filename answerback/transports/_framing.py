@@ -30,24 +30,56 @@ class UnencodableMessage(ValueError):
     """A message of ours holds a value JSON cannot carry (``NaN``, ``Infinity``)."""
 
 
+JSON_DEPTH_LIMIT = 200
+"""How deep arrays and objects may nest in a message this side reads: pydantic-core's
+parser refuses deeper ones (its own fixed limit, pinned by a test)."""
+
+
 def decode(data: bytes | str, transport_context: Any = None) -> Envelope | MalformedMessage:
     """One JSON text as an envelope, or the reason it is not (strict) JSON.
 
     A UTF-8 byte order mark before the text is ignored, as RFC 8259 allows: Windows
     editors save files with one (``server < requests.jsonl``). It is looked for only once
     parsing has failed, so it costs the usual message nothing.
+
+    Text that is not JSON may still say, in its first members, what it was: a response
+    to one of our requests becomes an error answer to it (see ``unreadable_answer``), and
+    a request's ``MalformedMessage`` carries its id. Either way the call behind it fails
+    instead of waiting for an answer that cannot come.
     """
     try:
         message = pydantic_core.from_json(data, allow_inf_nan=False)
     except ValueError as exc:
         without_mark = _without_byte_order_mark(data)
         if without_mark is None:
-            return MalformedMessage(str(exc))
+            return _unparsed(data, exc, transport_context)
         try:
             message = pydantic_core.from_json(without_mark, allow_inf_nan=False)
         except ValueError:
-            return MalformedMessage(str(exc))
+            return _unparsed(data, exc, transport_context)
     return Envelope(message, transport_context=transport_context, size=len(data))
+
+
+def _unparsed(
+    data: bytes | str, exc: ValueError, transport_context: Any
+) -> Envelope | MalformedMessage:
+    """What stands in for ``data``, which the parser refused with ``exc``."""
+    reason = str(exc)
+    too_deep = reason.startswith("recursion limit exceeded")
+    if too_deep:
+        reason = (
+            f"arrays and objects nest more than {JSON_DEPTH_LIMIT} levels deep, more than "
+            f"this reader parses ({reason}); send flatter data"
+        )
+    head = (data.encode(errors="replace") if isinstance(data, str) else data)[:_HEAD_BYTES]
+    found = _identified(head)
+    if found is None:
+        return MalformedMessage(reason)
+    request_id, is_request = found
+    if is_request:
+        return MalformedMessage(reason, request_id=request_id)
+    answer = _unreadable_error(request_id, reason if too_deep else f"not JSON: {reason}")
+    return Envelope(answer, transport_context=transport_context, size=len(data))
 
 
 def _without_byte_order_mark(data: bytes | str) -> bytes | str | None:
@@ -275,8 +307,12 @@ def unreadable_answer(line: bytes, why: str) -> JSONObject | None:
     found = _identified(line)
     if found is None or found[1]:
         return None
+    return _unreadable_error(found[0], why)
+
+
+def _unreadable_error(request_id: RequestId, why: str) -> JSONObject:
     return _error(
-        found[0],
+        request_id,
         INTERNAL_ERROR,
         f"The answer could not be read ({why}) and was dropped. The peer sent a "
         "malformed message; report it to its authors.",

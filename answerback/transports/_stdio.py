@@ -349,11 +349,11 @@ class _ServerOutput(LineReader):
             if isinstance(message, list) or (isinstance(message, dict) and "jsonrpc" in message):
                 return item
             why = 'it has no "jsonrpc" member' if isinstance(message, dict) else "not an object"
-        else:
-            why = f"not JSON: {item}"
-        answer = unreadable_answer(line, why)
-        if answer is not None:
-            return Envelope(answer)
+            answer = unreadable_answer(line, why)
+            if answer is not None:
+                return Envelope(answer)
+        elif item.request_id is not None:
+            return item  # a request: the engine answers its id with a parse error
         text = line.decode("utf-8", errors="replace")
         return StrayOutputError(
             f"The server `{self._command_line}` wrote a line that is not JSON-RPC to stdout: "

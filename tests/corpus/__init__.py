@@ -129,7 +129,6 @@ _NOT_JSON = [
     b'{"a":}',
     b"{'jsonrpc':'2.0','id':1,'method':'tools/list'}",
     b'{jsonrpc:"2.0",id:1,method:"tools/list"}',
-    b'{"jsonrpc":"2.0","id":1,"method":"tools/list",}',
     b'{"jsonrpc":"2.0","id":[1,],"method":"tools/list"}',
     b'{"jsonrpc":"2.0","id":01,"method":"tools/list"}',
     b'{"jsonrpc":"2.0","id":0x10,"method":"tools/list"}',
@@ -182,13 +181,22 @@ _LONE_SURROGATES = [
 ]
 
 
+_NAMED = len(b'{"jsonrpc":"2.0","id":1,"method":"tools/list",')
+"""Where ``_VALID``'s leading members end: bytes that break only after them still say
+they are request 1, and its parse error names that id (the caller's request fails
+instead of waiting); bytes that break sooner get a parse error with a null id."""
+
+
 def _not_json(era: Era) -> Iterator[Case]:
     for cut in range(1, len(_VALID), 3):
-        yield _case(f"truncated after {cut} bytes", era, _VALID[:cut], PARSE_ERROR)
+        named = 1 if cut >= _NAMED else None
+        yield _case(f"truncated after {cut} bytes", era, _VALID[:cut], PARSE_ERROR, named)
     for suffix in _TRAILING:
-        yield _case(f"trailing {suffix!r}", era, _VALID + suffix, PARSE_ERROR)
+        yield _case(f"trailing {suffix!r}", era, _VALID + suffix, PARSE_ERROR, 1)
     for index, text in enumerate(_NOT_JSON):
         yield _case(f"not JSON #{index}: {text[:40]!r}", era, text, PARSE_ERROR)
+    trailing_comma = b'{"jsonrpc":"2.0","id":1,"method":"tools/list",}'
+    yield _case("a comma after the last member", era, trailing_comma, PARSE_ERROR, 1)
     for word in _NON_NUMBERS:
         yield _case(
             f"{word.decode()} as the id",
@@ -201,22 +209,29 @@ def _not_json(era: Era) -> Iterator[Case]:
             era,
             b'{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"x":' + word + b"}}",
             PARSE_ERROR,
+            1,
         )
     for raw in _BAD_UTF8:
-        for where, template in (
-            ("method", b'{"jsonrpc":"2.0","id":1,"method":"tools/list%s"}'),
-            ("params", b'{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"x":"%s"}}'),
-            ("a key", b'{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"%s":1}}'),
-        ):
-            yield _case(f"invalid UTF-8 {raw!r} in {where}", era, template % raw, PARSE_ERROR)
-    for escape in _LONE_SURROGATES:
-        for where, template in (
-            ("method", b'{"jsonrpc":"2.0","id":1,"method":"tools/list%s"}'),
-            ("the id", b'{"jsonrpc":"2.0","id":"a%s","method":"tools/list"}'),
-            ("params", b'{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"x":"%s"}}'),
+        for where, template, named in (
+            ("method", b'{"jsonrpc":"2.0","id":1,"method":"tools/list%s"}', None),
+            ("params", b'{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"x":"%s"}}', 1),
+            ("a key", b'{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"%s":1}}', 1),
         ):
             yield _case(
-                f"lone surrogate {escape.decode()} in {where}", era, template % escape, PARSE_ERROR
+                f"invalid UTF-8 {raw!r} in {where}", era, template % raw, PARSE_ERROR, named
+            )
+    for escape in _LONE_SURROGATES:
+        for where, template, named in (
+            ("method", b'{"jsonrpc":"2.0","id":1,"method":"tools/list%s"}', None),
+            ("the id", b'{"jsonrpc":"2.0","id":"a%s","method":"tools/list"}', None),
+            ("params", b'{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"x":"%s"}}', 1),
+        ):
+            yield _case(
+                f"lone surrogate {escape.decode()} in {where}",
+                era,
+                template % escape,
+                PARSE_ERROR,
+                named,
             )
     for depth, opening, closing in ((300, b"[", b"]"), (5000, b"[", b"]"), (300, b'{"a":', b"}")):
         nested = opening * depth + b"1" + closing * depth
@@ -225,6 +240,7 @@ def _not_json(era: Era) -> Iterator[Case]:
             era,
             b'{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"x":' + nested + b"}}",
             PARSE_ERROR,
+            1,
         )
 
 

@@ -585,7 +585,7 @@ class StreamableHTTPApp:
             return body
         decoded = decode(body)
         if isinstance(decoded, MalformedMessage):
-            return error_response(400, PARSE_ERROR, f"Parse error: {decoded}")
+            return error_response(400, PARSE_ERROR, f"Parse error: {decoded}", decoded.request_id)
         message = as_object(decoded.message)
         if message is None:
             what = (

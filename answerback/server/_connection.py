@@ -35,7 +35,7 @@ from answerback.server._asking import (
 from answerback.server._caller import caller_of
 from answerback.server._context import Context
 from answerback.server._request_state import PREFIX as STATE_PREFIX
-from answerback.server._request_state import StateSeal, claim
+from answerback.server._request_state import StateSeal, check_retry_fits, claim
 from answerback.server._roots_guard import RootsCache
 from answerback.server._session import LOG_LEVELS, ClientState, ServerSession
 from answerback.server._tools import tool_error_result
@@ -91,6 +91,8 @@ if TYPE_CHECKING:
 logger = logging.getLogger("answerback.server")
 
 ItemT = TypeVar("ItemT")
+_ASKERS = {"tools/call": "Tool", "prompts/get": "Prompt", "resources/read": "Resource"}
+"""What a method's target is called in an error about it."""
 RESOURCE_NOT_FOUND_LEGACY = -32002
 
 
@@ -103,6 +105,7 @@ class Connection:
         registry: Registry,
         receives_broadcasts: Callable[[], bool | Awaitable[bool]] | None = None,
         keeps_roots: bool = True,
+        max_request_bytes: int | None = None,
     ) -> None:
         self.server = server
         self.registry = registry
@@ -116,6 +119,9 @@ class Connection:
         they changed); ``None`` where each request asks for itself, as 2026-07-28
         requests do."""
         self._receives_broadcasts = receives_broadcasts
+        self.max_request_bytes = max_request_bytes
+        """The largest request the transport accepts (``None``: no limit): a 2026-07-28
+        round whose retry would exceed it fails at once (``check_retry_fits``)."""
 
     async def homed(self) -> bool:
         """Whether server-wide notifications for this session go out here (with
@@ -245,7 +251,7 @@ class Connection:
                 redact = self.server.redacts_errors(request)
                 result = tool_error_result(tool.definition.name, failure, redact=redact)
             if isinstance(result, InputRequiredResult):
-                return self._hand_made(client, context, result, f"Tool {params.name!r}")
+                return self._hand_made(client, context, result, f"Tool {params.name!r}", request)
             if not has_feature(client.protocol_version, "structured_content"):
                 result.pop("structuredContent", None)
             return result
@@ -277,7 +283,8 @@ class Connection:
         async def run(context: Context) -> JSONObject:
             rendered = await prompt.render(arguments, context)
             if isinstance(rendered, InputRequiredResult):
-                return self._hand_made(client, context, rendered, f"Prompt {params.name!r}")
+                what = f"Prompt {params.name!r}"
+                return self._hand_made(client, context, rendered, what, request)
             return rendered.to_wire()
 
         return await self._with_questions(
@@ -316,7 +323,8 @@ class Connection:
         async def run(context: Context) -> JSONObject:
             contents = await resource.read(params.uri, arguments, context)
             if isinstance(contents, InputRequiredResult):
-                return self._hand_made(client, context, contents, f"Resource {params.uri!r}")
+                what = f"Resource {params.uri!r}"
+                return self._hand_made(client, context, contents, what, request)
             return self._cacheable(client, ReadResourceResult(contents=contents))
 
         return await self._with_questions(
@@ -470,21 +478,33 @@ class Connection:
             "sent": already_sent.record(),
             "kept": memo.record(),
         }
+        sealed = seal.seal(state, single_use=self.server.single_use_state)
+        if self.max_request_bytes is not None:
+            what = f"{_ASKERS.get(method, 'Request')} {name!r}"
+            check_retry_fits(
+                what, sealed, request.envelope.size, request_state, self.max_request_bytes
+            )
         # Written out rather than validated: every question's params are the wire form
         # of a model ``ServerSession`` built and checked (a tool's own result is checked
         # in ``_hand_made``).
         return {
             "resultType": "input_required",
             "inputRequests": {question.key: question.input_request for question in questions},
-            "requestState": seal.seal(state, single_use=self.server.single_use_state),
+            "requestState": sealed,
         }
 
     def _hand_made(
-        self, client: ClientState, context: Context, result: InputRequiredResult, what: str
+        self,
+        client: ClientState,
+        context: Context,
+        result: InputRequiredResult,
+        what: str,
+        request: IncomingRequest,
     ) -> JSONObject:
         """A tool's own ``InputRequiredResult``, checked before it goes out: only to a
-        2026-07-28 client, well formed, not too many questions, and only questions the
-        client declared it can answer (the specification's rules for servers)."""
+        2026-07-28 client, well formed, not too many questions, only questions the
+        client declared it can answer (the specification's rules for servers), and a
+        state whose retry fits in a request."""
         if not client.modern:
             raise MCPError(
                 INTERNAL_ERROR,
@@ -521,6 +541,9 @@ class Connection:
         for question in questions.values():
             question_wire = question.model_dump(mode="json", by_alias=True, exclude_none=True)
             context.session.check_may_ask(question.method, as_object(question_wire.get("params")))
+        if checked.request_state is not None:
+            earlier, size = context.request_state, request.envelope.size
+            check_retry_fits(what, checked.request_state, size, earlier, self.max_request_bytes)
         return checked.to_wire()
 
     def _page(

@@ -13,6 +13,10 @@ rotated and every instance behind a load balancer accepts the others' state.
 
 State sealed single-use carries a random id, claimed by the first request that opens
 it (in the HTTP app's ``UsedStates``, shared by every replica), so a replay is refused.
+
+The state grows with every round (it holds all the answers so far), and the client must
+send it back whole: ``check_retry_fits`` refuses a round whose retry the transport would
+refuse, so the call fails with a reason instead of the retry failing without one.
 """
 
 from __future__ import annotations
@@ -31,7 +35,7 @@ from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 from pydantic_core import from_json, to_json
 
 from answerback.server._canonical import canonical_json
-from answerback.types import InvalidParamsError
+from answerback.types import INTERNAL_ERROR, InvalidParamsError, MCPError
 
 if TYPE_CHECKING:
     from answerback.transports.http._used_states import UsedStates
@@ -148,6 +152,36 @@ async def claim(state: dict[str, Any], used_states: UsedStates) -> None:
         return
     if not isinstance(state_id, str) or not await used_states.claim(state_id, state["exp"]):
         raise InvalidParamsError(REPLAYED_STATE_MESSAGE)
+
+
+def check_retry_fits(
+    what: str, sealed: str, request_bytes: int, earlier: str | None, limit: int | None
+) -> None:
+    """Refuse to hand out ``sealed`` if the client's retry could not reach the server.
+
+    The retry is this request (``request_bytes`` on the wire, 0 if not known) with
+    ``sealed`` in place of its ``earlier`` state: its other parts (name, arguments,
+    ``_meta``) come back unchanged, and the answers it brought stand for the ones the
+    retry will bring, which are not known yet (in a loop they are alike). ``limit`` is
+    the largest request the transport accepts (``None``: no limit). Lengths only,
+    nothing serialised again (sealed state is ASCII: its length is its size).
+    """
+    if limit is None:
+        return
+    retry = max(request_bytes - len(earlier or ""), 0) + len(sealed)
+    if retry <= limit:
+        return
+    raise MCPError(
+        INTERNAL_ERROR,
+        f"{what} cannot ask another round: the client's retry would carry about {retry} "
+        f"bytes, of which the requestState (everything earlier rounds of this call were "
+        f"answered or computed, sent back whole each round) is {len(sealed)}, and this "
+        f"server accepts at most {limit} bytes in one request. Keep less across rounds: "
+        "ask fewer rounds in one call (split the work over several calls), ask for smaller "
+        "answers (a lower max_tokens for ctx.sample), or seal less with ctx.seal_state; "
+        "or, over streamable HTTP, raise max_body_bytes (MCPServer.http_app or "
+        "StreamableHTTPApp).",
+    )
 
 
 def _key_id(key: bytes) -> bytes:

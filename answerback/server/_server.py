@@ -24,6 +24,7 @@ from answerback.server._request_state import RequestStateSealer
 from answerback.server._resources import RegisteredResource
 from answerback.server._tools import RegisteredTool
 from answerback.transports import stdio_server_streams
+from answerback.transports._framing import DEFAULT_MAX_MESSAGE_BYTES
 from answerback.transports._loop import asyncio_loop_options
 from answerback.transports._stdio_server import StdioFailedError, greet_a_person_at_a_terminal
 from answerback.transports.http._notification_bus import Notice, NotificationBus, SharedState
@@ -363,6 +364,7 @@ class MCPServer:
         request_bytes: RequestBytes | None = None,
         answer_after_input_ends: bool = False,
         keeps_roots: bool = True,
+        max_request_bytes: int | None = None,
     ) -> None:
         """Answer one connection until the client closes it.
 
@@ -383,8 +385,14 @@ class MCPServer:
         ``keeps_roots``: a legacy client's roots, once listed, serve its later requests
         until it says they changed; false where other processes serve the same session
         and may be the ones told (each request then asks for itself).
+        ``max_request_bytes``: the largest request the transport accepts (the HTTP app's
+        ``max_body_bytes``, stdio's message limit; ``None``: no limit). A 2026-07-28
+        round whose ``requestState`` would make the client's retry larger fails at once
+        with an error saying so, rather than the retry being refused.
         """
-        connection = Connection(self, self._registry, receives_broadcasts, keeps_roots)
+        connection = Connection(
+            self, self._registry, receives_broadcasts, keeps_roots, max_request_bytes
+        )
         async with Endpoint(
             read_stream,
             write_stream,
@@ -414,7 +422,12 @@ class MCPServer:
         Raises ``OSError`` if stdout cannot be written (answers were lost), or if this
         process has no stdin or stdout."""
         async with stdio_server_streams() as (read_stream, write_stream):
-            await self.serve_connection(read_stream, write_stream, answer_after_input_ends=True)
+            await self.serve_connection(
+                read_stream,
+                write_stream,
+                answer_after_input_ends=True,
+                max_request_bytes=DEFAULT_MAX_MESSAGE_BYTES,  # stdio_server_streams' limit
+            )
 
     def http_app(
         self,

@@ -63,8 +63,9 @@ Listener = tuple[ChannelSender[Event], ChannelReceiver[Event]]
 class HTTPConnectionServer(Protocol):
     """What the HTTP app needs from a server: answer one connection's streams (with no
     bound on requests in flight for the 2026-07-28 one, whose POSTs bound them, and the
-    app's budget of request bytes for all), and the input schema of a tool (to check the
-    ``Mcp-Param-*`` headers mirroring it)."""
+    app's budget of request bytes for all; the 2026-07-28 one is told the app's
+    ``max_body_bytes``, which a retry must fit in), and the input schema of a tool (to
+    check the ``Mcp-Param-*`` headers mirroring it)."""
 
     async def serve_connection(
         self,
@@ -73,6 +74,7 @@ class HTTPConnectionServer(Protocol):
         *,
         max_requests_in_flight: int | None = ...,
         request_bytes: RequestBytes | None = ...,
+        max_request_bytes: int | None = ...,
     ) -> None: ...
 
     def tool_input_schema(self, name: str) -> JSONObject | None: ...

@@ -228,12 +228,14 @@ class StatelessConnection:
         server: HTTPConnectionServer,
         primitives: Primitives,
         request_bytes: RequestBytes,
+        max_body_bytes: int,
         *,
         task_status: TaskStatus[None],
     ) -> None:
         """Serve the connection; ``primitives`` are the running loop's (the app looks
-        them up once), and ``request_bytes`` the app's budget, which these requests
-        share with every session's."""
+        them up once), ``request_bytes`` the app's budget, which these requests share
+        with every session's, and ``max_body_bytes`` the largest request the app
+        accepts (a round whose retry would be larger fails at once)."""
         self._primitives = primitives
         to_server, server_reads = open_channel[Envelope | Exception](self._primitives)
         outbox = _Outbox(self)
@@ -247,6 +249,7 @@ class StatelessConnection:
                     server.serve_connection,
                     max_requests_in_flight=None,
                     request_bytes=request_bytes,
+                    max_request_bytes=max_body_bytes,
                 )
                 tg.start_soon(serve, server_reads, outbox)
                 task_status.started()

@@ -273,7 +273,13 @@ class StreamableHTTPApp:
             self.task_group = tg
             self._primitives = native_primitives()
             self.stateless = StatelessConnection()
-            await tg.start(self.stateless.run, self.server, self._primitives, self.request_bytes)
+            await tg.start(
+                self.stateless.run,
+                self.server,
+                self._primitives,
+                self.request_bytes,
+                self.max_body_bytes,
+            )
             self._closing = False
             tg.start_soon(self._reap_idle_sessions)
             if self.state.shared:

@@ -269,6 +269,23 @@ async def test_a_response_to_an_unknown_id_is_dropped() -> None:
         assert endpoint.pending_count == 0
 
 
+async def test_an_error_without_an_id_is_reported_as_a_message_the_peer_could_not_read(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """A peer answers what it cannot parse with a null id: the warning says so (which of
+    our calls it was cannot be known), not that an unknown id was answered."""
+    async with endpoint_and_peer() as (endpoint, peer):
+        error = {"code": PARSE_ERROR, "message": "Parse error: too deep"}
+        await peer.send({"jsonrpc": "2.0", "id": None, "error": error})
+        await assert_still_answers(peer)
+        assert endpoint.pending_count == 0
+    warnings = [record.getMessage() for record in caplog.records]
+    assert any(
+        "could not read a message of ours" in text and "Parse error: too deep" in text
+        for text in warnings
+    ), warnings
+
+
 async def test_a_duplicate_in_flight_id_is_an_invalid_request() -> None:
     """Reusing the id of a request still running is refused; the first one still finishes."""
     handlers = Handlers()

@@ -685,7 +685,18 @@ class Endpoint:
         request_id = as_request_id(message.get("id"))
         pending = self._pending.get(request_id) if request_id is not None else None
         if pending is None:
-            logger.warning("dropped a response to unknown request id %r", request_id)
+            error = as_object(message.get("error"))
+            if request_id is None and error is not None:
+                # JSON-RPC's answer to a message whose id could not be read: whichever
+                # request of ours it was will get no answer, and cannot be told which.
+                logger.warning(
+                    "the %s could not read a message of ours and did not say which (%s); "
+                    "if it was a request, that call gets no answer",
+                    self._name,
+                    error.get("message"),
+                )
+            else:
+                logger.warning("dropped a response to unknown request id %r", request_id)
             return
         pending.resolve(message, refused=refused)
 

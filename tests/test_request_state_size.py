@@ -3,7 +3,7 @@
 The sealed state holds every answer so far and the client sends it back whole on each
 retry, so a long sampling loop with large results grows it round by round. Over
 streamable HTTP the retry that no longer fits in ``max_body_bytes`` used to be refused
-with a bare 413 ("Payload Too Large: the limit is N bytes."), which said nothing of why;
+with a bare 413 ("Payload Too Large: ..."), which said nothing of why;
 now the server refuses to hand out that round, and the call fails with an error naming
 the size, the limit, the setting to raise and how to keep less.
 """

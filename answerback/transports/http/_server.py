@@ -1127,7 +1127,12 @@ def _closed_listener() -> Listener:
 
 
 def _too_large(limit: int) -> Response:
-    return error_response(413, INVALID_REQUEST, f"Payload Too Large: the limit is {limit} bytes.")
+    return error_response(
+        413,
+        INVALID_REQUEST,
+        f"Payload Too Large: this server takes at most {limit} bytes in one request; send "
+        "less at a time (its operator sets the limit: max_body_bytes).",
+    )
 
 
 def _session_ended(request_id: RequestId | None) -> Response:

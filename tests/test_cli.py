@@ -318,6 +318,16 @@ def test_headless_declines_a_link_and_says_so() -> None:
     assert "declined the link 'https://example.com/account'" in done.stderr
 
 
+def test_headless_says_how_to_answer_a_sampling_request() -> None:
+    """The server's refusal advises a program's author (a sampling_callback); the command
+    says what its user can do, and keeps the server's words."""
+    done = answerback("call", ASKING, "ask_model")
+    assert (done.returncode, done.stdout) == (4, "")
+    assert "asking_server asks for a model's reply (sampling)" in done.stderr
+    assert "run it at a terminal" in done.stderr
+    assert "asking_server said: Sampling not supported" in done.stderr
+
+
 def test_answers_file_answers_in_order_and_cancels_what_nothing_matches(tmp_path: Path) -> None:
     answers = tmp_path / "answers.json"
     answers.write_text(

@@ -36,6 +36,7 @@ from answerback.client._client import DEFAULT_CONNECT_TIMEOUT_SECONDS
 from answerback.interact import Roots
 from answerback.interact._printable import clean
 from answerback.jsonrpc import ProgressCallback
+from answerback.jsonrpc._endpoint import as_object
 from answerback.types import (
     ConnectionClosedError,
     LoggingLevel,
@@ -47,6 +48,7 @@ from answerback.types import (
     ResourceTemplate,
     Tool,
 )
+from answerback.types._errors import MISSING_REQUIRED_CLIENT_CAPABILITY
 
 
 class CommandFailed(Exception):
@@ -149,12 +151,28 @@ def failure(target: Target, exc: BaseException) -> CommandFailed:
         )
     if isinstance(exc, InvalidServerResultError):  # an answer, but not MCP: nothing refused
         return CommandFailed(f"malformed reply from {target.name}: {exc}", ExitCode.REFUSED)
+    if isinstance(exc, MCPError) and _needs_sampling(exc):
+        # The server's advice is for a program's author; this says what a user can do.
+        return CommandFailed(
+            f"{target.name} asks for a model's reply (sampling), which this command answers "
+            "only at a terminal, where you approve each reply (--model-url lets a model "
+            f"draft it): run it at a terminal. ({target.name} said: {exc})",
+            ExitCode.REFUSED,
+        )
     if isinstance(exc, MCPError):
         return CommandFailed(f"{target.name} refused: {exc} (error {exc.code})", ExitCode.REFUSED)
     return CommandFailed(
         f"cannot talk to {target.name} ({target.describe()}): {type(exc).__name__}: {exc}",
         ExitCode.CONNECTION,
     )
+
+
+def _needs_sampling(exc: MCPError) -> bool:
+    """Whether ``exc`` refuses a request for want of the sampling capability, which this
+    command declares only at a terminal."""
+    data = as_object(exc.data) if exc.code == MISSING_REQUIRED_CLIENT_CAPABILITY else None
+    required = as_object(data.get("requiredCapabilities")) if data is not None else None
+    return required is not None and "sampling" in required
 
 
 def _authorization_failure(exc: BaseException) -> BaseException | None:

@@ -521,11 +521,37 @@ def test_vs_code_project_config_is_found_by_default(tmp_path: Path) -> None:
             "\"url\" 'ftp://example.com/mcp': answerback speaks streamable HTTP, so it must",
         ),
         ('{"mcpServers": {"coffee": {"command": "x"}}}', "'tea' is not a server in"),
+        (
+            '{"mcpServers": {"tea": {"type": "http", "command": "x"}}}',
+            '"type": \'http\', which needs "url", but it has none',
+        ),
+        (
+            '{"mcpServers": {"tea": {"type": "stdio", "url": "http://127.0.0.1:9/mcp"}}}',
+            '"type": "stdio", which runs "command", but it has none',
+        ),
+        (
+            '{"mcpServers": {"tea": {"type": "websocket", "url": "http://127.0.0.1:9/mcp"}}}',
+            '"type" \'websocket\': use "stdio" (with "command") or "http"',
+        ),
+        (
+            '{"mcpServers": {"tea": {"command": "x", "url": "http://127.0.0.1:9/mcp"}}}',
+            'has both "command" and "url": keep the one to use',
+        ),
+        (
+            '{"mcpServers": {"tea": {"url": "http://127.0.0.1:9/mcp", '
+            '"headers": {"X-Note": "caf\u00e9"}}}}',
+            "a header HTTP cannot send. The value of the header 'X-Note'",
+        ),
+        (
+            '{"mcpServers": {"tea": {"url": "http://127.0.0.1:9/mcp", "headers": {"X Key": "v"}}}}',
+            "a header HTTP cannot send. The header name 'X Key'",
+        ),
     ],
 )
 def test_a_bad_config_is_a_usage_error(tmp_path: Path, content: str, complaint: str) -> None:
-    """A variable no environment can hold, a missing ``cwd`` and a URL that is not
-    http(s) exited 3, blaming the connection or the command."""
+    """A variable no environment can hold, a missing ``cwd``, a URL that is not http(s),
+    a header HTTP cannot send and a ``type`` its entry contradicts exited 3, blaming the
+    connection or the command (or went unnoticed: the url won over the command)."""
     config = tmp_path / "mcp.json"
     config.write_text(content, encoding="utf-8")
     done = answerback("call", "tea", "greet", "--config", str(config))

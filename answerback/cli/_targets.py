@@ -18,6 +18,7 @@ from urllib.parse import urlsplit
 from answerback.cli._interface import redacted
 from answerback.cli._json_file import UnreadableFile, read_json
 from answerback.transports import StdioServer
+from answerback.transports.http._client import checked_headers
 
 if TYPE_CHECKING:
     from answerback.client import OAuth
@@ -30,6 +31,8 @@ _GENERIC_ENTRIES = {"index", "main", "__main__", "cli", "server"}
 _BUILD_DIRS = {"dist", "build", "lib", "src", "bin", "out"}
 _INTERPRETERS = {"python", "python3", "node", "npx", "uv", "uvx", "deno", "bun", "pipx"}
 _HTTP = ("http://", "https://")
+_HTTP_TYPES = ("http", "streamable-http", "streamableHttp")
+"""How hosts' config files spell streamable HTTP in an entry's ``"type"``."""
 
 
 class TargetError(Exception):
@@ -102,14 +105,25 @@ def _entry(path: Path, name: str, entry: object) -> Target:
             f"The {where} uses the old SSE transport, which answerback does not speak: "
             "point it at the server's streamable HTTP endpoint instead."
         )
+    if kind is not None and kind != "stdio" and kind not in _HTTP_TYPES:
+        raise TargetError(
+            f'The {where} has "type" {kind!r}: use "stdio" (with "command") or "http" '
+            '(with "url"), or leave "type" out.'
+        )
     url, command = spec.get("url"), spec.get("command")
-    if isinstance(url, str):
-        if not url.startswith(_HTTP):
-            raise TargetError(
-                f'The {where} has "url" {url!r}: answerback speaks streamable HTTP, so it '
-                "must start with http:// or https://."
-            )
-        return Target(name=name, url=url, headers=_strings(spec.get("headers"), where, "headers"))
+    if kind is None and url is not None and command is not None:
+        raise TargetError(
+            f'The {where} has both "command" and "url": keep the one to use, or say which '
+            'with "type" ("stdio" or "http").'
+        )
+    if kind == "stdio" and command is None and url is not None:
+        raise TargetError(
+            f'The {where} has "type": "stdio", which runs "command", but it has none.'
+        )
+    if kind in _HTTP_TYPES and url is None:
+        raise TargetError(f'The {where} has "type": {kind!r}, which needs "url", but it has none.')
+    if url is not None and kind != "stdio":
+        return _http_entry(name, where, url, spec.get("headers"))
     if not isinstance(command, str) or not command:
         raise TargetError(f'The {where} needs "command" (a program to run) or "url".')
     args = spec.get("args", [])
@@ -132,6 +146,19 @@ def _entry(path: Path, name: str, entry: object) -> Target:
                 '(one is not empty, and has no "=").'
             )
     return Target(name=name, command=[command, *cast(list[str], args)], env=env, cwd=cwd)
+
+
+def _http_entry(name: str, where: str, url: object, headers: object) -> Target:
+    if not isinstance(url, str) or not url.startswith(_HTTP):
+        raise TargetError(
+            f'The {where} has "url" {url!r}: answerback speaks streamable HTTP, so it '
+            "must be a string starting with http:// or https://."
+        )
+    try:
+        checked = checked_headers(_strings(headers, where, "headers"))
+    except ValueError as exc:
+        raise TargetError(f"The {where} has a header HTTP cannot send. {exc}") from None
+    return Target(name=name, url=url, headers=checked)
 
 
 def _strings(value: object, where: str, key: str) -> dict[str, str]:

@@ -248,7 +248,7 @@ class StreamableHTTPTransport:
     ) -> None:
         self.url = url
         self.auth = auth
-        self.headers = _checked_headers(headers or {})
+        self.headers = checked_headers(headers or {})
         self._http_client = http_client
         self.timeout = timeout
         self.max_retry_seconds = max_retry_seconds
@@ -1065,7 +1065,7 @@ _HEADER_VALUE = re.compile(r"[\t\x20-\x7e]*")
 would start a header of their own)."""
 
 
-def _checked_headers(headers: Mapping[str, str]) -> dict[str, str]:
+def checked_headers(headers: Mapping[str, str]) -> dict[str, str]:
     """The extra headers, refused at once if HTTP cannot carry them: each request
     failed with an encoding error instead, far from where the header was given."""
     for name, value in headers.items():

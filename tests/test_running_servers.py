@@ -3,7 +3,7 @@ sees when it starts, when they stop it, and when the port is taken.
 
 ``mcp.run(transport="streamable-http")`` writes one line to stderr once it listens, and
 nothing else while it serves. Ctrl-C (SIGINT) stops HTTP and stdio servers without a
-traceback, with exit status 130; SIGTERM stops an HTTP server with status 0. A port in use
+traceback, with exit status 130; SIGTERM and SIGHUP stop an HTTP server with status 0. A port in use
 is one line naming it, status 1.
 """
 
@@ -111,8 +111,8 @@ async def test_a_server_started_with_stderr_closed_serves_on_asyncios_loop() -> 
 
 @pytest.mark.parametrize(
     ("signal_number", "exit_code"),
-    [(signal.SIGINT, 130), (signal.SIGTERM, 0)],
-    ids=["ctrl-c", "sigterm"],
+    [(signal.SIGINT, 130), (signal.SIGTERM, 0), (signal.SIGHUP, 0)],
+    ids=["ctrl-c", "sigterm", "sighup"],
 )
 async def test_an_http_server_says_where_it_listens_and_stops_cleanly(
     signal_number: signal.Signals, exit_code: int

@@ -490,8 +490,8 @@ class MCPServer:
         ``"stdio"`` serves stdin/stdout until the client closes them, printing nothing
         (a stray ``print`` in a tool goes to stderr while it runs), except one line on
         stderr for a person who started it in a terminal, saying how to talk to it.
-        ``"streamable-http"`` serves ``http://host:port/path`` with uvicorn until Ctrl-C or
-        SIGTERM, with one line on stderr saying where (see ``run_uvicorn``). Ctrl-C stops
+        ``"streamable-http"`` serves ``http://host:port/path`` with uvicorn until Ctrl-C,
+        SIGTERM or SIGHUP, with one line on stderr saying where (see ``run_uvicorn``). Ctrl-C stops
         either without a traceback and exits with status 130, the shell's code for an
         interrupted program; a port already in use, or a stdout that cannot be written (a
         full disk), exits with a one-line message (status 1).

@@ -8,10 +8,11 @@ streams close), then lets uvicorn shut down as usual.
 ``run_uvicorn`` is a program's entry point, and talks to the person who started it: one
 line on stderr when it listens (uvicorn's own start-up lines stay at its ``warning`` log
 level unless ``log_level=`` asks for more), a one-line error when the port is taken, and
-on Ctrl-C or SIGTERM a clean stop with no traceback. Ctrl-C exits with status 130, the
-shell's code for a program interrupted from the keyboard (so a script running the server
-stops too, as it would for any interrupted command); SIGTERM, a supervisor's request to
-stop, returns normally (exit status 0: the server did what it was asked).
+on Ctrl-C, SIGTERM or SIGHUP a clean stop with no traceback. Ctrl-C exits with status
+130, the shell's code for a program interrupted from the keyboard (so a script running
+the server stops too, as it would for any interrupted command); SIGTERM, a supervisor's
+request to stop, and SIGHUP, the terminal that started the server closing, return
+normally (exit status 0: the server did what it was asked).
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ import signal
 import socket
 import sys
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Generator
 from types import FrameType
 from typing import Any
 
@@ -37,6 +38,11 @@ STOP_SECONDS = 5.0
 """How long a stopping server waits for its responses once its sessions are closed
 (which ends every stream at once): what is still writing then writes to a client that
 does not read, and would hold the server up for as long as that client stayed."""
+
+
+_HANGUP: signal.Signals | None = getattr(signal, "SIGHUP", None)
+"""The terminal closed (not on Windows)."""
+_STOPPING_SIGNALS = (signal.SIGINT, signal.SIGTERM, *([_HANGUP] if _HANGUP else []))
 
 
 class MCPUvicornServer(uvicorn.Server):
@@ -61,6 +67,22 @@ class MCPUvicornServer(uvicorn.Server):
     async def shutdown(self, sockets: list[socket.socket] | None = None) -> None:
         await self.mcp_app.close_sessions()
         await super().shutdown(sockets)
+
+    @contextlib.contextmanager
+    def capture_signals(self) -> Generator[None, None, None]:
+        """uvicorn's graceful stop on SIGINT and SIGTERM, and on SIGHUP too: the
+        terminal that started the server has gone, whose default would end the process
+        on the spot, its sessions and streams cut off unanswered."""
+        with super().capture_signals():
+            if _HANGUP is None or threading.current_thread() is not threading.main_thread():
+                yield
+                return
+            # Put back before uvicorn raises the signal again for the handler it found.
+            previous = signal.signal(_HANGUP, self.handle_exit)
+            try:
+                yield
+            finally:
+                signal.signal(_HANGUP, previous)
 
 
 def uvicorn_server(
@@ -100,12 +122,12 @@ async def serve_uvicorn(
 def run_uvicorn(
     app: StreamableHTTPApp, *, host: str = "127.0.0.1", port: int = 8000, **config: Any
 ) -> None:
-    """Serve ``app`` until Ctrl-C or SIGTERM: the blocking entry point of a server program.
+    """Serve ``app`` until Ctrl-C, SIGTERM or SIGHUP: a server program's blocking entry point.
 
     Once listening it writes ``answerback: serving MCP at <url> (Ctrl-C to stop)`` to
     stderr (``port=0`` picks a free port, and the line shows which), and
     ``answerback: stopped`` when a signal has stopped it. ``config`` goes to
-    ``uvicorn.Config``. Returns after SIGTERM (or if uvicorn stops by itself); raises
+    ``uvicorn.Config``. Returns after SIGTERM or SIGHUP (or if uvicorn stops by itself); raises
     ``SystemExit(130)`` after Ctrl-C, and ``SystemExit`` with a one-line message (exit
     status 1) if it cannot listen on ``host:port``, a port already in use for one.
     """
@@ -134,7 +156,7 @@ class _Stopped(Exception):
 
 
 class _SignalsStop:
-    """SIGINT and SIGTERM end the server cleanly, and are recorded.
+    """SIGINT, SIGTERM and SIGHUP end the server cleanly, and are recorded.
 
     While uvicorn serves, its own handlers ask it to shut down gracefully, and once it has
     it raises the same signal again, for the handler it found: this one, which records the
@@ -148,7 +170,7 @@ class _SignalsStop:
         self.stopped_by: list[int] = []
         self.previous: dict[int, Any] = {}
         if threading.current_thread() is threading.main_thread():
-            for number in (signal.SIGINT, signal.SIGTERM):
+            for number in _STOPPING_SIGNALS:
                 self.previous[number] = signal.signal(number, self._handle)
         return self.stopped_by
 

@@ -58,6 +58,13 @@ def answerback(
     )
 
 
+def script_server(tmp_path: Path, name: str, source: str) -> str:
+    """The target (a command line) of a stdio server a test writes as ``name``."""
+    script = tmp_path / name
+    script.write_text(source, encoding="utf-8")
+    return f"{sys.executable} {script}"
+
+
 # -- call ---------------------------------------------------------------------------
 
 
@@ -188,16 +195,16 @@ def test_a_schema_that_types_nothing_reads_values_as_json(schema: dict[str, Any]
 
 def test_call_with_a_malformed_tool_schema_exits_2_saying_so(tmp_path: Path) -> None:
     """Not "cannot talk to the server": the server is fine, its tool's schema is not."""
-    server = tmp_path / "odd_server.py"
-    server.write_text(
+    target = script_server(
+        tmp_path,
+        "odd_server.py",
         "from answerback.server import MCPServer\n"
         'mcp = MCPServer("odd")\n'
         '@mcp.tool(input_schema={"type": "object", "properties": ["a"]})\n'
         "def weird(a: int = 0) -> str:\n"
         '    return f"a={a}"\n'
-        "mcp.run()\n"
+        "mcp.run()\n",
     )
-    target = f"{sys.executable} {server}"
     typed = answerback("call", target, "weird", "a=1")
     assert typed.returncode == 2
     assert 'malformed inputSchema: "properties" is a list' in typed.stderr
@@ -258,8 +265,9 @@ def test_arguments_the_tool_refuses_are_its_error_exit_1() -> None:
 
 
 def test_a_malformed_reply_exits_4_saying_so_not_that_the_server_refused(tmp_path: Path) -> None:
-    server = tmp_path / "malformed_server.py"
-    server.write_text(
+    target = script_server(
+        tmp_path,
+        "malformed_server.py",
         "import json, sys\n"
         "for line in sys.stdin:\n"
         "    request = json.loads(line)\n"
@@ -275,9 +283,9 @@ def test_a_malformed_reply_exits_4_saying_so_not_that_the_server_refused(tmp_pat
         "    else:\n"
         "        continue\n"
         "    answer = {'jsonrpc': '2.0', 'id': request['id'], 'result': result}\n"
-        "    print(json.dumps(answer), flush=True)\n"
+        "    print(json.dumps(answer), flush=True)\n",
     )
-    done = answerback("call", f"{sys.executable} {server}", "go")
+    done = answerback("call", target, "go")
     assert done.returncode == 4, done.stderr
     assert "malformed reply from malformed_server: The server 'Malformed' 1 sent an " in done.stderr
     assert "refused" not in done.stderr
@@ -546,6 +554,10 @@ def test_vs_code_project_config_is_found_by_default(tmp_path: Path) -> None:
             '{"mcpServers": {"tea": {"url": "http://127.0.0.1:9/mcp", "headers": {"X Key": "v"}}}}',
             "a header HTTP cannot send. The header name 'X Key'",
         ),
+        (
+            '{"mcpServers": {"tea": {"url": "http://127.0.0.1:99999/mcp"}}}',
+            "has a \"url\" that cannot be used. Cannot connect to 'http://127.0.0.1:99999/mcp'",
+        ),
     ],
 )
 def test_a_bad_config_is_a_usage_error(tmp_path: Path, content: str, complaint: str) -> None:
@@ -735,21 +747,32 @@ def test_output_that_cannot_be_written_exits_6_saying_why(
     )
 
 
-@pytest.mark.parametrize(
-    ("url", "shown", "problem"),
-    [
-        ("http://127.0.0.1:99999/mcp", "127.0.0.1:99999", "port 99999 is not 1 to 65535"),
-        ("http://127.0.0.1:abc/mcp", "127.0.0.1:abc", "Invalid port: 'abc'"),
-        ("http://[::1]:9/mcp", "[::1]:9", "nothing is listening"),
-    ],
-)
-def test_a_url_target_is_named_as_written_and_a_bad_port_said(
-    url: str, shown: str, problem: str
-) -> None:
-    """A port out of range or not a number was a traceback (from naming the target)."""
-    done = answerback("list", url)
+def test_a_url_target_is_named_as_written() -> None:
+    done = answerback("list", "http://[::1]:9/mcp")
     assert done.returncode == 3, done.stderr
-    assert f"cannot talk to {shown} ({url})" in done.stderr
+    assert "cannot talk to [::1]:9 (http://[::1]:9/mcp)" in done.stderr
+    assert "nothing is listening" in done.stderr
+
+
+@pytest.mark.parametrize("command", ["list", "logout"])
+@pytest.mark.parametrize(
+    ("url", "problem"),
+    [
+        ("http://127.0.0.1:99999/mcp", "port 99999 is not 1 to 65535"),
+        ("http://127.0.0.1:abc/mcp", "Invalid port: 'abc'"),
+        ("http://[::1/mcp", "it is not a valid URL"),
+    ],
+    ids=["port-out-of-range", "port-not-a-number", "bracket-left-open"],
+)
+def test_a_url_no_client_can_connect_to_is_a_usage_error(
+    command: str, url: str, problem: str, tmp_path: Path
+) -> None:
+    """A port out of range or not a number was a traceback (from naming the target), then
+    a connection failure (exit 3) for every command but ``logout``; a bracket left open
+    still was a traceback."""
+    done = answerback(command, url, env={"HOME": str(tmp_path)})
+    assert done.returncode == 2, done.stderr
+    assert f"Cannot connect to {url!r}: it is not a valid URL" in done.stderr
     assert problem in done.stderr
     assert "Traceback" not in done.stderr
 

@@ -226,7 +226,7 @@ def test_logout_of_a_url_with_a_bad_port_is_a_usage_error(home: Path) -> None:
     """It was a traceback."""
     done = answerback("logout", "http://127.0.0.1:http/mcp", home=home)
     assert done.returncode == 2
-    assert "http://127.0.0.1:http/mcp is not a URL that can be used: Port" in done.stderr
+    assert "Cannot connect to 'http://127.0.0.1:http/mcp': it is not a valid URL" in done.stderr
     assert "Traceback" not in done.stderr
 
 

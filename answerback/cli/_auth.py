@@ -19,13 +19,12 @@ from collections.abc import Awaitable, Callable, Generator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
-from urllib.parse import urlsplit
 
 from rich.console import Console
 
 from answerback.cli._interface import TOKEN_ENV, ExitCode, LoginMode
 from answerback.cli._oneshot import CommandFailed
-from answerback.cli._targets import Target, TargetError
+from answerback.cli._targets import Target
 from answerback.client import (
     AuthorizationError,
     FileTokenStore,
@@ -151,10 +150,6 @@ async def logout(target: Target, err: Console) -> int:
         raise AuthSetupError(
             f"{target.name} is not an HTTP server; only HTTP servers log in (and out)."
         )
-    try:
-        urlsplit(target.url).port  # noqa: B018 (read for the ValueError it raises)
-    except ValueError as exc:
-        raise TargetError(f"{target.url} is not a URL that can be used: {exc}.") from None
     store = _Forgetting(FileTokenStore(token_file()))
     with BrowserLogin() as login:  # never used: OAuth needs its address to be made
         auth = _oauth()(redirect_uri=login.redirect_uri, authorize=login, store=store)

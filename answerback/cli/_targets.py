@@ -9,16 +9,16 @@ always see which server is asking.
 from __future__ import annotations
 
 import os
+import re
 import shlex
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
-from urllib.parse import urlsplit
 
 from answerback.cli._interface import redacted
 from answerback.cli._json_file import UnreadableFile, read_json
 from answerback.transports import StdioServer
-from answerback.transports.http._client import checked_headers
+from answerback.transports.http._client import checked_headers, parsed_endpoint
 
 if TYPE_CHECKING:
     from answerback.client import OAuth
@@ -154,11 +154,21 @@ def _http_entry(name: str, where: str, url: object, headers: object) -> Target:
             f'The {where} has "url" {url!r}: answerback speaks streamable HTTP, so it '
             "must be a string starting with http:// or https://."
         )
+    _usable(url, f'The {where} has a "url" that cannot be used. ')
     try:
         checked = checked_headers(_strings(headers, where, "headers"))
     except ValueError as exc:
         raise TargetError(f"The {where} has a header HTTP cannot send. {exc}") from None
     return Target(name=name, url=url, headers=checked)
+
+
+def _usable(url: str, context: str = "") -> str:
+    """``url``, if a client can connect to it (a port of 1 to 65535, brackets closed)."""
+    try:
+        parsed_endpoint(url)
+    except ValueError as exc:
+        raise TargetError(f"{context}{exc}") from None
+    return url
 
 
 def _strings(value: object, where: str, key: str) -> dict[str, str]:
@@ -207,7 +217,7 @@ def resolve(texts: list[str], config: str | None = None) -> list[Target]:
         if not text.strip():
             raise TargetError("An empty target: give a URL, a command line or a config name.")
         if text.startswith(_HTTP):
-            targets.append(Target(name=_url_name(text), url=text))
+            targets.append(Target(name=_url_name(_usable(text)), url=text))
             continue
         try:
             words = shlex.split(text)
@@ -237,10 +247,10 @@ def resolve(texts: list[str], config: str | None = None) -> list[Target]:
 
 
 def _url_name(url: str) -> str:
-    """Host and port as the URL writes them (``[::1]:8000``), without credentials. Not
-    parsed further: a URL that is not valid is refused, saying why, when it is used."""
-    host_and_port = urlsplit(url).netloc.rpartition("@")[2]
-    return host_and_port or url
+    """Host and port as the URL writes them (``[::1]:8000``), without credentials: cut
+    from the text, as ``urlsplit`` raises on some URLs the client connects to."""
+    authority = re.split(r"[/?#]", url.partition("://")[2], maxsplit=1)[0]
+    return authority.rpartition("@")[2] or url
 
 
 def _command_name(words: list[str]) -> str:

@@ -280,16 +280,7 @@ class StreamableHTTPTransport:
         """Talk to the endpoint until the block ends; then end the session (a DELETE)
         if the server gave one."""
         # Parsed once: parsing it again for every POST cost as much as building the request.
-        try:
-            self._endpoint = httpx2.URL(self.url)
-            port = self._endpoint.port
-            if port is not None and not 0 < port <= _HIGHEST_PORT:
-                raise httpx2.InvalidURL(f"port {port} is not 1 to {_HIGHEST_PORT}")
-        except httpx2.InvalidURL as exc:
-            raise ValueError(
-                f"Cannot connect to {self.url!r}: it is not a valid URL ({exc}). Give the "
-                "server's full endpoint URL, such as http://127.0.0.1:8000/mcp."
-            ) from None
+        self._endpoint = parsed_endpoint(self.url)
         incoming, incoming_read = open_channel[Envelope | Exception]()
         outgoing, outgoing_read = open_channel[Envelope]()
         self._calls, self._questions = {}, {}
@@ -1063,6 +1054,21 @@ _TOKEN = re.compile(r"[!#$%&'*+.^_`|~0-9A-Za-z-]+")
 _HEADER_VALUE = re.compile(r"[\t\x20-\x7e]*")
 """A header value answerback sends: visible ASCII, spaces and tabs (no CR or LF, which
 would start a header of their own)."""
+
+
+def parsed_endpoint(url: str) -> httpx2.URL:
+    """``url`` parsed, or ``ValueError`` saying why it cannot be connected to."""
+    try:
+        endpoint = httpx2.URL(url)
+        port = endpoint.port
+        if port is not None and not 0 < port <= _HIGHEST_PORT:
+            raise httpx2.InvalidURL(f"port {port} is not 1 to {_HIGHEST_PORT}")
+    except httpx2.InvalidURL as exc:
+        raise ValueError(
+            f"Cannot connect to {url!r}: it is not a valid URL ({exc}). Give the "
+            "server's full endpoint URL, such as http://127.0.0.1:8000/mcp."
+        ) from None
+    return endpoint
 
 
 def checked_headers(headers: Mapping[str, str]) -> dict[str, str]:

@@ -32,12 +32,13 @@ from answerback.client import (
     Responder,
     TokenStoreError,
 )
+from answerback.client._callbacks import refused_capability
 from answerback.client._client import DEFAULT_CONNECT_TIMEOUT_SECONDS
 from answerback.interact import Roots
 from answerback.interact._printable import clean
 from answerback.jsonrpc import ProgressCallback
-from answerback.jsonrpc._endpoint import as_object
 from answerback.types import (
+    ClientCapabilities,
     ConnectionClosedError,
     LoggingLevel,
     LoggingMessageNotificationParams,
@@ -48,7 +49,6 @@ from answerback.types import (
     ResourceTemplate,
     Tool,
 )
-from answerback.types._errors import MISSING_REQUIRED_CLIENT_CAPABILITY
 
 
 class CommandFailed(Exception):
@@ -128,8 +128,11 @@ def connect_timeout(timeout: float | None) -> float:
     return DEFAULT_CONNECT_TIMEOUT_SECONDS if timeout is None else timeout
 
 
-def failure(target: Target, exc: BaseException) -> CommandFailed:
-    """A connection or request error, as the message and exit code a script sees."""
+def failure(
+    target: Target, exc: BaseException, declared: ClientCapabilities | None = None
+) -> CommandFailed:
+    """A connection or request error, as the message and exit code a script sees
+    (``declared``: what the client declared, to explain a refusal for what it did not)."""
     if (refusal := _authorization_failure(exc)) is not None:
         # Through the transport the message starts with what failed (the connection);
         # here the line already says so.
@@ -151,14 +154,14 @@ def failure(target: Target, exc: BaseException) -> CommandFailed:
         )
     if isinstance(exc, InvalidServerResultError):  # an answer, but not MCP: nothing refused
         return CommandFailed(f"malformed reply from {target.name}: {exc}", ExitCode.REFUSED)
-    if isinstance(exc, MCPError) and _needs_sampling(exc):
-        # The server's advice is for a program's author; this says what a user can do.
-        return CommandFailed(
-            f"{target.name} asks for a model's reply (sampling), which this command answers "
-            "only at a terminal, where you approve each reply (--model-url lets a model "
-            f"draft it): run it at a terminal. ({target.name} said: {exc})",
-            ExitCode.REFUSED,
-        )
+    if isinstance(exc, MCPError) and declared is not None:
+        wanting = refused_capability(exc, declared)
+        if wanting in _UNDECLARED_SAMPLING:
+            # The library's words (the server's, or the client's own refusal) tell a
+            # program's author which callback to pass; these say what a user can do.
+            return CommandFailed(
+                f"{target.name} {_UNDECLARED_SAMPLING[wanting]}", ExitCode.REFUSED
+            )
     if isinstance(exc, MCPError):
         return CommandFailed(f"{target.name} refused: {exc} (error {exc.code})", ExitCode.REFUSED)
     return CommandFailed(
@@ -167,12 +170,24 @@ def failure(target: Target, exc: BaseException) -> CommandFailed:
     )
 
 
-def _needs_sampling(exc: MCPError) -> bool:
-    """Whether ``exc`` refuses a request for want of the sampling capability, which this
-    command declares only at a terminal."""
-    data = as_object(exc.data) if exc.code == MISSING_REQUIRED_CLIENT_CAPABILITY else None
-    required = as_object(data.get("requiredCapabilities")) if data is not None else None
-    return required is not None and "sampling" in required
+_UNDECLARED_SAMPLING = {
+    "sampling": (
+        "asks for a model's reply (sampling), which this command gives only at a terminal: "
+        "run it at a terminal (without --answers), where you approve each reply, typed or "
+        "drafted by --model-url's model."
+    ),
+    "sampling.tools": (
+        "asks for a model's reply that may call tools (sampling with tools), which this "
+        "command does not offer."
+    ),
+    "sampling.context": (
+        "asks for a model's reply with the session's context (sampling with "
+        "includeContext), which this command does not offer."
+    ),
+}
+"""What a user can do about a refusal for want of a sampling capability the command did
+not declare: it declares sampling only at a terminal (and never tools or context);
+elicitation and roots it always declares."""
 
 
 def _authorization_failure(exc: BaseException) -> BaseException | None:
@@ -242,7 +257,7 @@ async def call(
     except ArgumentsError as exc:
         raise CommandFailed(str(exc), ExitCode.USAGE) from exc
     except Exception as exc:
-        raise failure(target, exc) from exc
+        raise failure(target, exc, responder.capabilities()) from exc
     with printing(out, "The tool was called, but its result"):
         if as_json:
             data = result.model_dump(mode="json", by_alias=True, exclude_none=True)

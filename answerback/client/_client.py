@@ -34,6 +34,7 @@ from answerback.client._url_elicitation import UrlElicitations
 from answerback.jsonrpc import Endpoint, JSONObject, ProgressCallback
 from answerback.jsonrpc._attention import Attention, SharesAttention
 from answerback.transports import ClientTransport, ConnectionServer, InProcessTransport
+from answerback.transports._framing import JSON_DEPTH_LIMIT
 from answerback.transports._headers import header_parameters, parameter_headers
 from answerback.types import (
     CallToolResult,
@@ -687,6 +688,7 @@ def _tool_call_params(name: str, arguments: dict[str, Any] | None) -> JSONObject
             raise TypeError(
                 f"The arguments of tool {name!r} cannot be sent as JSON ({exc}). Pass "
                 "strings, numbers, booleans, None, and lists and dicts of them (models, "
-                "dataclasses and dates are converted), nested less than 200 levels deep."
+                f"dataclasses and dates are converted), nested at most {JSON_DEPTH_LIMIT} "
+                "levels deep."
             ) from exc
     return params

@@ -98,7 +98,8 @@ async def test_a_loop_whose_retry_would_not_fit_fails_saying_why_over_http() -> 
     assert "raise max_body_bytes" in message
     assert "Payload Too Large" not in message
     # The third round's state held two answers: its retry (with a third) would not fit,
-    # so it was never handed out, and the model was not asked for a third in vain.
+    # so it was never handed out, and the model was not asked for a third in vain (the
+    # one more answer is the short loop's).
     assert model.asked == 2 + 1
     assert not after.is_error
     assert after.content == [TextContent(text=str(ANSWER_CHARS))]

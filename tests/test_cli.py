@@ -38,6 +38,7 @@ SERVERS = REPO / "tests" / "servers"
 TEAROOM = f"{sys.executable} {SERVERS / 'terminal_server.py'}"
 ASKING = f"{sys.executable} {SERVERS / 'asking_server.py'}"
 ESCAPING = f"{sys.executable} {SERVERS / 'escaping_server.py'}"
+SAMPLING_ANYWAY = f"{sys.executable} {SERVERS / 'sampling_anyway_server.py'}"
 PATIENCE_SECONDS = 60
 
 
@@ -326,14 +327,36 @@ def test_headless_declines_a_link_and_says_so() -> None:
     assert "declined the link 'https://example.com/account'" in done.stderr
 
 
-def test_headless_says_how_to_answer_a_sampling_request() -> None:
-    """The server's refusal advises a program's author (a sampling_callback); the command
-    says what its user can do, and keeps the server's words."""
-    done = answerback("call", ASKING, "ask_model")
-    assert (done.returncode, done.stdout) == (4, "")
-    assert "asking_server asks for a model's reply (sampling)" in done.stderr
-    assert "run it at a terminal" in done.stderr
-    assert "asking_server said: Sampling not supported" in done.stderr
+@pytest.mark.parametrize("answers", [False, True], ids=["no-answers", "answers-file"])
+@pytest.mark.parametrize(
+    ("target", "tool", "name"),
+    [
+        (ASKING, "ask_model", "asking_server"),
+        (ASKING, "ask_model_with_tools", "asking_server"),
+        (f"{SAMPLING_ANYWAY} legacy", "ask", "sampling_anyway_server"),
+        (f"{SAMPLING_ANYWAY} modern", "ask", "sampling_anyway_server"),
+    ],
+    ids=["server-refuses", "server-refuses-tools", "legacy-relays", "modern-asks-anyway"],
+)
+def test_headless_says_how_to_answer_a_sampling_request(
+    target: str, tool: str, name: str, answers: bool, tmp_path: Path
+) -> None:
+    """Without a terminal the command does not declare sampling. Whoever refused for want
+    of it (the server before asking, the client answering a legacy server's request, or
+    the client refusing a 2026-07-28 server's question), the words were for a program's
+    author ("give the Client a sampling_callback", "pass sampling_callback= to Client"),
+    or none at all (a relayed "Sampling not supported"); now they say what a user can do."""
+    options: list[str] = []
+    if answers:
+        (tmp_path / "answers.json").write_text("[]", encoding="utf-8")
+        options = ["--answers", str(tmp_path / "answers.json")]
+    done = answerback("call", target, tool, *options)
+    assert (done.returncode, done.stdout) == (4, ""), done.stderr
+    assert (
+        f"answerback: {name} asks for a model's reply (sampling), which this command gives "
+        "only at a terminal: run it at a terminal (without --answers), where you approve "
+        "each reply, typed or drafted by --model-url's model.\n"
+    ) == done.stderr
 
 
 def test_answers_file_answers_in_order_and_cancels_what_nothing_matches(tmp_path: Path) -> None:
@@ -500,6 +523,17 @@ def test_vs_code_project_config_is_found_by_default(tmp_path: Path) -> None:
     assert (done.returncode, done.stdout) == (0, "Hello, Bo!\n")
 
 
+@pytest.mark.parametrize("kind", ["http", "streamable-http", "streamableHttp"])
+def test_an_http_entrys_type_is_read_as_hosts_spell_it(tmp_path: Path, kind: str) -> None:
+    """Read as streamable HTTP: the command tries the URL (where nothing listens)."""
+    url = f"http://127.0.0.1:{free_port()}/mcp"
+    config = tmp_path / "mcp.json"
+    config.write_text(json.dumps({"servers": {"tea": {"type": kind, "url": url}}}))
+    done = answerback("list", "tea", "--config", str(config))
+    assert done.returncode == 3, done.stderr
+    assert f"cannot talk to tea ({url}): Connection failed: nothing is listening" in done.stderr
+
+
 @pytest.mark.parametrize(
     ("content", "complaint"),
     [
@@ -531,19 +565,38 @@ def test_vs_code_project_config_is_found_by_default(tmp_path: Path) -> None:
         ('{"mcpServers": {"coffee": {"command": "x"}}}', "'tea' is not a server in"),
         (
             '{"mcpServers": {"tea": {"type": "http", "command": "x"}}}',
-            '"type": \'http\', which needs "url", but it has none',
+            '"type": "http", which connects to "url", but it has none: give "url", or, to '
+            'run its "command", make "type" "stdio".',
+        ),
+        (
+            '{"mcpServers": {"tea": {"type": "streamable-http", "headers": {}}}}',
+            '"type": "streamable-http", which connects to "url", but it has none: give "url".',
         ),
         (
             '{"mcpServers": {"tea": {"type": "stdio", "url": "http://127.0.0.1:9/mcp"}}}',
-            '"type": "stdio", which runs "command", but it has none',
+            '"type": "stdio", which runs "command", but it has none: give "command", or, to '
+            'connect to its "url", make "type" "http".',
+        ),
+        (
+            '{"mcpServers": {"tea": {"type": "http", "command": "x", '
+            '"url": "http://127.0.0.1:9/mcp"}}}',
+            '"type": "http", which connects to "url", and also "command": remove "command" '
+            '(or, to run it, make "type" "stdio" and remove "url").',
+        ),
+        (
+            '{"mcpServers": {"tea": {"type": "stdio", "command": "x", '
+            '"url": "http://127.0.0.1:9/mcp"}}}',
+            '"type": "stdio", which runs "command", and also "url": remove "url" (or, to '
+            'connect to it, make "type" "http" and remove "command").',
         ),
         (
             '{"mcpServers": {"tea": {"type": "websocket", "url": "http://127.0.0.1:9/mcp"}}}',
-            '"type" \'websocket\': use "stdio" (with "command") or "http"',
+            '"type" "websocket": use "stdio" (with "command") or "http" (with "url"',
         ),
+        ('{"mcpServers": {"tea": {"type": 5, "command": "x"}}}', '"type" 5: use "stdio"'),
         (
             '{"mcpServers": {"tea": {"command": "x", "url": "http://127.0.0.1:9/mcp"}}}',
-            'has both "command" and "url": keep the one to use',
+            'has both "command" (a stdio server) and "url" (an HTTP server): keep the one',
         ),
         (
             '{"mcpServers": {"tea": {"url": "http://127.0.0.1:9/mcp", '
@@ -558,12 +611,18 @@ def test_vs_code_project_config_is_found_by_default(tmp_path: Path) -> None:
             '{"mcpServers": {"tea": {"url": "http://127.0.0.1:99999/mcp"}}}',
             "has a \"url\" that cannot be used. Cannot connect to 'http://127.0.0.1:99999/mcp'",
         ),
+        (
+            '{"mcpServers": {"tea": {"url": "http://:8000/mcp"}}}',
+            "has a \"url\" that cannot be used. Cannot connect to 'http://:8000/mcp': it is "
+            "not a valid URL (it names no host).",
+        ),
     ],
 )
 def test_a_bad_config_is_a_usage_error(tmp_path: Path, content: str, complaint: str) -> None:
     """A variable no environment can hold, a missing ``cwd``, a URL that is not http(s),
     a header HTTP cannot send and a ``type`` its entry contradicts exited 3, blaming the
-    connection or the command (or went unnoticed: the url won over the command)."""
+    connection or the command (or went unnoticed: the url won over the command, and a
+    ``type`` over the key it contradicted)."""
     config = tmp_path / "mcp.json"
     config.write_text(content, encoding="utf-8")
     done = answerback("call", "tea", "greet", "--config", str(config))
@@ -639,8 +698,18 @@ def test_run_serves_a_file_over_stdio() -> None:
     assert (done.returncode, done.stdout) == (0, "Hello, Ada!\n")
 
 
-def test_run_over_http_shows_its_url_and_stops_cleanly_on_ctrl_c() -> None:
-    """Port 0 picks a free port; the start-up line (written once listening) says which."""
+@pytest.mark.parametrize(
+    ("number", "code"),
+    [(signal.SIGINT, 130), (signal.SIGTERM, 0), (signal.SIGHUP, 0)],
+    ids=["ctrl-c", "sigterm", "sighup"],
+)
+def test_run_over_http_shows_its_url_and_stops_cleanly_on_a_signal(
+    number: signal.Signals, code: int
+) -> None:
+    """Port 0 picks a free port; the start-up line (written once listening) says which.
+    SIGHUP (the terminal closed) ended the process on the spot, its sessions cut off;
+    now it stops as SIGTERM does, as a supervisor's request to stop (status 0), and
+    Ctrl-C as shells report an interrupted program (130)."""
     process = subprocess.Popen(
         [sys.executable, "-m", "answerback", "run", "examples/library_server.py", "--http", "0"],
         cwd=REPO,
@@ -657,10 +726,9 @@ def test_run_over_http_shows_its_url_and_stops_cleanly_on_ctrl_c() -> None:
         listed = answerback("list", found[1])
         assert listed.returncode == 0, listed.stderr
     finally:
-        process.send_signal(signal.SIGINT)
+        process.send_signal(number)
         out, err = process.communicate(timeout=PATIENCE_SECONDS)
-    assert process.returncode == 130
-    assert "Traceback" not in err + out
+    assert (process.returncode, out, err) == (code, "", "answerback: stopped\n")
 
 
 @pytest.mark.skipif(not Path("/proc").is_dir(), reason="reads /proc to see a process's state")
@@ -754,23 +822,26 @@ def test_a_url_target_is_named_as_written() -> None:
     assert "nothing is listening" in done.stderr
 
 
-@pytest.mark.parametrize("command", ["list", "logout"])
+@pytest.mark.parametrize("command", [["list"], ["logout"], ["call", "greet"], ["connect"]])
 @pytest.mark.parametrize(
     ("url", "problem"),
     [
         ("http://127.0.0.1:99999/mcp", "port 99999 is not 1 to 65535"),
         ("http://127.0.0.1:abc/mcp", "Invalid port: 'abc'"),
         ("http://[::1/mcp", "it is not a valid URL"),
+        ("http://:8000/mcp", "(it names no host)"),
+        ("http:///mcp", "(it names no host)"),
     ],
-    ids=["port-out-of-range", "port-not-a-number", "bracket-left-open"],
+    ids=["port-out-of-range", "port-not-a-number", "bracket-left-open", "no-host", "empty"],
 )
 def test_a_url_no_client_can_connect_to_is_a_usage_error(
-    command: str, url: str, problem: str, tmp_path: Path
+    command: list[str], url: str, problem: str, tmp_path: Path
 ) -> None:
     """A port out of range or not a number was a traceback (from naming the target), then
     a connection failure (exit 3) for every command but ``logout``; a bracket left open
-    still was a traceback."""
-    done = answerback(command, url, env={"HOME": str(tmp_path)})
+    still was a traceback. A URL without a host failed to connect (exit 3) saying it was
+    "missing an 'http://' or 'https://' protocol", and ``logout`` said it had no tokens."""
+    done = answerback(command[0], url, *command[1:], env={"HOME": str(tmp_path)})
     assert done.returncode == 2, done.stderr
     assert f"Cannot connect to {url!r}: it is not a valid URL" in done.stderr
     assert problem in done.stderr

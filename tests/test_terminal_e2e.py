@@ -389,6 +389,43 @@ def test_call_at_a_terminal_asks_the_person(terminal: Terminal) -> None:
     terminal.wait_for(r"\[exited 0\]")
 
 
+@pytest.mark.parametrize(
+    ("target", "tool", "said"),
+    [
+        (TEAROOM, "no_such_tool", r"answerback: Tearoom has no tool 'no_such_tool' \(its tools:"),
+        (
+            ASKING,
+            "ask_model_with_tools",
+            r"answerback: asking_server asks for a model's reply that may call tools "
+            r"\(sampling with tools\), which this command does not offer\.",
+        ),
+    ],
+    ids=["no-such-tool", "sampling-with-tools"],
+)
+def test_call_at_a_terminal_that_fails_says_why_and_exits_4(
+    terminal: Terminal, target: str, tool: str, said: str
+) -> None:
+    """It was a traceback (the failure came out of the question broker's task group, in
+    an exception group) and exit 1; and a refusal for want of sampling with tools told a
+    person already at a terminal to run the command at a terminal."""
+    terminal.start(f"{shlex.quote(sys.executable)} -m answerback call {shlex.quote(target)} {tool}")
+    screen = terminal.wait_for(r"\[exited \d+\]")
+    assert re.search(said, screen), screen
+    assert "[exited 4]" in screen
+    assert "Traceback" not in screen
+
+
+def test_a_refusal_for_sampling_with_tools_says_the_session_does_not_offer_it(
+    terminal: Terminal,
+) -> None:
+    """It quoted the library's advice to a program's author (pass sampling_capabilities=)."""
+    connect(terminal, ASKING)
+    terminal.type("call ask_model_with_tools")
+    screen = terminal.wait_for(r"which this command does not offer\.")
+    assert "asks for a model's reply that may call tools (sampling with tools)" in screen
+    assert "sampling_capabilities" not in screen
+
+
 def test_roots_added_at_run_time_reach_the_server(terminal: Terminal, tmp_path: Path) -> None:
     connect(terminal, ASKING)
     terminal.type(f"roots add {tmp_path}")

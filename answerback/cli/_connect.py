@@ -557,7 +557,7 @@ class Session:
                 try:
                     text, failed = await work(client)
                 except Exception as exc:
-                    problem = failure(server.target, exc)
+                    problem = failure(server.target, exc, client.session.capabilities)
                     self.say(f"[red][{number}] {shown(str(problem))}[/]")
                     return
                 finally:
@@ -764,19 +764,25 @@ async def call_at_terminal(
     """``answerback call`` with a person at the keyboard: questions on the terminal."""
     sampler = model_sampler(args)
     presenter = TerminalPresenter(sampler=sampler.reply if sampler is not None else None)
+    ended: Exception | None = None
     async with Broker(presenter) as broker:
         presenter.controls = broker
         responder = one_shot_responder(
             target, roots, None, err, lambda name: asking_person(broker, name, roots, sampler)
         )
-        return await call(
-            target,
-            args.tool,
-            args.arguments,
-            responder=responder,
-            as_json=args.json,
-            timeout=args.timeout,
-            log_level=args.log_level,
-            out=out,
-            err=err,
-        )
+        try:
+            return await call(
+                target,
+                args.tool,
+                args.arguments,
+                responder=responder,
+                as_json=args.json,
+                timeout=args.timeout,
+                log_level=args.log_level,
+                out=out,
+                err=err,
+            )
+        except Exception as exc:  # out of the broker's task group it would come in a group
+            ended = exc  # (a traceback, exit 1) instead of the command's message and code
+    assert ended is not None, "the broker ended the call without a word"
+    raise ended

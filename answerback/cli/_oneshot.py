@@ -159,9 +159,7 @@ def failure(
         if wanting in _UNDECLARED_SAMPLING:
             # The library's words (the server's, or the client's own refusal) tell a
             # program's author which callback to pass; these say what a user can do.
-            return CommandFailed(
-                f"{target.name} {_UNDECLARED_SAMPLING[wanting]}", ExitCode.REFUSED
-            )
+            return CommandFailed(f"{target.name} {_UNDECLARED_SAMPLING[wanting]}", ExitCode.REFUSED)
     if isinstance(exc, MCPError):
         return CommandFailed(f"{target.name} refused: {exc} (error {exc.code})", ExitCode.REFUSED)
     return CommandFailed(

@@ -8,6 +8,7 @@ always see which server is asking.
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shlex
@@ -105,24 +106,9 @@ def _entry(path: Path, name: str, entry: object) -> Target:
             f"The {where} uses the old SSE transport, which answerback does not speak: "
             "point it at the server's streamable HTTP endpoint instead."
         )
-    if kind is not None and kind != "stdio" and kind not in _HTTP_TYPES:
-        raise TargetError(
-            f'The {where} has "type" {kind!r}: use "stdio" (with "command") or "http" '
-            '(with "url"), or leave "type" out.'
-        )
     url, command = spec.get("url"), spec.get("command")
-    if kind is None and url is not None and command is not None:
-        raise TargetError(
-            f'The {where} has both "command" and "url": keep the one to use, or say which '
-            'with "type" ("stdio" or "http").'
-        )
-    if kind == "stdio" and command is None and url is not None:
-        raise TargetError(
-            f'The {where} has "type": "stdio", which runs "command", but it has none.'
-        )
-    if kind in _HTTP_TYPES and url is None:
-        raise TargetError(f'The {where} has "type": {kind!r}, which needs "url", but it has none.')
-    if url is not None and kind != "stdio":
+    _check_type(where, kind, has_url=url is not None, has_command=command is not None)
+    if url is not None:
         return _http_entry(name, where, url, spec.get("headers"))
     if not isinstance(command, str) or not command:
         raise TargetError(f'The {where} needs "command" (a program to run) or "url".')
@@ -148,6 +134,49 @@ def _entry(path: Path, name: str, entry: object) -> Target:
     return Target(name=name, command=[command, *cast(list[str], args)], env=env, cwd=cwd)
 
 
+def _check_type(where: str, kind: object, *, has_url: bool, has_command: bool) -> None:
+    """Refuse a ``"type"`` that is unknown or that the entry's keys contradict, and
+    ``command`` with ``url``: a server is one or the other, and the key not used would
+    be ignored unseen."""
+    if kind is None:
+        if has_url and has_command:
+            raise TargetError(
+                f'The {where} has both "command" (a stdio server) and "url" (an HTTP '
+                "server): keep the one to use."
+            )
+        return
+    shown = json.dumps(kind)
+    if kind == "stdio":
+        if has_url and has_command:
+            raise TargetError(
+                f'The {where} has "type": "stdio", which runs "command", and also "url": '
+                'remove "url" (or, to connect to it, make "type" "http" and remove "command").'
+            )
+        if not has_command:
+            fix = ', or, to connect to its "url", make "type" "http"' if has_url else ""
+            raise TargetError(
+                f'The {where} has "type": "stdio", which runs "command", but it has none: '
+                f'give "command"{fix}.'
+            )
+        return
+    if kind not in _HTTP_TYPES:
+        raise TargetError(
+            f'The {where} has "type" {shown}: use "stdio" (with "command") or "http" (with '
+            '"url"; "streamable-http" and "streamableHttp" mean "http"), or leave it out.'
+        )
+    if has_url and has_command:
+        raise TargetError(
+            f'The {where} has "type": {shown}, which connects to "url", and also "command": '
+            'remove "command" (or, to run it, make "type" "stdio" and remove "url").'
+        )
+    if not has_url:
+        fix = ', or, to run its "command", make "type" "stdio"' if has_command else ""
+        raise TargetError(
+            f'The {where} has "type": {shown}, which connects to "url", but it has none: '
+            f'give "url"{fix}.'
+        )
+
+
 def _http_entry(name: str, where: str, url: object, headers: object) -> Target:
     if not isinstance(url, str) or not url.startswith(_HTTP):
         raise TargetError(
@@ -163,9 +192,15 @@ def _http_entry(name: str, where: str, url: object, headers: object) -> Target:
 
 
 def _usable(url: str, context: str = "") -> str:
-    """``url``, if a client can connect to it (a port of 1 to 65535, brackets closed)."""
+    """``url``, if a client can connect to it (a host, a port of 1 to 65535, brackets
+    closed): every command resolves its targets here, so all of them refuse the same URLs
+    the same way, before connecting."""
     try:
-        parsed_endpoint(url)
+        if not parsed_endpoint(url).host:  # the client would say "missing a protocol"
+            raise ValueError(
+                f"Cannot connect to {url!r}: it is not a valid URL (it names no host). Give "
+                "the server's full endpoint URL, such as http://127.0.0.1:8000/mcp."
+            )
     except ValueError as exc:
         raise TargetError(f"{context}{exc}") from None
     return url

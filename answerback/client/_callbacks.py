@@ -123,7 +123,7 @@ def explain_refusal(exc: MCPError, declared: ClientCapabilities, *, modern: bool
     the refusal was raised here, or comes from the server without answerback's advice,
     so the fix is added to the message itself.
     """
-    capability = _refused_capability(exc, declared)
+    capability = refused_capability(exc, declared)
     if capability is None or "_callback" in exc.message:
         return exc
     advice = (
@@ -138,7 +138,7 @@ def explain_refusal(exc: MCPError, declared: ClientCapabilities, *, modern: bool
     )
 
 
-def _refused_capability(exc: MCPError, declared: ClientCapabilities) -> str | None:
+def refused_capability(exc: MCPError, declared: ClientCapabilities) -> str | None:
     """The undeclared capability ``exc`` refuses for, if it is such a refusal."""
     if exc.code == METHOD_NOT_FOUND:
         for what, capability in _REFUSED:

@@ -107,19 +107,7 @@ def _one_shot(args: argparse.Namespace, target: Target, err: Console) -> int:
 
         return run_async(lambda: call_at_terminal(target, roots, args, out, err))
     responder = one_shot_responder(target, roots, answers, err, None)
-    code = run_async(
-        lambda: call(
-            target,
-            args.tool,
-            args.arguments,
-            responder=responder,
-            as_json=args.json,
-            timeout=args.timeout,
-            log_level=args.log_level,
-            out=out,
-            err=err,
-        )
-    )
+    code = run_async(lambda: call(target, args, responder=responder, out=out, err=err))
     if isinstance(responder.inner, AnswersResponder) and responder.inner.unfit is not None:
         raise AnswersError(responder.inner.unfit)  # the file's mistake, whatever the tool did
     return code

@@ -771,17 +771,7 @@ async def call_at_terminal(
             target, roots, None, err, lambda name: asking_person(broker, name, roots, sampler)
         )
         try:
-            return await call(
-                target,
-                args.tool,
-                args.arguments,
-                responder=responder,
-                as_json=args.json,
-                timeout=args.timeout,
-                log_level=args.log_level,
-                out=out,
-                err=err,
-            )
+            return await call(target, args, responder=responder, out=out, err=err)
         except Exception as exc:  # out of the broker's task group it would come in a group
             ended = exc  # (a traceback, exit 1) instead of the command's message and code
     assert ended is not None, "the broker ended the call without a word"

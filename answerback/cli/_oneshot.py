@@ -9,6 +9,7 @@ says which.
 
 from __future__ import annotations
 
+import argparse
 import contextlib
 import os
 import sys
@@ -233,21 +234,19 @@ def one_shot_responder(
 
 async def call(
     target: Target,
-    tool: str,
-    words: list[str],
+    args: argparse.Namespace,
     *,
     responder: Responder,
-    as_json: bool,
-    timeout: float | None,
-    log_level: LoggingLevel,
     out: Console,
     err: Console,
 ) -> ExitCode:
-    """Connect, call ``tool`` once, print the result; the exit code says how it went."""
+    """Connect, call ``args.tool`` once with the command's arguments and options, print
+    the result; the exit code says how it went."""
+    tool: str = args.tool
     try:
-        async with make_client(target, responder, timeout, log_level) as client:
+        async with make_client(target, responder, args.timeout, args.log_level) as client:
             schema = await _input_schema(client, tool)
-            arguments = parse_arguments(words, schema)
+            arguments = parse_arguments(args.arguments, schema)
             with ProgressBar(err) as on_progress:
                 result = await client.call_tool(tool, arguments, progress_callback=on_progress)
     except CommandFailed:
@@ -257,7 +256,7 @@ async def call(
     except Exception as exc:
         raise failure(target, exc, responder.capabilities()) from exc
     with printing(out, "The tool was called, but its result"):
-        if as_json:
+        if args.json:
             data = result.model_dump(mode="json", by_alias=True, exclude_none=True)
             out.file.write(pretty_json(data) + "\n")
         else:

@@ -21,6 +21,7 @@ from answerback.types import (
     ElicitRequestParams,
     ElicitResult,
     ErrorData,
+    InputRequiredResult,
     ListRootsResult,
     ListToolsResult,
     TextContent,
@@ -158,6 +159,42 @@ async def test_context_request_id_and_meta_are_the_servers_own() -> None:
     assert answer == {"jsonrpc": "2.0", "id": "srv-7", "result": {"action": "decline"}}
     assert context.request_id == "srv-7"
     assert context.meta == {"trace": "abc"}
+
+
+async def test_an_input_requests_key_and_meta_reach_the_callback() -> None:
+    """2026-07-28: ``request_id`` is the input request's key and ``meta`` its ``_meta``,
+    unknown members included, as the server wrote them; no ``_meta``, no ``meta``."""
+    contexts: list[ClientRequestContext] = []
+
+    async def record(context: ClientRequestContext, params: ElicitRequestParams) -> ElicitResult:
+        contexts.append(context)
+        return ElicitResult(action="decline")
+
+    def question(meta: dict[str, Any] | None) -> dict[str, Any]:
+        schema: dict[str, Any] = {"type": "object", "properties": {}}
+        params: dict[str, Any] = {"mode": "form", "message": "Name?", "requestedSchema": schema}
+        if meta is not None:
+            params["_meta"] = meta
+        return {"method": "elicitation/create", "params": params}
+
+    needed = InputRequiredResult.model_validate(
+        {
+            "inputRequests": {
+                "with-meta": question({"trace": "abc", "progressToken": 5}),
+                "bare": question(None),
+            },
+            "requestState": "opaque",
+        }
+    )
+    async with Client(
+        target("memory", LIBRARY_SERVER), mode="2026-07-28", elicitation_callback=record
+    ) as client:
+        answers = await client.answer_input_requests(needed)
+    assert answers == {"with-meta": {"action": "decline"}, "bare": {"action": "decline"}}
+    assert [(c.request_id, c.meta) for c in contexts] == [
+        ("with-meta", {"trace": "abc", "progressToken": 5}),
+        ("bare", None),
+    ]
 
 
 @pytest.mark.parametrize(

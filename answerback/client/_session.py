@@ -54,14 +54,17 @@ from answerback.types import (
     META_PROTOCOL_VERSION,
     ClientCapabilities,
     ConnectionClosedError,
+    CreateMessageRequest,
     CreateMessageRequestParams,
     CreateMessageResult,
+    ElicitRequest,
     ElicitRequestFormParams,
     ElicitRequestParams,
     ElicitRequestURLParams,
     ElicitResult,
     ErrorData,
     Implementation,
+    InputRequest,
     InputRequests,
     InputRequiredResult,
     ListRootsResult,
@@ -396,14 +399,13 @@ class ClientSession:
         """
         responses: JSONObject = {}
         for key, input_request in input_requests.items():
-            wire = input_request.model_dump(mode="json", by_alias=True, exclude_none=True)
-            params = as_object(wire.get("params"))
-            meta = as_object(params.get("_meta")) if params is not None else None
+            params = input_request.params
+            meta = None if params is None or params.meta is None else params.meta.to_wire()
             context = ClientRequestContext(self, key, meta)
             try:
                 # Cancelled, like a legacy handler, if the connection ends meanwhile.
                 answer = await self.endpoint.until_closed(
-                    functools.partial(self._answer, context, input_request.method, params),
+                    functools.partial(self._answer_input, context, input_request),
                     "answering the server's questions",
                 )
             except MCPError:
@@ -434,7 +436,8 @@ class ClientSession:
     async def _answer(
         self, context: ClientRequestContext, method: str, params: JSONObject | None
     ) -> BaseModel:
-        """One server question answered by the responder (both eras come through here)."""
+        """One legacy server request parsed and answered by the responder (a 2026-07-28
+        input request comes parsed, to ``_answer_input``)."""
         if method == "elicitation/create":
             elicit_params = parse_as(ElicitRequestParams, params or {})
             return await self.answer_elicitation(context, elicit_params)
@@ -444,6 +447,17 @@ class ClientSession:
         if method == "roots/list":
             return await self.answer_list_roots(context)
         raise MethodNotFoundError(f"Method not found: {method!r}")
+
+    async def _answer_input(
+        self, context: ClientRequestContext, question: InputRequest
+    ) -> BaseModel:
+        """One 2026-07-28 input request answered by the responder: already parsed with the
+        ``InputRequiredResult`` that carried it, so not dumped and parsed again."""
+        if isinstance(question, ElicitRequest):
+            return await self.answer_elicitation(context, question.params)
+        if isinstance(question, CreateMessageRequest):
+            return await self.answer_sampling(context, question.params)
+        return await self.answer_list_roots(context)
 
     def _form(self, requested_schema: JSONObject) -> Form:
         """The parsed form for a schema, reused: a server asks the same form again and

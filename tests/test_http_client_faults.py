@@ -771,6 +771,8 @@ async def test_a_request_json_cannot_carry_fails_at_once() -> None:
         ("http://[::1/mcp", "it is not a valid URL"),
         ("http://127.0.0.1:99999/mcp", "port 99999 is not 1 to 65535"),
         ("http://127.0.0.1:0/mcp", "port 0 is not 1 to 65535"),
+        ("http:///mcp", "it names no host"),  # httpx said "missing a protocol"
+        ("http://:8000/mcp", "it names no host"),
         ("localhost:8000/mcp", "a string target must be an http(s) URL"),
     ],
 )

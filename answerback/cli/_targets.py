@@ -196,11 +196,7 @@ def _usable(url: str, context: str = "") -> str:
     closed): every command resolves its targets here, so all of them refuse the same URLs
     the same way, before connecting."""
     try:
-        if not parsed_endpoint(url).host:  # the client would say "missing a protocol"
-            raise ValueError(
-                f"Cannot connect to {url!r}: it is not a valid URL (it names no host). Give "
-                "the server's full endpoint URL, such as http://127.0.0.1:8000/mcp."
-            )
+        parsed_endpoint(url)
     except ValueError as exc:
         raise TargetError(f"{context}{exc}") from None
     return url

@@ -1063,6 +1063,8 @@ def parsed_endpoint(url: str) -> httpx2.URL:
         port = endpoint.port
         if port is not None and not 0 < port <= _HIGHEST_PORT:
             raise httpx2.InvalidURL(f"port {port} is not 1 to {_HIGHEST_PORT}")
+        if not endpoint.host:  # httpx would say the URL is "missing a protocol"
+            raise httpx2.InvalidURL("it names no host")
     except httpx2.InvalidURL as exc:
         raise ValueError(
             f"Cannot connect to {url!r}: it is not a valid URL ({exc}). Give the "

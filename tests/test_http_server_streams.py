@@ -53,6 +53,7 @@ from answerback.transports.http import _serving as serving_module
 from answerback.transports.http._legacy_session import LegacySession
 from answerback.transports.http._server import REPLAY_WRITE_BYTES
 from answerback.types import (
+    Annotations,
     CallToolResult,
     LoggingMessageNotificationParams,
     TextContent,
@@ -212,15 +213,16 @@ def unencodable_server() -> MCPServer:
     mcp = MCPServer("Unencodable")
 
     @mcp.tool()
-    def infinite() -> float:
-        """A result JSON cannot carry."""
-        return float("inf")
+    def infinite() -> TextContent:
+        """A result JSON cannot carry: a content block, sent as built past the tool
+        layer's own check (which refuses a returned ``float("inf")``)."""
+        return TextContent(text="unsendable", annotations=Annotations(priority=float("inf")))
 
     @mcp.tool()
-    async def infinite_after_a_log(ctx: Context) -> float:
+    async def infinite_after_a_log(ctx: Context) -> TextContent:
         """The same after a log message, so that the answer comes on an SSE stream."""
         await ctx.info("about to answer")
-        return float("inf")
+        return TextContent(text="unsendable", annotations=Annotations(priority=float("inf")))
 
     @mcp.tool()
     async def pause(seconds: float) -> str:

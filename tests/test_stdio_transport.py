@@ -30,7 +30,7 @@ from typing import Any, BinaryIO, cast
 import anyio
 import pytest
 from anyio.abc import Process
-from support import LIBRARY_SERVER, PATIENCE_SECONDS, SERVERS, ended
+from support import LIBRARY_SERVER, PATIENCE_SECONDS, SERVERS, ended, load_module
 
 from answerback import Client, StdioServer
 from answerback.client import ClientRequestContext, IncomingMessage
@@ -44,6 +44,7 @@ from answerback.types import (
     INTERNAL_ERROR,
     INVALID_REQUEST,
     PARSE_ERROR,
+    CallToolResult,
     ConnectionClosedError,
     ErrorData,
     ListRootsResult,
@@ -380,12 +381,32 @@ def framing_server(*args: str, **options: Any) -> StdioServer:
     return StdioServer(sys.executable, [str(FRAMING_SERVER), *args], **options)
 
 
+async def test_a_tool_returning_infinity_fails_alike_in_process_and_on_stdio() -> None:
+    """In-process, which writes no JSON, the call succeeded with ``{"result": inf}``; on
+    stdio it failed as an internal error. The tool layer refuses it for every transport."""
+    in_process = load_module(FRAMING_SERVER).mcp
+    results: list[CallToolResult] = []
+    for target in (in_process, framing_server()):
+        async with Client(target, mode="legacy") as client:
+            results.append(await client.call_tool("infinity"))
+            assert await text_of(client, "echo", {"text": "still here"}) == "still here"
+    expected = (
+        "Tool 'infinity' returned NaN or Infinity, which JSON cannot carry: have it "
+        "return None or a string instead."
+    )
+    for result in results:
+        assert result.is_error
+        assert result.structured_content is None
+        assert result.content == [TextContent(text=expected)]
+
+
 async def test_a_result_holding_infinity_fails_the_call_and_the_server_carries_on() -> None:
     """The server cannot write ``inf`` as JSON: the call gets an internal error naming the
-    problem (not a line the client cannot parse, and not a wait for ever)."""
+    problem (not a line the client cannot parse, and not a wait for ever). A content block
+    is sent as built, so it reaches this net past the tool layer's own check."""
     async with Client(framing_server(), mode="legacy") as client:
         with pytest.raises(MCPError) as caught:
-            await client.call_tool("infinity")
+            await client.call_tool("infinite_priority")
         assert await text_of(client, "echo", {"text": "still here"}) == "still here"
     assert caught.value.error.code == INTERNAL_ERROR
     assert "NaN or Infinity" in caught.value.message
@@ -770,7 +791,7 @@ async def test_a_server_running_on_trio_serves_stdio_and_leaves_at_end_of_input(
         calls = [
             {"name": "event_loop"},
             {"name": "echo", "arguments": {"text": text}},
-            {"name": "infinity"},
+            {"name": "infinite_priority"},
             {"name": "echo", "arguments": {"text": "y" * SMALL_LIMIT}},
         ]
         initialize = {

@@ -158,13 +158,29 @@ class RegisteredTool:
             return _wire_result([block.to_wire() for block in blocks])
         if self.output_adapter is not None:
             dumped = self.output_adapter.dump_python(value, mode="json", by_alias=True)
-            text = value if isinstance(value, str) else json.dumps(dumped, ensure_ascii=False)
+            if isinstance(value, str):
+                text = value
+            else:
+                try:
+                    text = json.dumps(dumped, ensure_ascii=False, allow_nan=False)
+                except ValueError:  # NaN or Infinity: refused here, so every transport agrees
+                    return self._not_json_result()
             structured = {"result": dumped} if self.wraps_result else dumped
             return _wire_result([_text_block(text)], structured=structured)
         if value is None:
             return _wire_result([])
         text = value if isinstance(value, str) else _json_text(value)
         return _wire_result([_text_block(text)])
+
+    def _not_json_result(self) -> JSONObject:
+        """The error result for output holding NaN or Infinity. Only in-process could
+        carry it (no JSON there); stdio and HTTP failed the whole call instead."""
+        name = self.definition.name
+        logger.warning("tool %r returned NaN or Infinity, which JSON cannot carry", name)
+        return _error_result(
+            f"Tool {name!r} returned NaN or Infinity, which JSON cannot carry: have it "
+            "return None or a string instead."
+        )
 
 
 def _text_block(text: str) -> JSONObject:

@@ -15,6 +15,7 @@ import anyio
 from answerback.server import MCPServer
 from answerback.transports import stdio_server_streams
 from answerback.transports._framing import DEFAULT_MAX_MESSAGE_BYTES
+from answerback.types import Annotations, TextContent
 
 mcp = MCPServer("Framing")
 
@@ -33,8 +34,15 @@ def text_of_size(size: int) -> str:
 
 @mcp.tool()
 def infinity() -> float:
-    """A number JSON cannot carry."""
+    """A number JSON cannot carry, which the tool layer refuses as an error result."""
     return float("inf")
+
+
+@mcp.tool()
+def infinite_priority() -> TextContent:
+    """A content block holding Infinity: sent as built, past the tool layer, so only the
+    transport's strict JSON stops it."""
+    return TextContent(text="unsendable", annotations=Annotations(priority=float("inf")))
 
 
 @mcp.tool()

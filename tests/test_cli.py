@@ -359,6 +359,19 @@ def test_headless_says_how_to_answer_a_sampling_request(
     ) == done.stderr
 
 
+def test_a_server_passing_on_the_sampling_refusal_tells_the_user_what_is_true() -> None:
+    """A legacy server that puts the client's refusal in its result shows the person the
+    command's reason, not the library's advice to pass sampling_callback= to Client."""
+    done = answerback("call", f"{SAMPLING_ANYWAY} legacy", "tell")
+    assert (done.returncode, done.stdout) == (1, ""), done.stderr
+    assert done.stderr == (
+        "Sampling not supported: the client did not declare the 'sampling' capability: the "
+        "answerback command line answers sampling only with a person at a terminal to "
+        "approve each reply: in answerback connect, or answerback call run at a terminal "
+        "without --answers\n"
+    )
+
+
 def test_answers_file_answers_in_order_and_cancels_what_nothing_matches(tmp_path: Path) -> None:
     answers = tmp_path / "answers.json"
     answers.write_text(

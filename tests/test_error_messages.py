@@ -30,6 +30,7 @@ from starlette.routing import Route
 from support import REPO, SERVERS, TESTS
 
 from answerback import Client, MCPError, StdioServer
+from answerback.client._callbacks import CAPABILITY_FIXES
 from answerback.server import Context, MCPServer
 from answerback.types import (
     ConnectionClosedError,
@@ -42,6 +43,7 @@ pytestmark = pytest.mark.anyio
 
 MODERN = "2026-07-28"
 FOREIGN_SERVER = SERVERS / "foreign_server.py"
+SAMPLING_ANYWAY = SERVERS / "sampling_anyway_server.py"
 OFFICIAL_SERVER = TESTS / "interop" / "official_server.py"
 NODE = shutil.which("node")
 needs_node = pytest.mark.skipif(
@@ -117,6 +119,29 @@ async def test_a_2026_question_the_client_cannot_answer_fails_here_naming_the_ca
     message = caught.value.message
     assert message.startswith("Elicitation not supported: the server asked for 'elicitation'")
     assert ELICITATION_FIX in message
+
+
+async def test_a_host_tells_a_server_asking_anyway_its_own_reason_for_refusing() -> None:
+    """A host whose users cannot pass callbacks (the command line) gives the reason a
+    server passes on to its model or user; without one for the capability refused, the
+    library's advice to the developer stays."""
+    server = StdioServer(sys.executable, [str(SAMPLING_ANYWAY), "legacy"])
+    told: list[Any] = []
+    for reasons in ({"sampling": "nobody here approves a model's reply"}, {"roots": "none"}):
+        async with Client(server, mode="legacy", refusal_reasons=reasons) as client:
+            result = await client.call_tool("tell")
+        assert result.is_error
+        told.append(result.content)
+    refused = "Sampling not supported: the client did not declare the 'sampling' capability: "
+    assert told == [
+        [TextContent(text=f"{refused}nobody here approves a model's reply")],
+        [TextContent(text=f"{refused}{CAPABILITY_FIXES['sampling']}")],
+    ]
+
+
+def test_a_refusal_reason_for_no_capability_a_server_asks_for_is_refused() -> None:
+    with pytest.raises(ValueError, match=r"refusal_reasons has 'tools': its keys are"):
+        Client("http://127.0.0.1:8000/mcp", refusal_reasons={"tools": "no"})
 
 
 async def test_a_declared_capability_gets_no_advice() -> None:

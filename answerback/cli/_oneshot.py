@@ -120,7 +120,18 @@ def make_client(
         read_timeout_seconds=timeout,
         connect_timeout_seconds=connect_timeout(timeout),
         log_level=log_level,
+        refusal_reasons={"sampling": _SAMPLING_REFUSED},
     )
+
+
+_SAMPLING_REFUSED = (
+    "the answerback command line answers sampling only with a person at a terminal to "
+    "approve each reply: in answerback connect, or answerback call run at a terminal "
+    "without --answers"
+)
+"""Why a command without sampling refused a server asking anyway, for the server to pass
+on: the library's default, "pass sampling_callback= to Client", is advice its users
+cannot take."""
 
 
 def connect_timeout(timeout: float | None) -> float:

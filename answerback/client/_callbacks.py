@@ -70,18 +70,24 @@ IncomingMessage: TypeAlias = ServerNotification | Exception
 MessageHandler: TypeAlias = Callable[[IncomingMessage], Awaitable[None]]
 
 
-def refusal(what: str, capability: str) -> ErrorData:
+def refusal(what: str, capability: str, fix: str | None = None) -> ErrorData:
     """The answer to a server request the client did not declare: ``"<what> not
     supported"`` (the official SDK's words, which programs match on), with the missing
-    capability and what provides it in ``data`` (servers pass it on to the caller)."""
+    capability and what provides it in ``data`` (servers pass it on to the caller):
+    ``fix``, a host's own words, else ``CAPABILITY_FIXES``' advice to a developer."""
     return ErrorData(
         code=METHOD_NOT_FOUND,
         message=f"{what} not supported",
         data={
             "reason": f"the client did not declare the {capability!r} capability: "
-            f"{CAPABILITY_FIXES[capability]}"
+            f"{fix or CAPABILITY_FIXES[capability]}"
         },
     )
+
+
+REFUSABLE = ("elicitation", "sampling", "roots")
+"""The capabilities a server may ask for whatever the client declared (its request is
+then refused with ``refusal``): the keys ``Client(refusal_reasons=...)`` takes."""
 
 
 _ANSWERS = "or a Responder that declares it in capabilities() and answers in"

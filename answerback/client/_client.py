@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import functools
 import logging
-from collections.abc import AsyncGenerator, Sequence
+from collections.abc import AsyncGenerator, Mapping, Sequence
 from contextlib import AsyncExitStack, asynccontextmanager
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, Self, cast
@@ -19,19 +19,22 @@ import pydantic_core
 from anyio.streams.memory import MemoryObjectReceiveStream
 
 from answerback.client._callbacks import (
+    REFUSABLE,
     ElicitationCallback,
     ListRootsCallback,
     LoggingCallback,
     MessageHandler,
     SamplingCallback,
     explain_refusal,
+    refusal,
+    refused_capability,
 )
 from answerback.client._negotiation import Mode, ServerFacts, check_mode
 from answerback.client._pages import every_page
 from answerback.client._responder import CallbackResponder, Responder
 from answerback.client._session import ClientSession, ResultT, Subscription
 from answerback.client._url_elicitation import UrlElicitations
-from answerback.jsonrpc import Endpoint, JSONObject, ProgressCallback
+from answerback.jsonrpc import Endpoint, IncomingRequest, JSONObject, ProgressCallback
 from answerback.jsonrpc._attention import Attention, SharesAttention
 from answerback.transports import ClientTransport, ConnectionServer, InProcessTransport
 from answerback.transports._framing import JSON_DEPTH_LIMIT
@@ -154,6 +157,7 @@ class Client:
         max_input_requests: int = 32,
         url_elicitations: UrlElicitations | None = None,
         auth: httpx2.Auth | None = None,
+        refusal_reasons: Mapping[str, str] | None = None,
     ) -> None:
         """``auth`` authorizes every HTTP request to a URL target, e.g.
         ``answerback.client.OAuth`` for a server protected by the MCP authorization
@@ -168,8 +172,21 @@ class Client:
 
         ``responder`` answers everything the server asks and declares what it can; the
         callback arguments are a shorthand for a ``CallbackResponder`` made of them, so
-        give one or the other."""
+        give one or the other.
+
+        A server asking for a capability the responder does not declare is refused with
+        advice for this program's developer ("pass sampling_callback= to Client"), which
+        servers pass on to whoever made the call. A host whose users cannot act on that
+        gives its own words instead, by capability (``"elicitation"``, ``"sampling"``,
+        ``"roots"``), in ``refusal_reasons``."""
         check_mode(mode)
+        reasons = dict(refusal_reasons or {})
+        if unknown := sorted(set(reasons) - set(REFUSABLE)):
+            raise ValueError(
+                f"refusal_reasons has {', '.join(map(repr, unknown))}: its keys are the "
+                f"capabilities a server asks for, {', '.join(map(repr, REFUSABLE))}."
+            )
+        self._refusal_reasons = reasons
         callbacks = {
             "elicitation_callback": elicitation_callback,
             "sampling_callback": sampling_callback,
@@ -235,6 +252,20 @@ class Client:
             )
         return self
 
+    async def _answer(self, request: IncomingRequest) -> JSONObject:
+        """The session's answer to a server request, its refusal for an undeclared
+        capability carrying the host's reason from ``refusal_reasons`` (used only when
+        some were given, so other clients answer without this detour)."""
+        try:
+            return await self.session.handle_request(request)
+        except MCPError as exc:
+            capability = refused_capability(exc, self.session.capabilities)
+            reason = self._refusal_reasons.get(capability or "")
+            if capability is None or reason is None:
+                raise
+            what = exc.message.removesuffix(" not supported")
+            raise MCPError.from_error_data(refusal(what, capability, reason)) from None
+
     async def _connect(self) -> None:
         async with AsyncExitStack() as stack:
             auth: object = getattr(self._transport, "auth", None)
@@ -248,7 +279,7 @@ class Client:
             endpoint = Endpoint(
                 read_stream,
                 write_stream,
-                on_request=self.session.handle_request,
+                on_request=self._answer if self._refusal_reasons else self.session.handle_request,
                 on_notification=self.session.handle_notification,
                 on_transport_error=self.session.handle_transport_error,
                 name="server",

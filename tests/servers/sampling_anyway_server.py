@@ -3,9 +3,10 @@ client declared (answerback's own server checks first, and never does).
 
 Usage: python sampling_anyway_server.py (legacy | modern)
 
-- ``legacy``: speaks only the handshake era; its one tool, ``ask``, sends
+- ``legacy``: speaks only the handshake era; its tool ``ask`` sends
   ``sampling/createMessage`` and fails the call with the client's answer if that is an
-  error (the official SDK's servers relay a refusal so).
+  error (the official SDK's servers relay a refusal so); ``tell`` does the same but puts
+  the refusal's message and reason in an error result, as a server telling its model.
 - ``modern``: speaks 2026-07-28; ``ask`` answers with an ``InputRequiredResult`` asking
   for sampling, so the client refuses the question itself.
 """
@@ -19,6 +20,7 @@ from typing import Any
 
 MODERN = "2026-07-28"
 ASK = {"name": "ask", "description": "Ask the client's model.", "inputSchema": {"type": "object"}}
+TELL = {**ASK, "name": "tell", "description": "Ask the client's model; say why not."}
 SAMPLING = {
     "method": "sampling/createMessage",
     "params": {
@@ -56,14 +58,20 @@ def answer(request: dict[str, Any], era: str, incoming: Iterator[dict[str, Any]]
             "_meta": {"io.modelcontextprotocol/serverInfo": {"name": "anyway", "version": "1"}},
         }
     elif method == "tools/list":
-        result = {"tools": [ASK]}
+        result = {"tools": [ASK, TELL]}
     elif method == "tools/call" and era == "modern":
         result = {"resultType": "input_required", "inputRequests": {"reply": SAMPLING}}
     elif method == "tools/call":
         send({"id": "sampling-1", **SAMPLING})
         reply = next(m for m in incoming if m.get("id") == "sampling-1" and "method" not in m)
-        if "error" in reply:
-            send({"id": request_id, "error": reply["error"]})
+        error = reply.get("error")
+        if error is not None and request["params"]["name"] == "tell":
+            why = f"{error['message']}: {error.get('data', {}).get('reason')}"
+            result = {"content": [{"type": "text", "text": why}], "isError": True}
+            send({"id": request_id, "result": result})
+            return
+        if error is not None:
+            send({"id": request_id, "error": error})
             return
         result = {"content": [{"type": "text", "text": json.dumps(reply["result"])}]}
     else:

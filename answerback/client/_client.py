@@ -26,15 +26,13 @@ from answerback.client._callbacks import (
     MessageHandler,
     SamplingCallback,
     explain_refusal,
-    refusal,
-    refused_capability,
 )
 from answerback.client._negotiation import Mode, ServerFacts, check_mode
 from answerback.client._pages import every_page
 from answerback.client._responder import CallbackResponder, Responder
 from answerback.client._session import ClientSession, ResultT, Subscription
 from answerback.client._url_elicitation import UrlElicitations
-from answerback.jsonrpc import Endpoint, IncomingRequest, JSONObject, ProgressCallback
+from answerback.jsonrpc import Endpoint, JSONObject, ProgressCallback
 from answerback.jsonrpc._attention import Attention, SharesAttention
 from answerback.transports import ClientTransport, ConnectionServer, InProcessTransport
 from answerback.transports._framing import JSON_DEPTH_LIMIT
@@ -186,7 +184,6 @@ class Client:
                 f"refusal_reasons has {', '.join(map(repr, unknown))}: its keys are the "
                 f"capabilities a server asks for, {', '.join(map(repr, REFUSABLE))}."
             )
-        self._refusal_reasons = reasons
         callbacks = {
             "elicitation_callback": elicitation_callback,
             "sampling_callback": sampling_callback,
@@ -222,6 +219,7 @@ class Client:
             client_info=self.client_info,
             log_level=log_level,
             max_input_requests=max_input_requests,
+            refusal_reasons=reasons,
         )
         self.session.on_tools_changed = self._forget_tools
         if url_elicitations is not None:
@@ -252,20 +250,6 @@ class Client:
             )
         return self
 
-    async def _answer(self, request: IncomingRequest) -> JSONObject:
-        """The session's answer to a server request, its refusal for an undeclared
-        capability carrying the host's reason from ``refusal_reasons`` (used only when
-        some were given, so other clients answer without this detour)."""
-        try:
-            return await self.session.handle_request(request)
-        except MCPError as exc:
-            capability = refused_capability(exc, self.session.capabilities)
-            reason = self._refusal_reasons.get(capability or "")
-            if capability is None or reason is None:
-                raise
-            what = exc.message.removesuffix(" not supported")
-            raise MCPError.from_error_data(refusal(what, capability, reason)) from None
-
     async def _connect(self) -> None:
         async with AsyncExitStack() as stack:
             auth: object = getattr(self._transport, "auth", None)
@@ -279,7 +263,7 @@ class Client:
             endpoint = Endpoint(
                 read_stream,
                 write_stream,
-                on_request=self._answer if self._refusal_reasons else self.session.handle_request,
+                on_request=self.session.handle_request,
                 on_notification=self.session.handle_notification,
                 on_transport_error=self.session.handle_transport_error,
                 name="server",

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import functools
 import logging
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import replace
 from typing import Any, TypeVar, cast
 
@@ -108,6 +108,7 @@ class ClientSession:
         read_timeout_seconds: float | None = None,
         log_level: LoggingLevel | None = None,
         max_input_requests: int = 32,
+        refusal_reasons: Mapping[str, str] | None = None,
     ) -> None:
         self.responder = responder
         declared = cast(object, responder.capabilities())  # a subclass may forget it
@@ -129,6 +130,9 @@ class ClientSession:
         self.read_timeout_seconds = read_timeout_seconds
         self.max_input_requests = max_input_requests
         """The most questions one 2026-07-28 round may ask; a server asking more is refused."""
+        self.refusal_reasons = dict(refusal_reasons or {})
+        """The host's own reason for refusing a capability it does not declare, by
+        capability, in place of the advice to a developer (``Client(refusal_reasons=)``)."""
         self._endpoint: Endpoint | None = None
         self.server_info: Implementation | None = None
         """Who the server is (either era), to name it in errors; set by the negotiation."""
@@ -481,7 +485,7 @@ class ClientSession:
         filled in) before it is sent; one that does not fit fails, naming every field."""
         declared = self.capabilities.elicitation
         if declared is None:
-            return refusal("Elicitation", "elicitation")
+            return refusal("Elicitation", "elicitation", self.refusal_reasons.get("elicitation"))
         form: Form | None = None
         if isinstance(params, ElicitRequestFormParams):
             if declared.form is None and declared.url is not None:
@@ -519,7 +523,7 @@ class ClientSession:
         the responder sees it."""
         declared = self.capabilities.sampling
         if declared is None:
-            return refusal("Sampling", "sampling")
+            return refusal("Sampling", "sampling", self.refusal_reasons.get("sampling"))
         if (params.tools or params.tool_choice) and declared.tools is None:
             return _mode_refusal("Sampling with tools", "sampling.tools")
         if params.include_context in ("thisServer", "allServers") and declared.context is None:
@@ -531,7 +535,7 @@ class ClientSession:
     async def answer_list_roots(self, context: ClientRequestContext) -> ListRootsResult | ErrorData:
         """The responder's roots, or a refusal when this client did not declare roots."""
         if self.capabilities.roots is None:
-            return refusal("List roots", "roots")
+            return refusal("List roots", "roots", self.refusal_reasons.get("roots"))
         answer = await self.responder.list_roots(context)
         return checked_answer(answer, ListRootsResult, answerer(self.responder, "list_roots"))
 

@@ -3,7 +3,8 @@ sees when it starts, when they stop it, and when the port is taken.
 
 ``mcp.run(transport="streamable-http")`` writes one line to stderr once it listens, and
 nothing else while it serves. Ctrl-C (SIGINT) stops HTTP and stdio servers without a
-traceback, with exit status 130; SIGTERM and SIGHUP stop an HTTP server with status 0. A port in use
+traceback, with exit status 130; SIGTERM and SIGHUP stop an HTTP server with status 0, and a
+stdio server too, after the cleanup of the calls they cancel. A port in use
 is one line naming it, status 1.
 """
 
@@ -159,10 +160,7 @@ async def test_a_client_that_does_not_read_cannot_keep_the_server_from_stopping(
 
 @pytest.mark.parametrize("server_backend", ["asyncio", "trio"])
 async def test_ctrl_c_stops_a_stdio_server_silently(server_backend: str) -> None:
-    command = [sys.executable, str(PROCESS_SERVER)]
-    if server_backend == "trio":
-        command.append("--trio")  # mcp.run(backend="trio")
-    async with await anyio.open_process(command) as process:
+    async with await anyio.open_process(stdio_server_command(server_backend)) as process:
         assert process.stdin is not None
         ping = {"jsonrpc": "2.0", "id": 1, "method": "ping"}
         await process.stdin.send(json.dumps(ping).encode() + b"\n")
@@ -171,6 +169,59 @@ async def test_ctrl_c_stops_a_stdio_server_silently(server_backend: str) -> None
         code, rest = await stop(process, signal.SIGINT, bytearray())
     assert rest == ""
     assert code == 130
+
+
+async def start_call(process: Process, tool: str) -> bytearray:
+    """Start calling ``tool`` on a stdio server; once it has said "holding" on stderr,
+    what else it wrote there so far."""
+    assert process.stdin is not None
+    initialize = {
+        "protocolVersion": "2025-11-25",
+        "capabilities": {},
+        "clientInfo": {"name": "test", "version": "1"},
+    }
+    for message in (
+        {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": initialize},
+        {"jsonrpc": "2.0", "method": "notifications/initialized"},
+        {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": tool}},
+    ):
+        await process.stdin.send(json.dumps(message).encode() + b"\n")
+    buffer = bytearray()
+    assert await read_line(process, buffer) == "holding\n"
+    return buffer
+
+
+def stdio_server_command(server_backend: str) -> list[str]:
+    command = [sys.executable, str(PROCESS_SERVER)]
+    if server_backend == "trio":
+        command.append("--trio")  # mcp.run(backend="trio")
+    return command
+
+
+@pytest.mark.parametrize("server_backend", ["asyncio", "trio"])
+@pytest.mark.parametrize("stopping", [signal.SIGTERM, signal.SIGHUP], ids=["sigterm", "sighup"])
+async def test_a_signal_stops_a_stdio_server_after_its_tools_clean_up(
+    server_backend: str, stopping: signal.Signals
+) -> None:
+    """SIGTERM (a host stopping a server that outlived its closed stdin) and SIGHUP (its
+    terminal closing) cancel the calls in flight, whose cleanup runs, and exit with
+    status 0; they used to end the process on the spot, cleanup skipped."""
+    async with await anyio.open_process(stdio_server_command(server_backend)) as process:
+        buffer = await start_call(process, "hold_until_cancelled")
+        code, rest = await stop(process, stopping, buffer)
+    assert rest == "cleaned up\n"
+    assert code == 0
+
+
+@pytest.mark.parametrize("server_backend", ["asyncio", "trio"])
+async def test_a_second_signal_ends_a_stdio_server_stuck_in_cleanup(server_backend: str) -> None:
+    async with await anyio.open_process(stdio_server_command(server_backend)) as process:
+        buffer = await start_call(process, "hang_in_cleanup")
+        process.send_signal(signal.SIGTERM)
+        assert await read_line(process, buffer) == "cleaning up\n"
+        code, rest = await stop(process, signal.SIGTERM, buffer)
+    assert rest == ""
+    assert code == -signal.SIGTERM
 
 
 @pytest.fixture

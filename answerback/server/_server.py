@@ -26,7 +26,11 @@ from answerback.server._tools import RegisteredTool
 from answerback.transports import stdio_server_streams
 from answerback.transports._framing import DEFAULT_MAX_MESSAGE_BYTES
 from answerback.transports._loop import asyncio_loop_options
-from answerback.transports._stdio_server import StdioFailedError, greet_a_person_at_a_terminal
+from answerback.transports._stdio_server import (
+    StdioFailedError,
+    greet_a_person_at_a_terminal,
+    serve_until_stopped,
+)
 from answerback.transports.http._notification_bus import Notice, NotificationBus, SharedState
 from answerback.transports.http._used_states import InMemoryUsedStates, UsedStates
 from answerback.types import (
@@ -487,9 +491,11 @@ class MCPServer:
     ) -> None:
         """Run the server in this process: the blocking entry point of a server script.
 
-        ``"stdio"`` serves stdin/stdout until the client closes them, printing nothing
-        (a stray ``print`` in a tool goes to stderr while it runs), except one line on
-        stderr for a person who started it in a terminal, saying how to talk to it.
+        ``"stdio"`` serves stdin/stdout until the client closes them, or until SIGTERM or
+        SIGHUP, which cancel the requests still running (their cleanup runs) and return,
+        printing nothing (a stray ``print`` in a tool goes to stderr while it runs), except
+        one line on stderr for a person who started it in a terminal, saying how to talk
+        to it.
         ``"streamable-http"`` serves ``http://host:port/path`` with uvicorn until Ctrl-C,
         SIGTERM or SIGHUP, with one line on stderr saying where (see ``run_uvicorn``). Ctrl-C stops
         either without a traceback and exits with status 130, the shell's code for an
@@ -502,7 +508,12 @@ class MCPServer:
             greet_a_person_at_a_terminal(self.name)
             try:
                 options = asyncio_loop_options() if backend == "asyncio" else {}
-                anyio.run(self.run_stdio_async, backend=backend, backend_options=options)
+                anyio.run(
+                    serve_until_stopped,
+                    self.run_stdio_async,
+                    backend=backend,
+                    backend_options=options,
+                )
             except KeyboardInterrupt:
                 raise SystemExit(130) from None
             except StdioFailedError as exc:

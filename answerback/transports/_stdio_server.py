@@ -30,13 +30,16 @@ import functools
 import io
 import os
 import shlex
+import signal
 import stat
 import sys
+import threading
 from collections.abc import AsyncGenerator, Awaitable, Callable, Generator, Iterator
 from contextlib import asynccontextmanager, contextmanager
 from typing import BinaryIO, cast
 
 import anyio
+import anyio.abc
 import anyio.lowlevel
 import anyio.to_thread
 
@@ -125,6 +128,49 @@ def greet_a_person_at_a_terminal(server_name: str) -> None:
         file=sys.stderr,
         flush=True,
     )
+
+
+STOPPING_SIGNALS = tuple(
+    getattr(signal, name) for name in ("SIGTERM", "SIGHUP") if hasattr(signal, name)
+)
+"""How a stdio server is told to stop: SIGTERM by its host (which closes stdin first, and
+sends it to a server still running after that), SIGHUP by the terminal it ran in closing."""
+
+
+async def serve_until_stopped(serve: Callable[[], Awaitable[None]]) -> None:
+    """``await serve()``, cancelled by SIGTERM or SIGHUP, and then returns.
+
+    Their default action ends the process on the spot: a tool still running had its
+    ``finally`` blocks and context managers skipped (a temporary file left behind, a
+    child process orphaned). Cancelled instead, each request in flight unwinds as for a
+    client that went away. Signals are caught only where the loop can (the main thread,
+    outside Windows); elsewhere they keep their default action.
+    """
+    try:
+        async with anyio.create_task_group() as group:
+            if threading.current_thread() is threading.main_thread():
+                await group.start(_cancel_on_signal, group.cancel_scope)
+            await serve()
+            group.cancel_scope.cancel()
+    except BaseExceptionGroup as raised:
+        # Only ``serve`` can fail: its error is raised as it came, for ``MCPServer.run``.
+        if len(raised.exceptions) != 1:
+            raise
+        error = raised.exceptions[0]
+        raise error from error.__cause__  # its own cause kept, the group left out
+
+
+async def _cancel_on_signal(
+    scope: anyio.CancelScope, *, task_status: anyio.abc.TaskStatus[None]
+) -> None:
+    try:
+        with anyio.open_signal_receiver(*STOPPING_SIGNALS) as signals:
+            task_status.started()
+            async for _ in signals:
+                scope.cancel()
+                return
+    except NotImplementedError:  # asyncio on Windows has no signal handlers
+        task_status.started()
 
 
 def _require_standard_streams(stdin: BinaryIO | None, stdout: BinaryIO | None) -> None:

@@ -79,5 +79,31 @@ async def wait_forever() -> str:
     return "unreachable"
 
 
+@mcp.tool()
+async def hold_until_cancelled() -> str:
+    """Say "holding" on stderr and wait; when cancelled, say "cleaned up" (a tool's own
+    cleanup, which must run however the server is stopped)."""
+    print("holding", file=sys.stderr, flush=True)
+    try:
+        await anyio.sleep_forever()
+    finally:
+        print("cleaned up", file=sys.stderr, flush=True)
+    return "unreachable"
+
+
+@mcp.tool()
+async def hang_in_cleanup() -> str:
+    """Say "holding" on stderr and wait; when cancelled, say "cleaning up" and never
+    finish (a cleanup that hangs, which only a second signal gets past)."""
+    print("holding", file=sys.stderr, flush=True)
+    try:
+        await anyio.sleep_forever()
+    finally:
+        print("cleaning up", file=sys.stderr, flush=True)
+        with anyio.CancelScope(shield=True):
+            await anyio.sleep_forever()
+    return "unreachable"
+
+
 if __name__ == "__main__":
     mcp.run(backend="trio" if "--trio" in sys.argv[1:] else "asyncio")

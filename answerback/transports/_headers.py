@@ -38,6 +38,8 @@ def encode_value(value: str) -> str:
 
 def decode_value(header: str) -> str | None:
     """The value a header carries; ``None`` if its base64 is broken."""
+    if not header.startswith("=?base64?"):  # the sentinel's start: most values are plain
+        return header
     match = _SENTINEL.match(header)
     if match is None:
         return header
@@ -49,8 +51,12 @@ def decode_value(header: str) -> str | None:
 
 def name_of(message: JSONObject) -> str | None:
     """The body value ``Mcp-Name`` mirrors, for the methods that have one."""
-    field = NAMED_METHODS.get(str(message.get("method")))
-    params = as_object(message.get("params"))
+    return named_value(message.get("method"), as_object(message.get("params")))
+
+
+def named_value(method: object, params: JSONObject | None) -> str | None:
+    """``name_of`` for a message's method and params, already looked up."""
+    field = NAMED_METHODS.get(method) if isinstance(method, str) else None
     if field is None or params is None:
         return None
     value = params.get(field)

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 import anyio
 from anyio.abc import TaskStatus
+from starlette.datastructures import Headers
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
@@ -35,7 +36,7 @@ from answerback.transports._headers import (
     VERSION_HEADER,
     decode_value,
     header_parameters,
-    name_of,
+    named_value,
     parameter_headers,
 )
 from answerback.transports.http._serving import (
@@ -83,11 +84,11 @@ _STATUS_BY_CODE = {
 def is_modern_request(message: JSONObject, version: str | None) -> bool:
     """Whether a sessionless POST belongs to the 2026-07-28 era: it carries per-request
     ``_meta`` with a protocol version, or a version header that is not a legacy one."""
+    if version is not None and version not in LEGACY_VERSIONS:
+        return True
     params = as_object(message.get("params")) or {}
     meta = as_object(params.get("_meta")) or {}
-    if META_PROTOCOL_VERSION in meta:
-        return True
-    return version is not None and version not in LEGACY_VERSIONS
+    return META_PROTOCOL_VERSION in meta
 
 
 def validate(
@@ -104,7 +105,8 @@ def validate(
             return 400, INVALID_PARAMS, f"Invalid params: _meta must carry {key!r}.", None
     assert meta is not None
     body_version = meta[META_PROTOCOL_VERSION]
-    header_version = request.headers.get(VERSION_HEADER)
+    headers = request.headers
+    header_version = headers.get(VERSION_HEADER)
     if header_version != body_version:
         return (
             400,
@@ -120,15 +122,15 @@ def validate(
             "Unsupported protocol version",
             {"supported": list(SUPPORTED_VERSIONS), "requested": body_version},
         )
-    problem = _standard_header_problem(request, message) or _param_header_problem(
-        request, message, param_headers
+    method = message.get("method")
+    problem = _standard_header_problem(headers, method, params) or _param_header_problem(
+        headers, method, params, param_headers
     )
     return None if problem is None else (400, HEADER_MISMATCH, problem, None)
 
 
-def _standard_header_problem(request: Request, message: JSONObject) -> str | None:
-    method = message.get("method")
-    header_method = request.headers.get(METHOD_HEADER)
+def _standard_header_problem(headers: Headers, method: object, params: JSONObject) -> str | None:
+    header_method = headers.get(METHOD_HEADER)
     if header_method is None:
         return (
             "Missing header: a 2026-07-28 request over HTTP must carry the Mcp-Method "
@@ -136,10 +138,10 @@ def _standard_header_problem(request: Request, message: JSONObject) -> str | Non
         )
     if header_method.strip(" \t") != method:
         return f"Header mismatch: Mcp-Method {header_method!r} does not match body {method!r}."
-    expected_name = name_of(message)
+    expected_name = named_value(method, params)
     if expected_name is None:
         return None
-    raw = request.headers.get(NAME_HEADER)
+    raw = headers.get(NAME_HEADER)
     if raw is None:
         return f"Missing header: {method} requires the Mcp-Name header, mirroring the body's name."
     if decode_value(raw.strip(" \t")) != expected_name:
@@ -173,12 +175,11 @@ class ParamHeaders:
 
 
 def _param_header_problem(
-    request: Request, message: JSONObject, param_headers: ParamHeaders
+    headers: Headers, method: object, params: JSONObject, param_headers: ParamHeaders
 ) -> str | None:
     """``Mcp-Param-*`` headers must mirror the arguments the tool's schema designates."""
-    if message.get("method") != "tools/call":
+    if method != "tools/call":
         return None
-    params = as_object(message.get("params")) or {}
     name = params.get("name")
     designated = param_headers.of(name) if isinstance(name, str) else None
     if not designated:
@@ -186,7 +187,7 @@ def _param_header_problem(
     expected = parameter_headers(designated, as_object(params.get("arguments")))
     for header, path in designated.items():
         key = PARAM_HEADER_PREFIX + header
-        sent = request.headers.get(key)
+        sent = headers.get(key)
         wanted = expected.get(key)
         if sent is None and wanted is None:
             continue
@@ -287,9 +288,11 @@ class StatelessConnection:
     def crowded_route(self, envelope: Envelope) -> _Route | None:
         """The route of the call ``envelope`` is about, if its client has left more
         than ``UNSENT_EVENTS_HELD`` of its messages unread."""
+        if not envelope.paced:  # an answer, above all: the one message of most requests
+            return None
         related = envelope.related_request_id
         route = self._routes.get(related) if isinstance(related, int) else None
-        if route is None or route.broadcasts or not crowded(route.send) or not envelope.paced:
+        if route is None or route.broadcasts or not crowded(route.send):
             return None
         return route
 
@@ -366,16 +369,18 @@ class _Route:
         requests, so nothing is owed to our own side)."""
         if wire.message is None:
             return
-        with contextlib.suppress(anyio.ClosedResourceError, anyio.BrokenResourceError):
+        try:  # not contextlib.suppress: this runs for every message, and it is 3 calls
             self.send.send_nowait((wire.message, wire.data))  # a call's writes are paced
-            if self.broadcasts and crowded(self.send):
-                logger.warning(
-                    "ended a subscriptions/listen stream: its client left more than %d "
-                    "notifications unread",
-                    UNSENT_EVENTS_HELD,
-                )
-                self.unread = True
-                self.send.close()
+        except (anyio.ClosedResourceError, anyio.BrokenResourceError):
+            return
+        if self.broadcasts and crowded(self.send):
+            logger.warning(
+                "ended a subscriptions/listen stream: its client left more than %d "
+                "notifications unread",
+                UNSENT_EVENTS_HELD,
+            )
+            self.unread = True
+            self.send.close()
 
     def close(self) -> None:
         self.send.close()

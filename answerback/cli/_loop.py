@@ -21,12 +21,9 @@ from typing import TypeVar
 
 import anyio
 
-_T = TypeVar("_T")
+from answerback.transports._loop import STOPPING_SIGNALS
 
-_STOPPING_SIGNALS = tuple(
-    getattr(signal, name) for name in ("SIGHUP", "SIGTERM") if hasattr(signal, name)
-)
-"""Windows has no SIGHUP, and its loop cannot receive signals (see ``_receivable``)."""
+_T = TypeVar("_T")
 
 
 class StoppedBySignal(Exception):
@@ -57,12 +54,12 @@ async def _until_stopped(function: Callable[[], Awaitable[_T]]) -> _T:
             stopped_by.append(number)
             scope.cancel()
 
-        for number in _STOPPING_SIGNALS:
+        for number in STOPPING_SIGNALS:
             loop.add_signal_handler(number, stop, number)
         try:
             return await function()
         finally:
-            for number in _STOPPING_SIGNALS:
+            for number in STOPPING_SIGNALS:
                 loop.remove_signal_handler(number)
     raise StoppedBySignal(stopped_by[0])  # only ``stop`` cancels the scope
 

@@ -1,4 +1,4 @@
-"""The event loop a server program runs on.
+"""The event loop a server program runs on, and the signals that stop it.
 
 A server's blocking entry points (``MCPServer.run``, ``run_uvicorn``) own their process,
 so they choose its loop: uvloop where it is installed (answerback depends on it where it
@@ -17,9 +17,17 @@ nor a terminal to write to).
 from __future__ import annotations
 
 import os
+import signal
 from typing import Any
 
 _STANDARD_DESCRIPTORS = (0, 1, 2)
+
+STOPPING_SIGNALS = tuple(
+    getattr(signal, name) for name in ("SIGTERM", "SIGHUP") if hasattr(signal, name)
+)
+"""Besides Ctrl-C, what tells a server program to stop cleanly: SIGTERM from whoever
+runs it (a supervisor, or a client whose stdio server outlived its closed stdin), SIGHUP
+from the terminal it ran in closing (not on Windows)."""
 
 
 def asyncio_loop_options() -> dict[str, Any]:

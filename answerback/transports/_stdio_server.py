@@ -30,7 +30,6 @@ import functools
 import io
 import os
 import shlex
-import signal
 import stat
 import sys
 import threading
@@ -52,6 +51,7 @@ from answerback.transports._framing import (
     deliver,
     line_for,
 )
+from answerback.transports._loop import STOPPING_SIGNALS
 from answerback.transports._pipes import (
     UNREAD_BYTES_HELD,
     Backlog,
@@ -128,13 +128,6 @@ def greet_a_person_at_a_terminal(server_name: str) -> None:
         file=sys.stderr,
         flush=True,
     )
-
-
-STOPPING_SIGNALS = tuple(
-    getattr(signal, name) for name in ("SIGTERM", "SIGHUP") if hasattr(signal, name)
-)
-"""How a stdio server is told to stop: SIGTERM by its host (which closes stdin first, and
-sends it to a server still running after that), SIGHUP by the terminal it ran in closing."""
 
 
 async def serve_until_stopped(serve: Callable[[], Awaitable[None]]) -> None:

@@ -31,7 +31,7 @@ from typing import Any
 import anyio
 import uvicorn
 
-from answerback.transports._loop import asyncio_loop_options
+from answerback.transports._loop import STOPPING_SIGNALS, asyncio_loop_options
 from answerback.transports.http._server import StreamableHTTPApp
 
 STOP_SECONDS = 5.0
@@ -42,7 +42,7 @@ does not read, and would hold the server up for as long as that client stayed.""
 
 _HANGUP: signal.Signals | None = getattr(signal, "SIGHUP", None)
 """The terminal closed (not on Windows)."""
-_STOPPING_SIGNALS = (signal.SIGINT, signal.SIGTERM, *([_HANGUP] if _HANGUP else []))
+_STOPPING_SIGNALS = (signal.SIGINT, *STOPPING_SIGNALS)
 
 
 class MCPUvicornServer(uvicorn.Server):

@@ -18,6 +18,7 @@ import signal
 import socket
 import sys
 from collections.abc import Iterator
+from typing import Any
 
 import anyio
 import httpx2
@@ -26,9 +27,10 @@ from anyio.abc import Process
 from http_support import raw_initialize, rpc
 from support import PATIENCE_SECONDS, SERVERS
 
-from answerback import Client, StdioServer
+from answerback import Client, MCPError, StdioServer
+from answerback.server import MCPServer
 from answerback.transports.http._uvicorn import listening_socket
-from answerback.types import TextContent
+from answerback.types import INTERNAL_ERROR, INVALID_REQUEST, TextContent
 
 pytestmark = [
     pytest.mark.anyio,
@@ -267,3 +269,90 @@ async def test_run_serves_with_nagles_algorithm_off() -> None:
                 await asyncio.wait_for(connected.wait(), PATIENCE_SECONDS)
     [flag] = nodelay
     assert flag != 0
+
+
+# -- the stdio message limit, as mcp.run(max_message_bytes=...) sets it ---------------------
+
+SMALL_LIMIT = 4096
+"""A server program's ``mcp.run(max_message_bytes=...)`` here: a few kilobytes."""
+
+
+def limited_server(*options: str) -> StdioServer:
+    """``process_server.py`` run with ``mcp.run(max_message_bytes=SMALL_LIMIT)``."""
+    limit = ["--max-message-bytes", str(SMALL_LIMIT)]
+    return StdioServer(sys.executable, [str(PROCESS_SERVER), *limit, *options])
+
+
+@pytest.mark.parametrize("server_backend", ["asyncio", "trio"])
+async def test_run_sets_the_limit_a_stdio_server_holds_messages_to(server_backend: str) -> None:
+    """A request over the limit ``run()`` was given gets an error response, and so does a
+    request whose answer would be over it; each says where the limit is raised, and the
+    server serves on. (``run()`` could not set the limit: it was always 64 MiB.)"""
+    options = ["--trio"] if server_backend == "trio" else []
+    with anyio.fail_after(PATIENCE_SECONDS):
+        async with Client(limited_server(*options), mode="legacy") as client:
+            with pytest.raises(MCPError) as too_large_request:
+                await client.call_tool("echo", {"text": "y" * 2 * SMALL_LIMIT})
+            with pytest.raises(MCPError) as too_large_answer:
+                await client.call_tool("echo", {"text": "z" * (SMALL_LIMIT - 500)})
+            assert await call_text(client, "echo", {"text": "still here"}) == "still here"
+    request_error, answer_error = too_large_request.value, too_large_answer.value
+    assert request_error.code == INVALID_REQUEST
+    assert request_error.message == (
+        f"Invalid request: the request is larger than this connection's limit of "
+        f"{SMALL_LIMIT} bytes per message; send less in one message, or raise the limit "
+        "with mcp.run(max_message_bytes=...)."
+    )
+    assert answer_error.code == INTERNAL_ERROR
+    assert answer_error.message.startswith("Could not send the result: the message is ")
+    assert answer_error.message.endswith(
+        f"over this connection's limit of {SMALL_LIMIT} bytes per message; raise the limit "
+        "with mcp.run(max_message_bytes=...)."
+    )
+
+
+async def test_a_round_whose_retry_would_not_fit_the_stdio_limit_fails_saying_why() -> None:
+    """A 2026-07-28 round is checked against the limit ``run()`` was given: one whose
+    retry would carry more fails naming that limit (it was checked against 64 MiB, so
+    the answer was only refused as too large to send), and one that fits goes round."""
+    with anyio.fail_after(PATIENCE_SECONDS):
+        async with Client(limited_server(), mode="2026-07-28") as client:
+            with pytest.raises(MCPError) as raised:
+                await client.call_tool("hoard", {"size": SMALL_LIMIT})
+            small = await client.call_tool("hoard", {"size": 10})
+    assert small.content == [TextContent(text="done")]
+    message = raised.value.message
+    assert raised.value.code == INTERNAL_ERROR
+    assert message.startswith("Tool 'hoard' cannot ask another round: the client's retry")
+    assert f"this server accepts at most {SMALL_LIMIT} bytes in one request" in message
+    assert "over stdio, mcp.run(max_message_bytes=...)" in message
+
+
+@pytest.mark.parametrize(
+    ("limit", "error"),
+    [(0, ValueError), (-1, ValueError), (1.5, TypeError), ("4096", TypeError), (True, TypeError)],
+)
+async def test_a_message_limit_that_is_not_a_positive_int_is_refused_at_once(
+    limit: Any, error: type[Exception]
+) -> None:
+    """Every way to set a stdio limit refuses it before serving or starting anything."""
+    expected = (
+        "max_message_bytes must be positive, got "
+        if error is ValueError
+        else "max_message_bytes must be an int (bytes), got "
+    ) + repr(limit)
+    with pytest.raises(error, match=f"^{re.escape(expected)}$"):
+        MCPServer("limited").run(max_message_bytes=limit)
+    with pytest.raises(error, match=f"^{re.escape(expected)}$"):
+        await MCPServer("limited").run_stdio_async(max_message_bytes=limit)
+    with pytest.raises(error, match=f"^{re.escape(expected)}$"):
+        StdioServer(sys.executable, max_message_bytes=limit)
+
+
+def test_run_over_streamable_http_takes_no_message_limit() -> None:
+    """HTTP's limit is on request bodies, ``http_app(max_body_bytes=...)``: ``run()``
+    says so rather than apply stdio's limit to it, before it listens."""
+    with pytest.raises(ValueError, match=r"^max_message_bytes is stdio's limit; ") as raised:
+        MCPServer("limited").run("streamable-http", port=1, max_message_bytes=SMALL_LIMIT)
+    assert "mcp.http_app(max_body_bytes=...)" in str(raised.value)
+    assert "run_uvicorn" in str(raised.value)

@@ -434,6 +434,7 @@ async def test_an_answer_over_the_servers_limit_is_replaced_by_an_error() -> Non
         assert await text_of(client, "text_of_size", {"size": 10}) == "x" * 10
     assert caught.value.error.code == INTERNAL_ERROR
     assert f"limit of {SMALL_LIMIT} bytes" in caught.value.message
+    assert caught.value.message.endswith("raise the limit with mcp.run(max_message_bytes=...).")
 
 
 async def test_a_request_over_the_servers_limit_gets_an_error_response() -> None:
@@ -445,6 +446,7 @@ async def test_a_request_over_the_servers_limit_gets_an_error_response() -> None
         assert await text_of(client, "echo", {"text": "small"}) == "small"
     assert caught.value.error.code == INVALID_REQUEST
     assert f"limit of {SMALL_LIMIT} bytes" in caught.value.message
+    assert "raise the limit with mcp.run(max_message_bytes=...)" in caught.value.message
 
 
 async def test_an_answer_over_the_clients_limit_fails_the_call() -> None:
@@ -457,7 +459,7 @@ async def test_an_answer_over_the_clients_limit_fails_the_call() -> None:
         assert await text_of(client, "text_of_size", {"size": 10}) == "x" * 10
     assert caught.value.error.code == INTERNAL_ERROR
     assert f"limit of {SMALL_LIMIT} bytes" in caught.value.message
-    assert "max_message_bytes" in caught.value.message
+    assert "raise the limit with StdioServer(..., max_message_bytes=...)" in caught.value.message
 
 
 async def test_a_request_over_the_clients_limit_fails_before_it_is_sent() -> None:
@@ -467,6 +469,7 @@ async def test_a_request_over_the_clients_limit_fails_before_it_is_sent() -> Non
         assert await text_of(client, "echo", {"text": "small"}) == "small"
     assert caught.value.error.code == INTERNAL_ERROR
     assert "Could not send the request" in caught.value.message
+    assert "raise the limit with StdioServer(..., max_message_bytes=...)" in caught.value.message
 
 
 def request_line(request_id: int, method: str, params: dict[str, Any] | None = None) -> bytes:
@@ -550,6 +553,9 @@ async def test_an_oversized_line_whose_start_names_no_id_is_a_parse_error() -> N
 
 # -- the line reader on its own ------------------------------------------------------------
 
+SETTING = "mcp.run(max_message_bytes=...)"
+"""Where the limit of the side under test is raised, as its errors say."""
+
 
 def fed_in_chunks(
     reader: LineReader, stream: bytes, chunk_size: int
@@ -578,7 +584,7 @@ def test_the_line_reader_reassembles_lines_from_any_chunking(chunk_size: int) ->
             b'{"jsonrpc":"2.0","id":2,"method":"ping"}\n',
         ]
     )
-    incoming, replies = fed_in_chunks(LineReader(limit=200), stream, chunk_size)
+    incoming, replies = fed_in_chunks(LineReader(limit=200, setting=SETTING), stream, chunk_size)
     assert [item.message["id"] for item in incoming if isinstance(item, Envelope)] == [1, 2]
     assert len(incoming) == 2
     [reply] = replies
@@ -598,7 +604,7 @@ def test_a_message_of_exactly_the_limit_is_read_however_its_line_ends(
     exact = start + b"q" * (200 - len(start) - len(end)) + end
     over = exact.replace(b'"id":1', b'"id":2').replace(b'"p":"', b'"p":"q')
     stream = exact + ending + over + ending
-    incoming, replies = fed_in_chunks(LineReader(limit=200), stream, chunk_size)
+    incoming, replies = fed_in_chunks(LineReader(limit=200, setting=SETTING), stream, chunk_size)
     assert [item.message["id"] for item in incoming if isinstance(item, Envelope)] == [1]
     assert [reply["id"] for reply in replies] == [2]
 
@@ -621,7 +627,7 @@ def test_the_line_reader_finishes_a_last_line_that_has_no_newline(chunk_size: in
         (b'{"jsonrpc":"2.0","id":1,"method":"ping","params":{"p":"' + b"q" * 300, []),
     ]
     for stream, expected in cases:
-        reader = LineReader(limit=200)
+        reader = LineReader(limit=200, setting=SETTING)
         incoming = fed_in_chunks(reader, stream, chunk_size)[0] + reader.finish()
         assert reader.finish() == []  # nothing is left to finish twice
         seen = [
@@ -636,7 +642,7 @@ def test_a_byte_order_mark_before_a_message_is_ignored() -> None:
     message, as RFC 8259 allows; what follows the mark must still be JSON, and only one
     mark is skipped."""
     mark = codecs.BOM_UTF8
-    reader = LineReader()
+    reader = LineReader(setting=SETTING)
     incoming, _ = reader.feed(mark + b'{"jsonrpc":"2.0","id":1,"method":"ping"}\n')
     incoming += reader.finish()
     assert [item.message for item in incoming if isinstance(item, Envelope)] == [
@@ -671,17 +677,19 @@ def test_an_oversized_message_is_answered_by_the_id_at_its_start(
 ) -> None:
     """A request over the limit gets an error response; an answer over the limit fails
     our request; anything whose start does not name its id is a transport error."""
-    to_peer, to_self = oversized_replies(start, limit=100)
+    to_peer, to_self = oversized_replies(start, limit=100, setting=SETTING)
     if answered == "peer":
         assert to_self is None
         assert to_peer is not None
         assert to_peer["id"] == request_id
         assert to_peer["error"]["code"] == INVALID_REQUEST
+        assert f"raise the limit with {SETTING}" in to_peer["error"]["message"]
     elif answered == "self":
         assert to_peer is None
         assert isinstance(to_self, dict)
         assert to_self["id"] == request_id
         assert to_self["error"]["code"] == INTERNAL_ERROR
+        assert f"raise the limit with {SETTING}" in to_self["error"]["message"]
     else:
         assert to_peer is None
         assert isinstance(to_self, MalformedMessage)
@@ -1490,12 +1498,12 @@ def test_what_cannot_be_written_is_replaced_failed_or_dropped(
     send, receive = anyio.create_memory_object_stream[Envelope | Exception](10)
     with send, receive:
         answer = {"jsonrpc": "2.0", "id": 4, "result": {"value": float("inf")}}
-        replaced = json.loads(line_for(Envelope(answer), 1000, send))
+        replaced = json.loads(line_for(Envelope(answer), 1000, send, SETTING))
         asked: dict[str, Any] = {"jsonrpc": "2.0", "id": 5, "method": "elicitation/create"}
-        assert line_for(Envelope(asked), 10, send) == b""
+        assert line_for(Envelope(asked), 10, send, SETTING) == b""
         failed = receive.receive_nowait()
         told = {"jsonrpc": "2.0", "method": "notifications/message", "params": {"n": math.nan}}
-        assert line_for(Envelope(told), 1000, send) == b""
+        assert line_for(Envelope(told), 1000, send, SETTING) == b""
         with pytest.raises(anyio.WouldBlock):
             receive.receive_nowait()
     assert replaced["id"] == 4

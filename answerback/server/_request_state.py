@@ -180,7 +180,7 @@ def check_retry_fits(
         "ask fewer rounds in one call (split the work over several calls), ask for smaller "
         "answers (a lower max_tokens for ctx.sample), or seal less with ctx.seal_state; "
         "or, over streamable HTTP, raise max_body_bytes (MCPServer.http_app or "
-        "StreamableHTTPApp).",
+        "StreamableHTTPApp), and over stdio, mcp.run(max_message_bytes=...).",
     )
 
 

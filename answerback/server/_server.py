@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import functools
 import logging
 import secrets
 from collections import deque
@@ -24,7 +25,7 @@ from answerback.server._request_state import RequestStateSealer
 from answerback.server._resources import RegisteredResource
 from answerback.server._tools import RegisteredTool
 from answerback.transports import stdio_server_streams
-from answerback.transports._framing import DEFAULT_MAX_MESSAGE_BYTES
+from answerback.transports._framing import DEFAULT_MAX_MESSAGE_BYTES, checked_message_limit
 from answerback.transports._loop import asyncio_loop_options
 from answerback.transports._stdio_server import (
     StdioFailedError,
@@ -420,17 +421,20 @@ class MCPServer:
         (``error_details``)."""
         return redacts(self.error_details, request)
 
-    async def run_stdio_async(self) -> None:
+    async def run_stdio_async(self, *, max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES) -> None:
         """Serve this process's stdin/stdout until the client closes stdin, answering
         every request read before it did (``server < requests.jsonl`` gets every answer).
-        Raises ``OSError`` if stdout cannot be written (answers were lost), or if this
-        process has no stdin or stdout."""
-        async with stdio_server_streams() as (read_stream, write_stream):
+
+        ``max_message_bytes`` caps one message either way (64 MiB unless given): a larger
+        request gets an error response, a larger answer is replaced by one, and a
+        2026-07-28 round whose retry would not fit fails saying so. Raises ``TypeError``
+        or ``ValueError`` if it is not a positive ``int``; ``OSError`` if stdout cannot be
+        written (answers were lost), or if this process has no stdin or stdout."""
+        async with stdio_server_streams(max_message_bytes=max_message_bytes) as streams:
             await self.serve_connection(
-                read_stream,
-                write_stream,
+                *streams,
                 answer_after_input_ends=True,
-                max_request_bytes=DEFAULT_MAX_MESSAGE_BYTES,  # stdio_server_streams' limit
+                max_request_bytes=max_message_bytes,
             )
 
     def http_app(
@@ -488,6 +492,7 @@ class MCPServer:
         backend: Literal["asyncio", "trio"] = "asyncio",
         state: ServerState | None = None,
         auth: RequestAuthenticator | None = None,
+        max_message_bytes: int | None = None,
     ) -> None:
         """Run the server in this process: the blocking entry point of a server script.
 
@@ -503,14 +508,24 @@ class MCPServer:
         full disk), exits with a one-line message (status 1).
         ``backend="trio"`` serves stdio on trio (uvicorn, and so HTTP, needs asyncio).
         ``state`` and ``auth`` are passed to ``http_app`` (streamable HTTP only).
+        ``max_message_bytes`` caps one stdio message either way (64 MiB if ``None``; see
+        ``run_stdio_async``); it must be a positive ``int`` (else ``TypeError`` or
+        ``ValueError``). It is stdio's only: with ``"streamable-http"`` it raises
+        ``ValueError`` (HTTP limits request bodies instead, with
+        ``http_app(max_body_bytes=...)`` served by ``run_uvicorn``).
         """
         if transport == "stdio":
+            limit = (
+                DEFAULT_MAX_MESSAGE_BYTES
+                if max_message_bytes is None
+                else checked_message_limit(max_message_bytes)
+            )
             greet_a_person_at_a_terminal(self.name)
             try:
                 options = asyncio_loop_options() if backend == "asyncio" else {}
                 anyio.run(
                     serve_until_stopped,
-                    self.run_stdio_async,
+                    functools.partial(self.run_stdio_async, max_message_bytes=limit),
                     backend=backend,
                     backend_options=options,
                 )
@@ -531,6 +546,12 @@ class MCPServer:
                 raise ValueError(
                     f"backend={backend!r} cannot serve streamable HTTP: uvicorn runs on "
                     "asyncio. Leave the backend out, or use transport='stdio'."
+                )
+            if max_message_bytes is not None:
+                raise ValueError(
+                    "max_message_bytes is stdio's limit; over streamable HTTP, limit requests "
+                    "with mcp.http_app(max_body_bytes=...) and serve that app with "
+                    "answerback.transports.http.run_uvicorn."
                 )
 
             app = self.http_app(

@@ -142,17 +142,29 @@ def size_text(size: int) -> str:
     return f"{size // _MIB} MiB" if size >= _MIB and size % _MIB == 0 else f"{size} bytes"
 
 
-def encode_line(message: Any, limit: int) -> bytes:
+def checked_message_limit(limit: object) -> int:
+    """``limit`` if it can be a ``max_message_bytes`` (a whole number of bytes, at least
+    1); else raises ``TypeError`` (not an ``int``; a ``bool`` is not one here) or
+    ``ValueError``. The one check of every public way to set a line-framed limit."""
+    if isinstance(limit, bool) or not isinstance(limit, int):
+        raise TypeError(f"max_message_bytes must be an int (bytes), got {limit!r}")
+    if limit <= 0:
+        raise ValueError(f"max_message_bytes must be positive, got {limit!r}")
+    return limit
+
+
+def encode_line(message: Any, limit: int, setting: str) -> bytes:
     """``message`` as one newline-terminated line of at most ``limit`` bytes (newline aside).
 
     Raises ``UnencodableMessage`` if it holds NaN or Infinity or is larger than ``limit``:
-    the peer would refuse it, and the request it answers would wait for ever.
+    the peer would refuse it, and the request it answers would wait for ever. ``setting``
+    says where this side's limit is raised (``mcp.run(max_message_bytes=...)``).
     """
     data = encode(message)
     if len(data) > limit:
         raise UnencodableMessage(
             f"the message is {len(data)} bytes, over this connection's limit of "
-            f"{size_text(limit)} per message"
+            f"{size_text(limit)} per message; raise the limit with {setting}"
         )
     return data + b"\n"
 
@@ -170,15 +182,17 @@ def line_for(
     envelope: Envelope,
     limit: int,
     incoming: ChannelSender[Envelope | Exception] | MemoryObjectSendStream[Envelope | Exception],
+    setting: str,
 ) -> bytes:
     """What to write for an outgoing message: its line, or what replaces it if it cannot go.
 
     A response that cannot go is replaced by an error response to the same id; a request
     that cannot go fails on our side at once (its error answer is put on ``incoming``,
     where our endpoint reads the peer's answers); a notification is dropped (``b""``).
+    ``setting`` says where this side's ``limit`` is raised, for the error's message.
     """
     try:
-        return encode_line(envelope.message, limit)
+        return encode_line(envelope.message, limit, setting)
     except UnencodableMessage as exc:
         to_peer, to_self = undeliverable(envelope.message, str(exc))
         if to_self is not None:
@@ -199,11 +213,14 @@ class LineReader:
     A line over the limit is not kept: its first bytes are, to read its id, and the rest
     is skipped as it arrives (never parsed as messages of its own). The request behind it
     still ends: an oversized request gets an error response, and our request whose answer
-    was oversized fails on our side (see ``oversized_replies``).
+    was oversized fails on our side (see ``oversized_replies``). ``setting`` says where
+    this side's limit is raised (``StdioServer(..., max_message_bytes=...)``), for those
+    errors' messages.
     """
 
-    def __init__(self, limit: int = DEFAULT_MAX_MESSAGE_BYTES) -> None:
+    def __init__(self, limit: int = DEFAULT_MAX_MESSAGE_BYTES, *, setting: str) -> None:
         self.limit = limit
+        self.setting = setting
         self._buffer = bytearray()
         self._skipping = False
 
@@ -259,7 +276,7 @@ class LineReader:
     def _oversized(
         self, head: bytes, incoming: list[Envelope | Exception], replies: list[JSONObject]
     ) -> None:
-        to_peer, to_self = oversized_replies(head, self.limit)
+        to_peer, to_self = oversized_replies(head, self.limit, self.setting)
         if to_peer is not None:
             replies.append(to_peer)
         if isinstance(to_self, Exception):
@@ -269,7 +286,7 @@ class LineReader:
 
 
 def oversized_replies(
-    head: bytes, limit: int
+    head: bytes, limit: int, setting: str
 ) -> tuple[JSONObject | None, JSONObject | MalformedMessage | None]:
     """What answers a received message over the limit, from its first bytes: ``(to_peer,
     to_self)``.
@@ -277,7 +294,8 @@ def oversized_replies(
     A request gets an error response (the peer's call fails instead of waiting); a
     response becomes an error answer on our side (our call fails). Which it is, and its
     id, are read from the members before its first nested value, where senders put
-    ``id`` and ``method``; if they are not there, our side gets a transport error.
+    ``id`` and ``method``; if they are not there, our side gets a transport error. The
+    errors say the limit is raised with ``setting`` (our side's).
     """
     found = _identified(head)
     if found is not None and found[1]:
@@ -285,14 +303,16 @@ def oversized_replies(
             found[0],
             INVALID_REQUEST,
             f"Invalid request: the request is larger than this connection's limit of "
-            f"{size_text(limit)} per message; send less in one message.",
+            f"{size_text(limit)} per message; send less in one message, or raise the "
+            f"limit with {setting}.",
         ), None
     if found is not None:
         return None, _error(
             found[0],
             INTERNAL_ERROR,
             f"The answer was larger than this connection's limit of {size_text(limit)} per "
-            "message and was dropped; ask for less at a time, or raise max_message_bytes.",
+            f"message and was dropped; ask for less at a time, or raise the limit with "
+            f"{setting}.",
         )
     return None, MalformedMessage(
         f"a message larger than this connection's limit of {size_text(limit)} was "

@@ -235,11 +235,12 @@ class PipeOutput:
     pipe does not take at once. It is a ``Backlog``: past ``UNREAD_BYTES_HELD`` the read
     side stops reading, and a request's handler waits before it writes more. A line that
     cannot go is replaced, failed or dropped by ``line_for``, which puts a failed
-    request's answer on ``incoming``. Closing lets what is written go out, then closes the
+    request's answer on ``incoming`` (``setting``: where this side's ``limit`` is
+    raised, for its message). Closing lets what is written go out, then closes the
     pipe; ``wait_closed`` waits for that.
     """
 
-    __slots__ = ("_closed", "_incoming", "_limit", "_protocol", "_transport")
+    __slots__ = ("_closed", "_incoming", "_limit", "_protocol", "_setting", "_transport")
 
     def __init__(
         self,
@@ -247,22 +248,28 @@ class PipeOutput:
         protocol: _Closing,
         limit: int,
         incoming: ChannelSender[Envelope | Exception],
+        setting: str,
     ) -> None:
         self._closed = False
         self._transport = transport
         self._protocol = protocol
         self._limit = limit
         self._incoming = incoming
+        self._setting = setting
 
     @classmethod
     async def open(
-        cls, pipe: BinaryIO, limit: int, incoming: ChannelSender[Envelope | Exception]
+        cls,
+        pipe: BinaryIO,
+        limit: int,
+        incoming: ChannelSender[Envelope | Exception],
+        setting: str,
     ) -> PipeOutput:
         """Writes to ``pipe`` (a file object the transport takes over and closes)."""
         loop = asyncio.get_running_loop()
         transport, protocol = await loop.connect_write_pipe(_Closing, pipe)
         transport.set_write_buffer_limits(high=UNREAD_BYTES_HELD)
-        return cls(transport, protocol, limit, incoming)
+        return cls(transport, protocol, limit, incoming, setting)
 
     def send_nowait(self, item: Envelope) -> None:
         """Write ``item``'s line; raises ``ClosedResourceError`` if this end is closed,
@@ -274,7 +281,7 @@ class PipeOutput:
             raise anyio.BrokenResourceError
         if self.backed_up() and item.paced:  # rarely backed up: asked first
             raise anyio.WouldBlock
-        if line := line_for(item, self._limit, self._incoming):
+        if line := line_for(item, self._limit, self._incoming, self._setting):
             self._transport.write(line)
 
     async def send(self, item: Envelope) -> None:

@@ -44,6 +44,7 @@ from answerback.transports._child_stderr import (
 from answerback.transports._framing import (
     DEFAULT_MAX_MESSAGE_BYTES,
     LineReader,
+    checked_message_limit,
     decode,
     deliver,
     line_for,
@@ -86,6 +87,8 @@ _PROCESSES = Path("/proc")
 _GROUPS = sys.platform != "win32"
 """Whether the server runs in a process group of its own (POSIX)."""
 _COMMAND_CHARS = 100
+_RAISED_WITH = "StdioServer(..., max_message_bytes=...)"
+"""Where a client's message limit is raised, as its over-the-limit errors say."""
 
 
 def default_environment() -> dict[str, str]:
@@ -130,7 +133,8 @@ class StdioServer:
     ever.
 
     Raises ``ValueError`` for a ``stderr`` string other than the two words (a file name
-    must be a ``Path``). Connecting raises ``ServerExitedError`` if the program ends
+    must be a ``Path``), and ``TypeError`` or ``ValueError`` for a ``max_message_bytes``
+    that is not a positive ``int``. Connecting raises ``ServerExitedError`` if the program ends
     before answering, and ``ConnectionClosedError`` if it cannot be started.
     """
 
@@ -149,7 +153,7 @@ class StdioServer:
         self.env = dict(env or {})
         self.cwd = cwd
         self.stderr: StderrTarget = check_stderr_target(stderr)
-        self.max_message_bytes = max_message_bytes
+        self.max_message_bytes = checked_message_limit(max_message_bytes)
 
     def __repr__(self) -> str:
         return f"StdioServer({self.command!r}, args={self.args!r})"
@@ -220,7 +224,7 @@ class StdioServer:
         try:
             reading, _ = await loop.connect_read_pipe(lambda: server_output, stdout_file)
             try:
-                output = await PipeOutput.open(stdin_file, limit, incoming)
+                output = await PipeOutput.open(stdin_file, limit, incoming, _RAISED_WITH)
             except BaseException:
                 reading.close()
                 raise
@@ -339,7 +343,7 @@ class _ServerOutput(LineReader):
     message) becomes a ``StrayOutputError`` instead of an error sent back to the server."""
 
     def __init__(self, limit: int, command_line: str) -> None:
-        super().__init__(limit)
+        super().__init__(limit, setting=_RAISED_WITH)
         self._command_line = command_line
 
     def decode_line(self, line: bytes) -> Envelope | Exception:
@@ -474,7 +478,7 @@ async def _write_lines(
     async with source:
         try:
             async for envelope in source:
-                if line := line_for(envelope, limit, incoming):
+                if line := line_for(envelope, limit, incoming, _RAISED_WITH):
                     await stdin.send(line)
         except (anyio.ClosedResourceError, anyio.BrokenResourceError):
             return

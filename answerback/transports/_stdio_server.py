@@ -48,6 +48,7 @@ from answerback.transports._base import StreamPair
 from answerback.transports._framing import (
     DEFAULT_MAX_MESSAGE_BYTES,
     LineReader,
+    checked_message_limit,
     deliver,
     line_for,
 )
@@ -65,6 +66,8 @@ from answerback.transports._pipes import (
 )
 
 _CHUNK_BYTES = 65536
+_RAISED_WITH = "mcp.run(max_message_bytes=...)"
+"""Where a server's message limit is raised, as its over-the-limit errors say."""
 _FLUSH_SECONDS = 2.0
 """How long the messages still queued when the connection ends may take to go out (a
 client that stopped reading would otherwise hold the server up for ever)."""
@@ -86,15 +89,18 @@ async def stdio_server_streams(
     """Streams over this process's stdin/stdout (or the given binary files).
 
     ``max_message_bytes`` caps one message either way: a larger request gets an error
-    response, and a larger answer of ours is replaced by one. Messages queued when the
-    block ends are still written; the files themselves are left open. On this process's
-    own stdout, anything else written to stdout goes to stderr while the block runs.
+    response, and a larger answer of ours is replaced by one; it must be a positive
+    ``int`` (else ``TypeError`` or ``ValueError``, before anything is read). Messages
+    queued when the block ends are still written; the files themselves are left open. On
+    this process's own stdout, anything else written to stdout goes to stderr while the
+    block runs.
     Once the client closes its end of stdout (it has gone), the block's body is
     cancelled, and the block ends quietly; if writing fails for another reason, the body
     is cancelled and the block raises ``StdioFailedError`` (the answers are lost). If
     reading stdin fails, input ends there and the block raises ``StdioFailedError`` as it
     ends.
     """
+    checked_message_limit(max_message_bytes)
     _require_standard_streams(stdin, stdout)
     if stdout is not None:
         async with _streams(stdin, stdout, max_message_bytes) as streams:
@@ -227,7 +233,7 @@ async def _streams(
 
     async def read_messages(outgoing: PipeOutput | _ThreadOutput) -> None:
         nonlocal read_error
-        lines = LineReader(max_message_bytes)
+        lines = LineReader(max_message_bytes, setting=_RAISED_WITH)
         read_error = await _read_messages(read_all, lines, incoming_send, outgoing)
 
     try:
@@ -355,7 +361,7 @@ class _ThreadOutput:
             raise anyio.ClosedResourceError
         if self.backed_up() and item.paced:
             raise anyio.WouldBlock  # a request's handler waits (see ``PipeOutput``)
-        if line := line_for(item, self._limit, self._incoming):
+        if line := line_for(item, self._limit, self._incoming, _RAISED_WITH):
             self._lines.send_nowait(line)
             self._waiting_bytes += len(line)
 
@@ -398,7 +404,7 @@ async def _writer(
     pipe = _own_copy(stdout, "wb")
     if pipe is not None:
         try:
-            output = await PipeOutput.open(pipe, limit, incoming)
+            output = await PipeOutput.open(pipe, limit, incoming, _RAISED_WITH)
         except (ValueError, OSError):  # a descriptor the loop cannot watch
             pipe.close()
         else:

@@ -1,6 +1,7 @@
 """A test server that tells the client about its own process, and can die on request.
 
-Run over stdio: ``python tests/servers/process_server.py``.
+Run over stdio: ``python tests/servers/process_server.py [--trio] [--max-message-bytes N]``
+(``mcp.run()``'s backend and message limit).
 """
 
 from __future__ import annotations
@@ -11,7 +12,8 @@ import sys
 
 import anyio
 
-from answerback.server import MCPServer
+from answerback.server import Context, MCPServer
+from answerback.types import InputRequiredResult
 
 mcp = MCPServer("Process")
 
@@ -105,5 +107,19 @@ async def hang_in_cleanup() -> str:
     return "unreachable"
 
 
+@mcp.tool()
+async def hoard(ctx: Context, size: int) -> InputRequiredResult | str:
+    """Keep ``size`` characters in a sealed ``requestState`` and ask for a retry (one
+    2026-07-28 round); the retry gets "done"."""
+    if ctx.open_state() is not None:
+        return "done"
+    return InputRequiredResult(request_state=ctx.seal_state({"blob": "y" * size}))
+
+
 if __name__ == "__main__":
-    mcp.run(backend="trio" if "--trio" in sys.argv[1:] else "asyncio")
+    options = sys.argv[1:]
+    limit = "--max-message-bytes"
+    mcp.run(
+        backend="trio" if "--trio" in options else "asyncio",
+        max_message_bytes=int(options[options.index(limit) + 1]) if limit in options else None,
+    )

@@ -147,6 +147,42 @@ async def test_an_invalid_result_over_stdio_names_the_program() -> None:
     )
 
 
+@pytest.mark.parametrize("mode", ["legacy", MODERN])
+async def test_a_value_out_of_its_schema_range_is_an_invalid_result(mode: str) -> None:
+    """The schema bounds ``priority`` to 0..1: a server sending 2 breaks it, and the call
+    fails as for any other invalid result, naming the field and the bound."""
+    out_of_range: JSONObject = {
+        "content": [{"type": "text", "text": "hi", "annotations": {"priority": 2}}]
+    }
+    async with hand_driven(mode) as (client, peer):
+        with pytest.raises(InvalidServerResultError) as caught:
+            await call_against(client, peer, out_of_range)
+        good = await call_against(client, peer, {"content": []})
+    assert caught.value.message == (
+        "The server 'hand-driven' 0 sent an invalid CallToolResult for 'tools/call': "
+        "content.0.text.annotations.priority: Input should be less than or equal to 1 "
+        "(got 2). The server breaks the MCP schema; report it to its authors."
+    )
+    assert good.content == []
+
+
+async def test_a_negative_cache_lifetime_is_an_invalid_result() -> None:
+    negative: JSONObject = {"tools": [], "ttlMs": -1}
+    async with hand_driven(MODERN) as (client, peer):
+        failure: MCPError | None = None
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(answer_next, peer, "tools/list", negative)
+            with anyio.fail_after(PATIENCE_SECONDS):
+                try:
+                    await client.list_tools()
+                except MCPError as exc:
+                    failure = exc
+    assert isinstance(failure, InvalidServerResultError)
+    assert "invalid ListToolsResult for 'tools/list': ttlMs: Input should be greater" in (
+        failure.message
+    )
+
+
 async def test_many_problems_are_summed_up() -> None:
     many: JSONObject = {"content": [{"type": "text"}] * 5}
     async with hand_driven("legacy") as (client, peer):

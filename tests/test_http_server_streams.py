@@ -209,20 +209,25 @@ async def test_a_cancelled_request_waiting_for_a_json_answer_is_released(
 # -- 6: what cannot be sent as JSON becomes an error response ---------------------------
 
 
+_UNCHECKED_INFINITY = Annotations.model_construct(priority=float("inf"))
+"""A value no model check stops (built without validation), for the transport's own net."""
+
+
 def unencodable_server() -> MCPServer:
     mcp = MCPServer("Unencodable")
 
     @mcp.tool()
     def infinite() -> TextContent:
         """A result JSON cannot carry: a content block, sent as built past the tool
-        layer's own check (which refuses a returned ``float("inf")``)."""
-        return TextContent(text="unsendable", annotations=Annotations(priority=float("inf")))
+        layer's own check (which refuses a returned ``float("inf")``). ``Annotations``
+        refuses Infinity when validated, so this one is built unvalidated."""
+        return TextContent(text="unsendable", annotations=_UNCHECKED_INFINITY)
 
     @mcp.tool()
     async def infinite_after_a_log(ctx: Context) -> TextContent:
         """The same after a log message, so that the answer comes on an SSE stream."""
         await ctx.info("about to answer")
-        return TextContent(text="unsendable", annotations=Annotations(priority=float("inf")))
+        return TextContent(text="unsendable", annotations=_UNCHECKED_INFINITY)
 
     @mcp.tool()
     async def pause(seconds: float) -> str:

@@ -301,3 +301,10 @@ async def test_a_hand_made_question_the_client_cannot_answer_is_not_sent() -> No
 def test_the_servers_cap_must_allow_a_question() -> None:
     with pytest.raises(ValueError, match="at least 1"):
         MCPServer("x", max_input_requests=0)
+
+
+def test_a_negative_cache_lifetime_is_refused_when_the_server_is_built() -> None:
+    """Sent as is, every 2026-07-28 list would break the schema (``ttlMs`` 0 or more),
+    and clients would fail them: the mistake is the server author's, caught here."""
+    with pytest.raises(ValueError, match="cache_ttl_ms must be 0 or more"):
+        MCPServer("x", cache_ttl_ms=-1)

@@ -226,6 +226,35 @@ async def test_progress_without_a_token_is_skipped() -> None:
     assert result.content == [TextContent(text="done")]
 
 
+@pytest.mark.parametrize("mode", ["legacy", "2026-07-28"])
+@pytest.mark.parametrize("asked", [True, False], ids=["asked", "not-asked"])
+async def test_progress_that_json_cannot_carry_fails_the_tool_clearly(
+    mode: str, asked: bool
+) -> None:
+    """NaN or Infinity in ``ctx.report_progress`` fails the tool saying so, whether
+    or not the client asked for progress, and nothing is reported: the same in-process as
+    on a transport (which could not have written it)."""
+    server = MCPServer("Progress")
+
+    @server.tool()
+    async def stuck(ctx: Context) -> str:
+        await ctx.report_progress(1, float("nan"), "halfway?")
+        return "done"
+
+    reported: list[tuple[float, float | None, str | None]] = []
+
+    async def report(progress: float, total: float | None, message: str | None) -> None:
+        reported.append((progress, total, message))
+
+    async with Client(server, mode=mode) as client:
+        result = await client.call_tool("stuck", progress_callback=report if asked else None)
+    assert result.is_error
+    [block] = result.content
+    assert isinstance(block, TextContent)
+    assert "Progress total must be a finite number, not nan: JSON cannot carry it." in block.text
+    assert reported == []
+
+
 async def test_the_client_declares_exactly_its_callbacks_on_the_wire() -> None:
     """The ``initialize`` capabilities mirror the callbacks given, in the spec's shapes."""
 

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import pytest
 from pydantic import FileUrl, TypeAdapter, ValidationError
+from pydantic.alias_generators import to_camel
 
 from answerback import types
 from answerback.types import (
@@ -19,12 +21,17 @@ from answerback.types import (
     SERVER_NOTIFICATION_TYPES,
     SERVER_REQUEST_TYPES,
     UNSUPPORTED_PROTOCOL_VERSION,
+    Annotations,
     BooleanSchema,
     CallToolRequestParams,
     CallToolResult,
     ClientCapabilities,
     ClientRequest,
+    CompleteResult,
+    Completion,
+    CreateMessageRequestParams,
     CreateMessageResult,
+    DiscoverResult,
     ElicitationCapability,
     ElicitRequestFormParams,
     ElicitRequestParams,
@@ -39,11 +46,18 @@ from answerback.types import (
     JSONRPCNotification,
     JSONRPCRequest,
     JSONRPCResultResponse,
+    ListResourcesResult,
     ListRootsRequest,
     ListRootsResult,
+    ListToolsResult,
     LoggingMessageNotification,
     MCPError,
+    MCPModel,
+    ModelPreferences,
+    NumberSchema,
     PrimitiveSchemaDefinition,
+    ProgressNotificationParams,
+    ReadResourceResult,
     RequestParamsMeta,
     Root,
     SamplingCapability,
@@ -202,6 +216,115 @@ class TestContent:
     def test_root_rejects_non_file(self) -> None:
         with pytest.raises(ValidationError):
             Root.model_validate({"uri": "https://example.com"})
+
+
+NOT_FINITE = [math.nan, math.inf, -math.inf]
+
+
+def only_error(exc: pytest.ExceptionInfo[ValidationError]) -> tuple[str, str]:
+    """Where the one validation error is (dotted, by wire name) and what it says."""
+    [error] = exc.value.errors(include_url=False)
+    return ".".join(str(part) for part in error["loc"]), error["msg"]
+
+
+class TestBounds:
+    """The schema's bounds hold when a model is built and when a wire message is read."""
+
+    @pytest.mark.parametrize("priority", [0, 0.0, 0.5, 1, 1.0])
+    def test_a_priority_from_0_to_1_is_accepted(self, priority: float) -> None:
+        assert Annotations(priority=priority).to_wire() == {"priority": priority}
+        wire = {"type": "text", "text": "x", "annotations": {"priority": priority}}
+        assert TextContent.model_validate(wire).to_wire() == wire
+
+    @pytest.mark.parametrize(
+        ("priority", "message"),
+        [
+            (-0.1, "Input should be greater than or equal to 0"),
+            (1.1, "Input should be less than or equal to 1"),
+            (7, "Input should be less than or equal to 1"),
+            (math.nan, "Input should be a finite number"),
+            (math.inf, "Input should be a finite number"),
+            (-math.inf, "Input should be a finite number"),
+        ],
+    )
+    def test_a_priority_outside_0_to_1_is_refused(self, priority: float, message: str) -> None:
+        with pytest.raises(ValidationError) as built:
+            Annotations(priority=priority)
+        assert only_error(built) == ("priority", message)
+        with pytest.raises(ValidationError) as received:
+            TextContent.model_validate(
+                {"type": "text", "text": "x", "annotations": {"priority": priority}}
+            )
+        assert only_error(received) == ("annotations.priority", message)
+
+    @pytest.mark.parametrize("field", ["cost_priority", "speed_priority", "intelligence_priority"])
+    def test_model_preferences_are_from_0_to_1(self, field: str) -> None:
+        wire_name = to_camel(field)
+        for edge in (0, 1):
+            assert getattr(ModelPreferences.model_validate({wire_name: edge}), field) == edge
+        for bad, message in [
+            (-3, "Input should be greater than or equal to 0"),
+            (1.1, "Input should be less than or equal to 1"),
+            (math.nan, "Input should be a finite number"),
+        ]:
+            with pytest.raises(ValidationError) as built:
+                ModelPreferences.model_validate({wire_name: bad})
+            assert only_error(built) == (wire_name, message)
+            params: dict[str, Any] = {
+                "messages": [],
+                "maxTokens": 10,
+                "modelPreferences": {wire_name: bad},
+            }
+            with pytest.raises(ValidationError) as received:
+                CreateMessageRequestParams.model_validate(params)
+            assert only_error(received) == (f"modelPreferences.{wire_name}", message)
+
+    @pytest.mark.parametrize(
+        ("result_type", "required"),
+        [
+            (ListToolsResult, {"tools": []}),
+            (ListResourcesResult, {"resources": []}),
+            (ReadResourceResult, {"contents": []}),
+            (DiscoverResult, {"supportedVersions": [], "capabilities": {}}),
+        ],
+    )
+    def test_a_cache_lifetime_is_never_negative(
+        self, result_type: type[MCPModel], required: dict[str, Any]
+    ) -> None:
+        assert result_type.model_validate({**required, "ttlMs": 0}).to_wire()["ttlMs"] == 0
+        with pytest.raises(ValidationError) as received:
+            result_type.model_validate({**required, "ttlMs": -1})
+        assert only_error(received) == ("ttlMs", "Input should be greater than or equal to 0")
+
+    def test_a_completion_holds_at_most_100_values(self) -> None:
+        hundred = [f"v{n}" for n in range(100)]
+        assert len(Completion(values=hundred).values) == 100
+        with pytest.raises(ValidationError) as built:
+            Completion(values=[*hundred, "one too many"])
+        assert only_error(built)[0] == "values"
+        assert "at most 100 items" in only_error(built)[1]
+        with pytest.raises(ValidationError) as received:
+            CompleteResult.model_validate({"completion": {"values": [*hundred, "x"]}})
+        assert only_error(received)[0] == "completion.values"
+
+    @pytest.mark.parametrize("value", NOT_FINITE)
+    def test_no_float_field_takes_what_json_cannot_carry(self, value: float) -> None:
+        """Where the schema gives no bound, NaN and Infinity are still refused: JSON cannot
+        carry them, so in-process fails just as the wire would."""
+        attempts: list[tuple[str, type[MCPModel], dict[str, Any]]] = [
+            ("temperature", CreateMessageRequestParams, {"messages": [], "max_tokens": 10}),
+            ("progress", ProgressNotificationParams, {"progress_token": 1}),
+            ("total", ProgressNotificationParams, {"progress_token": 1, "progress": 1}),
+            ("minimum", NumberSchema, {}),
+            ("maximum", NumberSchema, {}),
+            ("default", NumberSchema, {}),
+        ]
+        for field, model, others in attempts:
+            with pytest.raises(ValidationError) as built:
+                model(**others, **{field: value})
+            assert only_error(built) == (field, "Input should be a finite number")
+        with pytest.raises(ValidationError, match="finite number"):
+            ElicitResult(action="accept", content={"weight": value})
 
 
 class TestCapabilities:

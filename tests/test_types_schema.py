@@ -694,3 +694,68 @@ class TestModern:
         bare = CallToolRequest(params=CallToolRequestParams(name="t"))
         with pytest.raises(AssertionError, match="_meta"):
             check(MODERN, "CallToolRequest", request(bare))
+
+
+# --- bounds ------------------------------------------------------------------------------
+
+_BOUND_KEYWORDS = (
+    "minimum",
+    "maximum",
+    "exclusiveMinimum",
+    "exclusiveMaximum",
+    "minItems",
+    "maxItems",
+    "minLength",
+    "maxLength",
+)
+
+
+def _spec_bounds(version: str) -> list[tuple[str, tuple[str, ...], dict[str, Any]]]:
+    """Every bounded property in the schema: (definition, path of wire names, bounds),
+    looking into objects defined inline (``CompleteResult.completion.values``)."""
+    found: list[tuple[str, tuple[str, ...], dict[str, Any]]] = []
+
+    def walk(definition: str, node: dict[str, Any], path: tuple[str, ...]) -> None:
+        for name, prop in node.get("properties", {}).items():
+            bounds = {key: prop[key] for key in _BOUND_KEYWORDS if key in prop}
+            if bounds:
+                found.append((definition, (*path, name), bounds))
+            walk(definition, prop, (*path, name))
+
+    for definition, node in _defs(version).items():
+        walk(definition, node, ())
+    return found
+
+
+def _model_node(schema: dict[str, Any], node: dict[str, Any]) -> dict[str, Any]:
+    """``node`` of a pydantic JSON schema with ``$ref`` followed and ``None`` dropped."""
+    while True:
+        if "$ref" in node:
+            node = schema["$defs"][node["$ref"].rsplit("/", 1)[-1]]
+            continue
+        branches = [branch for branch in node.get("anyOf", []) if branch != {"type": "null"}]
+        if len(branches) != 1:
+            return node
+        node = branches[0]
+
+
+def _model_bounds(model: type[MCPModel], path: tuple[str, ...]) -> dict[str, Any]:
+    schema = model.model_json_schema(by_alias=True)
+    node = _model_node(schema, schema)
+    for name in path:
+        node = _model_node(schema, node["properties"][name])
+    return {key: node[key] for key in _BOUND_KEYWORDS if key in node}
+
+
+@pytest.mark.parametrize("version", [LEGACY, MODERN])
+def test_every_bound_in_the_schema_is_checked_by_its_model(version: str) -> None:
+    """``minimum``, ``maximum``, ``maxItems``...: what the schema bounds, the model of the
+    same name bounds the same way (so it refuses to build, or to read, what breaks it)."""
+    from answerback import types
+
+    bounded = _spec_bounds(version)
+    assert bounded, "the schema states no bounds at all: is this the right file?"
+    for definition, path, bounds in bounded:
+        model = getattr(types, definition, None)
+        assert model is not None, f"{definition} ({version}) has bounds but no model"
+        assert _model_bounds(model, path) == bounds, f"{definition}.{'.'.join(path)}"

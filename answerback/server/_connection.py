@@ -76,6 +76,7 @@ from answerback.types import (
     UnsupportedProtocolVersionError,
 )
 from answerback.types._errors import INTERNAL_ERROR, INVALID_REQUEST
+from answerback.types._models import MAX_COMPLETION_VALUES
 from answerback.types._versions import (
     LATEST_LEGACY_VERSION,
     LEGACY_VERSIONS,
@@ -753,4 +754,8 @@ def _check_input_response(key: str, method: str, response: Any) -> JSONObject:
 
 def _completion(values: list[str]) -> Completion:
     """At most 100 values per the spec, saying whether there were more."""
-    return Completion(values=values[:100], total=len(values), has_more=len(values) > 100)
+    return Completion(
+        values=values[:MAX_COMPLETION_VALUES],
+        total=len(values),
+        has_more=len(values) > MAX_COMPLETION_VALUES,
+    )

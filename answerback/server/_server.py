@@ -106,6 +106,11 @@ class MCPServer:
         refused (-32602), on every replica sharing the HTTP app's state."""
         if max_input_requests < 1:
             raise ValueError("max_input_requests must be at least 1.")
+        if cache_ttl_ms < 0:
+            raise ValueError(
+                f"cache_ttl_ms must be 0 or more (how many milliseconds a client may reuse "
+                f"a list; 0: not at all), not {cache_ttl_ms}."
+            )
         check_error_details(error_details)
         self.error_details: ErrorDetails = error_details
         self.max_input_requests = max_input_requests

@@ -9,6 +9,7 @@ declare, because the specification forbids sending it.
 from __future__ import annotations
 
 import functools
+import math
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, TypeVar
@@ -331,9 +332,19 @@ class ServerSession:
     async def send_progress(
         self, progress: float, total: float | None = None, message: str | None = None
     ) -> None:
-        """Report progress, if the client asked for it with a progress token."""
+        """Report progress, if the client asked for it with a progress token.
+
+        Raises ``ValueError`` for a NaN or infinite number (JSON cannot carry it) whether
+        or not the client asked, so the mistake shows on every transport alike.
+        """
+        for name, value in (("progress", progress), ("total", total)):
+            if value is not None and not math.isfinite(value):
+                raise ValueError(
+                    f"Progress {name} must be a finite number, not {value}: JSON cannot carry it."
+                )
+        token = self._request.progress_token
         send = functools.partial(self._request.send_progress, progress, total, message)
-        if self._already_sent is None or self._request.progress_token is None:
+        if self._already_sent is None or token is None:
             await send()
         else:
             # The token changes every round (each round is a new request): leave it out.

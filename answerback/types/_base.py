@@ -3,6 +3,10 @@
 Python attributes are snake_case and the wire is camelCase; ``_meta`` is spelled
 ``meta`` on the Python side. Unknown fields are kept (``extra="allow"``) so a message
 from a newer peer survives a round trip through an older answerback untouched.
+
+No ``float`` field takes NaN or Infinity (``allow_inf_nan=False``): JSON cannot carry
+them, so a model that held one would fail only later, on the wire, and only on some
+transports. Building it fails at once instead, alike for every transport and in-process.
 """
 
 from __future__ import annotations
@@ -26,6 +30,7 @@ class MCPModel(BaseModel):
         validate_by_alias=True,
         serialize_by_alias=True,
         extra="allow",
+        allow_inf_nan=False,
     )
 
     def __repr_args__(self) -> Any:

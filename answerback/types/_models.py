@@ -28,6 +28,11 @@ TaskStatus: TypeAlias = Literal["working", "input_required", "completed", "faile
 IncludeContext: TypeAlias = Literal["none", "thisServer", "allServers"]
 CacheScope: TypeAlias = Literal["public", "private"]
 ElicitationContentValue: TypeAlias = str | int | float | bool | list[str] | None
+_UnitInterval: TypeAlias = Annotated[float, Field(ge=0, le=1)]
+"""A number from 0 to 1, both included (priorities and weights, as the schema bounds them)."""
+
+MAX_COMPLETION_VALUES = 100
+"""The most values one ``Completion`` may carry; ``total`` and ``hasMore`` tell of more."""
 
 META_PROTOCOL_VERSION = "io.modelcontextprotocol/protocolVersion"
 """Request ``_meta`` key (2026-07-28): the protocol version this request speaks."""
@@ -81,7 +86,8 @@ class Annotations(MCPModel):
     """Hints to the client about who a piece of content is for and how much it matters."""
 
     audience: list[Role] | None = None
-    priority: float | None = None
+    priority: _UnitInterval | None = None
+    """0 (least important) to 1 (effectively required)."""
     last_modified: str | None = None
 
 
@@ -236,7 +242,8 @@ class PaginatedResult(Result):
 class CacheableResult(Result):
     """A result that 2026-07-28 servers mark with a client-side cache lifetime."""
 
-    ttl_ms: int | None = None
+    ttl_ms: Annotated[int, Field(ge=0)] | None = None
+    """Milliseconds a client may cache the result for; 0 means do not reuse it."""
     cache_scope: CacheScope | None = None
 
 
@@ -437,9 +444,10 @@ class ModelPreferences(MCPModel):
     """How the server weighs cost, speed and intelligence when the client picks a model."""
 
     hints: list[ModelHint] | None = None
-    cost_priority: float | None = None
-    speed_priority: float | None = None
-    intelligence_priority: float | None = None
+    cost_priority: _UnitInterval | None = None
+    """0 (cost does not matter) to 1 (cost matters most); likewise the two below."""
+    speed_priority: _UnitInterval | None = None
+    intelligence_priority: _UnitInterval | None = None
 
 
 class ToolChoice(MCPModel):
@@ -1051,7 +1059,7 @@ class CompleteRequest(MCPModel):
 class Completion(MCPModel):
     """Suggested values (at most 100) and whether more exist."""
 
-    values: list[str]
+    values: Annotated[list[str], Field(max_length=MAX_COMPLETION_VALUES)]
     total: int | None = None
     has_more: bool | None = None
 

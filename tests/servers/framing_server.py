@@ -41,8 +41,10 @@ def infinity() -> float:
 @mcp.tool()
 def infinite_priority() -> TextContent:
     """A content block holding Infinity: sent as built, past the tool layer, so only the
-    transport's strict JSON stops it."""
-    return TextContent(text="unsendable", annotations=Annotations(priority=float("inf")))
+    transport's strict JSON stops it. ``Annotations`` refuses Infinity when validated, so
+    the test builds it unvalidated (``model_construct``), as a careless caller could."""
+    unchecked = Annotations.model_construct(priority=float("inf"))
+    return TextContent(text="unsendable", annotations=unchecked)
 
 
 @mcp.tool()

@@ -17,7 +17,13 @@ from support import LIBRARY_SERVER, PATIENCE_SECONDS, RawPeer, peer_pair, server
 
 from answerback import Client, MCPError, StdioServer
 from answerback.server import Context, FormSchemaError, MCPServer, form_schema
-from answerback.types import InputRequiredResult, SamplingCapability
+from answerback.types import (
+    CompletionArgument,
+    InputRequiredResult,
+    PromptReference,
+    SamplingCapability,
+    TextResourceContents,
+)
 
 pytestmark = pytest.mark.anyio
 
@@ -153,6 +159,91 @@ async def test_a_missing_resource_gets_its_generations_code(mode: str, code: int
             await client.read_resource("elsewhere://nothing")
     assert caught.value.code == code
     assert caught.value.data == {"uri": "elsewhere://nothing"}
+
+
+async def test_a_2026_declaration_of_the_wrong_shape_is_invalid_params() -> None:
+    """The capabilities and client info a 2026-07-28 request declares in ``_meta`` are
+    the client's params: the wrong shape is -32602 naming the field."""
+    meta = {
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientCapabilities": {"elicitation": "yes, please"},
+    }
+    request = {"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {"_meta": meta}}
+    with anyio.fail_after(PATIENCE_SECONDS):
+        async with raw_connection("memory") as peer:
+            await peer.send(request)
+            answer = await peer.receive()
+    assert answer["error"] == {
+        "code": -32602,
+        "message": "Invalid params: elicitation: Input should be a valid dictionary or "
+        "instance of ElicitationCapability",
+    }
+
+
+class _Count(BaseModel):
+    count: int
+
+
+def misbuilding_server() -> MCPServer:
+    """Handlers whose own code fails pydantic validation (a server bug), and a template
+    whose parameter a URI can give a value of the wrong type (the client's mistake)."""
+    mcp = MCPServer("Misbuilds")
+
+    @mcp.prompt()
+    def tally() -> str:
+        return f"{_Count.model_validate({'count': 'many'}).count} items"
+
+    @mcp.resource("tally://total")
+    def total() -> str:
+        return str(_Count.model_validate({}).count)
+
+    @mcp.resource("shelf://{number}")
+    def shelf(number: int) -> str:
+        return f"shelf {number}"
+
+    @mcp.completion()
+    async def complete(ref: Any, argument: Any, context: Any) -> list[str]:
+        return [str(_Count.model_validate({"count": None}).count)]
+
+    return mcp
+
+
+@pytest.mark.parametrize("mode", ["legacy", "2026-07-28"])
+async def test_a_validation_error_in_the_servers_own_code_is_an_internal_error(
+    mode: str,
+) -> None:
+    """Not -32602 "Invalid params", which blamed the client for the server's bug (and
+    left nothing in the server's log): an internal error naming it, logged there."""
+    async with Client(misbuilding_server(), mode=mode) as client:
+        for attempt in (
+            lambda: client.get_prompt("tally"),
+            lambda: client.read_resource("tally://total"),
+            lambda: client.complete(
+                PromptReference(name="tally"), CompletionArgument(name="x", value="")
+            ),
+        ):
+            with pytest.raises(MCPError) as caught:
+                await attempt()
+            assert caught.value.code == -32603
+            assert caught.value.message.startswith(
+                "Internal error: ValidationError: 1 validation error for _Count"
+            )
+        [shelf] = (await client.read_resource("shelf://3")).contents
+        assert shelf == TextResourceContents(
+            uri="shelf://3", mime_type="text/plain", text="shelf 3"
+        )
+
+
+@pytest.mark.parametrize("mode", ["legacy", "2026-07-28"])
+async def test_a_template_value_of_the_wrong_type_is_invalid_params(mode: str) -> None:
+    async with Client(misbuilding_server(), mode=mode) as client:
+        with pytest.raises(MCPError) as caught:
+            await client.read_resource("shelf://third")
+    assert caught.value.code == -32602
+    assert caught.value.message == (
+        "Invalid params: 'shelf://third' gives the template's 'number' the value 'third': "
+        "Input should be a valid integer, unable to parse string as an integer."
+    )
 
 
 async def test_an_unknown_cursor_is_refused() -> None:

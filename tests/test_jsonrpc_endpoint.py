@@ -47,6 +47,7 @@ from answerback.types import (
     MethodNotFoundError,
     RequestTimeoutError,
 )
+from answerback.types._errors import invalid_params
 
 pytestmark = pytest.mark.anyio
 
@@ -71,7 +72,13 @@ class Handlers:
         if request.method == "echo":
             return {"echo": request.params}
         if request.method == "greet":
-            return {"text": f"Hello, {Greeting.model_validate(request.params).name}."}
+            try:
+                greeting = Greeting.model_validate(request.params)
+            except pydantic.ValidationError as exc:
+                raise invalid_params(exc) from None
+            return {"text": f"Hello, {greeting.name}."}
+        if request.method == "misbuild":
+            return {"text": Greeting.model_validate({"nom": "the handler's own mistake"}).name}
         if request.method == "explode":
             raise ValueError("the widget is out of range")
         if request.method == "refuse":
@@ -454,14 +461,29 @@ async def test_a_handler_exception_is_an_internal_error_naming_it() -> None:
         await assert_still_answers(peer)
 
 
-async def test_a_validation_error_is_invalid_params() -> None:
-    """Params of the wrong shape (pydantic says so) are -32602 naming the field."""
+async def test_params_of_the_wrong_shape_are_invalid_params() -> None:
+    """A handler that parses its params with pydantic turns the failure into -32602
+    naming the field (``invalid_params``)."""
     async with endpoint_and_peer() as (_, peer):
         answer = await ask(peer, 9, "greet", {"nom": "Ada"})
-        assert answer["error"]["code"] == INVALID_PARAMS
-        assert "name" in answer["error"]["message"]
+        assert answer["error"] == {
+            "code": INVALID_PARAMS,
+            "message": "Invalid params: name: Field required",
+        }
         good = await ask(peer, 10, "greet", {"name": "Ada"})
         assert good["result"] == {"text": "Hello, Ada."}
+
+
+async def test_a_validation_error_of_the_handlers_own_is_an_internal_error() -> None:
+    """A pydantic error that escapes a handler came from its own code, not from the
+    peer's params: an internal error naming it, never -32602 blaming the peer."""
+    async with endpoint_and_peer() as (_, peer):
+        answer = await ask(peer, 9, "misbuild", {"name": "Ada"})
+        assert answer["error"]["code"] == INTERNAL_ERROR
+        assert answer["error"]["message"].startswith(
+            "Internal error: ValidationError: 1 validation error for Greeting"
+        )
+        await assert_still_answers(peer)
 
 
 async def test_an_mcp_error_is_sent_as_raised() -> None:

@@ -681,6 +681,31 @@ async def test_an_unsupported_form_gets_invalid_params_and_the_host_is_told(
     assert "The server 'hand-driven' 0" in record.getMessage()
 
 
+async def test_a_server_request_of_the_wrong_shape_gets_invalid_params() -> None:
+    """Params the schema refuses are the server's mistake: -32602 naming the field,
+    never an internal error of the client's, and nobody is asked."""
+    person = Person(GOOD_ANSWER)
+    async with client_with_hand_driven_server(responder=person) as (_, server, _):
+        await server.send(
+            {
+                "jsonrpc": "2.0",
+                "id": 7,
+                "method": "elicitation/create",
+                "params": {"mode": "form", "requestedSchema": {"type": "object"}},
+            }
+        )
+        answer = await server.receive()
+    assert answer == {
+        "jsonrpc": "2.0",
+        "id": 7,
+        "error": {
+            "code": INVALID_PARAMS,
+            "message": "Invalid params: form.message: Field required",
+        },
+    }
+    assert person.asked == 0
+
+
 async def test_in_2026_an_unsupported_form_fails_the_call_with_the_reasons() -> None:
     person = Person(GOOD_ANSWER)
     round_result: JSONObject = {

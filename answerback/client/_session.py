@@ -78,6 +78,7 @@ from answerback.types import (
 from answerback.types._errors import (
     INTERNAL_ERROR,
     INVALID_PARAMS,
+    invalid_params,
     shown_problems,
     validation_problems,
 )
@@ -443,10 +444,10 @@ class ClientSession:
         """One legacy server request parsed and answered by the responder (a 2026-07-28
         input request comes parsed, to ``_answer_input``)."""
         if method == "elicitation/create":
-            elicit_params = parse_as(ElicitRequestParams, params or {})
+            elicit_params = _request_params(ElicitRequestParams, params)
             return await self.answer_elicitation(context, elicit_params)
         if method == "sampling/createMessage":
-            sampling_params = CreateMessageRequestParams.model_validate(params or {})
+            sampling_params = _request_params(CreateMessageRequestParams, params)
             return await self.answer_sampling(context, sampling_params)
         if method == "roots/list":
             return await self.answer_list_roots(context)
@@ -714,3 +715,12 @@ class _Renewal:
     def __init__(self) -> None:
         self.done = anyio.Event()
         self.failure: Exception | None = None
+
+
+def _request_params(type_: Any, params: JSONObject | None) -> Any:
+    """A server request's params parsed as ``type_``: -32602 naming every problem if
+    they do not fit (the server's mistake, which it is told)."""
+    try:
+        return parse_as(type_, params or {})
+    except pydantic.ValidationError as exc:
+        raise invalid_params(exc) from None

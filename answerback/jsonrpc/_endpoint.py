@@ -33,7 +33,6 @@ from typing import Any, Self, TypeVar, cast
 
 import anyio
 import anyio.lowlevel
-import pydantic
 from anyio.abc import TaskGroup
 
 from answerback.jsonrpc._attention import Attention
@@ -96,23 +95,18 @@ plain ``MCPError``, not a ``ConnectionClosedError``."""
 def error_from_exception(exc: BaseException, *, redact: bool = False) -> ErrorData:
     """The error response for an exception raised while answering a request.
 
-    ``MCPError`` is sent as raised; a pydantic validation failure means the peer sent
-    parameters of the wrong shape (-32602, with the validator's explanation); anything
-    else is an internal error whose message names the exception, so the peer is not left
-    guessing and no traceback leaks. With ``redact`` the exception's text (which may
-    hold secrets) stays here: the peer gets a short reference, logged with the
-    traceback. An exception group holding a single exception (a task group inside a
-    handler) is judged by that exception.
+    ``MCPError`` is sent as raised; anything else is an internal error whose message
+    names the exception, so the peer is not left guessing and no traceback leaks. That
+    includes a pydantic ``ValidationError``: params are parsed where the request is
+    handled, which turns their errors into -32602 (``invalid_params``), so one that gets
+    here came from the answering side's own code, not from the peer. With ``redact``
+    the exception's text (which may hold secrets) stays here: the peer gets a short
+    reference, logged with the traceback. An exception group holding a single
+    exception (a task group inside a handler) is judged by that exception.
     """
     exc = _sole_exception(exc)
     if isinstance(exc, MCPError):
         return exc.error
-    if isinstance(exc, pydantic.ValidationError):
-        problems = "; ".join(
-            f"{'.'.join(str(part) for part in err['loc']) or 'params'}: {err['msg']}"
-            for err in exc.errors(include_url=False)
-        )
-        return ErrorData(code=INVALID_PARAMS, message=f"Invalid params: {problems}")
     if redact:
         reference = new_error_reference()
         logger.error("request handler failed (reference %s)", reference, exc_info=exc)

@@ -75,7 +75,7 @@ from answerback.types import (
     SubscriptionsListenRequestParams,
     UnsupportedProtocolVersionError,
 )
-from answerback.types._errors import INTERNAL_ERROR, INVALID_REQUEST
+from answerback.types._errors import INTERNAL_ERROR, INVALID_REQUEST, invalid_params
 from answerback.types._models import MAX_COMPLETION_VALUES
 from answerback.types._versions import (
     LATEST_LEGACY_VERSION,
@@ -655,7 +655,10 @@ def _params(model: type[ParamsT], request: IncomingRequest) -> ParamsT:
                 "Invalid params: _meta.progressToken must be a string or an integer."
             )
         params = {key: value for key, value in params.items() if key != "_meta"}
-    return model.model_validate(params)
+    try:
+        return model.model_validate(params)
+    except pydantic.ValidationError as exc:
+        raise invalid_params(exc) from None
 
 
 def _modern_client(meta: JSONObject) -> ClientState:
@@ -714,10 +717,13 @@ def _declaration(raw_capabilities: Any, raw_info: Any) -> tuple[ClientCapabiliti
         key = None
     declared = _declarations.get(key) if key is not None else None
     if declared is None:
-        declared = (
-            ClientCapabilities.model_validate(raw_capabilities),
-            Implementation.model_validate(raw_info),
-        )
+        try:
+            declared = (
+                ClientCapabilities.model_validate(raw_capabilities),
+                Implementation.model_validate(raw_info),
+            )
+        except pydantic.ValidationError as exc:
+            raise invalid_params(exc) from None
         if key is not None:
             if len(_declarations) >= _DECLARATIONS_KEPT:
                 _declarations.clear()  # a flood of distinct declarations: start over

@@ -15,12 +15,14 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+import pydantic
 from pydantic import TypeAdapter
 
 from answerback.server._functions import Signature, call, read_signature
 from answerback.types import (
     BlobResourceContents,
     InputRequiredResult,
+    InvalidParamsError,
     Resource,
     ResourceTemplate,
     TextResourceContents,
@@ -89,10 +91,16 @@ class RegisteredResource:
     async def read(
         self, uri: str, arguments: dict[str, str], context: Any
     ) -> list[ResourceContents] | InputRequiredResult:
-        kwargs: dict[str, Any] = {
-            name: TypeAdapter(annotation).validate_python(arguments[name])
-            for name, (annotation, _) in self.signature.parameters.items()
-        }
+        kwargs: dict[str, Any] = {}
+        for name, (annotation, _) in self.signature.parameters.items():
+            try:
+                kwargs[name] = TypeAdapter(annotation).validate_python(arguments[name])
+            except pydantic.ValidationError as exc:
+                problem = exc.errors(include_url=False)[0]["msg"]
+                raise InvalidParamsError(
+                    f"Invalid params: {uri!r} gives the template's {name!r} the value "
+                    f"{arguments[name]!r}: {problem}."
+                ) from None
         if self.signature.context_parameter is not None:
             kwargs[self.signature.context_parameter] = context
         value = await call(self.function, kwargs)

@@ -162,6 +162,17 @@ class InvalidParamsError(MCPError):
         super().__init__(INVALID_PARAMS, message, data)
 
 
+def invalid_params(exc: pydantic.ValidationError) -> InvalidParamsError:
+    """The -32602 error for request params that pydantic refused, every problem as
+    ``where: what``. Raised where a request's params are parsed: a validation error from
+    anywhere else is the answering side's own fault, an internal error."""
+    problems = "; ".join(
+        f"{'.'.join(str(part) for part in err['loc']) or 'params'}: {err['msg']}"
+        for err in exc.errors(include_url=False)
+    )
+    return InvalidParamsError(f"Invalid params: {problems}")
+
+
 class URLElicitationRequiredError(MCPError):
     """The server needs the user to complete URL-mode elicitations first (-32042, 2025-11-25).
 

@@ -17,8 +17,15 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Annotated, Any, Union, get_args, get_origin, get_type_hints
 
+from pydantic import TypeAdapter
+
 _CONTEXT_NAMES = ("ctx", "context")
 """Parameter names that, left without an annotation, are meant to receive the context."""
+
+
+ANY_VALUE: TypeAdapter[Any] = TypeAdapter(Any)
+"""Turns whatever a function returned into JSON-ready data; one for every call, since
+building an adapter costs more than the call it serves."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -27,7 +27,7 @@ from pydantic import BaseModel, TypeAdapter
 
 from answerback.jsonrpc import JSONObject
 from answerback.jsonrpc._endpoint import new_error_reference, redacted_message
-from answerback.server._functions import call, read_signature
+from answerback.server._functions import ANY_VALUE, call, read_signature
 from answerback.server._roots_guard import PathOutsideRootsError
 from answerback.types import (
     AudioContent,
@@ -217,7 +217,7 @@ def tool_error_result(name: str, exc: Exception, *, redact: bool) -> JSONObject:
 
 def _json_text(value: Any) -> str:
     try:
-        return json.dumps(TypeAdapter(Any).dump_python(value, mode="json"), ensure_ascii=False)
+        return json.dumps(ANY_VALUE.dump_python(value, mode="json"), ensure_ascii=False)
     except (TypeError, ValueError, pydantic_core.PydanticSerializationError):
         return str(value)
 

@@ -29,8 +29,9 @@ from answerback.forms import (
     form_schema,
     parse_form,
 )
-from answerback.forms._fields import MAX_PATTERN_LENGTH, PATTERN_SECONDS
+from answerback.forms._fields import MAX_PATTERN_LENGTH
 from answerback.forms._limits import cut_description
+from answerback.forms._patterns import PATTERN_SECONDS
 from answerback.server import Context, MCPServer
 from answerback.types import INVALID_PARAMS, ElicitRequestParams, ElicitResult, TextContent
 

@@ -28,6 +28,7 @@ from answerback.client._callbacks import (
     explain_refusal,
 )
 from answerback.client._negotiation import Mode, ServerFacts, check_mode
+from answerback.client._output_schemas import OutputSchemas
 from answerback.client._pages import every_page
 from answerback.client._responder import CallbackResponder, Responder
 from answerback.client._session import ClientSession, ResultT, Subscription
@@ -231,6 +232,8 @@ class Client:
         """Names the last full listing did not have, so calling one lists only once."""
         self._tools_generation = 0
         """Counts tool list changes, so a listing that straddles one is not trusted."""
+        self._output_schemas = OutputSchemas()
+        """Each listed tool's output schema, which checks its structured results."""
         self._logs_unasked = logging_callback is not None and log_level is None
         """A logging callback but no level: 2026-07-28 servers will send it nothing."""
 
@@ -365,6 +368,7 @@ class Client:
         """
         params = PaginatedRequestParams(cursor=cursor) if cursor is not None else None
         result = await self.session.send_request("tools/list", params, ListToolsResult)
+        self._output_schemas.remember(result.tools)
         if not self._mirrors_parameters():
             return result
         known = self._header_parameters = self._header_parameters or {}
@@ -383,6 +387,7 @@ class Client:
         """The tool list changed: what was learned from the old one no longer holds."""
         self._header_parameters = None
         self._unknown_tools.clear()
+        self._output_schemas.forget()
         self._tools_generation += 1
 
     def _mirrors_parameters(self) -> bool:
@@ -429,9 +434,13 @@ class Client:
         the legacy path and retries, up to ``input_required_max_rounds`` rounds.
         ``progress_callback(progress, total, message)`` receives progress reports;
         progress also keeps ``read_timeout_seconds`` from expiring.
+
+        A successful result of a tool listed (by ``list_tools``) with an
+        ``output_schema`` must carry ``structured_content`` that fits it, or the call
+        raises ``InvalidServerResultError``; a tool never listed is not checked.
         """
         params = _tool_call_params(name, arguments)
-        return await self._with_input(
+        result = await self._with_input(
             "tools/call",
             params,
             CallToolResult,
@@ -439,6 +448,8 @@ class Client:
             on_progress=progress_callback,
             transport_context=await self._parameter_headers(name, arguments),
         )
+        self._output_schemas.check(self.session.server_info, name, result)
+        return result
 
     async def call_tool_round(
         self,
@@ -468,7 +479,9 @@ class Client:
         raw = await self.session.request_raw("tools/call", params, transport_context=headers)
         if raw.get("resultType") == "input_required":
             return self.session.input_required("tools/call", raw)
-        return self.session.complete_result("tools/call", raw, CallToolResult)
+        result = self.session.complete_result("tools/call", raw, CallToolResult)
+        self._output_schemas.check(self.session.server_info, name, result)
+        return result
 
     async def answer_input_requests(self, result: InputRequiredResult) -> dict[str, Any]:
         """Answer an ``InputRequiredResult``'s requests through the callbacks."""

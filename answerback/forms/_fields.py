@@ -16,7 +16,8 @@ shortcut to jsonschema's verdict.
 A ``pattern`` is the server's own regular expression, run on what the person typed.
 jsonschema runs it with Python's ``re``, which cannot be stopped: ``^(a+)+$`` takes
 minutes on thirty characters, freezing the client. So a string field checks its pattern
-itself, with the ``regex`` engine and a deadline (``PATTERN_SECONDS``).
+itself, with a deadline (``pattern_search``, shared with the client's check of tool
+results).
 """
 
 from __future__ import annotations
@@ -34,9 +35,9 @@ from typing import TYPE_CHECKING, Any, TypeAlias, cast
 
 from answerback.forms._errors import AnswerError, FieldError
 from answerback.forms._formats import FORMAT_HINTS, StringFormat, new_validator
+from answerback.forms._patterns import PatternTooSlow, pattern_search
 
 if TYPE_CHECKING:
-    import regex
     from jsonschema import Draft202012Validator, ValidationError
 
 FormValue: TypeAlias = str | int | float | bool | list[str]
@@ -51,17 +52,6 @@ _SHOWN_OPTIONS = 10
 
 MAX_PATTERN_LENGTH = 1024
 """Characters in a field's ``pattern``; a longer one makes the form unsupported."""
-
-PATTERN_SECONDS = 0.05
-"""How long checking one value against a server's ``pattern`` may take. A pattern
-meant for real answers takes microseconds; one that backtracks is stopped here, and the
-value is refused as not checkable (``PatternTooSlow``) rather than the client frozen."""
-
-
-class PatternTooSlow(Exception):
-    """A value could not be checked against a server's ``pattern`` within
-    ``PATTERN_SECONDS``: the pattern backtracks (``^(a+)+$``), and only a shorter or
-    different value might be checked in time."""
 
 
 def validation_errors(validator: Draft202012Validator, value: object) -> list[ValidationError]:
@@ -306,22 +296,7 @@ class StringField(_Field):
     def matches(self, text: str) -> bool:
         """Whether ``text`` matches the field's ``pattern`` (anywhere, as JSON Schema
         says); true without one. Raises ``PatternTooSlow`` past ``PATTERN_SECONDS``."""
-        if self._compiled_pattern is None:
-            return True
-        try:
-            return self._compiled_pattern.search(text, timeout=PATTERN_SECONDS) is not None
-        except TimeoutError:
-            raise PatternTooSlow(
-                f"could not be checked against the pattern {self.pattern} within "
-                f"{PATTERN_SECONDS:g} s: the server's pattern backtracks too much to check "
-                f"{len(text):,} characters"
-            ) from None
-
-    @cached_property
-    def _compiled_pattern(self) -> regex.Pattern[str] | None:
-        import regex
-
-        return None if self.pattern is None else regex.compile(self.pattern)
+        return self.pattern is None or pattern_search(self.pattern, text)
 
     def _errors(self, value: object) -> list[ValidationError]:
         errors = super()._errors(value)

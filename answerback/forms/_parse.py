@@ -24,7 +24,6 @@ from answerback.forms._fields import (
     MultiSelectField,
     NumberField,
     Option,
-    PatternTooSlow,
     SingleSelectField,
     StringField,
     show,
@@ -32,6 +31,7 @@ from answerback.forms._fields import (
 from answerback.forms._form import Form, repeated
 from answerback.forms._formats import FORMATS
 from answerback.forms._limits import check_size
+from answerback.forms._patterns import PatternTooSlow
 
 _TOP_KEYS = frozenset({"type", "properties", "required"})
 _TOP_IGNORED = frozenset({"$schema", "$id", "$comment", "title", "description"})

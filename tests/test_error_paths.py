@@ -22,6 +22,7 @@ from answerback.types import (
     InputRequiredResult,
     PromptReference,
     SamplingCapability,
+    TextContent,
     TextResourceContents,
 )
 
@@ -232,6 +233,61 @@ async def test_a_validation_error_in_the_servers_own_code_is_an_internal_error(
         assert shelf == TextResourceContents(
             uri="shelf://3", mime_type="text/plain", text="shelf 3"
         )
+
+
+@pytest.mark.parametrize("mode", ["legacy", "2026-07-28"])
+async def test_a_tool_returning_what_its_annotation_does_not_allow_fails_saying_so(
+    mode: str,
+) -> None:
+    """Its annotation is its ``outputSchema``: pydantic dumped the wrong value with only
+    a warning, so the client got structured content breaking the tool's own schema."""
+    mcp = MCPServer("Counts")
+
+    @mcp.tool()
+    def count() -> int:
+        return cast(Any, "many")
+
+    @mcp.tool()
+    def count_as_text() -> int:
+        return cast(Any, "12")
+
+    async with Client(mcp, mode=mode) as client:
+        refused = await client.call_tool("count")
+        coerced = await client.call_tool("count_as_text")
+    assert refused.is_error
+    assert refused.content == [
+        TextContent(
+            text="Tool 'count' returned a value that does not fit its return annotation "
+            "(value: Input should be a valid integer, unable to parse string as an "
+            "integer): return what the annotation says, or change the annotation."
+        )
+    ]
+    assert refused.structured_content is None
+    assert coerced.structured_content == {"result": 12}
+
+
+@pytest.mark.parametrize("mode", ["legacy", "2026-07-28"])
+async def test_a_completion_handler_returning_something_else_is_named(mode: str) -> None:
+    mcp = MCPServer("Completes")
+
+    @mcp.prompt()
+    def greet(name: str) -> str:
+        return f"Hello, {name}"
+
+    @mcp.completion()
+    async def complete(ref: Any, argument: Any, context: Any) -> list[str]:
+        return cast(Any, 42)
+
+    async with Client(mcp, mode=mode) as client:
+        with pytest.raises(MCPError) as caught:
+            await client.complete(
+                PromptReference(name="greet"), CompletionArgument(name="name", value="")
+            )
+    assert caught.value.code == -32603
+    assert caught.value.message == (
+        "Internal error: TypeError: the completion handler returned int; return a list of "
+        "strings, a Completion, or None"
+    )
 
 
 @pytest.mark.parametrize("mode", ["legacy", "2026-07-28"])

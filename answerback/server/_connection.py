@@ -14,7 +14,7 @@ import functools
 import inspect
 import logging
 from collections.abc import Awaitable, Callable, Sequence
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 import anyio
 import anyio.lowlevel
@@ -390,8 +390,23 @@ class Connection:
         handler = self.registry.completion_handler
         values: list[str] | Completion = []
         if handler is not None:
-            answer = await handler(params.ref, params.argument, params.context)
-            values = answer if answer is not None else []
+            answer = cast(object, await handler(params.ref, params.argument, params.context))
+            returned = type(answer).__name__
+            if isinstance(answer, Completion):
+                values = answer
+            elif answer is None:
+                values = []
+            elif isinstance(answer, list | tuple) and all(
+                isinstance(value, str) for value in cast(Sequence[object], answer)
+            ):
+                values = list(cast(Sequence[str], answer))
+            else:
+                # Said here: the handler's mistake would otherwise surface as a TypeError
+                # from deep inside the list handling, naming nothing.
+                raise TypeError(
+                    f"the completion handler returned {returned}; return a list "
+                    "of strings, a Completion, or None"
+                )
         completion = values if isinstance(values, Completion) else _completion(values)
         return CompleteResult(completion=completion).to_wire()
 

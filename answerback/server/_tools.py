@@ -157,6 +157,12 @@ class RegisteredTool:
             blocks = [value] if isinstance(value, _CONTENT_TYPES) else value
             return _wire_result([block.to_wire() for block in blocks])
         if self.output_adapter is not None:
+            try:
+                # Checked, not only dumped: pydantic dumps a value of the wrong type with
+                # a warning, and the client would get content that breaks the schema.
+                value = self.output_adapter.validate_python(value)
+            except pydantic.ValidationError as exc:
+                return self._unfit_result(exc)
             dumped = self.output_adapter.dump_python(value, mode="json", by_alias=True)
             if isinstance(value, str):
                 text = value
@@ -171,6 +177,20 @@ class RegisteredTool:
             return _wire_result([])
         text = value if isinstance(value, str) else _json_text(value)
         return _wire_result([_text_block(text)])
+
+    def _unfit_result(self, exc: pydantic.ValidationError) -> JSONObject:
+        """The error result for a value that does not fit the tool's return annotation,
+        whose schema the tool declared as its ``outputSchema``."""
+        name = self.definition.name
+        problems = "; ".join(
+            f"{'.'.join(str(part) for part in err['loc']) or 'value'}: {err['msg']}"
+            for err in exc.errors(include_url=False)
+        )
+        logger.warning("tool %r returned a value its annotation does not allow: %s", name, problems)
+        return _error_result(
+            f"Tool {name!r} returned a value that does not fit its return annotation "
+            f"({problems}): return what the annotation says, or change the annotation."
+        )
 
     def _not_json_result(self) -> JSONObject:
         """The error result for output holding NaN or Infinity. Only in-process could

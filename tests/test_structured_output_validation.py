@@ -23,6 +23,7 @@ from test_client_robustness import answer_next, call_against, hand_driven
 
 from answerback import Client
 from answerback.client import IncomingMessage, InvalidServerResultError
+from answerback.client._output_schemas import PROBLEMS_KEPT
 from answerback.forms._patterns import PATTERN_SECONDS
 from answerback.jsonrpc import JSONObject
 from answerback.server import MCPServer
@@ -84,6 +85,15 @@ def code() -> Code:
     )
 
 
+@mcp.tool()
+def tally() -> dict[str, int]:
+    """Fifty counts that are all words: a result with more problems than are kept."""
+    words = {f"count{number:02}": "many" for number in range(50)}
+    return unchecked(
+        CallToolResult(content=[TextContent(text="?")], structured_content={"result": words})
+    )
+
+
 async def listed(client: Client) -> None:
     with anyio.fail_after(PATIENCE_SECONDS):
         await client.list_all_tools()
@@ -119,6 +129,23 @@ async def test_structured_content_that_breaks_the_schema_fails_the_call(mode: st
             "structuredContent: 'y' is a required property",
         ],
     }
+
+
+async def test_the_problems_collected_from_one_result_are_bounded() -> None:
+    """A hostile result cannot make the client collect (and time patterns for) every
+    problem it holds: ``PROBLEMS_KEPT`` are kept, and the message names how many more."""
+    async with Client(mcp) as client:
+        await listed(client)
+        with pytest.raises(InvalidServerResultError) as caught:
+            await client.call_tool("tally")
+    problems = caught.value.data["problems"]
+    assert len(problems) == PROBLEMS_KEPT
+    assert all(
+        problem.startswith("structuredContent.result.count")
+        and problem.endswith(": 'many' is not of type 'integer'")
+        for problem in problems
+    )
+    assert f"; and {PROBLEMS_KEPT - 3} more. The server breaks" in str(caught.value)
 
 
 @pytest.mark.parametrize("mode", MODES)

@@ -40,6 +40,7 @@ from answerback.types import (
     Tool,
     ToolAnnotations,
 )
+from answerback.types._errors import listed_problems
 
 logger = logging.getLogger("answerback.server")
 
@@ -137,10 +138,7 @@ class RegisteredTool:
         try:
             parsed = self.arguments_model.model_validate(arguments)
         except pydantic.ValidationError as exc:
-            problems = "; ".join(
-                f"{'.'.join(str(p) for p in err['loc']) or 'arguments'}: {err['msg']}"
-                for err in exc.errors(include_url=False)
-            )
+            problems = listed_problems(exc, "arguments")
             return _error_result(f"Invalid arguments for tool {self.definition.name!r}: {problems}")
         kwargs = dict(vars(parsed))  # the validated values, by parameter name
         if self.context_parameter is not None:
@@ -182,10 +180,7 @@ class RegisteredTool:
         """The error result for a value that does not fit the tool's return annotation,
         whose schema the tool declared as its ``outputSchema``."""
         name = self.definition.name
-        problems = "; ".join(
-            f"{'.'.join(str(part) for part in err['loc']) or 'value'}: {err['msg']}"
-            for err in exc.errors(include_url=False)
-        )
+        problems = listed_problems(exc, "value")
         logger.warning("tool %r returned a value its annotation does not allow: %s", name, problems)
         return _error_result(
             f"Tool {name!r} returned a value that does not fit its return annotation "

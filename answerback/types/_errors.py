@@ -162,15 +162,21 @@ class InvalidParamsError(MCPError):
         super().__init__(INVALID_PARAMS, message, data)
 
 
-def invalid_params(exc: pydantic.ValidationError) -> InvalidParamsError:
-    """The -32602 error for request params that pydantic refused, every problem as
-    ``where: what``. Raised where a request's params are parsed: a validation error from
-    anywhere else is the answering side's own fault, an internal error."""
-    problems = "; ".join(
-        f"{'.'.join(str(part) for part in err['loc']) or 'params'}: {err['msg']}"
+def listed_problems(exc: pydantic.ValidationError, whole: str) -> str:
+    """Every problem pydantic found, as ``where: what`` joined by ``; `` (``whole`` names
+    the value itself when the problem is with all of it): the errors about a request's
+    params, a tool's arguments and its returned value all read alike."""
+    return "; ".join(
+        f"{'.'.join(str(part) for part in err['loc']) or whole}: {err['msg']}"
         for err in exc.errors(include_url=False)
     )
-    return InvalidParamsError(f"Invalid params: {problems}")
+
+
+def invalid_params(exc: pydantic.ValidationError) -> InvalidParamsError:
+    """The -32602 error for request params that pydantic refused, every problem named.
+    Raised where a request's params are parsed: a validation error from anywhere else is
+    the answering side's own fault, an internal error."""
+    return InvalidParamsError(f"Invalid params: {listed_problems(exc, 'params')}")
 
 
 class URLElicitationRequiredError(MCPError):

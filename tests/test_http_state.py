@@ -17,10 +17,12 @@ import httpx2
 import pytest
 import trio
 from http_support import (
+    PATIENCE_SECONDS,
     POST_HEADERS,
     first_result,
     initialize_params,
     raw_initialize,
+    read_events,
     rpc,
     serve,
     session_headers,
@@ -43,6 +45,7 @@ from answerback.transports.http._message_bus import CallOwner, Forwarded, InMemo
 from answerback.transports.http._question_ids import QuestionIds
 from answerback.transports.http._redis_client import redis_asyncio, safe_url
 from answerback.transports.http._sessions import InMemorySessionManager, SessionRecord
+from answerback.types import BUSY
 
 pytestmark = pytest.mark.anyio
 
@@ -336,3 +339,112 @@ async def test_a_remote_legacy_sse_call_gets_no_exception_text() -> None:
     assert result["result"]["isError"]
     assert "hunter2" not in text
     assert "the server logged the details under reference" in text
+
+
+async def test_one_caller_holds_at_most_its_share_of_the_request_bytes() -> None:
+    """The requests being answered share one budget of bytes (every session's and every
+    2026-07-28 request's), so one caller whose large calls wait could have had everyone
+    else refused. An authenticated caller holds at most its share: past it only its own
+    requests are refused (the handshake era's and 2026-07-28's alike), others are
+    served, and an answer gives the share back."""
+    app = StreamableHTTPApp(
+        tagged_server(),
+        auth=BearerNames(),
+        max_request_bytes_in_flight=2000,
+        max_request_bytes_per_principal=1000,
+    )
+    mallory = "https://issuer.test mallory"
+
+    def discover(padding: int) -> JSONObject:
+        meta: JSONObject = {
+            "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+            "io.modelcontextprotocol/clientCapabilities": {},
+            "pad": "p" * padding,
+        }
+        return rpc("server/discover", {"_meta": meta}, id=7)
+
+    modern = {"mcp-protocol-version": "2026-07-28", "mcp-method": "server/discover"}
+    async with serve(app) as running, httpx2.AsyncClient() as http:
+        url = running.url
+        init = rpc("initialize", initialize_params(elicitation={}), id=0)
+        async with http.stream("POST", url, json=init, headers=as_user("mallory")) as opened:
+            session_id = opened.headers["mcp-session-id"]
+            await first_result(opened)
+        initialized = rpc("notifications/initialized", id=None)
+        await http.post(url, json=initialized, headers=as_user("mallory", session_id))
+        call = rpc("tools/call", {"name": "echo_elicit", "arguments": {"tag": "x" * 700}}, id=1)
+        with anyio.fail_after(PATIENCE_SECONDS):
+            async with http.stream(
+                "POST", url, json=call, headers=as_user("mallory", session_id)
+            ) as waiting:  # hung up once the question comes: the call waits on
+                async for event in read_events(waiting):
+                    if event.message is not None:
+                        break
+        held = app.request_bytes.held_by(mallory)
+        assert 700 < held < 1000
+        assert app.request_bytes.held == held
+
+        small = await http.post(url, json=discover(0), headers=as_user("mallory") | modern)
+        assert "result" in await first_result(small)  # within the share
+        over = discover(1000 - held)
+        over_in_session = rpc("ping", {"_meta": {"pad": "p" * (1000 - held)}}, id=8)
+        for message, headers in (
+            (over, as_user("mallory") | modern),
+            (over_in_session, as_user("mallory", session_id)),
+        ):
+            refused = await http.post(url, json=message, headers=headers)
+            error = (await first_result(refused))["error"]
+            assert error["code"] == BUSY
+            assert error["message"].startswith(f"Busy: your requests being answered hold {held}")
+            assert "past the 1000 bytes one caller's requests may hold" in error["message"]
+        others = await http.post(url, json=over, headers=as_user("alice") | modern)
+        assert "result" in await first_result(others)
+
+        cancel = rpc("notifications/cancelled", {"requestId": 1}, id=None)
+        sent = await http.post(url, json=cancel, headers=as_user("mallory", session_id))
+        assert sent.status_code == 202
+        with anyio.fail_after(PATIENCE_SECONDS):  # the cancellation lands after its 202
+            while app.request_bytes.held:  # noqa: ASYNC110 (the server has no event to await)
+                await anyio.sleep(0.01)
+        assert app.request_bytes.held_by(mallory) == 0
+        again = await http.post(url, json=over, headers=as_user("mallory") | modern)
+        assert "result" in await first_result(again)
+
+
+async def test_one_caller_holds_at_most_its_share_of_the_sessions() -> None:
+    """``max_sessions`` is every caller's together, so one caller opening sessions could
+    have everyone else refused: an authenticated caller holds at most its share, and
+    ending a session gives its place back."""
+    app = StreamableHTTPApp(
+        guarded_server(), auth=BearerNames(), max_sessions=4, max_sessions_per_principal=2
+    )
+    init = rpc("initialize", initialize_params(), id=0)
+
+    async with serve(app) as running, httpx2.AsyncClient() as http:
+
+        async def open_session(user: str) -> httpx2.Response:
+            async with http.stream("POST", running.url, json=init, headers=as_user(user)) as r:
+                await r.aread()
+                return r
+
+        mallorys = [(await open_session("mallory")).headers["mcp-session-id"] for _ in range(2)]
+        refused = await open_session("mallory")
+        assert refused.status_code == 503
+        assert "mcp-session-id" not in refused.headers
+        error = refused.json()["error"]
+        assert error["message"] == (
+            "Service Unavailable: you already hold 2 sessions, the most one caller may "
+            "hold on this server. DELETE sessions you no longer need, then try again."
+        )
+        assert (await open_session("alice")).status_code == 200
+        ended = await http.delete(running.url, headers=as_user("mallory", mallorys[0]))
+        assert ended.status_code == 200
+        assert (await open_session("mallory")).status_code == 200
+        for session_id in list(app.sessions):
+            principal = app.sessions[session_id].principal
+            assert principal is not None
+            user = principal.rpartition(" ")[2]
+            await http.delete(running.url, headers=as_user(user, session_id))
+        with anyio.fail_after(PATIENCE_SECONDS):  # each session's run ends after its DELETE
+            while app._sessions_of:  # pyright: ignore[reportPrivateUsage]  # noqa: ASYNC110
+                await anyio.sleep(0.01)

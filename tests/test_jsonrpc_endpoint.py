@@ -447,6 +447,66 @@ async def test_requests_past_the_byte_budget_are_refused_until_answers_free_it()
             assert budget.held == 800  # what the two waiting requests hold; "fits" gave its back
 
 
+async def test_a_holder_holds_at_most_its_share_of_the_byte_budget() -> None:
+    """Requests whose transport names their holder (``Envelope.holder``: an HTTP
+    caller's principal) hold at most the budget's ``share`` each, so one caller's
+    stalled requests cannot have everyone refused; one request of a holder holding
+    nothing is always taken; requests of no holder count only against the whole; a
+    holder whose requests are answered is forgotten."""
+    budget = RequestBytes(1000, share=500)
+    started: list[RequestId] = []
+    on_request = echo_or_wait_forever(started)
+
+    def sized(request_id: RequestId, method: str, size: int, holder: str | None) -> Envelope:
+        message = {"jsonrpc": "2.0", "id": request_id, "method": method}
+        return Envelope(message, size=size, holder=holder)
+
+    with peer_pair() as ((read, write), peer):
+        async with Endpoint(
+            read, write, on_request=on_request, on_notification=ignore, request_bytes=budget
+        ) as endpoint:
+            await peer.send_raw(sized("ada-1", "wait", 300, "ada"))
+            await peer.send_raw(sized("bob-big", "wait", 700, "bob"))  # alone: taken
+            await loop_turns_until(lambda: started == ["ada-1", "bob-big"])
+            assert (budget.held, budget.held_by("ada"), budget.held_by("bob")) == (1000, 300, 700)
+            await peer.cancel("bob-big", "no longer needed")
+            await loop_turns_until(lambda: endpoint.in_flight_count == 1)
+            assert budget.held_by("bob") == 0
+            await peer.send_raw(sized("ada-2", "echo", 201, "ada"))
+            refused = await peer.receive()
+            assert (refused["id"], refused["error"]["code"]) == ("ada-2", BUSY)
+            assert refused["error"]["message"] == (
+                "Busy: your requests being answered hold 300 bytes already, and this one "
+                "holds 201, past the 500 bytes one caller's requests may hold. Wait for "
+                "their answers (or cancel those you no longer need), then send this again."
+            )
+            for request_id, holder in (("bob-1", "bob"), ("anyone", None), ("ada-3", "ada")):
+                await peer.send_raw(sized(request_id, "echo", 200, holder))
+                answer = await peer.receive()
+                assert answer == {"jsonrpc": "2.0", "id": request_id, "result": {"echo": None}}
+            await peer.send_raw(sized("nobody-big", "wait", 600, None))
+            await loop_turns_until(lambda: len(started) == 3)  # only the whole is counted
+            await peer.send_raw(sized("bob-2", "echo", 101, "bob"))  # in bob's share, not the whole
+            refused = await peer.receive()
+            assert refused["error"]["code"] == BUSY
+            assert refused["error"]["message"].startswith(
+                "Busy: the requests being answered hold 900 bytes already"
+            )
+            await peer.cancel("ada-1", "no longer needed")
+            await peer.cancel("nobody-big", "no longer needed")
+            await loop_turns_until(lambda: endpoint.in_flight_count == 0)
+            assert budget.held == 0
+            assert budget.held_by("ada") == 0
+            assert not budget._held_by  # pyright: ignore[reportPrivateUsage]
+
+
+def test_a_budget_and_a_share_must_be_positive() -> None:
+    with pytest.raises(ValueError, match="share of request bytes must be at least 1, not 0"):
+        RequestBytes(1000, share=0)
+    with pytest.raises(ValueError, match="budget of request bytes must be at least 1, not -5"):
+        RequestBytes(-5)
+
+
 # -- errors from handlers ------------------------------------------------------------------
 
 

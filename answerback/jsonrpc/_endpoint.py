@@ -586,8 +586,8 @@ class Endpoint:
             await self._invalid(request_id, f"id {request_id!r} is already in use by a request")
         elif self._full():
             await self._refuse_as_full(request_id, method)
-        elif not self._request_bytes.admits(envelope.size):
-            await self._refuse_as_heavy(request_id, method, envelope.size)
+        elif not self._request_bytes.admits(envelope.size, envelope.holder):
+            await self._refuse_as_heavy(request_id, method, envelope)
         else:
             assert isinstance(request_id, str | int)
             self._start_handler(IncomingRequest(self, request_id, method, params, envelope))
@@ -614,7 +614,7 @@ class Endpoint:
         params = as_object(raw_params)
         if not isinstance(method, str) or request_id in self._in_flight or self._full():
             return False
-        if not self._request_bytes.admits(envelope.size):
+        if not self._request_bytes.admits(envelope.size, envelope.holder):
             return False
         if raw_params is not None and params is None:
             return False
@@ -626,7 +626,7 @@ class Endpoint:
         # shielded sections stay shielded.
         scope = self._backend.new_cancel_scope()
         self._in_flight[request.id] = scope
-        self._request_bytes.held += request.envelope.size
+        self._request_bytes.take(request.envelope.size, request.envelope.holder)
         self._backend.spawn(self._answer, request, scope)
 
     def _full(self) -> bool:
@@ -650,26 +650,36 @@ class Endpoint:
             "cancel those you no longer need), then send this again.",
         )
 
-    async def _refuse_as_heavy(self, request_id: RequestId | None, method: str, size: int) -> None:
-        budget = self._request_bytes
+    async def _refuse_as_heavy(
+        self, request_id: RequestId | None, method: str, envelope: Envelope
+    ) -> None:
+        budget, size, holder = self._request_bytes, envelope.size, envelope.holder
+        share = budget.share
+        if holder is not None and share is not None and not budget.holder_admits(size, holder):
+            held, limit, yours = budget.held_by(holder), share, "your requests"
+            whose, what = f"{holder}'s requests", "one caller's requests may hold"
+        else:
+            held, limit, yours = budget.held, budget.limit, "the requests"
+            whose, what = "the requests", "of requests answered at once"
         if not self._warned_full:
             self._warned_full = True
             logger.warning(
-                "refusing requests from %s: the requests being answered hold %d bytes, "
-                "and %d at most are answered at once (first refused: %r, of %d bytes)",
+                "refusing requests from %s: %s being answered hold %d bytes, and with the "
+                "first refused (%r, of %d bytes) they would pass the %d bytes %s",
                 self._name,
-                budget.held,
-                budget.limit,
+                whose,
+                held,
                 method,
                 size,
+                limit,
+                what,
             )
         await self._send_error(
             request_id,
             BUSY,
-            f"Busy: the requests being answered hold {budget.held} bytes already, and this "
-            f"one holds {size}, past the {budget.limit} bytes of requests answered at once. "
-            "Wait for their answers (or cancel those you no longer need), then send this "
-            "again.",
+            f"Busy: {yours} being answered hold {held} bytes already, and this one holds "
+            f"{size}, past the {limit} bytes {what}. Wait for their answers (or cancel "
+            "those you no longer need), then send this again.",
         )
 
     async def _invalid(self, request_id: RequestId | None, why: str) -> None:
@@ -762,7 +772,7 @@ class Endpoint:
                 self._handlers_running -= 1
                 self._last_handler_done = time.monotonic()
                 del self._in_flight[request.id]
-                self._request_bytes.held -= request.envelope.size
+                self._request_bytes.give_back(request.envelope.size, request.envelope.holder)
             # A request the peer cancelled gets no response (the peer stopped listening).
             if response is not None and not scope.cancel_called:
                 await self._send(Envelope(response, request.id))

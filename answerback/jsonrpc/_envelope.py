@@ -35,6 +35,10 @@ class Envelope:
     """For incoming messages: the bytes the message took on the wire, which a request
     holds of its endpoint's budget while it is answered (0: not counted; see
     ``_budget``)."""
+    holder: str | None = None
+    """For incoming messages: who the transport knows sent it (the HTTP app's
+    authenticated principal), whose share of the budget a request holds; ``None`` when
+    the transport cannot tell callers apart."""
 
     @property
     def paced(self) -> bool:

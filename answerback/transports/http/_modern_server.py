@@ -39,6 +39,7 @@ from answerback.transports._headers import (
     named_value,
     parameter_headers,
 )
+from answerback.transports.http._request_auth import principal_of
 from answerback.transports.http._serving import (
     CLIENT_CLOSED_REQUEST,
     UNSENT_EVENTS_HELD,
@@ -261,16 +262,18 @@ class StatelessConnection:
                 route.close()  # their requests wait no more
             self._routes.clear()
 
-    def submit(self, message: JSONObject, transport_context: Any, size: int) -> _Route:
-        """Send one request in (``size``: its body's, see ``Envelope.size``); its messages
-        come out of the returned route."""
+    def submit(
+        self, message: JSONObject, transport_context: Any, size: int, holder: str | None
+    ) -> _Route:
+        """Send one request in (``size``: its body's, ``holder``: its caller's, see
+        ``Envelope``); its messages come out of the returned route."""
         assert self._to_server is not None
         internal = self._next_id
         self._next_id += 1
         broadcasts = message.get("method") == "subscriptions/listen"
         route = _Route(internal, message["id"], broadcasts, self._primitives)
         self._routes[internal] = route
-        envelope = Envelope({**message, "id": internal}, None, transport_context, size)
+        envelope = Envelope({**message, "id": internal}, None, transport_context, size, holder)
         self._to_server.send_nowait(envelope)
         return route
 
@@ -429,7 +432,7 @@ async def answer_modern(
         return JSONResponse(
             {"jsonrpc": "2.0", "id": request_id, "error": error}, status_code=status
         )
-    route = app.stateless.submit(message, request, size)
+    route = app.stateless.submit(message, request, size, principal_of(request.scope))
     incoming = route.receive
     try:
         first = await until_ready(request, incoming)

@@ -71,3 +71,9 @@ def auth_of(scope: Mapping[str, Any]) -> AuthInfo | None:
     """The ``AuthInfo`` an authenticator left in ``scope``, if any."""
     info = scope.get(AUTH_SCOPE_KEY)
     return info if isinstance(info, AuthInfo) else None
+
+
+def principal_of(scope: Mapping[str, Any]) -> str | None:
+    """Who the authenticator says a request comes from (``None``: no authenticator)."""
+    info = auth_of(scope)
+    return info.principal if info is not None else None

@@ -19,6 +19,7 @@ another Starlette app, pass ``lifespan=mcp_app.app.router.lifespan_context`` to 
 
 from __future__ import annotations
 
+import collections
 import contextlib
 import logging
 import secrets
@@ -65,7 +66,7 @@ from answerback.transports.http._request_auth import (
     AUTH_SCOPE_KEY,
     AuthInfo,
     RequestAuthenticator,
-    auth_of,
+    principal_of,
 )
 from answerback.transports.http._security import HostPolicy
 from answerback.transports.http._serving import (
@@ -173,9 +174,11 @@ class StreamableHTTPApp:
         max_body_bytes: int = 4 * 1024 * 1024,
         body_timeout_seconds: float = 30.0,
         max_sessions: int = 1000,
+        max_sessions_per_principal: int | None = None,
         max_backlog: int = 1000,
         max_requests_in_flight: int = REQUESTS_IN_FLIGHT,
         max_request_bytes_in_flight: int = REQUEST_BYTES_IN_FLIGHT,
+        max_request_bytes_per_principal: int | None = None,
         keepalive_seconds: float = 15.0,
         retry_ms: int = 1000,
         session_idle_seconds: float = 3600.0,
@@ -185,7 +188,11 @@ class StreamableHTTPApp:
         """``state`` keeps sessions, events and calls (``InMemoryState()`` by default;
         ``RedisState`` to share them between replicas); ``event_store`` is the in-memory
         state's event store, so give one or the other. ``auth`` decides who each request
-        to the endpoint comes from (its routes are served beside the endpoint)."""
+        to the endpoint comes from (its routes are served beside the endpoint);
+        ``max_sessions_per_principal`` and ``max_request_bytes_per_principal`` are what
+        one caller it identifies may hold of ``max_sessions`` and
+        ``max_request_bytes_in_flight`` (``None``: half), so that no one caller can
+        have everyone else refused."""
         if state is not None and event_store is not None:
             raise ValueError(
                 "Give either state= or event_store=, not both: the state holds the event "
@@ -195,11 +202,13 @@ class StreamableHTTPApp:
             ("max_body_bytes", max_body_bytes),
             ("body_timeout_seconds", body_timeout_seconds),
             ("max_sessions", max_sessions),
+            ("max_sessions_per_principal", max_sessions_per_principal),
             ("max_backlog", max_backlog),
             ("max_requests_in_flight", max_requests_in_flight),
             ("max_request_bytes_in_flight", max_request_bytes_in_flight),
+            ("max_request_bytes_per_principal", max_request_bytes_per_principal),
         ):
-            if value <= 0:
+            if value is not None and value <= 0:
                 raise ValueError(f"{name} must be positive, got {value!r}")
         self.server = server
         self.path = path
@@ -212,14 +221,21 @@ class StreamableHTTPApp:
         self.max_body_bytes = max_body_bytes
         self.body_timeout_seconds = body_timeout_seconds
         self.max_sessions = max_sessions
+        self.max_sessions_per_principal = max_sessions_per_principal or max(max_sessions // 2, 1)
+        self._sessions_of: collections.Counter[str] = collections.Counter()
+        """How many sessions each authenticated caller has on this process, starting ones
+        included (a session counts from ``_new_session`` until its run ends)."""
         self.max_backlog = max_backlog
         self.max_requests_in_flight = max_requests_in_flight
         """A session's requests answered at once: they outlive their POSTs (to be
         resumed), so a client that hangs up does not end them."""
-        self.request_bytes = RequestBytes(max_request_bytes_in_flight)
+        share = max_request_bytes_per_principal or max(max_request_bytes_in_flight // 2, 1)
+        self.request_bytes = RequestBytes(max_request_bytes_in_flight, share=share)
         """The bytes of the requests being answered, every session's and every
         2026-07-28 request's together: what the server holds for them is bounded
-        however many sessions a client opens (see ``answerback.jsonrpc._budget``)."""
+        however many sessions a client opens, and one authenticated caller holds at
+        most its share, so it cannot have everyone else refused (see
+        ``answerback.jsonrpc._budget``)."""
         self.keepalive_seconds = keepalive_seconds
         self.retry_ms = retry_ms
         self.session_idle_seconds = session_idle_seconds
@@ -339,6 +355,10 @@ class StreamableHTTPApp:
         try:
             await session.run(self._serve_connection(session))
         finally:
+            if session.principal is not None:
+                self._sessions_of[session.principal] -= 1
+                if not self._sessions_of[session.principal]:
+                    del self._sessions_of[session.principal]
             if self.sessions.get(session.id) is session:
                 del self.sessions[session.id]
             if not self.state.shared:  # the only connection: the session is over
@@ -486,7 +506,7 @@ class StreamableHTTPApp:
         session = self.sessions.get(session_id)
         if self.state.shared:
             session = await self._shared_session(session_id, session)
-        principal = _principal(request)
+        principal = principal_of(request.scope)
         if session is None or session.principal != principal:
             return error_response(
                 404, INVALID_REQUEST, "Session not found: initialize a new session."
@@ -561,6 +581,9 @@ class StreamableHTTPApp:
         await session.ask({**message, "id": f"{_REPLAYED_ID_PREFIX}{session.replays}"})
 
     def _new_session(self, session_id: str, principal: str | None) -> LegacySession:
+        """A session's connection, to be run by ``_run_session`` at once."""
+        if principal is not None:
+            self._sessions_of[principal] += 1
         return LegacySession(
             session_id,
             self.event_store,
@@ -673,7 +696,7 @@ class StreamableHTTPApp:
         if isinstance(found, Response):
             return found
         session = found
-        envelope = Envelope(message, transport_context=request, size=size)
+        envelope = Envelope(message, transport_context=request, size=size, holder=session.principal)
         if method is None or request_id is None:  # a response, or a notification
             if self.replication is not None:
                 routed = await self._route_elsewhere(session, message)
@@ -777,8 +800,19 @@ class StreamableHTTPApp:
                 "sessions they no longer need).",
                 request_id,
             )
+        principal = principal_of(request.scope)
+        held = self._sessions_of[principal] if principal is not None else 0
+        if held >= self.max_sessions_per_principal:
+            return error_response(
+                503,
+                CONNECTION_CLOSED,
+                f"Service Unavailable: you already hold {held} "
+                "sessions, the most one caller may hold on this server. DELETE sessions "
+                "you no longer need, then try again.",
+                request_id,
+            )
         assert self.task_group is not None
-        session = self._new_session(secrets.token_urlsafe(24), _principal(request))
+        session = self._new_session(secrets.token_urlsafe(24), principal)
         self._starting += 1
         try:
             self.task_group.start_soon(self._run_session, session)
@@ -1169,9 +1203,3 @@ def _modern_in_session(session: LegacySession, request_id: RequestId) -> Respons
         "protocol version inside the session.",
         request_id,
     )
-
-
-def _principal(request: Request) -> str | None:
-    """Who the authenticator says a request comes from (``None``: no authenticator)."""
-    info = auth_of(request.scope)
-    return info.principal if info is not None else None

@@ -18,6 +18,7 @@ import anyio
 import pydantic_core
 from anyio.streams.memory import MemoryObjectReceiveStream
 
+from answerback.client._arguments import RoundArguments, request_params
 from answerback.client._callbacks import (
     REFUSABLE,
     ElicitationCallback,
@@ -366,7 +367,7 @@ class Client:
         On 2026-07-28 over HTTP, a tool whose ``x-mcp-header`` marks break the rules is
         left out (with a warning), as the specification requires.
         """
-        params = PaginatedRequestParams(cursor=cursor) if cursor is not None else None
+        params = _page_params("list_tools", cursor)
         result = await self.session.send_request("tools/list", params, ListToolsResult)
         self._output_schemas.remember(result.tools)
         if not self._mirrors_parameters():
@@ -471,10 +472,22 @@ class Client:
                 "server asks during the call itself, so use call_tool."
             )
         params = _tool_call_params(name, arguments)
-        if input_responses is not None:
-            params["inputResponses"] = pydantic_core.to_jsonable_python(input_responses)
-        if request_state is not None:
-            params["requestState"] = request_state
+        retry = request_params(
+            "call_tool_round",
+            RoundArguments,
+            input_responses=input_responses,
+            request_state=request_state,
+        )
+        if retry.input_responses is not None:
+            try:
+                params["inputResponses"] = pydantic_core.to_jsonable_python(retry.input_responses)
+            except ValueError as exc:  # pydantic's serialisation errors are ValueErrors
+                raise TypeError(
+                    f"The input_responses of call_tool_round() cannot be sent as JSON ({exc}). "
+                    "Pass the dict answer_input_requests() returned."
+                ) from exc
+        if retry.request_state is not None:
+            params["requestState"] = retry.request_state
         headers = await self._parameter_headers(name, arguments)
         raw = await self.session.request_raw("tools/call", params, transport_context=headers)
         if raw.get("resultType") == "input_required":
@@ -485,6 +498,11 @@ class Client:
 
     async def answer_input_requests(self, result: InputRequiredResult) -> dict[str, Any]:
         """Answer an ``InputRequiredResult``'s requests through the callbacks."""
+        if not isinstance(cast(object, result), InputRequiredResult):
+            raise TypeError(
+                "answer_input_requests() takes the InputRequiredResult that "
+                f"call_tool_round() returned, not {type(result).__name__}."
+            )
         try:
             return await self.session.answer_input_requests(result.input_requests or {})
         except MCPError as exc:
@@ -554,7 +572,7 @@ class Client:
 
     async def list_prompts(self, cursor: str | None = None) -> ListPromptsResult:
         """One page of the server's prompts."""
-        params = PaginatedRequestParams(cursor=cursor) if cursor is not None else None
+        params = _page_params("list_prompts", cursor)
         return await self.session.send_request("prompts/list", params, ListPromptsResult)
 
     async def list_all_prompts(self) -> list[Prompt]:
@@ -568,12 +586,14 @@ class Client:
         self, name: str, arguments: dict[str, str] | None = None
     ) -> GetPromptResult:
         """A prompt's messages, filled in with ``arguments``."""
-        params = GetPromptRequestParams(name=name, arguments=arguments).to_wire()
+        params = request_params(
+            "get_prompt", GetPromptRequestParams, name=name, arguments=arguments
+        ).to_wire()
         return await self._with_input("prompts/get", params, GetPromptResult)
 
     async def list_resources(self, cursor: str | None = None) -> ListResourcesResult:
         """One page of the server's fixed resources."""
-        params = PaginatedRequestParams(cursor=cursor) if cursor is not None else None
+        params = _page_params("list_resources", cursor)
         return await self.session.send_request("resources/list", params, ListResourcesResult)
 
     async def list_all_resources(self) -> list[Resource]:
@@ -586,7 +606,7 @@ class Client:
         self, cursor: str | None = None
     ) -> ListResourceTemplatesResult:
         """One page of the server's resource templates."""
-        params = PaginatedRequestParams(cursor=cursor) if cursor is not None else None
+        params = _page_params("list_resource_templates", cursor)
         return await self.session.send_request(
             "resources/templates/list", params, ListResourceTemplatesResult
         )
@@ -603,7 +623,7 @@ class Client:
 
     async def read_resource(self, uri: str) -> ReadResourceResult:
         """The contents of the resource at ``uri``."""
-        params = ReadResourceRequestParams(uri=uri).to_wire()
+        params = request_params("read_resource", ReadResourceRequestParams, uri=uri).to_wire()
         return await self._with_input("resources/read", params, ReadResourceResult)
 
     async def complete(
@@ -613,7 +633,9 @@ class Client:
         context: CompletionContext | None = None,
     ) -> Completion:
         """Suggested values for a prompt or resource-template argument."""
-        params = CompleteRequestParams(ref=ref, argument=argument, context=context)
+        params = request_params(
+            "complete", CompleteRequestParams, ref=ref, argument=argument, context=context
+        )
         result = await self.session.send_request("completion/complete", params, CompleteResult)
         return result.completion
 
@@ -622,15 +644,13 @@ class Client:
 
         On a 2026-07-28 connection use ``listen(resource_subscriptions=[uri])``.
         """
-        await self.session.send_request(
-            "resources/subscribe", SubscribeRequestParams(uri=uri), EmptyResult
-        )
+        params = request_params("subscribe_resource", SubscribeRequestParams, uri=uri)
+        await self.session.send_request("resources/subscribe", params, EmptyResult)
 
     async def unsubscribe_resource(self, uri: str) -> None:
         """Legacy era: stop ``notifications/resources/updated`` for ``uri``."""
-        await self.session.send_request(
-            "resources/unsubscribe", UnsubscribeRequestParams(uri=uri), EmptyResult
-        )
+        params = request_params("unsubscribe_resource", UnsubscribeRequestParams, uri=uri)
+        await self.session.send_request("resources/unsubscribe", params, EmptyResult)
 
     @asynccontextmanager
     async def listen(
@@ -652,7 +672,9 @@ class Client:
                 "listen() needs a 2026-07-28 connection; legacy servers send list changes "
                 "to message_handler and resource updates after subscribe_resource()."
             )
-        wanted = SubscriptionFilter(
+        wanted = request_params(
+            "listen",
+            SubscriptionFilter,
             tools_list_changed=tools_list_changed or None,
             prompts_list_changed=prompts_list_changed or None,
             resources_list_changed=resources_list_changed or None,
@@ -684,9 +706,8 @@ class Client:
 
     async def set_logging_level(self, level: LoggingLevel) -> None:
         """Ask the server to send log messages at ``level`` and above."""
-        await self.session.send_request(
-            "logging/setLevel", SetLevelRequestParams(level=level), EmptyResult
-        )
+        params = request_params("set_logging_level", SetLevelRequestParams, level=level)
+        await self.session.send_request("logging/setLevel", params, EmptyResult)
 
     async def send_roots_list_changed(self) -> None:
         """Tell the server the roots changed, so it asks for them again. 2026-07-28 has
@@ -695,6 +716,11 @@ class Client:
         if self.session.modern_version is not None:
             return
         await self.session.send_notification("notifications/roots/list_changed")
+
+
+def _page_params(method: str, cursor: str | None) -> PaginatedRequestParams | None:
+    """A list request's params: none for the first page."""
+    return None if cursor is None else request_params(method, PaginatedRequestParams, cursor=cursor)
 
 
 def _tool_call_params(name: str, arguments: dict[str, Any] | None) -> JSONObject:

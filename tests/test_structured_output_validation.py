@@ -6,6 +6,9 @@ A listed tool's successful result must carry ``structuredContent`` that fits its
 the tool and the problems; a tool never listed, and a failed result, are not checked. The
 schema is the server's: its patterns run with a deadline, and one the client cannot use
 is skipped with a warning instead of failing every call.
+
+An answerback server checks the same before it sends (``test_server_output_check.py``),
+so the results that break their schema come from a server the test plays by hand.
 """
 
 from __future__ import annotations
@@ -13,7 +16,7 @@ from __future__ import annotations
 import logging
 from collections.abc import AsyncGenerator
 from contextlib import asynccontextmanager
-from typing import Annotated, Any
+from typing import Annotated
 
 import anyio
 import pytest
@@ -23,7 +26,7 @@ from test_client_robustness import answer_next, call_against, hand_driven
 
 from answerback import Client
 from answerback.client import IncomingMessage, InvalidServerResultError
-from answerback.client._output_schemas import PROBLEMS_KEPT
+from answerback.forms._json_schema import PROBLEMS_KEPT
 from answerback.forms._patterns import PATTERN_SECONDS
 from answerback.jsonrpc import JSONObject
 from answerback.server import MCPServer
@@ -43,11 +46,6 @@ class Code(BaseModel):
     code: Annotated[str, Field(pattern=r"^(a|aa)+$")]
 
 
-def unchecked(result: CallToolResult) -> Any:
-    """A result the tool returns as it is, whatever its annotation promises."""
-    return result
-
-
 mcp = MCPServer("Shapes", version="1.0")
 
 
@@ -58,45 +56,37 @@ def point() -> Point:
 
 
 @mcp.tool()
-def wrong_point() -> Point:
-    """A point that breaks its own schema twice."""
-    return unchecked(
-        CallToolResult(content=[TextContent(text="?")], structured_content={"x": "one"})
-    )
-
-
-@mcp.tool()
-def no_point() -> Point:
-    """Text only, though the schema promises structured content."""
-    return unchecked(CallToolResult(content=[TextContent(text="(1, 2)")]))
-
-
-@mcp.tool()
-def failed_point() -> Point:
+def failed_point() -> Point | CallToolResult:
     """A failure: it owes no structured content."""
-    return unchecked(CallToolResult(content=[TextContent(text="no point")], is_error=True))
-
-
-@mcp.tool()
-def code() -> Code:
-    """A string the schema's backtracking pattern cannot check in time."""
-    return unchecked(
-        CallToolResult(content=[TextContent(text="?")], structured_content={"code": "a" * 60 + "!"})
-    )
-
-
-@mcp.tool()
-def tally() -> dict[str, int]:
-    """Fifty counts that are all words: a result with more problems than are kept."""
-    words = {f"count{number:02}": "many" for number in range(50)}
-    return unchecked(
-        CallToolResult(content=[TextContent(text="?")], structured_content={"result": words})
-    )
+    return CallToolResult(content=[TextContent(text="no point")], is_error=True)
 
 
 async def listed(client: Client) -> None:
     with anyio.fail_after(PATIENCE_SECONDS):
         await client.list_all_tools()
+
+
+@asynccontextmanager
+async def listing(mode: str, schema: JSONObject) -> AsyncGenerator[tuple[Client, RawPeer], None]:
+    """A client that has listed one tool, ``anything``, with ``schema`` as its output
+    schema, from a server the test plays by hand."""
+    async with hand_driven(mode) as (client, peer):
+        tool: JSONObject = {
+            "name": "anything",
+            "inputSchema": {"type": "object"},
+            "outputSchema": schema,
+        }
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(answer_next, peer, "tools/list", {"tools": [tool]})
+            await listed(client)
+        yield client, peer
+
+
+POINT_SCHEMA: JSONObject = Point.model_json_schema()
+WRONG_POINT: JSONObject = {
+    "content": [{"type": "text", "text": "?"}],
+    "structuredContent": {"x": "one"},
+}
 
 
 @pytest.mark.parametrize("mode", MODES)
@@ -109,21 +99,20 @@ async def test_a_result_that_fits_its_schema_passes(mode: str) -> None:
 
 @pytest.mark.parametrize("mode", MODES)
 async def test_structured_content_that_breaks_the_schema_fails_the_call(mode: str) -> None:
-    async with Client(mcp, mode=mode) as client:
-        await listed(client)
+    async with listing(mode, POINT_SCHEMA) as (client, peer):
         with pytest.raises(InvalidServerResultError) as caught:
-            await client.call_tool("wrong_point")
+            await call_against(client, peer, WRONG_POINT)
     error = caught.value
     assert str(error) == (
-        "The server 'Shapes' 1.0 sent structuredContent for tool 'wrong_point' that does not "
+        "The server 'hand-driven' 0 sent structuredContent for tool 'anything' that does not "
         "fit the tool's outputSchema: structuredContent.x: 'one' is not of type 'integer'; "
         "structuredContent: 'y' is a required property. The server breaks its own schema; "
         "report it to its authors."
     )
     assert error.data == {
-        "server": {"name": "Shapes", "version": "1.0"},
+        "server": {"name": "hand-driven", "version": "0"},
         "method": "tools/call",
-        "tool": "wrong_point",
+        "tool": "anything",
         "problems": [
             "structuredContent.x: 'one' is not of type 'integer'",
             "structuredContent: 'y' is a required property",
@@ -134,10 +123,16 @@ async def test_structured_content_that_breaks_the_schema_fails_the_call(mode: st
 async def test_the_problems_collected_from_one_result_are_bounded() -> None:
     """A hostile result cannot make the client collect (and time patterns for) every
     problem it holds: ``PROBLEMS_KEPT`` are kept, and the message names how many more."""
-    async with Client(mcp) as client:
-        await listed(client)
+    schema: JSONObject = {
+        "type": "object",
+        "properties": {"result": {"type": "object", "additionalProperties": {"type": "integer"}}},
+        "required": ["result"],
+    }
+    words = {f"count{number:02}": "many" for number in range(50)}
+    tally: JSONObject = {"content": [], "structuredContent": {"result": words}}
+    async with listing("legacy", schema) as (client, peer):
         with pytest.raises(InvalidServerResultError) as caught:
-            await client.call_tool("tally")
+            await call_against(client, peer, tally)
     problems = caught.value.data["problems"]
     assert len(problems) == PROBLEMS_KEPT
     assert all(
@@ -150,12 +145,12 @@ async def test_the_problems_collected_from_one_result_are_bounded() -> None:
 
 @pytest.mark.parametrize("mode", MODES)
 async def test_missing_structured_content_fails_the_call(mode: str) -> None:
-    async with Client(mcp, mode=mode) as client:
-        await listed(client)
+    text_only: JSONObject = {"content": [{"type": "text", "text": "(1, 2)"}]}
+    async with listing(mode, POINT_SCHEMA) as (client, peer):
         with pytest.raises(InvalidServerResultError) as caught:
-            await client.call_tool("no_point")
+            await call_against(client, peer, text_only)
     assert str(caught.value) == (
-        "The server 'Shapes' 1.0 sent a CallToolResult for tool 'no_point' without "
+        "The server 'hand-driven' 0 sent a CallToolResult for tool 'anything' without "
         "structuredContent, which the tool's outputSchema requires. The server breaks the "
         "MCP specification; report it to its authors."
     )
@@ -164,8 +159,8 @@ async def test_missing_structured_content_fails_the_call(mode: str) -> None:
 
 @pytest.mark.parametrize("mode", MODES)
 async def test_a_tool_never_listed_is_not_checked(mode: str) -> None:
-    async with Client(mcp, mode=mode) as client:
-        result = await client.call_tool("wrong_point")
+    async with hand_driven(mode) as (client, peer):
+        result = await call_against(client, peer, WRONG_POINT)
     assert result.structured_content == {"x": "one"}
 
 
@@ -179,18 +174,17 @@ async def test_a_failed_result_is_not_checked(mode: str) -> None:
 
 
 async def test_a_round_driven_by_hand_is_checked_too() -> None:
-    async with Client(mcp, mode="2026-07-28") as client:
-        await listed(client)
-        with pytest.raises(InvalidServerResultError, match="tool 'wrong_point'"):
-            await client.call_tool_round("wrong_point")
+    async with listing("2026-07-28", POINT_SCHEMA) as (client, peer):
+        with pytest.raises(InvalidServerResultError, match="tool 'anything'"):
+            await call_against(client, peer, WRONG_POINT, by_round=True)
 
 
 @pytest.mark.parametrize("mode", MODES)
 async def test_a_backtracking_pattern_is_reported_not_run_for_minutes(mode: str) -> None:
-    async with Client(mcp, mode=mode) as client:
-        await listed(client)
+    slow: JSONObject = {"content": [], "structuredContent": {"code": "a" * 60 + "!"}}
+    async with listing(mode, Code.model_json_schema()) as (client, peer):
         with anyio.fail_after(PATIENCE_SECONDS), pytest.raises(InvalidServerResultError) as caught:
-            await client.call_tool("code")
+            await call_against(client, peer, slow)
     assert caught.value.data["problems"] == [
         f"structuredContent.code: '{'a' * 56}... could not be checked against the "
         f"pattern ^(a|aa)+$ within {PATTERN_SECONDS:g} s: the server's pattern backtracks "
@@ -229,23 +223,7 @@ async def test_a_changed_tool_list_forgets_the_old_schemas() -> None:
     assert result.structured_content == {"result": "circle"}
 
 
-# -- schemas the client cannot use, from a server played by hand ----------------------
-
-
-@asynccontextmanager
-async def listing(mode: str, schema: JSONObject) -> AsyncGenerator[tuple[Client, RawPeer], None]:
-    """A client that has listed one tool, ``anything``, with ``schema`` as its output
-    schema, from a server the test plays by hand."""
-    async with hand_driven(mode) as (client, peer):
-        tool: JSONObject = {
-            "name": "anything",
-            "inputSchema": {"type": "object"},
-            "outputSchema": schema,
-        }
-        async with anyio.create_task_group() as tg:
-            tg.start_soon(answer_next, peer, "tools/list", {"tools": [tool]})
-            await listed(client)
-        yield client, peer
+# -- schemas the client cannot use ------------------------------------------------
 
 
 RESULT: JSONObject = {"content": [], "structuredContent": {"x": 1}}

@@ -7,6 +7,11 @@ output: a model, dataclass or ``TypedDict`` is the structured content itself; an
 type is wrapped as ``{"result": value}``, which is how a ``list[str]`` tool produces
 ``structured_content == {"result": [...]}``. Content blocks are passed through as they are.
 
+A ``CallToolResult`` the tool builds itself is sent as it is, with one check: a tool
+with an output schema owes a successful result ``structured_content`` that fits it (as
+the specification says servers MUST), judged by the JSON Schema checker the client uses
+too (``forms/_json_schema.py``), so the server refuses what an answerback client would.
+
 A result is built straight as its wire dict: it is only ever sent, and building the
 ``CallToolResult`` model just to dump it again cost more than the rest of a plain call.
 """
@@ -19,12 +24,13 @@ import logging
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from types import UnionType
-from typing import Any, Union, cast, get_args, get_origin
+from typing import TYPE_CHECKING, Any, Literal, Union, cast, get_args, get_origin
 
 import pydantic
 import pydantic_core
 from pydantic import BaseModel, TypeAdapter
 
+from answerback.forms._json_schema import compile_schema, cut, schema_problems
 from answerback.jsonrpc import JSONObject
 from answerback.jsonrpc._endpoint import new_error_reference, redacted_message
 from answerback.server._functions import ANY_VALUE, call, read_signature
@@ -40,7 +46,10 @@ from answerback.types import (
     Tool,
     ToolAnnotations,
 )
-from answerback.types._errors import listed_problems
+from answerback.types._errors import listed_problems, shown_problems
+
+if TYPE_CHECKING:
+    from jsonschema.protocols import Validator
 
 logger = logging.getLogger("answerback.server")
 
@@ -61,6 +70,10 @@ class RegisteredTool:
     scopes: frozenset[str] = frozenset()
     """OAuth scopes a caller's token must hold to call it (over HTTP with a
     ``ResourceServer``; elsewhere there is no token to check)."""
+    output_validator: Validator | Literal[False] | None = None
+    """The checker of ``definition.output_schema``, built for the first ``CallToolResult``
+    the tool returns itself (plain values never need it); ``False`` if the schema could
+    not be compiled, when such results are sent unchecked."""
 
     @classmethod
     def from_function(
@@ -86,7 +99,7 @@ class RegisteredTool:
         )
         advertised_schema = input_schema or _clean_schema(arguments_model.model_json_schema())
 
-        returns = _without_input_required(signature.returns)
+        returns = _output_annotation(signature.returns)
         output_schema: dict[str, Any] | None = None
         output_adapter: TypeAdapter[Any] | None = None
         wraps_result = False
@@ -150,7 +163,9 @@ class RegisteredTool:
         if isinstance(value, InputRequiredResult):
             return value
         if isinstance(value, CallToolResult):
-            return value.to_wire()
+            if value.is_error or self.definition.output_schema is None:
+                return value.to_wire()
+            return self._checked_result(value)
         if _is_content_value(value):
             blocks = [value] if isinstance(value, _CONTENT_TYPES) else value
             return _wire_result([block.to_wire() for block in blocks])
@@ -186,6 +201,67 @@ class RegisteredTool:
             f"Tool {name!r} returned a value that does not fit its return annotation "
             f"({problems}): return what the annotation says, or change the annotation."
         )
+
+    def _checked_result(self, result: CallToolResult) -> JSONObject:
+        """A successful ``CallToolResult`` the tool built itself, as it is if its
+        ``structured_content`` fits the tool's output schema; else the error result
+        saying what is wrong with it."""
+        name = self.definition.name
+        advice = (
+            "return structured_content that fits the schema of its return annotation, or "
+            "is_error=True for a failure."
+        )
+        if result.structured_content is None:
+            logger.warning(
+                "tool %r returned a CallToolResult without the structured_content its "
+                "output schema requires",
+                name,
+            )
+            return _error_result(
+                f"Tool {name!r} returned a CallToolResult without structured_content, which "
+                f"its output schema requires: {advice}"
+            )
+        validator = self._output_validator()
+        if validator is False:
+            return result.to_wire()
+        try:
+            problems = schema_problems(validator, result.structured_content, "structured_content")
+        except Exception as exc:  # RecursionError: content nested too deeply to check
+            logger.warning(
+                "tool %r: its output schema could not be applied to the structured_content "
+                "it returned (%s); the result is sent unchecked",
+                name,
+                cut(str(exc) or type(exc).__name__),
+            )
+            return result.to_wire()
+        if not problems:
+            return result.to_wire()
+        logger.warning(
+            "tool %r returned structured_content its output schema does not allow: %s",
+            name,
+            "; ".join(problems),
+        )
+        return _error_result(
+            f"Tool {name!r} returned structured_content that does not fit its output schema "
+            f"({shown_problems(problems)}): {advice}"
+        )
+
+    def _output_validator(self) -> Validator | Literal[False]:
+        """The checker of the tool's output schema, compiled once, on first use."""
+        if self.output_validator is None:
+            schema = self.definition.output_schema
+            assert schema is not None
+            try:
+                self.output_validator = compile_schema(schema)
+            except Exception as exc:  # the server's own schema: never expected
+                logger.warning(
+                    "tool %r: its output schema cannot be checked (%s); the results it "
+                    "builds itself are sent unchecked",
+                    self.definition.name,
+                    cut(getattr(exc, "message", None) or str(exc)),
+                )
+                self.output_validator = False
+        return self.output_validator
 
     def _not_json_result(self) -> JSONObject:
         """The error result for output holding NaN or Infinity. Only in-process could
@@ -237,15 +313,22 @@ def _json_text(value: Any) -> str:
         return str(value)
 
 
-def _without_input_required(annotation: Any) -> Any:
-    """The return annotation minus ``InputRequiredResult`` (a round, not the output)."""
+def _output_annotation(annotation: Any) -> Any:
+    """The return annotation that declares the output: minus ``InputRequiredResult`` (a
+    round, not the output) and, next to other types, minus ``CallToolResult`` (a result
+    the tool builds itself, whose structured content must fit what the rest declare:
+    ``-> Weather | CallToolResult`` declares ``Weather``'s schema)."""
     if annotation is InputRequiredResult:
         return None
     args: tuple[Any, ...] = get_args(annotation)
-    if get_origin(annotation) in (Union, UnionType) and InputRequiredResult in args:
-        rest = tuple(arg for arg in args if arg is not InputRequiredResult)
-        return rest[0] if len(rest) == 1 else Union[rest]  # noqa: UP007
-    return annotation
+    if get_origin(annotation) not in (Union, UnionType):
+        return annotation
+    rest = tuple(arg for arg in args if arg is not InputRequiredResult)
+    if any(arg is not CallToolResult for arg in rest):
+        rest = tuple(arg for arg in rest if arg is not CallToolResult)
+    if rest == args:
+        return annotation
+    return rest[0] if len(rest) == 1 else Union[rest]  # noqa: UP007
 
 
 def _is_content(annotation: object) -> bool:

@@ -1,0 +1,192 @@
+"""Checking structured content against a whole JSON Schema: a tool's ``outputSchema``.
+
+Both ends check a tool's structured result against the output schema it declares: the
+server before it sends a ``CallToolResult`` the tool built itself, the client after it
+receives one (as the specification says each should). They share this one checker, so
+both judge the same content against the same schema alike.
+
+The schema may be a peer's, so it is treated as hostile. Its patterns run with a
+deadline (``pattern_search``, as forms do), never with Python's ``re``, which cannot be
+stopped; ``$ref`` is never fetched from the network; and a schema whose patterns
+jsonschema would run itself is refused, as one that is not valid JSON Schema is.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Iterator, Mapping
+from functools import cache
+from typing import TYPE_CHECKING, Any, cast
+
+from answerback.forms._patterns import PatternTooSlow, pattern_search
+
+if TYPE_CHECKING:
+    from jsonschema import ValidationError
+    from jsonschema.protocols import Validator
+
+PROBLEMS_KEPT = 20
+"""Problems collected from one result: enough to report, and a bound on the time a
+hostile result can cost (each pattern that backtracks costs ``PATTERN_SECONDS``)."""
+
+_PROBLEM_CHARS = 300
+_VALUE_CHARS = 60
+
+
+def compile_schema(schema: dict[str, Any]) -> Validator:
+    """A validator for ``schema`` in its ``$schema`` dialect (2020-12 without one, the
+    specification's default), with timed patterns and no network. Raises
+    ``jsonschema.SchemaError`` (or whatever a hostile schema provokes) for a schema that
+    cannot be used."""
+    from jsonschema import Draft202012Validator, SchemaError
+    from jsonschema.validators import validator_for
+    from jsonschema_specifications import REGISTRY  # pyright: ignore[reportMissingTypeStubs]
+
+    dialect = schema.get("$schema")
+    if dialect is not None and not isinstance(dialect, str):
+        raise SchemaError(f"$schema is {type(dialect).__name__}, not a URI")
+    cls = validator_for(schema, default=Draft202012Validator)
+    if dialect is not None and cls is Draft202012Validator and "2020-12" not in dialect:
+        raise SchemaError(f"the dialect {dialect} is not one answerback knows")
+    if _untimed_patterns(schema):
+        raise SchemaError(
+            "patternProperties next to unevaluatedProperties would run the schema's "
+            "patterns without a deadline"
+        )
+    cls.check_schema(schema)
+    # REGISTRY holds the dialects' own meta-schemas and retrieves nothing, where
+    # jsonschema's default registry would fetch any remote $ref from the network.
+    return _timed(cls)(schema, registry=REGISTRY)
+
+
+def schema_problems(validator: Validator, content: object, whole: str) -> list[str]:
+    """What in ``content`` breaks the validator's schema, at most ``PROBLEMS_KEPT``, each
+    as ``where: what`` (``whole`` names the content itself). Raises what jsonschema does
+    for a schema it cannot apply (``RecursionError`` for a ``$ref`` that loops for ever,
+    an unresolvable ``$ref``): not the content's fault."""
+    errors = validator.iter_errors(cast(Any, content))
+    return [_problem(error, whole) for error in itertools.islice(errors, PROBLEMS_KEPT)]
+
+
+def cut(text: str, most: int = _PROBLEM_CHARS) -> str:
+    """``text``, cut short to ``most`` characters for a message to quote."""
+    return text if len(text) <= most else text[: most - 3] + "..."
+
+
+@cache
+def _timed(cls: type[Validator]) -> type[Validator]:
+    """``cls`` with the keywords that run patterns replaced by ones with a deadline."""
+    from jsonschema import validators
+
+    keywords: dict[str, Any] = {"pattern": _pattern, "patternProperties": _pattern_properties}
+    if "additionalProperties" in cls.VALIDATORS:
+        keywords["additionalProperties"] = _additional_properties(
+            cls.VALIDATORS["additionalProperties"]
+        )
+    return cast("type[Validator]", cast(Any, validators).extend(cls, keywords))
+
+
+def _untimed_patterns(schema: object) -> bool:
+    """Whether ``schema`` has both ``patternProperties`` and ``unevaluatedProperties``:
+    jsonschema then matches the patterns itself, with ``re``."""
+    seen: set[str] = set()
+    stack: list[object] = [schema]
+    while stack and len(seen) < 2:
+        node = stack.pop()
+        if isinstance(node, Mapping):
+            mapping = cast(Mapping[str, object], node)
+            seen.update(
+                key for key in ("patternProperties", "unevaluatedProperties") if key in mapping
+            )
+            stack.extend(mapping.values())
+        elif isinstance(node, list):
+            stack.extend(cast(list[object], node))
+    return len(seen) == 2
+
+
+def _matches(pattern: str, text: str) -> bool | str:
+    """Whether ``pattern`` matches ``text``, or why it could not be told."""
+    import regex
+
+    try:
+        return pattern_search(pattern, text)
+    except PatternTooSlow as exc:
+        return str(exc)
+    except regex.error as exc:
+        return f"the pattern {pattern} does not compile ({exc})"
+
+
+def _pattern(
+    validator: Validator, pattern: str, instance: object, schema: object
+) -> Iterator[ValidationError]:
+    from jsonschema import ValidationError
+
+    if not isinstance(instance, str):
+        return
+    verdict = _matches(pattern, instance)
+    if isinstance(verdict, str):
+        yield ValidationError(f"{_shown(instance)} {verdict}")
+    elif not verdict:
+        yield ValidationError(f"{_shown(instance)} does not match {pattern!r}")
+
+
+def _pattern_properties(
+    validator: Validator, patterns: Mapping[str, Any], instance: object, schema: object
+) -> Iterator[ValidationError]:
+    from jsonschema import ValidationError
+
+    if not isinstance(instance, Mapping):
+        return
+    properties = cast(Mapping[str, Any], instance)
+    for pattern, subschema in patterns.items():
+        for key, value in properties.items():
+            verdict = _matches(pattern, key)
+            if isinstance(verdict, str):
+                yield ValidationError(f"the property {_shown(key)} {verdict}")
+            elif verdict:
+                yield from cast(Any, validator).descend(
+                    value, subschema, path=key, schema_path=pattern
+                )
+
+
+def _additional_properties(original: Any) -> Any:
+    """``additionalProperties``, which skips what ``patternProperties`` matches: with
+    such patterns, the properties they match are found here with a deadline."""
+    from jsonschema import ValidationError
+
+    def additional_properties(
+        validator: Validator, allowed: Any, instance: object, schema: Mapping[str, Any]
+    ) -> Iterator[ValidationError]:
+        patterns = schema.get("patternProperties")
+        if not patterns or not isinstance(instance, Mapping):
+            yield from original(validator, allowed, instance, schema)
+            return
+        properties = cast(Mapping[str, Any], instance)
+        declared = schema.get("properties", {})
+        extras: list[str] = []
+        for key in properties:
+            if key in declared:
+                continue
+            verdicts = [_matches(pattern, key) for pattern in patterns]
+            if slow := [verdict for verdict in verdicts if isinstance(verdict, str)]:
+                yield ValidationError(f"the property {_shown(key)} {slow[0]}")
+            elif not any(verdicts):
+                extras.append(key)
+        if isinstance(allowed, Mapping):
+            for extra in extras:
+                yield from cast(Any, validator).descend(properties[extra], allowed, path=extra)
+        elif allowed is False and extras:
+            shown = ", ".join(_shown(extra) for extra in sorted(extras))
+            yield ValidationError(f"{shown} not allowed: no property or pattern names them")
+
+    return additional_properties
+
+
+def _problem(error: ValidationError, whole: str) -> str:
+    """``where: what``, as the other errors about a message's content put it."""
+    where = ".".join([whole, *(str(part) for part in error.absolute_path)])
+    return f"{where}: {cut(error.message)}"
+
+
+def _shown(value: str) -> str:
+    """A string from the content, quoted and cut short for a problem to quote."""
+    return cut(repr(value), _VALUE_CHARS)

@@ -38,7 +38,7 @@ SERVERS = REPO / "tests" / "servers"
 TEAROOM = f"{sys.executable} {SERVERS / 'terminal_server.py'}"
 ASKING = f"{sys.executable} {SERVERS / 'asking_server.py'}"
 ESCAPING = f"{sys.executable} {SERVERS / 'escaping_server.py'}"
-SAMPLING_ANYWAY = f"{sys.executable} {SERVERS / 'sampling_anyway_server.py'}"
+CARELESS = f"{sys.executable} {SERVERS / 'careless_server.py'}"
 PATIENCE_SECONDS = 60
 
 
@@ -333,8 +333,8 @@ def test_headless_declines_a_link_and_says_so() -> None:
     [
         (ASKING, "ask_model", "asking_server"),
         (ASKING, "ask_model_with_tools", "asking_server"),
-        (f"{SAMPLING_ANYWAY} legacy", "ask", "sampling_anyway_server"),
-        (f"{SAMPLING_ANYWAY} modern", "ask", "sampling_anyway_server"),
+        (f"{CARELESS} samples-anyway", "ask", "careless_server"),
+        (f"{CARELESS} samples-anyway-modern", "ask", "careless_server"),
     ],
     ids=["server-refuses", "server-refuses-tools", "legacy-relays", "modern-asks-anyway"],
 )
@@ -362,7 +362,7 @@ def test_headless_says_how_to_answer_a_sampling_request(
 def test_a_server_passing_on_the_sampling_refusal_tells_the_user_what_is_true() -> None:
     """A legacy server that puts the client's refusal in its result shows the person the
     command's reason, not the library's advice to pass sampling_callback= to Client."""
-    done = answerback("call", f"{SAMPLING_ANYWAY} legacy", "tell")
+    done = answerback("call", f"{CARELESS} samples-anyway", "tell")
     assert (done.returncode, done.stdout) == (1, ""), done.stderr
     assert done.stderr == (
         "Sampling not supported: the client did not declare the 'sampling' capability: the "

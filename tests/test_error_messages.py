@@ -42,8 +42,7 @@ from answerback.types import (
 pytestmark = pytest.mark.anyio
 
 MODERN = "2026-07-28"
-FOREIGN_SERVER = SERVERS / "foreign_server.py"
-SAMPLING_ANYWAY = SERVERS / "sampling_anyway_server.py"
+CARELESS_SERVER = SERVERS / "careless_server.py"
 OFFICIAL_SERVER = TESTS / "interop" / "official_server.py"
 NODE = shutil.which("node")
 needs_node = pytest.mark.skipif(
@@ -112,7 +111,7 @@ async def test_the_official_servers_refusals_carry_the_fix_in_both_eras() -> Non
 async def test_a_2026_question_the_client_cannot_answer_fails_here_naming_the_callback() -> None:
     """A server that asks anyway in an InputRequiredResult: the client refuses locally,
     and its exception says what to register."""
-    server = StdioServer(sys.executable, [str(FOREIGN_SERVER), "asks-anyway"])
+    server = StdioServer(sys.executable, [str(CARELESS_SERVER), "elicits-anyway"])
     async with Client(server, mode=MODERN) as client:
         with pytest.raises(MethodNotFoundError) as caught:
             await client.call_tool("anything")
@@ -125,7 +124,7 @@ async def test_a_host_tells_a_server_asking_anyway_its_own_reason_for_refusing()
     """A host whose users cannot pass callbacks (the command line) gives the reason a
     server passes on to its model or user; without one for the capability refused, the
     library's advice to the developer stays."""
-    server = StdioServer(sys.executable, [str(SAMPLING_ANYWAY), "legacy"])
+    server = StdioServer(sys.executable, [str(CARELESS_SERVER), "samples-anyway"])
     told: list[Any] = []
     for reasons in ({"sampling": "nobody here approves a model's reply"}, {"roots": "none"}):
         async with Client(server, mode="legacy", refusal_reasons=reasons) as client:
@@ -221,7 +220,7 @@ async def test_a_peers_minus_32000_on_a_good_connection_is_a_plain_error() -> No
 
 
 async def test_pinned_modern_against_a_handshake_only_stdio_server() -> None:
-    server = StdioServer(sys.executable, [str(FOREIGN_SERVER), "legacy-only"])
+    server = StdioServer(sys.executable, [str(CARELESS_SERVER), "legacy-only"])
     with pytest.raises(MethodNotFoundError) as caught:
         async with Client(server, mode=MODERN):
             pass

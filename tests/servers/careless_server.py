@@ -1,14 +1,19 @@
-"""A stdio MCP server written without answerback that asks for sampling whatever the
-client declared (answerback's own server checks first, and never does).
+"""A stdio MCP server written without answerback, playing peers that answerback's own
+server will not imitate: one of an older generation, and ones that ask whatever the
+client declared.
 
-Usage: python sampling_anyway_server.py (legacy | modern)
+Usage: python careless_server.py ROLE, where ROLE is
 
-- ``legacy``: speaks only the handshake era; its tool ``ask`` sends
+- ``legacy-only``: speaks only the handshake era; ``server/discover`` gets "Method not
+  found", as from a server written before 2026-07-28.
+- ``elicits-anyway``: speaks 2026-07-28 and answers ``tools/call`` with an
+  ``InputRequiredResult`` asking for elicitation, whatever the request declared.
+- ``samples-anyway``: speaks the handshake era; its tool ``ask`` sends
   ``sampling/createMessage`` and fails the call with the client's answer if that is an
   error (the official SDK's servers relay a refusal so); ``tell`` does the same but puts
   the refusal's message and reason in an error result, as a server telling its model.
-- ``modern``: speaks 2026-07-28; ``ask`` answers with an ``InputRequiredResult`` asking
-  for sampling, so the client refuses the question itself.
+- ``samples-anyway-modern``: speaks 2026-07-28; ``ask`` answers with an
+  ``InputRequiredResult`` asking for sampling, so the client refuses the question itself.
 """
 
 from __future__ import annotations
@@ -19,8 +24,17 @@ from collections.abc import Iterator
 from typing import Any
 
 MODERN = "2026-07-28"
+MODERN_ROLES = ("elicits-anyway", "samples-anyway-modern")
 ASK = {"name": "ask", "description": "Ask the client's model.", "inputSchema": {"type": "object"}}
 TELL = {**ASK, "name": "tell", "description": "Ask the client's model; say why not."}
+ELICITATION = {
+    "method": "elicitation/create",
+    "params": {
+        "mode": "form",
+        "message": "Your name?",
+        "requestedSchema": {"type": "object", "properties": {"name": {"type": "string"}}},
+    },
+}
 SAMPLING = {
     "method": "sampling/createMessage",
     "params": {
@@ -28,6 +42,7 @@ SAMPLING = {
         "maxTokens": 20,
     },
 }
+SERVER_INFO = {"name": "careless", "version": "1"}
 
 
 def send(message: dict[str, Any]) -> None:
@@ -40,40 +55,41 @@ def messages() -> Iterator[dict[str, Any]]:
         yield json.loads(line)
 
 
-def answer(request: dict[str, Any], era: str, incoming: Iterator[dict[str, Any]]) -> None:
+def answer(request: dict[str, Any], role: str, incoming: Iterator[dict[str, Any]]) -> None:
+    """Answer one message (notifications get nothing)."""
     method, request_id = request.get("method"), request.get("id")
     if request_id is None:
         return
     result: dict[str, Any]
-    if method == "initialize" and era == "legacy":
+    if method == "initialize" and role not in MODERN_ROLES:
         result = {
             "protocolVersion": "2025-11-25",
             "capabilities": {"tools": {}},
-            "serverInfo": {"name": "sampling_anyway", "version": "1"},
+            "serverInfo": SERVER_INFO,
         }
-    elif method == "server/discover" and era == "modern":
+    elif method == "server/discover" and role in MODERN_ROLES:
         result = {
             "supportedVersions": [MODERN],
             "capabilities": {"tools": {}},
-            "_meta": {"io.modelcontextprotocol/serverInfo": {"name": "anyway", "version": "1"}},
+            "_meta": {"io.modelcontextprotocol/serverInfo": SERVER_INFO},
         }
-    elif method == "tools/list":
+    elif method == "tools/list" and role.startswith("samples-anyway"):
         result = {"tools": [ASK, TELL]}
-    elif method == "tools/call" and era == "modern":
-        result = {"resultType": "input_required", "inputRequests": {"reply": SAMPLING}}
-    elif method == "tools/call":
+    elif method == "tools/call" and role in MODERN_ROLES:
+        key, question = ("name", ELICITATION) if role == "elicits-anyway" else ("reply", SAMPLING)
+        result = {"resultType": "input_required", "inputRequests": {key: question}}
+    elif method == "tools/call" and role == "samples-anyway":
         send({"id": "sampling-1", **SAMPLING})
         reply = next(m for m in incoming if m.get("id") == "sampling-1" and "method" not in m)
         error = reply.get("error")
         if error is not None and request["params"]["name"] == "tell":
             why = f"{error['message']}: {error.get('data', {}).get('reason')}"
             result = {"content": [{"type": "text", "text": why}], "isError": True}
-            send({"id": request_id, "result": result})
-            return
-        if error is not None:
+        elif error is not None:
             send({"id": request_id, "error": error})
             return
-        result = {"content": [{"type": "text", "text": json.dumps(reply["result"])}]}
+        else:
+            result = {"content": [{"type": "text", "text": json.dumps(reply["result"])}]}
     else:
         send({"id": request_id, "error": {"code": -32601, "message": "Method not found"}})
         return
@@ -81,10 +97,10 @@ def answer(request: dict[str, Any], era: str, incoming: Iterator[dict[str, Any]]
 
 
 def main() -> None:
-    era = sys.argv[1]
+    role = sys.argv[1]
     incoming = messages()
     for request in incoming:
-        answer(request, era, incoming)
+        answer(request, role, incoming)
 
 
 if __name__ == "__main__":

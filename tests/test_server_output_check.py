@@ -93,6 +93,34 @@ def slow_code() -> Code | CallToolResult:
     return text_result("?", {"code": "a" * 60 + "!"})
 
 
+@mcp.tool()
+def forecast_annotated(city: str) -> Annotated[CallToolResult, Weather]:
+    """The official SDK's spelling of a hand-built result's schema."""
+    fits = city != "Nowhere"
+    return text_result("Mild", {"city": city, "celsius": 14 if fits else "mild"})
+
+
+@pytest.mark.parametrize("mode", MODES)
+async def test_annotated_call_tool_result_declares_its_model(mode: str) -> None:
+    """``-> Annotated[CallToolResult, Weather]`` (how the official SDK declares a
+    hand-built result's schema) declares Weather's schema, which the result must fit;
+    it was read as content blocks, with no schema at all."""
+    async with Client(mcp, mode=mode) as client:
+        tools = {tool.name: tool for tool in await client.list_all_tools()}
+        fits = await client.call_tool("forecast_annotated", {"city": "Oslo"})
+    async with Client(mcp, mode=mode) as client:  # unlisted: the server's verdict
+        misfit = await client.call_tool("forecast_annotated", {"city": "Nowhere"})
+    assert tools["forecast_annotated"].output_schema == Weather.model_json_schema()
+    assert (fits.is_error, fits.structured_content) == (False, {"city": "Oslo", "celsius": 14})
+    assert misfit.is_error
+    assert misfit.content == [
+        TextContent(
+            text="Tool 'forecast_annotated' returned structured_content that does not fit its "
+            "output schema (structured_content.celsius: 'mild' is not of type 'integer'): " + ADVICE
+        )
+    ]
+
+
 @pytest.mark.parametrize("mode", MODES)
 async def test_a_hand_built_result_that_fits_passes(mode: str) -> None:
     """``-> Weather | CallToolResult`` declares Weather's schema, which the client is

@@ -24,7 +24,7 @@ import logging
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from types import UnionType
-from typing import TYPE_CHECKING, Any, Literal, Union, cast, get_args, get_origin
+from typing import TYPE_CHECKING, Annotated, Any, Literal, Union, cast, get_args, get_origin
 
 import pydantic
 import pydantic_core
@@ -317,18 +317,30 @@ def _output_annotation(annotation: Any) -> Any:
     """The return annotation that declares the output: minus ``InputRequiredResult`` (a
     round, not the output) and, next to other types, minus ``CallToolResult`` (a result
     the tool builds itself, whose structured content must fit what the rest declare:
-    ``-> Weather | CallToolResult`` declares ``Weather``'s schema)."""
+    ``-> Weather | CallToolResult`` declares ``Weather``'s schema, as does the official
+    SDK's spelling, ``-> Annotated[CallToolResult, Weather]``)."""
+    annotation = _declared(annotation)
     if annotation is InputRequiredResult:
         return None
-    args: tuple[Any, ...] = get_args(annotation)
     if get_origin(annotation) not in (Union, UnionType):
         return annotation
+    args = tuple(_declared(arg) for arg in get_args(annotation))
     rest = tuple(arg for arg in args if arg is not InputRequiredResult)
     if any(arg is not CallToolResult for arg in rest):
         rest = tuple(arg for arg in rest if arg is not CallToolResult)
-    if rest == args:
+    if rest == get_args(annotation):
         return annotation
     return rest[0] if len(rest) == 1 else Union[rest]  # noqa: UP007
+
+
+def _declared(annotation: Any) -> Any:
+    """``Annotated[CallToolResult, Weather]`` read as what it declares, ``Weather``
+    (a result built by hand that must fit it); any other annotation as it is."""
+    if get_origin(annotation) is Annotated:
+        base, *metadata = get_args(annotation)
+        if base is CallToolResult and len(metadata) == 1:
+            return metadata[0]
+    return annotation
 
 
 def _is_content(annotation: object) -> bool:

@@ -423,7 +423,10 @@ async def test_a_tool_name_the_server_does_not_have(mode: str) -> None:
     async with client(mcp, mode, model) as connected:
         result = await connected.call_tool("plan_with_unknown_tool")
     assert result.is_error
-    assert "this server has no tool named 'teleport'" in text(result)
+    assert text(result).startswith(
+        "Error executing tool: Invalid argument for ctx.sample(): tools[0] names no tool of "
+        "this server: 'teleport' (it has "
+    )
     assert model.seen == []
 
 
@@ -459,7 +462,10 @@ async def test_max_rounds_below_one_is_refused(mode: str) -> None:
     async with client(mcp, mode, model) as connected:
         result = await connected.call_tool("plan", {"max_rounds": 0})
     assert result.is_error
-    assert text(result) == "Error executing tool: ctx.sample: max_rounds must be at least 1, not 0."
+    assert text(result) == (
+        "Error executing tool: Invalid argument for ctx.sample(): max_rounds must be at least "
+        "1, not 0. Pass how many sampling requests the tool loop may send, as an int."
+    )
 
 
 # -- what the client declared ------------------------------------------------------------

@@ -251,7 +251,11 @@ async def test_progress_that_json_cannot_carry_fails_the_tool_clearly(
     assert result.is_error
     [block] = result.content
     assert isinstance(block, TextContent)
-    assert "Progress total must be a finite number, not nan: JSON cannot carry it." in block.text
+    assert block.text == (
+        "Error executing tool: Invalid argument for ctx.report_progress(): total must be a "
+        "finite number, not nan: JSON cannot carry it. Pass how far the work goes, as a "
+        "number, or None."
+    )
     assert reported == []
 
 

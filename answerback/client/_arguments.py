@@ -12,10 +12,9 @@ from __future__ import annotations
 from typing import Any, TypeVar
 
 import pydantic
-from pydantic_core import ErrorDetails
 
 from answerback.types import MCPModel
-from answerback.types._errors import listed_problems
+from answerback.types._errors import argument_error
 
 ModelT = TypeVar("ModelT", bound=MCPModel)
 
@@ -72,9 +71,6 @@ class RoundArguments(MCPModel):
     request_state: str | None = None
 
 
-_TYPE_ERRORS = frozenset({"is_instance_of", "is_subclass_of", "union_tag_not_found"})
-
-
 def request_params(method: str, model: type[ModelT], /, **arguments: Any) -> ModelT:
     """``model`` built from the arguments ``method`` was called with (named as the
     method names them), or the ``TypeError`` or ``ValueError`` that says what to pass.
@@ -85,30 +81,4 @@ def request_params(method: str, model: type[ModelT], /, **arguments: Any) -> Mod
     try:
         return model(**arguments)
     except pydantic.ValidationError as exc:
-        raise refused(method, exc) from None
-
-
-def refused(method: str, exc: pydantic.ValidationError) -> TypeError | ValueError:
-    """The caller's error for the arguments of ``method`` that pydantic refused."""
-    errors = exc.errors(include_url=False)
-    hints = WHAT_TO_PASS.get(method, {})
-    advice: list[str] = []
-    for err in errors:
-        hint = hints.get(str(err["loc"][0])) if err["loc"] else None
-        if hint is not None and hint not in advice:
-            advice.append(hint)
-    message = " ".join(
-        [f"Invalid argument for {method}(): {listed_problems(exc, 'value')}.", *advice]
-    )
-    if any(_is_type_error(err) for err in errors):
-        return TypeError(message)
-    return ValueError(message)
-
-
-def _is_type_error(err: ErrorDetails) -> bool:
-    """Whether pydantic refused a value for its type, not for what it holds. A literal is
-    a type error when the value is not a string: every literal in MCP params is one."""
-    kind = err["type"]
-    if kind == "literal_error":
-        return not isinstance(err["input"], str)
-    return kind.endswith(("_type", "_parsing")) or kind in _TYPE_ERRORS
+        raise argument_error(f"{method}()", exc, WHAT_TO_PASS.get(method, {})) from None

@@ -23,6 +23,7 @@ import pydantic_core
 
 from answerback.jsonrpc import Envelope, IncomingRequest, JSONObject
 from answerback.jsonrpc._endpoint import as_object, as_request_id
+from answerback.server._arguments import LOG_LEVELS
 from answerback.server._asking import (
     AlreadySent,
     InputNeeded,
@@ -37,7 +38,7 @@ from answerback.server._context import Context
 from answerback.server._request_state import PREFIX as STATE_PREFIX
 from answerback.server._request_state import StateSeal, check_retry_fits, claim
 from answerback.server._roots_guard import RootsCache
-from answerback.server._session import LOG_LEVELS, ClientState, ServerSession
+from answerback.server._session import ClientState, ServerSession
 from answerback.server._tools import tool_error_result
 from answerback.types import (
     META_CLIENT_CAPABILITIES,

@@ -15,10 +15,24 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Generic, Literal, TypeVar, cast
 
+import pydantic
 from pydantic import BaseModel
+from pydantic_core import PydanticSerializationError
 
 from answerback.forms import AnswerError, check_message, validate_answer
 from answerback.jsonrpc import IncomingRequest, RequestId
+from answerback.server._arguments import (
+    bad_value,
+    check_choice,
+    check_count,
+    check_log_arguments,
+    check_number,
+    check_optional_text,
+    check_progress,
+    check_text,
+    unsendable,
+    wrong_type,
+)
 from answerback.server._asking import Memo
 from answerback.server._caller import caller_of
 from answerback.server._form_schema import form_question
@@ -47,6 +61,7 @@ from answerback.types import (
     Tool,
     ToolChoice,
 )
+from answerback.types._errors import argument_error
 
 ModelT = TypeVar("ModelT", bound=BaseModel)
 
@@ -162,9 +177,17 @@ class Context:
         refused (-32602) before your tool runs, on any replica sharing the HTTP app's
         state (use it when a round must not run twice, e.g. a confirmed payment).
         """
+        call = "ctx.seal_state()"
+        if not isinstance(cast(object, payload), dict):
+            raise wrong_type(call, "payload", "a dict", payload, _STATE_ADVICE)
+        if not isinstance(cast(object, single_use), bool):
+            raise wrong_type(call, "single_use", "True or False", single_use, "Pass a bool.")
         if self._state_seal is None:
             raise RuntimeError("request state exists only on 2026-07-28 requests")
-        return self._state_seal.seal({"tool": payload}, single_use=single_use)
+        try:
+            return self._state_seal.seal({"tool": payload}, single_use=single_use)
+        except PydanticSerializationError as exc:
+            raise unsendable(call, "payload", exc, _STATE_ADVICE) from None
 
     def open_state(self) -> dict[str, Any] | None:
         """2026-07-28, by hand: the payload sealed with ``seal_state`` and echoed back.
@@ -187,8 +210,16 @@ class Context:
         anything is sent. An accepted answer that does not fit ``schema`` raises
         ``InvalidParamsError`` naming every bad field (``data["errors"]`` lists them as
         ``{"field", "message"}``): the client broke the contract, and the tool should not
-        carry on with bad data.
+        carry on with bad data. A ``message`` that is not a string, or a ``schema`` that
+        is not a pydantic model class, raises ``TypeError`` at the call.
         """
+        if not isinstance(cast(object, message), str):
+            raise wrong_type("ctx.elicit()", "message", "a string", message, _QUESTION_ADVICE)
+        asked = cast(object, schema)
+        if not (isinstance(asked, type) and issubclass(asked, BaseModel)):
+            raise wrong_type(
+                "ctx.elicit()", "schema", "a pydantic model class", schema, _SCHEMA_ADVICE
+            )
         check_message(message)
         result = await self._session.elicit_question(form_question(message, schema))
         if result.action == "accept":
@@ -210,8 +241,18 @@ class Context:
 
         A link the URL verdict blocks raises ``ValueError``, and a message longer than a
         client shows (``answerback.forms.MAX_TEXT_LENGTH``) ``FormTooLarge``, before
-        anything is sent.
+        anything is sent; so does an argument that is not a string (``TypeError``).
         """
+        call = "ctx.elicit_url()"
+        check_text(call, "message", message, "Pass what the person is asked to do, as a string.")
+        check_text(call, "url", url, "Pass the link as a string (https://...).")
+        check_text(
+            call,
+            "elicitation_id",
+            elicitation_id,
+            "Pass an id of your own for this request, as a string: your page reports back "
+            "with it (ctx.session.send_elicitation_complete).",
+        )
         check_message(message)
         result = await self._session.elicit_url(message, url, elicitation_id)
         if result.action == "accept":
@@ -254,13 +295,34 @@ class Context:
         rounds are replayed, not asked or run again, but your own code before this call
         runs each round. A client caps its rounds as well (answerback's
         ``input_required_max_rounds``, 10 by default).
+
+        An argument of the wrong type raises ``TypeError``, and one of the right type
+        that is not allowed (``max_tokens=0``, an unknown ``tool_choice``) ``ValueError``,
+        each naming the argument, before anything is sent.
         """
+        conversation = as_messages(messages)
+        _check_sampling_arguments(
+            max_tokens,
+            system_prompt,
+            temperature,
+            stop_sequences,
+            include_context,
+            model_preferences,
+            metadata,
+            max_rounds,
+            tool_choice,
+        )
         choice = ToolChoice(mode=tool_choice) if isinstance(tool_choice, str) else tool_choice
         name: object = (self._request.params or {}).get("name")
         calling = name if self._request.method == "tools/call" and isinstance(name, str) else None
         offered = offered_tools(tools, self._server_tools, calling=calling, context_type=Context)
         if choice is not None and not offered:
-            raise ValueError("ctx.sample: tool_choice needs tools to choose from; pass tools=.")
+            raise bad_value(
+                "ctx.sample()",
+                "tool_choice",
+                "needs tools to choose from",
+                "Pass tools=[...] as well, or leave tool_choice out.",
+            )
         runner = None
         if offered:
             redact = self._redact_errors is not None and self._redact_errors()
@@ -269,21 +331,26 @@ class Context:
         async def ask(
             conversation: list[SamplingMessage], tools: list[Tool] | None, choice: ToolChoice | None
         ) -> CreateMessageResult:
-            return await self._session.create_message(
-                conversation,
-                max_tokens=max_tokens,
-                system_prompt=system_prompt,
-                temperature=temperature,
-                stop_sequences=list(stop_sequences) if stop_sequences is not None else None,
-                metadata=metadata,
-                model_preferences=model_preferences,
-                include_context=include_context,
-                tools=tools,
-                tool_choice=choice,
-            )
+            try:
+                return await self._session.create_message(
+                    conversation,
+                    max_tokens=max_tokens,
+                    system_prompt=system_prompt,
+                    temperature=temperature,
+                    stop_sequences=list(stop_sequences) if stop_sequences is not None else None,
+                    metadata=metadata,
+                    model_preferences=model_preferences,
+                    include_context=include_context,
+                    tools=tools,
+                    tool_choice=choice,
+                )
+            except pydantic.ValidationError as exc:  # what the checks above leave: inside a dict
+                raise argument_error("ctx.sample()", exc, _SAMPLE_ADVICE) from None
+            except PydanticSerializationError as exc:
+                raise unsendable("ctx.sample()", "metadata", exc, _JSON_ADVICE) from None
 
         return await sample_with_tools(
-            ask, as_messages(messages), runner, tool_choice=choice, max_rounds=max_rounds
+            ask, conversation, runner, tool_choice=choice, max_rounds=max_rounds
         )
 
     async def roots(self) -> list[Root]:
@@ -301,7 +368,16 @@ class Context:
         other path outside every root raise ``PathOutsideRootsError``: let it propagate
         and the client sees a tool error naming the path and the roots. The guard is
         this server's own rule (the specification does not require it; in 2026-07-28
-        roots are only informational)."""
+        roots are only informational). A ``path`` that is neither a string nor a
+        path object raises ``TypeError`` before the roots are asked for."""
+        if not isinstance(cast(object, path), str | os.PathLike):
+            raise wrong_type(
+                "ctx.resolve_path()",
+                "path",
+                "a string or a path object",
+                path,
+                "Pass a path (absolute, or relative to the first root) or a file:// URI.",
+            )
         roots = await self._roots_cache.granted_paths(self._session)
         return await in_worker_thread(resolve_within, path, roots)
 
@@ -320,28 +396,126 @@ class Context:
         """Send a log message to the client (``notifications/message``).
 
         A legacy client gets every level until it calls ``logging/setLevel``; a 2026-07-28
-        request gets messages only if it opted in with a log level of its own.
+        request gets messages only if it opted in with a log level of its own. An unknown
+        ``level`` (``ValueError``) or a ``logger`` that is not a string (``TypeError``) is
+        refused either way; ``data`` that JSON cannot carry (``TypeError``) when it is sent.
         """
-        await self._session.send_log_message(level, data, logger)
+        await self._log("ctx.log()", level, data, logger)
 
     async def debug(self, data: Any, logger: str | None = None) -> None:
         """``log("debug", ...)``: sent only if the client wants that level."""
-        await self.log("debug", data, logger)
+        await self._log("ctx.debug()", "debug", data, logger)
 
     async def info(self, data: Any, logger: str | None = None) -> None:
         """``log("info", ...)``: sent only if the client wants that level."""
-        await self.log("info", data, logger)
+        await self._log("ctx.info()", "info", data, logger)
 
     async def warning(self, data: Any, logger: str | None = None) -> None:
         """``log("warning", ...)``: sent only if the client wants that level."""
-        await self.log("warning", data, logger)
+        await self._log("ctx.warning()", "warning", data, logger)
 
     async def error(self, data: Any, logger: str | None = None) -> None:
         """``log("error", ...)``: sent only if the client wants that level."""
-        await self.log("error", data, logger)
+        await self._log("ctx.error()", "error", data, logger)
+
+    async def _log(self, call: str, level: LoggingLevel, data: Any, logger: str | None) -> None:
+        check_log_arguments(call, level, logger)
+        try:
+            await self._session.send_log_message(level, data, logger)
+        except PydanticSerializationError as exc:
+            raise unsendable(call, "data", exc, _JSON_ADVICE) from None
 
     async def report_progress(
         self, progress: float, total: float | None = None, message: str | None = None
     ) -> None:
-        """Report progress, if the client asked for it with a progress token."""
+        """Report progress, if the client asked for it with a progress token.
+
+        A number that is not a finite ``int`` or ``float`` (``TypeError``, or
+        ``ValueError`` for NaN and infinity), or a ``message`` that is not a string, is
+        refused whether or not the client asked, so the mistake shows on every client.
+        """
+        check_progress("ctx.report_progress()", progress, total, message)
         await self._session.send_progress(progress, total, message)
+
+
+_QUESTION_ADVICE = "Pass the question to show above the form, as a string."
+_SCHEMA_ADVICE = (
+    "Pass the class of a pydantic model whose fields are the form's (strings, numbers, "
+    "booleans, choices), e.g. schema=Booking, not an instance (a JSON Schema dict goes "
+    "to ctx.session.elicit_form)."
+)
+_STATE_ADVICE = "Pass a dict of JSON values (strings, numbers, booleans, None, lists, dicts)."
+_JSON_ADVICE = "Pass JSON values only: strings, numbers, booleans, None, lists and dicts."
+_SAMPLE_ADVICE = {
+    "model_preferences": "Pass a ModelPreferences(hints=[ModelHint(name=...)], ...), or None.",
+    "metadata": "Pass a dict of JSON values, or None.",
+    "stop_sequences": "Pass a list of strings, or None.",
+}
+_INCLUDE_CONTEXT = ("none", "thisServer", "allServers")
+_TOOL_CHOICES = ("auto", "required", "none")
+
+
+def _check_sampling_arguments(
+    max_tokens: object,
+    system_prompt: object,
+    temperature: object,
+    stop_sequences: object,
+    include_context: object,
+    model_preferences: object,
+    metadata: object,
+    max_rounds: object,
+    tool_choice: object,
+) -> None:
+    """Refuse what ``ctx.sample`` cannot send (its messages and tools are checked where
+    they are read: ``as_messages``, ``offered_tools``)."""
+    call = "ctx.sample()"
+    check_count(
+        call, "max_tokens", max_tokens, "Pass the most tokens the model may write, as an int."
+    )
+    check_optional_text(call, "system_prompt", system_prompt, "Pass a string, or None.")
+    if temperature is not None:
+        check_number(call, "temperature", temperature, "Pass a number (e.g. 0.7), or None.")
+    if stop_sequences is not None and (
+        isinstance(stop_sequences, str) or not isinstance(stop_sequences, list | tuple)
+    ):
+        raise wrong_type(
+            call,
+            "stop_sequences",
+            "a list of strings",
+            stop_sequences,
+            "Pass a list of strings, or None (one stop sequence is ['END']).",
+        )
+    if include_context is not None:
+        check_choice(
+            call,
+            "include_context",
+            include_context,
+            _INCLUDE_CONTEXT,
+            "Pass one of those, as a string, or None (the client's own default).",
+        )
+    if model_preferences is not None and not isinstance(model_preferences, ModelPreferences | dict):
+        raise wrong_type(
+            call,
+            "model_preferences",
+            "a ModelPreferences",
+            model_preferences,
+            _SAMPLE_ADVICE["model_preferences"],
+        )
+    if metadata is not None and not isinstance(metadata, dict):
+        raise wrong_type(
+            call, "metadata", "a dict", metadata, "Pass a dict of JSON values, or None."
+        )
+    check_count(
+        call,
+        "max_rounds",
+        max_rounds,
+        "Pass how many sampling requests the tool loop may send, as an int.",
+    )
+    if tool_choice is not None and not isinstance(tool_choice, ToolChoice):
+        check_choice(
+            call,
+            "tool_choice",
+            tool_choice,
+            _TOOL_CHOICES,
+            "Pass one of those, as a string, a ToolChoice(mode=...), or None.",
+        )

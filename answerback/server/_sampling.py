@@ -20,14 +20,16 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal, TypeAlias
+from typing import Any, Literal, TypeAlias, cast
 
 from answerback.jsonrpc import JSONObject
+from answerback.server._arguments import bad_value, wrong_type
 from answerback.server._asking import Memo, settle
 from answerback.server._tools import RegisteredTool, tool_error_result
 from answerback.types import (
     CreateMessageResult,
     InputRequiredResult,
+    InvalidParamsError,
     MCPError,
     SamplingMessage,
     SamplingMessageContentBlock,
@@ -37,6 +39,7 @@ from answerback.types import (
     ToolResultContent,
     ToolUseContent,
 )
+from answerback.types._sampling_rules import check_tool_balance
 
 SamplingTools: TypeAlias = Sequence[Callable[..., Any] | str] | Literal[True]
 """What ``ctx.sample(tools=...)`` takes: functions and names of the server's own tools,
@@ -108,12 +111,47 @@ def blocks_of(result: CreateMessageResult | SamplingMessage) -> list[SamplingMes
 def as_messages(
     messages: str | SamplingMessage | Sequence[SamplingMessage],
 ) -> list[SamplingMessage]:
-    """The conversation to send: a string is one user message."""
+    """The conversation to send: a string is one user message.
+
+    Anything else than a string, a ``SamplingMessage`` or a list of them is refused
+    (``TypeError``), and so is an empty list or tool uses and results that do not pair
+    up (``ValueError``): the author's mistake, named as ``ctx.sample``'s.
+    """
     if isinstance(messages, str):
         return [SamplingMessage(role="user", content=TextContent(text=messages))]
     if isinstance(messages, SamplingMessage):
         return [messages]
-    return list(messages)
+    if not isinstance(cast(object, messages), list | tuple):
+        raise wrong_type(_CALL, "messages", _MESSAGES_ARE, messages, _MESSAGES_ADVICE)
+    conversation = list(messages)
+    for index, message in enumerate(conversation):
+        if not isinstance(cast(object, message), SamplingMessage):
+            raise wrong_type(
+                _CALL, f"messages[{index}]", "a SamplingMessage", message, _MESSAGES_ADVICE
+            )
+    if not conversation:
+        raise bad_value(_CALL, "messages", "is empty", _MESSAGES_ADVICE)
+    try:
+        check_tool_balance(conversation)
+    except InvalidParamsError as exc:
+        raise bad_value(
+            _CALL,
+            "messages",
+            f"break the tool-use rules: {exc.message.rstrip('.')}",
+            "Carry a conversation on from a SampleResult's messages.",
+        ) from None
+    return conversation
+
+
+_CALL = "ctx.sample()"
+_MESSAGES_ARE = "a string, a SamplingMessage or a list of SamplingMessage"
+_MESSAGES_ADVICE = (
+    'Pass a string (one user message), or SamplingMessage(role="user", '
+    "content=TextContent(text=...)) objects, at least one."
+)
+_TOOLS_ADVICE = (
+    "Pass a list of functions and names of this server's tools, True for all of its tools, or None."
+)
 
 
 def offered_tools(
@@ -130,15 +168,23 @@ def offered_tools(
         return {}
     if tools is True:
         return {name: tool for name, tool in registered.items() if name != calling}
+    if not isinstance(cast(object, tools), str | list | tuple):
+        raise wrong_type(_CALL, "tools", "a list, True or None", tools, _TOOLS_ADVICE)
     offered: dict[str, RegisteredTool] = {}
-    for item in [tools] if isinstance(tools, str) else tools:
+    for index, item in enumerate([tools] if isinstance(tools, str) else tools):
+        if not isinstance(item, str) and not callable(item):
+            raise wrong_type(
+                _CALL, f"tools[{index}]", "a function or a tool's name", item, _TOOLS_ADVICE
+            )
         if isinstance(item, str):
             tool = registered.get(item)
             if tool is None:
-                raise ValueError(
-                    f"ctx.sample(tools=...): this server has no tool named {item!r} (it has "
-                    f"{', '.join(map(repr, registered)) or 'none'}). Register it with "
-                    "@mcp.tool(), or pass the function itself."
+                raise bad_value(
+                    _CALL,
+                    f"tools[{index}]",
+                    f"names no tool of this server: {item!r} (it has "
+                    f"{', '.join(map(repr, registered)) or 'none'})",
+                    "Register it with @mcp.tool(), or pass the function itself.",
                 )
         else:
             tool = RegisteredTool.from_function(
@@ -152,9 +198,11 @@ def offered_tools(
             )
         name = tool.definition.name
         if name in offered:
-            raise ValueError(
-                f"ctx.sample(tools=...): two tools are named {name!r}; the model could not "
-                "tell them apart. Offer each name once."
+            raise bad_value(
+                _CALL,
+                "tools",
+                f"offers two tools named {name!r}: the model could not tell them apart",
+                "Offer each name once.",
             )
         offered[name] = tool
     return offered
@@ -246,8 +294,6 @@ async def sample_with_tools(
     only the first (the model has used a tool by then; requiring it again would never
     let it answer); the last round with tools sends ``none``.
     """
-    if max_rounds < 1:
-        raise ValueError(f"ctx.sample: max_rounds must be at least 1, not {max_rounds}.")
     transcript = list(messages)
     tools = runner.definitions if runner is not None else None
     for round_number in range(1, max_rounds + 1):

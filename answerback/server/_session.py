@@ -9,7 +9,6 @@ declare, because the specification forbids sending it.
 from __future__ import annotations
 
 import functools
-import math
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, TypeVar
@@ -18,6 +17,7 @@ import pydantic
 from pydantic import BaseModel
 
 from answerback.jsonrpc import IncomingRequest, JSONObject
+from answerback.server._arguments import LOG_LEVELS, check_progress
 from answerback.server._asking import AlreadySent, Asker
 from answerback.server._form_schema import FormQuestion
 from answerback.types import (
@@ -50,10 +50,6 @@ from answerback.types._sampling_rules import check_sampling_request
 from answerback.types._versions import FEATURE_SINCE, Feature, has_feature, has_method
 
 ResultT = TypeVar("ResultT", bound=BaseModel)
-
-LOG_LEVELS: tuple[LoggingLevel, ...] = (
-    "debug", "info", "notice", "warning", "error", "critical", "alert", "emergency",
-)  # fmt: skip
 
 
 @dataclass(slots=True)
@@ -334,14 +330,11 @@ class ServerSession:
     ) -> None:
         """Report progress, if the client asked for it with a progress token.
 
-        Raises ``ValueError`` for a NaN or infinite number (JSON cannot carry it) whether
-        or not the client asked, so the mistake shows on every transport alike.
+        Raises ``TypeError`` for a number or message of the wrong type and ``ValueError``
+        for a NaN or infinite number (JSON cannot carry it) whether or not the client
+        asked, so the mistake shows on every transport alike.
         """
-        for name, value in (("progress", progress), ("total", total)):
-            if value is not None and not math.isfinite(value):
-                raise ValueError(
-                    f"Progress {name} must be a finite number, not {value}: JSON cannot carry it."
-                )
+        check_progress("ctx.session.send_progress()", progress, total, message)
         token = self._request.progress_token
         send = functools.partial(self._request.send_progress, progress, total, message)
         if self._already_sent is None or token is None:

@@ -7,10 +7,11 @@ engine turns an ``MCPError`` into an error response and an error response back i
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any, cast
 
 import pydantic
+from pydantic_core import ErrorDetails
 
 from answerback.types._base import MCPModel
 from answerback.types._models import ElicitRequestURLParams, URLElicitationRequiredErrorData
@@ -170,6 +171,38 @@ def listed_problems(exc: pydantic.ValidationError, whole: str) -> str:
         f"{'.'.join(str(part) for part in err['loc']) or whole}: {err['msg']}"
         for err in exc.errors(include_url=False)
     )
+
+
+def argument_error(
+    call: str, exc: pydantic.ValidationError, advice: Mapping[str, str]
+) -> TypeError | ValueError:
+    """A caller's error for the arguments of ``call`` (``"get_prompt()"``,
+    ``"ctx.sample()"``) that a params model refused, every problem named: a
+    ``TypeError`` if a value is of the wrong type, else a ``ValueError``. ``advice``
+    maps an argument to what to pass instead (said once however many problems it has)."""
+    errors = exc.errors(include_url=False)
+    hints = [advice.get(str(err["loc"][0])) for err in errors if err["loc"]]
+    message = " ".join(
+        [
+            f"Invalid argument for {call}: {listed_problems(exc, 'value')}.",
+            *dict.fromkeys(hint for hint in hints if hint is not None),
+        ]
+    )
+    if any(_is_type_problem(err) for err in errors):
+        return TypeError(message)
+    return ValueError(message)
+
+
+def _is_type_problem(error: ErrorDetails) -> bool:
+    """Whether pydantic refused a value for its type, not for what it holds. A literal
+    is a type problem when the value is not a string: every literal in MCP is one."""
+    kind = error["type"]
+    if kind == "literal_error":
+        return not isinstance(error["input"], str)
+    return kind.endswith(("_type", "_parsing")) or kind in _TYPE_PROBLEMS
+
+
+_TYPE_PROBLEMS = frozenset({"is_instance_of", "is_subclass_of", "union_tag_not_found"})
 
 
 def invalid_params(exc: pydantic.ValidationError) -> InvalidParamsError:

@@ -299,7 +299,7 @@ async def test_a_hand_made_question_the_client_cannot_answer_is_not_sent() -> No
 
 
 def test_the_servers_cap_must_allow_a_question() -> None:
-    with pytest.raises(ValueError, match="at least 1"):
+    with pytest.raises(ValueError, match="max_input_requests must be positive, got 0"):
         MCPServer("x", max_input_requests=0)
 
 

@@ -18,6 +18,7 @@ import anyio
 import pydantic_core
 from anyio.streams.memory import MemoryObjectReceiveStream
 
+from answerback._options import instance_or_none, positive_int, positive_seconds_or_none
 from answerback.client._arguments import RoundArguments, request_params
 from answerback.client._callbacks import (
     REFUSABLE,
@@ -178,14 +179,13 @@ class Client:
         advice for this program's developer ("pass sampling_callback= to Client"), which
         servers pass on to whoever made the call. A host whose users cannot act on that
         gives its own words instead, by capability (``"elicitation"``, ``"sampling"``,
-        ``"roots"``), in ``refusal_reasons``."""
+        ``"roots"``), in ``refusal_reasons``.
+
+        Every option is checked here, not when first used: a wrong type raises
+        ``TypeError``, a value that means nothing (``input_required_max_rounds=0``, a
+        negative timeout, an unknown ``log_level``) ``ValueError``, naming the option."""
         check_mode(mode)
-        reasons = dict(refusal_reasons or {})
-        if unknown := sorted(set(reasons) - set(REFUSABLE)):
-            raise ValueError(
-                f"refusal_reasons has {', '.join(map(repr, unknown))}: its keys are the "
-                f"capabilities a server asks for, {', '.join(map(repr, REFUSABLE))}."
-            )
+        reasons = _refusal_reasons(refusal_reasons)
         callbacks = {
             "elicitation_callback": elicitation_callback,
             "sampling_callback": sampling_callback,
@@ -201,6 +201,12 @@ class Client:
                 "responder answers everything. Wrap the callbacks in a CallbackResponder "
                 "and compose it with the responder (see ResponderWrapper)."
             )
+        if responder is not None and not isinstance(cast(object, responder), Responder):
+            raise TypeError(
+                f"responder must be a Responder (an object with capabilities(), elicit(), "
+                f"sample(), list_roots(), on_log() and on_notification(); subclass "
+                f"answerback.client.Responder) or None, got {responder!r}"
+            )
         if responder is None:
             responder = CallbackResponder(
                 elicitation_callback=elicitation_callback,
@@ -210,9 +216,23 @@ class Client:
                 logging_callback=logging_callback,
                 message_handler=message_handler,
             )
+        client_info = instance_or_none(
+            "client_info",
+            client_info,
+            Implementation,
+            "an answerback.types.Implementation(name=..., version=...)",
+        )
+        self.input_required_max_rounds = positive_int(
+            "input_required_max_rounds", input_required_max_rounds, "rounds per call"
+        )
+        instance_or_none(
+            "url_elicitations",
+            url_elicitations,
+            UrlElicitations,
+            "an answerback.client.UrlElicitations(...)",
+        )
         self._transport = transport_for(target, auth)
         self.client_info = client_info or DEFAULT_CLIENT_INFO
-        self.input_required_max_rounds = input_required_max_rounds
         self.session = ClientSession(
             responder=responder,
             mode=mode,
@@ -441,6 +461,13 @@ class Client:
         raises ``InvalidServerResultError``; a tool never listed is not checked.
         """
         params = _tool_call_params(name, arguments)
+        if read_timeout_seconds is not None:
+            positive_seconds_or_none("read_timeout_seconds", read_timeout_seconds, "no timeout")
+        if progress_callback is not None and not callable(progress_callback):
+            raise TypeError(
+                "progress_callback must be an async function taking (progress, total, "
+                f"message) or None, got {progress_callback!r}"
+            )
         result = await self._with_input(
             "tools/call",
             params,
@@ -716,6 +743,30 @@ class Client:
         if self.session.modern_version is not None:
             return
         await self.session.send_notification("notifications/roots/list_changed")
+
+
+def _refusal_reasons(reasons: Mapping[str, str] | None) -> dict[str, str]:
+    """``Client(refusal_reasons=...)`` as a dict, if its keys are capabilities and its
+    values the words to say."""
+    if reasons is None:
+        return {}
+    if not isinstance(cast(object, reasons), Mapping):
+        raise TypeError(
+            "refusal_reasons must be a dict of capability to the reason to give, "
+            f"such as {{'sampling': 'This app has no model.'}}, or None, got {reasons!r}"
+        )
+    if unknown := sorted(set(reasons) - set(REFUSABLE), key=repr):
+        raise ValueError(
+            f"refusal_reasons has {', '.join(map(repr, unknown))}: its keys are the "
+            f"capabilities a server asks for, {', '.join(map(repr, REFUSABLE))}."
+        )
+    for capability, reason in reasons.items():
+        if not isinstance(cast(object, reason), str):
+            raise TypeError(
+                f"refusal_reasons[{capability!r}] must be a string (the reason the server "
+                f"is given), got {reason!r}"
+            )
+    return dict(reasons)
 
 
 def _page_params(method: str, cursor: str | None) -> PaginatedRequestParams | None:

@@ -62,6 +62,11 @@ class ServerFacts:
 
 def check_mode(mode: Mode) -> None:
     """Refuse a mode that names no generation answerback speaks, listing the choices."""
+    if not isinstance(cast(object, mode), str):
+        raise TypeError(
+            f"mode must be a string: 'auto', 'legacy' or a protocol version "
+            f"({', '.join(SUPPORTED_VERSIONS)}), got {mode!r}"
+        )
     if mode not in ("auto", "legacy") and mode not in SUPPORTED_VERSIONS:
         raise ValueError(
             f"Unknown mode {mode!r}: use 'auto', 'legacy' or a protocol version "

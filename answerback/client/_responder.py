@@ -17,6 +17,7 @@ from __future__ import annotations
 import logging
 from typing import Protocol, runtime_checkable
 
+from answerback._options import callable_or_none, instance_or_none
 from answerback.client._callbacks import (
     ClientRequestContext,
     ElicitationCallback,
@@ -122,6 +123,20 @@ class CallbackResponder(Responder):
         logging_callback: LoggingCallback | None = None,
         message_handler: MessageHandler | None = None,
     ) -> None:
+        for name, callback, takes in (
+            ("elicitation_callback", elicitation_callback, "(context, params)"),
+            ("sampling_callback", sampling_callback, "(context, params)"),
+            ("list_roots_callback", list_roots_callback, "(context)"),
+            ("logging_callback", logging_callback, "(params)"),
+            ("message_handler", message_handler, "(message)"),
+        ):
+            callable_or_none(name, callback, f"an async function taking {takes}")
+        instance_or_none(
+            "sampling_capabilities",
+            sampling_capabilities,
+            SamplingCapability,
+            "an answerback.types.SamplingCapability(...)",
+        )
         if sampling_capabilities is not None and sampling_callback is None:
             raise ValueError("sampling_capabilities needs a sampling_callback to answer with.")
         self._elicitation_callback = elicitation_callback

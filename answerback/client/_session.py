@@ -12,13 +12,14 @@ import functools
 import logging
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import replace
-from typing import Any, TypeVar, cast
+from typing import Any, TypeVar, cast, get_args
 
 import anyio
 import pydantic
 import pydantic_core
 from pydantic import BaseModel, TypeAdapter
 
+from answerback._options import one_of, positive_int, positive_seconds_or_none
 from answerback.client._callbacks import ClientRequestContext, checked_answer, refusal
 from answerback.client._form_answers import (
     fitted,
@@ -124,12 +125,24 @@ class ClientSession:
         self.client_info = client_info
         self._declared: _Declared | None = None
         """``capabilities`` and ``client_info`` with their wire form (see ``_declaration``)."""
-        self.log_level: LoggingLevel | None = log_level
-        self.negotiation = Negotiation(
-            self, mode=mode, connect_timeout_seconds=connect_timeout_seconds
+        self.log_level: LoggingLevel | None = (
+            None
+            if log_level is None
+            else cast(LoggingLevel, one_of("log_level", log_level, get_args(LoggingLevel)))
         )
-        self.read_timeout_seconds = read_timeout_seconds
-        self.max_input_requests = max_input_requests
+        self.negotiation = Negotiation(
+            self,
+            mode=mode,
+            connect_timeout_seconds=positive_seconds_or_none(
+                "connect_timeout_seconds", connect_timeout_seconds, "wait for ever"
+            ),
+        )
+        self.read_timeout_seconds = positive_seconds_or_none(
+            "read_timeout_seconds", read_timeout_seconds, "no timeout"
+        )
+        self.max_input_requests = positive_int(
+            "max_input_requests", max_input_requests, "questions in one round"
+        )
         """The most questions one 2026-07-28 round may ask; a server asking more is refused."""
         self.refusal_reasons = dict(refusal_reasons or {})
         """The host's own reason for refusing a capability it does not declare, by

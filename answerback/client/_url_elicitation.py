@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Literal, TypeVar, cast
 import anyio
 import anyio.to_thread
 
+from answerback._options import callable_or_none, flag, instance_or_none, positive_seconds_or_none
 from answerback.client._callbacks import ClientRequestContext, ElicitationCallback
 from answerback.jsonrpc import JSONObject
 from answerback.types import (
@@ -100,10 +101,22 @@ class UrlElicitations:
         completion_timeout_seconds: float | None = 300.0,
         on_complete: CompletionCallback | None = None,
     ) -> None:
-        self.approved_domains = approved_domains
-        self.follow_required = follow_required
-        self.completion_timeout_seconds = completion_timeout_seconds
-        self._on_complete = on_complete
+        self.approved_domains = instance_or_none(
+            "approved_domains",
+            approved_domains,
+            ApprovedDomains,
+            "an answerback.urls.ApprovedDomains(...)",
+        )
+        self.follow_required = flag("follow_required", follow_required)
+        self.completion_timeout_seconds = positive_seconds_or_none(
+            "completion_timeout_seconds",
+            completion_timeout_seconds,
+            "wait for ever",
+            zero_means="retry at once",
+        )
+        self._on_complete = callable_or_none(
+            "on_complete", on_complete, "an async function taking (elicitation_id)"
+        )
         self._completions: dict[str, anyio.Event] = {}
 
     def judge(self, url: str) -> UrlVerdict:

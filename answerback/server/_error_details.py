@@ -18,7 +18,7 @@ arguments) are never redacted: their text is meant for the client.
 from __future__ import annotations
 
 import ipaddress
-from typing import Literal, TypeAlias
+from typing import Literal, TypeAlias, cast
 
 from answerback.jsonrpc import IncomingRequest
 
@@ -28,6 +28,11 @@ ERROR_DETAILS: tuple[ErrorDetails, ...] = ("local", "full", "redacted")
 
 def check_error_details(setting: str) -> None:
     """Refuse a setting that is not one of the three, listing them."""
+    if not isinstance(cast(object, setting), str):
+        raise TypeError(
+            f"error_details must be 'local' (full text for clients on this machine), 'full' "
+            f"or 'redacted' (a string), got {setting!r}"
+        )
     if setting not in ERROR_DETAILS:
         raise ValueError(
             f"Unknown error_details {setting!r}: use 'local' (full text for clients on this "

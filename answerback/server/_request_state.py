@@ -73,10 +73,23 @@ class RequestStateSealer:
     """Seals and opens request state with a list of 32-byte keys (the first one seals)."""
 
     def __init__(self, keys: Sequence[bytes] | None = None, ttl_seconds: float = 600.0) -> None:
+        if isinstance(keys, bytes | str):  # a key where a list of keys belongs
+            raise TypeError(
+                "state_keys must be a list of keys, each 32 random bytes (os.urandom(32)); "
+                "for one key pass [key]"
+            )
         keys = list(keys) if keys else [os.urandom(32)]
         for key in keys:
+            if not isinstance(cast(object, key), bytes):
+                raise TypeError(
+                    f"state_keys must hold bytes, each 32 random bytes (os.urandom(32)), "
+                    f"got {key!r}"
+                )
             if len(key) != 32:
-                raise ValueError("request state keys must be 32 random bytes (AES-256)")
+                raise ValueError(
+                    "state_keys must be 32 random bytes each (AES-256: os.urandom(32)), got "
+                    f"a key of {len(key)} bytes"
+                )
         self._ciphers = {_key_id(key): AESGCM(key) for key in keys}
         self._sealing_id = _key_id(keys[0])
         self.ttl_seconds = ttl_seconds

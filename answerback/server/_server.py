@@ -8,10 +8,20 @@ import logging
 import secrets
 from collections import deque
 from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Sequence
-from typing import TYPE_CHECKING, Any, Literal, TypeVar
+from typing import TYPE_CHECKING, Any, Literal, TypeVar, cast, get_args
 
 import anyio
 
+from answerback._options import (
+    flag,
+    one_of,
+    port_number,
+    positive_int,
+    positive_int_or_none,
+    positive_seconds,
+    text,
+    whole_number,
+)
 from answerback.jsonrpc import Endpoint, IncomingRequest, JSONObject, ReadStream, WriteStream
 from answerback.jsonrpc._budget import RequestBytes
 from answerback.jsonrpc._endpoint import REQUESTS_IN_FLIGHT
@@ -35,6 +45,7 @@ from answerback.transports._stdio_server import (
 from answerback.transports.http._notification_bus import Notice, NotificationBus, SharedState
 from answerback.transports.http._used_states import InMemoryUsedStates, UsedStates
 from answerback.types import (
+    CacheScope,
     CompletionsCapability,
     Implementation,
     LoggingCapability,
@@ -104,25 +115,32 @@ class MCPServer:
         ``single_use_state`` makes the ``requestState`` that ``ctx.elicit`` and friends
         seal on 2026-07-28 good for one retry only: the same state sent again is
         refused (-32602), on every replica sharing the HTTP app's state."""
-        if max_input_requests < 1:
-            raise ValueError("max_input_requests must be at least 1.")
-        if cache_ttl_ms < 0:
-            raise ValueError(
-                f"cache_ttl_ms must be 0 or more (how many milliseconds a client may reuse "
-                f"a list; 0: not at all), not {cache_ttl_ms}."
-            )
+        self.name = text("name", name, "the server's name, as clients are told it")
+        self.version = text("version", version, "the server's version, as clients are told it")
+        if instructions is not None:
+            text("instructions", instructions, "hints for a model on how to use the server")
+        self.instructions = instructions
+        state_ttl_seconds = positive_seconds("state_ttl_seconds", state_ttl_seconds)
+        self.cache_ttl_ms = whole_number(
+            "cache_ttl_ms",
+            cache_ttl_ms,
+            "how many milliseconds a client may reuse a list",
+            "not at all",
+        )
+        self.cache_scope: CacheScope = cast(
+            CacheScope, one_of("cache_scope", cache_scope, get_args(CacheScope))
+        )
+        self.page_size = positive_int_or_none(
+            "page_size", page_size, "items per page", "every list in one page"
+        )
+        self.max_input_requests = positive_int(
+            "max_input_requests", max_input_requests, "questions in one round"
+        )
         check_error_details(error_details)
         self.error_details: ErrorDetails = error_details
-        self.max_input_requests = max_input_requests
-        self.cache_ttl_ms = cache_ttl_ms
-        self.cache_scope: Literal["public", "private"] = cache_scope
-        self.name = name
-        self.version = version
-        self.instructions = instructions
+        self.single_use_state = flag("single_use_state", single_use_state)
         self._registry = Registry(RequestStateSealer(state_keys, state_ttl_seconds))
-        self.page_size = page_size
         self._connections: set[Connection] = set()
-        self.single_use_state = single_use_state
         self._origin = secrets.token_hex(8)
         """Names this server's notices on a bus (it drops its own when they come back)."""
         self._buses: list[NotificationBus] = []
@@ -519,6 +537,8 @@ class MCPServer:
         ``ValueError`` (HTTP limits request bodies instead, with
         ``http_app(max_body_bytes=...)`` served by ``run_uvicorn``).
         """
+        one_of("transport", transport, ("stdio", "streamable-http"))
+        one_of("backend", backend, ("asyncio", "trio"))
         if transport == "stdio":
             limit = (
                 DEFAULT_MAX_MESSAGE_BYTES
@@ -558,6 +578,8 @@ class MCPServer:
                     "with mcp.http_app(max_body_bytes=...) and serve that app with "
                     "answerback.transports.http.run_uvicorn."
                 )
+            text("host", host, "the address to listen on, such as '127.0.0.1'")
+            port_number(port)
 
             app = self.http_app(
                 path=path,
@@ -566,8 +588,6 @@ class MCPServer:
                 auth=auth,
             )
             run_uvicorn(app, host=host, port=port)
-        else:
-            raise ValueError(f"Unknown transport {transport!r}: use 'stdio' or 'streamable-http'.")
 
 
 _RESOURCE_UPDATED = "notifications/resources/updated"

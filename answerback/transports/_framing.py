@@ -18,6 +18,7 @@ import anyio
 import pydantic_core
 from anyio.streams.memory import MemoryObjectSendStream
 
+from answerback._options import positive_int
 from answerback.jsonrpc import Envelope, JSONObject, MalformedMessage, RequestId, WriteStream
 from answerback.jsonrpc._channel import ChannelSender
 from answerback.jsonrpc._endpoint import as_object, as_request_id
@@ -146,11 +147,7 @@ def checked_message_limit(limit: object) -> int:
     """``limit`` if it can be a ``max_message_bytes`` (a whole number of bytes, at least
     1); else raises ``TypeError`` (not an ``int``; a ``bool`` is not one here) or
     ``ValueError``. The one check of every public way to set a line-framed limit."""
-    if isinstance(limit, bool) or not isinstance(limit, int):
-        raise TypeError(f"max_message_bytes must be an int (bytes), got {limit!r}")
-    if limit <= 0:
-        raise ValueError(f"max_message_bytes must be positive, got {limit!r}")
-    return limit
+    return positive_int("max_message_bytes", limit, "bytes")
 
 
 def encode_line(message: Any, limit: int, setting: str) -> bytes:

@@ -120,6 +120,33 @@ class StrayOutputError(Exception):
         self.line = line
 
 
+def _arguments(args: object) -> list[str]:
+    """``StdioServer(args=...)`` as a list, if it is a sequence of strings."""
+    if isinstance(args, str | bytes) or not isinstance(args, Sequence):
+        raise TypeError(
+            f"args must be a list of strings, such as ['server.py', '--verbose'], got {args!r}"
+        )
+    for arg in cast(Sequence[object], args):
+        if not isinstance(arg, str | os.PathLike):
+            raise TypeError(f"args must hold strings (or paths), got {arg!r} in {args!r}")
+    return [os.fspath(arg) for arg in cast(Sequence[str | os.PathLike[str]], args)]
+
+
+def _environment(env: object) -> dict[str, str]:
+    """``StdioServer(env=...)`` as a dict, if it maps strings to strings."""
+    if env is None:
+        return {}
+    if not isinstance(env, Mapping):
+        raise TypeError(f"env must be a dict of strings to strings, or None, got {env!r}")
+    for key, value in cast(Mapping[object, object], env).items():
+        if not isinstance(key, str) or not isinstance(value, str):
+            raise TypeError(
+                f"env must map strings to strings (convert values with str()), got "
+                f"{key!r}: {value!r}"
+            )
+    return dict(cast(Mapping[str, str], env))
+
+
 class StdioServer:
     """A server program to start as a subprocess and speak MCP with over stdin/stdout.
 
@@ -133,24 +160,37 @@ class StdioServer:
     ever.
 
     Raises ``ValueError`` for a ``stderr`` string other than the two words (a file name
-    must be a ``Path``), and ``TypeError`` or ``ValueError`` for a ``max_message_bytes``
-    that is not a positive ``int``. Connecting raises ``ServerExitedError`` if the program ends
+    must be a ``Path``), ``TypeError`` or ``ValueError`` for a ``max_message_bytes``
+    that is not a positive ``int``, and ``TypeError`` for a ``command`` or ``args`` that
+    are not strings or paths (a lone string for ``args`` included), or an ``env`` that
+    does not map strings to strings. Connecting raises ``ServerExitedError`` if the program ends
     before answering, and ``ConnectionClosedError`` if it cannot be started.
     """
 
     def __init__(
         self,
-        command: str,
-        args: Sequence[str] = (),
+        command: str | os.PathLike[str],
+        args: Sequence[str | os.PathLike[str]] = (),
         env: Mapping[str, str] | None = None,
         cwd: str | Path | None = None,
         stderr: StderrTarget = "inherit",
         *,
         max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES,
     ) -> None:
-        self.command = command
-        self.args = list(args)
-        self.env = dict(env or {})
+        if not isinstance(cast(object, command), str | os.PathLike):
+            raise TypeError(
+                f"command must be the program to run (a str or a pathlib.Path), such as "
+                f"'python', got {command!r}"
+            )
+        self.command: str = os.fspath(command)
+        if not self.command:
+            raise ValueError("command must name the program to run, such as 'python', got ''")
+        self.args = _arguments(args)
+        self.env = _environment(env)
+        if cwd is not None and not isinstance(cast(object, cwd), str | os.PathLike):
+            raise TypeError(
+                f"cwd must be a directory (a str or a pathlib.Path) or None, got {cwd!r}"
+            )
         self.cwd = cwd
         self.stderr: StderrTarget = check_stderr_target(stderr)
         self.max_message_bytes = checked_message_limit(max_message_bytes)

@@ -26,7 +26,7 @@ import secrets
 from collections.abc import AsyncGenerator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from functools import partial
-from typing import Any
+from typing import Any, cast
 
 import anyio
 from anyio.abc import TaskGroup
@@ -37,6 +37,14 @@ from starlette.responses import Response
 from starlette.routing import BaseRoute, Route
 from starlette.types import Receive, Scope, Send
 
+from answerback._options import (
+    endpoint_path,
+    flag,
+    positive_int,
+    positive_int_or_none,
+    positive_seconds,
+    whole_number,
+)
 from answerback.jsonrpc import Envelope, JSONObject, RequestId, WriteStream
 from answerback.jsonrpc._backend import Primitives, native_primitives
 from answerback.jsonrpc._budget import REQUEST_BYTES_IN_FLIGHT, RequestBytes
@@ -198,18 +206,28 @@ class StreamableHTTPApp:
                 "Give either state= or event_store=, not both: the state holds the event "
                 "store (InMemoryState(event_store=...))."
             )
-        for name, value in (
-            ("max_body_bytes", max_body_bytes),
-            ("body_timeout_seconds", body_timeout_seconds),
-            ("max_sessions", max_sessions),
-            ("max_sessions_per_principal", max_sessions_per_principal),
-            ("max_backlog", max_backlog),
-            ("max_requests_in_flight", max_requests_in_flight),
-            ("max_request_bytes_in_flight", max_request_bytes_in_flight),
-            ("max_request_bytes_per_principal", max_request_bytes_per_principal),
-        ):
-            if value is not None and value <= 0:
-                raise ValueError(f"{name} must be positive, got {value!r}")
+        positive_int("max_body_bytes", max_body_bytes, "bytes")
+        positive_seconds("body_timeout_seconds", body_timeout_seconds)
+        positive_int("max_sessions", max_sessions, "sessions")
+        positive_int_or_none(
+            "max_sessions_per_principal", max_sessions_per_principal, "sessions", "half"
+        )
+        positive_int("max_backlog", max_backlog, "messages")
+        positive_int("max_requests_in_flight", max_requests_in_flight, "requests")
+        positive_int("max_request_bytes_in_flight", max_request_bytes_in_flight, "bytes")
+        positive_int_or_none(
+            "max_request_bytes_per_principal", max_request_bytes_per_principal, "bytes", "half"
+        )
+        positive_seconds("keepalive_seconds", keepalive_seconds)
+        whole_number("retry_ms", retry_ms, "milliseconds", "reconnect at once")
+        positive_seconds("session_idle_seconds", session_idle_seconds)
+        endpoint_path("path", path)
+        flag("json_response", json_response)
+        if host_policy is not None and not isinstance(cast(object, host_policy), HostPolicy):
+            raise TypeError(
+                "host_policy must be an answerback.transports.http.HostPolicy(...) or None, "
+                f"got {host_policy!r}"
+            )
         self.server = server
         self.path = path
         self.host_policy = host_policy or HostPolicy()

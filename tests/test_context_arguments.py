@@ -8,6 +8,10 @@ carries the message. Before, these escaped as pydantic's error about an internal
 model, as a ``TypeError`` or ``AttributeError`` from deep inside, were sent and mangled
 on the way (a progress ``message`` of 5), or passed on one era and failed on the other
 (an unknown logging level, refused by a legacy client's session only).
+
+The lower-level methods of ``ctx.session`` (``create_message``, ``elicit_form``,
+``send_log_message``...) check theirs alike, named as ``ctx.session.<method>()``; what
+they send is not otherwise judged (``elicit_form`` sends the form as it is given).
 """
 
 from __future__ import annotations
@@ -23,6 +27,7 @@ from answerback import Client
 from answerback.client import ClientRequestContext
 from answerback.server import Context, MCPServer
 from answerback.types import (
+    ClientCapabilities,
     CreateMessageRequestParams,
     CreateMessageResult,
     ElicitRequestParams,
@@ -36,6 +41,8 @@ from answerback.types import (
     SamplingMessage,
     SamplingToolsCapability,
     TextContent,
+    Tool,
+    ToolChoice,
     ToolUseContent,
 )
 
@@ -59,6 +66,14 @@ class Nested(BaseModel):
 def lookup() -> str:
     """A tool a sampled model could call."""
     return "found"
+
+
+def hello() -> list[SamplingMessage]:
+    return [SamplingMessage(role="user", content=TextContent(text="hi"))]
+
+
+LOOKUP = Tool(name="lookup", input_schema={"type": "object"})
+FORM = {"type": "object", "properties": {"name": {"type": "string"}}}
 
 
 def unbalanced() -> list[SamplingMessage]:
@@ -323,6 +338,141 @@ WRONG: dict[str, tuple[Call, type[Exception], str]] = {
         TypeError,
         "Invalid argument for ctx.seal_state(): single_use must be True or False",
     ),
+    # -- ctx.session: the lower-level methods, checked alike --
+    "session elicit_form message int": (
+        lambda ctx: ctx.session.elicit_form(5, FORM),  # type: ignore[arg-type]
+        TypeError,
+        "Invalid argument for ctx.session.elicit_form(): message must be a string, not int "
+        "(5). Pass the question to show above the form, as a string.",
+    ),
+    "session elicit_form schema model class": (
+        lambda ctx: ctx.session.elicit_form("q", Name),  # type: ignore[arg-type]
+        TypeError,
+        "Invalid argument for ctx.session.elicit_form(): requested_schema must be a dict (a "
+        "JSON Schema), not the class Name. Pass the form's JSON Schema, such as "
+        "form_schema(Model)",
+    ),
+    "session elicit_url url None": (
+        lambda ctx: ctx.session.elicit_url("q", None, "e-1"),  # type: ignore[arg-type]
+        TypeError,
+        "Invalid argument for ctx.session.elicit_url(): url must be a string, not None.",
+    ),
+    "session elicit_url id None": (
+        lambda ctx: ctx.session.elicit_url("q", "https://example.com", None),  # type: ignore[arg-type]
+        TypeError,
+        "Invalid argument for ctx.session.elicit_url(): elicitation_id must be a string, not None.",
+    ),
+    "session create_message max_tokens 0": (
+        lambda ctx: ctx.session.create_message(hello(), max_tokens=0),
+        ValueError,
+        "Invalid argument for ctx.session.create_message(): max_tokens must be at least 1, "
+        "not 0. Pass the most tokens the model may write, as an int.",
+    ),
+    "session create_message max_tokens str": (
+        lambda ctx: ctx.session.create_message(hello(), max_tokens="5"),  # type: ignore[arg-type]
+        TypeError,
+        "Invalid argument for ctx.session.create_message(): max_tokens must be an int, not "
+        "str ('5').",
+    ),
+    "session create_message messages str": (
+        lambda ctx: ctx.session.create_message("hi", max_tokens=5),  # type: ignore[arg-type]
+        TypeError,
+        "Invalid argument for ctx.session.create_message(): messages must be a list of "
+        "SamplingMessage, not str ('hi'). Pass a list of SamplingMessage(",
+    ),
+    "session create_message messages dict": (
+        lambda ctx: ctx.session.create_message([{"role": "user"}], max_tokens=5),  # type: ignore[list-item]
+        TypeError,
+        "Invalid argument for ctx.session.create_message(): messages[0] must be a "
+        "SamplingMessage, not dict",
+    ),
+    "session create_message messages empty": (
+        lambda ctx: ctx.session.create_message([], max_tokens=5),
+        ValueError,
+        "Invalid argument for ctx.session.create_message(): messages is empty.",
+    ),
+    "session create_message unbalanced": (
+        lambda ctx: ctx.session.create_message(unbalanced(), max_tokens=5),
+        ValueError,
+        "Invalid argument for ctx.session.create_message(): messages[0]: only assistant "
+        "messages may use tools.",
+    ),
+    "session create_message temperature str": (
+        lambda ctx: ctx.session.create_message(hello(), max_tokens=5, temperature="hot"),  # type: ignore[arg-type]
+        TypeError,
+        "Invalid argument for ctx.session.create_message(): temperature must be a number",
+    ),
+    "session create_message stop_sequences of ints": (
+        lambda ctx: ctx.session.create_message(hello(), max_tokens=5, stop_sequences=[1]),  # type: ignore[list-item]
+        TypeError,
+        "Invalid argument for ctx.session.create_message(): stop_sequences.0: Input should be "
+        "a valid string. Pass a list of strings, or None.",
+    ),
+    "session create_message metadata not JSON": (
+        lambda ctx: ctx.session.create_message(hello(), max_tokens=5, metadata={"a": object()}),
+        TypeError,
+        "Invalid argument for ctx.session.create_message(): metadata cannot be sent as JSON",
+    ),
+    "session create_message tools function": (
+        lambda ctx: ctx.session.create_message(hello(), max_tokens=5, tools=[lookup]),  # type: ignore[list-item]
+        TypeError,
+        "Invalid argument for ctx.session.create_message(): tools[0] must be a Tool, not the "
+        "function lookup.",
+    ),
+    "session create_message tools twice": (
+        lambda ctx: ctx.session.create_message(hello(), max_tokens=5, tools=[LOOKUP, LOOKUP]),
+        ValueError,
+        "Invalid argument for ctx.session.create_message(): tools ['lookup'] are offered "
+        "more than once; give each tool one name.",
+    ),
+    "session create_message tool_choice str": (
+        lambda ctx: ctx.session.create_message(
+            hello(),
+            max_tokens=5,
+            tools=[LOOKUP],
+            tool_choice="auto",  # type: ignore[arg-type]
+        ),
+        TypeError,
+        "Invalid argument for ctx.session.create_message(): tool_choice must be a ToolChoice, "
+        "not str ('auto').",
+    ),
+    "session create_message include_context unknown": (
+        lambda ctx: ctx.session.create_message(hello(), max_tokens=5, include_context="all"),  # type: ignore[arg-type]
+        ValueError,
+        "Invalid argument for ctx.session.create_message(): include_context must be one of",
+    ),
+    "session send_log_message level unknown": (
+        lambda ctx: ctx.session.send_log_message("loud", "x"),  # type: ignore[arg-type]
+        ValueError,
+        "Invalid argument for ctx.session.send_log_message(): level must be one of 'debug',",
+    ),
+    "session send_log_message logger int": (
+        lambda ctx: ctx.session.send_log_message("info", "x", logger=5),  # type: ignore[arg-type]
+        TypeError,
+        "Invalid argument for ctx.session.send_log_message(): logger must be a string or None",
+    ),
+    "session send_log_message data not JSON": (
+        lambda ctx: ctx.session.send_log_message("info", object()),
+        TypeError,
+        "Invalid argument for ctx.session.send_log_message(): data cannot be sent as JSON",
+    ),
+    "session send_elicitation_complete None": (
+        lambda ctx: ctx.session.send_elicitation_complete(None),  # type: ignore[arg-type]
+        TypeError,
+        "Invalid argument for ctx.session.send_elicitation_complete(): elicitation_id must be "
+        "a string, not None.",
+    ),
+    "session send_progress str": (
+        lambda ctx: ctx.session.send_progress("half"),  # type: ignore[arg-type]
+        TypeError,
+        "Invalid argument for ctx.session.send_progress(): progress must be a number",
+    ),
+    "session check_client_capability dict": (
+        lambda ctx: as_awaitable(ctx.session.check_client_capability, {"sampling": {}}),
+        TypeError,
+        "Invalid argument for ctx.session.check_client_capability(): capability must be a "
+        "ClientCapabilities, not dict ({'sampling': {}}).",
+    ),
 }
 
 
@@ -444,7 +594,8 @@ async def test_state_that_json_cannot_carry_is_refused_naming_the_payload() -> N
 @pytest.mark.parametrize("mode", ["legacy", MODERN])
 async def test_the_arguments_the_checks_let_through_still_work(mode: str) -> None:
     """What the signatures allow besides the obvious: a tuple of messages, a tuple of
-    stop sequences and of tools, an int temperature, a path object."""
+    stop sequences and of tools, an int temperature, a path object; and through
+    ``ctx.session``, the model preferences as a dict."""
     recorder = Recorder()
     mcp = MCPServer("Fine")
 
@@ -461,13 +612,27 @@ async def test_the_arguments_the_checks_let_through_still_work(mode: str) -> Non
         path = await ctx.resolve_path(Path.cwd())
         await ctx.log("notice", {"seen": first.text}, logger="probe")
         await ctx.report_progress(1, 2.5, "halfway")
-        return f"{first.text} {path == Path.cwd().resolve()}"
+        second = await ctx.session.create_message(
+            (SamplingMessage(role="user", content=TextContent(text="hi")),),  # type: ignore[arg-type]
+            max_tokens=5,
+            model_preferences={"hints": [{"name": "small"}]},  # type: ignore[arg-type]
+            stop_sequences=["END"],
+            metadata={"trace": 1},
+            tools=[LOOKUP],
+            tool_choice=ToolChoice(mode="auto"),
+            temperature=0,
+        )
+        await ctx.session.send_log_message("info", [second.model], logger="probe")
+        declared = ctx.session.check_client_capability(
+            ClientCapabilities(sampling=SamplingCapability())
+        )
+        return f"{first.text} {path == Path.cwd().resolve()} {declared}"
 
     async with connect(mcp, mode, recorder) as client:
         result = await client.call_tool("fine", progress_callback=recorder.progress)
     assert not result.is_error
     [block] = result.content
     assert isinstance(block, TextContent)
-    assert block.text == "ok True"
+    assert block.text == "ok True True"
     assert "notifications/message" in recorder.received
     assert "notifications/progress" in recorder.received

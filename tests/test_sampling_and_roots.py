@@ -235,7 +235,9 @@ def _server_sampling(messages: list[SamplingMessage]) -> MCPServer:
 
 @pytest.mark.parametrize("case", list(UNBALANCED), ids=list(UNBALANCED))
 async def test_server_checks_the_pairing_rules_before_asking(case: str) -> None:
-    """A tool that sends a broken conversation fails with -32602; the client is not asked."""
+    """A tool that sends a broken conversation fails with a ``ValueError`` naming the
+    rule, as ``ctx.sample`` does (the tool author's mistake, not the client's params);
+    the client is not asked."""
     messages, complaint = UNBALANCED[case]
     asked = False
 
@@ -252,9 +254,14 @@ async def test_server_checks_the_pairing_rules_before_asking(case: str) -> None:
         sampling_callback=model,
         sampling_capabilities=SamplingCapability(tools=SamplingToolsCapability()),
     ) as client:
-        with pytest.raises(InvalidParamsError) as caught:
-            await client.call_tool("sample")
-    assert complaint in caught.value.message
+        result = await client.call_tool("sample")
+    assert result.is_error
+    [block] = result.content
+    assert isinstance(block, TextContent)
+    assert block.text.startswith(
+        "Error executing tool: Invalid argument for ctx.session.create_message(): messages["
+    )
+    assert complaint in block.text
     assert asked is False
 
 
@@ -387,8 +394,14 @@ async def test_server_refuses_a_max_tokens_under_one_before_asking() -> None:
         return result.model
 
     async with Client(server, mode="legacy", sampling_callback=answer_42) as client:
-        with pytest.raises(InvalidParamsError, match="maxTokens must be at least 1, not 0"):
-            await client.call_tool("sample")
+        result = await client.call_tool("sample")
+    assert result.is_error
+    [block] = result.content
+    assert isinstance(block, TextContent)
+    assert block.text == (
+        "Error executing tool: Invalid argument for ctx.session.create_message(): max_tokens "
+        "must be at least 1, not 0. Pass the most tokens the model may write, as an int."
+    )
 
 
 async def test_client_refuses_tools_it_did_not_declare() -> None:

@@ -25,6 +25,17 @@ LOG_LEVELS: tuple[LoggingLevel, ...] = (
 )  # fmt: skip
 """The levels of ``notifications/message``, least severe first."""
 
+JSON_ADVICE = "Pass JSON values only: strings, numbers, booleans, None, lists and dicts."
+"""What to pass instead of a value JSON cannot carry."""
+
+SAMPLING_ADVICE = {
+    "model_preferences": "Pass a ModelPreferences(hints=[ModelHint(name=...)], ...), or None.",
+    "metadata": "Pass a dict of JSON values, or None.",
+    "stop_sequences": "Pass a list of strings, or None.",
+}
+"""What to pass instead, for the sampling arguments pydantic judges inside (a dict's
+values, a list's items): said by ``ctx.sample`` and ``ctx.session.create_message``."""
+
 
 def wrong_type(call: str, argument: str, expected: str, value: object, advice: str) -> TypeError:
     """The error for ``argument`` of ``call`` that is not ``expected``."""

@@ -15,17 +15,16 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Generic, Literal, TypeVar, cast
 
-import pydantic
 from pydantic import BaseModel
 from pydantic_core import PydanticSerializationError
 
 from answerback.forms import AnswerError, check_message, validate_answer
 from answerback.jsonrpc import IncomingRequest, RequestId
 from answerback.server._arguments import (
+    SAMPLING_ADVICE,
     bad_value,
     check_choice,
     check_count,
-    check_log_arguments,
     check_number,
     check_optional_text,
     check_progress,
@@ -61,7 +60,6 @@ from answerback.types import (
     Tool,
     ToolChoice,
 )
-from answerback.types._errors import argument_error
 
 ModelT = TypeVar("ModelT", bound=BaseModel)
 
@@ -331,23 +329,19 @@ class Context:
         async def ask(
             conversation: list[SamplingMessage], tools: list[Tool] | None, choice: ToolChoice | None
         ) -> CreateMessageResult:
-            try:
-                return await self._session.create_message(
-                    conversation,
-                    max_tokens=max_tokens,
-                    system_prompt=system_prompt,
-                    temperature=temperature,
-                    stop_sequences=list(stop_sequences) if stop_sequences is not None else None,
-                    metadata=metadata,
-                    model_preferences=model_preferences,
-                    include_context=include_context,
-                    tools=tools,
-                    tool_choice=choice,
-                )
-            except pydantic.ValidationError as exc:  # what the checks above leave: inside a dict
-                raise argument_error("ctx.sample()", exc, _SAMPLE_ADVICE) from None
-            except PydanticSerializationError as exc:
-                raise unsendable("ctx.sample()", "metadata", exc, _JSON_ADVICE) from None
+            return await self._session.create_message_for(
+                "ctx.sample()",
+                conversation,
+                max_tokens=max_tokens,
+                system_prompt=system_prompt,
+                temperature=temperature,
+                stop_sequences=list(stop_sequences) if stop_sequences is not None else None,
+                metadata=metadata,
+                model_preferences=model_preferences,
+                include_context=include_context,
+                tools=tools,
+                tool_choice=choice,
+            )
 
         return await sample_with_tools(
             ask, conversation, runner, tool_choice=choice, max_rounds=max_rounds
@@ -419,11 +413,7 @@ class Context:
         await self._log("ctx.error()", "error", data, logger)
 
     async def _log(self, call: str, level: LoggingLevel, data: Any, logger: str | None) -> None:
-        check_log_arguments(call, level, logger)
-        try:
-            await self._session.send_log_message(level, data, logger)
-        except PydanticSerializationError as exc:
-            raise unsendable(call, "data", exc, _JSON_ADVICE) from None
+        await self._session.send_log_message_for(call, level, data, logger)
 
     async def report_progress(
         self, progress: float, total: float | None = None, message: str | None = None
@@ -445,12 +435,6 @@ _SCHEMA_ADVICE = (
     "to ctx.session.elicit_form)."
 )
 _STATE_ADVICE = "Pass a dict of JSON values (strings, numbers, booleans, None, lists, dicts)."
-_JSON_ADVICE = "Pass JSON values only: strings, numbers, booleans, None, lists and dicts."
-_SAMPLE_ADVICE = {
-    "model_preferences": "Pass a ModelPreferences(hints=[ModelHint(name=...)], ...), or None.",
-    "metadata": "Pass a dict of JSON values, or None.",
-    "stop_sequences": "Pass a list of strings, or None.",
-}
 _INCLUDE_CONTEXT = ("none", "thisServer", "allServers")
 _TOOL_CHOICES = ("auto", "required", "none")
 
@@ -499,7 +483,7 @@ def _check_sampling_arguments(
             "model_preferences",
             "a ModelPreferences",
             model_preferences,
-            _SAMPLE_ADVICE["model_preferences"],
+            SAMPLING_ADVICE["model_preferences"],
         )
     if metadata is not None and not isinstance(metadata, dict):
         raise wrong_type(

@@ -19,6 +19,7 @@ from pydantic import BaseModel
 
 from answerback.forms import form_schema as restricted_form_schema
 from answerback.jsonrpc import JSONObject
+from answerback.server._arguments import wrong_type
 from answerback.server._asking import content_digest
 from answerback.types import ElicitRequestFormParams
 
@@ -32,8 +33,19 @@ def form_schema(model: type[BaseModel]) -> dict[str, Any]:
 
     Raises ``FormSchemaError`` naming every field the form cannot hold and how to write
     it instead (``Literal[1, 2, 3]``, say, offers numbers where a form's choices are
-    strings). Built once per model; each caller gets its own copy to change.
+    strings). Built once per model; each caller gets its own copy to change. Anything
+    but a pydantic model class raises ``TypeError``.
     """
+    given = cast(object, model)
+    if not (isinstance(given, type) and issubclass(given, BaseModel)):
+        raise wrong_type(
+            "form_schema()",
+            "model",
+            "a pydantic model class",
+            model,
+            "Pass the class of a pydantic model whose fields are the form's (strings, "
+            "numbers, booleans, choices), e.g. form_schema(Booking), not an instance.",
+        )
     return cast(dict[str, Any], pydantic_core.from_json(_form_schema_json(model)))
 
 

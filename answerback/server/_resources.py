@@ -67,6 +67,13 @@ class RegisteredResource:
             "description": description if description is not None else function.__doc__,
             "mime_type": mime_type,
         }
+        stray = _PLACEHOLDER.sub("", uri)
+        if "{" in stray or "}" in stray:
+            raise ValueError(
+                f"Invalid argument for mcp.resource(): uri {uri!r} has a brace outside a "
+                "placeholder. Write placeholders as {name} or {+name} (a Python identifier: "
+                "the function's parameter); a URI holds no other braces."
+            )
         if not is_template(uri):
             if signature.parameters:
                 raise TypeError(
@@ -75,6 +82,13 @@ class RegisteredResource:
                 )
             return cls(Resource(uri=uri, **common), function, signature, None, {})
         placeholders = [match.group(2) for match in _PLACEHOLDER.finditer(uri)]
+        if len(set(placeholders)) != len(placeholders):
+            twice = sorted({name for name in placeholders if placeholders.count(name) > 1})
+            raise ValueError(
+                f"Invalid argument for mcp.resource(): uri {uri!r} has the placeholders "
+                f"{twice} more than once. Give each placeholder once; it fills the "
+                "function's parameter of that name."
+            )
         if set(placeholders) != set(signature.parameters):
             raise TypeError(
                 f"resource template {uri!r}: placeholders {placeholders} must be exactly "

@@ -4,13 +4,23 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import inspect
 import logging
+import re
 import secrets
 from collections import deque
-from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Sequence
+from collections.abc import (
+    AsyncGenerator,
+    AsyncIterator,
+    Awaitable,
+    Callable,
+    Collection,
+    Sequence,
+)
 from typing import TYPE_CHECKING, Any, Literal, TypeVar, cast, get_args
 
 import anyio
+import pydantic
 
 from answerback._options import (
     flag,
@@ -25,6 +35,7 @@ from answerback._options import (
 from answerback.jsonrpc import Endpoint, IncomingRequest, JSONObject, ReadStream, WriteStream
 from answerback.jsonrpc._budget import RequestBytes
 from answerback.jsonrpc._endpoint import REQUESTS_IN_FLIGHT
+from answerback.server._arguments import bad_value, check_optional_text, check_text, wrong_type
 from answerback.server._connection import Connection
 from answerback.server._context import Context
 from answerback.server._elicitation_binding import bound_elicitation_id, elicitation_principal
@@ -57,6 +68,7 @@ from answerback.types import (
     ToolAnnotations,
     ToolsCapability,
 )
+from answerback.types._errors import argument_error
 
 if TYPE_CHECKING:
     from answerback.transports.http import (
@@ -168,20 +180,54 @@ class MCPServer:
         all); the signature still validates the arguments the function receives.
         ``scopes``: over HTTP with a ``ResourceServer``, a call whose token lacks any of
         them is refused with 403 ``insufficient_scope`` naming them (clients step up).
+
+        An argument of the wrong type raises ``TypeError`` here, and one of the right type
+        that is not allowed (an empty name) ``ValueError``; so does decorating anything
+        but a function, or writing ``@mcp.tool`` without its parentheses.
         """
+        call = "mcp.tool()"
+        _check_labels(call, name, title, description)
+        if annotations is not None and not isinstance(
+            cast(object, annotations), ToolAnnotations | dict
+        ):
+            raise wrong_type(
+                call, "annotations", "a ToolAnnotations", annotations, _ANNOTATIONS_ADVICE
+            )
+        if structured_output is not None and not isinstance(cast(object, structured_output), bool):
+            raise wrong_type(
+                call,
+                "structured_output",
+                "True, False or None",
+                structured_output,
+                "Pass None to decide from the return annotation, or a bool.",
+            )
+        if input_schema is not None and not isinstance(cast(object, input_schema), dict):
+            raise wrong_type(
+                call,
+                "input_schema",
+                "a dict (a JSON Schema)",
+                input_schema,
+                "Pass the JSON Schema of the tool's arguments, or None to take it from the "
+                "signature.",
+            )
+        _check_scopes(call, scopes)
 
         def register(function: FunctionT) -> FunctionT:
-            registered = RegisteredTool.from_function(
-                function,
-                name=name,
-                title=title,
-                description=description,
-                annotations=annotations,
-                structured_output=structured_output,
-                context_type=Context,
-                input_schema=input_schema,
-                scopes=scopes,
-            )
+            _check_decorated("@mcp.tool()", function, name)
+            try:
+                registered = RegisteredTool.from_function(
+                    function,
+                    name=name,
+                    title=title,
+                    description=description,
+                    annotations=annotations,
+                    structured_output=structured_output,
+                    context_type=Context,
+                    input_schema=input_schema,
+                    scopes=scopes,
+                )
+            except pydantic.ValidationError as exc:  # what the checks leave: inside a dict
+                raise argument_error(call, exc, {"annotations": _ANNOTATIONS_ADVICE}) from None
             self._registry.tools[registered.definition.name] = registered
             return function
 
@@ -199,10 +245,28 @@ class MCPServer:
         """Register a function producing a resource's contents.
 
         ``uri`` is fixed (``"config://app"``) or a template whose ``{placeholders}`` are
-        the function's parameters (``"users://{user_id}/profile"``).
+        the function's parameters (``"users://{user_id}/profile"``). An argument of the
+        wrong type raises ``TypeError`` here, and a ``uri`` with no scheme, or a broken
+        placeholder, ``ValueError``.
         """
+        call = "mcp.resource()"
+        if callable(uri):
+            raise wrong_type(
+                call,
+                "uri",
+                "a string",
+                uri,
+                "Write @mcp.resource(uri) with the resource's URI, such as "
+                "@mcp.resource('config://app').",
+            )
+        check_uri(call, uri)
+        _check_labels(call, name, title, description)
+        check_optional_text(
+            call, "mime_type", mime_type, "Pass a MIME type such as 'text/plain', or None."
+        )
 
         def register(function: FunctionT) -> FunctionT:
+            _check_decorated("@mcp.resource()", function)
             registered = RegisteredResource.from_function(
                 function,
                 uri,
@@ -220,9 +284,15 @@ class MCPServer:
     def prompt(
         self, name: str | None = None, *, title: str | None = None, description: str | None = None
     ) -> Callable[[FunctionT], FunctionT]:
-        """Register a function as a prompt; its parameters are the prompt's arguments."""
+        """Register a function as a prompt; its parameters are the prompt's arguments.
+
+        An argument of the wrong type raises ``TypeError`` here, an empty name
+        ``ValueError``; so does decorating anything but a function, or writing
+        ``@mcp.prompt`` without its parentheses."""
+        _check_labels("mcp.prompt()", name, title, description)
 
         def register(function: FunctionT) -> FunctionT:
+            _check_decorated("@mcp.prompt()", function, name)
             registered = RegisteredPrompt.from_function(
                 function, name=name, title=title, description=description, context_type=Context
             )
@@ -231,14 +301,34 @@ class MCPServer:
 
         return register
 
-    def completion(self) -> Callable[[CompletionHandlerT], CompletionHandlerT]:
+    def completion(
+        self, _forgot_parentheses: None = None, /
+    ) -> Callable[[CompletionHandlerT], CompletionHandlerT]:
         """Register the handler suggesting values for prompt and template arguments.
 
         It gets ``(ref, argument, context)`` and returns a list of strings (or a
         ``Completion``); the server then declares the ``completions`` capability.
+        Anything but an async function raises ``TypeError``, and so does writing
+        ``@mcp.completion`` without its parentheses.
         """
+        if _forgot_parentheses is not None:
+            raise TypeError(
+                "Invalid use of mcp.completion(): it takes no arguments. Write "
+                "@mcp.completion(), with parentheses, above the async handler."
+            )
 
         def register(handler: CompletionHandlerT) -> CompletionHandlerT:
+            given = cast(object, handler)
+            if not callable(given) or (
+                inspect.isfunction(given) and not inspect.iscoroutinefunction(given)
+            ):
+                raise wrong_type(
+                    "@mcp.completion()",
+                    "the handler",
+                    "an async function",
+                    handler,
+                    "Decorate an `async def` taking (ref, argument, context).",
+                )
             self._registry.completion_handler = handler
             return handler
 
@@ -263,7 +353,14 @@ class MCPServer:
     # -- telling clients about changes -----------------------------------------------
 
     async def notify_resource_updated(self, uri: str) -> None:
-        """Tell the clients subscribed to ``uri`` that it changed."""
+        """Tell the clients subscribed to ``uri`` that it changed (a ``uri`` that is not
+        a string raises ``TypeError``)."""
+        check_text(
+            "mcp.notify_resource_updated()",
+            "uri",
+            uri,
+            "Pass the URI of the resource that changed, as a string.",
+        )
         await self._broadcast("notifications/resources/updated", {"uri": uri})
 
     async def notify_tools_changed(self) -> None:
@@ -598,3 +695,76 @@ _listener_filters: dict[str, Callable[[SubscriptionFilter, object], bool]] = {
     "notifications/resources/list_changed": lambda wanted, _: bool(wanted.resources_list_changed),
 }
 """The broadcasts, and which 2026 listen streams want each (by its filter and the URI)."""
+
+
+_ANNOTATIONS_ADVICE = "Pass ToolAnnotations(read_only_hint=True, ...), or None."
+_URI_SCHEME = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*:")
+
+
+def _check_labels(call: str, name: object, title: object, description: object) -> None:
+    """Refuse a ``name``, ``title`` or ``description`` that is no string (or ``None``),
+    and an empty name; a function in ``name`` is ``@mcp.tool`` without its parentheses."""
+    decorator = call.removesuffix("()")
+    if callable(name):
+        raise wrong_type(
+            call,
+            "name",
+            "a string or None",
+            name,
+            f"Write @{decorator}(), with parentheses: {call} makes the decorator.",
+        )
+    check_optional_text(
+        call, "name", name, "Pass the name clients see, or None for the function's name."
+    )
+    if name == "":
+        raise bad_value(
+            call, "name", "is empty", "Pass the name clients see, or None for the function's name."
+        )
+    check_optional_text(call, "title", title, "Pass a short title for people, or None.")
+    check_optional_text(
+        call, "description", description, "Pass a string, or None for the function's docstring."
+    )
+
+
+def _check_scopes(call: str, scopes: object) -> None:
+    """Refuse ``scopes`` that are not a list of strings (a lone string would be read as
+    one scope per letter)."""
+    advice = "Pass a list of OAuth scope names, such as ['files:read']."
+    if isinstance(scopes, str) or not isinstance(scopes, list | tuple | set | frozenset):
+        raise wrong_type(call, "scopes", "a list of strings", scopes, advice)
+    for index, scope in enumerate(cast("Collection[object]", scopes)):
+        if not isinstance(scope, str):
+            raise wrong_type(call, f"scopes[{index}]", "a string", scope, advice)
+
+
+def _check_decorated(call: str, function: object, name: object = "") -> None:
+    """Refuse to register anything but a function (a class counts: calling it makes its
+    result), and a lambda with no ``name`` to stand for its own (a tool's or a prompt's
+    name is what clients call it by; a resource is called by its URI)."""
+    if not (inspect.isroutine(function) or isinstance(function, type)):
+        raise wrong_type(
+            call,
+            "the decorated object",
+            "a function",
+            function,
+            "Decorate a def or async def (wrap a partial or a callable object in one).",
+        )
+    if name is None and getattr(function, "__name__", None) == "<lambda>":
+        raise bad_value(
+            call.removeprefix("@"),
+            "name",
+            "is needed for a lambda, which has no name of its own",
+            "Pass name=..., or register a def.",
+        )
+
+
+def check_uri(call: str, uri: object) -> None:
+    """Refuse a resource ``uri`` that is no string, or has no scheme (``config://app``)."""
+    check_text(call, "uri", uri, "Pass the resource's URI, such as 'config://app'.")
+    if _URI_SCHEME.match(cast(str, uri)) is None:
+        raise bad_value(
+            call,
+            "uri",
+            f"must start with a scheme, not {uri!r}",
+            "Pass an absolute URI, such as 'config://app' or 'users://{user_id}/profile'.",
+        )

@@ -11,13 +11,27 @@ from __future__ import annotations
 import functools
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
 import pydantic
 from pydantic import BaseModel
+from pydantic_core import PydanticSerializationError
 
 from answerback.jsonrpc import IncomingRequest, JSONObject
-from answerback.server._arguments import LOG_LEVELS, check_progress
+from answerback.server._arguments import (
+    JSON_ADVICE,
+    LOG_LEVELS,
+    SAMPLING_ADVICE,
+    check_choice,
+    check_count,
+    check_log_arguments,
+    check_number,
+    check_optional_text,
+    check_progress,
+    check_text,
+    unsendable,
+    wrong_type,
+)
 from answerback.server._asking import AlreadySent, Asker
 from answerback.server._form_schema import FormQuestion
 from answerback.types import (
@@ -43,6 +57,7 @@ from answerback.types import (
 from answerback.types._errors import (
     METHOD_NOT_FOUND,
     MISSING_REQUIRED_CLIENT_CAPABILITY,
+    argument_error,
     shown_problems,
     validation_problems,
 )
@@ -98,13 +113,42 @@ class ServerSession:
         return self._client.client_info
 
     def check_client_capability(self, capability: ClientCapabilities) -> bool:
-        """Whether the client declared everything ``capability`` names (and their parts)."""
+        """Whether the client declared everything ``capability`` names (and their parts).
+
+        Anything but a ``ClientCapabilities`` raises ``TypeError`` (a dict, say, would
+        have counted as declared whatever it held)."""
+        if not isinstance(cast(object, capability), ClientCapabilities):
+            raise wrong_type(
+                "ctx.session.check_client_capability()",
+                "capability",
+                "a ClientCapabilities",
+                capability,
+                "Pass ClientCapabilities(...) naming what to look for, e.g. "
+                "ClientCapabilities(sampling=SamplingCapability()).",
+            )
         return _covers(self._client.capabilities, capability)
 
     # -- asking the client -----------------------------------------------------------
 
     async def elicit_form(self, message: str, requested_schema: dict[str, Any]) -> ElicitResult:
-        """Ask the user to fill in a form; prefer ``Context.elicit`` with a model."""
+        """Ask the user to fill in a form; prefer ``Context.elicit`` with a model.
+
+        The form goes out as it is, for the client to judge; a ``message`` that is not a
+        string, or a ``requested_schema`` that is not a dict, raises ``TypeError`` first.
+        """
+        call = "ctx.session.elicit_form()"
+        check_text(
+            call, "message", message, "Pass the question to show above the form, as a string."
+        )
+        if not isinstance(cast(object, requested_schema), dict):
+            raise wrong_type(
+                call,
+                "requested_schema",
+                "a dict (a JSON Schema)",
+                requested_schema,
+                "Pass the form's JSON Schema, such as form_schema(Model) (from "
+                "answerback.server), or ask with ctx.elicit(message, Model).",
+            )
         params = ElicitRequestFormParams(message=message, requested_schema=requested_schema)
         return await self._ask(
             "elicitation/create", params.to_wire(), ElicitResult, self._may_elicit_form
@@ -132,8 +176,19 @@ class ServerSession:
         """Ask the user to visit ``url`` (out of band); ``accept`` means they agreed to go.
 
         A link the URL verdict blocks (``answerback.urls``) raises ``ValueError`` before
-        anything is sent: clients refuse it, so sending it could only fail.
+        anything is sent: clients refuse it, so sending it could only fail. An argument
+        that is not a string raises ``TypeError``.
         """
+        call = "ctx.session.elicit_url()"
+        check_text(call, "message", message, "Pass what the person is asked to do, as a string.")
+        check_text(call, "url", url, "Pass the link as a string (https://...).")
+        check_text(
+            call,
+            "elicitation_id",
+            elicitation_id,
+            "Pass an id of your own for this request, as a string: your page reports back "
+            "with it (send_elicitation_complete).",
+        )
         check_sendable_url(url)
         params = ElicitRequestURLParams(message=message, url=url, elicitation_id=elicitation_id)
         return await self._ask(
@@ -165,13 +220,31 @@ class ServerSession:
 
         ``tools``/``tool_choice`` are sent only to a client that declared
         ``sampling.tools``, ``include_context`` other than "none" only to one that declared
-        ``sampling.context``; ``max_tokens`` and the tool-use/tool-result pairing rules are
-        checked first.
+        ``sampling.context``. An argument of the wrong type raises ``TypeError``, and one
+        of the right type that is not allowed (``max_tokens=0``, tool uses without their
+        results, a tool offered twice) ``ValueError``, before anything is sent.
         """
-        check_sampling_request(messages, max_tokens, tools, tool_choice)
-        with_tools = tools is not None or tool_choice is not None
-        params = CreateMessageRequestParams(
-            messages=messages,
+        call = "ctx.session.create_message()"
+        _check_create_message(
+            call,
+            messages,
+            max_tokens,
+            system_prompt,
+            temperature,
+            stop_sequences,
+            metadata,
+            model_preferences,
+            tools,
+            tool_choice,
+            include_context,
+        )
+        try:
+            check_sampling_request(messages, max_tokens, tools, tool_choice)
+        except InvalidParamsError as exc:
+            raise ValueError(f"Invalid argument for {call}: {exc.message}") from None
+        return await self.create_message_for(
+            call,
+            messages,
             max_tokens=max_tokens,
             system_prompt=system_prompt,
             temperature=temperature,
@@ -182,10 +255,49 @@ class ServerSession:
             tool_choice=tool_choice,
             include_context=include_context,
         )
+
+    async def create_message_for(
+        self,
+        call: str,
+        messages: list[SamplingMessage],
+        *,
+        max_tokens: int,
+        system_prompt: str | None = None,
+        temperature: float | None = None,
+        stop_sequences: list[str] | None = None,
+        metadata: dict[str, Any] | None = None,
+        model_preferences: ModelPreferences | None = None,
+        tools: list[Tool] | None = None,
+        tool_choice: ToolChoice | None = None,
+        include_context: IncludeContext | None = None,
+    ) -> CreateMessageResult:
+        """``create_message`` for ``call`` (``"ctx.sample()"``), which checked the
+        arguments' types already: a value refused inside a dict or list is named as its
+        argument. The sampling rules are checked again (``InvalidParamsError``), since a
+        conversation carried on holds what the client's model wrote."""
+        check_sampling_request(messages, max_tokens, tools, tool_choice)
+        with_tools = tools is not None or tool_choice is not None
+        try:
+            params = CreateMessageRequestParams(
+                messages=messages,
+                max_tokens=max_tokens,
+                system_prompt=system_prompt,
+                temperature=temperature,
+                stop_sequences=stop_sequences,
+                metadata=metadata,
+                model_preferences=model_preferences,
+                tools=tools,
+                tool_choice=tool_choice,
+                include_context=include_context,
+            ).to_wire()
+        except pydantic.ValidationError as exc:
+            raise argument_error(call, exc, SAMPLING_ADVICE) from None
+        except PydanticSerializationError as exc:
+            raise unsendable(call, "metadata", exc, JSON_ADVICE) from None
         with_context = include_context in ("thisServer", "allServers")
         return await self._ask(
             "sampling/createMessage",
-            params.to_wire(),
+            params,
             CreateMessageResult,
             lambda: self._may_sample(with_tools=with_tools, with_context=with_context),
         )
@@ -297,7 +409,14 @@ class ServerSession:
         page reports back): the notification then goes on the connection itself.
         Returns ``False``, sending nothing, to clients whose protocol version has no
         such notification (2026-07-28 clients learn it when they retry the request).
+        An ``elicitation_id`` that is not a string raises ``TypeError`` either way.
         """
+        check_text(
+            "ctx.session.send_elicitation_complete()",
+            "elicitation_id",
+            elicitation_id,
+            "Pass the id the URL elicitation was asked with, as a string.",
+        )
         version = self._client.protocol_version
         if self._client.modern or not has_method(version, "notifications/elicitation/complete"):
             return False
@@ -311,14 +430,29 @@ class ServerSession:
         """Send a log message if the client wants it at this level.
 
         Legacy clients get everything until they call ``logging/setLevel``; a 2026-07-28
-        request gets messages only if it opted in with a log level of its own.
+        request gets messages only if it opted in with a log level of its own. An unknown
+        ``level`` (``ValueError``) or a ``logger`` that is not a string (``TypeError``) is
+        refused either way; ``data`` that JSON cannot carry (``TypeError``) when it is sent.
         """
+        await self.send_log_message_for("ctx.session.send_log_message()", level, data, logger)
+
+    async def send_log_message_for(
+        self, call: str, level: LoggingLevel, data: Any, logger: str | None = None
+    ) -> None:
+        """``send_log_message`` on behalf of ``call`` (``"ctx.log()"``), which its
+        errors name."""
+        check_log_arguments(call, level, logger)
         threshold = self._client.log_level
         if threshold is None and self._client.modern:
             return
         if threshold is not None and LOG_LEVELS.index(level) < LOG_LEVELS.index(threshold):
             return
-        params = LoggingMessageNotificationParams(level=level, data=data, logger=logger).to_wire()
+        try:
+            params = LoggingMessageNotificationParams(
+                level=level, data=data, logger=logger
+            ).to_wire()
+        except PydanticSerializationError as exc:
+            raise unsendable(call, "data", exc, JSON_ADVICE) from None
         send = functools.partial(self._request.notify, "notifications/message", params)
         if self._already_sent is None:
             await send()
@@ -343,6 +477,86 @@ class ServerSession:
             # The token changes every round (each round is a new request): leave it out.
             report: JSONObject = {"progress": progress, "total": total, "message": message}
             await self._already_sent.send_once("notifications/progress", report, send)
+
+
+def _check_create_message(
+    call: str,
+    messages: object,
+    max_tokens: object,
+    system_prompt: object,
+    temperature: object,
+    stop_sequences: object,
+    metadata: object,
+    model_preferences: object,
+    tools: object,
+    tool_choice: object,
+    include_context: object,
+) -> None:
+    """Refuse what ``create_message`` cannot send: the wrong types (what is inside a
+    dict, and the items of ``stop_sequences``, pydantic judges when the params are built)."""
+    advice = (
+        'Pass a list of SamplingMessage(role="user", content=TextContent(text=...)), at '
+        "least one (ctx.sample also takes a string)."
+    )
+    if isinstance(messages, str) or not isinstance(messages, list | tuple):
+        raise wrong_type(call, "messages", "a list of SamplingMessage", messages, advice)
+    for index, message in enumerate(cast(list[object], messages)):
+        if not isinstance(message, SamplingMessage):
+            raise wrong_type(call, f"messages[{index}]", "a SamplingMessage", message, advice)
+    if not messages:
+        raise ValueError(f"Invalid argument for {call}: messages is empty. {advice}")
+    check_count(
+        call, "max_tokens", max_tokens, "Pass the most tokens the model may write, as an int."
+    )
+    check_optional_text(call, "system_prompt", system_prompt, "Pass a string, or None.")
+    if temperature is not None:
+        check_number(call, "temperature", temperature, "Pass a number (e.g. 0.7), or None.")
+    if stop_sequences is not None and (
+        isinstance(stop_sequences, str) or not isinstance(stop_sequences, list | tuple)
+    ):
+        raise wrong_type(
+            call,
+            "stop_sequences",
+            "a list of strings",
+            stop_sequences,
+            "Pass a list of strings, or None (one stop sequence is ['END']).",
+        )
+    if metadata is not None and not isinstance(metadata, dict):
+        raise wrong_type(call, "metadata", "a dict", metadata, SAMPLING_ADVICE["metadata"])
+    if model_preferences is not None and not isinstance(model_preferences, ModelPreferences | dict):
+        raise wrong_type(
+            call,
+            "model_preferences",
+            "a ModelPreferences",
+            model_preferences,
+            SAMPLING_ADVICE["model_preferences"],
+        )
+    tools_advice = (
+        "Pass a list of Tool(name=..., input_schema={...}), or None (ctx.sample also takes "
+        "functions)."
+    )
+    if tools is not None:
+        if not isinstance(tools, list | tuple):
+            raise wrong_type(call, "tools", "a list of Tool", tools, tools_advice)
+        for index, tool in enumerate(cast(list[object], tools)):
+            if not isinstance(tool, Tool):
+                raise wrong_type(call, f"tools[{index}]", "a Tool", tool, tools_advice)
+    if tool_choice is not None and not isinstance(tool_choice, ToolChoice):
+        raise wrong_type(
+            call,
+            "tool_choice",
+            "a ToolChoice",
+            tool_choice,
+            'Pass ToolChoice(mode=...) with "auto", "required" or "none", or None.',
+        )
+    if include_context is not None:
+        check_choice(
+            call,
+            "include_context",
+            include_context,
+            ("none", "thisServer", "allServers"),
+            "Pass one of those, as a string, or None (the client's own default).",
+        )
 
 
 def check_sendable_url(url: str) -> None:

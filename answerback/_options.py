@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Collection
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
 T = TypeVar("T")
 
@@ -137,3 +137,71 @@ def port_number(value: object) -> int:
     if not 0 <= value <= 65535:
         raise ValueError(f"port must be from 0 to 65535, such as 8000, got {value!r}")
     return value
+
+
+def text_or_none(name: str, value: object, what: str) -> str | None:
+    """``value`` if it is ``None`` or a string (``what`` says which: "the client's ID")."""
+    if value is not None and not isinstance(value, str):
+        raise TypeError(f"{name} must be a string ({what}) or None, got {value!r}")
+    return value
+
+
+def non_empty_text(name: str, value: object, what: str) -> str:
+    """``value`` if it is a string with something in it (``what`` says which)."""
+    checked = text(name, value, what)
+    if not checked:
+        raise ValueError(f"{name} must not be empty ({what}), got ''")
+    return checked
+
+
+def strings(name: str, value: object, what: str, *, example: str) -> list[str]:
+    """``value`` as a list if it is a list (or tuple, set) of strings, ``what`` saying
+    of what and ``example`` showing one: a bare string is not taken for a list of its
+    letters."""
+    if isinstance(value, str | bytes) or not isinstance(value, Collection):
+        raise TypeError(
+            f"{name} must be a list of strings ({what}), such as {example}, got {value!r}"
+        )
+    found: list[object] = list(cast(Collection[object], value))
+    for item in found:
+        if not isinstance(item, str):
+            raise TypeError(
+                f"{name} must be a list of strings ({what}), such as {example}, got {item!r} in it"
+            )
+    return cast(list[str], found)
+
+
+def seconds(name: str, value: object, zero_means: str) -> float:
+    """``value`` if it is a finite number of seconds, 0 or more (``zero_means`` says what
+    0 does)."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise TypeError(f"{name} must be a number of seconds (int or float), got {value!r}")
+    if not 0 <= value < math.inf:
+        raise ValueError(
+            f"{name} must be a finite number of seconds, 0 or more (0: {zero_means}), got {value!r}"
+        )
+    return value
+
+
+def http_url(name: str, value: object, what: str) -> str:
+    """``value`` if it is an absolute http(s) URL (``what`` says of what)."""
+    if not isinstance(value, str):
+        raise TypeError(
+            f"{name} must be a string, the http(s) URL of {what}, such as "
+            f"'https://example.com/...', got {value!r}"
+        )
+    scheme, _, rest = value.partition("://")
+    if scheme.lower() not in ("http", "https") or not rest or rest.startswith("/"):
+        raise ValueError(
+            f"{name} must be the absolute http(s) URL of {what}, such as "
+            f"'https://example.com/...', got {value!r}"
+        )
+    return value
+
+
+def having_methods(name: str, value: object, methods: Collection[str], what: str) -> None:
+    """Refuse ``value`` unless it has each of ``methods`` (``what`` says what to pass):
+    the check of an object that stands for a protocol, which ``isinstance`` cannot make
+    for a protocol with attributes or one not marked runtime-checkable."""
+    if not all(callable(getattr(value, method, None)) for method in methods):
+        raise TypeError(f"{name} must be {what}, got {value!r}")

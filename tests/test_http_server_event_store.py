@@ -103,5 +103,5 @@ async def test_a_crafted_event_id_is_unknown(crafted: str) -> None:
     [{"max_events": 0}, {"max_bytes": -1}, {"max_age_seconds": 0}, {"max_events_per_stream": 0}],
 )
 def test_bounds_must_be_positive(options: dict[str, int]) -> None:
-    with pytest.raises(ValueError, match="must be positive"):
+    with pytest.raises(ValueError, match=r"must be (a )?positive"):
         InMemoryEventStore(**options)

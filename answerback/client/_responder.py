@@ -15,7 +15,7 @@ not there. The seed's keyword callbacks are sugar for a ``CallbackResponder``.
 from __future__ import annotations
 
 import logging
-from typing import Protocol, runtime_checkable
+from typing import Protocol, cast, runtime_checkable
 
 from answerback._options import callable_or_none, instance_or_none
 from answerback.client._callbacks import (
@@ -205,6 +205,12 @@ class ResponderWrapper(Responder):
     """
 
     def __init__(self, inner: Responder) -> None:
+        if not isinstance(cast(object, inner), Responder):
+            raise TypeError(
+                "inner must be a Responder (an object with capabilities(), elicit(), sample(), "
+                "list_roots(), on_log() and on_notification(), such as CallbackResponder(...)), "
+                f"got {inner!r}"
+            )
         self.inner = inner
 
     def capabilities(self) -> ClientCapabilities:
@@ -240,6 +246,15 @@ class CheckedForms(ResponderWrapper):
     """
 
     def __init__(self, renderer: FormRenderer, *, attempts: int = 3) -> None:
+        if not isinstance(cast(object, renderer), FormRenderer):
+            raise TypeError(
+                "renderer must be a FormRenderer (a Responder with elicit_again(context, "
+                f"params, answer, problems)), got {renderer!r}"
+            )
+        if isinstance(attempts, bool) or not isinstance(cast(object, attempts), int):
+            raise TypeError(
+                f"attempts must be an int (askings in all, 1 or more), got {attempts!r}"
+            )
         if attempts < 1:
             raise ValueError(f"attempts must be at least 1 (the first asking), not {attempts}.")
         super().__init__(renderer)

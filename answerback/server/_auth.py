@@ -30,6 +30,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import BaseRoute, Route
 
+from answerback._options import having_methods, http_url, strings, text, text_or_none
 from answerback.server._auth_verifier import (
     InvalidTokenError,
     TokenVerifier,
@@ -76,17 +77,46 @@ class ResourceServer:
         resource_name: str | None = None,
         resource_documentation: str | None = None,
     ) -> None:
+        text("resource", resource, "the MCP endpoint's URL, such as 'https://mcp.example.com/mcp'")
         parts = urlsplit(resource)
         if parts.scheme not in ("http", "https") or not parts.netloc or parts.fragment:
             raise ValueError(
                 f"resource must be the MCP endpoint's absolute http(s) URL without a fragment, "
                 f"e.g. 'https://mcp.example.com/mcp'; got {resource!r}"
             )
-        if isinstance(authorization_servers, str) or not authorization_servers:
+        if isinstance(authorization_servers, str):  # one URL, not a list of its letters
+            raise ValueError(
+                "authorization_servers must list at least one issuer URL, "
+                f"e.g. ['https://auth.example.com'], got the string {authorization_servers!r}"
+            )
+        issuers = strings(
+            "authorization_servers",
+            authorization_servers,
+            "the issuer URLs of the authorization servers",
+            example="['https://auth.example.com']",
+        )
+        if not issuers:
             raise ValueError(
                 "authorization_servers must list at least one issuer URL, "
                 "e.g. ['https://auth.example.com']"
             )
+        for issuer in issuers:
+            http_url("authorization_servers", issuer, "an authorization server (its issuer)")
+        having_methods(
+            "verifier",
+            verifier,
+            ("verify",),
+            "a TokenVerifier, such as JWTVerifier(issuer=...) or IntrospectionVerifier(...): "
+            "an object with async verify(token, *, resource)",
+        )
+        what = "the scope names"
+        scopes = strings("scopes", scopes, what, example="['mcp']")
+        if scopes_supported is not None:
+            scopes_supported = strings(
+                "scopes_supported", scopes_supported, what, example="['mcp']"
+            )
+        text_or_none("resource_name", resource_name, "a name people read")
+        text_or_none("resource_documentation", resource_documentation, "a URL")
         self.resource = resource
         self.authorization_servers = list(authorization_servers)
         self.verifier = verifier

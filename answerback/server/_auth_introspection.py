@@ -16,11 +16,13 @@ from urllib.parse import urlencode
 import httpx2
 from authlib.oauth2.auth import ClientAuth
 
+from answerback._options import http_url, one_of, positive_seconds, seconds, text, text_or_none
 from answerback.server._auth_verifier import (
     DEFAULT_LEEWAY_SECONDS,
     InvalidTokenError,
     VerifierUnavailableError,
     audiences,
+    checked_audience,
     checked_info,
 )
 from answerback.transports.http._request_auth import AuthInfo
@@ -47,11 +49,14 @@ class IntrospectionVerifier:
         leeway_seconds: float = DEFAULT_LEEWAY_SECONDS,
         timeout_seconds: float = 10.0,
     ) -> None:
-        self.url = url
-        self.issuer = issuer
-        self.audience = audience
-        self.leeway_seconds = leeway_seconds
-        self.timeout_seconds = timeout_seconds
+        self.url = http_url("url", url, "the authorization server's introspection endpoint")
+        text("client_id", client_id, "the resource server's client ID at the authorization server")
+        text("client_secret", client_secret, "that client's secret")
+        one_of("auth_method", auth_method, ("client_secret_basic", "client_secret_post"))
+        self.issuer = text_or_none("issuer", issuer, "the issuer the answers must name")
+        self.audience = checked_audience(audience)
+        self.leeway_seconds = seconds("leeway_seconds", leeway_seconds, "no clock skew allowed")
+        self.timeout_seconds = positive_seconds("timeout_seconds", timeout_seconds)
         # typed Any: authlib's stubs leave ``prepare``'s types unknown
         self._client_auth: Any = ClientAuth(client_id, client_secret, auth_method)
 

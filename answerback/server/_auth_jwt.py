@@ -30,11 +30,13 @@ from joserfc import jws, jwt
 from joserfc.errors import JoseError
 from joserfc.jwk import KeySet
 
+from answerback._options import http_url, non_empty_text, positive_seconds, seconds, strings
 from answerback.server._auth_verifier import (
     DEFAULT_LEEWAY_SECONDS,
     InvalidTokenError,
     VerifierUnavailableError,
     audiences,
+    checked_audience,
     checked_info,
 )
 from answerback.transports.http._request_auth import AuthInfo
@@ -77,6 +79,25 @@ class JWTVerifier:
         min_refresh_seconds: float = 10.0,
         timeout_seconds: float = 10.0,
     ) -> None:
+        non_empty_text("issuer", issuer, "the issuer identifier, exactly as the tokens' iss says")
+        if jwks_url is None:
+            http_url("issuer", issuer, "the authorization server (its metadata names the keys)")
+        else:
+            http_url("jwks_url", jwks_url, "the authorization server's signing keys (JWKS)")
+        audience = checked_audience(audience)
+        algorithms = strings(
+            "algorithms", algorithms, "the JWS algorithms accepted", example="['RS256', 'ES256']"
+        )
+        if not algorithms:
+            raise ValueError(
+                "algorithms must name at least one JWS algorithm, such as ['RS256'], got []"
+            )
+        leeway_seconds = seconds("leeway_seconds", leeway_seconds, "no clock skew allowed")
+        cache_seconds = positive_seconds("cache_seconds", cache_seconds)
+        min_refresh_seconds = seconds(
+            "min_refresh_seconds", min_refresh_seconds, "fetch the keys again at every unknown kid"
+        )
+        timeout_seconds = positive_seconds("timeout_seconds", timeout_seconds)
         unsafe = [name for name in algorithms if name == "none" or name.startswith("HS")]
         if unsafe:
             raise ValueError(

@@ -13,6 +13,7 @@ import time
 from collections.abc import Mapping, Sequence
 from typing import Any, Protocol, cast
 
+from answerback._options import strings
 from answerback.transports.http._request_auth import AuthInfo
 
 DEFAULT_LEEWAY_SECONDS = 30.0
@@ -35,6 +36,18 @@ class TokenVerifier(Protocol):
     async def verify(self, token: str, *, resource: str) -> AuthInfo:
         """The caller, or ``InvalidTokenError`` (or ``VerifierUnavailableError``)."""
         ...
+
+
+def checked_audience(value: object) -> str | Sequence[str] | None:
+    """A verifier's ``audience`` option if it is one: ``None``, a string or a list of them."""
+    if value is None or isinstance(value, str):
+        return value
+    return strings(
+        "audience",
+        value,
+        "what the tokens' aud must hold; or one string, or None for the resource's URL",
+        example="['https://api.example.com']",
+    )
 
 
 def audiences(value: str | Sequence[str] | None, resource: str) -> tuple[str, ...]:

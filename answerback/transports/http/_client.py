@@ -38,6 +38,7 @@ import anyio
 import httpx2
 from anyio.abc import TaskGroup
 
+from answerback._options import instance_or_none, positive_int, positive_seconds, seconds
 from answerback.jsonrpc import Envelope, JSONObject, RequestId
 from answerback.jsonrpc._backend import Backend, current_backend
 from answerback.jsonrpc._channel import ChannelReceiver, ChannelSender, open_channel
@@ -246,13 +247,35 @@ class StreamableHTTPTransport:
         max_message_bytes: int = MAX_MESSAGE_BYTES,
         auth: httpx2.Auth | None = None,
     ) -> None:
+        if not isinstance(cast(object, url), str):
+            raise TypeError(
+                "url must be a string, the server's endpoint URL, such as "
+                f"'http://127.0.0.1:8000/mcp', got {url!r}"
+            )
+        if not url.lower().startswith(("http://", "https://")):
+            raise ValueError(
+                "url must be the server's http(s) endpoint URL, such as "
+                f"'http://127.0.0.1:8000/mcp', got {url!r}"
+            )
+        parsed_endpoint(url)  # a URL no request can be sent to fails here, not at connect
+        if headers is not None and not isinstance(cast(object, headers), Mapping):
+            raise TypeError(
+                "headers must be a dict of header names to values, such as "
+                f"{{'X-Api-Key': '...'}}, or None, got {headers!r}"
+            )
         self.url = url
-        self.auth = auth
+        self.auth = instance_or_none(
+            "auth", auth, httpx2.Auth, "an httpx2.Auth, such as answerback.client.OAuth(...)"
+        )
         self.headers = checked_headers(headers or {})
-        self._http_client = http_client
-        self.timeout = timeout
-        self.max_retry_seconds = max_retry_seconds
-        self.max_message_bytes = max_message_bytes
+        self._http_client = instance_or_none(
+            "http_client", http_client, httpx2.AsyncClient, "an httpx2.AsyncClient"
+        )
+        self.timeout = positive_seconds("timeout", timeout)
+        self.max_retry_seconds = seconds(
+            "max_retry_seconds", max_retry_seconds, "retry at once, whatever the server hints"
+        )
+        self.max_message_bytes = positive_int("max_message_bytes", max_message_bytes, "bytes")
         self.session_id: str | None = None
         self._session_ended = False
         """The server ended our session (HTTP 404) and none has replaced it yet: a request
@@ -1077,6 +1100,11 @@ def checked_headers(headers: Mapping[str, str]) -> dict[str, str]:
     """The extra headers, refused at once if HTTP cannot carry them: each request
     failed with an encoding error instead, far from where the header was given."""
     for name, value in headers.items():
+        if not isinstance(cast(object, name), str) or not isinstance(cast(object, value), str):
+            raise TypeError(
+                "headers must map header names (strings) to values (strings): str() "
+                f"what is not one, got {name!r}: {value!r}"
+            )
         if not _TOKEN.fullmatch(name):
             raise ValueError(
                 f"The header name {name!r} is not one HTTP allows: use letters, digits "

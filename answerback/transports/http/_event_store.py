@@ -17,6 +17,8 @@ from dataclasses import dataclass, field
 from time import monotonic
 from typing import Protocol, runtime_checkable
 
+from answerback._options import positive_int, positive_seconds
+
 ReplaySink = Callable[[str, bytes], Awaitable[None]]
 
 
@@ -67,18 +69,12 @@ class InMemoryEventStore:
         max_age_seconds: float = 300.0,
         max_events_per_stream: int = 1000,
     ) -> None:
-        for name, value in (
-            ("max_events", max_events),
-            ("max_bytes", max_bytes),
-            ("max_age_seconds", max_age_seconds),
-            ("max_events_per_stream", max_events_per_stream),
-        ):
-            if value <= 0:
-                raise ValueError(f"{name} must be positive, got {value!r}")
-        self.max_events = max_events
-        self.max_bytes = max_bytes
-        self.max_age_seconds = max_age_seconds
-        self.max_events_per_stream = max_events_per_stream
+        self.max_events = positive_int("max_events", max_events, "events")
+        self.max_bytes = positive_int("max_bytes", max_bytes, "bytes")
+        self.max_age_seconds = positive_seconds("max_age_seconds", max_age_seconds)
+        self.max_events_per_stream = positive_int(
+            "max_events_per_stream", max_events_per_stream, "events"
+        )
         # Every event, oldest first, by its sequence number (unique across streams, so
         # an id is never reused, even for a stream forgotten and written to again).
         self._events: OrderedDict[int, tuple[str, float, bytes]] = OrderedDict()

@@ -21,12 +21,22 @@ import time
 from collections.abc import AsyncGenerator, Awaitable, Callable, Generator, Mapping
 from contextlib import ExitStack, asynccontextmanager, contextmanager
 from dataclasses import dataclass, replace
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
 import anyio
 import httpx2
 import sniffio
 
+from answerback._options import (
+    callable_or_none,
+    instance_or_none,
+    one_of,
+    positive_seconds,
+    strings,
+    text,
+    text_or_none,
+    whole_number,
+)
 from answerback.jsonrpc._attention import Attention
 from answerback.transports.http._oauth_authorize import authorization_code, authorization_request
 from answerback.transports.http._oauth_discovery import (
@@ -138,8 +148,46 @@ class OAuth(httpx2.Auth):
         timeout: float = 30.0,
         http_client: httpx2.AsyncClient | None = None,
     ) -> None:
-        if grant not in _GRANT_TYPES:
-            raise ValueError(f"grant must be one of {', '.join(_GRANT_TYPES)}, not {grant!r}")
+        one_of("grant", grant, _GRANT_TYPES)
+        text_or_none(
+            "redirect_uri", redirect_uri, "where the authorization server sends the person back"
+        )
+        callable_or_none(
+            "authorize",
+            authorize,
+            "an async function (url) returning the redirect's query parameters",
+        )
+        if scopes is not None:
+            scopes = strings("scopes", scopes, "the scopes to ask for", example="['read']")
+        text_or_none("client_id", client_id, "a client registered beforehand")
+        text_or_none("client_secret", client_secret, "that client's secret")
+        text_or_none(
+            "token_endpoint_auth_method", token_endpoint_auth_method, ", ".join(AUTH_METHODS)
+        )
+        text_or_none("client_metadata_url", client_metadata_url, "an https URL")
+        text("client_name", client_name, "the name the client registers as")
+        if assertion is not None and not isinstance(assertion, str) and not callable(assertion):
+            raise TypeError(
+                "assertion must be a JWT (a string) or an async function (issuer, resource) "
+                f"-> JWT, got {assertion!r}"
+            )
+        if private_key is not None and not isinstance(
+            cast(object, private_key), str | bytes | Mapping
+        ):
+            raise TypeError(
+                "private_key must be a PEM private key (str or bytes) or a JWK dict, or None, "
+                f"got {private_key!r}"
+            )
+        if dpop is not None and not isinstance(cast(object, dpop), bool):
+            raise TypeError(
+                f"dpop must be True, False or None (when the server offers it), got {dpop!r}"
+            )
+        instance_or_none(
+            "store", store, TokenStore, "a TokenStore (InMemoryTokenStore(), FileTokenStore(path))"
+        )
+        whole_number("max_step_ups", max_step_ups, "re-authorizations per request", "never step up")
+        positive_seconds("timeout", timeout)
+        instance_or_none("http_client", http_client, httpx2.AsyncClient, "an httpx2.AsyncClient")
         if grant == "authorization_code" and (redirect_uri is None or authorize is None):
             raise ValueError(
                 "grant='authorization_code' needs redirect_uri and authorize (e.g. "
@@ -169,8 +217,6 @@ class OAuth(httpx2.Auth):
                 f"token_endpoint_auth_method {token_endpoint_auth_method!r} is not supported; "
                 "use one of " + ", ".join(AUTH_METHODS)
             )
-        if max_step_ups < 0:
-            raise ValueError("max_step_ups must be 0 or more")
         self.redirect_uri = redirect_uri
         self.authorize = authorize
         self.scopes = list(scopes) if scopes is not None else None

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any, cast
 import anyio
 from anyio.streams.memory import MemoryObjectSendStream
 
+from answerback._options import positive_int, positive_seconds, text
 from answerback.jsonrpc._endpoint import as_object
 from answerback.transports.http._notification_bus import Notice, require_asyncio
 from answerback.transports.http._redis_client import milliseconds
@@ -60,8 +61,9 @@ class RedisNotificationBus:
         max_length: int = 10_000,
         block_seconds: float = 5.0,
     ) -> None:
-        if max_length < 1:
-            raise ValueError("max_length must be at least 1.")
+        positive_int("max_length", max_length, "notices")
+        positive_seconds("block_seconds", block_seconds)
+        text("key_prefix", key_prefix, "put before every key, such as 'answerback:'")
         self._redis = redis
         self.key = f"{key_prefix}notifications"
         self._max_length = max_length

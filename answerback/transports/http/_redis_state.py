@@ -17,6 +17,7 @@ from collections.abc import AsyncGenerator
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from typing import Any
 
+from answerback._options import positive_int, positive_seconds, text, text_or_none
 from answerback.transports.http._notification_bus import NotificationBus, require_asyncio
 from answerback.transports.http._question_ids import REPLICA_ID
 from answerback.transports.http._redis_client import connect, reaching, safe_url
@@ -54,6 +55,14 @@ class RedisState:
         max_events_per_stream: int = 1000,
         event_max_age_seconds: float = 300.0,
     ) -> None:
+        url = text("url", url, "where Redis is, such as 'redis://127.0.0.1:6379/0'")
+        text_or_none("replica_id", replica_id, "this process's name among the replicas")
+        heartbeat_seconds = positive_seconds("heartbeat_seconds", heartbeat_seconds)
+        key_prefix = text("key_prefix", key_prefix, "put before every key, such as 'answerback:'")
+        max_events_per_stream = positive_int(
+            "max_events_per_stream", max_events_per_stream, "events"
+        )
+        event_max_age_seconds = positive_seconds("event_max_age_seconds", event_max_age_seconds)
         self.replica_id = replica_id if replica_id is not None else secrets.token_hex(8)
         if not REPLICA_ID.fullmatch(self.replica_id):
             raise ValueError(

@@ -11,6 +11,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+from answerback._options import strings
+
 LOCAL_HOSTS = ("127.0.0.1:*", "localhost:*", "[::1]:*", "127.0.0.1", "localhost", "[::1]")
 LOCAL_ORIGINS = tuple(f"{scheme}://{host}" for scheme in ("http", "https") for host in LOCAL_HOSTS)
 
@@ -33,6 +35,16 @@ class HostPolicy:
 
     allowed_hosts: Sequence[str] = field(default=LOCAL_HOSTS)
     allowed_origins: Sequence[str] = field(default=LOCAL_ORIGINS)
+
+    def __post_init__(self) -> None:
+        # A bare string would be taken for a list of its letters, and match "l" or "o".
+        strings("allowed_hosts", self.allowed_hosts, "Host patterns", example="['mcp.example.com']")
+        strings(
+            "allowed_origins",
+            self.allowed_origins,
+            "Origin patterns",
+            example="['https://app.example.com']",
+        )
 
     @classmethod
     def for_bind(cls, host: str) -> HostPolicy:

@@ -14,6 +14,7 @@ from collections.abc import AsyncGenerator
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from typing import Protocol
 
+from answerback._options import having_methods
 from answerback.transports.http._event_store import EventStore, InMemoryEventStore
 from answerback.transports.http._message_bus import InMemoryMessageBus, MessageBus
 from answerback.transports.http._notification_bus import NotificationBus
@@ -82,6 +83,13 @@ class InMemoryState:
     shared = False
 
     def __init__(self, *, event_store: EventStore | None = None) -> None:
+        if event_store is not None:
+            having_methods(
+                "event_store",
+                event_store,
+                ("store_event", "replay_events_after", "forget_stream"),
+                "an EventStore, such as InMemoryEventStore(), or None",
+            )
         self.replica_id = secrets.token_hex(8)
         self.sessions = InMemorySessionManager()
         self.events: EventStore = event_store if event_store is not None else InMemoryEventStore()

@@ -48,6 +48,15 @@ class FileTokenStore:
     """
 
     def __init__(self, path: str | os.PathLike[str]) -> None:
+        if not isinstance(cast(object, path), str | os.PathLike):
+            raise TypeError(
+                "path must be the store file's path (a str or Path), such as "
+                f"'~/.config/app/tokens.json', got {path!r}"
+            )
+        if not os.fspath(path):
+            raise ValueError(
+                "path must name the store file, such as '~/.config/app/tokens.json', got ''"
+            )
         self.path = Path(path).expanduser().absolute()
         self._lock_path = self.path.with_name(f".{self.path.name}.lock")
         self._thread_lock = threading.Lock()

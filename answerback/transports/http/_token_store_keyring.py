@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any, cast
 
 import anyio.to_thread
 
+from answerback._options import non_empty_text
 from answerback.transports.http._token_store_file import TokenStoreError
 
 if TYPE_CHECKING:
@@ -31,6 +32,7 @@ class KeyringTokenStore:
     """
 
     def __init__(self, service: str = "answerback", *, backend: KeyringBackend | None = None):
+        non_empty_text("service", service, "the keyring service the records are kept under")
         try:
             import keyring
         except ImportError as exc:

@@ -100,17 +100,25 @@ def flag(name: str, value: object) -> bool:
     return value
 
 
-def text(name: str, value: object, what: str) -> str:
-    """``value`` if it is a string (``what`` says which: "the server's name")."""
+def text(name: str, value: object, what: str, *, secret: bool = False) -> str:
+    """``value`` if it is a string (``what`` says which: "the server's name"). A
+    ``secret`` is named by its type only: an exception's text ends up in logs."""
     if not isinstance(value, str):
-        raise TypeError(f"{name} must be a string ({what}), got {value!r}")
+        raise TypeError(f"{name} must be a string ({what}), got {_shown(value, secret)}")
     return value
 
 
-def instance_or_none(name: str, value: T | None, kind: type[Any], what: str) -> T | None:
-    """``value`` if it is ``None`` or a ``kind`` (``what`` says how to make one)."""
+def _shown(value: object, secret: bool) -> str:
+    return f"a {type(value).__name__} (not shown: it may be a secret)" if secret else repr(value)
+
+
+def instance_or_none(
+    name: str, value: T | None, kind: type[Any], what: str, *, secret: bool = False
+) -> T | None:
+    """``value`` if it is ``None`` or a ``kind`` (``what`` says how to make one; a
+    ``secret``, such as credentials, is named by its type only, as in ``text``)."""
     if value is not None and not isinstance(value, kind):
-        raise TypeError(f"{name} must be {what} or None, got {value!r}")
+        raise TypeError(f"{name} must be {what} or None, got {_shown(value, secret)}")
     return value
 
 
@@ -139,10 +147,11 @@ def port_number(value: object) -> int:
     return value
 
 
-def text_or_none(name: str, value: object, what: str) -> str | None:
-    """``value`` if it is ``None`` or a string (``what`` says which: "the client's ID")."""
+def text_or_none(name: str, value: object, what: str, *, secret: bool = False) -> str | None:
+    """``value`` if it is ``None`` or a string (``what`` says which: "the client's ID";
+    a ``secret`` is named by its type only, as in ``text``)."""
     if value is not None and not isinstance(value, str):
-        raise TypeError(f"{name} must be a string ({what}) or None, got {value!r}")
+        raise TypeError(f"{name} must be a string ({what}) or None, got {_shown(value, secret)}")
     return value
 
 

@@ -16,7 +16,7 @@ from typing import Any
 import httpx2
 import pytest
 
-from answerback import Client
+from answerback import Client, StdioServer
 from answerback.client import (
     CallbackResponder,
     CheckedForms,
@@ -28,7 +28,7 @@ from answerback.client import (
     ResponderWrapper,
 )
 from answerback.forms import AnswerError
-from answerback.server import IntrospectionVerifier, JWTVerifier, ResourceServer
+from answerback.server import IntrospectionVerifier, JWTVerifier, MCPServer, ResourceServer
 from answerback.transports.http import (
     HostPolicy,
     InMemoryEventStore,
@@ -181,7 +181,7 @@ REFUSALS: list[tuple[Build, str, Any, type[Exception], tuple[str, ...]]] = [
     (transport, "url", "ftp://example.com/mcp", ValueError, ("http(s) endpoint URL",)),
     (transport, "url", "http://:8000/mcp", ValueError, ("Cannot connect to", "names no host")),
     (transport, "headers", [("X-Key", "v")], TypeError, ("a dict of header names",)),
-    (transport, "headers", {"X-Port": 8000}, TypeError, ("strings", "str()", "'X-Port': 8000")),
+    (transport, "headers", {"X-Port": 8000}, TypeError, ("strings", "str()", "'X-Port': a int")),
     (transport, "http_client", "client", TypeError, ("httpx2.AsyncClient",)),
     (transport, "timeout", 0, ValueError, ("positive, finite number of seconds",)),
     (transport, "timeout", "30", TypeError, ("number of seconds",)),
@@ -268,6 +268,53 @@ def test_a_bad_option_is_refused_when_given(
     assert option in message or "Cannot connect to" in message
     for word in words:
         assert word in message
+
+
+def stdio_server(**options: Any) -> StdioServer:
+    return StdioServer("python", **options)
+
+
+def mcp_server(**options: Any) -> MCPServer:
+    return MCPServer("Secrets", **options)
+
+
+SECRET = "hunter2-do-not-print"
+
+
+@pytest.mark.parametrize(
+    ("build", "option", "value"),
+    [
+        (oauth, "client_secret", SECRET.encode()),
+        (oauth, "assertion", [SECRET]),
+        (oauth, "private_key", [SECRET]),
+        (introspection, "client_secret", SECRET.encode()),
+        (transport, "auth", ("user", SECRET)),
+        (transport, "headers", [("Authorization", SECRET)]),
+        (transport, "headers", {"Authorization": SECRET.encode()}),
+        (stdio_server, "env", {"API_KEY": SECRET.encode()}),
+        (mcp_server, "state_keys", [SECRET]),
+    ],
+    ids=[
+        "oauth-client_secret",
+        "oauth-assertion",
+        "oauth-private_key",
+        "introspection",
+        "transport-auth",
+        "transport-headers",
+        "transport-header-value",
+        "stdio-env",
+        "server-state_keys",
+    ],
+)
+def test_a_refused_secret_is_not_repeated_in_the_error(
+    build: Build, option: str, value: Any
+) -> None:
+    """An exception's text ends up in logs and tracebacks: a secret of the wrong type is
+    named by its type only."""
+    with pytest.raises(TypeError) as raised:
+        build(**{option: value})
+    assert option in str(raised.value)
+    assert SECRET not in str(raised.value)
 
 
 def test_redis_state_options_are_checked_before_connecting() -> None:

@@ -17,15 +17,12 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from answerback.client._session import InvalidServerResultError, describe_server
-from answerback.forms._json_schema import compile_schema, cut, schema_problems
+from answerback.forms._json_schema import SchemaCheck, compile_schema, cut
 from answerback.types import CallToolResult, Implementation, Tool
 from answerback.types._errors import shown_problems
-
-if TYPE_CHECKING:
-    from jsonschema.protocols import Validator
 
 logger = logging.getLogger("answerback.client")
 
@@ -48,7 +45,7 @@ class OutputSchemas:
 
     def __init__(self) -> None:
         self._schemas: dict[str, dict[str, Any]] = {}
-        self._validators: dict[str, Validator | _Unchecked] = {}
+        self._validators: dict[str, SchemaCheck | _Unchecked] = {}
 
     def remember(self, tools: Sequence[Tool]) -> None:
         """Learn the output schemas of a page of tools (a newer listing wins)."""
@@ -88,7 +85,7 @@ class OutputSchemas:
         if isinstance(validator, _Unchecked):
             return
         try:
-            problems = schema_problems(validator, result.structured_content, "structuredContent")
+            problems = validator.problems(result.structured_content, "structuredContent")
         except Exception as exc:  # RecursionError, an unresolvable $ref: not the result's fault
             self._validators[name] = _UNCHECKED
             reason = (
@@ -115,7 +112,7 @@ class OutputSchemas:
 
     def _validator(
         self, server: Implementation | None, name: str, schema: dict[str, Any]
-    ) -> Validator | _Unchecked:
+    ) -> SchemaCheck | _Unchecked:
         """The tool's validator, built on its first call; ``_UNCHECKED`` (after one
         warning) for a schema that cannot be used."""
         validator = self._validators.get(name)

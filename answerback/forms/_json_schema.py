@@ -14,11 +14,13 @@ jsonschema would run itself is refused, as one that is not valid JSON Schema is.
 from __future__ import annotations
 
 import itertools
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass
 from functools import cache
 from typing import TYPE_CHECKING, Any, cast
 
 from answerback.forms._patterns import PatternTooSlow, pattern_search
+from answerback.forms._plain_schema import plain_test
 
 if TYPE_CHECKING:
     from jsonschema import ValidationError
@@ -32,8 +34,27 @@ _PROBLEM_CHARS = 300
 _VALUE_CHARS = 60
 
 
-def compile_schema(schema: dict[str, Any]) -> Validator:
-    """A validator for ``schema`` in its ``$schema`` dialect (2020-12 without one, the
+@dataclass(frozen=True, slots=True)
+class SchemaCheck:
+    """A schema ready to check content against: jsonschema's validator, and for a plain
+    schema a quick yes for content that fits it (``_plain_schema``)."""
+
+    validator: Validator
+    plainly_fits: Callable[[object], bool] | None
+
+    def problems(self, content: object, whole: str) -> list[str]:
+        """What in ``content`` breaks the schema, at most ``PROBLEMS_KEPT``, each as
+        ``where: what`` (``whole`` names the content itself). Raises what jsonschema does
+        for a schema it cannot apply (``RecursionError`` for a ``$ref`` that loops for
+        ever, an unresolvable ``$ref``): not the content's fault."""
+        if self.plainly_fits is not None and self.plainly_fits(content):
+            return []
+        errors = self.validator.iter_errors(cast(Any, content))
+        return [_problem(error, whole) for error in itertools.islice(errors, PROBLEMS_KEPT)]
+
+
+def compile_schema(schema: dict[str, Any]) -> SchemaCheck:
+    """The check of ``schema`` in its ``$schema`` dialect (2020-12 without one, the
     specification's default), with timed patterns and no network. Raises
     ``jsonschema.SchemaError`` (or whatever a hostile schema provokes) for a schema that
     cannot be used."""
@@ -55,16 +76,7 @@ def compile_schema(schema: dict[str, Any]) -> Validator:
     cls.check_schema(schema)
     # REGISTRY holds the dialects' own meta-schemas and retrieves nothing, where
     # jsonschema's default registry would fetch any remote $ref from the network.
-    return _timed(cls)(schema, registry=REGISTRY)
-
-
-def schema_problems(validator: Validator, content: object, whole: str) -> list[str]:
-    """What in ``content`` breaks the validator's schema, at most ``PROBLEMS_KEPT``, each
-    as ``where: what`` (``whole`` names the content itself). Raises what jsonschema does
-    for a schema it cannot apply (``RecursionError`` for a ``$ref`` that loops for ever,
-    an unresolvable ``$ref``): not the content's fault."""
-    errors = validator.iter_errors(cast(Any, content))
-    return [_problem(error, whole) for error in itertools.islice(errors, PROBLEMS_KEPT)]
+    return SchemaCheck(_timed(cls)(schema, registry=REGISTRY), plain_test(schema))
 
 
 def cut(text: str, most: int = _PROBLEM_CHARS) -> str:

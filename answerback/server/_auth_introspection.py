@@ -51,7 +51,7 @@ class IntrospectionVerifier:
     ) -> None:
         self.url = http_url("url", url, "the authorization server's introspection endpoint")
         text("client_id", client_id, "the resource server's client ID at the authorization server")
-        text("client_secret", client_secret, "that client's secret")
+        text("client_secret", client_secret, "that client's secret", secret=True)
         one_of("auth_method", auth_method, ("client_secret_basic", "client_secret_post"))
         self.issuer = text_or_none("issuer", issuer, "the issuer the answers must name")
         self.audience = checked_audience(audience)

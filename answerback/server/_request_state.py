@@ -83,7 +83,7 @@ class RequestStateSealer:
             if not isinstance(cast(object, key), bytes):
                 raise TypeError(
                     f"state_keys must hold bytes, each 32 random bytes (os.urandom(32)), "
-                    f"got {key!r}"
+                    f"got a {type(key).__name__} (not shown: keys are secrets)"
                 )
             if len(key) != 32:
                 raise ValueError(

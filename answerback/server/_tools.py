@@ -24,13 +24,13 @@ import logging
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from types import UnionType
-from typing import TYPE_CHECKING, Annotated, Any, Literal, Union, cast, get_args, get_origin
+from typing import Annotated, Any, Literal, Union, cast, get_args, get_origin
 
 import pydantic
 import pydantic_core
 from pydantic import BaseModel, TypeAdapter
 
-from answerback.forms._json_schema import compile_schema, cut, schema_problems
+from answerback.forms._json_schema import SchemaCheck, compile_schema, cut
 from answerback.jsonrpc import JSONObject
 from answerback.jsonrpc._endpoint import new_error_reference, redacted_message
 from answerback.server._functions import ANY_VALUE, call, read_signature
@@ -47,9 +47,6 @@ from answerback.types import (
     ToolAnnotations,
 )
 from answerback.types._errors import listed_problems, shown_problems
-
-if TYPE_CHECKING:
-    from jsonschema.protocols import Validator
 
 logger = logging.getLogger("answerback.server")
 
@@ -70,7 +67,7 @@ class RegisteredTool:
     scopes: frozenset[str] = frozenset()
     """OAuth scopes a caller's token must hold to call it (over HTTP with a
     ``ResourceServer``; elsewhere there is no token to check)."""
-    output_validator: Validator | Literal[False] | None = None
+    output_validator: SchemaCheck | Literal[False] | None = None
     """The checker of ``definition.output_schema``, built for the first ``CallToolResult``
     the tool returns itself (plain values never need it); ``False`` if the schema could
     not be compiled, when such results are sent unchecked."""
@@ -225,7 +222,7 @@ class RegisteredTool:
         if validator is False:
             return result.to_wire()
         try:
-            problems = schema_problems(validator, result.structured_content, "structured_content")
+            problems = validator.problems(result.structured_content, "structured_content")
         except Exception as exc:  # RecursionError: content nested too deeply to check
             logger.warning(
                 "tool %r: its output schema could not be applied to the structured_content "
@@ -246,7 +243,7 @@ class RegisteredTool:
             f"({shown_problems(problems)}): {advice}"
         )
 
-    def _output_validator(self) -> Validator | Literal[False]:
+    def _output_validator(self) -> SchemaCheck | Literal[False]:
         """The checker of the tool's output schema, compiled once, on first use."""
         if self.output_validator is None:
             schema = self.definition.output_schema

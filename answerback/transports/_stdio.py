@@ -142,7 +142,8 @@ def _environment(env: object) -> dict[str, str]:
         if not isinstance(key, str) or not isinstance(value, str):
             raise TypeError(
                 f"env must map strings to strings (convert values with str()), got "
-                f"{key!r}: {value!r}"
+                f"{key!r}: a {type(value).__name__} (values are not shown: they often hold "
+                "secrets)"
             )
     return dict(cast(Mapping[str, str], env))
 

@@ -261,11 +261,15 @@ class StreamableHTTPTransport:
         if headers is not None and not isinstance(cast(object, headers), Mapping):
             raise TypeError(
                 "headers must be a dict of header names to values, such as "
-                f"{{'X-Api-Key': '...'}}, or None, got {headers!r}"
+                f"{{'X-Api-Key': '...'}}, or None, got a {type(headers).__name__}"
             )
         self.url = url
         self.auth = instance_or_none(
-            "auth", auth, httpx2.Auth, "an httpx2.Auth, such as answerback.client.OAuth(...)"
+            "auth",
+            auth,
+            httpx2.Auth,
+            "an httpx2.Auth, such as answerback.client.OAuth(...)",
+            secret=True,  # ("user", "password") is what a mistaken one often holds
         )
         self.headers = checked_headers(headers or {})
         self._http_client = instance_or_none(
@@ -1103,7 +1107,8 @@ def checked_headers(headers: Mapping[str, str]) -> dict[str, str]:
         if not isinstance(cast(object, name), str) or not isinstance(cast(object, value), str):
             raise TypeError(
                 "headers must map header names (strings) to values (strings): str() "
-                f"what is not one, got {name!r}: {value!r}"
+                f"what is not one, got {name!r}: a {type(value).__name__} (values are not "
+                "shown: they often hold secrets)"
             )
         if not _TOKEN.fullmatch(name):
             raise ValueError(

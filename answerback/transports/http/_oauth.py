@@ -160,7 +160,7 @@ class OAuth(httpx2.Auth):
         if scopes is not None:
             scopes = strings("scopes", scopes, "the scopes to ask for", example="['read']")
         text_or_none("client_id", client_id, "a client registered beforehand")
-        text_or_none("client_secret", client_secret, "that client's secret")
+        text_or_none("client_secret", client_secret, "that client's secret", secret=True)
         text_or_none(
             "token_endpoint_auth_method", token_endpoint_auth_method, ", ".join(AUTH_METHODS)
         )
@@ -169,14 +169,14 @@ class OAuth(httpx2.Auth):
         if assertion is not None and not isinstance(assertion, str) and not callable(assertion):
             raise TypeError(
                 "assertion must be a JWT (a string) or an async function (issuer, resource) "
-                f"-> JWT, got {assertion!r}"
+                f"-> JWT, got a {type(assertion).__name__}"
             )
         if private_key is not None and not isinstance(
             cast(object, private_key), str | bytes | Mapping
         ):
             raise TypeError(
                 "private_key must be a PEM private key (str or bytes) or a JWK dict, or None, "
-                f"got {private_key!r}"
+                f"got a {type(private_key).__name__} (not shown: it may be a secret)"
             )
         if dpop is not None and not isinstance(cast(object, dpop), bool):
             raise TypeError(

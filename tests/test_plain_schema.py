@@ -162,3 +162,35 @@ def test_an_integer_written_as_a_float_and_every_complaint_go_to_jsonschema() ->
     assert check.problems({"x": "one", "y": 0}, "structuredContent") == [
         "structuredContent.x: 'one' is not of type 'integer'"
     ]
+
+
+def test_each_definition_is_compiled_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A hostile schema refers to each definition twice from the one before: compiling a
+    definition again for each reference would take 2**depth steps (here 65,536)."""
+    import answerback.forms._plain_schema as plain
+
+    depth = 16
+    definitions = {
+        f"d{level}": {
+            "type": "object",
+            "properties": {
+                "x": {"$ref": f"#/$defs/d{level + 1}"},
+                "y": {"$ref": f"#/$defs/d{level + 1}"},
+            },
+        }
+        for level in range(depth)
+    }
+    definitions[f"d{depth}"] = {"type": "string"}
+    calls: list[object] = []
+    compiled = plain._compiled  # pyright: ignore[reportPrivateUsage]
+
+    def counted(schema: object, known: Any) -> Any:
+        calls.append(schema)
+        return compiled(schema, known)
+
+    monkeypatch.setattr(plain, "_compiled", counted)
+    test = plain_test({"$ref": "#/$defs/d0", "$defs": definitions})
+    assert test is not None
+    assert len(calls) < 4 * (depth + 1)
+    assert test({"x": {"y": {}}, "y": {"x": {}}})
+    assert not test({"x": 5})

@@ -45,11 +45,33 @@ def plain_test(schema: Mapping[str, Any]) -> Test | None:
     """The quick yes for ``schema``, or ``None`` if it is not plain."""
     definitions: object = schema.get("$defs")
     if not isinstance(definitions, Mapping):
-        return _compiled(schema, {}, ())
-    return _compiled(schema, cast(Mapping[str, Any], definitions), ())
+        return _compiled(schema, _Definitions({}))
+    return _compiled(schema, _Definitions(cast(Mapping[str, Any], definitions)))
 
 
-def _compiled(schema: object, definitions: Mapping[str, Any], seen: tuple[str, ...]) -> Test | None:
+class _Definitions:
+    """The document's ``$defs``, each compiled once: a schema may refer to one many times
+    over (a hostile one, in every branch of every level), and compiling it again for each
+    reference could take exponential time. A reference that loops is not plain."""
+
+    def __init__(self, schemas: Mapping[str, Any]) -> None:
+        self._schemas = schemas
+        self._compiled: dict[str, Test | None] = {}
+        self._compiling: set[str] = set()
+
+    def test(self, name: str) -> Test | None:
+        if name in self._compiled:
+            return self._compiled[name]
+        if name in self._compiling or name not in self._schemas:
+            return None
+        self._compiling.add(name)
+        compiled = _compiled(self._schemas[name], self)
+        self._compiling.discard(name)
+        self._compiled[name] = compiled
+        return compiled
+
+
+def _compiled(schema: object, definitions: _Definitions) -> Test | None:
     if schema is True:
         return _always
     if not isinstance(schema, Mapping):
@@ -57,16 +79,16 @@ def _compiled(schema: object, definitions: Mapping[str, Any], seen: tuple[str, .
     node = cast(Mapping[str, Any], schema)
     keywords = node.keys() - _ANNOTATIONS
     if "$ref" in keywords:
-        return _referenced(node, keywords, definitions, seen)
+        return _referenced(node, keywords, definitions)
     if keywords - _KEYWORDS:
         return None
     type_test = _type_test(node.get("type")) if "type" in node else _always
-    object_test = _object_test(node, definitions, seen)
+    object_test = _object_test(node, definitions)
     items = node.get("items")
-    item_test = _compiled(items, definitions, seen) if "items" in node else _always
+    item_test = _compiled(items, definitions) if "items" in node else _always
     any_of = node.get("anyOf")
     branches = (
-        [_compiled(branch, definitions, seen) for branch in cast(list[object], any_of)]
+        [_compiled(branch, definitions) for branch in cast(list[object], any_of)]
         if isinstance(any_of, list) and any_of
         else None
     )
@@ -92,19 +114,16 @@ def _compiled(schema: object, definitions: Mapping[str, Any], seen: tuple[str, .
 
 
 def _referenced(
-    node: Mapping[str, Any],
-    keywords: set[str],
-    definitions: Mapping[str, Any],
-    seen: tuple[str, ...],
+    node: Mapping[str, Any], keywords: set[str], definitions: _Definitions
 ) -> Test | None:
     """A ``$ref`` alone, to ``#/$defs/<name>`` of the same document, not looping."""
     reference = node["$ref"]
     if keywords != {"$ref"} or not isinstance(reference, str):
         return None
     name = reference.removeprefix("#/$defs/")
-    if name == reference or "/" in name or "~" in name or name in seen or name not in definitions:
+    if name == reference or "/" in name or "~" in name:
         return None
-    return _compiled(definitions[name], definitions, (*seen, name))
+    return definitions.test(name)
 
 
 def _type_test(names: object) -> Test | None:
@@ -122,7 +141,7 @@ def _type_test(names: object) -> Test | None:
 
 
 def _object_test(
-    node: Mapping[str, Any], definitions: Mapping[str, Any], seen: tuple[str, ...]
+    node: Mapping[str, Any], definitions: _Definitions
 ) -> Callable[[dict[str, object]], bool] | None:
     """What ``properties``, ``required`` and ``additionalProperties`` ask of an object."""
     properties = node.get("properties", {})
@@ -136,11 +155,11 @@ def _object_test(
         return None
     property_tests: dict[str, Test] = {}
     for name, subschema in named.items():
-        compiled = _compiled(subschema, definitions, seen)
+        compiled = _compiled(subschema, definitions)
         if compiled is None:
             return None
         property_tests[name] = compiled
-    others = _compiled(additional, definitions, seen) if additional is not False else _never
+    others = _compiled(additional, definitions) if additional is not False else _never
     if others is None:
         return None
     names = cast(list[str], needed)

@@ -18,7 +18,7 @@ from __future__ import annotations
 import math
 from types import BuiltinFunctionType, FunctionType, MethodType
 
-from answerback.types import LoggingLevel
+from answerback.types import LoggingLevel, ModelPreferences
 
 LOG_LEVELS: tuple[LoggingLevel, ...] = (
     "debug", "info", "notice", "warning", "error", "critical", "alert", "emergency",
@@ -116,6 +116,59 @@ def check_progress(call: str, progress: object, total: object, message: object) 
     check_optional_text(
         call, "message", message, "Pass a short text for the person to read, or None."
     )
+
+
+INCLUDE_CONTEXT = ("none", "thisServer", "allServers")
+"""The values of a sampling request's ``includeContext``."""
+
+
+def check_sampling_options(
+    call: str,
+    max_tokens: object,
+    system_prompt: object,
+    temperature: object,
+    stop_sequences: object,
+    metadata: object,
+    model_preferences: object,
+    include_context: object,
+) -> None:
+    """Refuse the sampling options ``ctx.sample`` and ``ctx.session.create_message`` both
+    take, of the wrong type (what is inside a dict, and the items of ``stop_sequences``,
+    pydantic judges when the params are built: ``SAMPLING_ADVICE``)."""
+    check_count(
+        call, "max_tokens", max_tokens, "Pass the most tokens the model may write, as an int."
+    )
+    check_optional_text(call, "system_prompt", system_prompt, "Pass a string, or None.")
+    if temperature is not None:
+        check_number(call, "temperature", temperature, "Pass a number (e.g. 0.7), or None.")
+    if stop_sequences is not None and (
+        isinstance(stop_sequences, str) or not isinstance(stop_sequences, list | tuple)
+    ):
+        raise wrong_type(
+            call,
+            "stop_sequences",
+            "a list of strings",
+            stop_sequences,
+            "Pass a list of strings, or None (one stop sequence is ['END']).",
+        )
+    if metadata is not None and not isinstance(metadata, dict):
+        raise wrong_type(call, "metadata", "a dict", metadata, SAMPLING_ADVICE["metadata"])
+    if model_preferences is not None and not isinstance(model_preferences, ModelPreferences | dict):
+        raise wrong_type(
+            call,
+            "model_preferences",
+            "a ModelPreferences",
+            model_preferences,
+            SAMPLING_ADVICE["model_preferences"],
+        )
+    if include_context is not None:
+        check_choice(
+            call,
+            "include_context",
+            include_context,
+            INCLUDE_CONTEXT,
+            "Pass one of those, as a string, or None (the client's own default).",
+        )
 
 
 def _kind(value: object) -> str:

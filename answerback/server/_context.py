@@ -21,13 +21,11 @@ from pydantic_core import PydanticSerializationError
 from answerback.forms import AnswerError, check_message, validate_answer
 from answerback.jsonrpc import IncomingRequest, RequestId
 from answerback.server._arguments import (
-    SAMPLING_ADVICE,
     bad_value,
     check_choice,
     check_count,
-    check_number,
-    check_optional_text,
     check_progress,
+    check_sampling_options,
     check_text,
     unsendable,
     wrong_type,
@@ -435,7 +433,6 @@ _SCHEMA_ADVICE = (
     "to ctx.session.elicit_form)."
 )
 _STATE_ADVICE = "Pass a dict of JSON values (strings, numbers, booleans, None, lists, dicts)."
-_INCLUDE_CONTEXT = ("none", "thisServer", "allServers")
 _TOOL_CHOICES = ("auto", "required", "none")
 
 
@@ -453,42 +450,16 @@ def _check_sampling_arguments(
     """Refuse what ``ctx.sample`` cannot send (its messages and tools are checked where
     they are read: ``as_messages``, ``offered_tools``)."""
     call = "ctx.sample()"
-    check_count(
-        call, "max_tokens", max_tokens, "Pass the most tokens the model may write, as an int."
+    check_sampling_options(
+        call,
+        max_tokens,
+        system_prompt,
+        temperature,
+        stop_sequences,
+        metadata,
+        model_preferences,
+        include_context,
     )
-    check_optional_text(call, "system_prompt", system_prompt, "Pass a string, or None.")
-    if temperature is not None:
-        check_number(call, "temperature", temperature, "Pass a number (e.g. 0.7), or None.")
-    if stop_sequences is not None and (
-        isinstance(stop_sequences, str) or not isinstance(stop_sequences, list | tuple)
-    ):
-        raise wrong_type(
-            call,
-            "stop_sequences",
-            "a list of strings",
-            stop_sequences,
-            "Pass a list of strings, or None (one stop sequence is ['END']).",
-        )
-    if include_context is not None:
-        check_choice(
-            call,
-            "include_context",
-            include_context,
-            _INCLUDE_CONTEXT,
-            "Pass one of those, as a string, or None (the client's own default).",
-        )
-    if model_preferences is not None and not isinstance(model_preferences, ModelPreferences | dict):
-        raise wrong_type(
-            call,
-            "model_preferences",
-            "a ModelPreferences",
-            model_preferences,
-            SAMPLING_ADVICE["model_preferences"],
-        )
-    if metadata is not None and not isinstance(metadata, dict):
-        raise wrong_type(
-            call, "metadata", "a dict", metadata, "Pass a dict of JSON values, or None."
-        )
     check_count(
         call,
         "max_rounds",

@@ -22,12 +22,9 @@ from answerback.server._arguments import (
     JSON_ADVICE,
     LOG_LEVELS,
     SAMPLING_ADVICE,
-    check_choice,
-    check_count,
     check_log_arguments,
-    check_number,
-    check_optional_text,
     check_progress,
+    check_sampling_options,
     check_text,
     unsendable,
     wrong_type,
@@ -505,32 +502,16 @@ def _check_create_message(
             raise wrong_type(call, f"messages[{index}]", "a SamplingMessage", message, advice)
     if not messages:
         raise ValueError(f"Invalid argument for {call}: messages is empty. {advice}")
-    check_count(
-        call, "max_tokens", max_tokens, "Pass the most tokens the model may write, as an int."
+    check_sampling_options(
+        call,
+        max_tokens,
+        system_prompt,
+        temperature,
+        stop_sequences,
+        metadata,
+        model_preferences,
+        include_context,
     )
-    check_optional_text(call, "system_prompt", system_prompt, "Pass a string, or None.")
-    if temperature is not None:
-        check_number(call, "temperature", temperature, "Pass a number (e.g. 0.7), or None.")
-    if stop_sequences is not None and (
-        isinstance(stop_sequences, str) or not isinstance(stop_sequences, list | tuple)
-    ):
-        raise wrong_type(
-            call,
-            "stop_sequences",
-            "a list of strings",
-            stop_sequences,
-            "Pass a list of strings, or None (one stop sequence is ['END']).",
-        )
-    if metadata is not None and not isinstance(metadata, dict):
-        raise wrong_type(call, "metadata", "a dict", metadata, SAMPLING_ADVICE["metadata"])
-    if model_preferences is not None and not isinstance(model_preferences, ModelPreferences | dict):
-        raise wrong_type(
-            call,
-            "model_preferences",
-            "a ModelPreferences",
-            model_preferences,
-            SAMPLING_ADVICE["model_preferences"],
-        )
     tools_advice = (
         "Pass a list of Tool(name=..., input_schema={...}), or None (ctx.sample also takes "
         "functions)."
@@ -548,14 +529,6 @@ def _check_create_message(
             "a ToolChoice",
             tool_choice,
             'Pass ToolChoice(mode=...) with "auto", "required" or "none", or None.',
-        )
-    if include_context is not None:
-        check_choice(
-            call,
-            "include_context",
-            include_context,
-            ("none", "thisServer", "allServers"),
-            "Pass one of those, as a string, or None (the client's own default).",
         )
 
 

@@ -19,7 +19,6 @@ another Starlette app, pass ``lifespan=mcp_app.app.router.lifespan_context`` to 
 
 from __future__ import annotations
 
-import collections
 import contextlib
 import logging
 import secrets
@@ -240,9 +239,10 @@ class StreamableHTTPApp:
         self.body_timeout_seconds = body_timeout_seconds
         self.max_sessions = max_sessions
         self.max_sessions_per_principal = max_sessions_per_principal or max(max_sessions // 2, 1)
-        self._sessions_of: collections.Counter[str] = collections.Counter()
-        """How many sessions each authenticated caller has on this process, starting ones
-        included (a session counts from ``_new_session`` until its run ends)."""
+        self._sessions_of: dict[str, set[str]] = {}
+        """The sessions each authenticated caller has on this process, starting ones
+        included: a session counts from ``_new_session`` until it is ended (a DELETE
+        gives its place back at once, as it does for ``max_sessions``) or its run ends."""
         self.max_backlog = max_backlog
         self.max_requests_in_flight = max_requests_in_flight
         """A session's requests answered at once: they outlive their POSTs (to be
@@ -363,6 +363,7 @@ class StreamableHTTPApp:
         deleted it) ends its shared record too, so no replica serves it again."""
         if self.sessions.get(session.id) is session:
             del self.sessions[session.id]
+        self._give_back_share(session)
         try:
             if everywhere or not self.state.shared:
                 await self.state.sessions.end(session.id)
@@ -373,14 +374,22 @@ class StreamableHTTPApp:
         try:
             await session.run(self._serve_connection(session))
         finally:
-            if session.principal is not None:
-                self._sessions_of[session.principal] -= 1
-                if not self._sessions_of[session.principal]:
-                    del self._sessions_of[session.principal]
+            self._give_back_share(session)
             if self.sessions.get(session.id) is session:
                 del self.sessions[session.id]
             if not self.state.shared:  # the only connection: the session is over
                 await self.state.sessions.end(session.id)
+
+    def _give_back_share(self, session: LegacySession) -> None:
+        """Stop counting a session against its caller's share; ending it and its run
+        ending both call this, so it forgets a session it no longer counts."""
+        if session.principal is None:
+            return
+        held = self._sessions_of.get(session.principal)
+        if held is not None:
+            held.discard(session.id)
+            if not held:
+                del self._sessions_of[session.principal]
 
     def _serve_connection(self, session: LegacySession) -> Callable[[Any, WriteStream], Any]:
         """How to run the server on a session's connection: when replicas share
@@ -601,7 +610,7 @@ class StreamableHTTPApp:
     def _new_session(self, session_id: str, principal: str | None) -> LegacySession:
         """A session's connection, to be run by ``_run_session`` at once."""
         if principal is not None:
-            self._sessions_of[principal] += 1
+            self._sessions_of.setdefault(principal, set()).add(session_id)
         return LegacySession(
             session_id,
             self.event_store,
@@ -819,7 +828,7 @@ class StreamableHTTPApp:
                 request_id,
             )
         principal = principal_of(request.scope)
-        held = self._sessions_of[principal] if principal is not None else 0
+        held = len(self._sessions_of.get(principal, ())) if principal is not None else 0
         if held >= self.max_sessions_per_principal:
             return error_response(
                 503,

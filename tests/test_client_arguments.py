@@ -257,6 +257,55 @@ REFUSALS: list[tuple[str, str, Call, type[Exception], str, str]] = [
         "tools_list_changed:",
         "Pass True or False.",
     ),
+    # values a lax model would have converted without a word: each is refused
+    (
+        "listen",
+        MODERN,
+        lambda c: listening(c, tools_list_changed="no"),  # read as False
+        TypeError,
+        "tools_list_changed:",
+        "Pass True or False.",
+    ),
+    (
+        "listen",
+        MODERN,
+        lambda c: listening(c, prompts_list_changed=1),  # read as True
+        TypeError,
+        "prompts_list_changed:",
+        "Pass True or False.",
+    ),
+    (
+        "read_resource",
+        LEGACY,
+        lambda c: c.read_resource(b"notes://today"),  # pyright: ignore[reportArgumentType]
+        TypeError,
+        "uri:",
+        URI_HINT,
+    ),
+    (
+        "get_prompt",
+        LEGACY,
+        lambda c: c.get_prompt(b"brief", {"topic": "tea"}),  # pyright: ignore[reportArgumentType]
+        TypeError,
+        "name:",
+        "Pass the prompt's name as a string.",
+    ),
+    (
+        "get_prompt",
+        MODERN,
+        lambda c: c.get_prompt("brief", {"topic": b"tea"}),  # pyright: ignore[reportArgumentType]
+        TypeError,
+        "arguments.topic",
+        "str(value) or json.dumps(value)",
+    ),
+    (
+        "complete",
+        LEGACY,
+        lambda c: c.complete(PromptReference(name="brief"), {"name": "topic", "value": b"te"}),  # pyright: ignore[reportArgumentType]
+        TypeError,
+        "argument.value:",
+        "Pass a CompletionArgument(name=..., value=...)",
+    ),
 ]
 
 

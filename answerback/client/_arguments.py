@@ -4,7 +4,9 @@ Each request's params model is built from the caller's arguments here, and what 
 model refuses becomes an error worded for the caller: which method, which argument,
 what was wrong and what to pass instead. A value of the wrong type is a ``TypeError``,
 a value of the right type that is not allowed (an unknown logging level) a
-``ValueError``. ``call_tool`` checks its own arguments by hand, on its fast path.
+``ValueError``. Models are validated strictly: pydantic would otherwise take bytes for
+a string and ``"no"`` for ``False`` without a word. ``call_tool`` checks its own
+arguments by hand, on its fast path.
 """
 
 from __future__ import annotations
@@ -79,6 +81,6 @@ def request_params(method: str, model: type[ModelT], /, **arguments: Any) -> Mod
     nothing to the caller, is left out of it (``from None``, like ``invalid_params``).
     """
     try:
-        return model(**arguments)
+        return model.model_validate(arguments, strict=True)
     except pydantic.ValidationError as exc:
         raise argument_error(f"{method}()", exc, WHAT_TO_PASS.get(method, {})) from None

@@ -12,7 +12,7 @@ import sys
 import anyio
 import pytest
 from pydantic import FileUrl
-from support import LIBRARY_SERVER, PATIENCE_SECONDS, REPO, TESTS
+from support import LIBRARY_SERVER, PATIENCE_SECONDS, REPO, SERVERS, TESTS
 
 from answerback import Client, MCPError, StdioServer
 from answerback.client import ClientRequestContext
@@ -46,6 +46,33 @@ async def test_official_client_gets_a_card_from_answerbacks_library_server() -> 
     stdout, stderr = done.stdout.decode(), done.stderr.decode()
     assert done.returncode == 0, stderr
     assert stdout == "Card issued to Ada Lovelace.\n"
+
+
+@pytest.mark.parametrize(
+    ("tool", "first_text"),
+    [
+        ("stations", '[{"city": "Oslo", "celsius": 14}, {"city": "Bergen", "celsius": 11}]'),
+        ("regions", '{"name": "Norway", "parts": [{"name": "Vestland", "parts": []}]}'),
+    ],
+)
+async def test_official_client_applies_the_output_schemas_of_answerbacks_models(
+    tool: str, first_text: str
+) -> None:
+    """The SDK checks structured content against the listed output schema and refuses a
+    schema whose ``$ref`` points nowhere: ``-> list[Model]`` once failed every call."""
+    server = SERVERS / "structured_server.py"
+    command = [
+        sys.executable,
+        str(OFFICIAL_CLIENT),
+        "legacy",
+        f"stdio:{sys.executable} {server}",
+        "--tool",
+        tool,
+    ]
+    with anyio.fail_after(PATIENCE_SECONDS * 3):
+        done = await anyio.run_process(command, cwd=REPO, check=False)
+    assert done.returncode == 0, done.stderr.decode()
+    assert done.stdout.decode() == f"{first_text}\n"
 
 
 class Answers:

@@ -19,7 +19,8 @@ from typing import Annotated, Any
 
 import anyio
 import pytest
-from pydantic import BaseModel, Field
+from jsonschema import Draft202012Validator
+from pydantic import BaseModel, ConfigDict, Field
 from support import PATIENCE_SECONDS
 
 import answerback.server._tools
@@ -43,6 +44,27 @@ class Weather(BaseModel):
 
 class Code(BaseModel):
     code: Annotated[str, Field(pattern=r"^(a|aa)+$")]
+
+
+class Tree(BaseModel):
+    """Recursive: pydantic's schema for it is a bare ``$ref`` into its ``$defs``."""
+
+    label: str
+    children: list[Tree]
+
+
+class Unusable(BaseModel):
+    """A schema jsonschema refuses to compile (a type that does not exist)."""
+
+    model_config = ConfigDict(json_schema_extra={"type": "nonsense"})
+    x: int
+
+
+def nested(depth: int) -> dict[str, Any]:
+    node: dict[str, Any] = {"label": "leaf", "children": []}
+    for _ in range(depth):
+        node = {"label": "node", "children": [node]}
+    return node
 
 
 def as_built(result: CallToolResult) -> Any:
@@ -98,6 +120,125 @@ def forecast_annotated(city: str) -> Annotated[CallToolResult, Weather]:
     """The official SDK's spelling of a hand-built result's schema."""
     fits = city != "Nowhere"
     return text_result("Mild", {"city": city, "celsius": 14 if fits else "mild"})
+
+
+@mcp.tool()
+def stations() -> list[Weather]:
+    """A wrapped list of models: its items refer to the model's definition."""
+    return [Weather(city="Oslo", celsius=14), Weather(city="Bergen", celsius=11)]
+
+
+@mcp.tool()
+def family() -> Tree:
+    return Tree(label="root", children=[Tree(label="leaf", children=[])])
+
+
+@mcp.tool()
+def deep_family(depth: int) -> Annotated[CallToolResult, Tree]:
+    return text_result("deep", nested(depth))
+
+
+@mcp.tool()
+def unusable() -> Annotated[CallToolResult, Unusable]:
+    return text_result("x", {"x": "not even an integer"})
+
+
+@pytest.mark.parametrize("mode", MODES)
+async def test_a_wrapped_schema_keeps_its_definitions_where_its_references_point(
+    mode: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    """``-> list[Weather]`` refers to ``#/$defs/Weather``: the definitions belong at the
+    root of the output schema, not inside ``result``, or every client would find the
+    reference pointing nowhere (and a strict one refuse the tool list)."""
+    with caplog.at_level(logging.WARNING):
+        async with Client(mcp, mode=mode) as client:
+            tools = {tool.name: tool for tool in await client.list_all_tools()}
+            result = await client.call_tool("stations")
+    schema = tools["stations"].output_schema
+    assert schema is not None
+    assert schema["$defs"] == {"Weather": Weather.model_json_schema()}
+    assert schema["properties"]["result"] == {
+        "type": "array",
+        "items": {"$ref": "#/$defs/Weather"},
+    }
+    checker: Any = Draft202012Validator(schema)  # jsonschema's own verdict, untyped
+    assert checker.is_valid({"result": [{"city": "Oslo", "celsius": 14}]})
+    assert not checker.is_valid({"result": [{"city": "Oslo", "celsius": "mild"}]})
+    assert not result.is_error
+    assert result.structured_content == {
+        "result": [{"city": "Oslo", "celsius": 14}, {"city": "Bergen", "celsius": 11}]
+    }
+    assert caplog.records == [], "the client could apply the schema and found it kept"
+
+
+@pytest.mark.parametrize("mode", MODES)
+async def test_a_recursive_model_is_the_structured_content_itself(
+    mode: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A recursive model's schema is a bare reference to its definition; it is read as
+    the object schema it refers to, so the model is not wrapped in ``result``."""
+    with caplog.at_level(logging.WARNING):
+        async with Client(mcp, mode=mode) as client:
+            tools = {tool.name: tool for tool in await client.list_all_tools()}
+            result = await client.call_tool("family")
+    schema = tools["family"].output_schema
+    assert schema is not None
+    assert schema["type"] == "object"
+    assert schema["required"] == ["label", "children"]
+    assert schema["$defs"]["Tree"]["properties"]["children"]["items"] == {"$ref": "#/$defs/Tree"}
+    checker: Any = Draft202012Validator(schema)
+    assert checker.is_valid(nested(3))
+    assert not checker.is_valid({"label": "x", "children": [{"label": 1}]})
+    assert not result.is_error
+    assert result.structured_content == {
+        "label": "root",
+        "children": [{"label": "leaf", "children": []}],
+    }
+    assert caplog.records == []
+
+
+@pytest.mark.parametrize("mode", MODES)
+async def test_content_nested_too_deeply_to_check_is_an_error(
+    mode: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Failing closed: content the check cannot descend into is refused, not sent
+    unchecked (it could not be serialised at that depth either)."""
+    with caplog.at_level(logging.WARNING, logger="answerback.server"):
+        async with Client(mcp, mode=mode) as client:
+            shallow = await client.call_tool("deep_family", {"depth": 3})
+            deep = await client.call_tool("deep_family", {"depth": 400})
+    assert not shallow.is_error
+    assert deep.is_error
+    (block,) = deep.content
+    assert isinstance(block, TextContent)
+    assert block.text.startswith(
+        "Tool 'deep_family' returned structured_content that could not be checked against "
+        "its output schema (maximum recursion depth exceeded"
+    )
+    assert block.text.endswith("): return content nested less deeply.")
+    assert [record.getMessage()[:77] for record in caplog.records] == [
+        "tool 'deep_family' returned structured_content its output schema could not be"
+    ]
+
+
+@pytest.mark.parametrize("mode", MODES)
+async def test_an_output_schema_that_cannot_be_compiled_leaves_results_unchecked(
+    mode: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    """The server's own schema, never expected to fail: its results go out as built,
+    with one warning, rather than every call failing for the server's mistake."""
+    server = MCPServer("Unusable")
+    server.tool(name="unusable")(unusable)
+    with caplog.at_level(logging.WARNING, logger="answerback.server"):
+        async with Client(server, mode=mode) as client:
+            first = await client.call_tool("unusable")
+            second = await client.call_tool("unusable")
+    assert not first.is_error
+    assert first.structured_content == second.structured_content == {"x": "not even an integer"}
+    messages = [record.getMessage() for record in caplog.records]
+    assert len(messages) == 1, "compiled once, so warned once"
+    assert messages[0].startswith("tool 'unusable': its output schema cannot be checked (")
+    assert messages[0].endswith("); the results it builds itself are sent unchecked")
 
 
 @pytest.mark.parametrize("mode", MODES)

@@ -106,16 +106,12 @@ class RegisteredTool:
             and returns not in _NO_RETURN
         ):
             output_adapter = TypeAdapter(returns)
-            schema = output_adapter.json_schema()
+            schema = _unreferenced_root(output_adapter.json_schema())
             if schema.get("type") == "object" and not _is_plain_dict(returns):
                 output_schema = _clean_schema(schema)
             else:
                 wraps_result = True
-                output_schema = {
-                    "type": "object",
-                    "properties": {"result": _clean_schema(schema)},
-                    "required": ["result"],
-                }
+                output_schema = _wrapped_schema(_clean_schema(schema))
         elif structured_output:
             raise TypeError(
                 f"tool {function.__name__!r}: structured_output=True needs a return annotation "
@@ -224,13 +220,19 @@ class RegisteredTool:
         try:
             problems = validator.problems(result.structured_content, "structured_content")
         except Exception as exc:  # RecursionError: content nested too deeply to check
+            reason = cut(str(exc) or type(exc).__name__)
             logger.warning(
-                "tool %r: its output schema could not be applied to the structured_content "
-                "it returned (%s); the result is sent unchecked",
+                "tool %r returned structured_content its output schema could not be "
+                "applied to (%s)",
                 name,
-                cut(str(exc) or type(exc).__name__),
+                reason,
             )
-            return result.to_wire()
+            # Failing closed: content this deep could not be sent anyway (pydantic's
+            # serialiser stops sooner than the check does).
+            return _error_result(
+                f"Tool {name!r} returned structured_content that could not be checked "
+                f"against its output schema ({reason}): return content nested less deeply."
+            )
         if not problems:
             return result.to_wire()
         logger.warning(
@@ -362,6 +364,40 @@ def _is_content_value(value: Any) -> bool:
 
 def _is_plain_dict(annotation: object) -> bool:
     return annotation is dict or getattr(annotation, "__origin__", None) is dict
+
+
+def _unreferenced_root(schema: dict[str, Any]) -> dict[str, Any]:
+    """``schema`` with a root that only refers to one of its ``$defs`` (pydantic's way
+    with a recursive model) replaced by that definition, the ``$defs`` kept beside it:
+    the model is then an object schema and its value the structured content itself."""
+    definitions = schema.get("$defs")
+    reference = schema.get("$ref")
+    prefix = "#/$defs/"
+    if len(schema) != 2 or not isinstance(definitions, dict) or not isinstance(reference, str):
+        return schema
+    if not reference.startswith(prefix):
+        return schema
+    target = cast(dict[str, Any], definitions).get(reference.removeprefix(prefix))
+    if not isinstance(target, dict):
+        return schema
+    return {**cast(dict[str, Any], target), "$defs": definitions}
+
+
+def _wrapped_schema(schema: dict[str, Any]) -> dict[str, Any]:
+    """The object schema of ``{"result": value}``. The value's ``$defs`` move to the
+    root, where its ``"#/$defs/..."`` references point: left inside ``result`` they
+    would point nowhere, and a client would be unable to check (or would refuse) the
+    schema of every ``-> list[Model]`` tool."""
+    inner = dict(schema)
+    definitions = inner.pop("$defs", None)
+    wrapped: dict[str, Any] = {
+        "type": "object",
+        "properties": {"result": inner},
+        "required": ["result"],
+    }
+    if definitions is not None:
+        wrapped["$defs"] = definitions
+    return wrapped
 
 
 def _clean_schema(schema: dict[str, Any]) -> dict[str, Any]:

@@ -1,13 +1,15 @@
 """An MCP client built with the official SDK (`mcp` on PyPI), used as a real peer in tests.
 
 It plays the seed scenario against a server under test: connect, answer the server's
-elicitation with `{"name": "Ada Lovelace"}`, call the tool `issue_card`, print the text of the
-first content item and exit 0. Any failure (connection, JSON-RPC error, a tool result with
+elicitation with `{"name": "Ada Lovelace"}`, call the tool `issue_card` (or the one named with
+`--tool`), print the text of the first content item and exit 0. The SDK checks a tool's
+structured content against the output schema it listed, so a schema it cannot apply fails
+the run too. Any failure (connection, JSON-RPC error, a tool result with
 `isError`, no text to print, a timeout) prints one line to stderr and exits non-zero, so a
 test can assert on the exit code and the output alone.
 
 Usage:
-    python official_client.py MODE TARGET [--timeout SECONDS]
+    python official_client.py MODE TARGET [--tool NAME] [--timeout SECONDS]
 
 MODE is an SDK connect mode: `legacy` (initialize handshake), `auto` (probe `server/discover`,
 fall back to initialize) or a pinned modern version such as `2026-07-28`.
@@ -65,7 +67,7 @@ def parse_target(target: str) -> StdioServerParameters | str:
     raise UsageError(f"target {target!r} is neither 'stdio:<command>' nor an http(s) URL")
 
 
-async def run(mode: str, target: str, limit_seconds: float) -> str:
+async def run(mode: str, target: str, limit_seconds: float, tool: str = TOOL) -> str:
     """Connect, call the tool and return the text of its first content item."""
     server = parse_target(target)
     try:
@@ -74,16 +76,16 @@ async def run(mode: str, target: str, limit_seconds: float) -> str:
         raise UsageError(str(exc)) from exc
     with anyio.fail_after(limit_seconds):
         async with client:
-            result = await client.call_tool(TOOL)
+            result = await client.call_tool(tool)
     texts = [item.text for item in result.content if isinstance(item, TextContent)]
     if result.is_error:
         detail = " ".join(texts) or "(no text)"
-        raise PeerFailure(f"tool {TOOL!r} returned an error result: {detail}")
+        raise PeerFailure(f"tool {tool!r} returned an error result: {detail}")
     if not result.content:
-        raise PeerFailure(f"tool {TOOL!r} returned no content")
+        raise PeerFailure(f"tool {tool!r} returned no content")
     first = result.content[0]
     if not isinstance(first, TextContent):
-        raise PeerFailure(f"tool {TOOL!r} returned {first.type!r} content first, not text")
+        raise PeerFailure(f"tool {tool!r} returned {first.type!r} content first, not text")
     return first.text
 
 
@@ -114,14 +116,15 @@ def describe(exc: BaseException) -> str:
 def main(argv: list[str] | None = None) -> int:
     """Parse arguments, run the scenario, map the outcome to an exit code."""
     parser = argparse.ArgumentParser(
-        description="Call `issue_card` on an MCP server with the official SDK client."
+        description="Call a tool (`issue_card`) on an MCP server with the official SDK client."
     )
     parser.add_argument("mode", help="legacy, auto, or a modern protocol version (2026-07-28)")
     parser.add_argument("target", help="stdio:<command line> or an http(s) URL")
+    parser.add_argument("--tool", default=TOOL, help="the tool to call (no arguments)")
     parser.add_argument("--timeout", type=float, default=30.0, help="seconds for the whole run")
     args = parser.parse_args(argv)
     try:
-        text = anyio.run(run, args.mode, args.target, args.timeout)
+        text = anyio.run(run, args.mode, args.target, args.timeout, args.tool)
     except PeerFailure as exc:
         print(f"official_client: {exc}", file=sys.stderr)
         return EXIT_USAGE if isinstance(exc, UsageError) else EXIT_FAILED

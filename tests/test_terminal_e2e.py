@@ -203,6 +203,29 @@ def test_a_tools_required_arguments_are_asked_on_a_form(terminal: Terminal) -> N
     terminal.wait_for(r"^Hello, Ada!$")
 
 
+def test_arguments_a_form_cannot_ask_are_typed_on_a_line(terminal: Terminal) -> None:
+    """A list and an object are no form fields: the person is told which arguments,
+    types them as after ``call TOOL`` (JSON or name=value), or leaves the line empty."""
+    connect(terminal, TEAROOM)
+    terminal.type("call plan")
+    screen = terminal.wait_for(r"^plan arguments:\s*$")
+    assert "A form cannot ask the arguments of plan (its budget, stops)" in screen
+    terminal.type('{"stops": ["Oslo", "Bergen"]}')
+    terminal.wait_for(r"^Oslo -> Bergen$")
+    terminal.type("call plan")
+    terminal.wait_for(r"^plan arguments:\s*$", after=r"Oslo -> Bergen")
+    terminal.type("""stops='["Oslo", "Voss"]' budget='{"nok": 900}'""")
+    terminal.wait_for(r"^Oslo -> Voss within \{'nok': 900\}$")
+    terminal.type("call plan")
+    terminal.wait_for(r"^plan arguments:\s*$", after=r"Oslo -> Voss")
+    terminal.type("")
+    terminal.wait_for(r"^Not called\.$")
+    terminal.type("call plan")
+    terminal.wait_for(r"^plan arguments:\s*$", after=r"Not called")
+    terminal.type('stops=\'["Oslo"')
+    terminal.wait_for(r"The arguments could not be read: No closing quotation\.")
+
+
 def test_a_wrong_value_is_asked_again_then_the_right_one_is_sent(terminal: Terminal) -> None:
     connect(terminal, TEAROOM)
     terminal.type("call order_tea")

@@ -607,15 +607,7 @@ class Session:
         try:
             form = parse_form(tool.input_schema)
         except (UnsupportedForm, FormSchemaError) as exc:
-            self.say(f"[yellow]A form cannot ask these arguments ({shown(str(exc))}).[/]")
-            async with self.seat.screen():
-                text = await PromptSession[str]().prompt_async(
-                    f"{tool.name} arguments as JSON: ", handle_sigint=False
-                )
-            try:
-                return parse_arguments([text], tool.input_schema) if text.strip() else {}
-            except ArgumentsError as error:
-                raise UsageError(str(error)) from None
+            return await self._type_arguments(tool, exc)
         async with self.seat.screen():
             answer = await ask_form(
                 form,
@@ -624,6 +616,32 @@ class Session:
                 server=server.name,
             )
         return None if isinstance(answer, str) else dict(answer)
+
+    async def _type_arguments(
+        self, tool: Tool, refusal: UnsupportedForm | FormSchemaError
+    ) -> dict[str, Any] | None:
+        """A tool's arguments typed on one line, as after ``call TOOL``, for a schema a
+        form cannot show; ``None`` for an empty line (a person who changed their mind)."""
+        fields = sorted({error.field for error in refusal.errors if error.field is not None})
+        why = f"its {', '.join(fields)}" if fields else shown(str(refusal))
+        self.say(
+            f"[yellow]A form cannot ask the arguments of {shown(tool.name)} ({why}): type "
+            'them as name=value ... or one JSON object such as {"name": "Ada"}; an empty '
+            "line does not call it.[/]"
+        )
+        async with self.seat.screen():
+            text = await PromptSession[str]().prompt_async(
+                f"{tool.name} arguments: ", handle_sigint=False
+            )
+        if not text.strip():
+            return None
+        try:
+            words = [text] if text.lstrip().startswith("{") else shlex.split(text)
+            return parse_arguments(words, tool.input_schema)
+        except ArgumentsError as error:
+            raise UsageError(str(error)) from None
+        except ValueError as error:  # shlex: a quote left open
+            raise UsageError(f"The arguments could not be read: {error}.") from None
 
     def _progress(
         self, server: str, label: str

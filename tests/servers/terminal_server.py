@@ -44,6 +44,12 @@ def greet(name: str, times: int = 1) -> str:
 
 
 @mcp.tool()
+def plan(stops: list[str], budget: dict[str, int] | None = None) -> str:
+    """Plan a trip (a list and an object: arguments a form cannot ask)."""
+    return " -> ".join(stops) + (f" within {budget}" if budget else "")
+
+
+@mcp.tool()
 def broken() -> str:
     """Always fails (the call reports isError)."""
     raise RuntimeError("the kettle is broken")

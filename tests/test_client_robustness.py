@@ -499,6 +499,7 @@ async def test_a_changed_tool_list_is_listed_again_for_its_headers() -> None:
     async with serve(counting) as running, Client(running.url, mode=MODERN) as client:
         first = await client.call_tool("where", {"region": "eu", "city": "Paris"})
         async with client.listen(tools_list_changed=True) as notifications:
+            mcp.remove_tool("where")
 
             @mcp.tool(name="where")
             def where_now(region: str, city: Annotated[str, mirrored("City")]) -> str:

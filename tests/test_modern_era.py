@@ -674,6 +674,7 @@ async def test_http_mirrored_headers_follow_a_tool_replaced_under_its_name() -> 
 
     async with serve(mcp.http_app()) as running, httpx2.AsyncClient() as http:
         before = await call("eu", **{"mcp-param-region": "eu"})
+        mcp.remove_tool("where")
 
         @mcp.tool(name="where")
         def by_zone(

@@ -210,6 +210,7 @@ async def test_a_changed_tool_list_forgets_the_old_schemas() -> None:
 
     async with Client(changing, mode="legacy", message_handler=message_handler) as client:
         await listed(client)
+        changing.remove_tool("shape")
 
         @changing.tool(name="shape")
         def shape_now() -> str:

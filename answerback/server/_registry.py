@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from answerback.jsonrpc import IncomingRequest
 from answerback.server._prompts import RegisteredPrompt
 from answerback.server._request_state import RequestStateSealer
-from answerback.server._resources import RegisteredResource
+from answerback.server._resources import RegisteredResource, is_template, template_shape
 from answerback.server._tools import RegisteredTool
 from answerback.types import (
     Completion,
@@ -65,6 +65,22 @@ class Registry:
             for r in self.resources.values()
             if isinstance(r.definition, ResourceTemplate)
         ]
+
+    def same_uris(self, uri: str) -> tuple[str, RegisteredResource] | None:
+        """The resource already registered that serves exactly the URIs ``uri`` would,
+        and the URI or template it was registered with: the same fixed URI, or a template
+        of the same shape (``users://{id}`` for ``users://{user_id}``), which would answer
+        every read first; ``None`` if there is none."""
+        registered = self.resources.get(uri)
+        if registered is not None:
+            return uri, registered
+        if not is_template(uri):
+            return None
+        shape = template_shape(uri)
+        for key, resource in self.resources.items():
+            if resource.pattern is not None and template_shape(key) == shape:
+                return key, resource
+        return None
 
     def find_resource(self, uri: str) -> tuple[RegisteredResource, dict[str, str]] | None:
         """The resource serving ``uri`` and the template arguments it matched: a fixed

@@ -36,6 +36,12 @@ def is_template(uri: str) -> bool:
     return _PLACEHOLDER.search(uri) is not None
 
 
+def template_shape(uri: str) -> str:
+    """``uri`` with its placeholders' names left out: two templates of the same shape
+    (``users://{id}``, ``users://{user_id}``) match exactly the same URIs."""
+    return _PLACEHOLDER.sub(lambda match: "{" + match.group(1) + "}", uri)
+
+
 @dataclass(slots=True)
 class RegisteredResource:
     """A fixed resource, or a template with the pattern that recognises its URIs."""

@@ -6,6 +6,7 @@ import contextlib
 import functools
 import inspect
 import logging
+import os
 import re
 import secrets
 from collections import deque
@@ -43,7 +44,7 @@ from answerback.server._error_details import ErrorDetails, check_error_details, 
 from answerback.server._prompts import RegisteredPrompt
 from answerback.server._registry import CompletionHandler, Registry
 from answerback.server._request_state import RequestStateSealer
-from answerback.server._resources import RegisteredResource
+from answerback.server._resources import RegisteredResource, is_template
 from answerback.server._tools import RegisteredTool
 from answerback.transports import stdio_server_streams
 from answerback.transports._framing import DEFAULT_MAX_MESSAGE_BYTES, checked_message_limit
@@ -62,7 +63,9 @@ from answerback.types import (
     LoggingCapability,
     MCPError,
     PromptsCapability,
+    Resource,
     ResourcesCapability,
+    ResourceTemplate,
     ServerCapabilities,
     SubscriptionFilter,
     ToolAnnotations,
@@ -183,7 +186,9 @@ class MCPServer:
 
         An argument of the wrong type raises ``TypeError`` here, and one of the right type
         that is not allowed (an empty name) ``ValueError``; so does decorating anything
-        but a function, or writing ``@mcp.tool`` without its parentheses.
+        but a function (a class too), or writing ``@mcp.tool`` without its parentheses. A
+        name already registered raises ``ValueError``: to replace that tool, take it away
+        first with ``remove_tool``.
         """
         call = "mcp.tool()"
         _check_labels(call, name, title, description)
@@ -228,7 +233,11 @@ class MCPServer:
                 )
             except pydantic.ValidationError as exc:  # what the checks leave: inside a dict
                 raise argument_error(call, exc, {"annotations": _ANNOTATIONS_ADVICE}) from None
-            self._registry.tools[registered.definition.name] = registered
+            tools = self._registry.tools
+            taken = registered.definition.name
+            if taken in tools:
+                raise _name_taken("tool", name, taken, tools[taken].function)
+            tools[taken] = registered
             return function
 
         return register
@@ -247,7 +256,10 @@ class MCPServer:
         ``uri`` is fixed (``"config://app"``) or a template whose ``{placeholders}`` are
         the function's parameters (``"users://{user_id}/profile"``). An argument of the
         wrong type raises ``TypeError`` here, and a ``uri`` with no scheme, or a broken
-        placeholder, ``ValueError``.
+        placeholder, ``ValueError``; so does decorating anything but a function (a class
+        too). A ``uri`` already registered raises ``ValueError``, and so does a template
+        matching the same URIs as one registered (``users://{id}/profile``): to replace
+        that resource, take it away first with ``remove_resource``.
         """
         call = "mcp.resource()"
         if callable(uri):
@@ -267,6 +279,9 @@ class MCPServer:
 
         def register(function: FunctionT) -> FunctionT:
             _check_decorated("@mcp.resource()", function)
+            taken = self._registry.same_uris(uri)
+            if taken is not None:
+                raise _uri_taken(uri, *taken)
             registered = RegisteredResource.from_function(
                 function,
                 uri,
@@ -287,8 +302,10 @@ class MCPServer:
         """Register a function as a prompt; its parameters are the prompt's arguments.
 
         An argument of the wrong type raises ``TypeError`` here, an empty name
-        ``ValueError``; so does decorating anything but a function, or writing
-        ``@mcp.prompt`` without its parentheses."""
+        ``ValueError``; so does decorating anything but a function (a class too), or
+        writing ``@mcp.prompt`` without its parentheses. A name already registered raises
+        ``ValueError``: to replace that prompt, take it away first with
+        ``remove_prompt``."""
         _check_labels("mcp.prompt()", name, title, description)
 
         def register(function: FunctionT) -> FunctionT:
@@ -296,10 +313,73 @@ class MCPServer:
             registered = RegisteredPrompt.from_function(
                 function, name=name, title=title, description=description, context_type=Context
             )
-            self._registry.prompts[registered.definition.name] = registered
+            prompts = self._registry.prompts
+            taken = registered.definition.name
+            if taken in prompts:
+                raise _name_taken("prompt", name, taken, prompts[taken].function)
+            prompts[taken] = registered
             return function
 
         return register
+
+    def remove_tool(self, name: str) -> None:
+        """Take away the tool registered as ``name``: it is no longer listed, and a call
+        to it (a 2026-07-28 retry too) fails as one to any unknown tool, while calls
+        already running finish. Clients are not told: call ``notify_tools_changed()``.
+
+        A ``name`` that is no string raises ``TypeError``; one no tool has,
+        ``ValueError``."""
+        call = "mcp.remove_tool()"
+        check_text(call, "name", name, "Pass the name the tool was registered under.")
+        if self._registry.tools.pop(name, None) is None:
+            raise _not_registered(call, "tool", name)
+
+    def remove_prompt(self, name: str) -> None:
+        """Take away the prompt registered as ``name``: it is no longer listed, and a
+        request for it fails as one for any unknown prompt, while those already being
+        answered finish. Clients are not told: call ``notify_prompts_changed()``.
+
+        A ``name`` that is no string raises ``TypeError``; one no prompt has,
+        ``ValueError``."""
+        call = "mcp.remove_prompt()"
+        check_text(call, "name", name, "Pass the name the prompt was registered under.")
+        if self._registry.prompts.pop(name, None) is None:
+            raise _not_registered(call, "prompt", name)
+
+    def remove_resource(self, uri: str) -> None:
+        """Take away the resource or template registered with ``uri``, exactly as it was
+        given to ``@mcp.resource()``: it is no longer listed, and reading a URI only it
+        served fails as for any unknown resource, while reads already running finish.
+        Clients are not told: call ``notify_resources_changed()``.
+
+        A ``uri`` that is no string raises ``TypeError``; one not registered,
+        ``ValueError`` (which names the template, if a template serves that URI)."""
+        call = "mcp.remove_resource()"
+        check_text(
+            call, "uri", uri, "Pass the URI or URI template the resource was registered with."
+        )
+        registry = self._registry
+        if registry.resources.pop(uri, None) is not None:
+            return
+        if is_template(uri):  # perhaps registered with other placeholder names
+            same = registry.same_uris(uri)
+            key = same[0] if same is not None else None
+            problem = f"{uri!r} is not a URI template registered here; {key!r} matches its URIs"
+        else:  # perhaps served by a template
+            found = registry.find_resource(uri)
+            served = found[0].definition if found is not None else None
+            key = served.uri_template if isinstance(served, ResourceTemplate) else None
+            problem = (
+                f"{uri!r} is not the URI of a registered resource; the template {key!r} serves it"
+            )
+        if key is not None:
+            raise bad_value(call, "uri", problem, f"To take that template away, pass {key!r}.")
+        raise bad_value(
+            call,
+            "uri",
+            f"{uri!r} is not the URI of a registered resource or template",
+            "Pass the URI or URI template exactly as given to @mcp.resource().",
+        )
 
     def completion(
         self, _forgot_parentheses: None = None, /
@@ -738,10 +818,36 @@ def _check_scopes(call: str, scopes: object) -> None:
 
 
 def _check_decorated(call: str, function: object, name: object = "") -> None:
-    """Refuse to register anything but a function (a class counts: calling it makes its
-    result), and a lambda with no ``name`` to stand for its own (a tool's or a prompt's
-    name is what clients call it by; a resource is called by its URI)."""
-    if not (inspect.isroutine(function) or isinstance(function, type)):
+    """Refuse to register anything but a function, and a lambda with no ``name`` to
+    stand for its own (a tool's or a prompt's name is what clients call it by; a
+    resource is called by its URI).
+
+    A class is refused too, though calling it makes an instance: what would be served
+    is its constructor, which is rarely what decorating a class means (a class with a
+    ``__call__`` or ``run`` method, as other libraries' tools are), and a constructor
+    makes a poor one: a plain class's ``__init__`` annotations are lost, and what it
+    returns is the object's repr, or a prompt's error, with no output schema. A
+    ``classmethod`` inside its class body cannot be called until the class exists."""
+    if isinstance(function, type):
+        raise wrong_type(
+            call,
+            "the decorated object",
+            "a function",
+            function,
+            f"Decorate a def or async def (one returning a {function.__name__}, if that is "
+            "what it should give), or register a method of an instance: "
+            f"{call.removeprefix('@')}(instance.method).",
+        )
+    if isinstance(function, classmethod):
+        raise wrong_type(
+            call,
+            "the decorated object",
+            "a function",
+            cast(object, function),
+            "A classmethod can be registered once its class exists: after the class body, "
+            f"write {call.removeprefix('@')}(TheClass.method).",
+        )
+    if not inspect.isroutine(function):
         raise wrong_type(
             call,
             "the decorated object",
@@ -756,6 +862,62 @@ def _check_decorated(call: str, function: object, name: object = "") -> None:
             "is needed for a lambda, which has no name of its own",
             "Pass name=..., or register a def.",
         )
+
+
+def _name_taken(kind: str, given: str | None, name: str, first: Callable[..., Any]) -> ValueError:
+    """The error for a second ``kind`` (tool or prompt) registered under ``name``
+    (``given``, or the function's own name when ``given`` is ``None``)."""
+    whose = "" if given is not None else ", the function's own name,"
+    return bad_value(
+        f"mcp.{kind}()",
+        "name",
+        f"{name!r}{whose} is already taken by the {kind} registered from {_origin(first)}",
+        f"Give this one another name with @mcp.{kind}(name=...), or call "
+        f"mcp.remove_{kind}({name!r}) first to replace that one.",
+    )
+
+
+def _uri_taken(uri: str, key: str, first: RegisteredResource) -> ValueError:
+    """The error for a resource registered at ``uri`` when ``first`` already serves the
+    same URIs (registered with ``key``: ``uri`` itself, or a template of its shape)."""
+    origin = _origin(first.function)
+    if key == uri:
+        kind = "resource" if isinstance(first.definition, Resource) else "resource template"
+        problem = f"{uri!r} is already taken by the {kind} registered from {origin}"
+    else:
+        problem = (
+            f"{uri!r} matches the same URIs as the template {key!r}, registered from "
+            f"{origin}, which would answer every read of them"
+        )
+    return bad_value(
+        "mcp.resource()",
+        "uri",
+        problem,
+        f"Give this one another URI, or call mcp.remove_resource({key!r}) first to replace "
+        "that one.",
+    )
+
+
+def _not_registered(call: str, kind: str, name: str) -> ValueError:
+    """The error for removing a ``kind`` (tool or prompt) no one registered as ``name``."""
+    return bad_value(
+        call,
+        "name",
+        f"{name!r} is not the name of a registered {kind}",
+        f"Pass the name it was registered under: @mcp.{kind}(name=...), or else its "
+        "function's name.",
+    )
+
+
+def _origin(function: Callable[..., Any]) -> str:
+    """Where ``function`` was written, for an error: ``the function weather (server.py,
+    line 12)``; the file and line are left out where they are not known."""
+    name = getattr(function, "__qualname__", None) or repr(function)
+    unwrapped = inspect.unwrap(getattr(function, "__func__", function))
+    code = getattr(unwrapped, "__code__", None)
+    if code is None:
+        return f"the function {name}"
+    return f"the function {name} ({os.path.basename(code.co_filename)}, line {code.co_firstlineno})"
 
 
 def check_uri(call: str, uri: object) -> None:

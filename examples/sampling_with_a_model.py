@@ -51,7 +51,7 @@ async def main(base_url: str) -> None:
     official = base_url.startswith("https://api.openai.com")
     provider = OpenAIChatProvider(
         base_url=base_url,
-        api_key=os.environ.get("OPENAI_API_KEY"),
+        api_key=os.environ.get("OPENAI_API_KEY") or None,
         quirks=OpenAIQuirks() if official else OpenAIQuirks.local(),
     )
     model = os.environ.get("OPENAI_MODEL", "gpt-4o-mini")

@@ -215,6 +215,9 @@ REFUSALS: list[tuple[Build, str, Any, type[Exception], tuple[str, ...]]] = [
     (jwt_verifier, "algorithms", "RS256", TypeError, ("a list of strings", "['RS256'")),
     (jwt_verifier, "algorithms", [], ValueError, ("at least one",)),
     (jwt_verifier, "algorithms", [256], TypeError, ("a list of strings",)),
+    (jwt_verifier, "algorithms", ["XX1"], ValueError, ("does not know", "['XX1']", "RS256")),
+    (jwt_verifier, "algorithms", ["rs256"], ValueError, ("case-sensitive", "ES256", "EdDSA")),
+    (jwt_verifier, "algorithms", ["RS256", "ES257"], ValueError, ("['ES257']",)),
     (jwt_verifier, "leeway_seconds", -1, ValueError, ("0 or more",)),
     (jwt_verifier, "leeway_seconds", "60", TypeError, ("number of seconds",)),
     (jwt_verifier, "cache_seconds", 0, ValueError, ("positive, finite",)),
@@ -324,6 +327,9 @@ def test_redis_state_options_are_checked_before_connecting() -> None:
 
     refusals: list[tuple[dict[str, Any], type[Exception], tuple[str, ...]]] = [
         ({"url": 6379}, TypeError, ("url must be a string", "redis://")),
+        ({"url": "127.0.0.1:6379"}, ValueError, ("url must start with redis://", "unix://")),
+        ({"url": "http://127.0.0.1:6379"}, ValueError, ("rediss://",)),
+        ({"url": ""}, ValueError, ("url must start with redis://",)),
         ({"heartbeat_seconds": "1"}, TypeError, ("heartbeat_seconds", "number of seconds")),
         ({"heartbeat_seconds": 0}, ValueError, ("heartbeat_seconds", "positive")),
         ({"key_prefix": 1}, TypeError, ("key_prefix must be a string",)),
@@ -337,6 +343,50 @@ def test_redis_state_options_are_checked_before_connecting() -> None:
         for word in words:
             assert word in str(raised.value)
     assert RedisState(heartbeat_seconds=0.5, replica_id="web-1").replica_id == "web-1"
+    for url in ("rediss://cache.example.com:6380/1", "unix:///run/redis.sock", "REDIS://h"):
+        assert RedisState(url).url == url
+
+
+def test_redis_clients_are_checked_before_connecting() -> None:
+    """``RedisNotificationBus`` and ``RedisUsedStates`` take the caller's asyncio client:
+    a URL, a synchronous client or nothing is refused when they are made, not at the
+    first notice or request. Nothing connects (no Redis runs here)."""
+    pytest.importorskip("redis")
+    import redis
+    import redis.asyncio
+
+    from answerback.transports.http import RedisNotificationBus, RedisUsedStates
+
+    for make in (RedisNotificationBus, RedisUsedStates):
+        refusals: list[tuple[Any, tuple[str, ...]]] = [
+            ("redis://127.0.0.1:6379/0", ("redis must be a redis.asyncio client", "from_url(")),
+            (redis.Redis(), ("synchronous Redis", "cannot be awaited")),
+            (None, ("redis must be a redis.asyncio client", "got None")),
+            (object(), ("redis must be a redis.asyncio client",)),
+        ]
+        for client, words in refusals:
+            with pytest.raises(TypeError) as raised:
+                make(client)
+            for word in words:
+                assert word in str(raised.value)
+    with pytest.raises(TypeError, match="key_prefix must be a string"):
+        RedisUsedStates(redis.asyncio.Redis(), key_prefix=1)  # type: ignore[arg-type]
+    client = redis.asyncio.Redis()
+    assert RedisNotificationBus(client).key == "answerback:notifications"
+    assert RedisUsedStates(client, key_prefix="tea:") is not None
+
+
+def test_a_redis_password_is_not_repeated_in_the_error() -> None:
+    pytest.importorskip("redis")
+    from answerback.transports.http import RedisNotificationBus, RedisState
+
+    with pytest.raises(ValueError, match="url must start with redis://") as raised:
+        RedisState(f"http://user:{SECRET}@cache.example.com:6379")
+    assert "user:***@cache.example.com" in str(raised.value)
+    assert SECRET not in str(raised.value)
+    with pytest.raises(TypeError) as refused:
+        RedisNotificationBus(f"redis://:{SECRET}@cache.example.com")  # type: ignore[arg-type]
+    assert SECRET not in str(refused.value)
 
 
 def test_good_options_still_work(tmp_path: Path) -> None:
@@ -382,6 +432,7 @@ def test_good_options_still_work(tmp_path: Path) -> None:
         timeout_seconds=0.5,
     )
     assert verifier.algorithms == ("ES256",)
+    assert jwt_verifier(algorithms=["ES256K", "Ed25519"]).algorithms == ("ES256K", "Ed25519")
     assert jwt_verifier(issuer="urn:example:issuer", jwks_url=f"{ISSUER}/jwks").issuer
     assert introspection(audience="https://api.example.com", issuer=ISSUER, leeway_seconds=0)
     protected = resource_server(

@@ -254,9 +254,9 @@ def test_budget_counts_granted_tokens_of_answered_requests() -> None:
 
 
 def test_limits_are_checked() -> None:
-    with pytest.raises(ValueError, match=r"Limits.requests must be at least 1"):
+    with pytest.raises(ValueError, match=r"Limits.requests must be positive, or None \(no limit\)"):
         Limits(requests=0)
-    with pytest.raises(ValueError, match=r"window_seconds must be positive"):
+    with pytest.raises(ValueError, match=r"window_seconds must be a positive, finite number"):
         Limits(window_seconds=0)
 
 

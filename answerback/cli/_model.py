@@ -25,7 +25,8 @@ OFFICIAL_API = "https://api.openai.com"
 
 
 class ModelOptionError(ValueError):
-    """``--model-url`` without a model name to ask it for."""
+    """``--model-url`` without a model name to ask it for, or a model URL or audit file
+    that cannot be used (not an http(s) URL, a directory that does not exist)."""
 
 
 def model_sampler(args: argparse.Namespace) -> ModelSampler | None:
@@ -38,10 +39,17 @@ def model_sampler(args: argparse.Namespace) -> ModelSampler | None:
         raise ModelOptionError(
             f"--model-url {url} needs a model name: pass --model NAME or set OPENAI_MODEL."
         )
-    provider = OpenAIChatProvider(
-        base_url=url,
-        api_key=os.environ.get("OPENAI_API_KEY"),
-        quirks=OpenAIQuirks() if url.startswith(OFFICIAL_API) else OpenAIQuirks.local(),
-    )
-    audit = AuditLog(Path(args.sampling_audit)) if args.sampling_audit else None
+    try:
+        provider = OpenAIChatProvider(
+            base_url=url,
+            # Set but empty (OPENAI_API_KEY=) is no key, as for a local server.
+            api_key=os.environ.get("OPENAI_API_KEY") or None,
+            quirks=OpenAIQuirks() if url.startswith(OFFICIAL_API) else OpenAIQuirks.local(),
+        )
+    except ValueError as exc:
+        raise ModelOptionError(f"--model-url {url}: {exc}") from None
+    try:
+        audit = AuditLog(Path(args.sampling_audit)) if args.sampling_audit else None
+    except ValueError as exc:
+        raise ModelOptionError(f"--sampling-audit {args.sampling_audit}: {exc}") from None
     return ModelSampler(ModelCatalogue([ModelInfo(name, provider)]), audit=audit)

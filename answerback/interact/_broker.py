@@ -25,11 +25,18 @@ import logging
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from types import TracebackType
-from typing import Protocol, Self
+from typing import Protocol, Self, cast
 
 import anyio
 from anyio.abc import TaskGroup
 
+from answerback._options import (
+    callable_or_none,
+    having_methods,
+    instance_or_none,
+    non_empty_text,
+    positive_int,
+)
 from answerback.client import (
     HEADLESS_META,
     CheckedForms,
@@ -74,6 +81,10 @@ class Broker:
     ``on_change`` is called whenever ``pending()`` changes (to show "2 more waiting").
     Servers take turns; past ``max_waiting_per_server`` questions waiting from one
     server, its further questions are answered "cancel" (sampling: refused) unseen.
+
+    A ``presenter`` without ``present`` and ``withdrawn``, an ``on_change`` that cannot
+    be called, or a ``max_waiting_per_server`` that is not a positive ``int`` is refused
+    (``TypeError``, ``ValueError``) here, not when the first question comes.
     """
 
     def __init__(
@@ -83,13 +94,20 @@ class Broker:
         on_change: Callable[[], None] | None = None,
         max_waiting_per_server: int = 32,
     ) -> None:
-        if max_waiting_per_server < 1:
-            raise ValueError(
-                f"max_waiting_per_server must be at least 1, not {max_waiting_per_server}."
-            )
+        having_methods(
+            "presenter",
+            presenter,
+            ("present", "withdrawn"),
+            "a Presenter (an object with async present(question) and withdrawn(question, "
+            "reason), such as TerminalPresenter())",
+        )
         self.presenter = presenter
-        self._on_change = on_change
-        self.max_waiting_per_server = max_waiting_per_server
+        self._on_change = callable_or_none(
+            "on_change", on_change, "a function called with no arguments"
+        )
+        self.max_waiting_per_server = positive_int(
+            "max_waiting_per_server", max_waiting_per_server, "questions"
+        )
         """Past this many of one server's questions waiting, its next is answered
         "cancel" at once, unseen (the server can tell: ``HEADLESS_META``)."""
         self.attention = Attention()
@@ -153,7 +171,12 @@ class Broker:
         It declares elicitation (forms and links), sampling unless ``sampling`` is
         false (a ``SamplingCapability`` declares exactly that), and roots if ``roots``
         is given. A form answer that does not fit is shown again, up to ``attempts``
-        times in all (``CheckedForms``)."""
+        times in all (``CheckedForms``).
+
+        ``TypeError`` or ``ValueError`` for an empty or non-string ``server``, ``roots``
+        that are not a ``Roots``, a ``sampling`` that is neither ``True``, ``False`` nor
+        a ``SamplingCapability`` (a string is not taken for true), or ``attempts`` that
+        are not a positive ``int``."""
         desk = _Desk(self._conversation, self._finished, self._ask)
         return BrokerResponder(
             self, server, roots=roots, sampling=sampling, attempts=attempts, desk=desk
@@ -400,13 +423,16 @@ class BrokerResponder(Responder):
         attempts: int,
         desk: _Desk,
     ) -> None:
-        if attempts < 1:
-            raise ValueError(f"attempts must be at least 1 (the first asking), not {attempts}.")
+        self.server = non_empty_text("server", server, "the name the person knows it by")
+        self.roots = instance_or_none("roots", roots, Roots, "Roots([...])")
+        if not isinstance(cast(object, sampling), bool | SamplingCapability):
+            raise TypeError(
+                "sampling must be True, False or a SamplingCapability(...) (what to declare), "
+                f"got {sampling!r}"
+            )
+        self.attempts = positive_int("attempts", attempts, "askings of a form, the first included")
         self.broker = broker
         self._desk = desk
-        self.server = server
-        self.roots = roots
-        self.attempts = attempts
         self.attention = broker.attention
         """The broker's person: the client holds its timers while they are busy."""
         if isinstance(sampling, SamplingCapability):

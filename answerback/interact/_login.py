@@ -29,6 +29,12 @@ import anyio.to_thread
 import h11
 from anyio.abc import SocketListener, SocketStream
 
+from answerback._options import (
+    callable_or_none,
+    instance_or_none,
+    positive_seconds,
+    text,
+)
 from answerback.client import AuthorizationError
 from answerback.urls import ApprovedDomains, RiskLevel, UrlVerdict, judge_url
 
@@ -62,6 +68,11 @@ class BrowserLogin:
     ``confirm`` is asked before a high-risk URL opens (without it, one is refused);
     ``approved_domains`` are sites the person approved before, as for URL elicitation.
     Close it (``close()``, or use it as a context manager) to free the port.
+
+    Its options are checked before the port is bound: a ``timeout`` that is not a
+    positive, finite number of seconds, a ``path`` that does not start with ``/``, a
+    hook that cannot be called or ``approved_domains`` that are not ``ApprovedDomains``
+    raise ``TypeError`` or ``ValueError``.
     """
 
     def __init__(
@@ -74,14 +85,23 @@ class BrowserLogin:
         timeout: float = 300.0,
         path: str = "/callback",
     ) -> None:
+        self._open_browser = (
+            callable_or_none(
+                "open_browser", open_browser, "a function of the URL returning whether it opened"
+            )
+            or webbrowser.open
+        )
+        self._tell = callable_or_none("tell", tell, "a function that shows a line of text")
+        self._confirm = callable_or_none(
+            "confirm", confirm, "an async function of the URL's verdict returning True to open"
+        )
+        self._approved_domains = instance_or_none(
+            "approved_domains", approved_domains, ApprovedDomains, "ApprovedDomains([...])"
+        )
+        self.timeout = positive_seconds("timeout", timeout)
+        self._path = text("path", path, "the redirect's path, such as '/callback'")
         if not path.startswith("/"):
-            raise ValueError(f"The redirect path must start with '/', not {path!r}.")
-        self._open_browser = open_browser or webbrowser.open
-        self._tell = tell
-        self._confirm = confirm
-        self._approved_domains = approved_domains
-        self.timeout = timeout
-        self._path = path
+            raise ValueError(f"path must start with '/', such as '/callback', got {path!r}")
         self._turn: anyio.Lock | None = None
         # Bound now, not on the first login: the client registers redirect_uri (dynamic
         # registration) before it ever calls login().

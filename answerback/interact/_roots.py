@@ -15,7 +15,9 @@ import os
 import weakref
 from collections.abc import Awaitable, Callable, Iterable
 from pathlib import Path
+from typing import cast
 
+from answerback._options import callable_or_none
 from answerback.client import Client, ClientRequestContext, ClientSession
 from answerback.types import ConnectionClosedError, ErrorData, ListRootsResult, Root
 from answerback.urls import file_uri_to_path, path_to_file_uri
@@ -48,6 +50,10 @@ class Roots:
 
     ``confirm``, if given, is awaited with each new directory before ``add`` exposes it;
     false raises ``RootRefusedError`` and leaves the list as it was.
+
+    ``TypeError`` for ``paths`` that are one path rather than a list of them, or hold
+    something that is not a path, and for a ``confirm`` that cannot be called;
+    ``ValueError`` for a path that is not an existing directory.
     """
 
     def __init__(
@@ -59,14 +65,27 @@ class Roots:
         self._paths: list[Path] = []
         self._watchers: list[Announce] = []
         self._sessions: weakref.WeakSet[ClientSession] = weakref.WeakSet()
-        self._confirm = confirm
+        self._confirm = callable_or_none(
+            "confirm", confirm, "an async function of the new directory returning True to add it"
+        )
         if isinstance(paths, str | bytes | os.PathLike):
             raise TypeError(
                 f"Roots takes a list of directories, not one path ({paths!r}, which would "
                 f"be read a character at a time): write Roots([{str(paths)!r}])."
             )
-        for path in [Path.cwd()] if paths is None else paths:
-            resolved = _directory(path)
+        if paths is not None and not isinstance(cast(object, paths), Iterable):
+            raise TypeError(
+                "paths must be a list of directories (str, Path or file:// URI), such as "
+                f"['~/projects'], or None (the current directory), got {paths!r}"
+            )
+        given: list[object] = [Path.cwd()] if paths is None else list(paths)
+        for path in given:
+            if not isinstance(path, str | os.PathLike):
+                raise TypeError(
+                    "paths must be a list of directories (str, Path or file:// URI), such as "
+                    f"['~/projects'], got {path!r} in it"
+                )
+            resolved = _directory(cast("str | os.PathLike[str]", path))
             if resolved not in self._paths:
                 self._paths.append(resolved)
 

@@ -43,6 +43,12 @@ from answerback.transports.http._request_auth import AuthInfo
 
 logger = logging.getLogger("answerback.server.auth")
 
+SUPPORTED_ALGORITHMS = tuple(
+    name for name, algorithm in jws.JWSRegistry.algorithms.items() if algorithm.key_type != "oct"
+)
+"""The asymmetric JWS algorithms joserfc verifies (asked of it, so a joserfc that adds
+one adds it here): ``algorithms`` may name these only."""
+
 DEFAULT_ALGORITHMS = (
     "RS256",
     "RS384",
@@ -65,6 +71,10 @@ class JWTVerifier:
     ``iss`` says it. ``audience`` is what the tokens' ``aud`` must contain: by default the
     resource server's ``resource`` URL (RFC 8707); give it where the authorization server
     uses its own identifier for the API (Auth0's API identifier, Entra's application ID URI).
+
+    ``algorithms`` may name only asymmetric JWS algorithms joserfc knows
+    (the error lists them): ``none``, ``HS256`` and the like, and an unknown or
+    misspelt name (``"rs256"``), are refused here, not when the first token comes.
     """
 
     def __init__(
@@ -103,6 +113,13 @@ class JWTVerifier:
             raise ValueError(
                 f"JWTVerifier refuses the algorithms {unsafe}: 'none' accepts unsigned tokens and "
                 "HMAC ones would take the public key for a shared secret. Use asymmetric ones."
+            )
+        unknown = [name for name in algorithms if name not in SUPPORTED_ALGORITHMS]
+        if unknown:
+            raise ValueError(
+                f"algorithms names JWS algorithms this verifier does not know: {unknown}; "
+                f"the supported ones are {', '.join(SUPPORTED_ALGORITHMS)} (the names are "
+                "case-sensitive, as in a token's alg header)"
             )
         self.jwks_url = jwks_url
         self.issuer = issuer

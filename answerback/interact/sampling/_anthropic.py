@@ -17,7 +17,14 @@ from typing import TYPE_CHECKING, Any, cast
 
 import httpx2
 
-from answerback.interact.sampling._http import message_in, post_json, status_error
+from answerback._options import http_url, instance_or_none, positive_seconds
+from answerback.interact.sampling._http import (
+    check_sdk_client,
+    checked_api_key,
+    message_in,
+    post_json,
+    status_error,
+)
 from answerback.interact.sampling._names import ToolNames
 from answerback.interact.sampling._provider import (
     REFUSAL,
@@ -194,6 +201,10 @@ class AnthropicProvider:
     Requests go over httpx2 (``http_client`` to reuse one), or through ``client``, an
     ``anthropic.AsyncAnthropic`` the caller configured (then ``base_url``, ``api_key``
     and ``timeout`` are the client's own).
+
+    Refused when given (``TypeError``, ``ValueError``): a ``base_url`` that is not an
+    absolute http(s) URL, an empty ``api_key``, a ``timeout`` that is not a positive,
+    finite number of seconds, a synchronous ``anthropic.Anthropic`` as ``client``.
     """
 
     def __init__(
@@ -205,11 +216,21 @@ class AnthropicProvider:
         http_client: httpx2.AsyncClient | None = None,
         timeout: float = 120.0,
     ) -> None:
+        base_url = http_url("base_url", base_url, "the Anthropic API")
         self.base_url = base_url.rstrip("/")
-        self._api_key = api_key
+        self._api_key = checked_api_key(api_key)
+        check_sdk_client(
+            client,
+            sdk="anthropic",
+            method=("messages", "create"),
+            asynchronous="AsyncAnthropic",
+            synchronous="Anthropic, AnthropicBedrock, AnthropicVertex",
+        )
         self._client = client
-        self._http = http_client
-        self._timeout = timeout
+        self._http = instance_or_none(
+            "http_client", http_client, httpx2.AsyncClient, "an httpx2.AsyncClient"
+        )
+        self._timeout = positive_seconds("timeout", timeout)
 
     async def create_message(
         self, params: CreateMessageRequestParams, *, model: str

@@ -9,11 +9,12 @@ written at once, so a crash loses at most the line being written.
 
 from __future__ import annotations
 
+import io
 import json
 import os
 from collections.abc import Callable
 from datetime import UTC, datetime
-from typing import Any, TextIO
+from typing import Any, TextIO, cast
 
 
 class AuditLog:
@@ -23,6 +24,11 @@ class AuditLog:
     Every line has ``time`` (ISO 8601, UTC), ``event`` (``request`` or ``outcome``),
     ``server`` and ``request`` (a number shared by a request's two lines), then what the
     event tells: see ``docs/sampling.md`` for the fields.
+
+    Refused when made, not at the first line: a path that is empty, names a directory or
+    lies in a directory that does not exist (``ValueError``), a stream opened in binary
+    mode or something else that cannot be written to, a ``clock`` that cannot be called
+    (``TypeError``).
     """
 
     def __init__(
@@ -31,7 +37,9 @@ class AuditLog:
         *,
         clock: Callable[[], datetime] = lambda: datetime.now(UTC),
     ) -> None:
-        self.target = target
+        self.target = _checked_target(target)
+        if not callable(clock):
+            raise TypeError(f"clock must be a function returning a datetime, got {clock!r}")
         self._clock = clock
 
     def write(self, event: str, **fields: Any) -> None:
@@ -45,3 +53,32 @@ class AuditLog:
         else:
             self.target.write(line)
             self.target.flush()
+
+
+def _checked_target(target: object) -> str | os.PathLike[str] | TextIO:
+    """``target`` if an audit line can be appended to it."""
+    if isinstance(target, str | os.PathLike):
+        path: object = os.fspath(cast("str | os.PathLike[str] | os.PathLike[bytes]", target))
+        if not isinstance(path, str) or not path:
+            raise ValueError(
+                f"target must name the audit file, such as 'audit.jsonl', got {path!r}"
+            )
+        if os.path.isdir(path):
+            raise ValueError(f"target must be a file, not the directory {path!r}")
+        folder = os.path.dirname(os.path.abspath(path))
+        if not os.path.isdir(folder):
+            raise ValueError(
+                f"target {path!r} is in a directory that does not exist ({folder}): create it first"
+            )
+        return cast("str | os.PathLike[str]", target)
+    if isinstance(target, io.RawIOBase | io.BufferedIOBase):
+        raise TypeError(
+            "target must be a path or a text stream, got a stream opened in binary mode "
+            f"({target!r}): open it with 'a' rather than 'ab', or pass the path"
+        )
+    if not all(callable(getattr(target, method, None)) for method in ("write", "flush")):
+        raise TypeError(
+            "target must be a path (str or Path) or a text stream (with write() and flush()), "
+            f"got {target!r}"
+        )
+    return cast(TextIO, target)

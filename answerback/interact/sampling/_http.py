@@ -7,11 +7,13 @@ rate limit, a timeout); one function says for each what happened and what to do.
 from __future__ import annotations
 
 import json
+import sys
 from collections.abc import Mapping
 from typing import Any, cast
 
 import httpx2
 
+from answerback._options import text_or_none
 from answerback.interact.sampling._provider import SamplingProviderError
 
 _ADVICE = {
@@ -109,3 +111,46 @@ async def post_json(
             "a JSON object; check that the base URL points at the API, not a web page."
         )
     return cast("dict[str, Any]", answer)
+
+
+def checked_api_key(value: object) -> str | None:
+    """``value`` if it can be a provider's ``api_key``: a string with something in it, or
+    ``None`` for an endpoint that needs none. Named by its type only, never shown."""
+    key = text_or_none("api_key", value, "the provider's API key", secret=True)
+    if key == "":
+        raise ValueError(
+            "api_key must not be empty: pass the key, or None for an endpoint that needs "
+            "none (an environment variable that is set but empty reads as '')"
+        )
+    return key
+
+
+def check_sdk_client(
+    value: object, *, sdk: str, method: tuple[str, ...], asynchronous: str, synchronous: str
+) -> None:
+    """Refuse ``value`` as the ``client`` of a provider unless it has ``method`` (the path
+    to the SDK call, such as ``("messages", "create")``) and is not one of the SDK's
+    synchronous clients, whose calls cannot be awaited. The SDK (module ``sdk``) is not
+    imported for it: an object of its classes means it already was. Named by its type
+    only: a key passed here by mistake is not repeated."""
+    if value is None:
+        return
+    module = sys.modules.get(sdk)
+    refused = tuple(
+        kind
+        for name in synchronous.split(", ")
+        if isinstance(kind := getattr(module, name, None), type)
+    )
+    found: object = value
+    for name in method:
+        found = getattr(found, name, None)
+    if refused and isinstance(value, refused):
+        raise TypeError(
+            f"client must be an asynchronous {sdk} client such as {sdk}.{asynchronous}(...), "
+            f"got a synchronous {type(value).__name__}, whose calls cannot be awaited"
+        )
+    if not callable(found):
+        raise TypeError(
+            f"client must be an {sdk}.{asynchronous}(...) or None, got a "
+            f"{type(value).__name__} (it has no {'.'.join(method)}())"
+        )

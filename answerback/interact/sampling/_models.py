@@ -14,7 +14,9 @@ from __future__ import annotations
 
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass
+from typing import cast
 
+from answerback._options import having_methods, text
 from answerback.interact.sampling._provider import ModelProvider
 from answerback.types import ModelPreferences
 
@@ -26,7 +28,8 @@ class ModelInfo:
     ``cost`` is how expensive it is (0 free, 1 the dearest you have); ``speed`` and
     ``intelligence`` are better when higher. Scores are relative to the rest of the
     catalogue, not absolute. ``name`` is what the provider calls the model (and what
-    hints are matched against)."""
+    hints are matched against). A ``name`` that is not a string, a ``provider`` without
+    ``create_message`` or a score that is not a number (``True`` is not one) is refused."""
 
     name: str
     provider: ModelProvider
@@ -35,10 +38,22 @@ class ModelInfo:
     intelligence: float = 0.5
 
     def __post_init__(self) -> None:
+        text("name", self.name, "the model's name, as its provider spells it")
         if not self.name:
             raise ValueError("A ModelInfo needs the model's name, as its provider spells it.")
+        having_methods(
+            "provider",
+            self.provider,
+            ("create_message",),
+            "a ModelProvider (an object with async create_message(params, *, model)), such "
+            "as OpenAIChatProvider(...)",
+        )
         for axis in ("cost", "speed", "intelligence"):
-            value = getattr(self, axis)
+            value: object = getattr(self, axis)
+            if isinstance(value, bool) or not isinstance(value, int | float):
+                raise TypeError(
+                    f"Model {self.name!r}: {axis} must be a number between 0 and 1, got {value!r}"
+                )
             if not 0 <= value <= 1:
                 raise ValueError(
                     f"Model {self.name!r}: {axis} must be between 0 and 1, not {value}."
@@ -57,6 +72,21 @@ class ModelCatalogue:
     """The models a host offers for sampling, in the host's order of preference."""
 
     def __init__(self, models: Sequence[ModelInfo]) -> None:
+        """``TypeError`` unless ``models`` is a list of ``ModelInfo`` (one model is
+        written ``[ModelInfo(...)]``); ``ValueError`` if it is empty or repeats a name."""
+        if isinstance(cast(object, models), str | bytes | ModelInfo) or not isinstance(
+            cast(object, models), Collection
+        ):
+            raise TypeError(
+                "models must be a list of ModelInfo, such as [ModelInfo('gpt-4o', provider)], "
+                f"got {models!r}"
+            )
+        for model in models:
+            if not isinstance(cast(object, model), ModelInfo):
+                raise TypeError(
+                    "models must be a list of ModelInfo, such as "
+                    f"[ModelInfo('gpt-4o', provider)], got {model!r} in it"
+                )
         if not models:
             raise ValueError("A ModelCatalogue needs at least one model to choose from.")
         names = [model.name for model in models]

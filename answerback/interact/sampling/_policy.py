@@ -28,7 +28,9 @@ import time
 from collections import deque
 from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass, field
+from typing import cast
 
+from answerback._options import instance_or_none, positive_int_or_none, positive_seconds, strings
 from answerback.types import CreateMessageRequestParams, ErrorData
 
 SERVER_NOT_ALLOWED = -32030
@@ -59,6 +61,9 @@ class Limits:
     - ``requests`` per ``window_seconds``: the rate, over a sliding window.
     - ``token_budget``: the sum of ``maxTokens`` granted to answered requests, for the
       life of the policy.
+
+    Each is checked: a count that is not a positive ``int`` (``True`` is not one) or
+    ``None``, or a window that is not a positive, finite number of seconds, is refused.
     """
 
     max_tokens: int | None = None
@@ -67,12 +72,13 @@ class Limits:
     token_budget: int | None = None
 
     def __post_init__(self) -> None:
-        for name in ("max_tokens", "requests", "token_budget"):
-            value = getattr(self, name)
-            if value is not None and value < 1:
-                raise ValueError(f"Limits.{name} must be at least 1 (or None), not {value}.")
-        if self.window_seconds <= 0:
-            raise ValueError(f"Limits.window_seconds must be positive, not {self.window_seconds}.")
+        for name, unit in (
+            ("max_tokens", "tokens"),
+            ("requests", "requests per window"),
+            ("token_budget", "tokens"),
+        ):
+            positive_int_or_none(f"Limits.{name}", getattr(self, name), unit, "no limit")
+        positive_seconds("Limits.window_seconds", self.window_seconds)
 
 
 @dataclass(eq=False)
@@ -109,6 +115,11 @@ class SamplingPolicy:
     ``limits`` apply to every server, ``per_server`` replaces them for the servers it
     names. ``servers`` and ``models`` are allow-lists (``None`` allows all). ``clock``
     returns seconds (``time.monotonic``); tests pass their own.
+
+    Refused when given (``TypeError``): ``limits`` that are not a ``Limits``, a
+    ``per_server`` that is not a dict of server names to ``Limits``, allow-lists that are
+    not lists of strings (one string is not a list of its letters), a ``clock`` that
+    cannot be called.
     """
 
     def __init__(
@@ -120,10 +131,20 @@ class SamplingPolicy:
         models: Collection[str] | None = None,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
-        self.limits = limits or Limits()
-        self.per_server = dict(per_server or {})
-        self.servers = frozenset(servers) if servers is not None else None
-        self.models = frozenset(models) if models is not None else None
+        self.limits = instance_or_none("limits", limits, Limits, "Limits(...)") or Limits()
+        self.per_server = _per_server(per_server)
+        self.servers = (
+            frozenset(strings("servers", servers, "the servers allowed", example="['github']"))
+            if servers is not None
+            else None
+        )
+        self.models = (
+            frozenset(strings("models", models, "the models allowed", example="['gpt-4o']"))
+            if models is not None
+            else None
+        )
+        if not callable(clock):
+            raise TypeError(f"clock must be a function returning seconds, got {clock!r}")
         self._clock = clock
         self._accounts: dict[str, _Account] = {}
 
@@ -207,3 +228,23 @@ class SamplingPolicy:
         account.held -= grant.max_tokens
         if answered:
             account.spent += grant.max_tokens
+
+
+def _per_server(given: object) -> dict[str, Limits]:
+    """``per_server`` as a new dict, if it maps server names to ``Limits``."""
+    if given is None:
+        return {}
+    example = "{'github': Limits(requests=5)}"
+    if not isinstance(given, Mapping):
+        raise TypeError(
+            f"per_server must be a dict of server names to Limits, such as {example}, got {given!r}"
+        )
+    checked: dict[str, Limits] = {}
+    for server, limits in cast(Mapping[object, object], given).items():
+        if not isinstance(server, str) or not isinstance(limits, Limits):
+            raise TypeError(
+                f"per_server must be a dict of server names to Limits, such as {example}, "
+                f"got {server!r}: {limits!r} in it"
+            )
+        checked[server] = limits
+    return checked

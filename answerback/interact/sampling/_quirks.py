@@ -12,6 +12,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
+from answerback._options import flag, one_of, positive_int_or_none
+
 
 @dataclass(frozen=True, slots=True)
 class OpenAIQuirks:
@@ -23,6 +25,9 @@ class OpenAIQuirks:
     is cut at the first stop sequence here). ``max_stop_sequences``: how many ``stop``
     takes (OpenAI: 4). ``image_input`` / ``audio_input``: whether user messages may carry
     images (``image_url``) and audio (``input_audio``, wav and mp3 only).
+
+    A flag that is not ``True`` or ``False``, an unknown ``max_tokens_field`` or a
+    ``max_stop_sequences`` that is not a positive ``int`` (or ``None``) is refused.
     """
 
     max_tokens_field: Literal["max_tokens", "max_completion_tokens"] = "max_completion_tokens"
@@ -31,6 +36,14 @@ class OpenAIQuirks:
     max_stop_sequences: int | None = 4
     image_input: bool = True
     audio_input: bool = True
+
+    def __post_init__(self) -> None:
+        one_of("max_tokens_field", self.max_tokens_field, ("max_tokens", "max_completion_tokens"))
+        for name in ("tool_choice", "stop", "image_input", "audio_input"):
+            flag(name, getattr(self, name))
+        positive_int_or_none(
+            "max_stop_sequences", self.max_stop_sequences, "stop sequences", "no limit"
+        )
 
     @classmethod
     def local(cls) -> OpenAIQuirks:

@@ -24,8 +24,9 @@ from __future__ import annotations
 import itertools
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import Literal
+from typing import Literal, cast
 
+from answerback._options import callable_or_none, flag, instance_or_none, non_empty_text
 from answerback.client import ClientRequestContext, Responder, ResponderWrapper
 from answerback.interact.sampling._audit import AuditLog
 from answerback.interact.sampling._models import ModelCatalogue, ModelChoice
@@ -86,6 +87,11 @@ class ModelSampler:
     ``tools``: the providers map ``tools``/``toolChoice``, so ``sampling.tools`` is
     declared. ``context``: where ``includeContext`` is answered from; only with it is
     ``sampling.context`` declared (without it the client refuses such requests).
+
+    Each option is checked when given (``TypeError``): a ``catalogue`` that is not a
+    ``ModelCatalogue`` (wrap a list of models in one), a ``policy`` or ``audit`` of
+    another type (a path is not an ``AuditLog``), hooks that cannot be called, a
+    ``tools`` that is not ``True`` or ``False``.
     """
 
     def __init__(
@@ -98,12 +104,24 @@ class ModelSampler:
         context: ContextSource | None = None,
         tools: bool = False,
     ) -> None:
+        if not isinstance(cast(object, catalogue), ModelCatalogue):
+            raise TypeError(
+                "catalogue must be a ModelCatalogue, such as "
+                f"ModelCatalogue([ModelInfo('gpt-4o', provider)]), got {catalogue!r}"
+            )
         self.catalogue = catalogue
-        self.policy = policy or SamplingPolicy()
-        self.audit = audit
-        self.approval = approval
-        self.context = context
-        self.tools = tools
+        self.policy = (
+            instance_or_none("policy", policy, SamplingPolicy, "SamplingPolicy(...)")
+            or SamplingPolicy()
+        )
+        self.audit = instance_or_none("audit", audit, AuditLog, "AuditLog('audit.jsonl')")
+        self.approval = callable_or_none(
+            "approval", approval, "an async function of the SamplingRequest returning True to run"
+        )
+        self.context = callable_or_none(
+            "context", context, "an async function (server, which) returning the context text"
+        )
+        self.tools = flag("tools", tools)
         self._numbers = itertools.count(1)
 
     def capability(self) -> SamplingCapability:
@@ -115,8 +133,17 @@ class ModelSampler:
 
     def responder(self, server: str, inner: Responder | None = None) -> SamplingResponder:
         """A responder for the connection to ``server`` (named as the policy and the
-        audit log know it) that answers sampling here and the rest with ``inner``."""
+        audit log know it) that answers sampling here and the rest with ``inner``
+        (``TypeError`` for a ``server`` that is not a string or an ``inner`` that is not
+        a ``Responder``)."""
+        non_empty_text("server", server, "the name the policy and the audit log know it by")
         inner = inner if inner is not None else _SamplingOnly()
+        if not isinstance(cast(object, inner), Responder):
+            raise TypeError(
+                "inner must be a Responder (an object with capabilities(), elicit(), sample(), "
+                "list_roots(), on_log() and on_notification(), such as a BrokerResponder) or "
+                f"None, got {inner!r}"
+            )
         asks_person = inner.capabilities().sampling is not None
         if self.approval is None and not asks_person:
             raise ValueError(

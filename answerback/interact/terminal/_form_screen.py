@@ -10,7 +10,7 @@ filled in and every problem shown where it belongs.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Literal
+from typing import Literal, cast
 
 from prompt_toolkit.application import Application, get_app
 from prompt_toolkit.filters import Condition
@@ -33,12 +33,14 @@ from rich.console import Group, RenderableType
 from rich.panel import Panel
 from rich.text import Text
 
+from answerback._options import instance_or_none, text, text_or_none
 from answerback.forms import AnswerError, FieldError, Form, FormValue
 from answerback.interact._printable import clean
 from answerback.interact.terminal._inputs import FieldInput, make_input
 from answerback.interact.terminal._screen import (
     STYLE,
     ServerKeys,
+    checked_server_keys,
     foot,
     key_hints,
     rich_lines,
@@ -70,6 +72,8 @@ class FormScreen:
     ``previous`` (the answer given last time) fills the fields; ``problems`` (why it was
     refused) shows each field's errors and, at the top, any about the answer as a whole.
     ``server_keys`` adds the keys that cancel or mute everything from the asking server.
+    Options of the wrong type (a schema dict for ``form``: parse it with ``parse_form``)
+    raise ``TypeError``.
     """
 
     def __init__(
@@ -83,11 +87,19 @@ class FormScreen:
         problems: AnswerError | None = None,
         server_keys: ServerKeys | None = None,
     ) -> None:
+        if not isinstance(cast(object, form), Form):
+            raise TypeError(f"form must be a Form, such as parse_form(schema), got {form!r}")
         self.form = form
-        self._server_keys = server_keys
-        self._title = title
-        self._message = message
-        self._server = server
+        self._server_keys = checked_server_keys(server_keys)
+        self._title = text("title", title, "the screen's title")
+        self._message = text("message", message, "what the form is for")
+        self._server = text_or_none("server", server, "the asking server's name")
+        if previous is not None and not isinstance(cast(object, previous), Mapping):
+            raise TypeError(
+                f"previous must be the last answer, a dict of field names to values, or None, "
+                f"got {previous!r}"
+            )
+        instance_or_none("problems", problems, AnswerError, "an AnswerError")
         self._tried = problems is not None
         self.inputs = [make_input(field, self._changed, previous) for field in form.fields]
         given = _by_field(problems.errors) if problems is not None else {}

@@ -29,6 +29,7 @@ from anyio.lowlevel import EventLoopToken
 from rich.console import Console
 from rich.text import Text
 
+from answerback._options import callable_or_none
 from answerback.forms import (
     AnswerError,
     Form,
@@ -40,7 +41,13 @@ from answerback.forms import (
 )
 from answerback.interact._printable import clean
 from answerback.interact._questions import Answer, Question
-from answerback.interact.terminal._presenter import PAST, Opener, question_form, question_verdict
+from answerback.interact.terminal._presenter import (
+    PAST,
+    Opener,
+    checked_opener,
+    question_form,
+    question_verdict,
+)
 from answerback.interact.terminal._sampling_screen import TYPED_BY_PERSON, Sampler, rejected
 from answerback.interact.terminal._text import (
     FormOutcome,
@@ -115,6 +122,9 @@ class LinePresenter:
     as for ``TerminalPresenter``. What is read from an input that is not a terminal is
     written to the output after its prompt, so a transcript shows the answers. Any anyio
     backend.
+
+    ``TypeError`` when made for an ``input`` or ``output`` that is not a text stream (a
+    file name, a binary stream), or a ``sampler`` or ``opener`` that cannot be called.
     """
 
     def __init__(
@@ -125,12 +135,16 @@ class LinePresenter:
         sampler: Sampler | None = None,
         opener: Opener = webbrowser.open,
     ) -> None:
+        _text_stream("input", input, ("readline", "isatty"), "sys.stdin")
+        _text_stream("output", output, ("write", "flush"), "sys.stderr")
         self._input = input or sys.stdin
         self._out = Console(
             file=output or sys.stderr, highlight=False, markup=False, emoji=False, soft_wrap=True
         )
-        self.sampler = sampler
-        self._opener = opener
+        self.sampler = callable_or_none(
+            "sampler", sampler, "an async function of the request returning the draft reply"
+        )
+        self._opener = checked_opener(opener)
         # Piped answers are not echoed by a terminal: write them out, so the output
         # reads as the whole exchange.
         self._echo = not self._input.isatty()
@@ -395,3 +409,16 @@ def _by_number(field: FormField, options: tuple[Option, ...], text: str) -> str:
         csv.writer(buffer, lineterminator="").writerow(parts)
         return buffer.getvalue()
     return one(text)
+
+
+def _text_stream(name: str, value: object, methods: tuple[str, ...], example: str) -> None:
+    """Refuse ``value`` unless it is ``None`` or a text stream with ``methods``."""
+    if value is None:
+        return
+    binary = isinstance(value, io.RawIOBase | io.BufferedIOBase)
+    if binary or not all(callable(getattr(value, method, None)) for method in methods):
+        kind = "a binary stream" if binary else repr(value)
+        raise TypeError(
+            f"{name} must be a text stream such as {example} (open a file with "
+            f"open(path, encoding='utf-8')), or None, got {kind}"
+        )

@@ -11,13 +11,14 @@ from __future__ import annotations
 import logging
 import webbrowser
 from collections.abc import Callable
-from typing import Any, Protocol
+from typing import Any, Protocol, cast
 
 import anyio.to_thread
 from prompt_toolkit.application import Application
 from rich.console import Console
 from rich.text import Text
 
+from answerback._options import callable_or_none, instance_or_none
 from answerback.forms import Form, UnsupportedForm, parse_form
 from answerback.interact._printable import clean
 from answerback.interact._questions import Answer, Question
@@ -73,6 +74,16 @@ def question_verdict(question: Question, params: ElicitRequestURLParams) -> UrlV
     return question.verdict or judge_url(params.url)
 
 
+def checked_opener(opener: object) -> Opener:
+    """``opener`` if it can be called with a URL."""
+    if not callable(opener):
+        raise TypeError(
+            "opener must be a function of the URL returning whether it opened, such as "
+            f"webbrowser.open, got {opener!r}"
+        )
+    return cast(Opener, opener)
+
+
 class TerminalPresenter:
     """Shows the broker's questions at a terminal, one full screen at a time.
 
@@ -88,6 +99,9 @@ class TerminalPresenter:
       everything from the asking server, and Ctrl-Q, mute that server for the session.
 
     prompt_toolkit needs asyncio, so run the broker on the asyncio backend.
+
+    ``TypeError`` when made for a ``sampler``, ``opener`` or ``on_screen`` that cannot
+    be called, or a ``console`` that is not a rich ``Console``.
     """
 
     def __init__(
@@ -98,10 +112,16 @@ class TerminalPresenter:
         console: Console | None = None,
         on_screen: Callable[[Application[Any]], None] | None = None,
     ) -> None:
-        self.sampler = sampler
-        self._opener = opener
-        self.console = console or Console(highlight=False)
-        self._on_screen = on_screen
+        self.sampler = callable_or_none(
+            "sampler", sampler, "an async function of the request returning the draft reply"
+        )
+        self._opener = checked_opener(opener)
+        self.console = instance_or_none(
+            "console", console, Console, "a rich Console, such as Console(stderr=True)"
+        ) or Console(highlight=False)
+        self._on_screen = callable_or_none(
+            "on_screen", on_screen, "a function of each screen's prompt_toolkit Application"
+        )
         self.controls: ServerControls | None = None
         self._acted: str | None = None
 

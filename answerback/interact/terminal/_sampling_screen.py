@@ -11,7 +11,7 @@ editable until it is sent. Denying answers error -1, "User rejected sampling req
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
-from typing import Literal
+from typing import Literal, cast
 
 from prompt_toolkit.application import Application
 from prompt_toolkit.document import Document
@@ -25,10 +25,12 @@ from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
 
+from answerback._options import callable_or_none, text
 from answerback.interact._printable import clean
 from answerback.interact.terminal._screen import (
     STYLE,
     ServerKeys,
+    checked_server_keys,
     foot,
     key_hints,
     rich_lines,
@@ -71,7 +73,7 @@ def rejected() -> ErrorData:
 
 class SamplingScreen:
     """The prompt_toolkit application that asks whether (and what) to answer a
-    ``sampling/createMessage`` request."""
+    ``sampling/createMessage`` request (options of the wrong type raise ``TypeError``)."""
 
     def __init__(
         self,
@@ -81,9 +83,16 @@ class SamplingScreen:
         sampler: Sampler | None = None,
         server_keys: ServerKeys | None = None,
     ) -> None:
+        if not isinstance(cast(object, params), CreateMessageRequestParams):
+            raise TypeError(
+                f"params must be the request's CreateMessageRequestParams, got {params!r}"
+            )
         self.params = params
-        self._server = server
-        self._sampler = sampler
+        self._server = text("server", server, "the asking server's name")
+        self._sampler = callable_or_none(
+            "sampler", sampler, "an async function of the request returning the draft reply"
+        )
+        server_keys = checked_server_keys(server_keys)
         self.stage: Stage = "request"
         self.draft: CreateMessageResult | None = None
         """What the sampler drafted, if it did."""

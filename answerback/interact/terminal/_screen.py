@@ -31,6 +31,7 @@ from prompt_toolkit.layout import Container, FormattedTextControl, HSplit, Windo
 from prompt_toolkit.styles import Style
 from rich.console import Console, RenderableType
 
+from answerback._options import instance_or_none, text
 from answerback.interact._printable import clean
 
 T = TypeVar("T")
@@ -122,12 +123,22 @@ class ServerKeys:
     """Keys that act on everything the asking server asks, not just the question shown:
     Ctrl-X answers "cancel" to all of it, Ctrl-Q also mutes the server for the session.
 
-    Control keys, so they work the same in a text field as on a card.
+    Control keys, so they work the same in a text field as on a card. A ``server``
+    that is not a string, or an action that cannot be called, is refused.
     """
 
     server: str
     cancel_all: Callable[[], object]
     mute: Callable[[], object]
+
+    def __post_init__(self) -> None:
+        text("server", self.server, "the asking server's name")
+        for name in ("cancel_all", "mute"):
+            action: object = getattr(self, name)
+            if not callable(action):
+                raise TypeError(
+                    f"{name} must be a function called with no arguments, got {action!r}"
+                )
 
     def bindings(self) -> KeyBindings:
         """The two keys, for merging into a screen's own."""
@@ -147,6 +158,13 @@ class ServerKeys:
         """Their line at the foot of a screen."""
         server = clean(self.server)
         return key_hints((("Ctrl-X", f"cancel all from {server}"), ("Ctrl-Q", f"mute {server}")))
+
+
+def checked_server_keys(value: ServerKeys | None) -> ServerKeys | None:
+    """``value`` if it is ``None`` or a ``ServerKeys``: a screen's ``server_keys``."""
+    return instance_or_none(
+        "server_keys", value, ServerKeys, "ServerKeys(server, cancel_all, mute)"
+    )
 
 
 def with_server_keys(bindings: KeyBindings, keys: ServerKeys | None) -> KeyBindingsBase:

@@ -8,7 +8,7 @@ different key; a blocked link has no open key at all.
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Literal, cast
 
 from prompt_toolkit.application import Application
 from prompt_toolkit.filters import Condition
@@ -20,10 +20,12 @@ from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
 
+from answerback._options import text
 from answerback.interact._printable import clean
 from answerback.interact.terminal._screen import (
     STYLE,
     ServerKeys,
+    checked_server_keys,
     foot,
     key_hints,
     rich_lines,
@@ -57,7 +59,8 @@ _LEVEL_STYLE = {
 
 
 class UrlCard:
-    """The prompt_toolkit application that asks whether to open one link."""
+    """The prompt_toolkit application that asks whether to open one link (options of
+    the wrong type, such as a URL string for ``verdict``, raise ``TypeError``)."""
 
     def __init__(
         self,
@@ -67,9 +70,14 @@ class UrlCard:
         server: str,
         server_keys: ServerKeys | None = None,
     ) -> None:
+        if not isinstance(cast(object, verdict), UrlVerdict):
+            raise TypeError(
+                f"verdict must be a UrlVerdict, such as judge_url(url), got {verdict!r}"
+            )
         self.verdict = verdict
-        self._message = message
-        self._server = server
+        self._message = text("message", message, "why the server sends the person there")
+        self._server = text("server", server, "the asking server's name")
+        server_keys = checked_server_keys(server_keys)
         self.confirming = False
         """Whether the card asks for the second key of a high-risk link."""
         self.application: Application[UrlDecision] = Application(

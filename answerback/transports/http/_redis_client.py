@@ -27,6 +27,49 @@ def redis_asyncio() -> Any:
         ) from missing
 
 
+SCHEMES = ("redis", "rediss", "unix")
+"""The URL schemes redis-py connects by: TCP, TLS and a Unix socket."""
+
+
+def checked_url(value: object) -> str:
+    """``value`` if it can be the URL of a Redis (scheme ``redis://``, ``rediss://`` or
+    ``unix://``); nothing is connected to. A password in it is not repeated."""
+    example = "such as 'redis://127.0.0.1:6379/0'"
+    if not isinstance(value, str):
+        raise TypeError(
+            f"url must be a string (where Redis is, {example}), got a {type(value).__name__}"
+        )
+    scheme, sep, _ = value.partition("://")
+    if not sep or scheme.lower() not in SCHEMES:
+        raise ValueError(
+            f"url must start with redis://, rediss:// (TLS) or unix:// (a socket), {example}, "
+            f"got {safe_url(value)!r}"
+        )
+    return value
+
+
+def check_client(name: str, value: object, methods: tuple[str, ...]) -> None:
+    """Refuse ``value`` unless it is an asynchronous redis-py client (one with
+    ``methods``): a URL is not one, nor is a synchronous ``redis.Redis``, whose calls
+    cannot be awaited. Nothing is connected to; the client is named by its type only
+    (the text of a URL, which may hold a password, is not repeated)."""
+    example = "redis.asyncio.Redis.from_url('redis://127.0.0.1:6379/0')"
+    if isinstance(value, str):
+        raise TypeError(
+            f"{name} must be a redis.asyncio client made from the URL, such as {example}, "
+            "got a string"
+        )
+    redis: Any = importlib.import_module("redis")
+    if isinstance(value, redis.Redis | redis.RedisCluster):
+        raise TypeError(
+            f"{name} must be an asynchronous client, such as {example}, got a synchronous "
+            f"{type(value).__name__}, whose calls cannot be awaited"
+        )
+    if not all(callable(getattr(value, method, None)) for method in methods):
+        got = "None" if value is None else f"a {type(value).__name__}"
+        raise TypeError(f"{name} must be a redis.asyncio client, such as {example}, got {got}")
+
+
 def connect(url: str) -> Any:
     """A client for ``url`` (it connects on first use) that fails fast when Redis is
     down, so a request waits seconds, not minutes, before its 503."""

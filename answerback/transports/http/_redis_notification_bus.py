@@ -23,7 +23,7 @@ from anyio.streams.memory import MemoryObjectSendStream
 from answerback._options import positive_int, positive_seconds, text
 from answerback.jsonrpc._endpoint import as_object
 from answerback.transports.http._notification_bus import Notice, require_asyncio
-from answerback.transports.http._redis_client import milliseconds
+from answerback.transports.http._redis_client import check_client, milliseconds
 
 try:
     from redis.exceptions import ConnectionError as RedisConnectionError
@@ -51,6 +51,8 @@ class RedisNotificationBus:
     ``redis`` is the caller's client (its pool is shared; the bus never closes it).
     ``max_length`` bounds the stream: a replica that falls further behind than that
     loses the oldest notices. ``block_seconds`` is how long one ``XREAD`` waits.
+    A ``redis`` that is a URL string or a synchronous ``redis.Redis`` is refused
+    (``TypeError``) when the bus is made; nothing connects then.
     """
 
     def __init__(
@@ -61,6 +63,7 @@ class RedisNotificationBus:
         max_length: int = 10_000,
         block_seconds: float = 5.0,
     ) -> None:
+        check_client("redis", redis, ("xadd", "xread", "xrevrange"))
         positive_int("max_length", max_length, "notices")
         positive_seconds("block_seconds", block_seconds)
         text("key_prefix", key_prefix, "put before every key, such as 'answerback:'")

@@ -20,7 +20,7 @@ from typing import Any
 from answerback._options import positive_int, positive_seconds, text, text_or_none
 from answerback.transports.http._notification_bus import NotificationBus, require_asyncio
 from answerback.transports.http._question_ids import REPLICA_ID
-from answerback.transports.http._redis_client import connect, reaching, safe_url
+from answerback.transports.http._redis_client import checked_url, connect, reaching, safe_url
 from answerback.transports.http._redis_events import RedisEventStore
 from answerback.transports.http._redis_link import RedisLink
 from answerback.transports.http._redis_message_bus import RedisMessageBus
@@ -41,6 +41,10 @@ class RedisState:
     heartbeats. Streams keep at most
     ``max_events_per_stream`` events, for ``event_max_age_seconds`` after the last one.
     Every replica must also share ``MCPServer(state_keys=...)`` for 2026-07-28 requests.
+
+    Options are checked before anything connects: a ``url`` whose scheme is not
+    ``redis://``, ``rediss://`` or ``unix://`` is a ``ValueError`` (its password is not
+    repeated), wrong types and counts are ``TypeError`` and ``ValueError``.
     """
 
     shared = True
@@ -55,7 +59,7 @@ class RedisState:
         max_events_per_stream: int = 1000,
         event_max_age_seconds: float = 300.0,
     ) -> None:
-        url = text("url", url, "where Redis is, such as 'redis://127.0.0.1:6379/0'")
+        url = checked_url(url)
         text_or_none("replica_id", replica_id, "this process's name among the replicas")
         heartbeat_seconds = positive_seconds("heartbeat_seconds", heartbeat_seconds)
         key_prefix = text("key_prefix", key_prefix, "put before every key, such as 'answerback:'")

@@ -10,8 +10,9 @@ import logging
 import time
 from typing import TYPE_CHECKING
 
+from answerback._options import text
 from answerback.transports.http._notification_bus import require_asyncio
-from answerback.transports.http._redis_client import milliseconds
+from answerback.transports.http._redis_client import check_client, milliseconds
 from answerback.types import MCPError
 from answerback.types._errors import INTERNAL_ERROR
 
@@ -30,9 +31,13 @@ logger = logging.getLogger("answerback.http")
 
 
 class RedisUsedStates:
-    """Claims in keys ``{key_prefix}used-state:{id}``; ``redis`` is the caller's client."""
+    """Claims in keys ``{key_prefix}used-state:{id}``; ``redis`` is the caller's client
+    (a URL string or a synchronous ``redis.Redis`` is refused, with ``TypeError``, when
+    this is made; nothing connects then)."""
 
     def __init__(self, redis: Redis, *, key_prefix: str = "answerback:") -> None:
+        check_client("redis", redis, ("set",))
+        text("key_prefix", key_prefix, "put before every key, such as 'answerback:'")
         self._redis = redis
         self._prefix = f"{key_prefix}used-state:"
 

@@ -400,3 +400,7 @@ async def test_good_arguments_still_go_through_in_2026() -> None:
         assert result.structured_content == {"result": 4}
         async with client.listen(tools_list_changed=True, resource_subscriptions=["notes://today"]):
             pass
+        # any collection of URIs, not only a list (but never one string)
+        for uris in (("notes://today",), {"notes://today"}, frozenset({"notes://today"})):
+            async with client.listen(resource_subscriptions=uris):
+                pass

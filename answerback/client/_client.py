@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import functools
 import logging
-from collections.abc import AsyncGenerator, Mapping, Sequence
+from collections.abc import AsyncGenerator, Collection, Mapping, Sequence
 from contextlib import AsyncExitStack, asynccontextmanager
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, Self, cast
@@ -686,7 +686,7 @@ class Client:
         tools_list_changed: bool = False,
         prompts_list_changed: bool = False,
         resources_list_changed: bool = False,
-        resource_subscriptions: list[str] | None = None,
+        resource_subscriptions: Collection[str] | None = None,
     ) -> AsyncGenerator[MemoryObjectReceiveStream[ServerNotification], None]:
         """2026-07-28: open a ``subscriptions/listen`` stream of the notifications asked for.
 
@@ -699,13 +699,16 @@ class Client:
                 "listen() needs a 2026-07-28 connection; legacy servers send list changes "
                 "to message_handler and resource updates after subscribe_resource()."
             )
+        subscriptions: object = resource_subscriptions
+        if isinstance(subscriptions, tuple | set | frozenset):  # checked as a list below
+            subscriptions = list(cast(Collection[str], subscriptions))
         wanted = request_params(
             "listen",
             SubscriptionFilter,
             tools_list_changed=tools_list_changed or None,
             prompts_list_changed=prompts_list_changed or None,
             resources_list_changed=resources_list_changed or None,
-            resource_subscriptions=resource_subscriptions,
+            resource_subscriptions=subscriptions,
         )
         params = SubscriptionsListenRequestParams(notifications=wanted).to_wire()
         request_id = self.session.endpoint.reserve_id()

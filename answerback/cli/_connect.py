@@ -37,6 +37,7 @@ from prompt_toolkit.patch_stdout import patch_stdout
 from rich.console import Console
 from rich.table import Table
 
+from answerback.cli._argument_form import argument_form
 from answerback.cli._arguments import ArgumentsError, parse_arguments
 from answerback.cli._interface import ExitCode, redacted
 from answerback.cli._loop import run_async
@@ -599,15 +600,29 @@ class Session:
         self._background(server, f"call {tool_name}", work)
 
     async def _ask_arguments(self, server: Server, tool: Tool | None) -> dict[str, Any] | None:
-        """A tool's arguments asked with a form built from its ``inputSchema`` (as JSON
-        when a form cannot show it), when it requires some (otherwise its defaults do);
-        ``None`` if the person declined."""
+        """A tool's arguments asked with a form built from its ``inputSchema`` (typed on
+        a line when a form cannot ask a required one), when it requires some (otherwise
+        its defaults do); ``None`` if the person declined."""
         if tool is None or not tool.input_schema.get("required"):
             return {}
+        asked = argument_form(tool.input_schema)
+        if asked.unaskable:
+            return await self._type_arguments(tool, f"its {', '.join(sorted(asked.unaskable))}")
         try:
-            form = parse_form(tool.input_schema)
+            form = parse_form(asked.schema)
         except (UnsupportedForm, FormSchemaError) as exc:
-            return await self._type_arguments(tool, exc)
+            fields = sorted({error.field for error in exc.errors if error.field is not None})
+            return await self._type_arguments(
+                tool, f"its {', '.join(fields)}" if fields else str(exc)
+            )
+        if asked.left_off:
+            them = "it" if len(asked.left_off) == 1 else "them"
+            spec = tool.name if len(self.live_servers()) < 2 else f"{server.name}:{tool.name}"
+            self.say(
+                f"[yellow]The form for {shown(tool.name)} leaves out the optional "
+                f"{shown(', '.join(asked.left_off))}, which a form cannot ask: to give {them}, "
+                f"type call {shown(spec)} name=value ... instead.[/]"
+            )
         async with self.seat.screen():
             answer = await ask_form(
                 form,
@@ -617,16 +632,13 @@ class Session:
             )
         return None if isinstance(answer, str) else dict(answer)
 
-    async def _type_arguments(
-        self, tool: Tool, refusal: UnsupportedForm | FormSchemaError
-    ) -> dict[str, Any] | None:
+    async def _type_arguments(self, tool: Tool, why: str) -> dict[str, Any] | None:
         """A tool's arguments typed on one line, as after ``call TOOL``, for a schema a
-        form cannot show; ``None`` for an empty line (a person who changed their mind)."""
-        fields = sorted({error.field for error in refusal.errors if error.field is not None})
-        why = f"its {', '.join(fields)}" if fields else shown(str(refusal))
+        form cannot show (``why``: the arguments it cannot, or what is wrong with it);
+        ``None`` for an empty line (a person who changed their mind)."""
         self.say(
-            f"[yellow]A form cannot ask the arguments of {shown(tool.name)} ({why}): type "
-            'them as name=value ... or one JSON object such as {"name": "Ada"}; an empty '
+            f"[yellow]A form cannot ask the arguments of {shown(tool.name)} ({shown(why)}): "
+            'type them as name=value ... or one JSON object such as {"name": "Ada"}; an empty '
             "line does not call it.[/]"
         )
         async with self.seat.screen():

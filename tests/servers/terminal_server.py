@@ -1,7 +1,8 @@
 """A test server for the ``answerback`` command: every kind of answer and question.
 
 Plain results (text, an image, structured content, a failure, progress, log lines) for
-``answerback call``/``list``, and tools that ask a person something (a form with
+``answerback call``/``list``, a tool whose arguments are asked on a form (an Enum and
+optional ones in ``paint``), and tools that ask a person something (a form with
 choices and limits, a link, a sampling request, a form whose server then dies) for the
 terminal tests. Run over stdio: ``python tests/servers/terminal_server.py``.
 """
@@ -12,12 +13,13 @@ import base64
 import os
 import subprocess
 import sys
+from enum import Enum
 from pathlib import Path
-from typing import Literal
+from typing import Annotated, Literal
 
 import anyio
 import anyio.to_thread
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, BeforeValidator, Field
 
 from answerback.server import Context, MCPServer
 from answerback.types import ImageContent, SamplingMessage, TextContent
@@ -47,6 +49,32 @@ def greet(name: str, times: int = 1) -> str:
 def plan(stops: list[str], budget: dict[str, int] | None = None) -> str:
     """Plan a trip (a list and an object: arguments a form cannot ask)."""
     return " -> ".join(stops) + (f" within {budget}" if budget else "")
+
+
+class Colour(Enum):
+    """A colour of paint."""
+
+    RED = "red"
+    OCHRE = "ochre"
+
+
+def _not_null(value: object) -> object:
+    """Refuses an explicit null, so ``paint``'s result shows ``coats`` was left out."""
+    if value is None:
+        raise ValueError("was sent as null instead of being left out")
+    return value
+
+
+@mcp.tool()
+def paint(
+    colour: Colour,
+    coats: Annotated[int | None, BeforeValidator(_not_null)] = None,
+    rooms: list[str] | None = None,
+) -> str:
+    """Paint the walls (an Enum, an optional number, and an optional list of free text a
+    form cannot ask: a $ref, and anyOf with null twice)."""
+    given = "not given" if coats is None else coats
+    return f"Painted {colour.value}, coats: {given}, rooms: {rooms or 'all'}."
 
 
 @mcp.tool()

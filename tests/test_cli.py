@@ -265,6 +265,94 @@ def test_arguments_the_tool_refuses_are_its_error_exit_1() -> None:
     assert "Invalid arguments for tool 'greet'" in done.stderr
 
 
+@pytest.mark.parametrize("answers", [False, True], ids=["no-answers", "answers-file"])
+@pytest.mark.parametrize(
+    ("tool", "said"),
+    [
+        ("greet", "greet needs the argument name: give it as name=VALUE (or one JSON object)."),
+        ("paint", "paint needs the argument colour: give it as colour=VALUE (or one JSON object)."),
+    ],
+    ids=["greet", "paint"],
+)
+def test_a_tool_given_none_of_the_arguments_it_requires_is_not_called(
+    tool: str, said: str, answers: bool, tmp_path: Path
+) -> None:
+    """With nobody to ask (no terminal, or an answers file), the call went out without
+    them, and the server's refusal ("name: Field required") exited 1 as if the tool had
+    run and failed; now nothing is sent and the command says what to give."""
+    options: list[str] = []
+    if answers:
+        (tmp_path / "answers.json").write_text("[]", encoding="utf-8")
+        options = ["--answers", str(tmp_path / "answers.json")]
+    done = answerback("call", TEAROOM, tool, *options)
+    assert (done.returncode, done.stdout) == (2, "")
+    assert done.stderr.splitlines()[-1] == f"answerback: {said}"
+    assert "Invalid arguments" not in done.stderr
+
+
+def test_every_required_argument_missing_is_named_with_how_to_give_it(tmp_path: Path) -> None:
+    target = script_server(
+        tmp_path,
+        "booking_server.py",
+        "from answerback.server import MCPServer\n"
+        "mcp = MCPServer('booking')\n"
+        "@mcp.tool()\n"
+        "def book(room: str, night: int, guests: int = 1) -> str:\n"
+        "    return f'{room} on {night}'\n"
+        "mcp.run()\n",
+    )
+    done = answerback("call", target, "book")
+    assert done.returncode == 2
+    assert done.stderr.splitlines()[-1] == (
+        "answerback: book needs the arguments room and night: give them as room=VALUE "
+        "night=VALUE (or one JSON object)."
+    )
+
+
+@pytest.mark.anyio
+async def test_many_missing_arguments_are_named_up_to_ten_and_counted() -> None:
+    """A name a shell would split is quoted as it must be typed."""
+    from answerback.cli import _oneshot
+
+    names = ["first name", *(f"a{number}" for number in range(1, 12))]
+    schema: dict[str, Any] = {"type": "object", "properties": {}, "required": names}
+    with pytest.raises(_oneshot.CommandFailed) as failed:
+        await _oneshot._unsupplied(Tool(name="form", input_schema=schema), None)  # pyright: ignore[reportPrivateUsage]
+    assert failed.value.code == 2
+    assert str(failed.value) == (
+        "form needs the arguments first name, a1, a2, a3, a4, a5, a6, a7, a8, a9 and 2 more: "
+        "give them as 'first name=VALUE' a1=VALUE a2=VALUE a3=VALUE a4=VALUE a5=VALUE "
+        "a6=VALUE a7=VALUE a8=VALUE a9=VALUE ... (or one JSON object)."
+    )
+
+
+@pytest.mark.anyio
+async def test_at_a_terminal_missing_arguments_are_asked_and_declining_calls_nothing() -> None:
+    from answerback.cli import _oneshot
+
+    schema = {"type": "object", "properties": {"name": {"type": "string"}}, "required": ["name"]}
+    tool = Tool(name="greet", input_schema=schema)
+    asked: list[str] = []
+
+    async def person(answer: dict[str, Any] | None) -> Any:
+        async def ask(tool: Tool) -> dict[str, Any] | None:
+            asked.append(tool.name)
+            return answer
+
+        return await _oneshot._unsupplied(tool, ask)  # pyright: ignore[reportPrivateUsage]
+
+    assert await person({"name": "Ada"}) == {"name": "Ada"}
+    with pytest.raises(_oneshot.CommandFailed) as failed:
+        await person(None)
+    assert (str(failed.value), failed.value.code) == (
+        "greet was not called: no arguments given.",
+        2,
+    )
+    assert asked == ["greet", "greet"]
+    optional = Tool(name="greet", input_schema={"type": "object", "properties": {}})
+    assert await _oneshot._unsupplied(optional, None) == {}  # pyright: ignore[reportPrivateUsage]
+
+
 def test_a_malformed_reply_exits_4_saying_so_not_that_the_server_refused(tmp_path: Path) -> None:
     target = script_server(
         tmp_path,
@@ -1096,7 +1184,7 @@ async def test_the_arguments_form_shows_a_long_tool_description_cut(
 ) -> None:
     """A megabyte of description above the arguments form is cut, saying how much, and
     the call the person chose goes on (it froze the form before)."""
-    from answerback.cli import _connect
+    from answerback.cli import _ask_arguments, _connect
 
     shown: list[str] = []
 
@@ -1104,7 +1192,7 @@ async def test_the_arguments_form_shows_a_long_tool_description_cut(
         shown.append(message)
         return "decline"
 
-    monkeypatch.setattr(_connect, "ask_form", ask_form)
+    monkeypatch.setattr(_ask_arguments, "ask_form", ask_form)
     session = Session(
         [], Roots([tmp_path]), history=tmp_path / "history", timeout=None, log_level="info"
     )

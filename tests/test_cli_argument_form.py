@@ -16,7 +16,7 @@ from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, TypeAdapter
 from rich.console import Console
 
 from answerback import Client
-from answerback.cli import _connect
+from answerback.cli import _ask_arguments, _connect
 from answerback.cli._argument_form import ArgumentForm, argument_form
 from answerback.cli._connect import Session
 from answerback.cli._targets import Target
@@ -146,14 +146,20 @@ def test_an_optional_argument_loses_its_null_and_its_null_default() -> None:
     assert asked.schema["required"] == ["needed"]
 
 
-def test_an_optional_yes_or_no_without_a_default_is_left_off() -> None:
-    """The terminal's checkbox always answers yes or no: for ``bool | None = None`` it
-    would send false where the person meant to leave the argument out."""
+def test_an_optional_yes_or_no_without_a_default_is_asked_and_may_stay_unanswered() -> None:
+    """``bool | None = None`` is on the form like any optional argument: the form starts
+    it unanswered (it was left off while the terminal's checkbox could only answer yes
+    or no), and an answer without it is a whole answer, so the tool's default applies."""
     asked, form = form_of("optionals")
-    assert asked.left_off == ("shiny",)
+    assert asked.left_off == ()
+    assert asked.schema["properties"]["shiny"] == {"type": "boolean", "title": "Shiny"}
+    assert form["shiny"] == BooleanField(name="shiny", title="Shiny")
     assert form["matte"] == BooleanField(name="matte", title="Matte", default=False)
     assert form["glossy"] == BooleanField(name="glossy", title="Glossy", default=False)
-    assert [field.name for field in form.fields] == ["needed", "count", "note", "matte", "glossy"]
+    names = ["needed", "count", "note", "shiny", "matte", "glossy"]
+    assert [field.name for field in form.fields] == names
+    assert form.check({"needed": "x"}) == {"needed": "x"}
+    assert form.with_defaults({"needed": "x"}) == {"needed": "x", "matte": False, "glossy": False}
 
 
 def test_an_optional_enum_its_own_title_description_and_default_are_kept() -> None:
@@ -315,7 +321,7 @@ async def test_connect_asks_a_form_and_names_the_optional_arguments_it_leaves_of
         asked.append(form)
         return {"size": "2"}
 
-    monkeypatch.setattr(_connect, "ask_form", ask_form)
+    monkeypatch.setattr(_ask_arguments, "ask_form", ask_form)
     session = Session(
         [], Roots([tmp_path]), history=tmp_path / "history", timeout=None, log_level="info"
     )

@@ -226,6 +226,20 @@ def test_arguments_a_form_cannot_ask_are_typed_on_a_line(terminal: Terminal) -> 
     terminal.wait_for(r"The arguments could not be read: No closing quotation\.")
 
 
+def test_ctrl_c_or_ctrl_d_on_the_arguments_line_calls_nothing(terminal: Terminal) -> None:
+    """Ctrl-C there ended the whole session with a traceback, and Ctrl-D said "call
+    failed (EOFError: ); ... a bug in answerback"; both now leave the line as empty."""
+    connect(terminal, TEAROOM)
+    for key in ("C-c", "C-d"):
+        terminal.type("call plan")
+        terminal.wait_for(r"^plan arguments:\s*$", after=r"answerback> call plan")
+        terminal.keys(key)
+        terminal.wait_for(r"^Not called\.$", after=r"plan arguments:")
+    screen = terminal.wait_for(PROMPT, after=r"Not called")
+    assert "Traceback" not in screen
+    assert "a bug in answerback" not in screen
+
+
 def test_a_wrong_value_is_asked_again_then_the_right_one_is_sent(terminal: Terminal) -> None:
     connect(terminal, TEAROOM)
     terminal.type("call order_tea")
@@ -263,6 +277,23 @@ def test_an_enum_and_an_optional_argument_are_asked_on_a_form(terminal: Terminal
     # coats left empty is not sent: the server refuses a null for it
     terminal.wait_for(r"^Painted ochre, coats: not given, rooms: all\.$")
     terminal.wait_gone(FORM_KEYS)
+
+
+def test_an_optional_yes_or_no_may_be_left_unanswered(terminal: Terminal) -> None:
+    """Left unanswered it is not sent (a checkbox sent "no"); Space answers it."""
+    connect(terminal, TEAROOM)
+    terminal.type("call subscribe")
+    screen = terminal.wait_for(FORM_KEYS)
+    asked = "Newsletter  (yes or no)\n  The monthly newsletter\n  ( ) yes  ( ) no  — unanswered"
+    assert asked in screen
+    terminal.keys("C-s")
+    terminal.wait_for(r"^Newsletter: not answered\.$")
+    terminal.type("call subscribe")
+    terminal.wait_for(FORM_KEYS)
+    terminal.keys("Space", "Space")
+    terminal.wait_for(r"\( \) yes  \(•\) no$")
+    terminal.keys("C-s")
+    terminal.wait_for(r"^Newsletter: no\.$")
 
 
 def test_decline_and_cancel(terminal: Terminal) -> None:
@@ -430,6 +461,18 @@ def test_call_at_a_terminal_asks_the_person(terminal: Terminal) -> None:
     terminal.type("3", enter=False)
     terminal.keys("C-s")
     terminal.wait_for(r"^Order: 3 x oolong\.$")
+    terminal.wait_for(r"\[exited 0\]")
+
+
+def test_call_at_a_terminal_asks_a_tools_required_arguments(terminal: Terminal) -> None:
+    """Given none, they were sent as none, and the server's refusal of the call ("name:
+    Field required") exited 1 as if the tool had failed; connect's form asks them."""
+    terminal.start(f"{shlex.quote(sys.executable)} -m answerback call {shlex.quote(TEAROOM)} greet")
+    screen = terminal.wait_for(FORM_KEYS)
+    assert "Greet someone, perhaps more than once." in screen
+    terminal.type("Ada", enter=False)
+    terminal.keys("C-s")
+    terminal.wait_for(r"^Hello, Ada!$")
     terminal.wait_for(r"\[exited 0\]")
 
 

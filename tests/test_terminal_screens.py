@@ -405,6 +405,80 @@ async def test_a_withdrawn_form_closes_and_the_terminal_is_given_back() -> None:
         assert screen.application.future is None
 
 
+SUBSCRIBE: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "terms": {"type": "boolean", "title": "Accept the terms"},
+        "newsletter": {"type": "boolean", "title": "Newsletter"},
+        "reminder": {"type": "boolean", "title": "Send a reminder", "default": True},
+    },
+    "required": ["terms"],
+}
+"""Three yes/no fields: required, optional without a default, optional with one."""
+
+UNANSWERED = "( ) yes  ( ) no  — unanswered"
+
+
+@pytest.mark.parametrize(
+    ("spaces", "shown", "newsletter"),
+    [
+        (0, UNANSWERED, {}),
+        (1, "(•) yes  ( ) no", {"newsletter": True}),
+        (2, "( ) yes  (•) no", {"newsletter": False}),
+        (3, UNANSWERED, {}),
+    ],
+    ids=["unanswered", "yes", "no", "round-to-unanswered"],
+)
+async def test_an_optional_yes_or_no_without_a_default_may_stay_unanswered(
+    spaces: int, shown: str, newsletter: dict[str, bool]
+) -> None:
+    """Space goes round unanswered, yes, no for it, and unanswered it is left out of the
+    answer (a checkbox sent false, which the server took for the person's "no"); the
+    required and the defaulted yes/no keep their checkbox, and Space toggles it."""
+    with terminal():
+        screen = FormScreen(parse_form(SUBSCRIBE), title="Form", message="Stay in touch?")
+        answers: list[object] = []
+
+        async def run() -> None:
+            answers.append(await screen.run())
+
+        async with running(screen.application, run) as driven:
+            first = await driven.shows("Send a reminder")
+            assert "Accept the terms *  (yes or no)\n  [ ] yes\n" in first
+            assert f"Newsletter  (yes or no)\n  {UNANSWERED}\n" in first
+            assert "Send a reminder  (yes or no)\n  [x] yes\n" in first
+            driven.pipe.send_text((" " * spaces + TAB) * 3)  # the last Tab: to Accept
+            focus = driven.app.layout.has_focus
+            await driven.until(lambda: not any(focus(i.container) for i in screen.inputs))
+            now = driven.text
+            terms, reminder = ("[x] yes", "[ ] yes") if spaces % 2 else ("[ ] yes", "[x] yes")
+            assert f"Accept the terms *  (yes or no)\n  {terms}\n" in now
+            assert f"Newsletter  (yes or no)\n  {shown}\n" in now
+            assert f"Send a reminder  (yes or no)\n  {reminder}\n" in now
+            driven.pipe.send_text(CTRL_S)
+    odd = spaces % 2 == 1
+    assert answers == [{"terms": odd, **newsletter, "reminder": not odd}]
+
+
+async def test_a_yes_or_no_answered_last_time_can_be_made_unanswered_again() -> None:
+    previous = {"terms": True, "newsletter": False}
+    with terminal():
+        screen = FormScreen(
+            parse_form(SUBSCRIBE), title="Form", message="Stay in touch?", previous=previous
+        )
+        answers: list[object] = []
+
+        async def run() -> None:
+            answers.append(await screen.run())
+
+        async with running(screen.application, run) as driven:
+            shown = await driven.shows("Send a reminder")
+            assert "Newsletter  (yes or no)\n  ( ) yes  (•) no\n" in shown
+            await driven.type(TAB + " ", then=UNANSWERED)
+            driven.pipe.send_text(CTRL_S)
+    assert answers == [{"terms": True, "reminder": True}]
+
+
 # -- the URL consent card ---------------------------------------------------------------
 
 
@@ -672,6 +746,11 @@ def asking_server() -> MCPServer:
         return f"booked for {result.data.name}" if result.action == "accept" else result.action
 
     @server.tool()
+    async def subscribe(ctx: Context) -> str:
+        result = await ctx.session.elicit_form("Stay in touch?", SUBSCRIBE)
+        return json.dumps({"action": result.action, "content": result.content})
+
+    @server.tool()
     async def sign_in(ctx: Context, url: str) -> str:
         result = await ctx.elicit_url("Sign in to continue", url, "e-1")
         return result.action
@@ -724,6 +803,17 @@ async def test_the_terminal_presenter_answers_a_form_and_says_so() -> None:
         answered = json.loads(await call(presenter, "book"))
     assert answered["action"] == "accept"
     assert answered["content"]["seating"] == "inside"
+    assert out.getvalue() == "library: form accepted\n"
+
+
+async def test_the_terminal_presenter_sends_an_unanswered_yes_or_no_left_out() -> None:
+    """What reaches the server has no value for the optional yes/no left unanswered,
+    and the client's check of the answer (``CheckedForms``) lets it through."""
+    rich, out = console()
+    with terminal() as pipe:
+        pipe.send_text(CTRL_S)
+        answered = json.loads(await call(TerminalPresenter(console=rich), "subscribe"))
+    assert answered == {"action": "accept", "content": {"terms": False, "reminder": True}}
     assert out.getvalue() == "library: form accepted\n"
 
 
@@ -931,6 +1021,28 @@ async def test_line_mode_asks_each_field_and_asks_again_after_a_wrong_value() ->
     assert "  ✗ must be at most 12" in shown
     assert "Seating * (pick one)\n  1) Inside\n  2) Terrace\n> " in shown
     assert "Send this answer? [a]ccept, [d]ecline, [c]ancel (Enter: accept)" in shown
+
+
+@pytest.mark.parametrize("anyio_backend", BOTH)
+@pytest.mark.parametrize(
+    ("typed", "newsletter"),
+    [("", {}), ("yes", {"newsletter": True}), ("n", {"newsletter": False})],
+    ids=["unanswered", "yes", "no"],
+)
+async def test_line_mode_leaves_an_optional_yes_or_no_unanswered_on_enter(
+    typed: str, newsletter: dict[str, bool]
+) -> None:
+    """Enter says so for an optional yes/no without a default: it leaves it out, never
+    "no"; a required one still needs a yes or no, and a defaulted one keeps its default."""
+    out = io.StringIO()
+    presenter = LinePresenter(input=lines("", "y", typed, "", ""), output=out)
+    answered = json.loads(await call(presenter, "subscribe"))
+    content = {"terms": True, **newsletter, "reminder": True}
+    assert answered == {"action": "accept", "content": content}
+    shown = out.getvalue()
+    assert "Accept the terms * (yes or no)\n> \n  ✗ is required\n> y\n" in shown
+    assert f"Newsletter (yes or no; Enter: unanswered)\n> {typed}\n" in shown
+    assert "Send a reminder (yes or no) [yes]\n> \n" in shown
 
 
 @pytest.mark.parametrize("anyio_backend", BOTH)

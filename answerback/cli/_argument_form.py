@@ -24,9 +24,9 @@ named:
 
 Each property is then judged by the form engine itself (``parse_form``), and one it
 refuses is left off the form when optional (``left_off``) or, when required, makes the
-whole form impossible (``unaskable``). An optional yes/no without a yes/no default is
-left off as well: the terminal's checkbox always answers yes or no, and would send
-``false`` where the person meant to leave the argument out. Pure code: no I/O.
+whole form impossible (``unaskable``). An optional yes/no without a default is asked
+like any other optional field: the form starts it unanswered, and left so it is not
+sent. Pure code: no I/O.
 """
 
 from __future__ import annotations
@@ -35,7 +35,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, cast
 
-from answerback.forms import MAX_FIELDS, BooleanField, UnsupportedForm, parse_form
+from answerback.cli._arguments import required_arguments
+from answerback.forms import MAX_FIELDS, UnsupportedForm, parse_form
 
 _LOCAL_REFERENCES = (("#/$defs/", "$defs"), ("#/definitions/", "definitions"))
 _NULL_KEYS = frozenset({"type", "title", "description"})
@@ -60,9 +61,7 @@ class ArgumentForm:
 def argument_form(input_schema: Mapping[str, Any]) -> ArgumentForm:
     """The form for a tool's arguments, from its ``inputSchema`` (see the module)."""
     properties = _as_mapping(input_schema.get("properties")) or {}
-    listed = input_schema.get("required")
-    names = cast(list[object], listed) if isinstance(listed, list) else []
-    required = [name for name in dict.fromkeys(names) if isinstance(name, str)]
+    required = required_arguments(input_schema)
     must = set(required)
     # Over the limit the form is refused as too large whatever is in it: judging each
     # of a hundred thousand properties first would only delay saying so.
@@ -169,14 +168,12 @@ def _is_null(schema: object) -> bool:
 
 
 def _askable(name: str, definition: object, required: bool) -> bool:
-    """Whether the form engine accepts this one field, and the terminal can leave it
-    out when the person gives no answer."""
+    """Whether the form engine accepts this one field."""
     schema: dict[str, Any] = {"type": "object", "properties": {name: definition}}
     if required:
         schema["required"] = [name]
     try:
-        form = parse_form(schema)
+        parse_form(schema)
     except UnsupportedForm:
         return False
-    field = form.fields[0]
-    return required or not isinstance(field, BooleanField) or field.default is not None
+    return True

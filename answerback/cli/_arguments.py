@@ -15,6 +15,7 @@ from __future__ import annotations
 import json
 import math
 import sys
+from collections.abc import Mapping
 from typing import Any, cast
 
 MAX_DEPTH = 100
@@ -62,6 +63,14 @@ def parse_arguments(words: list[str], schema: dict[str, Any] | None) -> dict[str
         if (problem := _uncarried(key) or _uncarried(value)) is not None:
             raise ArgumentsError(f"The argument {key!r} cannot be sent: {problem}.")
     return arguments
+
+
+def required_arguments(schema: Mapping[str, Any] | None) -> tuple[str, ...]:
+    """The arguments a tool's ``inputSchema`` requires, each once, in its order (what is
+    not a name in its ``required`` list ignored)."""
+    listed: object = (schema or {}).get("required")
+    names = cast(list[object], listed) if isinstance(listed, list) else []
+    return tuple(dict.fromkeys(name for name in names if isinstance(name, str)))
 
 
 def _properties(schema: dict[str, Any] | None) -> dict[str, Any]:

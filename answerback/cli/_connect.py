@@ -37,8 +37,8 @@ from prompt_toolkit.patch_stdout import patch_stdout
 from rich.console import Console
 from rich.table import Table
 
-from answerback.cli._argument_form import argument_form
 from answerback.cli._arguments import ArgumentsError, parse_arguments
+from answerback.cli._ask_arguments import ask_arguments
 from answerback.cli._interface import ExitCode, redacted
 from answerback.cli._loop import run_async
 from answerback.cli._model import model_sampler
@@ -54,11 +54,9 @@ from answerback.cli._render import (
 from answerback.cli._reporting import CommandResponder
 from answerback.cli._targets import Target, state_dir
 from answerback.client import Client, Responder
-from answerback.forms import FormSchemaError, UnsupportedForm, parse_form
-from answerback.forms._limits import cut_description
 from answerback.interact import Answer, Broker, Presenter, Question, Roots
 from answerback.interact.sampling import ModelSampler
-from answerback.interact.terminal import TerminalPresenter, ask_form
+from answerback.interact.terminal import TerminalPresenter
 from answerback.types import (
     LoggingLevel,
     LoggingMessageNotificationParams,
@@ -600,60 +598,18 @@ class Session:
         self._background(server, f"call {tool_name}", work)
 
     async def _ask_arguments(self, server: Server, tool: Tool | None) -> dict[str, Any] | None:
-        """A tool's arguments asked with a form built from its ``inputSchema`` (typed on
-        a line when a form cannot ask a required one), when it requires some (otherwise
-        its defaults do); ``None`` if the person declined."""
-        if tool is None or not tool.input_schema.get("required"):
+        """A tool's arguments asked at the terminal when it requires some (see
+        ``ask_arguments``); ``None`` if the person declined."""
+        if tool is None:
             return {}
-        asked = argument_form(tool.input_schema)
-        if asked.unaskable:
-            return await self._type_arguments(tool, f"its {', '.join(sorted(asked.unaskable))}")
-        try:
-            form = parse_form(asked.schema)
-        except (UnsupportedForm, FormSchemaError) as exc:
-            fields = sorted({error.field for error in exc.errors if error.field is not None})
-            return await self._type_arguments(
-                tool, f"its {', '.join(fields)}" if fields else str(exc)
-            )
-        if asked.left_off:
-            them = "it" if len(asked.left_off) == 1 else "them"
-            spec = tool.name if len(self.live_servers()) < 2 else f"{server.name}:{tool.name}"
-            self.say(
-                f"[yellow]The form for {shown(tool.name)} leaves out the optional "
-                f"{shown(', '.join(asked.left_off))}, which a form cannot ask: to give {them}, "
-                f"type call {shown(spec)} name=value ... instead.[/]"
-            )
-        async with self.seat.screen():
-            answer = await ask_form(
-                form,
-                title=tool.title or tool.name,
-                message=cut_description(tool.description or f"Arguments for {tool.name}"),
-                server=server.name,
-            )
-        return None if isinstance(answer, str) else dict(answer)
-
-    async def _type_arguments(self, tool: Tool, why: str) -> dict[str, Any] | None:
-        """A tool's arguments typed on one line, as after ``call TOOL``, for a schema a
-        form cannot show (``why``: the arguments it cannot, or what is wrong with it);
-        ``None`` for an empty line (a person who changed their mind)."""
-        self.say(
-            f"[yellow]A form cannot ask the arguments of {shown(tool.name)} ({shown(why)}): "
-            'type them as name=value ... or one JSON object such as {"name": "Ada"}; an empty '
-            "line does not call it.[/]"
+        spec = tool.name if len(self.live_servers()) < 2 else f"{server.name}:{tool.name}"
+        return await ask_arguments(
+            tool,
+            server=server.name,
+            say=self.say,
+            instead=f"type call {shown(spec)} name=value ... instead",
+            screen=self.seat.screen,
         )
-        async with self.seat.screen():
-            text = await PromptSession[str]().prompt_async(
-                f"{tool.name} arguments: ", handle_sigint=False
-            )
-        if not text.strip():
-            return None
-        try:
-            words = [text] if text.lstrip().startswith("{") else shlex.split(text)
-            return parse_arguments(words, tool.input_schema)
-        except ArgumentsError as error:
-            raise UsageError(str(error)) from None
-        except ValueError as error:  # shlex: a quote left open
-            raise UsageError(f"The arguments could not be read: {error}.") from None
 
     def _progress(
         self, server: str, label: str
@@ -800,8 +756,20 @@ async def call_at_terminal(
         responder = one_shot_responder(
             target, roots, None, err, lambda name: asking_person(broker, name, roots, sampler)
         )
+
+        async def ask(tool: Tool) -> dict[str, Any] | None:
+            return await ask_arguments(
+                tool,
+                server=target.name,
+                say=lambda markup: err.print(markup, soft_wrap=True),
+                instead=(
+                    f"put the arguments after {shown(tool.name)} on the command line "
+                    "(name=value ...) instead"
+                ),
+            )
+
         try:
-            return await call(target, args, responder=responder, out=out, err=err)
+            return await call(target, args, responder=responder, out=out, err=err, ask=ask)
         except Exception as exc:  # out of the broker's task group it would come in a group
             ended = exc  # (a traceback, exit 1) instead of the command's message and code
     assert ended is not None, "the broker ended the call without a word"

@@ -12,8 +12,9 @@ from __future__ import annotations
 import argparse
 import contextlib
 import os
+import shlex
 import sys
-from collections.abc import Callable, Generator
+from collections.abc import Awaitable, Callable, Generator
 from pathlib import Path
 from typing import Any, cast
 
@@ -21,7 +22,7 @@ from rich.console import Console
 from rich.progress import BarColumn, Progress, TaskID, TextColumn
 
 from answerback.cli._answers import AnswersResponder, load_answers
-from answerback.cli._arguments import ArgumentsError, parse_arguments
+from answerback.cli._arguments import ArgumentsError, parse_arguments, required_arguments
 from answerback.cli._interface import ExitCode, redacted
 from answerback.cli._render import log_line, pretty_json, print_listing, result_text
 from answerback.cli._reporting import CommandResponder, ReportedHeadless
@@ -243,6 +244,10 @@ def one_shot_responder(
     return CommandResponder(inner, target.name, roots, show_log)
 
 
+ArgumentsAsker = Callable[[Tool], Awaitable[dict[str, Any] | None]]
+"""Asks a person a tool's arguments (``None``: they declined)."""
+
+
 async def call(
     target: Target,
     args: argparse.Namespace,
@@ -250,14 +255,20 @@ async def call(
     responder: Responder,
     out: Console,
     err: Console,
+    ask: ArgumentsAsker | None = None,
 ) -> ExitCode:
     """Connect, call ``args.tool`` once with the command's arguments and options, print
-    the result; the exit code says how it went."""
+    the result; the exit code says how it went. Given no arguments, a tool that requires
+    some has them asked (``ask``, with a person at the terminal) or is not called."""
     tool: str = args.tool
     try:
         async with make_client(target, responder, args.timeout, args.log_level) as client:
-            schema = await _input_schema(client, tool)
-            arguments = parse_arguments(args.arguments, schema)
+            listed = await _listed_tool(client, tool)
+            if args.arguments or listed is None:
+                schema = listed.input_schema if listed is not None else None
+                arguments = parse_arguments(args.arguments, schema)
+            else:
+                arguments = await _unsupplied(listed, ask)
             with ProgressBar(err) as on_progress:
                 result = await client.call_tool(tool, arguments, progress_callback=on_progress)
     except CommandFailed:
@@ -278,18 +289,55 @@ async def call(
     return ExitCode.TOOL_ERROR if result.is_error else ExitCode.OK
 
 
-async def _input_schema(client: Client, tool: str) -> dict[str, Any] | None:
-    """The tool's ``inputSchema`` (to read ``key=value`` right); ``None`` if the server
-    lists no such tool (the call then says so itself)."""
+async def _listed_tool(client: Client, tool: str) -> Tool | None:
+    """The tool as the server lists it (its ``inputSchema`` says how to read
+    ``key=value``, and which arguments it requires); ``None`` if the server lists no
+    tools (the call then says so itself)."""
     if client.server_capabilities.tools is None:
         return None
-    for listed in await client.list_all_tools():
+    tools = await client.list_all_tools()
+    for listed in tools:
         if listed.name == tool:
-            return listed.input_schema
-    names = ", ".join(sorted(t.name for t in await client.list_all_tools())) or "none"
+            return listed
+    names = ", ".join(sorted(t.name for t in tools)) or "none"
     raise CommandFailed(
         f"{client.server_info.name} has no tool {tool!r} (its tools: {names}).", ExitCode.REFUSED
     )
+
+
+MISSING_NAMED = 10
+"""How many missing arguments the line that names them names, at most."""
+
+
+async def _unsupplied(tool: Tool, ask: ArgumentsAsker | None) -> dict[str, Any]:
+    """The arguments of a tool called with none: ``{}`` when it requires none, else
+    what the person gives (``ask``). Without a person to ask, or when they decline,
+    nothing is sent (the server's refusal would say the tool failed, exit 1): a
+    ``CommandFailed`` (usage) says so, or names the missing arguments and how to give
+    them."""
+    missing = required_arguments(tool.input_schema)
+    if not missing:
+        return {}
+    if ask is not None:
+        asked = await ask(tool)
+        if asked is None:
+            raise CommandFailed(f"{tool.name} was not called: no arguments given.", ExitCode.USAGE)
+        return asked
+    named = list(missing[:MISSING_NAMED])
+    if len(missing) > len(named):
+        named.append(f"{len(missing) - len(named)} more")
+    noun, them = ("argument", "it") if len(missing) == 1 else ("arguments", "them")
+    forms = " ".join(shlex.quote(f"{name}=VALUE") for name in missing[:MISSING_NAMED])
+    raise CommandFailed(
+        f"{tool.name} needs the {noun} {_together(named)}: give {them} as {forms}"
+        f"{' ...' if len(missing) > MISSING_NAMED else ''} (or one JSON object).",
+        ExitCode.USAGE,
+    )
+
+
+def _together(names: list[str]) -> str:
+    """``a``, ``a and b``, ``a, b and c``."""
+    return names[0] if len(names) == 1 else f"{', '.join(names[:-1])} and {names[-1]}"
 
 
 class ProgressBar:

@@ -120,6 +120,21 @@ async def order_tea(ctx: Context, gate: str | None = None, announce: bool = Fals
     return f"No order ({answer.action})."
 
 
+class Subscription(BaseModel):
+    newsletter: bool | None = Field(default=None, description="The monthly newsletter")
+
+
+@mcp.tool()
+async def subscribe(ctx: Context) -> str:
+    """Ask an optional yes/no without a default, which the person may leave unanswered
+    (then it is not in the answer: ``None`` here, never ``False``)."""
+    answer = await ctx.elicit("Stay in touch?", schema=Subscription)
+    if answer.action != "accept":
+        return f"No subscription ({answer.action})."
+    said = {None: "not answered", True: "yes", False: "no"}[answer.data.newsletter]
+    return f"Newsletter: {said}."
+
+
 @mcp.tool()
 async def visit(ctx: Context, url: str) -> str:
     """Ask the person to open ``url``."""

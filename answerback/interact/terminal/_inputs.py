@@ -180,7 +180,13 @@ class ChoiceInput(FieldInput):
 
 
 class CheckboxInput(FieldInput):
-    """A yes/no field as one checkbox: Space toggles it."""
+    """A yes/no field as one checkbox: Space toggles it.
+
+    An optional yes/no without a default may be left unanswered, which a plain checkbox
+    cannot say (it always answers yes or no): such a field (``three_states``) starts
+    unanswered, unless the last answer gave it, and Space goes round unanswered, yes,
+    no. Each state is written out in words, so none is told apart by colour alone.
+    """
 
     def __init__(
         self,
@@ -189,13 +195,16 @@ class CheckboxInput(FieldInput):
         previous: Mapping[str, object] | None,
     ) -> None:
         super().__init__(field, on_change)
-        self.checked = initial_value(field, previous) is True
+        self.three_states = not field.required and field.default is None
+        start = initial_value(field, previous)
+        self.value: bool | None = start if isinstance(start, bool) else None
+        if not self.three_states:
+            self.value = self.value is True
         bindings = KeyBindings()
 
         @bindings.add(" ")
         def _toggle(event: KeyPressEvent) -> None:
-            self.checked = not self.checked
-            self._changed()
+            self.toggle()
 
         self.window = Window(
             FormattedTextControl(
@@ -208,12 +217,26 @@ class CheckboxInput(FieldInput):
     def container(self) -> AnyContainer:
         return self.window
 
+    def toggle(self) -> None:
+        """Yes to no and back; for a ``three_states`` field, unanswered to yes to no and round."""
+        if self.three_states:
+            self.value = True if self.value is None else (False if self.value else None)
+        else:
+            self.value = not self.value
+        self._changed()
+
     def read(self) -> Reading:
-        return _checked(self.field, self.checked)
+        return _checked(self.field, self.value)
 
     def _fragments(self) -> StyleAndTextTuples:
         focused = get_app().layout.has_focus(self.window)
-        mark = "[x] yes" if self.checked else "[ ] yes"
+        if not self.three_states:
+            mark = "[x] yes" if self.value else "[ ] yes"
+        else:
+            yes, no = ("•" if self.value is True else " "), ("•" if self.value is False else " ")
+            mark = f"({yes}) yes  ({no}) no"
+            if self.value is None:
+                mark += "  — unanswered"
         return [("class:cursor" if focused else "", f"  {mark}")]
 
 

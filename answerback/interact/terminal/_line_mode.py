@@ -32,6 +32,7 @@ from rich.text import Text
 from answerback._options import callable_or_none
 from answerback.forms import (
     AnswerError,
+    BooleanField,
     Form,
     FormField,
     FormValue,
@@ -250,7 +251,10 @@ class LinePresenter:
     ) -> FormValue | None:
         """One field, asked until what is typed fits it (blank keeps the value shown)."""
         start = answer.get(field.name, initial_value(field, previous))
-        line = clean(field.label) + (" *" if field.required else "") + f" ({field_hint(field)})"
+        hint = field_hint(field)
+        if isinstance(field, BooleanField) and not field.required and start is None:
+            hint += "; Enter: unanswered"  # blank is no answer, not "no"
+        line = clean(field.label) + (" *" if field.required else "") + f" ({hint})"
         if field.description:
             line += f": {clean(field.description)}"
         if start is not None and start != []:

@@ -1,0 +1,110 @@
+"""Asking a person a tool's arguments at the terminal: ``call TOOL`` in ``answerback
+connect``, and ``answerback call TARGET TOOL`` run at a terminal, both given none.
+
+A tool that requires arguments gets a form built from its ``inputSchema``
+(``argument_form``), after a note naming the optional arguments the form leaves off;
+when a form cannot ask a required one, the person types the arguments on one line, as
+on the command line. Declining the form, or leaving the line empty, calls nothing.
+The two commands differ only in where the notes go, how the screen is taken from what
+else uses the terminal, and what the left-off note tells the person to do instead.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import shlex
+from collections.abc import AsyncGenerator, Callable
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
+from typing import Any
+
+from prompt_toolkit import PromptSession
+
+from answerback.cli._argument_form import argument_form
+from answerback.cli._arguments import ArgumentsError, parse_arguments, required_arguments
+from answerback.cli._render import shown
+from answerback.forms import FormSchemaError, UnsupportedForm, parse_form
+from answerback.forms._limits import cut_description
+from answerback.interact.terminal import ask_form
+from answerback.types import Tool
+
+
+@asynccontextmanager
+async def whole_terminal() -> AsyncGenerator[None]:
+    """The screen of a command that has the terminal to itself."""
+    yield
+
+
+async def ask_arguments(
+    tool: Tool,
+    *,
+    server: str,
+    say: Callable[[str], None],
+    instead: str,
+    screen: Callable[[], AbstractAsyncContextManager[None]] = whole_terminal,
+) -> dict[str, Any] | None:
+    """A tool's arguments asked with a form built from its ``inputSchema`` (typed on a
+    line when a form cannot ask a required one), when it requires some (otherwise its
+    defaults do: ``{}``); ``None`` if the person declined.
+
+    ``server`` names the asking server on the form; ``say`` shows a note (rich markup);
+    ``instead`` ends the note on the optional arguments left off the form, saying how to
+    give them ("type call TOOL name=value ... instead"); ``screen`` takes the terminal
+    for as long as the person answers. ``ArgumentsError`` for a typed line that cannot
+    be read."""
+    if not required_arguments(tool.input_schema):
+        return {}
+    asked = argument_form(tool.input_schema)
+    if asked.unaskable:
+        why = f"its {', '.join(sorted(asked.unaskable))}"
+        return await _type_arguments(tool, why, say=say, screen=screen)
+    try:
+        form = parse_form(asked.schema)
+    except (UnsupportedForm, FormSchemaError) as exc:
+        fields = sorted({error.field for error in exc.errors if error.field is not None})
+        why = f"its {', '.join(fields)}" if fields else str(exc)
+        return await _type_arguments(tool, why, say=say, screen=screen)
+    if asked.left_off:
+        them = "it" if len(asked.left_off) == 1 else "them"
+        say(
+            f"[yellow]The form for {shown(tool.name)} leaves out the optional "
+            f"{shown(', '.join(asked.left_off))}, which a form cannot ask: to give {them}, "
+            f"{instead}.[/]"
+        )
+    async with screen():
+        answer = await ask_form(
+            form,
+            title=tool.title or tool.name,
+            message=cut_description(tool.description or f"Arguments for {tool.name}"),
+            server=server,
+        )
+    return None if isinstance(answer, str) else dict(answer)
+
+
+async def _type_arguments(
+    tool: Tool,
+    why: str,
+    *,
+    say: Callable[[str], None],
+    screen: Callable[[], AbstractAsyncContextManager[None]],
+) -> dict[str, Any] | None:
+    """A tool's arguments typed on one line, as on the command line, for a schema a form
+    cannot show (``why``: the arguments it cannot, or what is wrong with it); ``None``
+    for an empty line, Ctrl-D or Ctrl-C (a person who changed their mind)."""
+    say(
+        f"[yellow]A form cannot ask the arguments of {shown(tool.name)} ({shown(why)}): "
+        'type them as name=value ... or one JSON object such as {"name": "Ada"}; an empty '
+        "line does not call it.[/]"
+    )
+    text = ""
+    async with screen():
+        with contextlib.suppress(EOFError, KeyboardInterrupt):
+            text = await PromptSession[str]().prompt_async(
+                f"{tool.name} arguments: ", handle_sigint=False
+            )
+    if not text.strip():
+        return None
+    try:
+        words = [text] if text.lstrip().startswith("{") else shlex.split(text)
+    except ValueError as error:  # shlex: a quote left open
+        raise ArgumentsError(f"The arguments could not be read: {error}.") from None
+    return parse_arguments(words, tool.input_schema)

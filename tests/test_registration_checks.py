@@ -115,6 +115,69 @@ async def test_an_optional_context_is_passed_and_plain_parameters_take_any_value
     assert content.text == "[1, 'two'] with context: True"
 
 
+class Kettle:
+    """A class of the server's own, with no JSON Schema."""
+
+    def __str__(self) -> str:
+        return "a kettle, boiling"
+
+
+@pytest.mark.parametrize("mode", ["legacy", "2026-07-28"])
+async def test_a_return_type_json_cannot_describe_is_sent_as_text(mode: str) -> None:
+    """``structured_output`` is "whenever the return annotation allows it": a class of
+    the server's own does not, so the tool is registered without an output schema and
+    its value goes out as text (registering it raised pydantic's schema error)."""
+    mcp = MCPServer("checks")
+
+    @mcp.tool()
+    def boil() -> Kettle:
+        return Kettle()
+
+    async with Client(mcp, mode=mode) as client:
+        [tool] = await client.list_all_tools()
+        result = await client.call_tool("boil")
+    assert tool.output_schema is None
+    assert result.content == [TextContent(text="a kettle, boiling")]
+    assert result.structured_content is None
+
+
+def test_structured_output_asked_of_a_type_json_cannot_describe_is_refused() -> None:
+    mcp = MCPServer("checks")
+
+    def boil() -> Kettle:
+        return Kettle()
+
+    with pytest.raises(TypeError) as caught:
+        mcp.tool(structured_output=True)(boil)
+    assert str(caught.value) == (
+        "tool 'boil': its return annotation Kettle has no JSON Schema; return a JSON type, "
+        "a pydantic model, a dataclass or a TypedDict (typing_extensions.TypedDict before "
+        "Python 3.12)"
+    )
+    assert caught.value.__cause__ is None
+    assert mcp.capabilities.tools is None, "nothing was registered"
+
+
+def test_parameters_a_client_cannot_send_are_named_when_registered() -> None:
+    """pydantic's own error names one type and says to change a model's config, which a
+    tool's author has no model to change: every such parameter is named instead."""
+    mcp = MCPServer("checks")
+
+    def brew(cups: int, kettle: Kettle, when_done: Callable[[int], int]) -> str:
+        return ""
+
+    with pytest.raises(TypeError) as caught:
+        mcp.tool()(brew)
+    assert str(caught.value) == (
+        "tool 'brew': a client cannot send kettle (Kettle), when_done "
+        "(collections.abc.Callable[[int], int]) as JSON; annotate each with a JSON "
+        "type, a pydantic model, a dataclass or a TypedDict (typing_extensions.TypedDict "
+        "before Python 3.12)"
+    )
+    assert "arbitrary_types_allowed" not in str(caught.value)
+    assert caught.value.__cause__ is None
+
+
 # -- the arguments of the decorators ---------------------------------------------------
 #
 # Registration runs when the server's module is imported: a wrong argument is the tool

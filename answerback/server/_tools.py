@@ -89,34 +89,20 @@ class RegisteredTool:
         signature = read_signature(function, context_type)
         fields: dict[str, Any] = dict(signature.parameters)
         context_parameter = signature.context_parameter
-        arguments_model = pydantic.create_model(  # type: ignore[call-overload]
-            f"{function.__name__}Arguments",
-            __config__=pydantic.ConfigDict(extra="ignore"),
-            **fields,
-        )
-        advertised_schema = input_schema or _clean_schema(arguments_model.model_json_schema())
+        try:
+            arguments_model = pydantic.create_model(  # type: ignore[call-overload]
+                f"{function.__name__}Arguments",
+                __config__=pydantic.ConfigDict(extra="ignore"),
+                **fields,
+            )
+            advertised_schema = input_schema or _clean_schema(arguments_model.model_json_schema())
+        except pydantic.PydanticUserError as exc:
+            raise _unreadable_parameters(function, signature.parameters, exc) from None
 
         returns = _output_annotation(signature.returns)
-        output_schema: dict[str, Any] | None = None
-        output_adapter: TypeAdapter[Any] | None = None
-        wraps_result = False
-        if (
-            structured_output is not False
-            and not _is_content(returns)
-            and returns not in _NO_RETURN
-        ):
-            output_adapter = TypeAdapter(returns)
-            schema = _unreferenced_root(output_adapter.json_schema())
-            if schema.get("type") == "object" and not _is_plain_dict(returns):
-                output_schema = _clean_schema(schema)
-            else:
-                wraps_result = True
-                output_schema = _wrapped_schema(_clean_schema(schema))
-        elif structured_output:
-            raise TypeError(
-                f"tool {function.__name__!r}: structured_output=True needs a return annotation "
-                "that is not content blocks"
-            )
+        output_adapter, output_schema, wraps_result = _described_output(
+            function.__name__, returns, structured_output
+        )
         definition = Tool(
             name=name or function.__name__,
             title=title,
@@ -364,6 +350,83 @@ def _is_content_value(value: Any) -> bool:
 
 def _is_plain_dict(annotation: object) -> bool:
     return annotation is dict or getattr(annotation, "__origin__", None) is dict
+
+
+def _described_output(
+    tool: str, returns: Any, structured_output: bool | None
+) -> tuple[TypeAdapter[Any] | None, dict[str, Any] | None, bool]:
+    """The adapter and output schema of a tool's return annotation, and whether values
+    are wrapped as ``{"result": value}``: none for content blocks, no return,
+    ``structured_output=False``, or (unless ``structured_output=True`` asks for one) a
+    type JSON Schema cannot describe, whose values are then sent as text."""
+    if structured_output is False:
+        return None, None, False
+    if _is_content(returns) or returns in _NO_RETURN:
+        if structured_output:
+            raise TypeError(
+                f"tool {tool!r}: structured_output=True needs a return annotation that is "
+                "not content blocks"
+            )
+        return None, None, False
+    try:
+        adapter: TypeAdapter[Any] = TypeAdapter(returns)
+        schema = _unreferenced_root(adapter.json_schema())
+    except pydantic.PydanticUserError as exc:
+        if structured_output or not _undescribable(exc):
+            advice = "" if structured_output else ", or pass structured_output=False"
+            raise TypeError(
+                f"tool {tool!r}: its return annotation {_type_name(returns)} has no JSON "
+                f"Schema{_pydantic_reason(exc)}; return {_DESCRIBABLE}{advice}"
+            ) from None
+        return None, None, False
+    if schema.get("type") == "object" and not _is_plain_dict(returns):
+        return adapter, _clean_schema(schema), False
+    return adapter, _wrapped_schema(_clean_schema(schema)), True
+
+
+_DESCRIBABLE = (
+    "a JSON type, a pydantic model, a dataclass or a TypedDict "
+    "(typing_extensions.TypedDict before Python 3.12)"
+)
+"""What a tool's parameters and structured results may be: what JSON Schema describes."""
+
+
+def _undescribable(exc: pydantic.PydanticUserError) -> bool:
+    """Whether pydantic refused a type for having no schema at all (a plain class of the
+    user's own), rather than for a mistake in how it is written."""
+    return isinstance(
+        exc, pydantic.PydanticSchemaGenerationError | pydantic.PydanticInvalidForJsonSchema
+    )
+
+
+def _pydantic_reason(exc: pydantic.PydanticUserError) -> str:
+    """pydantic's reason, where it helps: not for a type with no schema, where it says to
+    change a model's config, and a tool's author has no model to change."""
+    return "" if _undescribable(exc) else f" ({str(exc).strip().splitlines()[0]})"
+
+
+def _type_name(annotation: Any) -> str:
+    return annotation.__qualname__ if isinstance(annotation, type) else repr(annotation)
+
+
+def _unreadable_parameters(
+    function: Callable[..., Any],
+    parameters: dict[str, tuple[Any, Any]],
+    exc: pydantic.PydanticUserError,
+) -> TypeError:
+    """The error for a tool whose parameters pydantic cannot read from JSON, naming each
+    parameter that fails alone."""
+    unreadable: list[str] = []
+    for name, (annotation, _) in parameters.items():
+        try:
+            TypeAdapter(annotation).json_schema()
+        except pydantic.PydanticUserError:
+            unreadable.append(f"{name} ({_type_name(annotation)})")
+    which = ", ".join(unreadable) or "its parameters"
+    return TypeError(
+        f"tool {function.__name__!r}: a client cannot send {which} as JSON"
+        f"{_pydantic_reason(exc)}; annotate each with {_DESCRIBABLE}"
+    )
 
 
 def _unreferenced_root(schema: dict[str, Any]) -> dict[str, Any]:

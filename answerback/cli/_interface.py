@@ -100,7 +100,13 @@ def build_parser() -> argparse.ArgumentParser:
     one = commands.add_parser("call", help="call one tool and print its result")
     one.add_argument("target", metavar="TARGET")
     one.add_argument("tool", metavar="TOOL")
-    one.add_argument("arguments", nargs="*", metavar="ARG", help="key=value ... or one JSON object")
+    one.add_argument(
+        "arguments",
+        nargs="*",
+        metavar="ARG",
+        help="key=value ... or one JSON object (none given: a tool's required ones are "
+        "asked at a terminal)",
+    )
     targets_options(one)
     one.add_argument("--json", action="store_true", help="print the raw result as JSON")
     one.add_argument("--answers", metavar="FILE", help="answer the server's questions from FILE")

@@ -17,6 +17,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Annotated, Any, Union, get_args, get_origin, get_type_hints
 
+import pydantic
 from pydantic import TypeAdapter
 
 _CONTEXT_NAMES = ("ctx", "context")
@@ -112,6 +113,23 @@ def _foreign_context(annotation: Any, context_type: type) -> str | None:
 def _unannotated(annotation: Any) -> Any:
     """``T`` from ``Annotated[T, ...]``; anything else unchanged."""
     return get_args(annotation)[0] if get_origin(annotation) is Annotated else annotation
+
+
+def unreadable_parameters(parameters: dict[str, tuple[Any, Any]]) -> list[str]:
+    """Each of ``parameters`` whose annotation pydantic cannot read a value of (a plain
+    class of the user's own, a callable), as ``name (Type)``, for a registration error."""
+    unreadable: list[str] = []
+    for name, (annotation, _) in parameters.items():
+        try:
+            TypeAdapter[Any](annotation).json_schema()
+        except pydantic.PydanticUserError:
+            unreadable.append(f"{name} ({type_name(annotation)})")
+    return unreadable
+
+
+def type_name(annotation: Any) -> str:
+    """An annotation as an error shows it: a class by its name, anything else as written."""
+    return annotation.__qualname__ if isinstance(annotation, type) else repr(annotation)
 
 
 async def call(function: Callable[..., Any], kwargs: dict[str, Any]) -> Any:

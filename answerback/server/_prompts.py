@@ -4,16 +4,29 @@ A function registered with ``@mcp.prompt()`` receives the arguments and returns 
 messages: a ``str`` is one user message; ``PromptMessage`` objects, content blocks
 (text, images, embedded resources) and strings may be mixed in a list; a
 ``GetPromptResult`` passes through.
+
+Arguments are strings on the wire; each is converted to its parameter's annotation,
+as pydantic reads text (``"3"`` for an ``int``, ``"false"`` for a ``bool``, an ``Enum``
+by its value), and one that needs a structure (a model, a list, a dict) is read from
+JSON text. A value that does not convert is the client's mistake, -32602 naming the
+argument: the function never receives the raw text in place of the type it declared.
+A parameter no text can become (a plain class of the author's own, a callable) is
+refused when the prompt is registered.
 """
 
 from __future__ import annotations
 
+import contextlib
 import inspect
+import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, cast
 
-from answerback.server._functions import Signature, call, read_signature
+import pydantic
+from pydantic import BaseModel
+
+from answerback.server._functions import Signature, call, read_signature, unreadable_parameters
 from answerback.types import (
     AudioContent,
     EmbeddedResource,
@@ -29,6 +42,7 @@ from answerback.types import (
 )
 
 _BLOCKS = (TextContent, ImageContent, AudioContent, EmbeddedResource, ResourceLink)
+_RETURNS = "return str, PromptMessage, content blocks, a list of these, or GetPromptResult"
 
 
 @dataclass(slots=True)
@@ -36,6 +50,8 @@ class RegisteredPrompt:
     definition: Prompt
     function: Callable[..., Any]
     signature: Signature
+    arguments_model: type[BaseModel]
+    """Converts the string arguments to the parameters' types (built once)."""
 
     @classmethod
     def from_function(
@@ -48,53 +64,110 @@ class RegisteredPrompt:
         context_type: type,
     ) -> RegisteredPrompt:
         signature = read_signature(function, context_type)
+        prompt_name = name or function.__name__
+        arguments_model = _arguments_model(prompt_name, function, signature)
         arguments = [
-            PromptArgument(name=arg, required=default is ...)
-            for arg, (_, default) in signature.parameters.items()
+            PromptArgument(name=arg, description=field.description, required=field.is_required())
+            for arg, field in arguments_model.model_fields.items()
         ]
         definition = Prompt(
-            name=name or function.__name__,
+            name=prompt_name,
             title=title,
             description=description if description is not None else inspect.getdoc(function),
             arguments=arguments or None,
         )
-        return cls(definition, function, signature)
+        return cls(definition, function, signature, arguments_model)
 
     async def render(
         self, arguments: dict[str, str], context: Any
     ) -> GetPromptResult | InputRequiredResult:
+        fields = self.arguments_model.model_fields
         missing = [
-            arg
-            for arg, (_, default) in self.signature.parameters.items()
-            if default is ... and arg not in arguments
+            arg for arg, field in fields.items() if field.is_required() and arg not in arguments
         ]
         if missing:
             raise InvalidParamsError(
                 f"Prompt {self.definition.name!r} needs the argument(s) {missing}."
             )
-        kwargs: dict[str, Any] = {
-            arg: arguments[arg] for arg in self.signature.parameters if arg in arguments
-        }
+        kwargs = self._converted({arg: arguments[arg] for arg in fields if arg in arguments})
         if self.signature.context_parameter is not None:
             kwargs[self.signature.context_parameter] = context
         value = await call(self.function, kwargs)
         if isinstance(value, GetPromptResult | InputRequiredResult):
             return value
-        items = cast(Sequence[Any], value) if isinstance(value, list | tuple) else [value]
-        return GetPromptResult(
-            description=self.definition.description,
-            messages=[_message(item) for item in items],
+        if isinstance(value, list | tuple):
+            items = cast(Sequence[Any], value)
+            messages = [
+                _message(self.definition.name, item, index) for index, item in enumerate(items)
+            ]
+        else:
+            messages = [_message(self.definition.name, value, None)]
+        return GetPromptResult(description=self.definition.description, messages=messages)
+
+    def _converted(self, given: dict[str, str]) -> dict[str, Any]:
+        """The arguments as the parameters' types (defaults filled in), or -32602 naming
+        each that does not convert. An argument that fails as text and looks like JSON
+        (``{...}``, ``[...]``) is tried again as the JSON value it holds."""
+        try:
+            parsed = self.arguments_model.model_validate(given)
+        except pydantic.ValidationError as exc:
+            retry: dict[str, Any] = dict(given)
+            for error in exc.errors(include_url=False):
+                arg = error["loc"][0] if error["loc"] else None
+                text = given.get(arg) if isinstance(arg, str) else None
+                if text is not None and text.lstrip()[:1] in ("{", "["):
+                    with contextlib.suppress(ValueError):
+                        retry[cast(str, arg)] = json.loads(text)
+            if retry == given:
+                raise self._invalid(exc, given) from None
+            try:
+                parsed = self.arguments_model.model_validate(retry)
+            except pydantic.ValidationError as again:
+                raise self._invalid(again, given) from None
+        return dict(vars(parsed))
+
+    def _invalid(self, exc: pydantic.ValidationError, given: dict[str, str]) -> InvalidParamsError:
+        problems: list[str] = []
+        for error in exc.errors(include_url=False):
+            arg, *inside = error["loc"] or ("?",)
+            text = repr(given.get(str(arg)))
+            shown = text if len(text) <= 40 else text[:37] + "..."
+            where = f" (at {'.'.join(map(str, inside))})" if inside else ""
+            problems.append(f"{arg!r} = {shown}{where}: {error['msg']}")
+        return InvalidParamsError(
+            f"Invalid params: prompt {self.definition.name!r} cannot use the argument "
+            f"{'; '.join(problems)}."
         )
 
 
-def _message(item: Any) -> PromptMessage:
+def _arguments_model(
+    prompt: str, function: Callable[..., Any], signature: Signature
+) -> type[BaseModel]:
+    """The model converting the prompt's arguments, or ``TypeError`` naming each
+    parameter no text could become."""
+    unreadable = unreadable_parameters(signature.parameters)
+    if unreadable:
+        raise TypeError(
+            f"prompt {prompt!r}: a client cannot send {', '.join(unreadable)} as a prompt "
+            "argument, which is a string; annotate each with str, or a type read from "
+            "text (int, float, bool, an Enum, a Literal, a pydantic model or a list read "
+            "from JSON text)"
+        )
+    fields: dict[str, Any] = dict(signature.parameters)
+    return pydantic.create_model(  # type: ignore[call-overload, no-any-return]
+        f"{function.__name__}Arguments",
+        __config__=pydantic.ConfigDict(extra="ignore"),
+        **fields,
+    )
+
+
+def _message(prompt: str, item: Any, index: int | None) -> PromptMessage:
     if isinstance(item, PromptMessage):
         return item
     if isinstance(item, str):
         return PromptMessage(role="user", content=TextContent(text=item))
     if isinstance(item, _BLOCKS):
         return PromptMessage(role="user", content=item)
-    raise TypeError(
-        f"a prompt function returned a {type(item).__name__}; return str, PromptMessage, "
-        "content blocks, a list of these, or GetPromptResult"
-    )
+    what = "None" if item is None else type(item).__name__
+    returned = what if index is None else f"a list whose item {index} is {what}"
+    raise TypeError(f"prompt {prompt!r} returned {returned}; {_RETURNS}")

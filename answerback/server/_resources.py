@@ -13,12 +13,20 @@ import json
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
+from urllib.parse import unquote
 
 import pydantic
+import pydantic_core
 from pydantic import TypeAdapter
 
-from answerback.server._functions import ANY_VALUE, Signature, call, read_signature
+from answerback.server._functions import (
+    ANY_VALUE,
+    Signature,
+    call,
+    read_signature,
+    unreadable_parameters,
+)
 from answerback.types import (
     BlobResourceContents,
     InputRequiredResult,
@@ -100,10 +108,20 @@ class RegisteredResource:
                 f"resource template {uri!r}: placeholders {placeholders} must be exactly "
                 f"the function's parameters {list(signature.parameters)}"
             )
-        parsers = {
-            parameter: TypeAdapter[Any](annotation)
-            for parameter, (annotation, _) in signature.parameters.items()
-        }
+        try:
+            parsers = {
+                parameter: TypeAdapter[Any](annotation)
+                for parameter, (annotation, _) in signature.parameters.items()
+            }
+            for parser in parsers.values():
+                parser.json_schema()
+        except pydantic.PydanticUserError:
+            which = ", ".join(unreadable_parameters(signature.parameters))
+            raise TypeError(
+                f"resource template {uri!r}: no URI text can become {which}; annotate "
+                "each with str, or a type read from text (int, float, bool, an Enum, a "
+                "Literal)"
+            ) from None
         return cls(
             ResourceTemplate(uri_template=uri, **common),
             function,
@@ -119,7 +137,9 @@ class RegisteredResource:
                 {} if isinstance(self.definition, Resource) and self.definition.uri == uri else None
             )
         found = self.pattern.fullmatch(uri)
-        return found.groupdict() if found else None
+        if found is None:
+            return None
+        return {name: unquote(value) for name, value in found.groupdict().items()}
 
     async def read(
         self, uri: str, arguments: dict[str, str], context: Any
@@ -164,7 +184,15 @@ def to_contents(uri: str, value: Any, mime_type: str | None) -> list[ResourceCon
         ]
     if isinstance(value, str):
         return [TextResourceContents(uri=uri, mime_type=mime_type or "text/plain", text=value)]
-    text = json.dumps(ANY_VALUE.dump_python(value, mode="json"), ensure_ascii=False)
+    try:
+        text = json.dumps(ANY_VALUE.dump_python(value, mode="json"), ensure_ascii=False)
+    except (TypeError, ValueError, pydantic_core.PydanticSerializationError):
+        kind = type(cast(object, value)).__name__
+        raise TypeError(
+            f"resource {uri!r} returned {kind}, which JSON cannot hold; return str, bytes, "
+            "JSON data (a dict, a list, a pydantic model...), or "
+            "TextResourceContents / BlobResourceContents"
+        ) from None
     return [TextResourceContents(uri=uri, mime_type=mime_type or "application/json", text=text)]
 
 

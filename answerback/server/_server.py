@@ -254,8 +254,10 @@ class MCPServer:
         """Register a function producing a resource's contents.
 
         ``uri`` is fixed (``"config://app"``) or a template whose ``{placeholders}`` are
-        the function's parameters (``"users://{user_id}/profile"``). An argument of the
-        wrong type raises ``TypeError`` here, and a ``uri`` with no scheme, or a broken
+        the function's parameters (``"users://{user_id}/profile"``), filled percent-decoded
+        and converted to their annotations; a parameter no URI text can become (a class
+        of your own) raises ``TypeError`` here. An argument of the wrong type raises
+        ``TypeError`` here, and a ``uri`` with no scheme, or a broken
         placeholder, ``ValueError``; so does decorating anything but a function (a class
         too). A ``uri`` already registered raises ``ValueError``, and so does a template
         matching the same URIs as one registered (``users://{id}/profile``): to replace
@@ -299,7 +301,10 @@ class MCPServer:
     def prompt(
         self, name: str | None = None, *, title: str | None = None, description: str | None = None
     ) -> Callable[[FunctionT], FunctionT]:
-        """Register a function as a prompt; its parameters are the prompt's arguments.
+        """Register a function as a prompt; its parameters are the prompt's arguments,
+        converted from the strings clients send to their annotations (a value that does
+        not convert is refused with -32602; a parameter no text can become, such as a
+        class of your own, raises ``TypeError`` here).
 
         An argument of the wrong type raises ``TypeError`` here, an empty name
         ``ValueError``; so does decorating anything but a function (a class too), or

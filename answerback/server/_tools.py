@@ -33,7 +33,13 @@ from pydantic import BaseModel, TypeAdapter
 from answerback.forms._json_schema import SchemaCheck, compile_schema, cut
 from answerback.jsonrpc import JSONObject
 from answerback.jsonrpc._endpoint import new_error_reference, redacted_message
-from answerback.server._functions import ANY_VALUE, call, read_signature
+from answerback.server._functions import (
+    ANY_VALUE,
+    call,
+    read_signature,
+    type_name,
+    unreadable_parameters,
+)
 from answerback.server._roots_guard import PathOutsideRootsError
 from answerback.types import (
     AudioContent,
@@ -375,7 +381,7 @@ def _described_output(
         if structured_output or not _undescribable(exc):
             advice = "" if structured_output else ", or pass structured_output=False"
             raise TypeError(
-                f"tool {tool!r}: its return annotation {_type_name(returns)} has no JSON "
+                f"tool {tool!r}: its return annotation {type_name(returns)} has no JSON "
                 f"Schema{_pydantic_reason(exc)}; return {_DESCRIBABLE}{advice}"
             ) from None
         return None, None, False
@@ -405,10 +411,6 @@ def _pydantic_reason(exc: pydantic.PydanticUserError) -> str:
     return "" if _undescribable(exc) else f" ({str(exc).strip().splitlines()[0]})"
 
 
-def _type_name(annotation: Any) -> str:
-    return annotation.__qualname__ if isinstance(annotation, type) else repr(annotation)
-
-
 def _unreadable_parameters(
     function: Callable[..., Any],
     parameters: dict[str, tuple[Any, Any]],
@@ -416,13 +418,7 @@ def _unreadable_parameters(
 ) -> TypeError:
     """The error for a tool whose parameters pydantic cannot read from JSON, naming each
     parameter that fails alone."""
-    unreadable: list[str] = []
-    for name, (annotation, _) in parameters.items():
-        try:
-            TypeAdapter(annotation).json_schema()
-        except pydantic.PydanticUserError:
-            unreadable.append(f"{name} ({_type_name(annotation)})")
-    which = ", ".join(unreadable) or "its parameters"
+    which = ", ".join(unreadable_parameters(parameters)) or "its parameters"
     return TypeError(
         f"tool {function.__name__!r}: a client cannot send {which} as JSON"
         f"{_pydantic_reason(exc)}; annotate each with {_DESCRIBABLE}"

@@ -467,6 +467,7 @@ PUBLIC_API: dict[str, list[str]] = {
         "URLElicitationRequiredErrorData",
         "URL_ELICITATION_REQUIRED",
         "USER_REJECTED",
+        "UnknownContent",
         "UnsubscribeRequest",
         "UnsubscribeRequestParams",
         "UnsupportedProtocolVersionError",

@@ -24,6 +24,7 @@ from answerback.types import (
     RequestTimeoutError,
     ServerCapabilities,
     SetLevelRequestParams,
+    UnsupportedProtocolVersionError,
 )
 from answerback.types._errors import (
     BUSY,
@@ -38,6 +39,7 @@ from answerback.types._versions import (
     LEGACY_VERSIONS,
     MODERN_VERSIONS,
     SUPPORTED_VERSIONS,
+    is_modern,
 )
 
 if TYPE_CHECKING:
@@ -123,13 +125,7 @@ class Negotiation:
                     return await self._discover(shared[0], probing=False, retried=True)
                 if probing and any(v in LEGACY_VERSIONS for v in supported):
                     return False
-                raise MCPError(
-                    exc.code,
-                    f"The server supports protocol versions {supported}; answerback speaks "
-                    f"{list(SUPPORTED_VERSIONS)} and none is shared in the requested mode "
-                    f"{self.mode!r}.",
-                    exc.data,
-                ) from exc
+                raise MCPError(exc.code, self._none_shared(supported), exc.data) from exc
             if exc.code in _MODERN_ERRORS or exc.code == BUSY:
                 raise  # a server that says it is busy has understood the request
             if probing:
@@ -138,6 +134,20 @@ class Negotiation:
                 raise
             raise _handshake_only(version, exc) from exc
         result = session.parse_result("server/discover", raw, DiscoverResult)
+        supported = result.supported_versions
+        if supported and version not in supported:
+            # It answered, yet lists only other versions (a newer server's, say): speak
+            # one it lists, fall back to the handshake, or say now that none is shared,
+            # rather than connect and have every request refused.
+            session.modern_version = None
+            shared = [v for v in MODERN_VERSIONS if v in supported]
+            if shared and not retried:
+                return await self._discover(shared[0], probing=False, retried=True)
+            if probing and any(v in LEGACY_VERSIONS for v in supported):
+                return False
+            raise UnsupportedProtocolVersionError(
+                self._none_shared(supported), {"supported": supported, "requested": version}
+            )
         try:
             server_info = result.server_info
         except ValueError:
@@ -175,7 +185,8 @@ class Negotiation:
             raise MCPError(
                 INVALID_REQUEST,
                 f"The server chose protocol version {result.protocol_version!r}, which "
-                f"answerback does not speak ({', '.join(LEGACY_VERSIONS)}).",
+                f"answerback does not speak ({', '.join(LEGACY_VERSIONS)})."
+                + _newer_advice([result.protocol_version]),
             )
         self.facts = ServerFacts(
             result.protocol_version, result.server_info, result.capabilities, result.instructions
@@ -193,6 +204,14 @@ class Negotiation:
                 )
             except RequestTimeoutError as exc:
                 raise self._timed_out("logging/setLevel", exc) from None
+
+    def _none_shared(self, supported: list[str]) -> str:
+        """Why no version fits: the server's list, ours, the mode, and what to do."""
+        return (
+            f"The server supports protocol versions {supported}; answerback speaks "
+            f"{list(SUPPORTED_VERSIONS)} and none is shared in the requested mode "
+            f"{self.mode!r}." + _newer_advice(supported)
+        )
 
     def _timed_out(self, method: str, exc: RequestTimeoutError) -> RequestTimeoutError:
         """The timeout of a setup request, saying what to check (``exc`` itself if it was
@@ -224,6 +243,18 @@ def _handshake_only(version: str, exc: MCPError) -> MCPError:
         exc.data,
     )
     return explained
+
+
+def _newer_advice(versions: list[str]) -> str:
+    """Advice for versions that are all later than any answerback speaks: the server
+    is newer than this answerback."""
+    newest = SUPPORTED_VERSIONS[0]
+    if not versions or not all(is_modern(v) and v > newest for v in versions):
+        return ""
+    return (
+        " The server is newer than this answerback (its versions are all later than "
+        f"{newest}): upgrade answerback to talk to it."
+    )
 
 
 def _supported_versions(exc: MCPError) -> list[str] | None:

@@ -457,6 +457,19 @@ class ClientSession:
         """One legacy server request parsed and answered by the responder (a 2026-07-28
         input request comes parsed, to ``_answer_input``)."""
         if method == "elicitation/create":
+            unknown_mode = _unknown_elicitation_mode(params)
+            if unknown_mode is not None and self.capabilities.elicitation is None:
+                # Refused as any elicitation is by a client that declared none.
+                return refusal(
+                    "Elicitation", "elicitation", self.refusal_reasons.get("elicitation")
+                )
+            if unknown_mode is not None:
+                logger.warning(
+                    "refused an elicitation from %s: %s",
+                    describe_server(self.server_info),
+                    unknown_mode.message,
+                )
+                return unknown_mode
             elicit_params = _request_params(ElicitRequestParams, params)
             return await self.answer_elicitation(context, elicit_params)
         if method == "sampling/createMessage":
@@ -719,6 +732,23 @@ def _mode_refusal(what: str, capability: str) -> ErrorData:
             "capability. Ask only what the client declared."
         ),
         data={"reason": f"the client did not declare the {capability!r} capability"},
+    )
+
+
+def _unknown_elicitation_mode(params: JSONObject | None) -> ErrorData | None:
+    """The -32602 answer to an elicitation in a mode this client does not know (a newer
+    server's), naming it; ``None`` for form and URL mode and for params the parser
+    refuses anyway."""
+    mode: object = (params or {}).get("mode", "form")
+    if not isinstance(mode, str) or mode in ("form", "url"):
+        return None
+    return ErrorData(
+        code=INVALID_PARAMS,
+        message=(
+            f"Elicitation mode {mode[:64]!r} not supported: this client knows only the "
+            "'form' and 'url' modes. Ask only in a mode the client declared."
+        ),
+        data={"reason": f"unknown elicitation mode {mode[:64]!r}"},
     )
 
 

@@ -202,7 +202,9 @@ def _is_type_problem(error: ErrorDetails) -> bool:
     return kind.endswith(("_type", "_parsing")) or kind in _TYPE_PROBLEMS
 
 
-_TYPE_PROBLEMS = frozenset({"is_instance_of", "is_subclass_of", "union_tag_not_found"})
+_TYPE_PROBLEMS = frozenset(
+    {"is_instance_of", "is_subclass_of", "union_tag_not_found", "content_type_missing"}
+)
 
 
 def invalid_params(exc: pydantic.ValidationError) -> InvalidParamsError:

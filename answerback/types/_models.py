@@ -350,11 +350,53 @@ class ToolUseContent(MCPModel):
     meta: dict[str, Any] | None = None
 
 
+class UnknownContent(MCPModel):
+    """A content block of a ``type`` this answerback does not know, kept as it came.
+
+    A newer server (or an extension) may send kinds of content that did not exist when
+    this answerback was written; the rest of the result stays usable, and this block
+    keeps ``type`` and every other field (``model_extra``, wire names) so that a host
+    can show it as "unsupported content", pass it on, or look inside. ``to_wire()`` gives
+    it back as it was sent. A block of a known type that breaks its schema is still an
+    error: only the type decides.
+    """
+
+    type: str
+
+
+_CONTENT_TYPES = frozenset({"text", "image", "audio", "resource_link", "resource"})
+
+
+def _content_kind(value: Any) -> str | None:
+    """The tag of a content block: its ``type`` if known, ``"unknown"`` for any other
+    string, ``None`` (an error) for a block without a string ``type``."""
+    kind: object
+    if isinstance(value, dict):
+        data: dict[str, Any] = value  # pyright: ignore[reportUnknownVariableType]
+        kind = data.get("type")
+    else:
+        kind = getattr(value, "type", None)
+    if not isinstance(kind, str):
+        return None
+    return kind if kind in _CONTENT_TYPES else "unknown"
+
+
 ContentBlock: TypeAlias = Annotated[
-    TextContent | ImageContent | AudioContent | ResourceLink | EmbeddedResource,
-    Field(discriminator="type"),
+    Annotated[TextContent, Tag("text")]
+    | Annotated[ImageContent, Tag("image")]
+    | Annotated[AudioContent, Tag("audio")]
+    | Annotated[ResourceLink, Tag("resource_link")]
+    | Annotated[EmbeddedResource, Tag("resource")]
+    | Annotated[UnknownContent, Tag("unknown")],
+    Discriminator(
+        _content_kind,
+        custom_error_type="content_type_missing",
+        custom_error_message='A content block needs a "type" string',
+    ),
 ]
-"""Content of tool results and prompt messages."""
+"""Content of tool results and prompt messages: one of the five kinds the specification
+defines, or ``UnknownContent`` for a type this answerback does not know (a newer
+server's)."""
 
 
 class ToolResultContent(MCPModel):
@@ -714,7 +756,14 @@ def _elicit_mode(value: Any) -> str | None:
 
 ElicitRequestParams: TypeAlias = Annotated[
     Annotated[ElicitRequestFormParams, Tag("form")] | Annotated[ElicitRequestURLParams, Tag("url")],
-    Discriminator(_elicit_mode),
+    Discriminator(
+        _elicit_mode,
+        custom_error_type="elicitation_mode",
+        custom_error_message=(
+            'The elicitation "mode" must be "form" or "url" (none means "form"); '
+            "this client knows no other mode"
+        ),
+    ),
 ]
 """Params of ``elicitation/create``: form or URL mode (a missing ``mode`` means form)."""
 

@@ -14,6 +14,11 @@ Usage: python careless_server.py ROLE, where ROLE is
   the refusal's message and reason in an error result, as a server telling its model.
 - ``samples-anyway-modern``: speaks 2026-07-28; ``ask`` answers with an
   ``InputRequiredResult`` asking for sampling, so the client refuses the question itself.
+- ``newer``: speaks the handshake era as a server written for a later revision would:
+  fields and a capability nobody defined yet on its ``initialize`` result, its server
+  info and its tool; its tool ``watch`` first sends the client a notification and a
+  request of methods nobody defined yet, then answers with the client's reply to that
+  request as text, next to a content block of a type nobody defined yet.
 """
 
 from __future__ import annotations
@@ -43,6 +48,15 @@ SAMPLING = {
     },
 }
 SERVER_INFO = {"name": "careless", "version": "1"}
+FUTURE = {"com.example/since": "2099-01-01"}
+WATCH = {
+    "name": "watch",
+    "description": "Show a video.",
+    "inputSchema": {"type": "object"},
+    "rating": "G",
+    "_meta": FUTURE,
+}
+VIDEO = {"type": "video", "uri": "https://example.com/v.mp4", "durationMs": 1200}
 
 
 def send(message: dict[str, Any]) -> None:
@@ -61,7 +75,15 @@ def answer(request: dict[str, Any], role: str, incoming: Iterator[dict[str, Any]
     if request_id is None:
         return
     result: dict[str, Any]
-    if method == "initialize" and role not in MODERN_ROLES:
+    if method == "initialize" and role == "newer":
+        result = {
+            "protocolVersion": "2025-11-25",
+            "capabilities": {"tools": {"listChanged": False, "paged": True}, "video": {}},
+            "serverInfo": {**SERVER_INFO, "vendor": "Example"},
+            "greeting": "hello",
+            "_meta": FUTURE,
+        }
+    elif method == "initialize" and role not in MODERN_ROLES:
         result = {
             "protocolVersion": "2025-11-25",
             "capabilities": {"tools": {}},
@@ -75,6 +97,14 @@ def answer(request: dict[str, Any], role: str, incoming: Iterator[dict[str, Any]
         }
     elif method == "tools/list" and role.startswith("samples-anyway"):
         result = {"tools": [ASK, TELL]}
+    elif method == "tools/list" and role == "newer":
+        result = {"tools": [WATCH], "_meta": FUTURE}
+    elif method == "tools/call" and role == "newer":
+        send({"method": "notifications/video/started", "params": {"uri": VIDEO["uri"]}})
+        send({"id": "future-1", "method": "video/rate", "params": {"uri": VIDEO["uri"]}})
+        reply = next(m for m in incoming if m.get("id") == "future-1" and "method" not in m)
+        text = {"type": "text", "text": json.dumps(reply), "lang": "en"}
+        result = {"content": [text, VIDEO], "isError": False, "_meta": FUTURE, "views": 3}
     elif method == "tools/call" and role in MODERN_ROLES:
         key, question = ("name", ELICITATION) if role == "elicits-anyway" else ("reply", SAMPLING)
         result = {"resultType": "input_required", "inputRequests": {key: question}}

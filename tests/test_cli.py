@@ -26,12 +26,12 @@ from support import ended
 from answerback import Client
 from answerback.cli._arguments import ArgumentsError, parse_arguments
 from answerback.cli._connect import Session
-from answerback.cli._render import LOG_CONTINUED, log_line
+from answerback.cli._render import LOG_CONTINUED, log_line, read_text
 from answerback.cli._targets import Target
 from answerback.forms import MAX_TEXT_LENGTH, Form
 from answerback.interact import Roots
 from answerback.server import Context, MCPServer
-from answerback.types import LoggingMessageNotificationParams, Tool
+from answerback.types import LoggingMessageNotificationParams, ReadResourceResult, Tool
 
 REPO = Path(__file__).resolve().parents[1]
 SERVERS = REPO / "tests" / "servers"
@@ -94,6 +94,22 @@ def test_a_servers_control_characters_are_written_out_not_obeyed(
     if not terminal:
         assert "\x1b" not in output
         assert "\r" not in output
+
+
+def test_resource_contents_of_an_unknown_kind_are_named_not_shown() -> None:
+    """Contents with neither text nor a blob (a newer server's kind) are named, beside
+    the contents the terminal can show, instead of failing the read."""
+    read = ReadResourceResult.model_validate(
+        {
+            "contents": [
+                {"uri": "file:///a.txt", "text": "hello"},
+                {"uri": "rtsp://example.com/cam", "mimeType": "video/mp4", "live": True},
+            ]
+        }
+    )
+    assert read_text(read) == (
+        "hello\n[resource rtsp://example.com/cam, video/mp4, contents of a kind not shown]"
+    )
 
 
 def test_a_log_messages_further_lines_are_marked_as_its_own() -> None:

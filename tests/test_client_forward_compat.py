@@ -21,6 +21,7 @@ from typing import Any
 
 import anyio
 import pytest
+from pydantic import ValidationError
 from support import (
     PATIENCE_SECONDS,
     SERVERS,
@@ -36,13 +37,18 @@ from answerback.types import (
     INVALID_PARAMS,
     METHOD_NOT_FOUND,
     UNSUPPORTED_PROTOCOL_VERSION,
+    Annotations,
+    BlobResourceContents,
     CreateMessageRequestParams,
     CreateMessageResult,
     ElicitRequestParams,
     ElicitResult,
     EmbeddedResource,
+    Icon,
+    ResourceContents,
     TextContent,
     TextResourceContents,
+    ToolExecution,
     UnknownContent,
     UnsupportedProtocolVersionError,
 )
@@ -217,6 +223,150 @@ async def test_unknown_fields_are_kept_everywhere(mode: str) -> None:
     assert isinstance(block, EmbeddedResource)
     assert block.resource.model_extra == {"v": 2}
     assert called.model_extra == {"views": 3}
+
+
+# -- values newer than today's lists, on hints --------------------------------------------
+
+SEPIA_ICON: JSONObject = {"src": "https://example.com/i.png", "theme": "sepia"}
+DARK_ICON: JSONObject = {"src": "https://example.com/d.png", "theme": "dark"}
+ICONED_SERVER_INFO: JSONObject = {**SERVER_INFO, "icons": [SEPIA_ICON, DARK_ICON]}
+
+
+@asynccontextmanager
+async def introduced_as(mode: str, server_info: JSONObject) -> AsyncGenerator[Client, None]:
+    """A client connected to a hand-driven server that introduces itself as
+    ``server_info`` (in ``initialize``, or in the ``server/discover`` result's ``_meta``)."""
+    if mode != "legacy":
+        result = discovered([MODERN], _meta={"io.modelcontextprotocol/serverInfo": server_info})
+        async with hand_driven(mode, result) as (client, _):
+            yield client
+        return
+    transport = HandDrivenServer()
+    peer = transport.peer
+
+    async def handshake() -> None:
+        request = await peer.receive()
+        assert request["method"] == "initialize", request
+        result = {
+            "protocolVersion": request["params"]["protocolVersion"],
+            "capabilities": {},
+            "serverInfo": server_info,
+        }
+        await peer.send({"jsonrpc": "2.0", "id": request["id"], "result": result})
+
+    with anyio.fail_after(PATIENCE_SECONDS):
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(handshake)
+            async with Client(transport, mode="legacy") as client:
+                yield client
+
+
+@pytest.mark.parametrize("mode", ERAS)
+async def test_an_icon_theme_newer_than_light_and_dark_connects_and_is_kept(mode: str) -> None:
+    async with introduced_as(mode, ICONED_SERVER_INFO) as client:
+        info = client.server_info
+    assert info.icons is not None
+    sepia, dark = info.icons
+    assert sepia.theme == "sepia"
+    assert dark.theme == "dark"
+    assert info.to_wire() == ICONED_SERVER_INFO
+    # Loosened to "today's values or any other string": not to anything at all.
+    with pytest.raises(ValidationError, match="theme"):
+        Icon.model_validate({"src": "x", "theme": 1})
+    with pytest.raises(ValidationError, match="audience"):
+        Annotations.model_validate({"audience": [None]})
+    with pytest.raises(ValidationError, match="taskSupport"):
+        ToolExecution.model_validate({"taskSupport": True})
+
+
+@pytest.mark.parametrize("mode", ERAS)
+async def test_newer_hint_values_on_a_tool_and_its_content_are_kept(mode: str) -> None:
+    """A tool's icon theme, and (in the era that has it) its task support, and the
+    audience of a content block: a value newer than today's list is kept as it came
+    instead of failing the whole listing or result, and known values stay as they are."""
+    tool: JSONObject = {
+        "name": "watch",
+        "inputSchema": {"type": "object"},
+        "icons": [SEPIA_ICON],
+    }
+    if mode == "legacy":
+        tool["execution"] = {"taskSupport": "preferred"}
+    tools: JSONObject = {"tools": [tool, {**tool, "name": "plain", "icons": [DARK_ICON]}]}
+    annotated: JSONObject = {
+        "content": [
+            {**TEXT, "annotations": {"audience": ["user", "auditor"], "priority": 0.5}},
+            {"type": "text", "text": "b", "annotations": {"audience": ["assistant"]}},
+        ],
+        "isError": False,
+    }
+    async with hand_driven(mode) as (client, peer):
+        listed = await answered_on(client, peer, "tools/list", tools, lambda c: c.list_tools())
+        called = await answered_on(
+            client, peer, "tools/call", annotated, lambda c: c.call_tool("t")
+        )
+    watch, plain = listed.tools
+    assert watch.icons is not None
+    assert watch.icons[0].theme == "sepia"
+    assert plain.icons is not None
+    assert plain.icons[0].theme == "dark"
+    if mode == "legacy":
+        assert watch.execution is not None
+        assert watch.execution.task_support == "preferred"
+    assert listed.to_wire() == tools
+    first, second = called.content
+    assert isinstance(first, TextContent)
+    assert first.annotations is not None
+    assert first.annotations.audience == ["user", "auditor"]
+    assert isinstance(second, TextContent)
+    assert second.annotations is not None
+    assert second.annotations.audience == ["assistant"]
+    assert called.to_wire() == annotated
+
+
+@pytest.mark.parametrize("mode", ERAS)
+async def test_resource_contents_of_an_unknown_kind_are_kept(mode: str) -> None:
+    """Contents with neither ``text`` nor ``blob`` (a newer server's kind) are kept as the
+    common ``ResourceContents``, every field in place, beside the contents the client
+    knows: in a read, and inside an embedded resource of a tool result."""
+    stream: JSONObject = {"uri": "rtsp://example.com/cam", "mimeType": "video/mp4", "live": True}
+    read_sent: JSONObject = {
+        "contents": [{"uri": "file:///a.txt", "text": "a"}, stream, {"uri": "b", "blob": "AA=="}]
+    }
+    call_sent: JSONObject = {
+        "content": [TEXT, {"type": "resource", "resource": stream, "annotations": {}}],
+        "isError": False,
+    }
+    async with hand_driven(mode) as (client, peer):
+        read = await answered_on(
+            client, peer, "resources/read", read_sent, lambda c: c.read_resource("rtsp://x")
+        )
+        called = await answered_on(
+            client, peer, "tools/call", call_sent, lambda c: c.call_tool("t")
+        )
+    text, unknown, blob = read.contents
+    assert isinstance(text, TextResourceContents)
+    assert isinstance(blob, BlobResourceContents)
+    assert type(unknown) is ResourceContents
+    assert (unknown.uri, unknown.mime_type) == ("rtsp://example.com/cam", "video/mp4")
+    assert unknown.model_extra == {"live": True}
+    assert read.to_wire() == read_sent
+    embedded = called.content[1]
+    assert isinstance(embedded, EmbeddedResource)
+    assert type(embedded.resource) is ResourceContents
+    assert embedded.resource.model_extra == {"live": True}
+    assert called.to_wire() == call_sent
+
+
+@pytest.mark.parametrize("mode", ERAS)
+async def test_text_or_blob_contents_that_break_their_schema_still_fail(mode: str) -> None:
+    """Only the field present decides: contents with a ``text`` that is no string are
+    the server's bug, as before, not contents of an unknown kind."""
+    broken: JSONObject = {"contents": [{"uri": "file:///a.txt", "text": 5}]}
+    with pytest.raises(InvalidServerResultError) as caught:
+        await answered(
+            mode, "resources/read", broken, lambda client: client.read_resource("file:///a.txt")
+        )
+    assert "contents.0.text.text: Input should be a valid string" in caught.value.message
 
 
 # -- a newer server over stdio -------------------------------------------------------------

@@ -31,6 +31,7 @@ from answerback.types import (
     Prompt,
     ReadResourceResult,
     Resource,
+    ResourceContents,
     ResourceLink,
     ResourceTemplate,
     TextContent,
@@ -86,9 +87,13 @@ def content_text(block: object) -> str:
     return f"[{kind} content]"
 
 
-def resource_text(contents: TextResourceContents | BlobResourceContents) -> str:
+def resource_text(contents: ResourceContents) -> str:
     if isinstance(contents, TextResourceContents):
         return contents.text
+    if not isinstance(contents, BlobResourceContents):
+        # Neither text nor a blob: a newer server's kind of contents.
+        mime = f", {contents.mime_type}" if contents.mime_type else ""
+        return f"[resource {contents.uri}{mime}, contents of a kind not shown]"
     mime = contents.mime_type or "application/octet-stream"
     return f"[resource {contents.uri}, {mime}, {size_text(contents.blob)}]"
 

@@ -327,7 +327,7 @@ class Connection:
             if isinstance(contents, InputRequiredResult):
                 what = f"Resource {params.uri!r}"
                 return self._hand_made(client, context, contents, what, request)
-            return self._cacheable(client, ReadResourceResult(contents=contents))
+            return self._cacheable(client, ReadResourceResult(contents=[*contents]))
 
         return await self._with_questions(
             client, request, "resources/read", params.uri, {}, params.request_state, run

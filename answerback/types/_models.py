@@ -64,7 +64,8 @@ class Icon(MCPModel):
     src: str
     mime_type: str | None = None
     sizes: list[str] | None = None
-    theme: Literal["light", "dark"] | None = None
+    theme: Literal["light", "dark"] | str | None = None
+    """``"light"`` or ``"dark"`` today; a newer server's value is kept as it came (a hint)."""
 
 
 class Icons(MCPModel):
@@ -85,7 +86,8 @@ class Implementation(BaseMetadata):
 class Annotations(MCPModel):
     """Hints to the client about who a piece of content is for and how much it matters."""
 
-    audience: list[Role] | None = None
+    audience: list[Role | str] | None = None
+    """``"user"`` and/or ``"assistant"`` today; a newer server's value is kept as it came."""
     priority: _UnitInterval | None = None
     """0 (least important) to 1 (effectively required)."""
     last_modified: str | None = None
@@ -313,11 +315,38 @@ class BlobResourceContents(ResourceContents):
     blob: str
 
 
+def _contents_kind(value: Any) -> str:
+    """The tag of a resource's contents: ``"text"`` or ``"blob"`` by the field that holds
+    them, ``"unknown"`` when neither is there (a newer server's kind)."""
+    if isinstance(value, dict):
+        data: dict[str, Any] = value  # pyright: ignore[reportUnknownVariableType]
+        if data.get("text") is not None:
+            return "text"
+        if "blob" in data:  # a null ``text`` beside a blob is taken as absent
+            return "blob"
+        return "text" if "text" in data else "unknown"
+    if isinstance(value, TextResourceContents):
+        return "text"
+    return "blob" if isinstance(value, BlobResourceContents) else "unknown"
+
+
+AnyResourceContents: TypeAlias = Annotated[
+    Annotated[TextResourceContents, Tag("text")]
+    | Annotated[BlobResourceContents, Tag("blob")]
+    | Annotated[ResourceContents, Tag("unknown")],
+    Discriminator(_contents_kind),
+]
+"""A resource's contents as read or embedded: text, a blob, or, for contents with
+neither (a newer server's kind), the common ``ResourceContents`` keeping every other
+field in ``model_extra``. Contents with ``text`` or ``blob`` that break their schema are
+still an error: only the field present decides."""
+
+
 class EmbeddedResource(MCPModel):
     """A resource's contents inlined into a message."""
 
     type: Literal["resource"] = "resource"
-    resource: TextResourceContents | BlobResourceContents
+    resource: AnyResourceContents
     annotations: Annotations | None = None
     meta: dict[str, Any] | None = None
 
@@ -436,7 +465,8 @@ class ToolAnnotations(MCPModel):
 class ToolExecution(MCPModel):
     """Whether a tool may run as a task (experimental, 2025-11-25 only)."""
 
-    task_support: Literal["forbidden", "optional", "required"] | None = None
+    task_support: Literal["forbidden", "optional", "required"] | str | None = None
+    """A hint; a value newer than these three is kept as it came."""
 
 
 class Tool(BaseMetadata):
@@ -949,7 +979,7 @@ class ReadResourceRequest(MCPModel):
 class ReadResourceResult(CacheableResult):
     """A resource's contents."""
 
-    contents: list[TextResourceContents | BlobResourceContents]
+    contents: list[AnyResourceContents]
 
 
 class SubscribeRequestParams(ResourceRequestParams):

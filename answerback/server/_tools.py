@@ -40,6 +40,7 @@ from answerback.server._functions import (
     type_name,
     unreadable_parameters,
 )
+from answerback.server._output_schema import output_json_schema
 from answerback.server._roots_guard import PathOutsideRootsError
 from answerback.types import (
     AudioContent,
@@ -376,7 +377,7 @@ def _described_output(
         return None, None, False
     try:
         adapter: TypeAdapter[Any] = TypeAdapter(returns)
-        schema = _unreferenced_root(adapter.json_schema())
+        schema = _unreferenced_root(output_json_schema(adapter))
     except pydantic.PydanticUserError as exc:
         if structured_output or not _undescribable(exc):
             advice = "" if structured_output else ", or pass structured_output=False"

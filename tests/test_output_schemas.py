@@ -1,0 +1,153 @@
+"""The output schema a tool advertises describes the JSON it sends.
+
+Hosts on the TypeScript SDK assert every ``format`` of that schema against the tool's
+structured content, so here each value is checked the same way: with a format-asserting
+validator, against the schema the tool listed.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, date, datetime, time, timedelta
+from typing import Annotated, Any
+
+import pytest
+from jsonschema import Draft202012Validator
+from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, computed_field, field_serializer
+from support import schema_errors
+
+from answerback import Client
+from answerback.server import MCPServer
+
+pytestmark = pytest.mark.anyio
+
+
+class Departure(BaseModel):
+    leaves: datetime
+
+
+class Fare(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    adults: int
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def total(self) -> int:
+        return self.adults * 90
+
+
+class Stamped(BaseModel):
+    at: datetime
+
+    @field_serializer("at")
+    def as_epoch_seconds(self, value: datetime) -> int:
+        return int(value.timestamp())
+
+
+# id: (return annotation, the value returned, the listed schema of the value, its JSON)
+SHAPES: dict[str, tuple[Any, Any, dict[str, Any], Any]] = {
+    "naive datetime": (
+        datetime,
+        datetime(2026, 1, 1, 8),
+        {"type": "string"},
+        "2026-01-01T08:00:00",
+    ),
+    "aware value of a datetime": (
+        datetime,
+        datetime(2026, 1, 1, 8, tzinfo=UTC),
+        {"type": "string"},
+        "2026-01-01T08:00:00Z",
+    ),
+    "AwareDatetime keeps its format": (
+        AwareDatetime,
+        datetime(2026, 1, 1, 8, tzinfo=UTC),
+        {"type": "string", "format": "date-time"},
+        "2026-01-01T08:00:00Z",
+    ),
+    "naive time": (time, time(9, 30), {"type": "string"}, "09:30:00"),
+    "date keeps its format": (
+        date,
+        date(2026, 1, 1),
+        {"type": "string", "format": "date"},
+        "2026-01-01",
+    ),
+    "negative timedelta": (timedelta, timedelta(minutes=-2), {"type": "string"}, "-PT2M"),
+    "timedelta never negative keeps its format": (
+        Annotated[timedelta, Field(ge=timedelta(0))],
+        timedelta(minutes=2),
+        {"type": "string", "format": "duration"},
+        "PT2M",
+    ),
+}
+
+
+def _strict(schema: dict[str, Any]) -> Draft202012Validator:
+    """A validator asserting formats, as the TypeScript SDK's client does."""
+    return Draft202012Validator(schema, format_checker=Draft202012Validator.FORMAT_CHECKER)
+
+
+def _listed_schema(annotation: Any, value: Any) -> tuple[dict[str, Any], Any]:
+    mcp = MCPServer("shapes")
+
+    def shape() -> None:
+        return value
+
+    shape.__annotations__["return"] = annotation
+    mcp.tool()(shape)
+    definition = mcp._registry.tools["shape"]  # pyright: ignore[reportPrivateUsage]
+    schema = definition.definition.output_schema
+    assert schema is not None
+    return schema, definition.to_result(value)
+
+
+@pytest.mark.parametrize(("annotation", "value", "described", "sent"), SHAPES.values(), ids=SHAPES)
+def test_the_listed_schema_describes_the_value_sent(
+    annotation: Any, value: Any, described: dict[str, Any], sent: Any
+) -> None:
+    schema, result = _listed_schema(annotation, value)
+    assert schema["properties"]["result"] == described
+    assert result["structuredContent"] == {"result": sent}
+    assert schema_errors(_strict(schema), result["structuredContent"]) == []
+
+
+def test_a_naive_datetime_inside_a_model_is_described_without_its_format() -> None:
+    schema, result = _listed_schema(list[Departure], [Departure(leaves=datetime(2026, 1, 1))])
+    assert schema["$defs"]["Departure"]["properties"]["leaves"] == {
+        "title": "Leaves",
+        "type": "string",
+    }
+    assert schema_errors(_strict(schema), result["structuredContent"]) == []
+
+
+def test_a_computed_field_is_described_where_extra_fields_are_forbidden() -> None:
+    schema, result = _listed_schema(Fare, Fare(adults=2))
+    assert schema["additionalProperties"] is False
+    assert schema["required"] == ["adults", "total"]
+    assert result["structuredContent"] == {"adults": 2, "total": 180}
+    assert schema_errors(_strict(schema), result["structuredContent"]) == []
+
+
+def test_a_field_serializer_is_described_by_what_it_returns() -> None:
+    schema, result = _listed_schema(Stamped, Stamped(at=datetime(2026, 1, 1, tzinfo=UTC)))
+    assert schema["properties"]["at"] == {"title": "At", "type": "integer"}
+    assert result["structuredContent"] == {"at": 1767225600}
+
+
+async def test_answerbacks_client_checks_such_content_without_complaint(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    mcp = MCPServer("trains")
+
+    @mcp.tool()
+    def departures() -> list[Departure]:
+        return [Departure(leaves=datetime(2026, 12, 6, 8, 25))]
+
+    @mcp.tool()
+    def fare() -> Fare:
+        return Fare(adults=1)
+
+    async with Client(mcp) as client:
+        listed = await client.call_tool("departures", {})
+        priced = await client.call_tool("fare", {})
+    assert listed.structured_content == {"result": [{"leaves": "2026-12-06T08:25:00"}]}
+    assert priced.structured_content == {"adults": 1, "total": 90}
+    assert not [record for record in caplog.records if record.levelname == "WARNING"]

@@ -30,8 +30,11 @@ from answerback.types import (
     ElicitRequestParams,
     ElicitResult,
     InputRequiredResult,
+    PromptsCapability,
+    ResourcesCapability,
     TextContent,
     TextResourceContents,
+    ToolsCapability,
 )
 
 pytestmark = pytest.mark.anyio
@@ -488,7 +491,27 @@ def test_removing_twice_is_refused_the_second_time() -> None:
     mcp.remove_tool("weather")
     with pytest.raises(ValueError, match="name 'weather' is not the name of a registered tool"):
         mcp.remove_tool("weather")
-    assert mcp.capabilities.tools is None
+
+
+@pytest.mark.parametrize("mode", MODES)
+async def test_a_kind_stays_declared_after_its_last_one_is_removed(mode: str) -> None:
+    """A server whose tools change offers tools: a client that connects while it has none
+    is still told so (a host lists only what is declared), and lists nothing."""
+    mcp = MCPServer("emptied")
+    mcp.tool()(weather)
+    mcp.prompt()(outline)
+    mcp.resource("config://app")(config)
+    mcp.remove_tool("weather")
+    mcp.remove_prompt("outline")
+    mcp.remove_resource("config://app")
+    async with Client(mcp, mode=mode) as client:
+        declared = client.server_capabilities
+        assert declared.tools == ToolsCapability(list_changed=True)
+        assert declared.prompts == PromptsCapability(list_changed=True)
+        assert declared.resources == ResourcesCapability(subscribe=True, list_changed=True)
+        assert await client.list_all_tools() == []
+        assert await client.list_all_prompts() == []
+        assert await client.list_all_resources() == []
 
 
 # -- what can be registered ---------------------------------------------------------------

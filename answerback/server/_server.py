@@ -155,6 +155,10 @@ class MCPServer:
         self.error_details: ErrorDetails = error_details
         self.single_use_state = flag("single_use_state", single_use_state)
         self._registry = Registry(RequestStateSealer(state_keys, state_ttl_seconds))
+        self._removed_from: set[Literal["tools", "prompts", "resources"]] = set()
+        """Kinds something was removed from. They stay declared when the last one goes: a
+        server whose tools change is one that offers tools, and a client that connects
+        while it has none should still list them when told the list changed."""
         self._connections: set[Connection] = set()
         self._origin = secrets.token_hex(8)
         """Names this server's notices on a bus (it drops its own when they come back)."""
@@ -338,6 +342,7 @@ class MCPServer:
         check_text(call, "name", name, "Pass the name the tool was registered under.")
         if self._registry.tools.pop(name, None) is None:
             raise _not_registered(call, "tool", name)
+        self._removed_from.add("tools")
 
     def remove_prompt(self, name: str) -> None:
         """Take away the prompt registered as ``name``: it is no longer listed, and a
@@ -350,6 +355,7 @@ class MCPServer:
         check_text(call, "name", name, "Pass the name the prompt was registered under.")
         if self._registry.prompts.pop(name, None) is None:
             raise _not_registered(call, "prompt", name)
+        self._removed_from.add("prompts")
 
     def remove_resource(self, uri: str) -> None:
         """Take away the resource or template registered with ``uri``, exactly as it was
@@ -365,6 +371,7 @@ class MCPServer:
         )
         registry = self._registry
         if registry.resources.pop(uri, None) is not None:
+            self._removed_from.add("resources")
             return
         if is_template(uri):  # perhaps registered with other placeholder names
             same = registry.same_uris(uri)
@@ -421,14 +428,24 @@ class MCPServer:
 
     @property
     def capabilities(self) -> ServerCapabilities:
-        """What this server declares to clients, from what has been registered so far."""
+        """What this server declares to clients: each kind it has registered so far (and
+        still declares after removing the last one)."""
         registry = self._registry
+        removed_from = self._removed_from
         return ServerCapabilities(
-            tools=ToolsCapability(list_changed=True) if registry.tools else None,
-            prompts=PromptsCapability(list_changed=True) if registry.prompts else None,
+            tools=(
+                ToolsCapability(list_changed=True)
+                if registry.tools or "tools" in removed_from
+                else None
+            ),
+            prompts=(
+                PromptsCapability(list_changed=True)
+                if registry.prompts or "prompts" in removed_from
+                else None
+            ),
             resources=(
                 ResourcesCapability(subscribe=True, list_changed=True)
-                if registry.resources
+                if registry.resources or "resources" in removed_from
                 else None
             ),
             completions=CompletionsCapability() if registry.completion_handler else None,

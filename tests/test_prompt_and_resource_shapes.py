@@ -95,7 +95,6 @@ async def test_prompt_arguments_are_converted_to_their_annotations(mode: str) ->
         ("tone", "sweet", "Input should be 'warm' or 'dry'"),
         ("length", "epic", "Input should be 'short' or 'long'"),
         ("outline", "two points", "Input should be a valid dictionary or instance of Outline"),
-        ("limit", "", "Input should be a valid integer, unable to parse string as an integer"),
     ],
 )
 async def test_a_prompt_argument_that_does_not_convert_is_invalid_params(
@@ -203,7 +202,8 @@ async def test_a_prompt_item_of_the_wrong_kind_is_named_with_its_place(mode: str
     assert caught.value.code == -32603
     assert caught.value.message == (
         "Internal error: TypeError: prompt 'listing' returned a list whose item 1 is None; "
-        "return str, PromptMessage, content blocks, a list of these, or GetPromptResult"
+        "return str, PromptMessage, a message dict, content blocks, a list of these, or "
+        "GetPromptResult"
     )
 
 

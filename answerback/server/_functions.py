@@ -13,12 +13,21 @@ from __future__ import annotations
 
 import inspect
 import types
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Annotated, Any, Union, get_args, get_origin, get_type_hints
 
 import pydantic
 from pydantic import TypeAdapter
+
+from answerback.types import (
+    AudioContent,
+    EmbeddedResource,
+    ImageContent,
+    ResourceLink,
+    TextContent,
+    UnknownContent,
+)
 
 _CONTEXT_NAMES = ("ctx", "context")
 """Parameter names that, left without an annotation, are meant to receive the context."""
@@ -125,6 +134,29 @@ def unreadable_parameters(parameters: dict[str, tuple[Any, Any]]) -> list[str]:
         except pydantic.PydanticUserError:
             unreadable.append(f"{name} ({type_name(annotation)})")
     return unreadable
+
+
+KNOWN_CONTENT = (
+    "build each content block as one of the types MCP defines ("
+    + ", ".join(
+        block.model_fields["type"].default
+        for block in (TextContent, ImageContent, AudioContent, ResourceLink, EmbeddedResource)
+    )
+    + ")"
+)
+"""The advice for a tool or prompt that built content of an unknown type."""
+
+
+def unknown_content_type(blocks: Iterable[object]) -> str | None:
+    """The ``type`` of the first of ``blocks`` that is no kind of content MCP defines
+    (``{"type": "txt", ...}`` read into ``UnknownContent``), else ``None``. The wire
+    model keeps such blocks so that a client can read a newer server's content; a
+    server sending one it built itself is a mistake no client can show, so tools and
+    prompts refuse it rather than send it."""
+    for block in blocks:
+        if isinstance(block, UnknownContent):
+            return block.type
+    return None
 
 
 def type_name(annotation: Any) -> str:

@@ -1,9 +1,11 @@
 """Prompts: message templates a user picks, filled from string arguments.
 
 A function registered with ``@mcp.prompt()`` receives the arguments and returns the
-messages: a ``str`` is one user message; ``PromptMessage`` objects, content blocks
+messages: a ``str`` is one user message; ``PromptMessage`` objects, message dicts
+(``{"role": "user", "content": "text"}``, as the official SDK accepts), content blocks
 (text, images, embedded resources) and strings may be mixed in a list; a
-``GetPromptResult`` passes through.
+``GetPromptResult`` passes through. A content block of a type MCP does not define is
+refused, never sent.
 
 Arguments are strings on the wire; each is converted to its parameter's annotation,
 as pydantic reads text (``"3"`` for an ``int``, ``"false"`` for a ``bool``, an ``Enum``
@@ -11,7 +13,9 @@ by its value), and one that needs a structure (a model, a list, a dict) is read 
 JSON text. A value that does not convert is the client's mistake, -32602 naming the
 argument: the function never receives the raw text in place of the type it declared.
 A parameter no text can become (a plain class of the author's own, a callable) is
-refused when the prompt is registered.
+refused when the prompt is registered. ``""`` for an optional argument that cannot be
+``""`` (``count: int | None = None``) means the argument was not given: some clients
+(the MCP Inspector) send it for a field left empty.
 """
 
 from __future__ import annotations
@@ -26,7 +30,14 @@ from typing import Any, cast
 import pydantic
 from pydantic import BaseModel
 
-from answerback.server._functions import Signature, call, read_signature, unreadable_parameters
+from answerback.server._functions import (
+    KNOWN_CONTENT,
+    Signature,
+    call,
+    read_signature,
+    unknown_content_type,
+    unreadable_parameters,
+)
 from answerback.types import (
     AudioContent,
     EmbeddedResource,
@@ -39,10 +50,20 @@ from answerback.types import (
     PromptMessage,
     ResourceLink,
     TextContent,
+    UnknownContent,
 )
+from answerback.types._errors import listed_problems
 
-_BLOCKS = (TextContent, ImageContent, AudioContent, EmbeddedResource, ResourceLink)
-_RETURNS = "return str, PromptMessage, content blocks, a list of these, or GetPromptResult"
+_BLOCKS = (TextContent, ImageContent, AudioContent, EmbeddedResource, ResourceLink, UnknownContent)
+"""Content a prompt may return as a user message; ``UnknownContent`` only to be refused
+by ``_check_content``, with the message that says why."""
+_RETURNS = (
+    "return str, PromptMessage, a message dict, content blocks, a list of these, or GetPromptResult"
+)
+_MESSAGE_DICT = (
+    "a message dict has a 'role' ('user' or 'assistant') and a 'content' (a string, or a "
+    "content block dict)"
+)
 
 
 @dataclass(slots=True)
@@ -52,6 +73,11 @@ class RegisteredPrompt:
     signature: Signature
     arguments_model: type[BaseModel]
     """Converts the string arguments to the parameters' types (built once)."""
+    blank_means_default: frozenset[str]
+    """The optional arguments ``""`` is no valid value of (``count: int | None = None``):
+    given ``""``, such an argument takes its default. The MCP Inspector, for one, sends
+    ``""`` for every field left empty; refusing it would make those arguments
+    impossible to leave out there."""
 
     @classmethod
     def from_function(
@@ -76,7 +102,9 @@ class RegisteredPrompt:
             description=description if description is not None else inspect.getdoc(function),
             arguments=arguments or None,
         )
-        return cls(definition, function, signature, arguments_model)
+        return cls(
+            definition, function, signature, arguments_model, _blank_means_default(arguments_model)
+        )
 
     async def render(
         self, arguments: dict[str, str], context: Any
@@ -89,11 +117,21 @@ class RegisteredPrompt:
             raise InvalidParamsError(
                 f"Prompt {self.definition.name!r} needs the argument(s) {missing}."
             )
-        kwargs = self._converted({arg: arguments[arg] for arg in fields if arg in arguments})
+        kwargs = self._converted(
+            {
+                arg: arguments[arg]
+                for arg in fields
+                if arg in arguments
+                and not (arguments[arg] == "" and arg in self.blank_means_default)
+            }
+        )
         if self.signature.context_parameter is not None:
             kwargs[self.signature.context_parameter] = context
         value = await call(self.function, kwargs)
-        if isinstance(value, GetPromptResult | InputRequiredResult):
+        if isinstance(value, InputRequiredResult):
+            return value
+        if isinstance(value, GetPromptResult):
+            _check_content(self.definition.name, value.messages, several=True)
             return value
         if isinstance(value, list | tuple):
             items = cast(Sequence[Any], value)
@@ -102,6 +140,7 @@ class RegisteredPrompt:
             ]
         else:
             messages = [_message(self.definition.name, value, None)]
+        _check_content(self.definition.name, messages, several=isinstance(value, list | tuple))
         return GetPromptResult(description=self.definition.description, messages=messages)
 
     def _converted(self, given: dict[str, str]) -> dict[str, Any]:
@@ -161,6 +200,21 @@ def _arguments_model(
     )
 
 
+def _blank_means_default(arguments_model: type[BaseModel]) -> frozenset[str]:
+    """The optional arguments whose parameters refuse ``""`` (``int | None``, ``bool``,
+    a ``str`` with ``min_length=1``), found once by validating ``""`` for each: a
+    ``str`` argument keeps the ``""`` it was given."""
+    optional = [
+        arg for arg, field in arguments_model.model_fields.items() if not field.is_required()
+    ]
+    try:
+        arguments_model.model_validate(dict.fromkeys(optional, ""))
+    except pydantic.ValidationError as exc:
+        refused = {error["loc"][0] for error in exc.errors() if error["loc"]}
+        return frozenset(arg for arg in optional if arg in refused)
+    return frozenset()
+
+
 def _message(prompt: str, item: Any, index: int | None) -> PromptMessage:
     if isinstance(item, PromptMessage):
         return item
@@ -168,6 +222,40 @@ def _message(prompt: str, item: Any, index: int | None) -> PromptMessage:
         return PromptMessage(role="user", content=TextContent(text=item))
     if isinstance(item, _BLOCKS):
         return PromptMessage(role="user", content=item)
+    if isinstance(item, dict):
+        return _dict_message(prompt, cast(dict[str, Any], item), index)
     what = "None" if item is None else type(item).__name__
     returned = what if index is None else f"a list whose item {index} is {what}"
     raise TypeError(f"prompt {prompt!r} returned {returned}; {_RETURNS}")
+
+
+def _dict_message(prompt: str, item: dict[str, Any], index: int | None) -> PromptMessage:
+    """A message dict as a ``PromptMessage``, its ``content`` string taken as a text
+    block (as a returned ``str`` is): the official SDK accepts such dicts, so code
+    moved from it keeps working. A dict that is no message is the prompt's mistake."""
+    content = item.get("content")
+    data = (
+        {**item, "content": {"type": "text", "text": content}} if isinstance(content, str) else item
+    )
+    try:
+        return PromptMessage.model_validate(data)
+    except pydantic.ValidationError as exc:
+        returned = "a dict" if index is None else f"a list whose item {index} is a dict"
+        raise TypeError(
+            f"prompt {prompt!r} returned {returned} that is no prompt message "
+            f"({listed_problems(exc, 'message')}); {_MESSAGE_DICT}"
+        ) from None
+
+
+def _check_content(prompt: str, messages: Sequence[PromptMessage], *, several: bool) -> None:
+    """Refuse a message whose content is of a type MCP does not define: the shared model
+    reads it into ``UnknownContent`` (for a client reading a newer server), but a server
+    that sends one it built itself sends what no client can show."""
+    for index, message in enumerate(messages):
+        kind = unknown_content_type([message.content])
+        if kind is not None:
+            which = f" {index}" if several else ""
+            raise TypeError(
+                f"prompt {prompt!r} returned a message{which} with content of the unknown "
+                f"type {kind!r}; {KNOWN_CONTENT}"
+            )

@@ -2,8 +2,10 @@
 
 A function registered with ``@mcp.resource(uri)`` produces the resource's contents:
 ``str`` becomes text, ``bytes`` becomes a base64 blob, content objects pass through, and
-anything else is served as JSON. A URI with ``{name}`` placeholders is a template; the
-placeholders become the function's arguments (``{+name}`` may span ``/``).
+anything else is served as JSON, except ``None`` and NaN or Infinity, which are errors
+naming the resource (served, they would be the JSON ``null``, which says nothing of what
+went wrong). A URI with ``{name}`` placeholders is a template; the placeholders become
+the function's arguments (``{+name}`` may span ``/``), each a type URI text can become.
 """
 
 from __future__ import annotations
@@ -21,10 +23,10 @@ import pydantic_core
 from pydantic import TypeAdapter
 
 from answerback.server._functions import (
-    ANY_VALUE,
     Signature,
     call,
     read_signature,
+    type_name,
     unreadable_parameters,
 )
 from answerback.types import (
@@ -38,6 +40,17 @@ from answerback.types import (
 
 ResourceContents = TextResourceContents | BlobResourceContents
 _PLACEHOLDER = re.compile(r"\{(\+?)([A-Za-z_][A-Za-z0-9_]*)\}")
+
+_JSON_DATA: TypeAdapter[Any] = TypeAdapter(
+    Any, config=pydantic.ConfigDict(ser_json_inf_nan="constants")
+)
+"""Turns a resource function's value into JSON-ready data, keeping NaN and Infinity as
+floats (pydantic's default makes them ``None``), so that ``json.dumps(allow_nan=False)``
+refuses them, as a tool's are, rather than serving ``null`` in their place."""
+
+_TEXT_SCHEMA_TYPES = frozenset({"string", "integer", "number", "boolean", "null"})
+"""The JSON Schema types a template parameter may have: what a URI's text can become
+(``null`` for the ``None`` of ``int | None``)."""
 
 
 def is_template(uri: str) -> bool:
@@ -113,15 +126,15 @@ class RegisteredResource:
                 parameter: TypeAdapter[Any](annotation)
                 for parameter, (annotation, _) in signature.parameters.items()
             }
-            for parser in parsers.values():
-                parser.json_schema()
+            not_text = [
+                f"{parameter} ({type_name(signature.parameters[parameter][0])})"
+                for parameter, parser in parsers.items()
+                if not _from_text(parser.json_schema())
+            ]
         except pydantic.PydanticUserError:
-            which = ", ".join(unreadable_parameters(signature.parameters))
-            raise TypeError(
-                f"resource template {uri!r}: no URI text can become {which}; annotate "
-                "each with str, or a type read from text (int, float, bool, an Enum, a "
-                "Literal)"
-            ) from None
+            raise _no_uri_text(uri, unreadable_parameters(signature.parameters)) from None
+        if not_text:
+            raise _no_uri_text(uri, not_text)
         return cls(
             ResourceTemplate(uri_template=uri, **common),
             function,
@@ -184,8 +197,16 @@ def to_contents(uri: str, value: Any, mime_type: str | None) -> list[ResourceCon
         ]
     if isinstance(value, str):
         return [TextResourceContents(uri=uri, mime_type=mime_type or "text/plain", text=value)]
+    if value is None:
+        # The official SDK serves the JSON text "null"; that is no contents, and hides
+        # the missing return (or the missing thing) from the client and the author alike.
+        raise TypeError(
+            f"resource {uri!r} returned None; return its contents (str, bytes, JSON data, "
+            "or TextResourceContents / BlobResourceContents), or raise an MCPError to say "
+            "why there are none"
+        )
     try:
-        text = json.dumps(ANY_VALUE.dump_python(value, mode="json"), ensure_ascii=False)
+        data = _JSON_DATA.dump_python(value, mode="json")
     except (TypeError, ValueError, pydantic_core.PydanticSerializationError):
         kind = type(cast(object, value)).__name__
         raise TypeError(
@@ -193,7 +214,43 @@ def to_contents(uri: str, value: Any, mime_type: str | None) -> list[ResourceCon
             "JSON data (a dict, a list, a pydantic model...), or "
             "TextResourceContents / BlobResourceContents"
         ) from None
+    try:
+        text = json.dumps(data, ensure_ascii=False, allow_nan=False)
+    except ValueError:  # NaN or Infinity, the only thing JSON-ready data may still hold
+        raise ValueError(
+            f"resource {uri!r} returned NaN or Infinity, which JSON cannot carry; return "
+            "None or a string in its place"
+        ) from None
     return [TextResourceContents(uri=uri, mime_type=mime_type or "application/json", text=text)]
+
+
+def _no_uri_text(uri: str, parameters: list[str]) -> TypeError:
+    """The registration error for template parameters no URI text can become."""
+    return TypeError(
+        f"resource template {uri!r}: no URI text can become {', '.join(parameters)}; "
+        "annotate each with str, or a type read from text (int, float, bool, an Enum, a "
+        "Literal)"
+    )
+
+
+def _from_text(schema: dict[str, Any]) -> bool:
+    """Whether a value of this JSON Schema can be read from a URI's text: a string,
+    number, boolean, enum or constant (or a choice of these), not an object or array (a
+    model, a dataclass, a list, a dict), which every read would then fail to build."""
+    definitions: dict[str, Any] = schema.get("$defs", {})
+
+    def readable(part: dict[str, Any]) -> bool:
+        reference = part.get("$ref")
+        if isinstance(reference, str):
+            part = definitions.get(reference.rsplit("/", 1)[-1], {})
+        choices = part.get("anyOf") or part.get("oneOf") or part.get("allOf")
+        if choices is not None:
+            return all(readable(choice) for choice in choices)
+        kind: object = part.get("type")
+        kinds = cast(list[object], kind) if isinstance(kind, list) else [kind]
+        return all(k is None or k in _TEXT_SCHEMA_TYPES for k in kinds)
+
+    return readable(schema)
 
 
 def _compile(template: str) -> re.Pattern[str]:

@@ -7,10 +7,13 @@ output: a model, dataclass or ``TypedDict`` is the structured content itself; an
 type is wrapped as ``{"result": value}``, which is how a ``list[str]`` tool produces
 ``structured_content == {"result": [...]}``. Content blocks are passed through as they are.
 
-A ``CallToolResult`` the tool builds itself is sent as it is, with one check: a tool
+A ``CallToolResult`` the tool builds itself is sent as it is, with two checks: a tool
 with an output schema owes a successful result ``structured_content`` that fits it (as
 the specification says servers MUST), judged by the JSON Schema checker the client uses
-too (``forms/_json_schema.py``), so the server refuses what an answerback client would.
+too (``forms/_json_schema.py``), so the server refuses what an answerback client would;
+and no content block, there or in returned content, may be of a type MCP does not define
+(``UnknownContent``, which the shared model keeps only so a client can read a newer
+server's content): either is an error result naming the tool.
 
 A result is built straight as its wire dict: it is only ever sent, and building the
 ``CallToolResult`` model just to dump it again cost more than the rest of a plain call.
@@ -35,9 +38,11 @@ from answerback.jsonrpc import JSONObject
 from answerback.jsonrpc._endpoint import new_error_reference, redacted_message
 from answerback.server._functions import (
     ANY_VALUE,
+    KNOWN_CONTENT,
     call,
     read_signature,
     type_name,
+    unknown_content_type,
     unreadable_parameters,
 )
 from answerback.server._output_schema import output_json_schema
@@ -52,12 +57,16 @@ from answerback.types import (
     TextContent,
     Tool,
     ToolAnnotations,
+    UnknownContent,
 )
 from answerback.types._errors import listed_problems, shown_problems
 
 logger = logging.getLogger("answerback.server")
 
 _CONTENT_TYPES = (TextContent, ImageContent, AudioContent, EmbeddedResource, ResourceLink)
+_RETURNED_BLOCKS = (*_CONTENT_TYPES, UnknownContent)
+"""What a tool may return as content: the known kinds, and ``UnknownContent``, which is
+recognised as content only to be refused (``_unknown_content_result``)."""
 _NO_RETURN = (inspect.Signature.empty, None, type(None))
 
 
@@ -149,11 +158,15 @@ class RegisteredTool:
         if isinstance(value, InputRequiredResult):
             return value
         if isinstance(value, CallToolResult):
+            if (kind := unknown_content_type(value.content)) is not None:
+                return self._unknown_content_result(kind)
             if value.is_error or self.definition.output_schema is None:
                 return value.to_wire()
             return self._checked_result(value)
         if _is_content_value(value):
-            blocks = [value] if isinstance(value, _CONTENT_TYPES) else value
+            blocks = [value] if isinstance(value, _RETURNED_BLOCKS) else value
+            if (kind := unknown_content_type(blocks)) is not None:
+                return self._unknown_content_result(kind)
             return _wire_result([block.to_wire() for block in blocks])
         if self.output_adapter is not None:
             try:
@@ -255,6 +268,15 @@ class RegisteredTool:
                 self.output_validator = False
         return self.output_validator
 
+    def _unknown_content_result(self, kind: str) -> JSONObject:
+        """The error result for content of a type MCP does not define, which the tool
+        built itself (even in an ``is_error`` result): sent on, no client could show it."""
+        name = self.definition.name
+        logger.warning("tool %r returned content of the unknown type %r", name, kind)
+        return _error_result(
+            f"Tool {name!r} returned content of the unknown type {kind!r}: {KNOWN_CONTENT}."
+        )
+
     def _not_json_result(self) -> JSONObject:
         """The error result for output holding NaN or Infinity. Only in-process could
         carry it (no JSON there); stdio and HTTP failed the whole call instead."""
@@ -346,12 +368,12 @@ def _is_content_value(value: Any) -> bool:
     # Strings first: the commonest return value, and the ``Sequence`` check is slow.
     if isinstance(value, str | bytes):
         return False
-    if isinstance(value, _CONTENT_TYPES):
+    if isinstance(value, _RETURNED_BLOCKS):
         return True
     return (
         isinstance(value, Sequence)
         and len(cast(Sequence[Any], value)) > 0
-        and all(isinstance(item, _CONTENT_TYPES) for item in cast(Sequence[Any], value))
+        and all(isinstance(item, _RETURNED_BLOCKS) for item in cast(Sequence[Any], value))
     )
 
 

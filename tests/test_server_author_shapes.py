@@ -13,6 +13,8 @@ answers it.
   resource, not the JSON text ``null``.
 - A resource template parameter no URI text can become (a model, a list) is refused
   when the resource is registered.
+- A tool's value typed ``Any`` holding NaN/Infinity is refused as a ``float`` one is, not
+  sent as ``null``; ``bytes`` that are not UTF-8 get an error result saying so.
 """
 
 from __future__ import annotations
@@ -388,3 +390,72 @@ async def test_template_parameters_of_text_types_still_register(mode: str) -> No
     assert contents.text == repr(
         (3, Colour.RED, "x", datetime.date(2024, 1, 2), uuid.UUID(uid), Decimal("1.5"), 2.5, "raw")
     )
+
+
+# -- 7. tool values JSON cannot hold --------------------------------------------------------
+
+
+def unwritable_server() -> MCPServer:
+    mcp = MCPServer("Unwritable")
+
+    @mcp.tool()
+    def anything() -> Any:
+        return {"reading": math.nan}
+
+    @mcp.tool()
+    def readings() -> dict[str, Any]:
+        return {"peak": math.inf}
+
+    @mcp.tool()
+    def untyped():  # type: ignore[no-untyped-def]  # pyright: ignore[reportUnknownParameterType]
+        return {"reading": math.nan}
+
+    @mcp.tool()
+    def raw() -> bytes:
+        return b"\x89PNG"
+
+    @mcp.tool()
+    def text_bytes() -> bytes:
+        return "Jörg".encode()
+
+    return mcp
+
+
+@pytest.mark.parametrize("tool", ["anything", "readings"])
+async def test_nan_in_a_value_typed_any_is_refused_not_sent_as_null(tool: str) -> None:
+    async with Client(unwritable_server()) as client:
+        result = await client.call_tool(tool)
+    assert result.is_error
+    assert result.structured_content is None
+    assert result.content == [
+        TextContent(
+            text=f"Tool {tool!r} returned NaN or Infinity, which JSON cannot carry: have it "
+            "return None or a string instead."
+        )
+    ]
+
+
+async def test_nan_in_an_untyped_value_is_kept_in_its_text() -> None:
+    """No schema, so the value goes out as text only, which can say NaN."""
+    async with Client(unwritable_server()) as client:
+        result = await client.call_tool("untyped")
+    assert not result.is_error
+    assert result.content == [TextContent(text='{"reading": NaN}')]
+
+
+async def test_bytes_that_are_not_text_get_an_error_result_saying_so(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    async with Client(unwritable_server()) as client:
+        refused = await client.call_tool("raw")
+        sent = await client.call_tool("text_bytes")
+    assert refused.is_error
+    assert refused.content == [
+        TextContent(
+            text="Tool 'raw' returned a value JSON cannot hold (bytes that are not UTF-8 "
+            "text): return text (binary data as base64), or an ImageContent, AudioContent "
+            "or EmbeddedResource."
+        )
+    ]
+    assert not [record for record in caplog.records if record.exc_info], "no traceback"
+    assert sent.structured_content == {"result": "Jörg"}

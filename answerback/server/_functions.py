@@ -33,7 +33,13 @@ _CONTEXT_NAMES = ("ctx", "context")
 """Parameter names that, left without an annotation, are meant to receive the context."""
 
 
-ANY_VALUE: TypeAdapter[Any] = TypeAdapter(Any)
+NAN_KEPT = pydantic.ConfigDict(ser_json_inf_nan="constants")
+"""Dump NaN and Infinity as the floats they are: pydantic's default writes them as
+``None`` for values it only infers (typed ``Any``), which would send ``null`` in their
+place without a word. Kept, they reach ``json.dumps(allow_nan=False)``, which refuses
+them, and the function's author hears of it."""
+
+ANY_VALUE: TypeAdapter[Any] = TypeAdapter(Any, config=NAN_KEPT)
 """Turns whatever a function returned into JSON-ready data; one for every call, since
 building an adapter costs more than the call it serves."""
 

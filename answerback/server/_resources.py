@@ -23,6 +23,7 @@ import pydantic_core
 from pydantic import TypeAdapter
 
 from answerback.server._functions import (
+    ANY_VALUE,
     Signature,
     call,
     read_signature,
@@ -40,13 +41,6 @@ from answerback.types import (
 
 ResourceContents = TextResourceContents | BlobResourceContents
 _PLACEHOLDER = re.compile(r"\{(\+?)([A-Za-z_][A-Za-z0-9_]*)\}")
-
-_JSON_DATA: TypeAdapter[Any] = TypeAdapter(
-    Any, config=pydantic.ConfigDict(ser_json_inf_nan="constants")
-)
-"""Turns a resource function's value into JSON-ready data, keeping NaN and Infinity as
-floats (pydantic's default makes them ``None``), so that ``json.dumps(allow_nan=False)``
-refuses them, as a tool's are, rather than serving ``null`` in their place."""
 
 _TEXT_SCHEMA_TYPES = frozenset({"string", "integer", "number", "boolean", "null"})
 """The JSON Schema types a template parameter may have: what a URI's text can become
@@ -206,7 +200,7 @@ def to_contents(uri: str, value: Any, mime_type: str | None) -> list[ResourceCon
             "why there are none"
         )
     try:
-        data = _JSON_DATA.dump_python(value, mode="json")
+        data = ANY_VALUE.dump_python(value, mode="json")
     except (TypeError, ValueError, pydantic_core.PydanticSerializationError):
         kind = type(cast(object, value)).__name__
         raise TypeError(

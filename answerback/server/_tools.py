@@ -39,6 +39,7 @@ from answerback.jsonrpc._endpoint import new_error_reference, redacted_message
 from answerback.server._functions import (
     ANY_VALUE,
     KNOWN_CONTENT,
+    NAN_KEPT,
     call,
     read_signature,
     type_name,
@@ -175,7 +176,10 @@ class RegisteredTool:
                 value = self.output_adapter.validate_python(value)
             except pydantic.ValidationError as exc:
                 return self._unfit_result(exc)
-            dumped = self.output_adapter.dump_python(value, mode="json", by_alias=True)
+            try:
+                dumped = self.output_adapter.dump_python(value, mode="json", by_alias=True)
+            except (UnicodeDecodeError, pydantic_core.PydanticSerializationError) as exc:
+                return self._unwritable_result(exc)
             if isinstance(value, str):
                 text = value
             else:
@@ -275,6 +279,18 @@ class RegisteredTool:
         logger.warning("tool %r returned content of the unknown type %r", name, kind)
         return _error_result(
             f"Tool {name!r} returned content of the unknown type {kind!r}: {KNOWN_CONTENT}."
+        )
+
+    def _unwritable_result(self, exc: Exception) -> JSONObject:
+        """The error result for a value of the right type that pydantic cannot write as
+        JSON: ``bytes`` that are not UTF-8 text, or a serializer of the author's that
+        fails. Not the tool's failure, so not "Error executing tool" with a traceback."""
+        name = self.definition.name
+        reason = "bytes that are not UTF-8 text" if isinstance(exc, UnicodeDecodeError) else exc
+        logger.warning("tool %r returned a value JSON cannot hold: %s", name, reason)
+        return _error_result(
+            f"Tool {name!r} returned a value JSON cannot hold ({reason}): return text (binary "
+            "data as base64), or an ImageContent, AudioContent or EmbeddedResource."
         )
 
     def _not_json_result(self) -> JSONObject:
@@ -398,7 +414,7 @@ def _described_output(
             )
         return None, None, False
     try:
-        adapter: TypeAdapter[Any] = TypeAdapter(returns)
+        adapter = _output_adapter(returns)
         schema = _unreferenced_root(output_json_schema(adapter))
     except pydantic.PydanticUserError as exc:
         if structured_output or not _undescribable(exc):
@@ -411,6 +427,19 @@ def _described_output(
     if schema.get("type") == "object" and not _is_plain_dict(returns):
         return adapter, _clean_schema(schema), False
     return adapter, _wrapped_schema(_clean_schema(schema)), True
+
+
+def _output_adapter(returns: Any) -> TypeAdapter[Any]:
+    """The adapter of a return annotation, keeping NaN and Infinity (``NAN_KEPT``) where
+    the annotation takes a config: ``-> Any`` and ``-> dict[str, Any]`` would otherwise
+    send ``null`` in their place. A model, dataclass or ``TypedDict`` brings its own
+    config (its ``float`` fields keep them anyway)."""
+    try:
+        return TypeAdapter(returns, config=NAN_KEPT)
+    except pydantic.PydanticUserError as exc:
+        if exc.code != "type-adapter-config-unused":
+            raise
+        return TypeAdapter(returns)
 
 
 _DESCRIBABLE = (

@@ -53,7 +53,9 @@ class Roots:
 
     ``TypeError`` for ``paths`` that are one path rather than a list of them, or hold
     something that is not a path, and for a ``confirm`` that cannot be called;
-    ``ValueError`` for a path that is not an existing directory.
+    ``ValueError`` for a path that is not an existing directory. The methods check what
+    they are given the same way: ``add`` and ``remove`` take one path, ``attach`` a
+    ``Client``, ``watch`` an async function, else ``TypeError`` saying so.
     """
 
     def __init__(
@@ -80,7 +82,7 @@ class Roots:
             )
         given: list[object] = [Path.cwd()] if paths is None else list(paths)
         for path in given:
-            if not isinstance(path, str | os.PathLike):
+            if not _is_path(path):
                 raise TypeError(
                     "paths must be a list of directories (str, Path or file:// URI), such as "
                     f"['~/projects'], got {path!r} in it"
@@ -117,12 +119,25 @@ class Roots:
         has closed is dropped at the next change. Attach once connected (inside its
         ``async with``); any number of clients may share one ``Roots``.
         """
+        # Checked here: a wrong argument would otherwise fail as an AttributeError on
+        # ``session``, naming neither the method nor what it takes.
+        if not isinstance(cast(object, client), Client):
+            raise TypeError(
+                "Roots.attach takes the Client to announce changes to (call it inside "
+                f"'async with Client(...) as client:'), got {client!r}"
+            )
         session = client.session
         self._sessions.add(session)
         return lambda: self._sessions.discard(session)
 
     def watch(self, announce: Announce) -> Callable[[], None]:
         """Call ``announce`` after every change; returns the function that stops it."""
+        # Checked here, not at the first change, where the failure would only be logged.
+        if not callable(announce):
+            raise TypeError(
+                "Roots.watch takes an async function of no arguments, called after every "
+                f"change, got {announce!r}"
+            )
         self._watchers.append(announce)
 
         def unwatch() -> None:
@@ -137,8 +152,8 @@ class Roots:
         already there changes, asks and announces nothing.
 
         ``ValueError`` if it is not an existing directory; ``RootRefusedError`` if the
-        person refused it."""
-        resolved = _directory(path)
+        person refused it; ``TypeError`` if it is not a path."""
+        resolved = _directory(_checked_path("add", path))
         if resolved in self._paths:
             return resolved
         if self._confirm is not None and not await self._confirm(resolved):
@@ -152,7 +167,9 @@ class Roots:
     async def remove(self, path: str | os.PathLike[str]) -> Path:
         """Remove a directory (path or ``file://`` URI) and announce the change;
         ``ValueError`` if it is not a root. The path is matched as written first: a root
-        whose directory was since replaced by a link must still be removable."""
+        whose directory was since replaced by a link must still be removable.
+        ``TypeError`` if it is not a path."""
+        path = _checked_path("remove", path)
         resolved = _absolute(path)
         if resolved not in self._paths:
             resolved = _resolved(path)
@@ -179,6 +196,28 @@ class Roots:
                 await announce()
             except Exception as exc:
                 logger.warning("could not announce the roots change: %s", exc)
+
+
+def _checked_path(method: str, path: object) -> str | os.PathLike[str]:
+    """``path`` if ``Roots.<method>`` can take it: a ``str`` or a path object naming a
+    path as text. Anything else would fail deep in ``os.fspath`` or ``pathlib`` with an
+    error that says neither which call was wrong nor what it takes."""
+    if _is_path(path):
+        return cast("str | os.PathLike[str]", path)
+    raise TypeError(
+        f"Roots.{method} takes one directory: a str or Path, or a file:// URI string, "
+        f"such as '~/projects' or 'file:///home/me/projects', got {path!r}"
+    )
+
+
+def _is_path(value: object) -> bool:
+    """Whether ``value`` names a path as text (a ``str``, or a ``Path`` or other path
+    object whose ``os.fspath`` is a ``str``; bytes paths are not taken)."""
+    if isinstance(value, str):
+        return True
+    if not isinstance(value, os.PathLike):
+        return False
+    return isinstance(os.fspath(cast("os.PathLike[str] | os.PathLike[bytes]", value)), str)
 
 
 def _resolved(path: str | os.PathLike[str]) -> Path:

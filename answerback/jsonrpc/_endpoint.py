@@ -690,19 +690,63 @@ class Endpoint:
         pending = self._pending.get(request_id) if request_id is not None else None
         if pending is None:
             error = as_object(message.get("error"))
-            if request_id is None and error is not None:
-                # JSON-RPC's answer to a message whose id could not be read: whichever
-                # request of ours it was will get no answer, and cannot be told which.
+            if message.get("id") is not None or error is None:
+                logger.warning("dropped a response to unknown request id %r", request_id)
+            elif error.get("code") not in _UNREADABLE:
+                # Not JSON-RPC's answer to an unreadable message: a peer answering a
+                # notification it does not know, say, which must not fail our calls.
                 logger.warning(
-                    "the %s could not read a message of ours and did not say which (%s); "
-                    "if it was a request, that call gets no answer",
+                    "the %s sent an error with no id that answers nothing of ours: %s",
                     self._name,
                     error.get("message"),
                 )
+            elif self._pending:
+                self._fail_unread(_parse_error(error))
             else:
-                logger.warning("dropped a response to unknown request id %r", request_id)
+                logger.warning(
+                    "the %s could not read a message of ours and did not say which (%s); "
+                    "no request of ours was waiting for an answer",
+                    self._name,
+                    error.get("message"),
+                )
             return
         pending.resolve(message, refused=refused)
+
+    def _fail_unread(self, error: ErrorData) -> None:
+        """The peer answered a message of ours it could not read (a parse error, an
+        invalid request) with a null id: JSON-RPC's answer when it cannot tell the id.
+
+        Had the message been one of our requests, that request would never be answered,
+        and with no timeout its caller would wait for ever. So every request still
+        waiting fails now with the peer's error (its code, its message, its data), the
+        message saying why: the only one waiting is taken to be it; of several, any
+        may be it and nothing says which, so all fail rather than leave one hanging.
+        The others may have been read and carried out: their callers are told to send
+        again those still needed, and answers that come later are dropped as unknown.
+        (Over HTTP each POST carries one request, and its transport gives such an error
+        that request's id, so it does not come here.)
+        """
+        waiting = list(self._pending.values())
+        if len(waiting) == 1:
+            why = (
+                f"the {self._name} answered a message of ours it could not read, without "
+                f"saying which; {waiting[0].method!r} was the only request waiting for an "
+                "answer, so it is taken to be it"
+            )
+        else:
+            why = (
+                f"the {self._name} could not read one of the {len(waiting)} requests waiting "
+                "for an answer (or another message of ours) and did not say which, so they "
+                "all fail; some may have been read and carried out: send again those still "
+                "needed"
+            )
+        logger.warning("%s: %s", why, error.message)
+        message = f"{error.message.rstrip('.')} ({why})."
+        failure: JSONObject = {"code": error.code, "message": message}
+        if error.data is not None:
+            failure["data"] = error.data
+        for pending in waiting:
+            pending.resolve({"error": failure})
 
     async def _notification(self, method: str, params: JSONObject | None, env: Envelope) -> None:
         if method == CANCELLED:
@@ -856,6 +900,11 @@ def as_object(value: object) -> JSONObject | None:
     """``value`` as a JSON object, or ``None`` if it is anything else."""
     # Not cast: this runs a dozen times per message, and ``cast`` is a call.
     return value if isinstance(value, dict) else None  # pyright: ignore[reportUnknownVariableType]
+
+
+_UNREADABLE = (PARSE_ERROR, INVALID_REQUEST)
+"""The codes of an error JSON-RPC answers with a null id: the peer could not read the
+message, so could not tell its id."""
 
 
 def _parse_error(raw: object) -> ErrorData:

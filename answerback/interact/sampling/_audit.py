@@ -21,6 +21,10 @@ class AuditLog:
     """Appends audit lines to a file (``target`` a path, opened for each line) or a text
     stream (flushed after each line). ``clock`` gives the time (``datetime.now(UTC)``).
 
+    A relative path is taken against the current directory when the log is made, and
+    kept absolute (``target`` is then that absolute path, a string): the file is opened
+    again for each line, and a later ``os.chdir`` must not move the audit elsewhere.
+
     Every line has ``time`` (ISO 8601, UTC), ``event`` (``request`` or ``outcome``),
     ``server`` and ``request`` (a number shared by a request's two lines), then what the
     event tells: see ``docs/sampling.md`` for the fields.
@@ -47,7 +51,7 @@ class AuditLog:
         record: dict[str, Any] = {"time": self._clock().isoformat(), "event": event}
         record.update((key, value) for key, value in fields.items() if value is not None)
         line = json.dumps(record, ensure_ascii=False, default=str) + "\n"
-        if isinstance(self.target, str | os.PathLike):
+        if isinstance(self.target, str):
             with open(self.target, "a", encoding="utf-8") as file:
                 file.write(line)
         else:
@@ -55,8 +59,8 @@ class AuditLog:
             self.target.flush()
 
 
-def _checked_target(target: object) -> str | os.PathLike[str] | TextIO:
-    """``target`` if an audit line can be appended to it."""
+def _checked_target(target: object) -> str | TextIO:
+    """``target`` if an audit line can be appended to it; a path made absolute."""
     if isinstance(target, str | os.PathLike):
         path: object = os.fspath(cast("str | os.PathLike[str] | os.PathLike[bytes]", target))
         if not isinstance(path, str) or not path:
@@ -65,12 +69,15 @@ def _checked_target(target: object) -> str | os.PathLike[str] | TextIO:
             )
         if os.path.isdir(path):
             raise ValueError(f"target must be a file, not the directory {path!r}")
-        folder = os.path.dirname(os.path.abspath(path))
+        # Absolute now, not at each line: a relative path read against whatever the
+        # current directory is when a line is written would scatter the audit.
+        absolute = os.path.abspath(path)
+        folder = os.path.dirname(absolute)
         if not os.path.isdir(folder):
             raise ValueError(
                 f"target {path!r} is in a directory that does not exist ({folder}): create it first"
             )
-        return cast("str | os.PathLike[str]", target)
+        return absolute
     if isinstance(target, io.RawIOBase | io.BufferedIOBase):
         raise TypeError(
             "target must be a path or a text stream, got a stream opened in binary mode "

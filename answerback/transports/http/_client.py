@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
+import dataclasses
 import logging
 import math
 import re
@@ -788,6 +789,23 @@ class StreamableHTTPTransport:
             envelope = decode(event.data)
             if isinstance(envelope, Envelope):
                 message = as_object(envelope.message) or {}
+                if _is_unattributed_error(message):
+                    # The server could not read what we sent. On a POST's stream that
+                    # is the one request the POST carried (as for a JSON body, see
+                    # ``_answer_in``): it fails with the server's error instead of
+                    # waiting for an answer that cannot come. On the GET stream it
+                    # concerns none of our requests (each has its POST), so it is not
+                    # passed on, where the engine would fail whatever is waiting.
+                    if request_id is None:
+                        logger.warning(
+                            "the server at %s sent an error with no id on its own stream, "
+                            "which answers none of our requests: %s",
+                            self.url,
+                            message["error"],
+                        )
+                        continue
+                    message = {**message, "id": request_id}
+                    envelope = dataclasses.replace(envelope, message=message)
                 self._note_version(message)
                 answered = answered or _is_answer(message, request_id)
                 self._note_question(message, request_id)
@@ -1142,6 +1160,12 @@ def _is_answer(message: JSONObject, request_id: RequestId | None) -> bool:
         and as_request_id(message.get("id")) == request_id
         and ("result" in message or "error" in message)
     )
+
+
+def _is_unattributed_error(message: JSONObject) -> bool:
+    """Whether ``message`` is an error answer with a null (or no) id: JSON-RPC's answer
+    to a message the server could not read."""
+    return "method" not in message and "error" in message and message.get("id") is None
 
 
 def _answer_in(raw: bytes, request_id: RequestId) -> JSONObject | None:

@@ -10,9 +10,12 @@ from its own memory, where the other replicas cannot see what it does.
 from __future__ import annotations
 
 import importlib
+import ipaddress
+import re
 from collections.abc import Generator
 from contextlib import contextmanager
 from typing import Any
+from urllib.parse import parse_qs, unquote, urlsplit
 
 from answerback.transports.http._state import StateUnavailable
 
@@ -31,9 +34,20 @@ SCHEMES = ("redis", "rediss", "unix")
 """The URL schemes redis-py connects by: TCP, TLS and a Unix socket."""
 
 
+_HOST = re.compile(r"[A-Za-z0-9._-]+")
+"""A host name or IPv4 address as a URL writes it (an IPv6 one is checked apart)."""
+
+
 def checked_url(value: object) -> str:
     """``value`` if it can be the URL of a Redis (scheme ``redis://``, ``rediss://`` or
-    ``unix://``); nothing is connected to. A password in it is not repeated."""
+    ``unix://``); nothing is connected to. A password in it is not repeated.
+
+    What follows the scheme is checked too: a port that is not a number from 1 to 65535,
+    a host that no name or address could be, a database that is not a number, or a
+    ``unix://`` URL without a socket path. redis-py would refuse some of these only when
+    the client is made, with an error that does not say which option was wrong, and
+    quietly ignore others (``redis://host/notadb`` uses database 0).
+    """
     example = "such as 'redis://127.0.0.1:6379/0'"
     if not isinstance(value, str):
         raise TypeError(
@@ -45,7 +59,49 @@ def checked_url(value: object) -> str:
             f"url must start with redis://, rediss:// (TLS) or unix:// (a socket), {example}, "
             f"got {safe_url(value)!r}"
         )
+    problem = _url_problem(value)
+    if problem is not None:
+        form = (
+            "unix:///path/to/redis.sock[?db=database]"
+            if scheme.lower() == "unix"
+            else f"redis://[user:password@]host[:port][/database], {example}"
+        )
+        raise ValueError(f"url {safe_url(value)!r} {problem}; write it as {form}")
     return value
+
+
+def _url_problem(url: str) -> str | None:
+    """What is wrong after the scheme of a Redis URL (a phrase), or ``None``."""
+    parts = urlsplit(url)
+    try:
+        port = parts.port  # ValueError: not a number, or past 65535
+    except ValueError:
+        port = 0
+    if port == 0:
+        return (
+            "has a port that is not a number from 1 to 65535 (an IPv6 address goes in "
+            "brackets: redis://[::1]:6379/0)"
+        )
+    query = parse_qs(parts.query)
+    if "db" in query and not all(db.isdigit() for db in query["db"]):
+        return "has a db= option that is not a database number"
+    if parts.scheme.lower() == "unix":
+        if parts.hostname or not parts.path:
+            return "must give the socket's absolute path after unix:// (three slashes)"
+        return None
+    host = parts.hostname or ""
+    if host and not _HOST.fullmatch(host):
+        try:
+            ipaddress.IPv6Address(host)
+        except ValueError:
+            return f"has a host, {host!r}, that no host name or address can be"
+    database = unquote(parts.path).strip("/")
+    if database and "db" not in query and not database.isdigit():
+        return (
+            f"names the database {database!r}: after the host comes the database's "
+            "number (0 to 15 on a default Redis), or nothing for 0"
+        )
+    return None
 
 
 def check_client(name: str, value: object, methods: tuple[str, ...]) -> None:

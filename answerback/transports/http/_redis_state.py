@@ -43,8 +43,9 @@ class RedisState:
     Every replica must also share ``MCPServer(state_keys=...)`` for 2026-07-28 requests.
 
     Options are checked before anything connects: a ``url`` whose scheme is not
-    ``redis://``, ``rediss://`` or ``unix://`` is a ``ValueError`` (its password is not
-    repeated), wrong types and counts are ``TypeError`` and ``ValueError``.
+    ``redis://``, ``rediss://`` or ``unix://``, or whose port, host or database cannot be
+    one, is a ``ValueError`` (its password is not repeated), wrong types and counts are
+    ``TypeError`` and ``ValueError``.
     """
 
     shared = True

@@ -660,7 +660,8 @@ class StreamableHTTPTransport:
                 await self._fail(incoming, request_id, _SESSION_ENDED, {"reason": SESSION_EXPIRED})
                 return True
             new_session = response.headers.get(SESSION_HEADER)
-            if new_session is not None and response.is_success:
+            # Servers may repeat the session id on every response: checked when it changes.
+            if new_session is not None and new_session != self.session_id and response.is_success:
                 if not _is_session_id(new_session):
                     shown = new_session if len(new_session) <= 40 else new_session[:37] + "..."
                     await self._fail(

@@ -602,3 +602,28 @@ async def test_methods_are_still_registered() -> None:
     assert tripled.structured_content == {"result": 6}
     assert greeted.content == [TextContent(text="Hello, Ada.")]
     assert made.structured_content == {"x": 1, "y": 2}
+
+
+# -- names the specification advises against --------------------------------------------
+
+
+@pytest.mark.parametrize("name", ["my tool", "files/search", "café", "x" * 129, "a,b"])
+def test_a_tool_name_the_specification_advises_against_is_warned_of(
+    name: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A SHOULD, so registered; but a host handing it to a model API may be refused."""
+    mcp = MCPServer("names")
+    mcp.tool(name=name)(weather)
+    assert name in mcp._registry.tools  # pyright: ignore[reportPrivateUsage]
+    [record] = [r for r in caplog.records if r.name == "answerback.server"]
+    assert record.levelname == "WARNING"
+    assert record.getMessage().startswith(f"tool name {name!r} is not 1 to 128 of the characters")
+
+
+@pytest.mark.parametrize(
+    "name", ["getUser", "DATA_EXPORT_v2", "admin.tools.list", "a-b", "x" * 128]
+)
+def test_an_advised_tool_name_is_not_warned_of(name: str, caplog: pytest.LogCaptureFixture) -> None:
+    mcp = MCPServer("names")
+    mcp.tool(name=name)(weather)
+    assert not [r for r in caplog.records if r.name == "answerback.server"]

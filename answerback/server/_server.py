@@ -86,6 +86,9 @@ if TYPE_CHECKING:
 logger = logging.getLogger("answerback.server")
 
 _REMEMBERED_NOTICES = 1024
+
+_ADVISED_TOOL_NAME = re.compile(r"[A-Za-z0-9_.-]{1,128}")
+"""The tool names the specification advises: 1 to 128 of these characters."""
 """How many notice ids a server remembers to drop a notice that arrives twice."""
 
 FunctionT = TypeVar("FunctionT", bound=Callable[..., Any])
@@ -241,6 +244,7 @@ class MCPServer:
             taken = registered.definition.name
             if taken in tools:
                 raise _name_taken("tool", name, taken, tools[taken].function)
+            _warn_of_unusual_tool_name(taken)
             tools[taken] = registered
             return function
 
@@ -951,4 +955,18 @@ def check_uri(call: str, uri: object) -> None:
             "uri",
             f"must start with a scheme, not {uri!r}",
             "Pass an absolute URI, such as 'config://app' or 'users://{user_id}/profile'.",
+        )
+
+
+def _warn_of_unusual_tool_name(name: str) -> None:
+    """Warn of a tool name outside what the specification advises. Hosts hand tool names
+    to model APIs with rules of their own (Claude's takes no "." either, OpenAI's no more
+    than 64 characters), and a name such an API refuses can fail every request the host
+    makes, not only this tool's. The specification says SHOULD, so it is a warning."""
+    if _ADVISED_TOOL_NAME.fullmatch(name) is None:
+        logger.warning(
+            "tool name %r is not 1 to 128 of the characters A-Z, a-z, 0-9, '_', '-' and "
+            "'.', as the MCP specification advises: hosts and model APIs may refuse it; "
+            "give the tool such a name with @mcp.tool(name=...)",
+            name,
         )

@@ -11,12 +11,14 @@ from datetime import UTC, date, datetime, time, timedelta
 from typing import Annotated, Any
 
 import pytest
-from jsonschema import Draft202012Validator
+from jsonschema import Draft202012Validator, SchemaError
 from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, computed_field, field_serializer
 from support import schema_errors
 
 from answerback import Client
+from answerback.forms._json_schema import compile_schema
 from answerback.server import MCPServer
+from answerback.types import CallToolResult, TextContent
 
 pytestmark = pytest.mark.anyio
 
@@ -151,3 +153,43 @@ async def test_answerbacks_client_checks_such_content_without_complaint(
     assert listed.structured_content == {"result": [{"leaves": "2026-12-06T08:25:00"}]}
     assert priced.structured_content == {"adults": 1, "total": 90}
     assert not [record for record in caplog.records if record.levelname == "WARNING"]
+
+
+class Name(BaseModel):
+    name: Annotated[str, Field(pattern=r"^\p{Lu}\p{Ll}+$")]
+
+
+async def test_a_unicode_property_pattern_is_checked_not_skipped(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """JSON Schema's patterns are ECMA-262, where ``\\p{Lu}`` is a capital letter; pydantic
+    and zod write such patterns. Python's ``re`` refuses them, and the client once called
+    such a schema unusable and left the content unchecked."""
+    mcp = MCPServer("names")
+
+    @mcp.tool()
+    def named(name: str) -> Name | CallToolResult:
+        return CallToolResult(content=[TextContent(text=name)], structured_content={"name": name})
+
+    async with Client(mcp) as client:
+        await client.list_all_tools()
+        good = await client.call_tool("named", {"name": "Ørjan"})
+        bad = await client.call_tool("named", {"name": "ørjan"})
+    assert good.structured_content == {"name": "Ørjan"}
+    assert bad.is_error  # the server checks what its tool built, with the same checker
+    assert bad.content == [
+        TextContent(
+            text="Tool 'named' returned structured_content that does not fit its output "
+            "schema (structured_content.name: 'ørjan' does not match '^\\\\p{Lu}\\\\p{Ll}+$'): "
+            "return structured_content that fits the schema of its return annotation, or "
+            "is_error=True for a failure."
+        )
+    ]
+    assert not [r for r in caplog.records if "cannot use" in r.getMessage()]
+
+
+def test_a_pattern_no_engine_here_can_run_still_makes_the_schema_unusable() -> None:
+    """``[^]`` (any character, in ECMA-262) compiles in neither ``re`` nor ``regex``:
+    checking with it would fail every value, so the schema is refused, as before."""
+    with pytest.raises(SchemaError, match=r"'\[\^\]' is not a 'regex'"):
+        compile_schema({"type": "string", "pattern": "[^]"})

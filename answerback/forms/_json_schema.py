@@ -19,11 +19,11 @@ from dataclasses import dataclass
 from functools import cache
 from typing import TYPE_CHECKING, Any, cast
 
-from answerback.forms._patterns import PatternTooSlow, pattern_search
+from answerback.forms._patterns import PatternTooSlow, compiled_pattern, pattern_search
 from answerback.forms._plain_schema import plain_test
 
 if TYPE_CHECKING:
-    from jsonschema import ValidationError
+    from jsonschema import FormatChecker, ValidationError
     from jsonschema.protocols import Validator
 
 PROBLEMS_KEPT = 20
@@ -73,7 +73,8 @@ def compile_schema(schema: dict[str, Any]) -> SchemaCheck:
             "patternProperties next to unevaluatedProperties would run the schema's "
             "patterns without a deadline"
         )
-    cls.check_schema(schema)
+    # format_checker is jsonschema's own parameter; its type stubs leave it out.
+    cast(Any, cls).check_schema(schema, format_checker=_pattern_formats())
     # REGISTRY holds the dialects' own meta-schemas and retrieves nothing, where
     # jsonschema's default registry would fetch any remote $ref from the network.
     return SchemaCheck(_timed(cls)(schema, registry=REGISTRY), plain_test(schema))
@@ -82,6 +83,27 @@ def compile_schema(schema: dict[str, Any]) -> SchemaCheck:
 def cut(text: str, most: int = _PROBLEM_CHARS) -> str:
     """``text``, cut short to ``most`` characters for a message to quote."""
     return text if len(text) <= most else text[: most - 3] + "..."
+
+
+@cache
+def _pattern_formats() -> FormatChecker:
+    """The formats checked in a schema itself: its patterns, by the engine that will run
+    them (``compiled_pattern``). jsonschema's own check compiles them with ``re``, which
+    refuses what JSON Schema's ECMA-262 patterns and the ``regex`` engine both take
+    (``\\p{Lu}``, which pydantic and zod write), so such a schema was called unusable and
+    its content went unchecked."""
+    import regex
+    from jsonschema import FormatChecker
+
+    checker = FormatChecker(formats=())
+    checker.checks("regex", raises=regex.error)(_compiles)
+    return checker
+
+
+def _compiles(pattern: object) -> bool:
+    if isinstance(pattern, str):
+        compiled_pattern(pattern)
+    return True
 
 
 @cache

@@ -21,6 +21,7 @@ from answerback.types import (
     CompletionArgument,
     InputRequiredResult,
     PromptReference,
+    ResourceTemplateReference,
     SamplingCapability,
     TextContent,
     TextResourceContents,
@@ -220,7 +221,8 @@ async def test_a_validation_error_in_the_servers_own_code_is_an_internal_error(
             lambda: client.get_prompt("tally"),
             lambda: client.read_resource("tally://total"),
             lambda: client.complete(
-                PromptReference(name="tally"), CompletionArgument(name="x", value="")
+                ResourceTemplateReference(uri="shelf://{number}"),
+                CompletionArgument(name="number", value=""),
             ),
         ):
             with pytest.raises(MCPError) as caught:
@@ -512,3 +514,76 @@ async def test_a_malformed_answer_reaches_the_tool_as_an_error_naming_the_proble
     assert all(word in error.message for word in words), error.message
     assert "report it to its authors" in error.message
     assert error.data["problems"]
+
+
+@pytest.mark.parametrize("mode", ["legacy", "2026-07-28"])
+@pytest.mark.parametrize(
+    ("ref", "argument", "message"),
+    [
+        (
+            PromptReference(name="nope"),
+            "name",
+            "Unknown prompt 'nope'; call prompts/list to see the prompts available.",
+        ),
+        (
+            ResourceTemplateReference(uri="nope://{x}"),
+            "x",
+            "Unknown resource template 'nope://{x}'; give a URI template as "
+            "resources/templates/list lists it.",
+        ),
+        (
+            ResourceTemplateReference(uri="shelf://1"),
+            "number",
+            "Unknown resource template 'shelf://1'; give a URI template as "
+            "resources/templates/list lists it.",
+        ),
+        (
+            PromptReference(name="greet"),
+            "nickname",
+            "Prompt 'greet' has no argument 'nickname'; its arguments are 'name'.",
+        ),
+        (
+            ResourceTemplateReference(uri="shelf://{number}"),
+            "row",
+            "Resource template 'shelf://{number}' has no argument 'row'; its "
+            "arguments are 'number'.",
+        ),
+    ],
+    ids=[
+        "unknown prompt",
+        "unknown template",
+        "a URI, not its template",
+        "prompt argument",
+        "template argument",
+    ],
+)
+async def test_a_completion_for_what_the_server_does_not_have_is_invalid_params(
+    mode: str, ref: PromptReference | ResourceTemplateReference, argument: str, message: str
+) -> None:
+    """The specification asks servers to validate completion inputs (-32602 for an
+    unknown prompt); the handler would otherwise suggest values nothing can use."""
+    mcp = MCPServer("Completes")
+    asked: list[object] = []
+
+    @mcp.prompt()
+    def greet(name: str) -> str:
+        return f"Hello, {name}"
+
+    @mcp.resource("shelf://{number}")
+    def shelf(number: int) -> str:
+        return f"shelf {number}"
+
+    @mcp.completion()
+    async def complete(ref: Any, argument: Any, context: Any) -> list[str]:
+        asked.append(ref)
+        return ["alice"]
+
+    async with Client(mcp, mode=mode) as client:
+        with pytest.raises(MCPError) as caught:
+            await client.complete(ref, CompletionArgument(name=argument, value=""))
+        valid = await client.complete(
+            PromptReference(name="greet"), CompletionArgument(name="name", value="")
+        )
+    assert (caught.value.code, caught.value.message) == (-32602, message)
+    assert valid.values == ["alice"]
+    assert asked == [PromptReference(name="greet")], "the handler was asked only the valid one"

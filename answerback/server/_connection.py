@@ -69,8 +69,10 @@ from answerback.types import (
     MCPModel,
     MethodNotFoundError,
     PaginatedRequestParams,
+    PromptReference,
     ReadResourceRequestParams,
     ReadResourceResult,
+    ResourceTemplate,
     SetLevelRequestParams,
     SubscribeRequestParams,
     SubscriptionsListenRequestParams,
@@ -388,6 +390,7 @@ class Connection:
 
     async def complete(self, client: ClientState | None, request: IncomingRequest) -> JSONObject:
         params = _params(CompleteRequestParams, request)
+        self._check_completion_target(params)
         handler = self.registry.completion_handler
         values: list[str] | Completion = []
         if handler is not None:
@@ -410,6 +413,33 @@ class Connection:
                 )
         completion = values if isinstance(values, Completion) else _completion(values)
         return CompleteResult(completion=completion).to_wire()
+
+    def _check_completion_target(self, params: CompleteRequestParams) -> None:
+        """Refuse (-32602) a completion for a prompt or template this server does not
+        have, or for an argument it does not take, as the specification asks: a handler
+        asked about them would suggest values for something that cannot be used."""
+        ref, argument = params.ref, params.argument.name
+        if isinstance(ref, PromptReference):
+            prompt = self.registry.prompts.get(ref.name)
+            if prompt is None:
+                raise InvalidParamsError(
+                    f"Unknown prompt {ref.name!r}; call prompts/list to see the prompts "
+                    "available."
+                )
+            what = f"Prompt {ref.name!r}"
+            names = [known.name for known in prompt.definition.arguments or []]
+        else:
+            resource = self.registry.resources.get(ref.uri)
+            if resource is None or not isinstance(resource.definition, ResourceTemplate):
+                raise InvalidParamsError(
+                    f"Unknown resource template {ref.uri!r}; give a URI template as "
+                    "resources/templates/list lists it."
+                )
+            what = f"Resource template {ref.uri!r}"
+            names = list(resource.parsers)
+        if argument not in names:
+            takes = f"its arguments are {', '.join(map(repr, names))}" if names else "it has none"
+            raise InvalidParamsError(f"{what} has no argument {argument!r}; {takes}.")
 
     # -- shared machinery ------------------------------------------------------------
 

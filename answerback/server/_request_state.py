@@ -22,7 +22,6 @@ refuse, so the call fails with a reason instead of the retry failing without one
 from __future__ import annotations
 
 import base64
-import functools
 import hashlib
 import os
 import secrets
@@ -144,18 +143,22 @@ class StateSeal:
     ) -> None:
         self._sealer = sealer
         self._target = (method, name, arguments, principal)
+        self._bound_to: bytes | None = None
 
-    @functools.cached_property
     def _binding(self) -> bytes:
-        return binding_for(*self._target)
+        # Worked out once, on first use; not a functools.cached_property, whose lock
+        # cost a 2026-07-28 round trip more than the attribute it saves.
+        if self._bound_to is None:
+            self._bound_to = binding_for(*self._target)
+        return self._bound_to
 
     def seal(self, payload: dict[str, Any], *, single_use: bool = False) -> str:
         if single_use:
             payload = {**payload, SINGLE_USE: secrets.token_urlsafe(16)}
-        return self._sealer.seal(payload, self._binding)
+        return self._sealer.seal(payload, self._binding())
 
     def open(self, token: str) -> dict[str, Any]:
-        return self._sealer.open(token, self._binding)
+        return self._sealer.open(token, self._binding())
 
 
 async def claim(state: dict[str, Any], used_states: UsedStates) -> None:

@@ -423,8 +423,7 @@ class Connection:
             prompt = self.registry.prompts.get(ref.name)
             if prompt is None:
                 raise InvalidParamsError(
-                    f"Unknown prompt {ref.name!r}; call prompts/list to see the prompts "
-                    "available."
+                    f"Unknown prompt {ref.name!r}; call prompts/list to see the prompts available."
                 )
             what = f"Prompt {ref.name!r}"
             names = [known.name for known in prompt.definition.arguments or []]

@@ -42,6 +42,7 @@ from answerback.types import (
     AudioContent,
     EmbeddedResource,
     GetPromptResult,
+    Icon,
     ImageContent,
     InputRequiredResult,
     InvalidParamsError,
@@ -88,6 +89,8 @@ class RegisteredPrompt:
         title: str | None,
         description: str | None,
         context_type: type,
+        icons: list[Icon] | None = None,
+        meta: dict[str, Any] | None = None,
     ) -> RegisteredPrompt:
         signature = read_signature(function, context_type)
         prompt_name = name or function.__name__
@@ -101,6 +104,8 @@ class RegisteredPrompt:
             title=title,
             description=description if description is not None else inspect.getdoc(function),
             arguments=arguments or None,
+            icons=icons,
+            meta=meta,
         )
         return cls(
             definition, function, signature, arguments_model, _blank_means_default(arguments_model)

@@ -32,6 +32,7 @@ from answerback.server._functions import (
 )
 from answerback.types import (
     BlobResourceContents,
+    Icon,
     InputRequiredResult,
     InvalidParamsError,
     Resource,
@@ -80,6 +81,8 @@ class RegisteredResource:
         description: str | None,
         mime_type: str | None,
         context_type: type,
+        icons: list[Icon] | None = None,
+        meta: dict[str, Any] | None = None,
     ) -> RegisteredResource:
         signature = read_signature(function, context_type)
         common: dict[str, Any] = {
@@ -87,6 +90,8 @@ class RegisteredResource:
             "title": title,
             "description": description if description is not None else function.__doc__,
             "mime_type": mime_type,
+            "icons": icons,
+            "meta": meta,
         }
         stray = _PLACEHOLDER.sub("", uri)
         if "{" in stray or "}" in stray:

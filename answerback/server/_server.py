@@ -25,22 +25,30 @@ import pydantic
 
 from answerback._options import (
     flag,
+    http_url,
     one_of,
     port_number,
     positive_int,
     positive_int_or_none,
     positive_seconds,
     text,
+    text_or_none,
     whole_number,
 )
 from answerback.jsonrpc import Endpoint, IncomingRequest, JSONObject, ReadStream, WriteStream
 from answerback.jsonrpc._budget import RequestBytes
 from answerback.jsonrpc._endpoint import REQUESTS_IN_FLIGHT
-from answerback.server._arguments import bad_value, check_optional_text, check_text, wrong_type
+from answerback.server._arguments import (
+    bad_value,
+    check_optional_text,
+    check_text,
+    wrong_type,
+)
 from answerback.server._connection import Connection
 from answerback.server._context import Context
 from answerback.server._elicitation_binding import bound_elicitation_id, elicitation_principal
 from answerback.server._error_details import ErrorDetails, check_error_details, redacts
+from answerback.server._icons_and_meta import checked_icons, checked_meta_dict
 from answerback.server._prompts import RegisteredPrompt
 from answerback.server._registry import CompletionHandler, Registry
 from answerback.server._request_state import RequestStateSealer
@@ -59,6 +67,7 @@ from answerback.transports.http._used_states import InMemoryUsedStates, UsedStat
 from answerback.types import (
     CacheScope,
     CompletionsCapability,
+    Icon,
     Implementation,
     LoggingCapability,
     MCPError,
@@ -107,6 +116,10 @@ class MCPServer:
         name: str,
         *,
         version: str = "0.1.0",
+        title: str | None = None,
+        description: str | None = None,
+        website_url: str | None = None,
+        icons: Sequence[Icon | dict[str, Any]] | None = None,
         instructions: str | None = None,
         state_keys: Sequence[bytes] | None = None,
         state_ttl_seconds: float = 600.0,
@@ -132,9 +145,27 @@ class MCPServer:
         logs with the traceback.
         ``single_use_state`` makes the ``requestState`` that ``ctx.elicit`` and friends
         seal on 2026-07-28 good for one retry only: the same state sent again is
-        refused (-32602), on every replica sharing the HTTP app's state."""
+        refused (-32602), on every replica sharing the HTTP app's state.
+
+        ``title``, ``description``, ``website_url`` and ``icons`` go with the name and
+        version into the ``serverInfo`` clients are told (``initialize``, and
+        ``server/discover`` on 2026-07-28), so a host can show the server to a person
+        by more than its name. ``icons`` are ``Icon`` objects or dicts of their wire
+        fields, each ``src`` an https or http URL or a ``data:`` URI (what the
+        specification allows); ``website_url`` an http(s) URL. A wrong type raises
+        ``TypeError``, a value they may not hold ``ValueError``."""
         self.name = text("name", name, "the server's name, as clients are told it")
         self.version = text("version", version, "the server's version, as clients are told it")
+        self.title = text_or_none("title", title, "the server's name for people")
+        self.description = text_or_none(
+            "description", description, "what the server does, for people"
+        )
+        self.website_url = (
+            None
+            if website_url is None
+            else http_url("website_url", website_url, "the server's website")
+        )
+        self.icons = checked_icons("MCPServer()", icons)
         if instructions is not None:
             text("instructions", instructions, "hints for a model on how to use the server")
         self.instructions = instructions
@@ -181,6 +212,8 @@ class MCPServer:
         structured_output: bool | None = None,
         input_schema: dict[str, Any] | None = None,
         scopes: Sequence[str] = (),
+        icons: Sequence[Icon | dict[str, Any]] | None = None,
+        meta: dict[str, Any] | None = None,
     ) -> Callable[[FunctionT], FunctionT]:
         """Register a function as a tool; its signature is the input schema.
 
@@ -190,9 +223,13 @@ class MCPServer:
         all); the signature still validates the arguments the function receives.
         ``scopes``: over HTTP with a ``ResourceServer``, a call whose token lacks any of
         them is refused with 403 ``insufficient_scope`` naming them (clients step up).
+        ``icons`` (``Icon`` objects or dicts; see ``MCPServer``) and ``meta`` (a dict of
+        JSON values, sent as the tool's ``_meta``) are listed with the tool as given, for
+        hosts that show icons or read extension metadata.
 
         An argument of the wrong type raises ``TypeError`` here, and one of the right type
-        that is not allowed (an empty name) ``ValueError``; so does decorating anything
+        that is not allowed (an empty name, an icon ``src`` that is no http(s) or
+        ``data:`` URI) ``ValueError``; so does decorating anything
         but a function (a class too), or writing ``@mcp.tool`` without its parentheses. A
         name already registered raises ``ValueError``: to replace that tool, take it away
         first with ``remove_tool``.
@@ -223,6 +260,8 @@ class MCPServer:
                 "signature.",
             )
         _check_scopes(call, scopes)
+        checked_icon_list = checked_icons(call, icons)
+        checked_meta = checked_meta_dict(call, meta)
 
         def register(function: FunctionT) -> FunctionT:
             _check_decorated("@mcp.tool()", function, name)
@@ -237,6 +276,8 @@ class MCPServer:
                     context_type=Context,
                     input_schema=input_schema,
                     scopes=scopes,
+                    icons=checked_icon_list,
+                    meta=checked_meta,
                 )
             except pydantic.ValidationError as exc:  # what the checks leave: inside a dict
                 raise argument_error(call, exc, {"annotations": _ANNOTATIONS_ADVICE}) from None
@@ -258,13 +299,17 @@ class MCPServer:
         title: str | None = None,
         description: str | None = None,
         mime_type: str | None = None,
+        icons: Sequence[Icon | dict[str, Any]] | None = None,
+        meta: dict[str, Any] | None = None,
     ) -> Callable[[FunctionT], FunctionT]:
         """Register a function producing a resource's contents.
 
         ``uri`` is fixed (``"config://app"``) or a template whose ``{placeholders}`` are
         the function's parameters (``"users://{user_id}/profile"``), filled percent-decoded
         and converted to their annotations; a parameter no URI text can become (a class
-        of your own) raises ``TypeError`` here. An argument of the wrong type raises
+        of your own) raises ``TypeError`` here. ``icons`` and ``meta`` (the ``_meta``)
+        are listed with the resource or template as given, checked as for ``tool()``.
+        An argument of the wrong type raises
         ``TypeError`` here, and a ``uri`` with no scheme, or a broken
         placeholder, ``ValueError``; so does decorating anything but a function (a class
         too). A ``uri`` already registered raises ``ValueError``, and so does a template
@@ -286,6 +331,8 @@ class MCPServer:
         check_optional_text(
             call, "mime_type", mime_type, "Pass a MIME type such as 'text/plain', or None."
         )
+        checked_icon_list = checked_icons(call, icons)
+        checked_meta = checked_meta_dict(call, meta)
 
         def register(function: FunctionT) -> FunctionT:
             _check_decorated("@mcp.resource()", function)
@@ -300,6 +347,8 @@ class MCPServer:
                 description=description,
                 mime_type=mime_type,
                 context_type=Context,
+                icons=checked_icon_list,
+                meta=checked_meta,
             )
             self._registry.resources[uri] = registered
             return function
@@ -307,24 +356,41 @@ class MCPServer:
         return register
 
     def prompt(
-        self, name: str | None = None, *, title: str | None = None, description: str | None = None
+        self,
+        name: str | None = None,
+        *,
+        title: str | None = None,
+        description: str | None = None,
+        icons: Sequence[Icon | dict[str, Any]] | None = None,
+        meta: dict[str, Any] | None = None,
     ) -> Callable[[FunctionT], FunctionT]:
         """Register a function as a prompt; its parameters are the prompt's arguments,
         converted from the strings clients send to their annotations (a value that does
         not convert is refused with -32602; a parameter no text can become, such as a
-        class of your own, raises ``TypeError`` here).
+        class of your own, raises ``TypeError`` here). ``icons`` and ``meta`` (the
+        ``_meta``) are listed with the prompt as given, checked as for ``tool()``.
 
-        An argument of the wrong type raises ``TypeError`` here, an empty name
-        ``ValueError``; so does decorating anything but a function (a class too), or
-        writing ``@mcp.prompt`` without its parentheses. A name already registered raises
+        An argument of the wrong type raises ``TypeError`` here, an empty name (or an
+        icon ``src`` that is no http(s) or ``data:`` URI) ``ValueError``; so does
+        decorating anything but a function (a class too), or writing ``@mcp.prompt``
+        without its parentheses. A name already registered raises
         ``ValueError``: to replace that prompt, take it away first with
         ``remove_prompt``."""
-        _check_labels("mcp.prompt()", name, title, description)
+        call = "mcp.prompt()"
+        _check_labels(call, name, title, description)
+        checked_icon_list = checked_icons(call, icons)
+        checked_meta = checked_meta_dict(call, meta)
 
         def register(function: FunctionT) -> FunctionT:
             _check_decorated("@mcp.prompt()", function, name)
             registered = RegisteredPrompt.from_function(
-                function, name=name, title=title, description=description, context_type=Context
+                function,
+                name=name,
+                title=title,
+                description=description,
+                context_type=Context,
+                icons=checked_icon_list,
+                meta=checked_meta,
             )
             prompts = self._registry.prompts
             taken = registered.definition.name
@@ -580,8 +646,16 @@ class MCPServer:
 
     @property
     def server_info(self) -> Implementation:
-        """The name and version this server introduces itself with."""
-        return Implementation(name=self.name, version=self.version)
+        """The name and version this server introduces itself with, and the title,
+        description, website and icons it was given."""
+        return Implementation(
+            name=self.name,
+            version=self.version,
+            title=self.title,
+            description=self.description,
+            website_url=self.website_url,
+            icons=list(self.icons) if self.icons is not None else None,
+        )
 
     # -- serving ---------------------------------------------------------------------
 

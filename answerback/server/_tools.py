@@ -52,6 +52,7 @@ from answerback.types import (
     AudioContent,
     CallToolResult,
     EmbeddedResource,
+    Icon,
     ImageContent,
     InputRequiredResult,
     ResourceLink,
@@ -102,6 +103,8 @@ class RegisteredTool:
         context_type: type,
         input_schema: dict[str, Any] | None = None,
         scopes: Sequence[str] = (),
+        icons: list[Icon] | None = None,
+        meta: dict[str, Any] | None = None,
     ) -> RegisteredTool:
         signature = read_signature(function, context_type)
         fields: dict[str, Any] = dict(signature.parameters)
@@ -127,6 +130,8 @@ class RegisteredTool:
             input_schema=advertised_schema,
             output_schema=output_schema,
             annotations=annotations,
+            icons=icons,
+            meta=meta,
         )
         return cls(
             definition,

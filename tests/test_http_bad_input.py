@@ -561,11 +561,12 @@ async def a_stored_event_id(http: httpx2.AsyncClient, url: str, session_id: str)
     raise AssertionError("the stream carried no event id")
 
 
-async def test_a_crafted_last_event_id_is_a_clean_404(
+async def test_a_crafted_last_event_id_is_a_clean_400(
     running: Any, http: httpx2.AsyncClient
 ) -> None:
     """Other scripts' digits, superscripts, thousands of digits, signs, garbage and other
-    sessions' ids: each gets a 404 with a JSON-RPC error, never a 500."""
+    sessions' ids: each gets a 400 with a JSON-RPC error, never a 500, nor a 404, which
+    would tell the client its session had ended."""
     server, _ = running
     session_id, _ = await raw_initialize(http, server.url, elicitation={})
     other_session, _ = await raw_initialize(http, server.url, elicitation={})
@@ -596,15 +597,15 @@ async def test_a_crafted_last_event_id_is_a_clean_404(
         return await http.get(server.url, headers=cast(Any, headers))
 
     for value in crafted:
-        assert_error(await resume_from(value), 404, -32600, "Last-Event-ID")
+        assert_error(await resume_from(value), 400, -32600, "Last-Event-ID")
     # Control characters may not appear in a header at all (RFC 9110, 5.5): httptools,
     # uvicorn's parser where it is installed (a dependency on CPython), refuses the
-    # request itself; h11 lets it through to the server's own 404.
+    # request itself; h11 lets it through to the server's own 400.
     refused = await resume_from("\x7f\x01")
     if importlib.util.find_spec("httptools") is not None:
         assert (refused.status_code, refused.text) == (400, "Invalid HTTP request received.")
     else:
-        assert_error(refused, 404, -32600, "Last-Event-ID")
+        assert_error(refused, 400, -32600, "Last-Event-ID")
     await call_pause(http, server.url, session_id)
 
 

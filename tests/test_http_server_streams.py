@@ -5,7 +5,8 @@ client that hangs up stops the server's work; what cannot be sent as JSON become
 error response; the event store and the GET backlog stay bounded while a session lives;
 a session routes what the server sends in the server's own step unless its event store
 must be awaited; a client that does not read holds up only the call writing to it, or
-has its broadcast stream ended. Every test ends with a valid call that succeeds (the
+has its broadcast stream ended; a resume the store cannot replay never gets the 404
+that would end the session. Every test ends with a valid call that succeeds (the
 routing tests drive a session directly).
 """
 
@@ -18,6 +19,7 @@ import re
 import socket
 import threading
 from collections.abc import AsyncGenerator
+from pathlib import Path
 from typing import Any
 
 import anyio
@@ -30,6 +32,7 @@ from http_support import (
     POST_HEADERS,
     RawEvent,
     first_result,
+    initialize_params,
     raw_initialize,
     read_events,
     rpc,
@@ -37,6 +40,8 @@ from http_support import (
     session_headers,
 )
 from http_support.apps import CardHolder, tagged_server
+from scale_out.cluster import missing_for_redis, redis_server
+from support import ReportingEventLoop
 
 from answerback import Client, MCPError
 from answerback.jsonrpc import Envelope
@@ -45,6 +50,7 @@ from answerback.server import Context, MCPServer
 from answerback.transports import _pipes as pipes_module
 from answerback.transports.http import (
     InMemoryEventStore,
+    RedisState,
     StreamableHTTPApp,
     StreamableHTTPTransport,
 )
@@ -264,6 +270,32 @@ async def test_a_quick_answer_comes_as_plain_json_and_leaves_nothing_stored(
         methods = [message.get("method") for message in strict_messages(sse.text)]
         assert methods == ["notifications/message", None]
         await call_pause(http, server.url, session_id)
+
+
+async def test_an_initialize_answered_on_a_stream_can_be_resumed_from_its_first_event(
+    http: httpx2.AsyncClient,
+) -> None:
+    """The answer to ``initialize`` on an event stream came after a priming event that
+    was stored later, so with a later id: a client resuming from that first event (the
+    official SDK's client does) got nothing, and never its answer. The stored answer now
+    goes first, with its own id, and resuming after it replays nothing that was lost."""
+    app = unencodable_server().http_app()
+    initialize = rpc("initialize", initialize_params(), id=0)
+    async with serve(app) as server:
+        async with http.stream("POST", server.url, json=initialize, headers=POST_HEADERS) as r:
+            assert r.headers["content-type"].startswith("text/event-stream")
+            events = [event async for event in read_events(r)]
+            session_id = r.headers["mcp-session-id"]
+        identified = [event for event in events if event.event_id is not None]
+        assert identified, "the stream carried no event id to resume from"
+        first = identified[0]
+        assert first.message is not None, "the answer comes first, not a priming event"
+        assert first.message["id"] == 0
+        assert "result" in first.message
+        resume = {"accept": "text/event-stream", "last-event-id": str(first.event_id)}
+        resumed = await http.get(server.url, headers={**session_headers(session_id), **resume})
+        assert resumed.status_code == 200
+        assert strict_messages(resumed.text) == [], "nothing after the answer to replay"
 
 
 async def test_a_result_holding_infinity_is_an_error_response_in_every_shape(
@@ -980,12 +1012,12 @@ async def test_event_ids_on_a_stream_only_increase_so_any_one_resumes_it(
         assert [e.message and e.message.get("id") for e in seen if e.message] == [None, 7]
 
 
-async def test_the_client_listens_afresh_when_its_get_streams_events_are_gone(
+async def test_a_get_stream_resumed_once_its_events_are_gone_goes_on_from_now(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
-    """Resuming a GET stream whose events the store no longer holds gets a 404: the
-    client says messages may be lost and opens the stream afresh, and later broadcasts
-    still arrive."""
+    """Resuming a GET stream whose events the store no longer holds gets the stream,
+    going on from now (never a 404, which would end the session): the server says
+    messages may be lost, and later broadcasts still arrive."""
     mcp = tagged_server()
     store = InMemoryEventStore(max_events_per_stream=1)
     app = StreamableHTTPApp(mcp, event_store=store, retry_ms=10)
@@ -1016,7 +1048,9 @@ async def test_the_client_listens_afresh_when_its_get_streams_events_are_gone(
             await server.call(end_the_get_stream_and_forget_its_events)
             await server.call(mcp.notify_tools_changed)
             assert isinstance(await notices.receive(), ToolListChangedNotification)
-    assert any("no longer holds" in record.getMessage() for record in caplog.records)
+    logged = [record.getMessage() for record in caplog.records]
+    assert any("after an event no longer stored" in message for message in logged)
+    assert not any("no longer holds" in message for message in logged)  # the client's, on 404
 
 
 async def test_a_large_stream_is_replayed_in_writes_that_each_wait_for_the_client(
@@ -1072,3 +1106,209 @@ async def test_a_large_stream_is_replayed_in_writes_that_each_wait_for_the_clien
         assert len(resume_writes) > 16
         assert max(resume_writes) <= REPLAY_WRITE_BYTES + 256
         await call_pause(http, server.url, session_id)
+
+
+# -- a resume the store cannot replay never ends the session (no 404) --------------------
+
+
+async def resume_from(http: httpx2.AsyncClient, url: str, session_id: str, event_id: str) -> Any:
+    """A GET resuming from ``event_id`` whose answer ends at once: read whole."""
+    headers = {**session_headers(session_id), "accept": "text/event-stream"}
+    with anyio.fail_after(PATIENCE_SECONDS):
+        return await http.get(url, headers={**headers, "last-event-id": event_id})
+
+
+def assert_ended_at_once(resumed: httpx2.Response) -> None:
+    """A finished stream: an event stream with nothing in it, not an error."""
+    assert resumed.status_code == 200, resumed.text
+    assert resumed.headers["content-type"].startswith("text/event-stream")
+    assert resumed.content == b""
+
+
+async def cancel_then_resume(http: httpx2.AsyncClient, app: StreamableHTTPApp) -> None:
+    """What the TypeScript SDK's client does: it cancels a running call, sees the call's
+    stream end without an answer, and resumes it with GET and ``Last-Event-ID``."""
+    async with serve(app) as server:
+        session_id, _ = await raw_initialize(http, server.url, elicitation={})
+        headers = session_headers(session_id)
+        call = rpc("tools/call", {"name": "echo_elicit", "arguments": {"tag": "c"}}, id=1)
+        last_id: str | None = None
+        with anyio.fail_after(PATIENCE_SECONDS):
+            async with http.stream("POST", server.url, json=call, headers=headers) as response:
+                events = read_events(response)
+                async for event in events:
+                    last_id = event.event_id or last_id
+                    if event.message is not None:
+                        break
+                cancel = rpc("notifications/cancelled", {"requestId": 1, "reason": "no"}, id=None)
+                assert (
+                    await http.post(server.url, json=cancel, headers=headers)
+                ).status_code == 202
+                rest = [event.message async for event in events]  # the stream ends
+        assert [m for m in rest if m is not None and "method" not in m] == []
+        assert last_id is not None
+        assert_ended_at_once(await resume_from(http, server.url, session_id, last_id))
+        assert session_id in app.sessions
+        await call_pause(http, server.url, session_id)
+
+
+async def test_resuming_a_cancelled_calls_stream_ends_it_and_keeps_the_session(
+    http: httpx2.AsyncClient,
+) -> None:
+    await cancel_then_resume(http, tagged_server().http_app())
+
+
+@pytest.mark.parametrize(
+    "anyio_backend", [("asyncio", {"loop_factory": ReportingEventLoop})], ids=["asyncio"]
+)
+async def test_resuming_a_cancelled_calls_stream_ends_it_with_events_in_redis(
+    http: httpx2.AsyncClient, tmp_path: Path
+) -> None:
+    """The same with the session's state and events in Redis (redis-py runs on asyncio
+    only)."""
+    missing = missing_for_redis()
+    if missing is not None:
+        pytest.skip(missing)
+    with redis_server(tmp_path) as redis:
+        state = RedisState(redis.url, replica_id="here")
+        await cancel_then_resume(http, StreamableHTTPApp(tagged_server(), state=state))
+
+
+async def test_resuming_an_answered_calls_stream_once_forgotten_ends_it(
+    http: httpx2.AsyncClient, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An answered call's events are forgotten ``ANSWERED_KEPT_SECONDS`` after the
+    answer went out (0 here); a client resuming its stream later finds it has ended."""
+    monkeypatch.setattr(legacy_session_module, "ANSWERED_KEPT_SECONDS", 0.0)
+    mcp = tagged_server()
+
+    @mcp.tool()
+    async def chatty(ctx: Context) -> str:
+        await ctx.info("working")
+        return "said"
+
+    app = mcp.http_app()
+    async with serve(app) as server:
+        session_id, _ = await raw_initialize(http, server.url)
+        session = app.sessions[session_id]
+        call = rpc("tools/call", {"name": "chatty", "arguments": {}}, id=2)
+        with anyio.fail_after(PATIENCE_SECONDS):
+            async with http.stream(
+                "POST", server.url, json=call, headers=session_headers(session_id)
+            ) as response:
+                events = [event async for event in read_events(response)]
+        answer = events[-1]
+        assert answer.message is not None
+        assert answer.message["id"] == 2
+        assert answer.event_id is not None
+        stream_id = answer.event_id.removeprefix(f"{session_id}.").partition("_")[0]
+        with anyio.fail_after(PATIENCE_SECONDS):
+            while stream_id in session.stored:  # noqa: ASYNC110 (forgotten as it ends)
+                await anyio.sleep(0.01)
+        assert_ended_at_once(await resume_from(http, server.url, session_id, answer.event_id))
+        await call_pause(http, server.url, session_id)
+
+
+async def test_a_last_event_id_of_no_stream_of_the_session_is_a_400_not_a_404(
+    http: httpx2.AsyncClient,
+) -> None:
+    """Garbage, or another session's event id (a real one, still stored): refused with
+    400, saying the session is still valid; the session goes on."""
+    app = tagged_server().http_app()
+    async with serve(app) as server:
+        session_id, _ = await raw_initialize(http, server.url)
+        other_id, _ = await raw_initialize(http, server.url)
+        get_other = {**session_headers(other_id), "accept": "text/event-stream"}
+        with anyio.fail_after(PATIENCE_SECONDS):
+            async with http.stream("GET", server.url, headers=get_other) as response:
+                [priming] = [event async for event in until_first_event(response)]
+        assert priming.event_id is not None
+        mine = f"{session_id}.{'0' * 16}"
+        for value in [
+            "garbage",
+            priming.event_id,
+            f"{session_id}.not-a-stream_1",
+            f"{mine}_",
+            f"{mine}_1e3",
+            f"{mine}_{'9' * 30}",
+        ]:
+            refused = await resume_from(http, server.url, session_id, value)
+            assert refused.status_code == 400, (value, refused.text)
+            error = refused.json()["error"]
+            assert error["code"] == -32600
+            assert "Last-Event-ID" in error["message"]
+            assert "still valid" in error["message"]
+        assert session_id in app.sessions
+        await call_pause(http, server.url, session_id)
+
+
+async def until_first_event(response: httpx2.Response) -> AsyncGenerator[RawEvent, None]:
+    async for event in read_events(response):
+        yield event
+        return
+
+
+async def test_a_running_calls_stream_whose_events_have_gone_is_a_410_not_a_404(
+    http: httpx2.AsyncClient,
+) -> None:
+    """The store keeps one event a stream: resuming from the first log message would
+    skip the second, so the resume is refused (never with a hole), with a status that
+    does not end the session."""
+    release = Flag()
+    mcp = tagged_server()
+
+    @mcp.tool()
+    async def three_logs(ctx: Context) -> str:
+        for n in range(3):
+            await ctx.info(n)
+        await release.wait()
+        return "done"
+
+    app = StreamableHTTPApp(mcp, event_store=InMemoryEventStore(max_events_per_stream=1))
+    async with serve(app) as server:
+        session_id, _ = await raw_initialize(http, server.url)
+        call = rpc("tools/call", {"name": "three_logs", "arguments": {}}, id=6)
+        seen: list[RawEvent] = []
+        with anyio.fail_after(PATIENCE_SECONDS):
+            async with http.stream(
+                "POST", server.url, json=call, headers=session_headers(session_id)
+            ) as response:
+                async for event in read_events(response):
+                    seen.append(event)
+                    if len([e for e in seen if e.message is not None]) == 3:
+                        break
+        first_id = next(e.event_id for e in seen if e.message is not None)
+        assert first_id is not None
+        try:
+            refused = await resume_from(http, server.url, session_id, first_id)
+        finally:
+            release.set()
+        assert refused.status_code == 410, refused.text
+        assert "still valid" in refused.json()["error"]["message"]
+        await call_pause(http, server.url, session_id)
+
+
+@pytest.mark.parametrize(
+    ("suffix", "named"),
+    [
+        ("_0", True),
+        ("_123", True),
+        ("_1733462400000-0", True),
+        ("_0-1", True),
+        ("_unstored-3", True),
+        ("_", False),
+        ("_-1", False),
+        ("_1e3", False),
+        ("", False),
+    ],
+)
+async def test_an_event_id_names_its_stream_in_every_stores_form(suffix: str, named: bool) -> None:
+    """In memory, in Redis, and unstored (shared state unreachable): the server knows
+    the stream from the id alone, even once its events are gone."""
+    session = LegacySession("s3ss10n-Id_x", InMemoryEventStore(), 10)
+    request_stream = "0123456789abcdef"
+    for stream_id in (request_stream, "standalone"):
+        expected = stream_id if named else None
+        assert session.stream_named(f"{session.key(stream_id)}{suffix}") == expected
+    assert session.stream_named(f"other.{request_stream}{suffix}") is None
+    assert session.stream_named(f"{session.key('0123')}{suffix}") is None

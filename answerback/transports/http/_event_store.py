@@ -27,7 +27,10 @@ class EventStore(Protocol):
 
     An event's ``data`` is the JSON text of one message (UTF-8), or empty for the
     priming event that opens a stream. Event ids must name their stream: the server
-    finds the stream from the id alone.
+    finds the stream from the id alone. Make an id the stream's id, ``_``, then a
+    number (or ``digits-digits``, as Redis entry ids are), as the stores here do: the
+    server then still knows the stream once its events are gone, so a client resuming
+    a finished stream is told it has ended instead of that its event id is unknown.
     """
 
     async def store_event(self, stream_id: str, data: bytes) -> str:
@@ -57,8 +60,9 @@ class InMemoryEventStore:
 
     Past ``max_events`` events or ``max_bytes`` bytes in all, the oldest events go
     first; events older than ``max_age_seconds`` go too; a stream keeps at most its
-    ``max_events_per_stream`` newest events. A client asking to resume from an event
-    that has gone gets a 404 and fails its request, rather than a replay with a hole.
+    ``max_events_per_stream`` newest events. A client asking to resume a running
+    request's stream from an event that has gone is refused (410) and fails its
+    request, rather than get a replay with a hole; a finished stream just ends.
     """
 
     def __init__(

@@ -15,6 +15,7 @@ it) and this module only *how* one connection's output is routed.
 from __future__ import annotations
 
 import logging
+import re
 import secrets
 from collections import deque
 from collections.abc import Callable
@@ -46,6 +47,11 @@ logger = logging.getLogger("answerback.http")
 DEFAULT_VERSION = "2025-03-26"
 """The version to assume when a client sends no ``MCP-Protocol-Version`` header."""
 STANDALONE = "standalone"
+_STREAM_ID_BYTES = 8
+_REQUEST_STREAM_ID = re.compile(f"[0-9a-f]{{{2 * _STREAM_ID_BYTES}}}")
+_EVENT_PART = re.compile(r"(?:unstored-)?[0-9]{1,20}(?:-[0-9]{1,20})?")
+"""What follows a stream's key and ``_`` in an event id: a sequence number
+(``InMemoryEventStore``), a Redis entry id (``RedisEventStore``), ``unstored-N``."""
 STREAMS_REMEMBERED = 1024
 """How many of a session's streams it remembers, to forget their events when it ends."""
 ANSWERED_KEPT_SECONDS = 60.0
@@ -178,6 +184,21 @@ class LegacySession:
         """A stream's id in the event store (which every session shares)."""
         return f"{self.id}.{stream_id}"
 
+    def stream_named(self, event_id: str) -> str | None:
+        """The stream of this session that ``event_id`` has the form of an event of
+        (its ``key``, ``_``, then the store's part), whether or not that stream, or its
+        events, are still held anywhere; ``None`` if no event of this session's could
+        have that id (garbage, or another session's event)."""
+        prefix = self.id + "."
+        if not event_id.startswith(prefix):
+            return None
+        stream_id, underscore, part = event_id.removeprefix(prefix).partition("_")
+        if not (underscore and _EVENT_PART.fullmatch(part)):
+            return None
+        if stream_id != STANDALONE and not _REQUEST_STREAM_ID.fullmatch(stream_id):
+            return None
+        return stream_id
+
     def mirror(self, key: str, entry: JSONObject | None) -> None:
         """Note that this connection now holds ``entry`` of the record's state under
         ``key`` (``None``: it holds nothing there)."""
@@ -260,7 +281,7 @@ class LegacySession:
         return request_id in self.request_streams or request_id in self.json_waiters
 
     def open_stream(self, request_id: RequestId) -> SSEStream:
-        stream = SSEStream(secrets.token_hex(8), request_id)
+        stream = SSEStream(secrets.token_hex(_STREAM_ID_BYTES), request_id)
         self.streams[stream.id] = stream
         self.request_streams[request_id] = stream
         return stream

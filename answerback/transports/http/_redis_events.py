@@ -2,9 +2,9 @@
 
 Each stream is capped (approximately) at ``max_events_per_stream`` entries and expires
 ``max_age_seconds`` after its last event. An event id is the stream's id and the Redis
-entry id; a resume from an event that is no longer kept is refused (404), never
-replayed with a hole. ``wait_events_after`` (``XREAD BLOCK``) lets a replica follow a
-stream that another replica writes, live.
+entry id; a resume from an event that is no longer kept is never replayed with a
+hole (the server refuses it, or ends a finished stream at once). ``wait_events_after``
+(``XREAD BLOCK``) lets a replica follow a stream that another replica writes, live.
 """
 
 from __future__ import annotations

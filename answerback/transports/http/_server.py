@@ -869,7 +869,11 @@ class StreamableHTTPApp:
         stream = session.open_stream(request_id)
         listen = self._listen(stream)
         await session.deliver_answer(stream, data, response)
-        return self._sse_response(session, stream, listen, headers)
+        # Taken, so that the stream sends the stored answer first: a priming event
+        # stored now would get a later id, and a client resuming from it would never
+        # get its answer.
+        taken, _ = await self._first_events(listen[1])
+        return self._sse_response(session, stream, listen, headers, taken=taken)
 
     async def _await_answer(
         self,
@@ -1099,12 +1103,7 @@ class StreamableHTTPApp:
             session.resuming.remove(caught)
         prefix = session.id + "."
         if stream_key is None or not stream_key.startswith(prefix):
-            return error_response(
-                404,
-                INVALID_REQUEST,
-                "Unknown Last-Event-ID for this session: the event has expired, its stream "
-                "has finished, or it never existed. Send the request again.",
-            )
+            return await self._resume_unreplayable(session, last_event_id, headers)
         stream_id = stream_key.removeprefix(prefix)
         for caught_stream, (event_id, data) in caught:
             if caught_stream == stream_id:
@@ -1121,6 +1120,54 @@ class StreamableHTTPApp:
         else:
             listen = self._listen(stream)
         return self._sse_response(session, stream, listen, headers, replayed)
+
+    async def _resume_unreplayable(
+        self, session: LegacySession, last_event_id: str, headers: dict[str, str]
+    ) -> Response:
+        """A GET with a ``Last-Event-ID`` the event store cannot replay after. Never a
+        404, which tells the client that its session has ended (and a client must then
+        start a new one): the session lives, only the events are not there.
+
+        The id alone says which stream of this session it is an event of, if any. The
+        GET stream goes on afresh (what it carried meanwhile is lost, which the log
+        says). A request stream that has finished (answered, cancelled, or its events
+        forgotten) is answered with an event stream that ends at once: nothing more
+        will ever come on it. A request still running whose events have gone is
+        refused (410), rather than resumed with a hole in it. An id that is no event of
+        this session's is refused (400).
+        """
+        stream_id = session.stream_named(last_event_id)
+        if stream_id is None:
+            return error_response(
+                400,
+                INVALID_REQUEST,
+                "Bad Request: unknown Last-Event-ID: it is no event id this server gave "
+                "this session (mistyped, or another session's). The session is still "
+                "valid: send a GET without Last-Event-ID to listen, or the request again "
+                "for its answer.",
+            )
+        if stream_id == STANDALONE:
+            logger.warning(
+                "session %s resumed its GET stream after an event no longer stored: what "
+                "was sent on it meanwhile is lost; it goes on from now",
+                session.id,
+            )
+            stream = session.standalone()
+            return self._sse_response(session, stream, self._listen(stream), headers)
+        stream = session.streams.get(stream_id)
+        running = stream is not None and not stream.done
+        if not running and self.replication is not None:
+            running = await self.state.messages.call_by_stream(session.id, stream_id) is not None
+        if running:
+            return error_response(
+                410,
+                INVALID_REQUEST,
+                "Gone: the events after this Last-Event-ID are no longer kept while its "
+                "request still runs, and a resumed stream would miss some. The session is "
+                "still valid: cancel the request (notifications/cancelled) and send it "
+                "again.",
+            )
+        return EventStreamResponse(_no_events(), headers=headers)
 
     async def _resume_elsewhere(
         self,
@@ -1179,6 +1226,12 @@ class StreamableHTTPApp:
 
 def _event(data: bytes, event_id: str) -> bytes:
     return encode_event(data.decode(), event_id)
+
+
+async def _no_events() -> AsyncGenerator[bytes, None]:
+    """The body of a stream that has finished: it ends at once."""
+    return
+    yield  # pragma: no cover (an async generator that yields nothing)
 
 
 def _closed_listener() -> Listener:

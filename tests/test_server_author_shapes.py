@@ -31,7 +31,7 @@ import pytest
 from pydantic import BaseModel, Field
 
 from answerback import Client, MCPError
-from answerback.server import MCPServer
+from answerback.server import Context, MCPServer
 from answerback.types import (
     CallToolResult,
     GetPromptResult,
@@ -459,3 +459,35 @@ async def test_bytes_that_are_not_text_get_an_error_result_saying_so(
     ]
     assert not [record for record in caplog.records if record.exc_info], "no traceback"
     assert sent.structured_content == {"result": "Jörg"}
+
+
+# -- 8. pinging the client -----------------------------------------------------------------
+
+
+def pinging_server() -> MCPServer:
+    mcp = MCPServer("Pinging")
+
+    @mcp.tool()
+    async def still_there(ctx: Context) -> str:
+        await ctx.session.ping()
+        return "the client answered"
+
+    return mcp
+
+
+async def test_a_legacy_server_pings_its_client() -> None:
+    """The specification lets either side ping; the official SDK's servers can."""
+    async with Client(pinging_server(), mode="legacy") as client:
+        result = await client.call_tool("still_there")
+    assert result.content == [TextContent(text="the client answered")]
+
+
+async def test_a_2026_server_cannot_ping_and_says_why() -> None:
+    async with Client(pinging_server(), mode="2026-07-28") as client:
+        with pytest.raises(MCPError) as caught:
+            await client.call_tool("still_there")
+    assert (caught.value.code, caught.value.message) == (-32601, "Ping not supported")
+    assert caught.value.data == {
+        "reason": "protocol version 2026-07-28 has no requests from the server outside a "
+        "request's rounds"
+    }

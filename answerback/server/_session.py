@@ -314,6 +314,23 @@ class ServerSession:
         """Ask which directories (roots) the client lets the server work in."""
         return await self._ask("roots/list", None, ListRootsResult, self._may_list_roots)
 
+    async def ping(self) -> None:
+        """Check that the client still answers, as the specification lets either side
+        ask: a long task can stop early for a client that has gone. Handshake era only;
+        on 2026-07-28 a server asks a client nothing outside the input requests of a
+        round, so this raises ``MCPError`` (-32601) there. A client that never answers
+        keeps this waiting: bound it with ``anyio.fail_after``."""
+        if self._client.modern:
+            raise MCPError(
+                METHOD_NOT_FOUND,
+                "Ping not supported",
+                {
+                    "reason": f"protocol version {self._client.protocol_version} has no "
+                    "requests from the server outside a request's rounds"
+                },
+            )
+        await self._request.request("ping", None)
+
     def _may_list_roots(self) -> None:
         if self._client.capabilities.roots is None:
             raise self._not_supported("List roots", "roots")

@@ -18,7 +18,7 @@ import math
 import re
 import socket
 import threading
-from collections.abc import AsyncGenerator
+from collections.abc import AsyncGenerator, Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
@@ -1051,6 +1051,76 @@ async def test_a_get_stream_resumed_once_its_events_are_gone_goes_on_from_now(
     logged = [record.getMessage() for record in caplog.records]
     assert any("after an event no longer stored" in message for message in logged)
     assert not any("no longer holds" in message for message in logged)  # the client's, on 404
+
+
+class IdsOfItsOwn:
+    """Someone's event store minting ids of its own form (``evt-N``), which name no
+    stream: once an event is gone, the server cannot place its id, and answers 400."""
+
+    def __init__(self) -> None:
+        self.inner = InMemoryEventStore(max_events_per_stream=1)
+        self.ours: dict[str, str] = {}
+        self.theirs: dict[str, str] = {}
+
+    async def store_event(self, stream_id: str, data: bytes) -> str:
+        inner_id = await self.inner.store_event(stream_id, data)
+        own_id = self.theirs[inner_id] = f"evt-{len(self.ours)}"
+        self.ours[own_id] = inner_id
+        return own_id
+
+    async def replay_events_after(
+        self, last_event_id: str, send: Callable[[str, bytes], Awaitable[None]]
+    ) -> str | None:
+        inner_id = self.ours.get(last_event_id)
+        if inner_id is None:
+            return None
+
+        async def forward(event_id: str, data: bytes) -> None:
+            await send(self.theirs[event_id], data)
+
+        return await self.inner.replay_events_after(inner_id, forward)
+
+    async def forget_stream(self, stream_id: str) -> None:
+        await self.inner.forget_stream(stream_id)
+
+
+async def test_a_get_stream_refused_its_resume_listens_afresh(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """A server that cannot place the event id a GET resumes from answers 400 (another
+    server may say 404 or 410): the client listens afresh, saying messages may be lost,
+    where it once stopped listening, and later broadcasts arrive."""
+    mcp = tagged_server()
+    app = StreamableHTTPApp(mcp, event_store=IdsOfItsOwn(), retry_ms=10)
+    arrived, notices = anyio.create_memory_object_stream[object](10)
+
+    async def message_handler(message: object) -> None:
+        await arrived.send(message)
+
+    async with (
+        arrived,
+        notices,
+        serve(app) as server,
+        Client(server.url, mode="legacy", message_handler=message_handler),
+    ):
+        with anyio.fail_after(PATIENCE_SECONDS):
+            await server.call(mcp.notify_tools_changed)
+            assert isinstance(await notices.receive(), ToolListChangedNotification)
+            [session] = app.sessions.values()
+
+            async def end_the_get_stream_and_forget_its_events() -> None:
+                stream = session.standalone()
+                assert stream.listener is not None
+                stream.listener.close()
+                stream.listener = None
+                for _ in range(3):  # the store keeps one event a stream: the read one goes
+                    await session.store_event(stream.id, b"{}")
+
+            await server.call(end_the_get_stream_and_forget_its_events)
+            await server.call(mcp.notify_tools_changed)
+            assert isinstance(await notices.receive(), ToolListChangedNotification)
+    logged = [record.getMessage() for record in caplog.records]
+    assert any("(HTTP 400): messages sent meanwhile are lost" in text for text in logged)
 
 
 async def test_a_large_stream_is_replayed_in_writes_that_each_wait_for_the_client(

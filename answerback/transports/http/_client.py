@@ -886,11 +886,13 @@ class StreamableHTTPTransport:
             timeout = self._timeout(lanes, stream=True)
             try:
                 async with self._open(lanes.requests, "GET", headers, None, timeout) as response:
-                    if resumed_from and response.status_code == 404:
+                    if resumed_from and response.status_code in _RESUME_REFUSED:
                         logger.warning(
                             "the server no longer holds the standalone SSE stream's events "
-                            "after %r: messages sent meanwhile are lost; listening afresh",
+                            "after %r (HTTP %d): messages sent meanwhile are lost; listening "
+                            "afresh",
                             resumed_from,
+                            response.status_code,
                         )
                         parser.last_event_id = ""
                     elif not (response.is_success and _is_sse(response)):
@@ -1141,6 +1143,12 @@ def checked_headers(headers: Mapping[str, str]) -> dict[str, str]:
                 "example with urllib.parse.quote."
             )
     return dict(headers)
+
+
+_RESUME_REFUSED = (400, 404, 410)
+"""What servers answer a GET resuming from an event they cannot replay after: 404 from
+those that read it as an unknown session (listening afresh then tells, with a second 404
+if so), 400 or 410 from those that say the event id is unknown or gone."""
 
 
 def _is_session_id(value: str) -> bool:

@@ -1012,15 +1012,12 @@ async def test_event_ids_on_a_stream_only_increase_so_any_one_resumes_it(
         assert [e.message and e.message.get("id") for e in seen if e.message] == [None, 7]
 
 
-async def test_a_get_stream_resumed_once_its_events_are_gone_goes_on_from_now(
-    caplog: pytest.LogCaptureFixture,
+async def broadcasts_outlive_a_get_stream_whose_events_are_gone(
+    mcp: MCPServer, app: StreamableHTTPApp
 ) -> None:
-    """Resuming a GET stream whose events the store no longer holds gets the stream,
-    going on from now (never a 404, which would end the session): the server says
-    messages may be lost, and later broadcasts still arrive."""
-    mcp = tagged_server()
-    store = InMemoryEventStore(max_events_per_stream=1)
-    app = StreamableHTTPApp(mcp, event_store=store, retry_ms=10)
+    """A legacy client gets a broadcast, its GET stream then ends and the event it read
+    is forgotten (the store keeps one event a stream), so it resumes from an id the store
+    cannot replay after; a later broadcast must still arrive."""
     arrived, notices = anyio.create_memory_object_stream[object](10)
 
     async def message_handler(message: object) -> None:
@@ -1048,6 +1045,19 @@ async def test_a_get_stream_resumed_once_its_events_are_gone_goes_on_from_now(
             await server.call(end_the_get_stream_and_forget_its_events)
             await server.call(mcp.notify_tools_changed)
             assert isinstance(await notices.receive(), ToolListChangedNotification)
+
+
+async def test_a_get_stream_resumed_once_its_events_are_gone_goes_on_from_now(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """Resuming a GET stream whose events the store no longer holds gets the stream,
+    going on from now (never a 404, which would end the session): the server says
+    messages may be lost, and later broadcasts still arrive."""
+    mcp = tagged_server()
+    store = InMemoryEventStore(max_events_per_stream=1)
+    await broadcasts_outlive_a_get_stream_whose_events_are_gone(
+        mcp, StreamableHTTPApp(mcp, event_store=store, retry_ms=10)
+    )
     logged = [record.getMessage() for record in caplog.records]
     assert any("after an event no longer stored" in message for message in logged)
     assert not any("no longer holds" in message for message in logged)  # the client's, on 404
@@ -1091,34 +1101,9 @@ async def test_a_get_stream_refused_its_resume_listens_afresh(
     server may say 404 or 410): the client listens afresh, saying messages may be lost,
     where it once stopped listening, and later broadcasts arrive."""
     mcp = tagged_server()
-    app = StreamableHTTPApp(mcp, event_store=IdsOfItsOwn(), retry_ms=10)
-    arrived, notices = anyio.create_memory_object_stream[object](10)
-
-    async def message_handler(message: object) -> None:
-        await arrived.send(message)
-
-    async with (
-        arrived,
-        notices,
-        serve(app) as server,
-        Client(server.url, mode="legacy", message_handler=message_handler),
-    ):
-        with anyio.fail_after(PATIENCE_SECONDS):
-            await server.call(mcp.notify_tools_changed)
-            assert isinstance(await notices.receive(), ToolListChangedNotification)
-            [session] = app.sessions.values()
-
-            async def end_the_get_stream_and_forget_its_events() -> None:
-                stream = session.standalone()
-                assert stream.listener is not None
-                stream.listener.close()
-                stream.listener = None
-                for _ in range(3):  # the store keeps one event a stream: the read one goes
-                    await session.store_event(stream.id, b"{}")
-
-            await server.call(end_the_get_stream_and_forget_its_events)
-            await server.call(mcp.notify_tools_changed)
-            assert isinstance(await notices.receive(), ToolListChangedNotification)
+    await broadcasts_outlive_a_get_stream_whose_events_are_gone(
+        mcp, StreamableHTTPApp(mcp, event_store=IdsOfItsOwn(), retry_ms=10)
+    )
     logged = [record.getMessage() for record in caplog.records]
     assert any("(HTTP 400): messages sent meanwhile are lost" in text for text in logged)
 

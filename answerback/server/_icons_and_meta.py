@@ -23,7 +23,8 @@ from answerback.server._arguments import (
 )
 from answerback.types import Icon
 
-_URI_SCHEME = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*:")
+URI_SCHEME = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*:")
+"""What starts an absolute URI: its scheme and colon (RFC 3986)."""
 
 _ICONS_ADVICE = (
     "Pass a list of Icon(src='https://example.com/icon.png', mime_type='image/png'), or of "
@@ -144,7 +145,7 @@ def checked_icon_src(call: str, where: str, src: object) -> str:
         if "," in rest:
             return text_src
         problem = f"is {_shown_src(text_src)}, a data: URI with no ',' before its data"
-    elif colon and _URI_SCHEME.match(text_src):
+    elif colon and URI_SCHEME.match(text_src):
         problem = f"is {_shown_src(text_src)}, whose scheme {scheme + ':'!r} is not allowed"
     else:
         problem = f"is {_shown_src(text_src)}, which is no absolute URI"

@@ -48,7 +48,7 @@ from answerback.server._connection import Connection
 from answerback.server._context import Context
 from answerback.server._elicitation_binding import bound_elicitation_id, elicitation_principal
 from answerback.server._error_details import ErrorDetails, check_error_details, redacts
-from answerback.server._icons_and_meta import checked_icons, checked_meta_dict
+from answerback.server._icons_and_meta import URI_SCHEME, checked_icons, checked_meta_dict
 from answerback.server._prompts import RegisteredPrompt
 from answerback.server._registry import CompletionHandler, Registry
 from answerback.server._request_state import RequestStateSealer
@@ -878,7 +878,6 @@ _listener_filters: dict[str, Callable[[SubscriptionFilter, object], bool]] = {
 
 
 _ANNOTATIONS_ADVICE = "Pass ToolAnnotations(read_only_hint=True, ...), or None."
-_URI_SCHEME = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*:")
 
 
 def _check_labels(call: str, name: object, title: object, description: object) -> None:
@@ -1023,7 +1022,7 @@ def _origin(function: Callable[..., Any]) -> str:
 def check_uri(call: str, uri: object) -> None:
     """Refuse a resource ``uri`` that is no string, or has no scheme (``config://app``)."""
     check_text(call, "uri", uri, "Pass the resource's URI, such as 'config://app'.")
-    if _URI_SCHEME.match(cast(str, uri)) is None:
+    if URI_SCHEME.match(cast(str, uri)) is None:
         raise bad_value(
             call,
             "uri",

@@ -371,6 +371,42 @@ async def test_the_server_survives_a_malformed_line_on_stdin() -> None:
     assert code == 0
 
 
+async def test_the_end_of_input_ends_an_open_subscription_and_the_server_exits() -> None:
+    """A 2026-07-28 ``subscriptions/listen`` never ends by itself, so a server answering
+    what it read after its input ends waited on it for ever (the MCP Inspector's client
+    then killed it). It now ends the subscription as the specification has a server
+    tear one down, answers the rest, and exits."""
+    meta = {
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientCapabilities": {},
+        "io.modelcontextprotocol/clientInfo": {"name": "raw-test", "version": "0"},
+    }
+    listen = {
+        "jsonrpc": "2.0",
+        "id": "sub",
+        "method": "subscriptions/listen",
+        "params": {"notifications": {"toolsListChanged": True}, "_meta": meta},
+    }
+    tools = {"jsonrpc": "2.0", "id": 2, "method": "tools/list", "params": {"_meta": meta}}
+    requests = (json.dumps(listen) + "\n" + json.dumps(tools) + "\n").encode()
+    with anyio.fail_after(PATIENCE_SECONDS):
+        done = await anyio.run_process(
+            [sys.executable, str(LIBRARY_SERVER)], input=requests, check=False, stderr=None
+        )
+    assert done.returncode == 0
+    messages = [json.loads(line) for line in done.stdout.decode().splitlines()]
+    acknowledged = [
+        m for m in messages if m.get("method") == "notifications/subscriptions/acknowledged"
+    ]
+    assert len(acknowledged) == 1
+    [listed] = [m for m in messages if m.get("id") == 2]
+    assert [tool["name"] for tool in listed["result"]["tools"]]
+    [ended_subscription] = [m for m in messages if m.get("id") == "sub"]
+    result = ended_subscription["result"]
+    assert result["resultType"] == "complete"
+    assert result["_meta"]["io.modelcontextprotocol/subscriptionId"] == "sub"
+
+
 # -- what cannot be sent, and messages over the limit --------------------------------------
 
 FRAMING_SERVER = SERVERS / "framing_server.py"

@@ -53,6 +53,7 @@ from answerback.types import (
     META_CLIENT_INFO,
     META_LOG_LEVEL,
     META_PROTOCOL_VERSION,
+    META_SUBSCRIPTION_ID,
     ClientCapabilities,
     ConnectionClosedError,
     CreateMessageRequest,
@@ -581,7 +582,7 @@ class ClientSession:
         if method == "notifications/elicitation/complete":
             await self.url_elicitations.completed(params)
         meta = as_object((params or {}).get("_meta"))
-        subscription = meta.get("io.modelcontextprotocol/subscriptionId") if meta else None
+        subscription = meta.get(META_SUBSCRIPTION_ID) if meta else None
         listener = self.listeners.get(subscription) if isinstance(subscription, str | int) else None
         if listener is not None:
             await listener.deliver(method, params)

@@ -184,6 +184,17 @@ class IncomingRequest:
         """Send a notification to the peer as part of answering this one."""
         await self._endpoint.notify(method, params, related_request_id=self.id)
 
+    async def until_input_ends(self) -> None:
+        """Wait until the peer's input has ended with this request still being answered.
+
+        For a request that never ends by itself (a subscription): where the endpoint
+        answers what it read after the input ends (a pipe the peer closed its end of),
+        such a request would keep the connection open for ever; waiting here, it ends,
+        and the connection with it. Where the end of input cancels the handlers (the
+        peer is gone), this waits until then.
+        """
+        await self._endpoint.input_ended.wait()
+
 
 class _Pending:
     """A request of ours waiting for its answer.
@@ -276,6 +287,8 @@ class Endpoint:
         self._task_group: TaskGroup | None = None
         self._backend: Backend
         self.closed = anyio.Event()
+        self.input_ended = anyio.Event()
+        """Set when the peer's input ends (see ``IncomingRequest.until_input_ends``)."""
 
     async def __aenter__(self) -> Self:
         # The backend is looked up once here, not per request (see ``_backend``). Its
@@ -512,8 +525,10 @@ class Endpoint:
             pass
         if self._answer_after_input_ends:
             # The peer still reads: a handler waiting on it learns it will get no
-            # answer, and every handler's answer goes out before the connection ends.
+            # answer, and every handler's answer goes out before the connection ends
+            # (one that would never end by itself ends now: ``until_input_ends``).
             self._fail_pending(f"the {self._name} closed its end of the connection")
+            self.input_ended.set()
             if self._in_flight:
                 self._all_answered = self._backend.new_waiter()
                 await self._all_answered
@@ -523,6 +538,7 @@ class Endpoint:
             # cancelled, on every backend, rather than first woken with a connection error.
             self._cancel_handlers()
             self._fail_pending(f"the {self._name} closed the connection")
+            self.input_ended.set()
         self.closed.set()
 
     async def _handle(self, item: Envelope | Exception) -> None:

@@ -46,6 +46,7 @@ from answerback.types import (
     META_LOG_LEVEL,
     META_PROTOCOL_VERSION,
     META_SERVER_INFO,
+    META_SUBSCRIPTION_ID,
     CallToolRequestParams,
     ClientCapabilities,
     CompleteRequestParams,
@@ -369,22 +370,24 @@ class Connection:
 
     async def listen(self, client: ClientState | None, request: IncomingRequest) -> JSONObject:
         """``subscriptions/listen``: acknowledge, then deliver matching notifications on
-        this request until the client closes it (the request never completes by itself)."""
+        this request until the client closes it, or closes its input (stdio): the
+        subscription then ends with the result the specification gives a server tearing
+        one down, and the server can exit, as it should once its input is closed."""
         params = _params(SubscriptionsListenRequestParams, request)
         wanted = params.notifications
         await request.notify(
             "notifications/subscriptions/acknowledged",
             {
                 "notifications": wanted.to_wire(),
-                "_meta": {"io.modelcontextprotocol/subscriptionId": request.id},
+                "_meta": {META_SUBSCRIPTION_ID: request.id},
             },
         )
         listener = self.registry.listen(request, wanted)
         try:
-            await anyio.sleep_forever()
+            await request.until_input_ends()
         finally:
             self.registry.unlisten(listener)
-        raise AssertionError("unreachable")  # pragma: no cover
+        return {"_meta": {META_SUBSCRIPTION_ID: request.id}}
 
     # -- completion ------------------------------------------------------------------
 

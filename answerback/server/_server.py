@@ -65,6 +65,7 @@ from answerback.transports._stdio_server import (
 from answerback.transports.http._notification_bus import Notice, NotificationBus, SharedState
 from answerback.transports.http._used_states import InMemoryUsedStates, UsedStates
 from answerback.types import (
+    META_SUBSCRIPTION_ID,
     CacheScope,
     CompletionsCapability,
     Icon,
@@ -579,7 +580,7 @@ class MCPServer:
                 await notify(notice.method, params)
         for listener in list(self._registry.listeners):
             if wants(listener.wanted, uri):
-                meta = {"io.modelcontextprotocol/subscriptionId": listener.request.id}
+                meta = {META_SUBSCRIPTION_ID: listener.request.id}
                 with contextlib.suppress(MCPError):
                     await listener.request.notify(notice.method, {**(params or {}), "_meta": meta})
 

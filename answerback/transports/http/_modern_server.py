@@ -55,7 +55,7 @@ from answerback.transports.http._serving import (
     until_ready,
 )
 from answerback.transports.http._sse import KEEPALIVE, encode_event
-from answerback.types import META_CLIENT_CAPABILITIES, META_PROTOCOL_VERSION
+from answerback.types import META_CLIENT_CAPABILITIES, META_PROTOCOL_VERSION, META_SUBSCRIPTION_ID
 from answerback.types._errors import (
     HEADER_MISMATCH,
     INTERNAL_ERROR,
@@ -72,7 +72,6 @@ logger = logging.getLogger("answerback.http")
 if TYPE_CHECKING:
     from answerback.transports.http._server import HTTPConnectionServer, StreamableHTTPApp
 
-SUBSCRIPTION_ID = "io.modelcontextprotocol/subscriptionId"
 
 _STATUS_BY_CODE = {
     HEADER_MISMATCH: 400,
@@ -393,10 +392,11 @@ def _with_subscription_id(message: JSONObject, route: _Route) -> JSONObject:
     """A listen stream's notifications name the client's request id, not ours."""
     params = as_object(message.get("params"))
     meta = as_object(params.get("_meta")) if params is not None else None
-    if meta is None or meta.get(SUBSCRIPTION_ID) != route.internal_id:
+    if meta is None or meta.get(META_SUBSCRIPTION_ID) != route.internal_id:
         return message
     assert params is not None
-    return {**message, "params": {**params, "_meta": {**meta, SUBSCRIPTION_ID: route.client_id}}}
+    meta = {**meta, META_SUBSCRIPTION_ID: route.client_id}
+    return {**message, "params": {**params, "_meta": meta}}
 
 
 async def answer_modern(

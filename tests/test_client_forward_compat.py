@@ -27,8 +27,8 @@ from support import (
     SERVERS,
     HandDrivenServer,
     RawPeer,
-    client_with_hand_driven_server,
 )
+from test_client_robustness import hand_driven
 
 from answerback import Client, MCPError, StdioServer
 from answerback.client import ClientRequestContext, InvalidServerResultError
@@ -73,29 +73,6 @@ def discovered(versions: list[str], **extra: Any) -> JSONObject:
         "_meta": {"io.modelcontextprotocol/serverInfo": SERVER_INFO},
         **extra,
     }
-
-
-@asynccontextmanager
-async def hand_driven(
-    mode: str, discover_result: JSONObject | None = None, **options: Any
-) -> AsyncGenerator[tuple[Client, RawPeer], None]:
-    """A connected client whose server ("hand-driven" 0) the test plays by hand."""
-    if mode == "legacy":
-        async with client_with_hand_driven_server(**options) as (client, peer, _):
-            yield client, peer
-        return
-    transport = HandDrivenServer()
-
-    async def discover() -> None:
-        request = await transport.peer.receive()
-        assert request["method"] == "server/discover", request
-        result = discover_result or discovered([MODERN])
-        await transport.peer.send({"jsonrpc": "2.0", "id": request["id"], "result": result})
-
-    async with anyio.create_task_group() as tg:
-        tg.start_soon(discover)
-        async with Client(transport, mode=MODERN, **options) as client:
-            yield client, transport.peer
 
 
 async def answered(

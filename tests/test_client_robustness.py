@@ -61,8 +61,11 @@ NAME_QUESTION: JSONObject = {
 
 
 @asynccontextmanager
-async def hand_driven(mode: str, **options: Any) -> AsyncGenerator[tuple[Client, RawPeer], None]:
-    """A connected client whose server ("hand-driven" 0) the test plays by hand."""
+async def hand_driven(
+    mode: str, discover_result: JSONObject | None = None, **options: Any
+) -> AsyncGenerator[tuple[Client, RawPeer], None]:
+    """A connected client whose server ("hand-driven" 0) the test plays by hand; on
+    2026-07-28 its ``server/discover`` answers ``discover_result`` if given."""
     if mode == "legacy":
         async with client_with_hand_driven_server(**options) as (client, peer, _):
             yield client, peer
@@ -72,7 +75,7 @@ async def hand_driven(mode: str, **options: Any) -> AsyncGenerator[tuple[Client,
     async def discover() -> None:
         request = await transport.peer.receive()
         assert request["method"] == "server/discover", request
-        result: JSONObject = {
+        result: JSONObject = discover_result or {
             "supportedVersions": [MODERN],
             "capabilities": {"tools": {}},
             "_meta": {

@@ -12,8 +12,8 @@ from typing import Annotated, Any
 
 import pytest
 from jsonschema import Draft202012Validator, SchemaError
-from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, computed_field, field_serializer
-from support import schema_errors
+from pydantic import AwareDatetime, BaseModel, Field
+from support import SERVERS, schema_errors, server_object
 
 from answerback import Client
 from answerback.forms._json_schema import compile_schema
@@ -23,26 +23,9 @@ from answerback.types import CallToolResult, TextContent
 pytestmark = pytest.mark.anyio
 
 
-class Departure(BaseModel):
-    leaves: datetime
-
-
-class Fare(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-    adults: int
-
-    @computed_field  # type: ignore[prop-decorator]
-    @property
-    def total(self) -> int:
-        return self.adults * 90
-
-
-class Stamped(BaseModel):
-    at: datetime
-
-    @field_serializer("at")
-    def as_epoch_seconds(self, value: datetime) -> int:
-        return int(value.timestamp())
+STRUCTURED = server_object(SERVERS / "structured_server.py")
+"""The interop test's server (tests/servers/structured_server.py): its tools return the
+models whose schemas other SDKs' clients once refused."""
 
 
 # id: (return annotation, the value returned, the listed schema of the value, its JSON)
@@ -111,8 +94,16 @@ def test_the_listed_schema_describes_the_value_sent(
     assert schema_errors(_strict(schema), result["structuredContent"]) == []
 
 
+def _served(tool: str) -> tuple[dict[str, Any], Any]:
+    """The listed schema of one of ``STRUCTURED``'s tools, and the result it sends."""
+    registered = STRUCTURED._registry.tools[tool]  # pyright: ignore[reportPrivateUsage]
+    schema = registered.definition.output_schema
+    assert schema is not None
+    return schema, registered.to_result(registered.function())
+
+
 def test_a_naive_datetime_inside_a_model_is_described_without_its_format() -> None:
-    schema, result = _listed_schema(list[Departure], [Departure(leaves=datetime(2026, 1, 1))])
+    schema, result = _served("departures")
     assert schema["$defs"]["Departure"]["properties"]["leaves"] == {
         "title": "Leaves",
         "type": "string",
@@ -121,7 +112,7 @@ def test_a_naive_datetime_inside_a_model_is_described_without_its_format() -> No
 
 
 def test_a_computed_field_is_described_where_extra_fields_are_forbidden() -> None:
-    schema, result = _listed_schema(Fare, Fare(adults=2))
+    schema, result = _served("fare")
     assert schema["additionalProperties"] is False
     assert schema["required"] == ["adults", "total"]
     assert result["structuredContent"] == {"adults": 2, "total": 180}
@@ -129,7 +120,7 @@ def test_a_computed_field_is_described_where_extra_fields_are_forbidden() -> Non
 
 
 def test_a_field_serializer_is_described_by_what_it_returns() -> None:
-    schema, result = _listed_schema(Stamped, Stamped(at=datetime(2026, 1, 1, tzinfo=UTC)))
+    schema, result = _served("stamped")
     assert schema["properties"]["at"] == {"title": "At", "type": "integer"}
     assert result["structuredContent"] == {"at": 1767225600}
 
@@ -137,21 +128,14 @@ def test_a_field_serializer_is_described_by_what_it_returns() -> None:
 async def test_answerbacks_client_checks_such_content_without_complaint(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
-    mcp = MCPServer("trains")
-
-    @mcp.tool()
-    def departures() -> list[Departure]:
-        return [Departure(leaves=datetime(2026, 12, 6, 8, 25))]
-
-    @mcp.tool()
-    def fare() -> Fare:
-        return Fare(adults=1)
-
-    async with Client(mcp) as client:
+    async with Client(STRUCTURED) as client:
+        await client.list_all_tools()  # so the client checks the results
         listed = await client.call_tool("departures", {})
         priced = await client.call_tool("fare", {})
-    assert listed.structured_content == {"result": [{"leaves": "2026-12-06T08:25:00"}]}
-    assert priced.structured_content == {"adults": 1, "total": 90}
+    assert listed.structured_content == {
+        "result": [{"train": "Bergensbanen", "leaves": "2026-12-06T08:25:00"}]
+    }
+    assert priced.structured_content == {"adults": 2, "total": 180}
     assert not [record for record in caplog.records if record.levelname == "WARNING"]
 
 

@@ -28,7 +28,7 @@ from decimal import Decimal
 from typing import Any, Literal
 
 import pytest
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, field_serializer
 
 from answerback import Client, MCPError
 from answerback.server import Context, MCPServer
@@ -491,3 +491,37 @@ async def test_a_2026_server_cannot_ping_and_says_why() -> None:
         "reason": "protocol version 2026-07-28 has no requests from the server outside a "
         "request's rounds"
     }
+
+
+class Uncalibrated(BaseModel):
+    value: float
+
+    @field_serializer("value")
+    def rounded(self, value: float) -> float:
+        raise ValueError("the sensor is not calibrated")
+
+
+async def test_a_serializer_that_fails_gets_an_error_result_naming_the_tool(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """The author's own serializer raising is not "Error executing tool" with a
+    traceback: the value was returned, and could not be written as JSON."""
+
+    mcp = MCPServer("Serializing")
+
+    @mcp.tool()
+    def reading() -> Uncalibrated:
+        return Uncalibrated(value=1.5)
+
+    async with Client(mcp) as client:
+        result = await client.call_tool("reading")
+    assert result.is_error
+    [block] = result.content
+    assert isinstance(block, TextContent)
+    assert block.text.startswith("Tool 'reading' returned a value JSON cannot hold (")
+    assert "the sensor is not calibrated" in block.text
+    assert block.text.endswith(
+        "): return text (binary data as base64), or an ImageContent, AudioContent or "
+        "EmbeddedResource."
+    )
+    assert not [record for record in caplog.records if record.exc_info], "no traceback"

@@ -764,6 +764,45 @@ def test_a_config_file_not_in_utf8_is_a_usage_error_and_a_byte_order_mark_is_fin
     assert (done.returncode, done.stdout) == (0, "Hello, Ada!\n")
 
 
+DEV_MODE_SERVER = """
+import sys
+
+from answerback.server import MCPServer
+
+mcp = MCPServer("flags")
+
+
+@mcp.tool()
+def dev_mode() -> str:
+    return str(sys.flags.dev_mode)
+
+
+mcp.run()
+"""
+
+
+def test_a_python_file_on_its_own_is_run_by_answerbacks_python(tmp_path: Path) -> None:
+    """``answerback call server.py`` tried to start the file as a program: "Permission
+    denied ... Check the command and that it is installed and executable"."""
+    script = tmp_path / "flags_server.py"
+    script.write_text(DEV_MODE_SERVER, encoding="utf-8")
+    done = answerback("call", str(script), "dev_mode")
+    assert (done.returncode, done.stdout) == (0, "False\n"), done.stderr
+    listed = answerback("list", str(script))
+    assert listed.stdout.startswith("flags_server tools:\n")
+
+
+def test_an_executable_python_file_keeps_its_own_interpreter(tmp_path: Path) -> None:
+    """Its ``#!`` line may name another Python, or ``uv run --script`` with the script's
+    own dependencies: it is started as the shell would start it (here its line asks for
+    Python's development mode, which the tool reports)."""
+    script = tmp_path / "flags_server.py"
+    script.write_text(f"#!{sys.executable} -Xdev\n{DEV_MODE_SERVER}", encoding="utf-8")
+    script.chmod(0o755)
+    done = answerback("call", str(script), "dev_mode")
+    assert (done.returncode, done.stdout) == (0, "True\n"), done.stderr
+
+
 @pytest.mark.parametrize("target", ["python 'server.py", "python server.py\\"])
 def test_a_command_the_shell_would_not_run_is_a_usage_error(target: str) -> None:
     done = answerback("list", target)

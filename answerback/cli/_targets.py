@@ -12,6 +12,7 @@ import json
 import os
 import re
 import shlex
+import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
@@ -273,8 +274,20 @@ def resolve(texts: list[str], config: str | None = None) -> list[Target]:
                 f"{text!r} is not a target: URLs must be http:// or https://; anything "
                 "else is run as a command line."
             )
-        targets.append(Target(name=_command_name(words), command=words))
+        targets.append(Target(name=_command_name(words), command=_runnable(words)))
     return _distinct(targets)
+
+
+def _runnable(words: list[str]) -> list[str]:
+    """``words``, with a Python file typed on its own (``server.py``) and not executable
+    run by this interpreter, as ``answerback run server.py`` runs it: started as a
+    program it fails with "Permission denied". An executable one keeps its ``#!`` line,
+    which may pick its own Python or ``uv run --script``."""
+    if len(words) == 1 and words[0].endswith(".py"):
+        script = Path(words[0])
+        if script.is_file() and not os.access(script, os.X_OK):
+            return [sys.executable, words[0]]
+    return words
 
 
 def _url_name(url: str) -> str:

@@ -224,6 +224,44 @@ async def test_a_browser_that_fails_to_start_counts_as_no_browser() -> None:
     assert told[1].startswith("No browser could be opened.")
 
 
+async def test_a_login_with_no_time_limit_waits_until_the_browser_comes_back() -> None:
+    """``timeout=None`` is no limit: the login waits, however long the person takes,
+    until the browser comes back (here once the test has seen the login waiting)."""
+    waiting = anyio.Event()
+
+    def browser(url: str) -> bool:
+        anyio.from_thread.run_sync(waiting.set)
+        return True
+
+    async def person(login: BrowserLogin) -> None:
+        await waiting.wait()
+        async with httpx2.AsyncClient() as http:
+            await http.get(login.redirect_uri, params=granted("s-123"))
+
+    with BrowserLogin(open_browser=browser, tell=quiet, timeout=None) as login:
+        assert login.timeout is None
+        async with anyio.create_task_group() as group:
+            group.start_soon(person, login)
+            assert await login(LOGIN_PAGE) == granted("s-123")
+
+
+async def test_a_login_with_no_time_limit_ends_when_its_caller_cancels() -> None:
+    """With no limit of its own, the caller's cancellation is what ends the wait (and
+    nothing else does: no ``AuthorizationError`` for a timeout)."""
+    waiting = anyio.Event()
+
+    def browser(url: str) -> bool:
+        anyio.from_thread.run_sync(waiting.set)
+        return True
+
+    with BrowserLogin(open_browser=browser, tell=quiet, timeout=None) as login:
+        async with anyio.create_task_group() as group:
+            group.start_soon(login, LOGIN_PAGE)
+            await waiting.wait()
+            group.cancel_scope.cancel()
+    assert group.cancel_scope.cancelled_caught
+
+
 async def test_a_url_without_state_is_refused() -> None:
     with (
         BrowserLogin(open_browser=lambda _: True, tell=quiet) as login,

@@ -27,9 +27,18 @@ from http_support.apps import http_app
 from answerback import Client, MCPError
 from answerback.client import ClientRequestContext
 from answerback.server import Context, MCPServer
-from answerback.transports.http import StreamableHTTPApp, StreamableHTTPTransport
+from answerback.transports.http import (
+    InMemoryEventStore,
+    StreamableHTTPApp,
+    StreamableHTTPTransport,
+)
 from answerback.transports.http import _client as client_module
-from answerback.types import ElicitRequestParams, ElicitResult, TextContent
+from answerback.types import (
+    ConnectionClosedError,
+    ElicitRequestParams,
+    ElicitResult,
+    TextContent,
+)
 
 pytestmark = pytest.mark.anyio
 
@@ -571,11 +580,12 @@ async def test_a_huge_retry_hint_is_capped() -> None:
 
 class EmptyResumes:
     """A legacy server whose call stream ends at once, as does each resumed stream, each
-    with nothing but a fresh event id and ``retry: 0``, until the ``answer_at``-th
-    resumption carries the answer. The time each resumption arrived is recorded."""
+    with nothing but ``retry: 0`` (and a fresh event id if ``fresh_ids``), until the
+    ``answer_at``-th resumption carries the answer. The time each resumption arrived is
+    recorded."""
 
-    def __init__(self, answer_at: int) -> None:
-        self.answer_at = answer_at
+    def __init__(self, answer_at: int, *, fresh_ids: bool = True) -> None:
+        self.answer_at, self.fresh_ids = answer_at, fresh_ids
         self.resumed_at: list[float] = []
         self.call_id: Any = None
 
@@ -589,7 +599,10 @@ class EmptyResumes:
                 await respond(send, 405)
                 return
             self.resumed_at.append(time.monotonic())
-            event = f"id: {int(last) + 1}\nretry: 0\ndata:\n\n".encode()
+            block = (
+                f"id: {int(last) + 1}\nretry: 0\ndata:\n\n" if self.fresh_ids else "retry: 0\n\n"
+            )
+            event = block.encode()
             if len(self.resumed_at) == self.answer_at:
                 result = {"content": [{"type": "text", "text": "at last"}]}
                 answer = json.dumps({"jsonrpc": "2.0", "id": self.call_id, "result": result})
@@ -613,11 +626,14 @@ class EmptyResumes:
             await respond(send, 202)
 
 
-async def test_reconnections_that_bring_no_message_back_off() -> None:
+@pytest.mark.parametrize("fresh_ids", [True, False], ids=["priming-events", "retry-hints"])
+async def test_reconnections_that_bring_no_message_back_off(fresh_ids: bool) -> None:
     """Each empty resumption doubles the wait from 0.1 s (the server's ``retry: 0``
     had the client reconnecting hundreds of times a second); the answer, when it comes
-    on a resumed stream, still completes the call."""
-    server = EmptyResumes(answer_at=5)
+    on a resumed stream, still completes the call. A resumed stream that brings a
+    priming event, or only a ``retry`` hint, is the server polling, not a finished
+    stream (SEP-1699)."""
+    server = EmptyResumes(answer_at=5, fresh_ids=fresh_ids)
     async with serve(server) as running, Client(running.url, mode="legacy") as client:
         with anyio.fail_after(PATIENCE_SECONDS):
             result = await client.call_tool("anything")
@@ -625,6 +641,48 @@ async def test_reconnections_that_bring_no_message_back_off() -> None:
     gaps = [later - earlier for earlier, later in itertools.pairwise(server.resumed_at)]
     for gap, least in zip(gaps, [0.2, 0.4, 0.8, 1.6], strict=True):
         assert gap >= least * 0.99, (gaps, least)  # a sleep never ends early
+
+
+async def test_a_resume_that_brings_no_event_fails_at_once_saying_the_answer_is_lost() -> None:
+    """answerback's server ends at once, with no event, a resumed stream that has
+    finished and whose events are gone: the client fails the call after that one
+    resumption, saying so, instead of reconnecting for seconds to no purpose."""
+    mcp = MCPServer("Forgetful")
+
+    @mcp.tool()
+    async def report(ctx: Context) -> str:
+        ctx.close_sse_stream()
+        await ctx.info("this event pushes the priming event out of the store")
+        return "ready"
+
+    # One event per stream: resuming from the priming event finds it gone.
+    app = StreamableHTTPApp(mcp, event_store=InMemoryEventStore(max_events_per_stream=1))
+    resumed_from: list[str] = []
+
+    async def resumed_once_finished(scope: Any, receive: Any, send: Any) -> None:
+        headers = dict(scope.get("headers", []))
+        last = headers.get(b"last-event-id")
+        if scope["type"] == "http" and last is not None:
+            resumed_from.append(last.decode())
+            session = app.sessions[headers[b"mcp-session-id"].decode()]
+            stream = session.streams.get(session.stream_named(last.decode()) or "")
+            while stream is not None and not stream.done:  # noqa: ASYNC110 (the answer)
+                await anyio.sleep(0.01)
+        await app(scope, receive, send)
+
+    async with serve(resumed_once_finished) as running:
+        transport = StreamableHTTPTransport(running.url, max_retry_seconds=0.01)
+        async with Client(transport, mode="legacy") as client:
+            with anyio.fail_after(PATIENCE_SECONDS), pytest.raises(ConnectionClosedError) as caught:
+                await client.call_tool("report")
+            await client.ping()  # the session goes on
+    assert len(resumed_from) == 1
+    assert caught.value.error.message == (
+        "Connection failed: the server ended the stream without the answer (resumed with "
+        "Last-Event-ID, it sent no event at all: the stream has finished and the answer is "
+        "no longer kept). Whether the request did its work is unknown; send it again if "
+        "repeating it is safe."
+    )
 
 
 class PingFlood:

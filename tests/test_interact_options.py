@@ -173,7 +173,7 @@ REFUSALS: list[tuple[Build, str, Any, type[Exception], tuple[str, ...]]] = [
     (browser_login, "timeout", math.nan, ValueError, ("finite",)),
     (browser_login, "timeout", "300", TypeError, ("number of seconds", "got '300'")),
     (browser_login, "timeout", True, TypeError, ("number of seconds",)),
-    (browser_login, "timeout", None, TypeError, ("number of seconds",)),
+    (browser_login, "timeout", math.inf, ValueError, ("finite",)),
     (browser_login, "path", 1, TypeError, ("a string", "'/callback'")),
     (browser_login, "path", "callback", ValueError, ("must start with '/'", "'/callback'")),
     (browser_login, "open_browser", "firefox", TypeError, ("function of the URL",)),

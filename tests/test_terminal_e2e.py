@@ -34,6 +34,7 @@ SERVERS = REPO / "tests" / "servers"
 TEAROOM = f"{sys.executable} {SERVERS / 'terminal_server.py'}"
 ASKING = f"{sys.executable} {SERVERS / 'asking_server.py'}"
 LIBRARY = f"{sys.executable} {REPO / 'examples' / 'library_server.py'}"
+LINE_FORM = f"{sys.executable} {SERVERS / 'line_form.py'}"
 DEADLINE_SECONDS = 60.0
 """How long one wait for the screen may take (a busy machine starts Python slowly)."""
 
@@ -300,6 +301,21 @@ def test_an_optional_yes_or_no_may_be_left_unanswered(terminal: Terminal) -> Non
     terminal.wait_for(r"\( \) yes  \(•\) no$")
     terminal.keys("C-s")
     terminal.wait_for(r"^Newsletter: no\.$")
+
+
+def test_line_mode_takes_an_earlier_answer_away_with_a_dash(terminal: Terminal) -> None:
+    """Line mode at a real keyboard: Enter keeps what the brackets show, ``-`` alone
+    leaves an optional field unanswered (its hint says so), whatever it showed."""
+    terminal.start(LINE_FORM)
+    terminal.wait_for(r"^Name \* \(text\) \[Ada\]\n>\s*$")
+    terminal.keys("Enter")
+    terminal.wait_for(r"^Note \(text; -: unanswered\) \[by the window\]\n>\s*$")
+    terminal.type("-")
+    terminal.wait_for(r"^Guests \(whole number; -: unanswered\) \[2\]\n>\s*$")
+    terminal.type("-")
+    terminal.wait_for(r"^Send this answer\? .*\n>\s*$")
+    terminal.keys("Enter")
+    terminal.wait_for(r'^\{"name": "Ada"\}\n\[exited 0\]$')
 
 
 def test_decline_and_cancel(terminal: Terminal) -> None:

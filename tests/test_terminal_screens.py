@@ -283,7 +283,7 @@ async def test_line_mode_shows_and_sends_a_default_with_its_hidden_characters_wr
     presenter = LinePresenter(input=lines("", ""), output=out)
     answer = await presenter.ask_form(parse_form(HIDDEN_DEFAULT), message="Pay")
     assert answer == {"payee": "Bob\\u202elaC"}
-    assert "Payee (text) [Bob\\u202elaC]" in out.getvalue()
+    assert "Payee (text; -: unanswered) [Bob\\u202elaC]" in out.getvalue()
     assert "\u202e" not in out.getvalue()
 
 
@@ -1017,7 +1017,7 @@ async def test_line_mode_asks_each_field_and_asks_again_after_a_wrong_value() ->
     assert "Name * (text): Who the table is for\n> " in shown
     assert "  ✗ is required\n" in shown
     assert "  ✗ is not a valid email address" in shown
-    assert "Guests (whole number, 1 to 12) [2]\n> " in shown
+    assert "Guests (whole number, 1 to 12; -: unanswered) [2]\n> " in shown
     assert "  ✗ must be at most 12" in shown
     assert "Seating * (pick one)\n  1) Inside\n  2) Terrace\n> " in shown
     assert "Send this answer? [a]ccept, [d]ecline, [c]ancel (Enter: accept)" in shown
@@ -1042,7 +1042,83 @@ async def test_line_mode_leaves_an_optional_yes_or_no_unanswered_on_enter(
     shown = out.getvalue()
     assert "Accept the terms * (yes or no)\n> \n  ✗ is required\n> y\n" in shown
     assert f"Newsletter (yes or no; Enter: unanswered)\n> {typed}\n" in shown
-    assert "Send a reminder (yes or no) [yes]\n> \n" in shown
+    assert "Send a reminder (yes or no; -: unanswered) [yes]\n> \n" in shown
+
+
+EVERY_KIND: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "note": {"type": "string", "title": "Note"},
+        "count": {"type": "integer", "title": "Count"},
+        "ok": {"type": "boolean", "title": "OK"},
+        "colour": {"type": "string", "title": "Colour", "enum": ["red", "blue"]},
+        "toppings": {
+            "type": "array",
+            "title": "Toppings",
+            "items": {"type": "string", "enum": ["nuts", "cream"]},
+        },
+        "size": {"type": "string", "title": "Size", "enum": ["S", "L"]},
+    },
+    "required": ["size"],
+}
+ANSWERED_BEFORE: dict[str, Any] = {
+    "note": "by the window",
+    "count": 3,
+    "ok": False,
+    "colour": "blue",
+    "toppings": ["nuts"],
+    "size": "L",
+}
+
+
+@pytest.mark.parametrize("anyio_backend", BOTH)
+async def test_line_mode_a_dash_leaves_an_optional_field_answered_before_unanswered() -> None:
+    """Enter keeps the value in brackets, so ``-`` alone is how a person takes an earlier
+    answer away, for every kind of field; a required field does not take it."""
+    out = io.StringIO()
+    presenter = LinePresenter(input=lines("-", "-", "-", "-", "-", "-", "", ""), output=out)
+    answer = await presenter.ask_form(
+        parse_form(EVERY_KIND), message="Again", previous=ANSWERED_BEFORE
+    )
+    assert answer == {"size": "L"}
+    shown = out.getvalue()
+    for asked in [
+        "Note (text; -: unanswered) [by the window]\n> -\n",
+        "Count (whole number; -: unanswered) [3]\n> -\n",
+        "OK (yes or no; -: unanswered) [no]\n> -\n",
+        "Colour (pick one; -: unanswered) [blue]\n  1) red\n  2) blue\n> -\n",
+        "Toppings (pick any; -: unanswered) [nuts]\n",
+        "Size * (pick one) [L]\n  1) S\n  2) L\n> -\n  ✗ ",
+    ]:
+        assert asked in shown
+
+
+@pytest.mark.parametrize("anyio_backend", BOTH)
+async def test_line_mode_a_dash_is_text_where_no_value_is_shown_or_the_field_is_required() -> None:
+    """Only an optional field that shows a value takes ``-`` to mean unanswered (and says
+    so): elsewhere it is what was typed, so a required field stays required."""
+    out = io.StringIO()
+    # name, code, count (wrong, then right), note, ok, colour, toppings, size, accept
+    typed = lines("-", "-", "-", "2", "-", "", "", "", "", "")
+    presenter = LinePresenter(input=typed, output=out)
+    previous = {"note": "by the window", "size": "L"}
+    schema = {
+        **EVERY_KIND,
+        "properties": {
+            "name": {"type": "string", "title": "Name"},
+            "code": {"type": "string", "title": "Code"},
+            "count": {"type": "integer", "title": "Count"},
+            **EVERY_KIND["properties"],
+        },
+        "required": ["name", "count", "size"],
+    }
+    answer = await presenter.ask_form(parse_form(schema), message="Again", previous=previous)
+    assert answer == {"name": "-", "code": "-", "count": 2, "size": "L"}
+    shown = out.getvalue()
+    assert "Name * (text)\n> -\n" in shown
+    assert "Code (text)\n> -\n" in shown
+    assert "Count * (whole number)\n> -\n  ✗ " in shown
+    assert "Note (text; -: unanswered) [by the window]\n> -\n" in shown
 
 
 @pytest.mark.parametrize("anyio_backend", BOTH)
@@ -1061,7 +1137,8 @@ async def test_line_mode_answers_a_form_made_from_a_model() -> None:
     presenter = LinePresenter(input=lines("Ada", "", "a"), output=out)
     assert await call(presenter, "book_checked") == "booked for Ada"
     assert (
-        "Name * (text)\n> Ada\nGuests (whole number) [2]\n> \nSend this answer?" in out.getvalue()
+        "Name * (text)\n> Ada\nGuests (whole number; -: unanswered) [2]\n> \nSend this answer?"
+        in out.getvalue()
     )
 
 

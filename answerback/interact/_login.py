@@ -57,8 +57,9 @@ class BrowserLogin:
     ``await login(authorization_url)`` judges the URL, opens it with ``open_browser``
     (``webbrowser.open`` by default; it runs in a worker thread), tells the person the
     URL (so they can open it by hand if no browser opened), waits up to ``timeout``
-    seconds for the browser to come back to ``redirect_uri`` with the same ``state``
-    (logins started together take turns),
+    seconds (``None``: until it comes back or the caller cancels) for the browser to
+    come back to ``redirect_uri`` with the same ``state`` (logins started together
+    take turns),
     answers the browser with a short page, and returns the redirect's query parameters,
     an error the authorization server sends back (``error=access_denied``) included:
     ``OAuth`` acts on it only once it has checked where it comes from (``iss``).
@@ -70,9 +71,9 @@ class BrowserLogin:
     Close it (``close()``, or use it as a context manager) to free the port.
 
     Its options are checked before the port is bound: a ``timeout`` that is not a
-    positive, finite number of seconds, a ``path`` that does not start with ``/``, a
-    hook that cannot be called or ``approved_domains`` that are not ``ApprovedDomains``
-    raise ``TypeError`` or ``ValueError``.
+    positive, finite number of seconds or ``None``, a ``path`` that does not start with
+    ``/``, a hook that cannot be called or ``approved_domains`` that are not
+    ``ApprovedDomains`` raise ``TypeError`` or ``ValueError``.
     """
 
     def __init__(
@@ -82,7 +83,7 @@ class BrowserLogin:
         tell: Tell | None = None,
         confirm: Confirm | None = None,
         approved_domains: ApprovedDomains | None = None,
-        timeout: float = 300.0,
+        timeout: float | None = 300.0,
         path: str = "/callback",
     ) -> None:
         self._open_browser = (
@@ -98,7 +99,8 @@ class BrowserLogin:
         self._approved_domains = instance_or_none(
             "approved_domains", approved_domains, ApprovedDomains, "ApprovedDomains([...])"
         )
-        self.timeout = positive_seconds("timeout", timeout)
+        # None is Python's "no limit" (a caller with its own deadline, or none at all).
+        self.timeout = None if timeout is None else positive_seconds("timeout", timeout)
         self._path = text("path", path, "the redirect's path, such as '/callback'")
         if not path.startswith("/"):
             raise ValueError(f"path must start with '/', such as '/callback', got {path!r}")

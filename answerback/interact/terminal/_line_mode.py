@@ -4,7 +4,9 @@ When stdin or stdout is not a terminal (a pipe, a file, an editor's output pane)
 there is no screen to draw, but a person (or a script acting for one) may still be
 there. Each field is asked on its own line, with the same rules as the full screen: the
 value is read and checked by ``answerback.forms``, a wrong one is asked again, choices
-are taken by number or by value. End of input means cancel (for sampling: deny).
+are taken by number or by value. Enter keeps the value shown, so an optional field that
+shows one is left unanswered by typing ``-`` alone. End of input means cancel (for
+sampling: deny).
 
 It needs no prompt_toolkit, so it runs on asyncio and trio alike. Reading blocks a
 thread of its own; when a question is withdrawn, the line being read goes to the next
@@ -71,6 +73,11 @@ from answerback.urls import RiskLevel, UrlVerdict
 
 END_OF_REPLY = "."
 """A line holding only this ends a typed sampling reply."""
+UNANSWERED = "-"
+"""A line holding only this leaves an optional field that shows a value unanswered:
+Enter keeps the value shown, so nothing else can take it away (erasing it, as on the
+full screen, is not possible on a line). Only such a field takes it, and its hint says
+so; anywhere else it is read as typed (a required field stays required)."""
 
 
 class _LineReader:
@@ -249,15 +256,20 @@ class LinePresenter:
         previous: Mapping[str, object] | None,
         answer: Mapping[str, FormValue],
     ) -> FormValue | None:
-        """One field, asked until what is typed fits it (blank keeps the value shown)."""
+        """One field, asked until what is typed fits it (blank keeps the value shown;
+        ``UNANSWERED`` takes it away from an optional field)."""
         start = answer.get(field.name, initial_value(field, previous))
+        has_value = start is not None and start != []
+        clearable = has_value and not field.required
         hint = field_hint(field)
-        if isinstance(field, BooleanField) and not field.required and start is None:
+        if clearable:
+            hint += f"; {UNANSWERED}: unanswered"
+        elif isinstance(field, BooleanField) and not field.required and start is None:
             hint += "; Enter: unanswered"  # blank is no answer, not "no"
         line = clean(field.label) + (" *" if field.required else "") + f" ({hint})"
         if field.description:
             line += f": {clean(field.description)}"
-        if start is not None and start != []:
+        if has_value:
             line += f" [{prefilled(start)}]"
         self._say(line, bold=True)
         options = field.options if isinstance(field, SingleSelectField | MultiSelectField) else ()
@@ -267,10 +279,12 @@ class LinePresenter:
             self._say("  (numbers or values, separated by commas)")
         while True:
             text = await self._read("> ")
+            if clearable and text.strip() == UNANSWERED:
+                return None
             try:
                 if text.strip():
                     return field.coerce(_by_number(field, options, text))
-                if start is not None and start != []:
+                if has_value:
                     # What was shown in brackets is what is sent (see ``prefilled``).
                     shown = prefilled(start)
                     return field.coerce(shown) if shown != value_text(start) else field.check(start)

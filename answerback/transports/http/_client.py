@@ -16,8 +16,9 @@ takes to fill in a form, and the JSON-RPC layer owns request timeouts. A call th
 cancelled or times out closes its stream at once (on 2026-07-28 that close *is* the
 cancellation). A stream that breaks before its answer arrived is resumed with
 ``Last-Event-ID`` after the server's ``retry`` delay (capped), counted from the moment
-it broke. A failed POST fails only what it carried: its own request, or, for an answer
-or a notification, nothing but a log line.
+it broke; a resumed stream the server ends without a single event has finished, so the
+call fails at once. A failed POST fails only what it carried: its own request, or, for
+an answer or a notification, nothing but a log line.
 """
 
 from __future__ import annotations
@@ -81,6 +82,11 @@ _MIN_RETRY_SECONDS = 0.1
 no message: a server that ends every resumed stream at once with a fresh event id and
 ``retry: 0`` had the client reconnecting hundreds of times a second."""
 _MAX_RECONNECTS = 5
+_FINISHED_WITHOUT_ANSWER = (
+    "the server ended the stream without the answer (resumed with Last-Event-ID, it sent "
+    "no event at all: the stream has finished and the answer is no longer kept). Whether "
+    "the request did its work is unknown; send it again if repeating it is safe"
+)
 _MAX_REDIRECTS = 5
 _ANSWER_CONNECTIONS = 16
 _POSTED_AT_ONCE = 64
@@ -196,6 +202,9 @@ class _Cursor:
     """When the stream last ended (the reconnection delay counts from here)."""
     messages: int = 0
     """Messages the stream has brought (a reconnection that brings none backs off)."""
+    blocks: int = 0
+    """Event blocks the stream has brought, messages or not (a priming event, a ``retry``
+    hint): a resumed stream that ends with none is over, not polled."""
     broke: str | None = None
     """Why its last reading broke off (``None``: the server ended it), for the error
     if no answer comes."""
@@ -759,6 +768,7 @@ class StreamableHTTPTransport:
                 async with contextlib.aclosing(response.aiter_bytes()) as chunks:
                     async for chunk in chunks:
                         events = cursor.parser.feed(chunk)  # MessageTooLarge ends the reading
+                        cursor.blocks += len(events)
                         cursor.messages += sum(1 for event in events if _carries_message(event))
                         if self._forward(events, request_id, incoming) and not answered:
                             answered = True
@@ -832,7 +842,14 @@ class StreamableHTTPTransport:
     ) -> str | None:
         """Reconnect a broken response stream with ``Last-Event-ID`` until it answers;
         ``None`` once answered, else why not. Gives up after a few attempts in a row
-        that bring no new event."""
+        that bring no new event.
+
+        A server that closes a stream it means to go on with (polling) sends an event
+        first, at least a ``retry`` hint, as the specification asks; one that ends a
+        resumed stream cleanly with no event at all says the stream has finished (the
+        answer went out earlier, and its events are gone), so waiting cannot bring the
+        answer and the call fails at once.
+        """
         attempts = 0
         quiet = 0  # reconnections in a row that brought no message
         parser = cursor.parser
@@ -844,7 +861,7 @@ class StreamableHTTPTransport:
             retry = _DEFAULT_RETRY_SECONDS if parser.retry_ms is None else parser.retry_ms / 1000
             delay = max(retry, _MIN_RETRY_SECONDS * 2 ** min(quiet, 16))
             await anyio.sleep_until(cursor.ended_at + min(delay, self.max_retry_seconds))
-            messages = cursor.messages
+            messages, blocks = cursor.messages, cursor.blocks
             headers = {**self._headers(accept="text/event-stream"), "last-event-id": last_event_id}
             parser.restart()
             timeout = self._timeout(lanes, stream=True)
@@ -854,6 +871,8 @@ class StreamableHTTPTransport:
                         break
                     if await self._read_sse(response, request_id, incoming, cursor):
                         return None
+                    if cursor.broke is None and cursor.blocks == blocks:
+                        return _FINISHED_WITHOUT_ANSWER
             except httpx2.HTTPError as exc:
                 cursor.ended_at = anyio.current_time()
                 logger.info("reconnecting a response stream failed: %r", exc)

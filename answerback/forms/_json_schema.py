@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from functools import cache
 from typing import TYPE_CHECKING, Any, cast
 
+from answerback.forms._ecma_regex import PatternError
 from answerback.forms._patterns import PatternTooSlow, compiled_pattern, pattern_search
 from answerback.forms._plain_schema import plain_test
 
@@ -87,16 +88,14 @@ def cut(text: str, most: int = _PROBLEM_CHARS) -> str:
 
 @cache
 def _pattern_formats() -> FormatChecker:
-    """The formats checked in a schema itself: its patterns, by the engine that will run
-    them (``compiled_pattern``). jsonschema's own check compiles them with ``re``, which
-    refuses what JSON Schema's ECMA-262 patterns and the ``regex`` engine both take
-    (``\\p{Lu}``, which pydantic and zod write), so such a schema was called unusable and
-    its content went unchecked."""
-    import regex
+    """The formats checked in a schema itself: its patterns, translated from ECMA-262
+    and compiled as they will run (``compiled_pattern``). jsonschema's own check compiles
+    them with ``re``, which refuses ECMA-262 patterns such as ``\\p{Lu}`` (which pydantic
+    and zod write), so such a schema was called unusable and its content went unchecked."""
     from jsonschema import FormatChecker
 
     checker = FormatChecker(formats=())
-    checker.checks("regex", raises=regex.error)(_compiles)
+    checker.checks("regex", raises=PatternError)(_compiles)
     return checker
 
 
@@ -139,14 +138,12 @@ def _untimed_patterns(schema: object) -> bool:
 
 def _matches(pattern: str, text: str) -> bool | str:
     """Whether ``pattern`` matches ``text``, or why it could not be told."""
-    import regex
-
     try:
         return pattern_search(pattern, text)
     except PatternTooSlow as exc:
         return str(exc)
-    except regex.error as exc:
-        return f"the pattern {pattern} does not compile ({exc})"
+    except PatternError as exc:
+        return f"cannot be checked: the pattern {pattern} {exc}"
 
 
 def _pattern(

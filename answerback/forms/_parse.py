@@ -16,6 +16,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import replace
 from typing import Any, TypedDict, cast
 
+from answerback.forms._ecma_regex import PatternError
 from answerback.forms._errors import AnswerError, FieldError, UnsupportedForm
 from answerback.forms._fields import (
     MAX_PATTERN_LENGTH,
@@ -31,7 +32,7 @@ from answerback.forms._fields import (
 from answerback.forms._form import Form, repeated
 from answerback.forms._formats import FORMATS
 from answerback.forms._limits import check_size
-from answerback.forms._patterns import PatternTooSlow
+from answerback.forms._patterns import PatternTooSlow, compiled_pattern
 
 _TOP_KEYS = frozenset({"type", "properties", "required"})
 _TOP_IGNORED = frozenset({"$schema", "$id", "$comment", "title", "description"})
@@ -256,12 +257,10 @@ def _string(schema: Mapping[str, Any], common: _Common, complain: Complain) -> S
             f"{MAX_PATTERN_LENGTH:,} a pattern may have"
         )
     elif pattern is not None:
-        import regex
-
         try:
-            regex.compile(pattern)
-        except regex.error as exc:
-            complain(f'"pattern" is not a regular expression: {exc}')
+            compiled_pattern(pattern)  # as the answers will be checked
+        except PatternError as exc:
+            complain(f'"pattern" {exc}')
     format_ = schema.get("format")
     if format_ is not None and format_ not in FORMATS:
         complain(f'"format" must be one of {", ".join(FORMATS)}, not {show(format_)}')

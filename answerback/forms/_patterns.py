@@ -1,15 +1,20 @@
-"""A server's regular expression, run on text with a deadline.
+"""A server's regular expression, run on text with a deadline, as ECMA-262 means it.
 
 JSON Schema's ``pattern`` and ``patternProperties`` are the server's own regular
 expressions. Python's ``re`` cannot be stopped: ``^(a+)+$`` takes minutes on thirty
 characters, freezing the client. So every pattern a peer chose (in a form, or in a tool's
 output schema) runs here, with the ``regex`` engine and a deadline (``PATTERN_SECONDS``).
+
+Those patterns are ECMA-262's, not Python's: each is first translated
+(``answerback.forms._ecma_regex``), once per pattern, cached with its compiled form.
 """
 
 from __future__ import annotations
 
 from functools import lru_cache
 from typing import TYPE_CHECKING
+
+from answerback.forms._ecma_regex import NOT_ECMA, PatternError, translate
 
 if TYPE_CHECKING:
     import regex
@@ -30,8 +35,8 @@ class PatternTooSlow(Exception):
 
 def pattern_search(pattern: str, text: str) -> bool:
     """Whether ``pattern`` matches anywhere in ``text`` (as JSON Schema says). Raises
-    ``PatternTooSlow`` past ``PATTERN_SECONDS``, and ``regex.error`` for a pattern that
-    does not compile."""
+    ``PatternTooSlow`` past ``PATTERN_SECONDS``, and ``PatternError`` for a pattern that
+    cannot be run."""
     try:
         return compiled_pattern(pattern).search(text, timeout=PATTERN_SECONDS) is not None
     except TimeoutError:
@@ -44,7 +49,12 @@ def pattern_search(pattern: str, text: str) -> bool:
 
 @lru_cache(maxsize=_PATTERNS_KEPT)
 def compiled_pattern(pattern: str) -> regex.Pattern[str]:
-    """``pattern`` compiled once (``regex`` is imported on the first pattern)."""
+    """``pattern`` (ECMA-262) translated and compiled once (``regex`` is imported on the
+    first pattern). Raises ``PatternError`` for a pattern that cannot be run."""
     import regex
 
-    return regex.compile(pattern)
+    translated = translate(pattern)
+    try:
+        return regex.compile(translated, regex.VERSION1)
+    except regex.error as exc:
+        raise PatternError(NOT_ECMA + str(exc)) from None

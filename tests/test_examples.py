@@ -194,3 +194,40 @@ def test_answering_layer() -> None:
         "link https://example.com/confirm judged OK",
         "{'result': 'ada@example.com: DeclinedElicitation'}",
     ]
+
+
+def test_icons_and_meta_reach_the_client_in_both_generations() -> None:
+    described = [
+        "  icons: https://example.com/library.png (image/png, 48x48)",
+        "  tool lend: icon image/svg+xml, _meta {'com.example/cost': 'free'}",
+        "  prompt review: icon image/png, _meta {'com.example/kind': 'review'}",
+        "  resource catalogue: icon image/png, _meta {'com.example/rows': 120}",
+    ]
+    assert run_example("icons_and_meta.py") == [
+        "legacy: Library (The Library): Lends books. https://example.com/library",
+        *described,
+        "2026-07-28: Library (The Library): Lends books. https://example.com/library",
+        *described,
+        "refused: Invalid argument for mcp.tool(): meta has the key "
+        "'io.modelcontextprotocol/cost', whose prefix 'io.modelcontextprotocol/' the MCP "
+        "specification reserves for MCP itself (its second label is 'modelcontextprotocol'). "
+        "Use a prefix of your own, in reverse DNS, such as 'com.example/'.",
+    ]
+
+
+def test_still_there_pings_only_where_the_protocol_lets_a_server_ask() -> None:
+    assert run_example("still_there.py") == [
+        "legacy: 3 batches, the client answered 3 pings",
+        "2026-07-28: 3 batches, unchecked: Ping not supported",
+    ]
+
+
+def test_retiring_features_tells_clients_of_both_generations() -> None:
+    lines: list[str] = []
+    for mode in ("legacy", "2026-07-28"):
+        lines += [
+            f"{mode}: told the tools, prompts, resources changed",
+            f"{mode}: now lists tools ['search'], prompts [], resources []",
+            f"{mode}: calling lend fails: Unknown tool 'lend'",
+        ]
+    assert run_example("retiring_features.py") == lines

@@ -53,6 +53,7 @@ async def test_official_client_gets_a_card_from_answerbacks_library_server() -> 
     [
         ("stations", '[{"city": "Oslo", "celsius": 14}, {"city": "Bergen", "celsius": 11}]'),
         ("regions", '{"name": "Norway", "parts": [{"name": "Vestland", "parts": []}]}'),
+        ("timetable", '{"1": {"train": "Dovrebanen", "leaves": "2026-12-06T09:02:00"}}'),
     ],
 )
 async def test_official_client_applies_the_output_schemas_of_answerbacks_models(

@@ -35,6 +35,7 @@ SENT: dict[str, Any] = {
     "stations": {"result": [{"city": "Oslo", "celsius": 14}, {"city": "Bergen", "celsius": 11}]},
     "regions": {"name": "Norway", "parts": [{"name": "Vestland", "parts": []}]},
     "departures": {"result": [{"train": "Bergensbanen", "leaves": "2026-12-06T08:25:00"}]},
+    "timetable": {"1": {"train": "Dovrebanen", "leaves": "2026-12-06T09:02:00"}},
     "opening_time": {"result": "09:30:00"},
     "delay": {"result": "-PT2M"},
     "fare": {"adults": 2, "total": 180},

@@ -398,26 +398,23 @@ FORM_ONLY = ClientCapabilities(elicitation=ElicitationCapability(form={}))
 SAMPLING_ONLY = ClientCapabilities(sampling=SamplingCapability())
 
 
+FORM = '{"elicitation": {"form": {}}}'
+URL = '{"elicitation": {"url": {}}}'
+
+
 @pytest.mark.parametrize(
     ("declared", "mode", "tool", "what", "capability", "fix"),
     [
-        (
-            URL_ONLY,
-            "legacy",
-            "sign_up_uncaught",
-            "Form elicitation",
-            "elicitation.form",
-            "elicit()",
-        ),
-        (URL_ONLY, MODERN, "sign_up_uncaught", "Form elicitation", "elicitation.form", "elicit()"),
-        (FORM_ONLY, "legacy", "open_link", "URL elicitation", "elicitation.url", "elicit()"),
-        (FORM_ONLY, MODERN, "open_link", "URL elicitation", "elicitation.url", "elicit()"),
+        (URL_ONLY, "legacy", "sign_up_uncaught", "Form elicitation", FORM, "elicit()"),
+        (URL_ONLY, MODERN, "sign_up_uncaught", "Form elicitation", FORM, "elicit()"),
+        (FORM_ONLY, "legacy", "open_link", "URL elicitation", URL, "elicit()"),
+        (FORM_ONLY, MODERN, "open_link", "URL elicitation", URL, "elicit()"),
         (
             SAMPLING_ONLY,
             MODERN,
             "model_with_context",
             "Sampling with context",
-            "sampling.context",
+            '{"sampling": {"context": {}}}',
             "SamplingCapability(context=SamplingContextCapability())",
         ),
     ],
@@ -426,14 +423,16 @@ SAMPLING_ONLY = ClientCapabilities(sampling=SamplingCapability())
 async def test_the_server_names_the_missing_part_and_how_to_provide_it(
     declared: ClientCapabilities, mode: str, tool: str, what: str, capability: str, fix: str
 ) -> None:
+    """The missing part in the specification's terms (any client reads it), and
+    answerback's own fix marked as such."""
     responder = Declaring(declared)
     async with Client(responders_server(), mode=mode, responder=responder) as client:
         with pytest.raises(MCPError) as caught:
             await client.call_tool(tool)
     message = caught.value.message
     assert message.startswith(f"{what} not supported: the ")
-    assert f"{capability!r}" in message
-    assert fix in message
+    assert f"declare the {'client ' if mode == MODERN else ''}capability {capability}" in message
+    assert fix in message.split("With answerback's Client: ")[1]
     assert responder.sampled == []
 
 
@@ -442,7 +441,7 @@ async def test_in_2026_a_url_only_client_is_told_it_lacks_elicitation_form() -> 
         answer = json.loads(await call_text(c, "sign_up"))
     assert answer["error"] == -32021
     assert answer["data"] == {"requiredCapabilities": {"elicitation": {"form": {}}}}
-    assert "elicitation_callback (both modes)" in answer["message"]
+    assert "pass elicitation_callback= to Client (both modes)" in answer["message"]
 
 
 # -- precise refusals, client side -----------------------------------------------------

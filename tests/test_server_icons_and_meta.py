@@ -192,6 +192,34 @@ def test_icon_sources_the_specification_allows_are_taken(src: str) -> None:
     assert mcp.icons == [Icon(src=src)]
 
 
+@pytest.mark.parametrize(
+    "key",
+    [
+        "tier",
+        "com.example/tier",
+        "com.example/",
+        "ui/resourceUri",
+        "com.example-2.x9/a_b.c-d",
+        "com.example.mcp/tools",
+        "mcp/x",
+        "",
+    ],
+)
+async def test_meta_keys_the_specification_allows_are_taken(key: str) -> None:
+    """The key format of the specification's "General fields": ``com.example.mcp/`` and
+    a lone ``mcp/`` are not reserved (the second label is what counts), and an empty
+    name is allowed."""
+    mcp = MCPServer("s")
+
+    @mcp.tool(meta={key: 1})
+    def marked() -> None:
+        """A tool with one ``_meta`` key."""
+
+    async with Client(mcp) as client:
+        [tool] = (await client.list_tools()).tools
+    assert tool.meta == {key: 1}
+
+
 # -- refusals --------------------------------------------------------------------------
 
 Register = Callable[[dict[str, Any]], object]
@@ -323,7 +351,65 @@ ICON_REFUSALS: list[tuple[object, type[Exception], str]] = [
     ),
 ]
 
+META_KEY_ADVICE = (
+    "A _meta key is an optional prefix of dot-separated labels ending in '/' (your own, in "
+    "reverse DNS: 'com.example/'), then a name that begins and ends with a letter or digit, "
+    "with letters, digits, '-', '_' and '.' between: such as 'com.example/tier'."
+)
+RESERVED_ADVICE = "Use a prefix of your own, in reverse DNS, such as 'com.example/'."
+
 META_REFUSALS: list[tuple[object, type[Exception], str]] = [
+    (
+        {"com.example/tier": 1, "com.example/plan tier": 2},
+        ValueError,
+        "meta has the key 'com.example/plan tier', whose name 'plan tier' must begin and end "
+        "with a letter or digit, with letters, digits, '-', '_' or '.' between. "
+        f"{META_KEY_ADVICE}",
+    ),
+    (
+        {"_private": 1},
+        ValueError,
+        "meta has the key '_private', whose name '_private' must begin and end with a letter "
+        f"or digit, with letters, digits, '-', '_' or '.' between. {META_KEY_ADVICE}",
+    ),
+    (
+        {"com.example/a/b": 1},
+        ValueError,
+        "meta has the key 'com.example/a/b', which has more than one '/' (only the prefix "
+        f"ends in one). {META_KEY_ADVICE}",
+    ),
+    (
+        {"9lives.example/x": 1},
+        ValueError,
+        "meta has the key '9lives.example/x', whose prefix label '9lives' must begin with a "
+        f"letter and end with a letter or digit, with letters, digits or '-' between. "
+        f"{META_KEY_ADVICE}",
+    ),
+    (
+        {"com..example/x": 1},
+        ValueError,
+        "meta has the key 'com..example/x', whose prefix 'com..example/' has an empty label "
+        f"(a label is what stands between its dots). {META_KEY_ADVICE}",
+    ),
+    (
+        {"/x": 1},
+        ValueError,
+        "meta has the key '/x', whose prefix '/' has an empty label (a label is what stands "
+        f"between its dots). {META_KEY_ADVICE}",
+    ),
+    (
+        {"io.modelcontextprotocol/related-task": {}},
+        ValueError,
+        "meta has the key 'io.modelcontextprotocol/related-task', whose prefix "
+        "'io.modelcontextprotocol/' the MCP specification reserves for MCP itself (its "
+        f"second label is 'modelcontextprotocol'). {RESERVED_ADVICE}",
+    ),
+    (
+        {"dev.MCP.tools/x": 1},
+        ValueError,
+        "meta has the key 'dev.MCP.tools/x', whose prefix 'dev.MCP.tools/' the MCP "
+        f"specification reserves for MCP itself (its second label is 'MCP'). {RESERVED_ADVICE}",
+    ),
     ("x", TypeError, f"meta must be a dict, not str ('x'). {META_ADVICE}"),
     ([("k", 1)], TypeError, f"meta must be a dict, not list ([('k', 1)]). {META_ADVICE}"),
     ({1: "x"}, TypeError, f"the key 1 in meta must be a string, not int (1). {META_ADVICE}"),

@@ -482,8 +482,8 @@ async def test_without_sampling_the_call_fails_clearly(mode: str) -> None:
     else:
         assert caught.value.code == MISSING_REQUIRED_CLIENT_CAPABILITY
         assert caught.value.message.startswith(
-            "Sampling not supported: the request did not declare the 'sampling' client "
-            "capability; give the Client a sampling_callback"
+            "Sampling not supported: the request did not declare the client capability "
+            '{"sampling": {}}. With answerback\'s Client: pass sampling_callback= to Client'
         )
 
 
@@ -496,9 +496,9 @@ async def test_include_context_needs_the_sampling_context_capability(mode: str) 
     assert caught.value.message.startswith(
         "Sampling with context not supported: the "
         + (
-            "client did not declare the 'sampling.context' capability"
+            'client did not declare the capability {"sampling": {"context": {}}} in initialize'
             if mode == "legacy"
-            else "request did not declare the 'sampling.context' client capability"
+            else 'request did not declare the client capability {"sampling": {"context": {}}}'
         )
     )
     assert model.seen == []
@@ -513,7 +513,7 @@ async def test_tools_need_the_sampling_tools_capability(mode: str) -> None:
         # Plain sampling still works for this client.
         plain = await connected.call_tool("ask", {"question": "Capital of France?"})
     assert "Sampling with tools not supported" in caught.value.message
-    assert "'sampling.tools'" in caught.value.message
+    assert '{"sampling": {"tools": {}}}' in caught.value.message
     assert "SamplingToolsCapability" in caught.value.message
     expected = METHOD_NOT_FOUND if mode == "legacy" else MISSING_REQUIRED_CLIENT_CAPABILITY
     assert caught.value.code == expected

@@ -109,7 +109,7 @@ async def test_an_answer_too_deep_for_the_client_fails_its_call(transport: str, 
         assert caught.value.message.startswith("The answer could not be read (")
         assert f"more than {JSON_DEPTH_LIMIT} levels deep" in caught.value.message
         served = await client.call_tool("nested", {"levels": 3})
-    assert served.structured_content == {"result": {"value": [[["bottom"]]]}}
+    assert served.structured_content == {"value": [[["bottom"]]]}
 
 
 async def read_json_line(stdout: Any, buffer: bytearray) -> Any:

@@ -3,8 +3,9 @@
 They are sent as they are, to every client, and listed again on every request for the
 list: a misspelt icon field would be ignored by every client, an icon whose ``src`` has a
 scheme clients must refuse (``javascript:``, ``file:``) only ever dropped or a hazard,
-and a ``_meta`` value JSON cannot carry would fail every listing. So each is refused at
-registration, naming it and saying what to pass.
+a ``_meta`` value JSON cannot carry would fail every listing, and a ``_meta`` key outside
+the specification's key format, or under a prefix it reserves for MCP, is one no client
+may rely on. So each is refused at registration, naming it and saying what to pass.
 """
 
 from __future__ import annotations
@@ -46,6 +47,19 @@ _ICON_SRC_ADVICE = (
 )
 _ICON_THEMES = ("light", "dark")
 _META_ADVICE = "Pass a dict of JSON values with string keys, such as {'com.example/tier': 'pro'}."
+_LABEL = re.compile(r"[A-Za-z](?:[A-Za-z0-9-]*[A-Za-z0-9])?")
+"""A label of a ``_meta`` key's prefix: a letter first, a letter or digit last, and
+letters, digits or hyphens between."""
+_NAME = re.compile(r"(?:[A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?)?")
+"""A ``_meta`` key's name: empty, or an alphanumeric first and last, with alphanumerics,
+``-``, ``_`` and ``.`` between."""
+_RESERVED_LABELS = ("modelcontextprotocol", "mcp")
+"""A prefix whose second label is one of these is reserved for MCP itself."""
+_META_KEY_ADVICE = (
+    "A _meta key is an optional prefix of dot-separated labels ending in '/' (your own, in "
+    "reverse DNS: 'com.example/'), then a name that begins and ends with a letter or digit, "
+    "with letters, digits, '-', '_' and '.' between: such as 'com.example/tier'."
+)
 
 
 def checked_icons(call: str, icons: object) -> list[Icon] | None:
@@ -167,7 +181,48 @@ def checked_meta_dict(call: str, meta: object) -> dict[str, Any] | None:
         return None
     if not isinstance(meta, dict):
         raise wrong_type(call, "meta", "a dict", meta, _META_ADVICE)
+    for key in cast(dict[object, object], meta):
+        if isinstance(key, str):
+            _check_meta_key(call, key)
     return cast(dict[str, Any], _json_copy(call, "meta", cast(object, meta)))
+
+
+def _check_meta_key(call: str, key: str) -> None:
+    """Refuse a ``_meta`` key name the specification's format does not allow (2025-11-25,
+    "General fields"), or one under a prefix it reserves for MCP (second label
+    ``modelcontextprotocol`` or ``mcp``, as in ``io.modelcontextprotocol/``). MCP defines
+    no key for a tool's, prompt's or resource's ``_meta``, so a reserved key there is
+    one no client may read as meant, and one a later revision may give another meaning."""
+    prefix, slash, name = key.rpartition("/")
+    labels = prefix.split(".") if slash else []
+    if "/" in prefix:
+        problem = "which has more than one '/' (only the prefix ends in one)"
+    elif (
+        bad := next((label for label in labels if not _LABEL.fullmatch(label)), None)
+    ) is not None:
+        problem = (
+            f"whose prefix {prefix + '/'!r} has an empty label (a label is what stands "
+            "between its dots)"
+            if not bad
+            else f"whose prefix label {bad!r} must begin with a letter and end with a letter "
+            "or digit, with letters, digits or '-' between"
+        )
+    elif not _NAME.fullmatch(name):
+        problem = (
+            f"whose name {name!r} must begin and end with a letter or digit, with letters, "
+            "digits, '-', '_' or '.' between"
+        )
+    elif len(labels) > 1 and labels[1].lower() in _RESERVED_LABELS:
+        raise bad_value(
+            call,
+            "meta",
+            f"has the key {key!r}, whose prefix {prefix + '/'!r} the MCP specification "
+            f"reserves for MCP itself (its second label is {labels[1]!r})",
+            "Use a prefix of your own, in reverse DNS, such as 'com.example/'.",
+        )
+    else:
+        return
+    raise bad_value(call, "meta", f"has the key {key!r}, {problem}", _META_KEY_ADVICE)
 
 
 def _json_copy(call: str, where: str, value: object) -> object:

@@ -9,6 +9,7 @@ declare, because the specification forbids sending it.
 from __future__ import annotations
 
 import functools
+import json
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, TypeVar, cast
@@ -387,30 +388,33 @@ class ServerSession:
             ) from None
 
     def _not_supported(self, what: str, capability: str) -> MCPError:
-        """The error for asking what the client did not declare (never sent to it): it
-        names the exact capability, and tells the client's developer what provides it
-        (a legacy refusal of a whole capability keeps the official SDK's bare message,
-        which programs match on, and says it in ``data``)."""
-        fix = _HOW_TO_DECLARE[capability]
+        """The error for asking what the client did not declare (the question is never
+        sent). The tool's author sees it raised, and any client sees it if the tool lets
+        it through, so it names the missing capability in the specification's terms, and
+        answerback's own fix only as a marked hint (a legacy refusal of a whole
+        capability keeps the official SDK's bare message, which programs match on, and
+        says it in ``data``)."""
+        required: dict[str, Any] = {}
+        node = required
+        *parents, leaf = capability.split(".")
+        for part in parents:
+            node = node.setdefault(part, {})
+        node[leaf] = {}
+        hint = f"With answerback's Client: {_ANSWERBACK_FIX[capability]}."
+        declared = json.dumps(required)
         if self._client.modern:
-            required: dict[str, Any] = {}
-            node = required
-            *parents, leaf = capability.split(".")
-            for part in parents:
-                node = node.setdefault(part, {})
-            node[leaf] = {}
             return MCPError(
                 MISSING_REQUIRED_CLIENT_CAPABILITY,
-                f"{what} not supported: the request did not declare the {capability!r} "
-                f"client capability; {fix}.",
+                f"{what} not supported: the request did not declare the client capability "
+                f"{declared}. {hint}",
                 {"requiredCapabilities": required},
             )
-        reason = f"the client did not declare the {capability!r} capability"
+        reason = f"the client did not declare the capability {declared} in initialize"
         if "." in capability:
             return MCPError(
-                METHOD_NOT_FOUND, f"{what} not supported: {reason}; {fix}.", {"reason": reason}
+                METHOD_NOT_FOUND, f"{what} not supported: {reason}. {hint}", {"reason": reason}
             )
-        return MCPError(METHOD_NOT_FOUND, f"{what} not supported", {"reason": f"{reason}: {fix}"})
+        return MCPError(METHOD_NOT_FOUND, f"{what} not supported", {"reason": f"{reason}. {hint}"})
 
     # -- telling the client ----------------------------------------------------------
 
@@ -563,24 +567,25 @@ def check_sendable_url(url: str) -> None:
         )
 
 
-_ANSWERS = "or a responder that declares it in capabilities() and answers in"
-_HOW_TO_DECLARE = {
-    "elicitation": f"give the Client an elicitation_callback {_ANSWERS} elicit()",
-    "elicitation.form": f"give the Client an elicitation_callback (both modes) {_ANSWERS} elicit()",
-    "elicitation.url": f"give the Client an elicitation_callback (both modes) {_ANSWERS} elicit()",
-    "sampling": f"give the Client a sampling_callback {_ANSWERS} sample()",
+_ANSWERS = "or a Responder that declares it in capabilities() and answers in"
+_ANSWERBACK_FIX = {
+    "elicitation": f"pass elicitation_callback= to Client, {_ANSWERS} elicit()",
+    "elicitation.form": f"pass elicitation_callback= to Client (both modes), {_ANSWERS} elicit()",
+    "elicitation.url": f"pass elicitation_callback= to Client (both modes), {_ANSWERS} elicit()",
+    "sampling": f"pass sampling_callback= to Client, {_ANSWERS} sample()",
     "sampling.tools": (
         "pass sampling_capabilities=SamplingCapability(tools=SamplingToolsCapability()) "
-        f"with the sampling_callback, {_ANSWERS} sample()"
+        f"with sampling_callback= to Client, {_ANSWERS} sample()"
     ),
     "sampling.context": (
         "pass sampling_capabilities=SamplingCapability(context=SamplingContextCapability()) "
-        f"with the sampling_callback, {_ANSWERS} sample()"
+        f"with sampling_callback= to Client, {_ANSWERS} sample()"
     ),
-    "roots": f"give the Client a list_roots_callback {_ANSWERS} list_roots()",
+    "roots": f"pass list_roots_callback= to Client, {_ANSWERS} list_roots()",
 }
-"""What gives a client each capability, in answerback's client: told to the developer
-of a client that lacks it."""
+"""What declares each capability in answerback's client, in the words of its own
+advice (``answerback.client._callbacks.CAPABILITY_FIXES``, which a server does not
+load): only a hint, marked as such, since any client may read it."""
 
 
 def _covers(declared: Any, wanted: Any) -> bool:

@@ -3,8 +3,10 @@
 The input schema comes from the function's signature (pydantic does the work, so
 models, ``Annotated`` constraints and defaults all carry over). The parameter annotated
 with ``Context`` is injected, never exposed. The return annotation decides structured
-output: a model, dataclass or ``TypedDict`` is the structured content itself; any other
-type is wrapped as ``{"result": value}``, which is how a ``list[str]`` tool produces
+output: what is always a JSON object (a model, dataclass, ``TypedDict``, or a ``dict``,
+whose keys pydantic writes as strings) is the structured content itself; any other type
+(a list, a scalar, a union that may be something else, ``None`` included) is wrapped as
+``{"result": value}``, which is how a ``list[str]`` tool produces
 ``structured_content == {"result": [...]}``. Content blocks are passed through as they are.
 
 A ``CallToolResult`` the tool builds itself is sent as it is, with two checks: a tool
@@ -398,10 +400,6 @@ def _is_content_value(value: Any) -> bool:
     )
 
 
-def _is_plain_dict(annotation: object) -> bool:
-    return annotation is dict or getattr(annotation, "__origin__", None) is dict
-
-
 def _described_output(
     tool: str, returns: Any, structured_output: bool | None
 ) -> tuple[TypeAdapter[Any] | None, dict[str, Any] | None, bool]:
@@ -429,7 +427,9 @@ def _described_output(
                 f"Schema{_pydantic_reason(exc)}; return {_DESCRIBABLE}{advice}"
             ) from None
         return None, None, False
-    if schema.get("type") == "object" and not _is_plain_dict(returns):
+    # What is always written as a JSON object (a model, dataclass, TypedDict, or any
+    # mapping: pydantic writes every key as a string) is the structured content itself.
+    if schema.get("type") == "object":
         return adapter, _clean_schema(schema), False
     return adapter, _wrapped_schema(_clean_schema(schema)), True
 

@@ -2,7 +2,9 @@
 once refused, or whose structured content they found breaking the schema:
 
 - models whose schemas pydantic writes with ``$defs``: a list of models (wrapped in
-  ``result``) and a recursive model; the references must resolve where they stand;
+  ``result``), a dict of models (sent as it is, its schema an object whose
+  ``additionalProperties`` refer to the model) and a recursive model; the references
+  must resolve where they stand;
 - values pydantic writes differently from what its validation schema says: a naive
   ``datetime`` and ``time`` (no UTC offset, which the ``date-time`` and ``time`` formats
   require), a negative ``timedelta`` (``-PT1H``, which ``duration`` has no sign for), a
@@ -72,6 +74,12 @@ class Stamped(BaseModel):
 def departures() -> list[Departure]:
     """A naive ``datetime`` in a model, as ``datetime.now()`` gives."""
     return [Departure(train="Bergensbanen", leaves=datetime(2026, 12, 6, 8, 25))]
+
+
+@mcp.tool()
+def timetable() -> dict[str, Departure]:
+    """Departures by platform: the dict itself is the structured content."""
+    return {"1": Departure(train="Dovrebanen", leaves=datetime(2026, 12, 6, 9, 2))}
 
 
 @mcp.tool()

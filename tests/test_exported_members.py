@@ -53,6 +53,7 @@ PUBLIC_API: dict[str, list[str]] = {
         "InvalidServerResultError",
         "KeyringTokenStore",
         "ListRootsCallback",
+        "ListenStream",
         "LoggingCallback",
         "MessageHandler",
         "OAuth",

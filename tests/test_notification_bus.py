@@ -19,7 +19,7 @@ from urllib.parse import urlsplit
 
 import anyio
 import pytest
-from anyio.streams.memory import MemoryObjectReceiveStream
+from anyio.abc import ObjectReceiveStream
 from http_support import serve
 from redis.asyncio import Redis
 from scale_out.cluster import missing_for_redis, redis_server
@@ -53,6 +53,22 @@ UPDATED = "notifications/resources/updated"
 MARKER = "memo://marker"
 
 
+def replica(name: str) -> MCPServer:
+    """A server with a tool and the marker resource: it declares the list changes and
+    the subscription a listen asks for, so it agrees to send them."""
+    mcp = MCPServer(name)
+
+    @mcp.tool()
+    def ping() -> str:
+        return "pong"
+
+    @mcp.resource(MARKER)
+    def marker() -> str:
+        return "marked"
+
+    return mcp
+
+
 @dataclass
 class Shared:
     """The part of an HTTP app's state that a server attaches to."""
@@ -70,7 +86,7 @@ async def attached(*pairs: tuple[MCPServer, Shared]) -> AsyncGenerator[None, Non
 
 
 async def methods_until_marker(
-    notifications: MemoryObjectReceiveStream[ServerNotification],
+    notifications: ObjectReceiveStream[ServerNotification],
 ) -> list[str]:
     """The methods a listen stream receives up to and including the marker update:
     a notice delivered twice would show before it (one replica delivers in order)."""
@@ -96,7 +112,7 @@ async def test_every_subscriber_gets_every_notice_in_order() -> None:
 
 
 async def test_a_change_on_one_replica_reaches_listen_streams_on_each_once() -> None:
-    a, b, shared = MCPServer("A"), MCPServer("B"), Shared()
+    a, b, shared = replica("A"), replica("B"), Shared()
     async with (
         attached((a, shared), (b, shared)),
         Client(a, mode=MODERN) as on_a,
@@ -113,7 +129,7 @@ async def test_a_change_on_one_replica_reaches_listen_streams_on_each_once() -> 
 
 async def test_a_server_attached_twice_to_one_bus_delivers_a_notice_once() -> None:
     """One server behind two apps on the same Redis receives each notice twice."""
-    a, b, shared = MCPServer("A"), MCPServer("B"), Shared()
+    a, b, shared = replica("A"), replica("B"), Shared()
     second = Shared(notifications=shared.notifications)
     async with (
         attached((a, shared), (b, shared), (b, second)),
@@ -282,7 +298,7 @@ async def test_redis_bus_reader_carries_on_after_its_connection_is_dropped(
 @pytest.mark.parametrize("anyio_backend", [ASYNCIO])
 async def test_replicas_on_redis_deliver_a_change_to_listen_streams_once(redis_url: str) -> None:
     prefix = f"test-{secrets.token_hex(4)}:"
-    a, b = MCPServer("A"), MCPServer("B")
+    a, b = replica("A"), replica("B")
     async with (
         redis_clients(redis_url, 2) as (for_a, for_b),
         attached((a, on_redis(for_a, prefix)), (b, on_redis(for_b, prefix))),
@@ -301,7 +317,7 @@ async def test_two_http_apps_on_redis_deliver_to_a_listen_stream_on_the_other(
     """Over real HTTP: a change made on A reaches a 2026-07-28 listen stream held open on
     B once, and one on A itself once."""
     prefix = f"test-{secrets.token_hex(4)}:"
-    a, b = MCPServer("A"), MCPServer("B")
+    a, b = replica("A"), replica("B")
     async with (
         serve(a.http_app(state=RedisState(redis_url, key_prefix=prefix))) as on_a,
         serve(b.http_app(state=RedisState(redis_url, key_prefix=prefix))) as on_b,

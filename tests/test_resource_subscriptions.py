@@ -12,7 +12,7 @@ from answerback import Client, MCPError
 from answerback.client import _session as session_module
 from answerback.server import MCPServer
 from answerback.server import _connection as connection_module
-from answerback.types import ResourceUpdatedNotification, ServerNotification
+from answerback.types import EmptyResult, ResourceUpdatedNotification, ServerNotification
 
 pytestmark = pytest.mark.anyio
 
@@ -82,10 +82,14 @@ async def test_a_uri_no_resource_serves_is_refused_and_not_kept() -> None:
 
 
 async def test_a_server_without_resources_keeps_no_subscription() -> None:
+    """Sent as it is: answerback's client would not ask a server that declares no
+    resource subscriptions (tests/test_undeclared_server_capabilities.py)."""
     mcp = MCPServer("No resources")
     async with Client(mcp, mode="legacy") as client:
         with pytest.raises(MCPError) as raised:
-            await client.subscribe_resource("file:///etc/passwd")
+            await client.session.send_request(
+                "resources/subscribe", {"uri": "file:///etc/passwd"}, EmptyResult
+            )
         assert raised.value.code == NOT_FOUND
         assert subscriptions(mcp) == set()
 

@@ -677,7 +677,7 @@ async def test_an_unsupported_form_gets_invalid_params_and_the_host_is_told(
     assert person.asked == 0
     assert pong == {"jsonrpc": "2.0", "id": 8, "result": {}}
     [record] = [r for r in caplog.records if "refused a form" in r.getMessage()]
-    assert "The server 'hand-driven' 0" in record.getMessage()
+    assert "from the server 'hand-driven' 0: " in record.getMessage()
 
 
 async def test_a_server_request_of_the_wrong_shape_gets_invalid_params() -> None:

@@ -29,6 +29,7 @@ from answerback.client._session import (
     ClientSession,
     InputRequiredRoundsExceededError,
     InvalidServerResultError,
+    ListenStream,
 )
 from answerback.client._url_elicitation import (
     ConsentAnswer,
@@ -79,6 +80,7 @@ __all__ = [
     "InvalidServerResultError",
     "KeyringTokenStore",
     "ListRootsCallback",
+    "ListenStream",
     "LoggingCallback",
     "MessageHandler",
     "OAuth",

@@ -16,7 +16,6 @@ from typing import TYPE_CHECKING, Any, Self, cast
 
 import anyio
 import pydantic_core
-from anyio.streams.memory import MemoryObjectReceiveStream
 
 from answerback._options import instance_or_none, positive_int, positive_seconds_or_none
 from answerback.client._arguments import RoundArguments, request_params
@@ -33,7 +32,13 @@ from answerback.client._negotiation import Mode, ServerFacts, check_mode
 from answerback.client._output_schemas import OutputSchemas
 from answerback.client._pages import every_page
 from answerback.client._responder import CallbackResponder, Responder
-from answerback.client._session import ClientSession, ResultT, Subscription
+from answerback.client._session import (
+    ClientSession,
+    ListenStream,
+    ResultT,
+    Subscription,
+    describe_server,
+)
 from answerback.client._url_elicitation import UrlElicitations
 from answerback.jsonrpc import Endpoint, JSONObject, ProgressCallback
 from answerback.jsonrpc._attention import Attention, SharesAttention
@@ -58,6 +63,7 @@ from answerback.types import (
     ListToolsResult,
     LoggingLevel,
     MCPError,
+    MethodNotFoundError,
     PaginatedRequestParams,
     Prompt,
     PromptReference,
@@ -68,7 +74,6 @@ from answerback.types import (
     ResourceTemplateReference,
     SamplingCapability,
     ServerCapabilities,
-    ServerNotification,
     SetLevelRequestParams,
     SubscribeRequestParams,
     SubscriptionFilter,
@@ -669,15 +674,31 @@ class Client:
     async def subscribe_resource(self, uri: str) -> None:
         """Legacy era: receive ``notifications/resources/updated`` for ``uri``.
 
-        On a 2026-07-28 connection use ``listen(resource_subscriptions=[uri])``.
+        Raises ``MethodNotFoundError`` without asking a server that did not declare
+        ``resources.subscribe``, as a client may use only what the server declared. On a
+        2026-07-28 connection use ``listen(resource_subscriptions=[uri])``.
         """
         params = request_params("subscribe_resource", SubscribeRequestParams, uri=uri)
+        self._check_subscribable("subscribe_resource")
         await self.session.send_request("resources/subscribe", params, EmptyResult)
 
     async def unsubscribe_resource(self, uri: str) -> None:
-        """Legacy era: stop ``notifications/resources/updated`` for ``uri``."""
+        """Legacy era: stop ``notifications/resources/updated`` for ``uri`` (refused as
+        ``subscribe_resource`` is)."""
         params = request_params("unsubscribe_resource", UnsubscribeRequestParams, uri=uri)
+        self._check_subscribable("unsubscribe_resource")
         await self.session.send_request("resources/unsubscribe", params, EmptyResult)
+
+    def _check_subscribable(self, call: str) -> None:
+        resources = self.server_capabilities.resources
+        if resources is None or not resources.subscribe:
+            server = describe_server(self.server_info, starts_sentence=False)
+            raise MethodNotFoundError(
+                f"{call}() not sent: {server} does not offer resource subscriptions (it did "
+                f"not declare {_SUBSCRIBE}), and a client may use only what the server "
+                "declared. Read the resource again when you need it fresh.",
+                {"reason": f"the server did not declare the capability {_SUBSCRIBE}"},
+            )
 
     @asynccontextmanager
     async def listen(
@@ -687,12 +708,15 @@ class Client:
         prompts_list_changed: bool = False,
         resources_list_changed: bool = False,
         resource_subscriptions: Collection[str] | None = None,
-    ) -> AsyncGenerator[MemoryObjectReceiveStream[ServerNotification], None]:
+    ) -> AsyncGenerator[ListenStream, None]:
         """2026-07-28: open a ``subscriptions/listen`` stream of the notifications asked for.
 
-        Yields a stream to iterate; it is open (the server has acknowledged) when the
-        block starts, and leaving the block ends the subscription. Unread, it keeps its
-        ``LISTEN_NOTIFICATIONS_KEPT`` newest notifications.
+        Yields a ``ListenStream`` to iterate; it is open (the server has acknowledged)
+        when the block starts, and ``honoured`` holds what the server agreed to send.
+        Kinds the server did not declare are not asked for, and kinds it does not honour
+        are not sent, each with a warning. A server that refuses the request raises its
+        error here, before the block runs. Leaving the block ends the subscription.
+        Unread, the stream keeps its ``LISTEN_NOTIFICATIONS_KEPT`` newest notifications.
         """
         if self.session.modern_version is None:
             raise RuntimeError(
@@ -702,7 +726,7 @@ class Client:
         subscriptions: object = resource_subscriptions
         if isinstance(subscriptions, tuple | set | frozenset):  # checked as a list below
             subscriptions = list(cast(Collection[str], subscriptions))
-        wanted = request_params(
+        asked = request_params(
             "listen",
             SubscriptionFilter,
             tools_list_changed=tools_list_changed or None,
@@ -710,29 +734,52 @@ class Client:
             resources_list_changed=resources_list_changed or None,
             resource_subscriptions=subscriptions,
         )
+        wanted, undeclared = _declared_part(self.server_capabilities, asked)
+        if undeclared:
+            logger.warning(
+                "listen() does not ask %s for what it did not declare: %s",
+                describe_server(self.server_info, starts_sentence=False),
+                "; ".join(undeclared),
+            )
         params = SubscriptionsListenRequestParams(notifications=wanted).to_wire()
         request_id = self.session.endpoint.reserve_id()
-        subscription = Subscription()
+        subscription = Subscription(self.session.server_info)
         self.session.listeners[request_id] = subscription
 
         async def hold_open() -> None:
+            failure: Exception | None = None
             try:
                 await self.session.request_raw(
                     "subscriptions/listen", params, request_id=request_id
                 )
+            except Exception as exc:
+                if subscription.honoured is not None:
+                    raise  # ends the block: the stream it reads is gone
+                failure = exc  # raised by listen() itself, before the block runs
             finally:
-                subscription.send.close()
-                subscription.acknowledged.set()
+                subscription.ended(failure)
 
         try:
             async with anyio.create_task_group() as tg:
                 tg.start_soon(hold_open)
-                await subscription.acknowledged.wait()
-                yield subscription.receive
+                await subscription.settled.wait()
+                if subscription.honoured is not None:
+                    if left_out := _not_honoured(wanted, subscription.honoured):
+                        logger.warning(
+                            "%s did not agree to send %s on its listen() stream; they will "
+                            "not arrive",
+                            describe_server(self.server_info),
+                            ", ".join(left_out),
+                        )
+                    yield ListenStream(subscription.receive, subscription.honoured)
                 tg.cancel_scope.cancel()
+        except BaseExceptionGroup as group:
+            raise _single_error(group) from None
         finally:
             del self.session.listeners[request_id]
             subscription.receive.close()
+        if subscription.honoured is None and subscription.failure is not None:
+            raise subscription.failure
 
     async def set_logging_level(self, level: LoggingLevel) -> None:
         """Ask the server to send log messages at ``level`` and above."""
@@ -800,3 +847,44 @@ def _tool_call_params(name: str, arguments: dict[str, Any] | None) -> JSONObject
                 "levels deep."
             ) from exc
     return params
+
+
+_SUBSCRIBE = '{"resources": {"subscribe": true}}'
+_LIST_CHANGES = {
+    "toolsListChanged": ("tools", '{"tools": {"listChanged": true}}'),
+    "promptsListChanged": ("prompts", '{"prompts": {"listChanged": true}}'),
+    "resourcesListChanged": ("resources", '{"resources": {"listChanged": true}}'),
+}
+"""Each list-change kind of a listen: the capability that offers it, as declared."""
+
+
+def _declared_part(
+    capabilities: ServerCapabilities, asked: SubscriptionFilter
+) -> tuple[SubscriptionFilter, list[str]]:
+    """The part of ``asked`` the server's capabilities offer, and what was left out and
+    why: a client may use only what the server declared."""
+    kept = asked.to_wire()
+    left_out: list[str] = []
+    for kind, (capability, declaration) in _LIST_CHANGES.items():
+        offered: object = getattr(capabilities, capability)
+        if kept.get(kind) and not getattr(offered, "list_changed", None):
+            del kept[kind]
+            left_out.append(f"{kind} (no {declaration})")
+    resources = capabilities.resources
+    if kept.get("resourceSubscriptions") and not (resources is not None and resources.subscribe):
+        del kept["resourceSubscriptions"]
+        left_out.append(f"resourceSubscriptions (no {_SUBSCRIBE})")
+    return SubscriptionFilter.model_validate(kept), left_out
+
+
+def _not_honoured(wanted: SubscriptionFilter, honoured: SubscriptionFilter) -> list[str]:
+    """What a listen asked for that the acknowledgement leaves out, by wire name."""
+    agreed = honoured.to_wire()
+    missing = [
+        kind for kind, value in wanted.to_wire().items() if value is True and not agreed.get(kind)
+    ]
+    uris = set(honoured.resource_subscriptions or ())
+    missing.extend(
+        f"updates of {uri!r}" for uri in wanted.resource_subscriptions or () if uri not in uris
+    )
+    return missing

@@ -17,6 +17,8 @@ from typing import Any, TypeVar, cast, get_args
 import anyio
 import pydantic
 import pydantic_core
+from anyio.abc import ObjectReceiveStream
+from anyio.streams.memory import MemoryObjectReceiveStream
 from pydantic import BaseModel, TypeAdapter
 
 from answerback._options import one_of, positive_int, positive_seconds_or_none
@@ -76,6 +78,8 @@ from answerback.types import (
     MCPModel,
     MethodNotFoundError,
     ServerNotification,
+    SubscriptionFilter,
+    SubscriptionsAcknowledgedNotificationParams,
 )
 from answerback.types._errors import (
     INTERNAL_ERROR,
@@ -442,6 +446,10 @@ class ClientSession:
 
     # -- receiving -------------------------------------------------------------------
 
+    def _server_named(self) -> str:
+        """The server as a log line names it mid-sentence."""
+        return describe_server(self.server_info, starts_sentence=False)
+
     async def handle_request(self, request: IncomingRequest) -> JSONObject:
         """Answer a server→client request through the responder."""
         if request.method == "ping":
@@ -467,7 +475,7 @@ class ClientSession:
             if unknown_mode is not None:
                 logger.warning(
                     "refused an elicitation from %s: %s",
-                    describe_server(self.server_info),
+                    self._server_named(),
                     unknown_mode.message,
                 )
                 return unknown_mode
@@ -522,7 +530,7 @@ class ClientSession:
                 check_message(params.message)
                 form = self._form(params.requested_schema)
             except UnsupportedForm as exc:
-                logger.warning("refused a form from %s: %s", describe_server(self.server_info), exc)
+                logger.warning("refused a form from %s: %s", self._server_named(), exc)
                 return unsupported_form(exc)
             context = replace(context, form=form)
         elif declared.url is None:
@@ -531,7 +539,7 @@ class ClientSession:
             try:
                 check_message(params.message)  # shown beside the link, bounded as a form's
             except FormTooLarge as exc:
-                logger.warning("refused a link from %s: %s", describe_server(self.server_info), exc)
+                logger.warning("refused a link from %s: %s", self._server_named(), exc)
                 return link_message_too_long(exc, params.message)
             context = replace(context, url_verdict=self.url_elicitations.admit(params))
         source = answerer(self.responder, "elicit")
@@ -614,18 +622,55 @@ without reading it neither grows without limit nor holds up the connection's ans
 
 
 class Subscription:
-    """One ``subscriptions/listen`` stream as the client sees it."""
+    """One ``subscriptions/listen`` stream as the client sees it.
 
-    def __init__(self) -> None:
-        self.acknowledged = anyio.Event()
+    ``settled`` is set once the server acknowledged it (``honoured`` then holds what it
+    agreed to send) or it cannot start: the request failed or ended first, or the
+    acknowledgement broke the schema (``failure`` says which).
+    """
+
+    def __init__(self, server: Implementation | None = None) -> None:
+        self.server = server
+        """Who acknowledges, to name in errors."""
+        self.settled = anyio.Event()
+        self.honoured: SubscriptionFilter | None = None
+        self.failure: Exception | None = None
         self.send, self.receive = anyio.create_memory_object_stream[ServerNotification](
             LISTEN_NOTIFICATIONS_KEPT
         )
         self.dropping = False
 
+    def ended(self, failure: Exception | None) -> None:
+        """The ``subscriptions/listen`` request is over, with ``failure`` if it failed."""
+        self.send.close()
+        if self.honoured is None and self.failure is None:
+            self.failure = failure or InvalidServerResultError(
+                f"{describe_server(self.server)} ended 'subscriptions/listen' without "
+                "acknowledging it; the specification has the acknowledgement come first. "
+                "Report it to the server's authors.",
+                {"method": "subscriptions/listen"},
+            )
+        self.settled.set()
+
+    def _acknowledged(self, params: JSONObject | None) -> None:
+        if self.settled.is_set():
+            return
+        try:
+            acknowledged = SubscriptionsAcknowledgedNotificationParams.model_validate(params or {})
+        except pydantic.ValidationError as exc:
+            self.failure = InvalidServerResultError.from_validation(
+                self.server,
+                "subscriptions/listen",
+                SubscriptionsAcknowledgedNotificationParams,
+                exc,
+            )
+        else:
+            self.honoured = acknowledged.notifications
+        self.settled.set()
+
     async def deliver(self, method: str, params: JSONObject | None) -> None:
         if method == "notifications/subscriptions/acknowledged":
-            self.acknowledged.set()
+            self._acknowledged(params)
             return
         message: dict[str, Any] = {"method": method}
         if params is not None:
@@ -654,6 +699,31 @@ class Subscription:
 
     def _held(self) -> int:
         return self.send.statistics().current_buffer_used
+
+
+class ListenStream(ObjectReceiveStream[ServerNotification]):
+    """What ``Client.listen()`` yields: the notifications of one ``subscriptions/listen``
+    stream, to ``receive()`` or iterate (it ends when the server ends the subscription),
+    and ``honoured``, what the server's acknowledgement agreed to send: the kinds asked
+    for that it supports, so possibly less than was asked."""
+
+    def __init__(
+        self,
+        notifications: MemoryObjectReceiveStream[ServerNotification],
+        honoured: SubscriptionFilter,
+    ) -> None:
+        self._notifications = notifications
+        self.honoured = honoured
+
+    async def receive(self) -> ServerNotification:
+        return await self._notifications.receive()
+
+    def receive_nowait(self) -> ServerNotification:
+        """The next notification if one is waiting; ``anyio.WouldBlock`` if none is."""
+        return self._notifications.receive_nowait()
+
+    async def aclose(self) -> None:
+        self._notifications.close()
 
 
 class InputRequiredRoundsExceededError(MCPError):
@@ -711,11 +781,13 @@ def attention_of(responder: Responder) -> Attention | None:
         responder = responder.inner
 
 
-def describe_server(server: Implementation | None) -> str:
-    """How errors name a server: ``The server 'Library' 1.0``, or just ``The server``."""
+def describe_server(server: Implementation | None, *, starts_sentence: bool = True) -> str:
+    """How errors name a server: ``The server 'Library' 1.0``, or just ``The server``
+    (``the server ...`` inside a sentence)."""
+    article = "The" if starts_sentence else "the"
     if server is None:
-        return "The server"
-    return f"The server {server.name!r} {server.version}"
+        return f"{article} server"
+    return f"{article} server {server.name!r} {server.version}"
 
 
 def _session_expired(exc: ConnectionClosedError) -> bool:

@@ -88,7 +88,7 @@ def parse_form(requested_schema: Mapping[str, Any]) -> Form:
         problems.append(FieldError(None, message))
 
     if top.get("type") != "object":
-        complain(f'"type" must be "object", not {show(top.get("type"))}')
+        complain(f'"type" must be "object", {_instead(top, "type")}')
     for key in top:
         if key == "additionalProperties":
             if not isinstance(top[key], bool):
@@ -97,7 +97,7 @@ def parse_form(requested_schema: Mapping[str, Any]) -> Form:
             complain(f"{key!r} is not part of a form schema (type, properties, required)")
     properties = top.get("properties")
     if not isinstance(properties, Mapping):
-        complain(f'"properties" must be an object of fields, not {show(properties)}')
+        complain(f'"properties" must be an object of fields, {_instead(top, "properties")}')
         properties = {}
     properties = cast(Mapping[str, Any], properties)
     required = _required(top.get("required", []), properties, problems)
@@ -156,6 +156,11 @@ def _as_list(value: object) -> list[object] | None:
 
 def _as_mapping(value: object) -> Mapping[str, Any] | None:
     return cast(Mapping[str, Any], value) if isinstance(value, Mapping) else None
+
+
+def _instead(schema: Mapping[str, Any], key: str) -> str:
+    """What a complaint about ``key`` says was there instead: a missing key is not null."""
+    return f"not {show(schema[key])}" if key in schema else "but it is missing"
 
 
 def _then(hint: str) -> str:
@@ -357,8 +362,10 @@ def _multi(schema: Mapping[str, Any], common: _Common, complain: Complain) -> Mu
                 complain('"items.type" of titled choices may only be "string"')
             options = _titled_options(items["anyOf"], '"items.anyOf"', complain)
         elif "enum" in items and "anyOf" not in items and not extra:
-            if items.get("type") != "string":
-                complain(f'"items.type" must be "string", not {show(items.get("type"))}')
+            # The specification requires "type": "string", but peers leave it out (as it
+            # may be for titled choices); the choices being strings is checked below.
+            if items.get("type", "string") != "string":
+                complain(f'"items.type" of choices may only be "string", not {show(items["type"])}')
             options = tuple(
                 Option(v) for v in _strings(items["enum"], '"items.enum"', complain) or []
             )

@@ -12,6 +12,7 @@ from __future__ import annotations
 import base64
 import functools
 import inspect
+import itertools
 import logging
 from collections.abc import Awaitable, Callable, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar, cast
@@ -71,12 +72,16 @@ from answerback.types import (
     MethodNotFoundError,
     PaginatedRequestParams,
     PromptReference,
+    PromptsCapability,
     ReadResourceRequestParams,
     ReadResourceResult,
+    ResourcesCapability,
     ResourceTemplate,
     SetLevelRequestParams,
     SubscribeRequestParams,
+    SubscriptionFilter,
     SubscriptionsListenRequestParams,
+    ToolsCapability,
     UnsupportedProtocolVersionError,
 )
 from answerback.types._errors import INTERNAL_ERROR, INVALID_REQUEST, invalid_params
@@ -369,25 +374,50 @@ class Connection:
         return {}
 
     async def listen(self, client: ClientState | None, request: IncomingRequest) -> JSONObject:
-        """``subscriptions/listen``: acknowledge, then deliver matching notifications on
-        this request until the client closes it, or closes its input (stdio): the
-        subscription then ends with the result the specification gives a server tearing
-        one down, and the server can exit, as it should once its input is closed."""
+        """``subscriptions/listen``: acknowledge what this server will send (``_honoured``),
+        then deliver matching notifications on this request until the client closes it,
+        or closes its input (stdio): the subscription then ends with the result the
+        specification gives a server tearing one down, and the server can exit, as it
+        should once its input is closed."""
         params = _params(SubscriptionsListenRequestParams, request)
-        wanted = params.notifications
+        honoured = self._honoured(params.notifications)
         await request.notify(
             "notifications/subscriptions/acknowledged",
             {
-                "notifications": wanted.to_wire(),
+                "notifications": honoured.to_wire(),
                 "_meta": {META_SUBSCRIPTION_ID: request.id},
             },
         )
-        listener = self.registry.listen(request, wanted)
+        listener = self.registry.listen(request, honoured)
         try:
             await request.until_input_ends()
         finally:
             self.registry.unlisten(listener)
         return {"_meta": {META_SUBSCRIPTION_ID: request.id}}
+
+    def _honoured(self, wanted: SubscriptionFilter) -> SubscriptionFilter:
+        """The part of ``wanted`` this server will send, as the specification has the
+        acknowledgement say: list changes of the kinds its capabilities declare with
+        ``listChanged``, and updates of the URIs ``resources/subscribe`` would keep (one
+        of its resources serves it, of a bounded length, so many at most). The rest is
+        left out of the acknowledgement and never sent, so a client learns at once that
+        it would wait in vain."""
+        declared = self.server.capabilities
+        tools, prompts, resources = declared.tools, declared.prompts, declared.resources
+        uris: list[str] = []
+        if resources is not None and resources.subscribe:
+            servable = (
+                uri
+                for uri in dict.fromkeys(wanted.resource_subscriptions or ())
+                if len(uri) <= SUBSCRIBED_URI_CHARS and self.registry.find_resource(uri)
+            )
+            uris = list(itertools.islice(servable, SUBSCRIPTIONS_KEPT))
+        return SubscriptionFilter(
+            tools_list_changed=_agreed(wanted.tools_list_changed, tools),
+            prompts_list_changed=_agreed(wanted.prompts_list_changed, prompts),
+            resources_list_changed=_agreed(wanted.resources_list_changed, resources),
+            resource_subscriptions=uris or None,
+        )
 
     # -- completion ------------------------------------------------------------------
 
@@ -650,11 +680,21 @@ _MODERN: dict[str, Handler] = {
     "subscriptions/listen": Connection.listen,
 }
 _PRE_INIT = frozenset({"initialize", "ping"})
+
+
 SUBSCRIPTIONS_KEPT = 1000
 """Resource subscriptions one connection may hold at once."""
 SUBSCRIBED_URI_CHARS = 4096
 """The longest URI a connection subscribes to (URLs beyond a few KiB are refused by most
 HTTP software anyway)."""
+
+
+def _agreed(
+    asked: bool | None, kind: ToolsCapability | PromptsCapability | ResourcesCapability | None
+) -> bool | None:
+    """``True`` where a listen asked for a kind's list changes and the server declares
+    them, else ``None`` (left out of the acknowledgement)."""
+    return True if asked and kind is not None and kind.list_changed else None
 
 
 def _recorded_state(

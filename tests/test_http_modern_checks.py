@@ -21,9 +21,7 @@ from answerback.transports.http._modern_server import (
     _Route,  # pyright: ignore[reportPrivateUsage]
     is_modern_request,
 )
-from answerback.transports.http._server import (
-    _EndpointRequest,  # pyright: ignore[reportPrivateUsage]
-)
+from answerback.transports.http._security import EndpointRequest
 from answerback.transports.http._serving import UNSENT_EVENTS_HELD, outgoing
 
 VERSION_KEY = "io.modelcontextprotocol/protocolVersion"
@@ -150,7 +148,9 @@ async def _nothing() -> dict[str, Any]:
     return {"type": "http.disconnect"}
 
 
-def test_endpoint_requests_index_their_headers_first_one_winning() -> None:
+def test_endpoint_requests_index_their_headers_and_note_repeated_ones() -> None:
+    """The first of a field sent twice wins, as in Starlette; the field is noted (for
+    those that must come once to be refused), and a list field reads whole."""
     scope = {
         "type": "http",
         "method": "POST",
@@ -161,10 +161,14 @@ def test_endpoint_requests_index_their_headers_first_one_winning() -> None:
             (b"mcp-method", b"tools/list"),
         ],
     }
-    request = _EndpointRequest(scope, _nothing)
+    request = EndpointRequest(scope, _nothing)
     headers = request.headers
     assert headers is request.headers
     assert headers.get("Mcp-Method") == "tools/call"
+    assert headers.repeated == {"mcp-method"}
+    assert headers.joined("MCP-Method") == "tools/call, tools/list"
+    assert headers.joined("accept") == "application/json"
+    assert headers.joined("mcp-name") is None
     assert headers["accept"] == "application/json"
     assert "ACCEPT" in headers
     assert headers.get("mcp-name") is None

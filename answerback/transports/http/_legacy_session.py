@@ -31,7 +31,7 @@ from answerback.jsonrpc import Envelope, JSONObject, RequestId, WriteStream
 from answerback.jsonrpc._backend import Primitives
 from answerback.jsonrpc._budget import RequestBytes
 from answerback.jsonrpc._channel import ChannelReceiver, ChannelSender, open_channel
-from answerback.jsonrpc._endpoint import as_object, as_request_id
+from answerback.jsonrpc._endpoint import CANCELLED, as_object, as_request_id
 from answerback.transports._framing import encode, undeliverable
 from answerback.transports.http._event_store import (
     EventStore,
@@ -176,6 +176,13 @@ class LegacySession:
         """The calls recorded in the shared state as this process's, until answered."""
         self.unstored = 0
         """Events that could not be stored (the shared state was unreachable)."""
+        self.asked: set[RequestId] = set()
+        """The ids of the server's requests sent on this process's streams and not yet
+        answered, cancelled or dropped, when no replicas share the session (with
+        replicas, ``CallHooks`` check the answers)."""
+        self.unsolicited = 0
+        """Responses the client POSTed that answered none of those: dropped, the first
+        logged and the rest counted, so a client cannot set the log's volume."""
         self.scope = anyio.CancelScope()
         self.last_active = anyio.current_time()
         self.closed = False
@@ -236,6 +243,13 @@ class LegacySession:
         """
         if not self.closed:
             self.closed = True
+            if self.unsolicited > 1:
+                logger.warning(
+                    "session %s ended; its client had sent %d responses that answered no "
+                    "request of the server's",
+                    self.id,
+                    self.unsolicited,
+                )
             self.scope.cancel()
             self.incoming.close()
             for waiter in self.json_waiters.values():
@@ -275,6 +289,28 @@ class LegacySession:
             if self.json_waiters.get(request_id) is waiter:
                 del self.json_waiters[request_id]
         return waiter.answer
+
+    def answers_a_question(self, response: JSONObject) -> bool:
+        """Whether a response the client POSTed answers a request of the server's that
+        still waits (which from now on it does not); if not, it is to be dropped. One
+        with a null id (the client could not read a message) is for the server to
+        judge."""
+        request_id = as_request_id(response.get("id"))
+        if request_id is None or self.hooks is not None:
+            return True
+        if request_id in self.asked:
+            self.asked.discard(request_id)
+            return True
+        self.unsolicited += 1
+        if self.unsolicited == 1:
+            logger.warning(
+                "session %s: dropped a response to id %r, which answers no request of the "
+                "server's that still waits (answered already, cancelled, or never sent); "
+                "more in this session are counted, and the count logged when it ends",
+                self.id,
+                request_id,
+            )
+        return False
 
     def in_use(self, request_id: RequestId) -> bool:
         """Whether a request with this id is still waiting for its answer."""
@@ -411,6 +447,8 @@ class LegacySession:
         if message is None:
             return None
         if "method" in message:
+            if self.hooks is None:
+                self._note_asked(message)
             related = envelope.related_request_id
             stream = self.request_streams.get(related) if related is not None else None
             return stream or self.standalone(), message, data
@@ -427,6 +465,19 @@ class LegacySession:
             logger.debug("dropped the answer to %r: nobody waits for it", response_id)
             return None
         return stream, message, data
+
+    def _note_asked(self, message: JSONObject) -> None:
+        """Keep ``asked`` up to date with a message of the server's going out: a request
+        waits for its answer, a cancellation ends a wait."""
+        if "id" in message:
+            request_id = as_request_id(message["id"])
+            if request_id is not None:
+                self.asked.add(request_id)
+        elif message["method"] == CANCELLED:
+            params = as_object(message.get("params")) or {}
+            target = as_request_id(params.get("requestId"))
+            if target is not None:
+                self.asked.discard(target)
 
     async def _deliver(self, stream: SSEStream, data: bytes, message: JSONObject) -> None:
         self._pass_on(stream, await self.store_event(stream.id, data), data, message)
@@ -474,6 +525,9 @@ class LegacySession:
             f"{self.max_backlog} messages were waiting"
         )
         logger.warning("dropped a message for the GET stream: %s", reason)
+        dropped_id = as_request_id(dropped.get("id"))
+        if dropped_id is not None:  # a request of the server's, failed on its side below
+            self.asked.discard(dropped_id)
         _, to_self = undeliverable(dropped, reason)
         if to_self is not None:
             self.submit(Envelope(to_self))

@@ -19,7 +19,6 @@ from typing import TYPE_CHECKING, Any
 
 import anyio
 from anyio.abc import TaskStatus
-from starlette.datastructures import Headers
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
@@ -34,12 +33,17 @@ from answerback.transports._headers import (
     NAME_HEADER,
     PARAM_HEADER_PREFIX,
     VERSION_HEADER,
+    acceptance,
+    argument_at,
     decode_value,
     header_parameters,
+    header_text,
+    mirrors,
     named_value,
-    parameter_headers,
+    plain_value,
 )
 from answerback.transports.http._request_auth import principal_of
+from answerback.transports.http._security import EndpointHeaders, fields_of
 from answerback.transports.http._serving import (
     CLIENT_CLOSED_REQUEST,
     UNSENT_EVENTS_HELD,
@@ -73,6 +77,14 @@ if TYPE_CHECKING:
     from answerback.transports.http._server import HTTPConnectionServer, StreamableHTTPApp
 
 
+LISTEN = "subscriptions/listen"
+ACKNOWLEDGED = "notifications/subscriptions/acknowledged"
+MAX_LISTEN_BYTES = 64 * 1024
+"""The most a ``subscriptions/listen`` request may hold. Its stream keeps the parsed
+request for as long as it is open, yet gives its bytes back to the app's budget once
+acknowledged (it waits on no work, so it must not hold everyone else's room): this
+bounds what each open stream keeps instead."""
+
 _STATUS_BY_CODE = {
     HEADER_MISMATCH: 400,
     MISSING_REQUIRED_CLIENT_CAPABILITY: 400,
@@ -91,21 +103,56 @@ def is_modern_request(message: JSONObject, version: str | None) -> bool:
     return META_PROTOCOL_VERSION in meta
 
 
-def validate(
-    request: Request, message: JSONObject, param_headers: ParamHeaders
-) -> tuple[int, int, str, Any] | None:
+Problem = tuple[int, int, str, Any]
+"""Why a 2026-07-28 POST is refused: ``(status, code, message, data)``."""
+
+
+def validate(request: Request, message: JSONObject, param_headers: ParamHeaders) -> Problem | None:
     """Check a 2026-07-28 request in the order the specification gives: required
     ``_meta`` (-32602), header against body (-32020), supported version (-32022), the
-    mirrored method, name and parameter headers (-32020). ``None`` if it passes, else
-    ``(status, code, message, data)``."""
+    mirrored method, name and parameter headers (-32020). ``None`` if it passes."""
     params = as_object(message.get("params")) or {}
     meta = as_object(params.get("_meta"))
     for key in (META_PROTOCOL_VERSION, META_CLIENT_CAPABILITIES):
         if meta is None or key not in meta:
             return 400, INVALID_PARAMS, f"Invalid params: _meta must carry {key!r}.", None
     assert meta is not None
-    body_version = meta[META_PROTOCOL_VERSION]
-    headers = request.headers
+    headers = fields_of(request)
+    problem = _version_problem(headers, meta[META_PROTOCOL_VERSION])
+    if problem is not None:
+        return problem
+    method = message.get("method")
+    text = _standard_header_problem(headers, method, params) or _param_header_problem(
+        headers, method, params, param_headers
+    )
+    return None if text is None else (400, HEADER_MISMATCH, text, None)
+
+
+def validate_notification(request: Request, message: JSONObject) -> Problem | None:
+    """Check a 2026-07-28 notification before it is accepted (202). The specification
+    sets no header requirements for notification POSTs (a 2026-07-28 client sends none
+    over HTTP), so a missing ``Mcp-Method`` passes; but the headers it does carry must
+    agree with the body (a proxy may act on them), and its version must be one this
+    server speaks. A version in the header alone is the notification's version (its
+    ``_meta`` need not carry one)."""
+    headers = fields_of(request)
+    params = as_object(message.get("params")) or {}
+    meta = as_object(params.get("_meta")) or {}
+    version = meta.get(META_PROTOCOL_VERSION, headers.get(VERSION_HEADER))
+    problem = _version_problem(headers, version)
+    if problem is not None:
+        return problem
+    if METHOD_HEADER not in headers:
+        return None
+    text = _method_header_problem(headers, message.get("method"))
+    return None if text is None else (400, HEADER_MISMATCH, text, None)
+
+
+def _version_problem(headers: EndpointHeaders, body_version: object) -> Problem | None:
+    """``MCP-Protocol-Version`` against the body's version (-32020), then whether this
+    server speaks that version this way (-32022)."""
+    if VERSION_HEADER in headers.repeated:
+        return 400, HEADER_MISMATCH, _repeated("MCP-Protocol-Version"), None
     header_version = headers.get(VERSION_HEADER)
     if header_version != body_version:
         return (
@@ -115,36 +162,72 @@ def validate(
             f"_meta {body_version!r}.",
             None,
         )
-    if body_version not in MODERN_VERSIONS:
-        return (
-            400,
-            UNSUPPORTED_PROTOCOL_VERSION,
-            "Unsupported protocol version",
-            {"supported": list(SUPPORTED_VERSIONS), "requested": body_version},
+    if body_version in MODERN_VERSIONS:
+        return None
+    if body_version in LEGACY_VERSIONS:
+        # Spoken here, but only in a session: listing it as supported would have the
+        # client retry the very request refused.
+        text = (
+            f"Unsupported protocol version: {body_version} is spoken here only in a "
+            "session opened with initialize, whose requests carry no _meta protocol "
+            "version. Send initialize to use it, or use a version listed here."
         )
-    method = message.get("method")
-    problem = _standard_header_problem(headers, method, params) or _param_header_problem(
-        headers, method, params, param_headers
+        supported = list(MODERN_VERSIONS)
+    else:
+        text, supported = "Unsupported protocol version", list(SUPPORTED_VERSIONS)
+    data = {"supported": supported, "requested": body_version}
+    return 400, UNSUPPORTED_PROTOCOL_VERSION, text, data
+
+
+def _repeated(header: str) -> str:
+    return (
+        f"Malformed header: {header} was sent more than once; send it once (a proxy "
+        "may read one copy and the server another)."
     )
-    return None if problem is None else (400, HEADER_MISMATCH, problem, None)
 
 
-def _standard_header_problem(headers: Headers, method: object, params: JSONObject) -> str | None:
+def _unplain(header: str) -> str:
+    return (
+        f"Malformed header: {header} holds characters other than visible ASCII and "
+        "spaces; send such a value as =?base64?{its UTF-8 in base64}?=."
+    )
+
+
+def _method_header_problem(headers: EndpointHeaders, method: object) -> str | None:
+    if METHOD_HEADER in headers.repeated:
+        return _repeated("Mcp-Method")
     header_method = headers.get(METHOD_HEADER)
     if header_method is None:
         return (
             "Missing header: a 2026-07-28 request over HTTP must carry the Mcp-Method "
             "header, mirroring the body's method."
         )
-    if header_method.strip(" \t") != method:
+    plain = plain_value(header_method)
+    if plain is None:
+        return _unplain("Mcp-Method")
+    if plain != method:
         return f"Header mismatch: Mcp-Method {header_method!r} does not match body {method!r}."
+    return None
+
+
+def _standard_header_problem(
+    headers: EndpointHeaders, method: object, params: JSONObject
+) -> str | None:
+    problem = _method_header_problem(headers, method)
+    if problem is not None:
+        return problem
+    if NAME_HEADER in headers.repeated:
+        return _repeated("Mcp-Name")
     expected_name = named_value(method, params)
     if expected_name is None:
         return None
     raw = headers.get(NAME_HEADER)
     if raw is None:
         return f"Missing header: {method} requires the Mcp-Name header, mirroring the body's name."
-    if decode_value(raw.strip(" \t")) != expected_name:
+    plain = plain_value(raw)
+    if plain is None:
+        return _unplain("Mcp-Name")
+    if decode_value(plain) != expected_name:
         return f"Header mismatch: Mcp-Name {raw!r} does not match body value {expected_name!r}."
     return None
 
@@ -175,7 +258,7 @@ class ParamHeaders:
 
 
 def _param_header_problem(
-    headers: Headers, method: object, params: JSONObject, param_headers: ParamHeaders
+    headers: EndpointHeaders, method: object, params: JSONObject, param_headers: ParamHeaders
 ) -> str | None:
     """``Mcp-Param-*`` headers must mirror the arguments the tool's schema designates."""
     if method != "tools/call":
@@ -184,12 +267,15 @@ def _param_header_problem(
     designated = param_headers.of(name) if isinstance(name, str) else None
     if not designated:
         return None
-    expected = parameter_headers(designated, as_object(params.get("arguments")))
+    arguments = as_object(params.get("arguments"))
     for header, path in designated.items():
         key = PARAM_HEADER_PREFIX + header
+        if key.lower() in headers.repeated:
+            return _repeated(f"Mcp-Param-{header}")
         sent = headers.get(key)
-        wanted = expected.get(key)
-        if sent is None and wanted is None:
+        value = argument_at(arguments, path)
+        carried = header_text(value) is not None
+        if sent is None and not carried:
             continue
         argument = ".".join(path)
         if sent is None:
@@ -198,12 +284,16 @@ def _param_header_problem(
                 f"Mcp-Param-{header} header, which the request lacks. Send the header with "
                 "the argument's value (answerback's Client does; list the tools first)."
             )
-        if wanted is None:
+        if not carried:
             return (
                 f"Header mismatch: Mcp-Param-{header} was sent, but the arguments hold no "
                 f"value for {argument!r}; send the header only with the argument."
             )
-        if decode_value(sent.strip(" \t")) != decode_value(wanted):
+        plain = plain_value(sent)
+        if plain is None:
+            return _unplain(f"Mcp-Param-{header}")
+        decoded = decode_value(plain)
+        if decoded is None or not mirrors(decoded, value):
             return f"Header mismatch: Mcp-Param-{header} {sent!r} does not match the body."
     return None
 
@@ -223,6 +313,8 @@ class StatelessConnection:
         self._next_id = 0
         self._primitives: Primitives | None = None
         """The loop's, for the channel of each request's route."""
+        self._request_bytes: RequestBytes | None = None
+        """The app's budget, which an acknowledged listen gives its bytes back to."""
 
     async def run(
         self,
@@ -238,6 +330,7 @@ class StatelessConnection:
         with every session's, and ``max_body_bytes`` the largest request the app
         accepts (a round whose retry would be larger fails at once)."""
         self._primitives = primitives
+        self._request_bytes = request_bytes
         to_server, server_reads = open_channel[Envelope | Exception](self._primitives)
         outbox = _Outbox(self)
         self._to_server = to_server
@@ -269,10 +362,12 @@ class StatelessConnection:
         assert self._to_server is not None
         internal = self._next_id
         self._next_id += 1
-        broadcasts = message.get("method") == "subscriptions/listen"
+        broadcasts = message.get("method") == LISTEN
         route = _Route(internal, message["id"], broadcasts, self._primitives)
         self._routes[internal] = route
         envelope = Envelope({**message, "id": internal}, None, transport_context, size, holder)
+        if broadcasts:
+            route.listen = envelope
         self._to_server.send_nowait(envelope)
         return route
 
@@ -313,7 +408,20 @@ class StatelessConnection:
         related = envelope.related_request_id
         route = self._routes.get(related) if isinstance(related, int) else None
         if route is not None:
+            if route.listen is not None and message.get("method") == ACKNOWLEDGED:
+                self._acknowledged(route.listen)
+                route.listen = None
             route.deliver(outgoing(_with_subscription_id(message, route)))
+
+    def _acknowledged(self, listen: Envelope) -> None:
+        """A listen was acknowledged: from now on it waits for broadcasts, never for
+        work, so its bytes go back to the app's budget, where they would keep every
+        other request out for as long as its stream stays open (``MAX_LISTEN_BYTES``
+        bounds what it keeps instead). Its size becomes 0, so the endpoint gives back
+        nothing more when it ends."""
+        if self._request_bytes is not None:
+            self._request_bytes.give_back(listen.size, listen.holder)
+        listen.size = 0
 
 
 class _Outbox:
@@ -361,6 +469,8 @@ class _Route:
     receive: ChannelReceiver[tuple[JSONObject, bytes]] = field(init=False)
     unread: bool = False
     """Ended because its client left more than ``UNSENT_EVENTS_HELD`` messages unread."""
+    listen: Envelope | None = None
+    """A listen not yet acknowledged: its request, whose bytes the budget holds."""
 
     def __post_init__(self, primitives: Primitives | None) -> None:
         self.send, self.receive = open_channel[tuple[JSONObject, bytes]](primitives)
@@ -410,8 +520,6 @@ async def answer_modern(
     it was reading a stream or waiting for a JSON body, cancels the request: that is how
     a 2026-07-28 client cancels over HTTP.
     """
-    accept = request.headers.get("accept", "")
-    prefers_json = accept.find("application/json") < accept.find("text/event-stream")
     request_id = as_request_id(message.get("id"))
     if "method" not in message:
         return error_response(
@@ -422,16 +530,30 @@ async def answer_modern(
             request_id,
         )
     if request_id is None:
-        return Response(status_code=202)  # notifications need no answer on HTTP
+        refused = validate_notification(request, message)
+        # Accepted, it needs no answer on HTTP, and nothing here acts on one.
+        return Response(status_code=202) if refused is None else _refusal(refused, None)
     problem = validate(request, message, app.param_headers)
     if problem is not None:
-        status, code, text, data = problem
-        error: JSONObject = {"code": code, "message": text}
-        if data is not None:
-            error["data"] = data
-        return JSONResponse(
-            {"jsonrpc": "2.0", "id": request_id, "error": error}, status_code=status
-        )
+        return _refusal(problem, request_id)
+    if message.get("method") == LISTEN:
+        if not wants_sse:
+            return error_response(
+                406,
+                INVALID_REQUEST,
+                "Not Acceptable: subscriptions/listen is answered only as an event stream "
+                "that stays open; its Accept must include text/event-stream.",
+                request_id,
+            )
+        if size > MAX_LISTEN_BYTES:
+            return error_response(
+                413,
+                INVALID_REQUEST,
+                f"Payload Too Large: a subscriptions/listen request may hold at most "
+                f"{MAX_LISTEN_BYTES} bytes, and this one holds {size}. Its stream keeps it "
+                "for as long as it is open; a filter fits in far less.",
+                request_id,
+            )
     route = app.stateless.submit(message, request, size, principal_of(request.scope))
     incoming = route.receive
     try:
@@ -446,7 +568,9 @@ async def answer_modern(
         app.stateless.cancel(route)
         raise
     if _is_response(first[0], request_id) and (
-        not wants_sse or "error" in first[0] or prefers_json
+        not wants_sse
+        or "error" in first[0]
+        or acceptance(fields_of(request).joined("accept")).prefers_json
     ):
         incoming.close()
         return _json(*first)
@@ -490,6 +614,14 @@ async def answer_modern(
             app.stateless.cancel(route)  # a closed stream cancels the request
 
     return EventStreamResponse(events())
+
+
+def _refusal(problem: Problem, request_id: RequestId | None) -> Response:
+    status, code, text, data = problem
+    error: JSONObject = {"code": code, "message": text}
+    if data is not None:
+        error["data"] = data
+    return JSONResponse({"jsonrpc": "2.0", "id": request_id, "error": error}, status_code=status)
 
 
 def _is_response(message: JSONObject, request_id: object) -> bool:

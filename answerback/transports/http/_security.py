@@ -1,15 +1,26 @@
-"""Protection against DNS rebinding: only expected ``Host`` and ``Origin`` values pass.
+"""Protection against DNS rebinding: only expected ``Host`` and ``Origin`` values pass;
+and the endpoint's reading of a request's header fields, which notes the ones sent
+more than once.
 
 A web page on an attacker's domain can make a browser send requests to a server on
 127.0.0.1 by pointing its own domain at that address. Checking ``Host`` (and ``Origin``,
 which browsers always set on such requests) stops that. Patterns may end in ``:*`` to
 allow any port.
+
+A field that must come once (``Host``, ``Mcp-Session-Id``, the mirrored ``Mcp-*``
+headers) and comes twice is refused: a proxy in front may act on one copy, or on both
+joined, while the server acts on another.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import Any
+
+from starlette.datastructures import Headers
+from starlette.requests import Request
+from starlette.types import Scope
 
 from answerback._options import strings
 
@@ -21,8 +32,10 @@ def _matches(value: str, patterns: Sequence[str]) -> bool:
     for pattern in patterns:
         if pattern == "*" or value == pattern:
             return True
-        if pattern.endswith(":*") and value.rpartition(":")[0] == pattern[:-2]:
-            return True
+        if pattern.endswith(":*"):
+            host, colon, port = value.rpartition(":")
+            if colon and host == pattern[:-2] and port.isascii() and port.isdigit():
+                return True
     return False
 
 
@@ -68,3 +81,61 @@ class HostPolicy:
         """Whether a request with this ``Origin`` header is served (no header: not from a
         browser page, so yes)."""
         return origin is None or _matches(origin.lower(), self.allowed_origins)
+
+
+class EndpointHeaders(Headers):
+    """A request's headers, looked up in a dict built once: Starlette scans and decodes
+    the whole list on every lookup, and answering one MCP request takes a dozen (host,
+    origin, accept, content type and length, session, version, Mcp-*).
+
+    As in Starlette, the first of a repeated field is what a lookup reads; its name is
+    in ``repeated``, for the fields that must come once to be refused, and ``joined``
+    reads a list field (``Accept``) whole.
+    """
+
+    def __init__(self, scope: Scope) -> None:
+        super().__init__(scope=scope)
+        index: dict[str, str] = {}
+        repeated: set[str] = set()
+        for raw_key, raw_value in self.raw:
+            key = raw_key.decode("latin-1")
+            if key in index:
+                repeated.add(key)
+            else:
+                index[key] = raw_value.decode("latin-1")
+        self._index = index
+        self.repeated = frozenset(repeated)
+        """The names (lower case) of the fields sent more than once."""
+
+    def __getitem__(self, key: str) -> str:
+        return self._index[key.lower()]
+
+    def __contains__(self, key: object) -> bool:
+        return isinstance(key, str) and key.lower() in self._index
+
+    def get(self, key: str, default: Any = None) -> Any:
+        return self._index.get(key.lower(), default)
+
+    def joined(self, key: str) -> str | None:
+        """A list field's values, every line of it joined by ``", "`` in order (RFC
+        9110 5.3); ``None`` if it was not sent."""
+        key = key.lower()
+        if key in self.repeated:
+            return ", ".join(self.getlist(key))
+        return self._index.get(key)
+
+
+class EndpointRequest(Request):
+    """A request whose headers are ``EndpointHeaders``."""
+
+    @property
+    def headers(self) -> EndpointHeaders:
+        if not hasattr(self, "_headers"):
+            self._headers = EndpointHeaders(self.scope)
+        return self._headers  # pyright: ignore[reportReturnType]
+
+
+def fields_of(request: Request) -> EndpointHeaders:
+    """``request``'s headers as the endpoint reads them."""
+    headers = request.headers
+    return headers if isinstance(headers, EndpointHeaders) else EndpointHeaders(request.scope)

@@ -30,7 +30,6 @@ from typing import Any, cast
 import anyio
 from anyio.abc import TaskGroup
 from starlette.applications import Starlette
-from starlette.datastructures import Headers
 from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import BaseRoute, Route
@@ -50,7 +49,7 @@ from answerback.jsonrpc._budget import REQUEST_BYTES_IN_FLIGHT, RequestBytes
 from answerback.jsonrpc._channel import ChannelReceiver, open_channel
 from answerback.jsonrpc._endpoint import CANCELLED, REQUESTS_IN_FLIGHT, as_object, as_request_id
 from answerback.transports._framing import MalformedMessage, decode
-from answerback.transports._headers import SESSION_HEADER, VERSION_HEADER
+from answerback.transports._headers import SESSION_HEADER, VERSION_HEADER, acceptance
 from answerback.transports.http._event_store import EventStore
 from answerback.transports.http._legacy_session import (
     STANDALONE,
@@ -75,7 +74,7 @@ from answerback.transports.http._request_auth import (
     RequestAuthenticator,
     principal_of,
 )
-from answerback.transports.http._security import HostPolicy
+from answerback.transports.http._security import EndpointRequest, HostPolicy, fields_of
 from answerback.transports.http._serving import (
     CLIENT_CLOSED_REQUEST,
     ClientGone,
@@ -123,38 +122,6 @@ _REPLAYED_ID_PREFIX = "answerback-replay-"
 """The ids of the requests a replica replays to rebuild a session's state locally."""
 
 
-class _IndexedHeaders(Headers):
-    """Starlette's request headers, looked up in a dict built once: Starlette scans and
-    decodes the whole list on every lookup, and answering one MCP request takes a dozen
-    (host, origin, accept, content type and length, session, version, Mcp-*)."""
-
-    def __init__(self, scope: Scope) -> None:
-        super().__init__(scope=scope)
-        # Reversed, so that the first of repeated headers wins, as in Starlette.
-        self._index = {
-            key.decode("latin-1"): value.decode("latin-1") for key, value in reversed(self.raw)
-        }
-
-    def __getitem__(self, key: str) -> str:
-        return self._index[key.lower()]
-
-    def __contains__(self, key: object) -> bool:
-        return isinstance(key, str) and key.lower() in self._index
-
-    def get(self, key: str, default: Any = None) -> Any:
-        return self._index.get(key.lower(), default)
-
-
-class _EndpointRequest(Request):
-    """A request whose headers are indexed (see ``_IndexedHeaders``)."""
-
-    @property
-    def headers(self) -> Headers:
-        if not hasattr(self, "_headers"):
-            self._headers = _IndexedHeaders(self.scope)
-        return self._headers
-
-
 class _EveryMethod:
     """The endpoint as a plain ASGI app: every HTTP method reaches it, so each gets a
     JSON-RPC error body (a function route answers methods it does not list itself)."""
@@ -163,7 +130,7 @@ class _EveryMethod:
         self.handle = handle
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        response = await self.handle(_EndpointRequest(scope, receive))
+        response = await self.handle(EndpointRequest(scope, receive))
         await response(scope, receive, send)
 
 
@@ -448,7 +415,14 @@ class StreamableHTTPApp:
             )
 
     async def _checked_endpoint(self, request: Request) -> Response:
-        headers = request.headers
+        headers = fields_of(request)
+        if "host" in headers.repeated:
+            return error_response(
+                400,
+                INVALID_REQUEST,
+                "Bad Request: the request carries more than one Host header field; send "
+                "one (RFC 9112, section 3.2).",
+            )
         if not self.host_policy.host_allowed(headers.get("host")):
             return error_response(
                 421, INVALID_REQUEST, "Misdirected request: Host header not allowed."
@@ -481,6 +455,10 @@ class StreamableHTTPApp:
             )
         version = headers.get(VERSION_HEADER)
         in_session = SESSION_HEADER in headers
+        if SESSION_HEADER in headers.repeated:
+            return _sent_twice("Mcp-Session-Id", "the session id the server gave")
+        # A version header sent twice says no version: the body alone tells the era.
+        version_repeated = VERSION_HEADER in headers.repeated
         read: tuple[JSONObject, bool, int] | None = None
         if request.method == "POST":
             parsed = await self._read_message(request)
@@ -491,7 +469,7 @@ class StreamableHTTPApp:
                 refusal = await self.auth.authorize(info, read[0])
                 if refusal is not None:
                     return refusal
-            if not in_session and is_modern_request(read[0], version):
+            if not in_session and is_modern_request(read[0], None if version_repeated else version):
                 return await answer_modern(self, request, *read)
         elif version in MODERN_VERSIONS and not in_session:
             return error_response(
@@ -500,6 +478,8 @@ class StreamableHTTPApp:
                 "Method Not Allowed: 2026-07-28 requests are POSTs only.",
                 headers={"allow": ALLOW},
             )
+        if version_repeated:
+            return _sent_twice("MCP-Protocol-Version", "the protocol version")
         if version in MODERN_VERSIONS:  # only a request naming a session gets here with one
             return error_response(
                 400,
@@ -622,10 +602,9 @@ class StreamableHTTPApp:
     async def _read_message(self, request: Request) -> tuple[JSONObject, bool, int] | Response:
         """The POSTed JSON-RPC message, whether the client takes SSE and the body's size
         (``Envelope.size``), or the error."""
-        headers = request.headers
-        accept = headers.get("accept", "")
-        wants_sse = "text/event-stream" in accept or "*/*" in accept
-        if "application/json" not in accept and "*/*" not in accept:
+        headers = fields_of(request)
+        accepts = acceptance(headers.joined("accept"))
+        if not accepts.json:
             return error_response(
                 406,
                 INVALID_REQUEST,
@@ -663,7 +642,7 @@ class StreamableHTTPApp:
                 "information fit in far less.",
                 as_request_id(message.get("id")),
             )
-        return message, wants_sse, len(body)
+        return message, accepts.event_stream, len(body)
 
     async def _read_body(self, request: Request) -> bytes | Response:
         """The whole body, or why not: too large (413), or too slow to arrive (408)."""
@@ -729,6 +708,8 @@ class StreamableHTTPApp:
                 routed = await self._route_elsewhere(session, message)
                 if routed is not None:
                     return routed
+            if method is None and not session.answers_a_question(message):
+                return Response(status_code=202)  # accepted, and of no use to anyone
             if not session.submit(envelope):
                 return _session_ended(request_id)
             if method == CANCELLED:
@@ -1063,7 +1044,7 @@ class StreamableHTTPApp:
         return EventStreamResponse(events(), headers=headers)
 
     async def _get(self, request: Request) -> Response:
-        if "text/event-stream" not in request.headers.get("accept", ""):
+        if not acceptance(fields_of(request).joined("accept")).event_stream:
             return error_response(
                 406, INVALID_REQUEST, "Not Acceptable: Accept must include text/event-stream."
             )
@@ -1246,6 +1227,15 @@ def _too_large(limit: int) -> Response:
         INVALID_REQUEST,
         f"Payload Too Large: this server takes at most {limit} bytes in one request; send "
         "less at a time (its operator sets the limit: max_body_bytes).",
+    )
+
+
+def _sent_twice(header: str, what: str) -> Response:
+    """A header that must come once came more than once (see ``EndpointHeaders``)."""
+    return error_response(
+        400,
+        INVALID_REQUEST,
+        f"Bad Request: the {header} header was sent more than once; send it once, carrying {what}.",
     )
 
 

@@ -21,7 +21,7 @@ import httpx2
 import pytest
 from http_support import POST_HEADERS, serve
 from pydantic import BaseModel, Field, FileUrl
-from support import LIBRARY_SERVER, PATIENCE_SECONDS, load_module
+from support import LIBRARY_SERVER, PATIENCE_SECONDS, load_module, peer_pair
 
 from answerback import Client, MCPError, StdioServer
 from answerback.client import ClientRequestContext
@@ -29,6 +29,7 @@ from answerback.client._session import InputRequiredRoundsExceededError
 from answerback.server import Context, MCPServer
 from answerback.server import _connection as server_connection
 from answerback.types import (
+    SUPPORTED_VERSIONS,
     ClientCapabilities,
     CreateMessageRequestParams,
     CreateMessageResult,
@@ -609,6 +610,33 @@ async def test_http_refuses_bad_modern_requests_in_spec_order(
     if code == -32022:
         assert answer["error"]["data"]["requested"] == "2099-01-01"
         assert MODERN in answer["error"]["data"]["supported"]
+
+
+@pytest.mark.parametrize(
+    ("version", "supported"),
+    [("2025-11-25", [MODERN]), ("2099-01-01", list(SUPPORTED_VERSIONS))],
+    ids=["handshake-version", "unknown-version"],
+)
+async def test_a_version_not_spoken_per_request_is_not_listed_as_supported(
+    version: str, supported: list[str]
+) -> None:
+    """Without a session (stdio, in process) as over HTTP: 2025-11-25 per request was
+    refused with 2025-11-25 among the versions it listed, so a client following the
+    list retried the very request refused."""
+    library = load_module(LIBRARY_SERVER).mcp
+    meta = modern_meta(**{"io.modelcontextprotocol/protocolVersion": version})
+    answer: dict[str, Any] = {}
+    with peer_pair() as (server_side, peer):
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(library.serve_connection, *server_side)
+            await peer.send(body("tools/list", {"_meta": meta}))
+            with anyio.fail_after(PATIENCE_SECONDS):
+                answer = await peer.receive()
+            tg.cancel_scope.cancel()
+    assert answer["error"]["code"] == -32022
+    assert answer["error"]["data"] == {"supported": supported, "requested": version}
+    if version == "2025-11-25":
+        assert "only in a session opened with initialize" in answer["error"]["message"]
 
 
 async def test_http_names_are_base64_when_unsafe_and_sessions_are_not_used() -> None:

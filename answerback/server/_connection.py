@@ -92,6 +92,7 @@ from answerback.types._versions import (
     MODERN_VERSIONS,
     SUPPORTED_VERSIONS,
     has_feature,
+    per_request_refusal,
 )
 
 if TYPE_CHECKING:
@@ -758,10 +759,8 @@ def _modern_client(meta: JSONObject) -> ClientState:
             "2026-07-28 request."
         )
     if version not in MODERN_VERSIONS:
-        raise UnsupportedProtocolVersionError(
-            "Unsupported protocol version",
-            {"supported": list(SUPPORTED_VERSIONS), "requested": version},
-        )
+        text, supported = per_request_refusal(version)
+        raise UnsupportedProtocolVersionError(text, {"supported": supported, "requested": version})
     raw_capabilities = as_object(meta.get(META_CLIENT_CAPABILITIES))
     if raw_capabilities is None:
         raise InvalidParamsError(

@@ -22,6 +22,21 @@ _FIRST_MODERN = MODERN_VERSIONS[-1]
 _DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
 
 
+def per_request_refusal(version: object) -> tuple[str, list[str]]:
+    """Why a request naming ``version`` in its ``_meta`` is refused (-32022), and the
+    versions to list as ``supported``. A handshake-era version is spoken, but only in a
+    session opened with ``initialize``: listing it as supported would have the client
+    retry the very request refused."""
+    if version in LEGACY_VERSIONS:
+        return (
+            f"Unsupported protocol version: {version} is spoken here only in a session "
+            "opened with initialize, whose requests carry no _meta protocol version. Send "
+            "initialize to use it, or use a version listed here.",
+            list(MODERN_VERSIONS),
+        )
+    return "Unsupported protocol version", list(SUPPORTED_VERSIONS)
+
+
 def is_modern(version: str) -> bool:
     """Whether ``version`` belongs to the handshake-free generation (2026-07-28 and later)."""
     return _DATE.fullmatch(version) is not None and version >= _FIRST_MODERN

@@ -69,7 +69,7 @@ from answerback.types._errors import (
     MISSING_REQUIRED_CLIENT_CAPABILITY,
     UNSUPPORTED_PROTOCOL_VERSION,
 )
-from answerback.types._versions import LEGACY_VERSIONS, MODERN_VERSIONS, SUPPORTED_VERSIONS
+from answerback.types._versions import LEGACY_VERSIONS, MODERN_VERSIONS, per_request_refusal
 
 logger = logging.getLogger("answerback.http")
 
@@ -164,17 +164,7 @@ def _version_problem(headers: EndpointHeaders, body_version: object) -> Problem 
         )
     if body_version in MODERN_VERSIONS:
         return None
-    if body_version in LEGACY_VERSIONS:
-        # Spoken here, but only in a session: listing it as supported would have the
-        # client retry the very request refused.
-        text = (
-            f"Unsupported protocol version: {body_version} is spoken here only in a "
-            "session opened with initialize, whose requests carry no _meta protocol "
-            "version. Send initialize to use it, or use a version listed here."
-        )
-        supported = list(MODERN_VERSIONS)
-    else:
-        text, supported = "Unsupported protocol version", list(SUPPORTED_VERSIONS)
+    text, supported = per_request_refusal(body_version)
     data = {"supported": supported, "requested": body_version}
     return 400, UNSUPPORTED_PROTOCOL_VERSION, text, data
 

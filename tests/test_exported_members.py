@@ -483,6 +483,7 @@ PUBLIC_API: dict[str, list[str]] = {
     ],
     "answerback.urls": [
         "ApprovedDomains",
+        "MAX_URL_LENGTH",
         "ReasonCode",
         "RiskLevel",
         "UrlDisplay",

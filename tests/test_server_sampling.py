@@ -174,6 +174,18 @@ class ScriptedModel:
         )
 
 
+@pytest.fixture
+def unchecked_answers(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The client passes on sampling answers it would refuse (a tool not offered, a tool
+    used under toolChoice "none"), as a client that is not answerback might: what the
+    server does with them is under test."""
+
+    def unchecked(*_: object) -> None:
+        """Lets every answer through."""
+
+    monkeypatch.setattr("answerback.client._session.check_sampling_answer", unchecked)
+
+
 def client(target: Any, mode: str, model: ScriptedModel | None, **options: Any) -> Client:
     return Client(
         target,
@@ -350,6 +362,7 @@ async def test_a_tool_that_asks_the_user_inside_the_loop(mode: str) -> None:
     assert runs["ask_unit"] == (1 if mode == "legacy" else 2)
 
 
+@pytest.mark.usefixtures("unchecked_answers")
 async def test_tools_that_cannot_answer_get_error_results(mode: str) -> None:
     mcp, _ = sampling_server()
     model = ScriptedModel([("teleport", {"to": "Mars"}), ("by_hand", {})], "Sorry.")
@@ -433,6 +446,7 @@ async def test_a_tool_name_the_server_does_not_have(mode: str) -> None:
 # -- the round cap -----------------------------------------------------------------------
 
 
+@pytest.mark.usefixtures("unchecked_answers")
 async def test_a_model_that_ignores_tool_choice_none_hits_the_cap(mode: str) -> None:
     mcp, _ = sampling_server()
     model = ScriptedModel([("weather", {"city": "Paris"})])  # calls a tool every round

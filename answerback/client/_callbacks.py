@@ -8,12 +8,15 @@ wrong type is refused.
 
 from __future__ import annotations
 
+import functools
+import inspect
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, TypeAlias, TypeVar
+from typing import TYPE_CHECKING, Any, TypeAlias, TypeVar, cast
 
 from pydantic import BaseModel
 
+from answerback._options import callable_or_none
 from answerback.jsonrpc import RequestId
 from answerback.jsonrpc._endpoint import as_object
 from answerback.types import (
@@ -36,6 +39,7 @@ if TYPE_CHECKING:
     from answerback.urls import UrlVerdict
 
 ResultT = TypeVar("ResultT", bound=BaseModel)
+T = TypeVar("T")
 
 
 @dataclass(frozen=True, slots=True)
@@ -184,3 +188,36 @@ def checked_answer(answer: object, expected: type[ResultT], source: str) -> Resu
         f"{source} returned {type(answer).__name__}; it must return "
         f"{expected.__name__} or ErrorData."
     )
+
+
+def async_callable_or_none(name: str, value: T | None, what: str) -> T | None:
+    """``value`` if it is ``None`` or can be called and awaited (``what`` says what it is
+    called with); a ``TypeError`` for a plain ``def``, which would otherwise be accepted
+    and fail every request with "can't be used in 'await' expression"."""
+    callable_or_none(name, value, what)
+    if value is not None and is_plain_function(value):
+        raise TypeError(
+            f"{name} must be {what}, got the plain function {_name_of(value)}: write it as "
+            "`async def`."
+        )
+    return value
+
+
+def is_plain_function(value: object) -> bool:
+    """Whether ``value`` is a function (or method, or a ``functools.partial`` of one, or
+    an object whose ``__call__`` is one) that is not ``async def``. What is async but no
+    coroutine function (an object with ``async def __call__``, a partial of an async
+    function) is not plain; nor is what cannot be told (a class, an ``AsyncMock``)."""
+    while isinstance(value, functools.partial):
+        value = cast("functools.partial[object]", value).func
+    if inspect.iscoroutinefunction(value) or isinstance(value, type):
+        return False
+    if inspect.isfunction(value) or inspect.ismethod(value) or inspect.isbuiltin(value):
+        return True
+    call = inspect.getattr_static(type(value), "__call__", None)
+    return inspect.isfunction(call) and not inspect.iscoroutinefunction(call)
+
+
+def _name_of(value: object) -> str:
+    name = getattr(value, "__qualname__", None)
+    return f"{name}()" if isinstance(name, str) else repr(value)

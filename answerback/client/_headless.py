@@ -16,6 +16,7 @@ from __future__ import annotations
 from collections.abc import Collection
 from typing import Literal, get_args
 
+from answerback._options import text
 from answerback.client._callbacks import ClientRequestContext
 from answerback.client._responder import CallbackResponder, Responder, ResponderWrapper
 from answerback.types import (
@@ -61,12 +62,19 @@ class Headless(ResponderWrapper):
         unknown = set(modes) - set(get_args(ElicitationMode))
         if not modes or unknown:
             raise ValueError(f"modes must name 'form', 'url' or both; got {sorted(modes)!r}.")
-        if not reason.strip():
+        if not text("reason", reason, "why nobody answers; the server shows it").strip():
             raise ValueError("reason must say why nobody answers; the server shows it.")
         super().__init__(inner or CallbackResponder())
         self.policy: HeadlessPolicy = policy
         self.reason = reason
         self.modes = frozenset(modes)
+
+    def __repr__(self) -> str:
+        modes = sorted(self.modes)
+        return (
+            f"Headless({self.policy!r}, reason={self.reason!r}, modes={modes!r}, "
+            f"inner={self.inner!r})"
+        )
 
     def capabilities(self) -> ClientCapabilities:
         elicitation = ElicitationCapability(

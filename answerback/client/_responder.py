@@ -17,7 +17,7 @@ from __future__ import annotations
 import logging
 from typing import Protocol, cast, runtime_checkable
 
-from answerback._options import callable_or_none, instance_or_none
+from answerback._options import instance_or_none
 from answerback.client._callbacks import (
     ClientRequestContext,
     ElicitationCallback,
@@ -26,12 +26,15 @@ from answerback.client._callbacks import (
     LoggingCallback,
     MessageHandler,
     SamplingCallback,
+    async_callable_or_none,
     checked_answer,
+    is_plain_function,
     refusal,
 )
 from answerback.client._form_answers import fitted
 from answerback.forms import AnswerError, Form, parse_form
 from answerback.types import (
+    INTERNAL_ERROR,
     ClientCapabilities,
     CreateMessageRequestParams,
     CreateMessageResult,
@@ -71,17 +74,17 @@ class Responder(Protocol):
         self, context: ClientRequestContext, params: ElicitRequestParams
     ) -> ElicitResult | ErrorData:
         """Ask the person (a form, or consent to open a URL); ``ErrorData`` refuses."""
-        return refusal("Elicitation", "elicitation")
+        return _not_answered(self, "Elicitation", "elicitation", "elicit")
 
     async def sample(
         self, context: ClientRequestContext, params: CreateMessageRequestParams
     ) -> CreateMessageResult | ErrorData:
         """Run the model on the server's messages; ``ErrorData`` refuses."""
-        return refusal("Sampling", "sampling")
+        return _not_answered(self, "Sampling", "sampling", "sample")
 
     async def list_roots(self, context: ClientRequestContext) -> ListRootsResult | ErrorData:
         """The directories the server may work in; ``ErrorData`` refuses."""
-        return refusal("List roots", "roots")
+        return _not_answered(self, "List roots", "roots", "list_roots")
 
     async def on_log(self, params: LoggingMessageNotificationParams) -> None:
         """A ``notifications/message`` log message from the server."""
@@ -130,7 +133,7 @@ class CallbackResponder(Responder):
             ("logging_callback", logging_callback, "(params)"),
             ("message_handler", message_handler, "(message)"),
         ):
-            callable_or_none(name, callback, f"an async function taking {takes}")
+            async_callable_or_none(name, callback, f"an async function taking {takes}")
         instance_or_none(
             "sampling_capabilities",
             sampling_capabilities,
@@ -145,6 +148,22 @@ class CallbackResponder(Responder):
         self._list_roots_callback = list_roots_callback
         self._logging_callback = logging_callback
         self._message_handler = message_handler
+
+    def __repr__(self) -> str:
+        given = {
+            "elicitation_callback": self._elicitation_callback,
+            "sampling_callback": self._sampling_callback,
+            "sampling_capabilities": self._sampling_capabilities,
+            "list_roots_callback": self._list_roots_callback,
+            "logging_callback": self._logging_callback,
+            "message_handler": self._message_handler,
+        }
+        shown = ", ".join(
+            f"{name}={getattr(value, '__qualname__', None) or repr(value)}"
+            for name, value in given.items()
+            if value is not None
+        )
+        return f"CallbackResponder({shown})"
 
     def capabilities(self) -> ClientCapabilities:
         sampling = None
@@ -205,13 +224,7 @@ class ResponderWrapper(Responder):
     """
 
     def __init__(self, inner: Responder) -> None:
-        if not isinstance(cast(object, inner), Responder):
-            raise TypeError(
-                "inner must be a Responder (an object with capabilities(), elicit(), sample(), "
-                "list_roots(), on_log() and on_notification(), such as CallbackResponder(...)), "
-                f"got {inner!r}"
-            )
-        self.inner = inner
+        self.inner = checked_responder("inner", inner)
 
     def capabilities(self) -> ClientCapabilities:
         return self.inner.capabilities()
@@ -306,3 +319,63 @@ def answerer(responder: Responder, method: str) -> str:
     if isinstance(responder, CallbackResponder) and method in _CALLBACK_NAMES:
         return _CALLBACK_NAMES[method]
     return f"{type(responder).__name__}.{method}"
+
+
+def _not_answered(responder: Responder, what: str, capability: str, method: str) -> ErrorData:
+    """``Responder``'s default answer: the refusal of an undeclared capability; for a
+    declared one (a subclass that forgot to override ``method``; ``checked_responder``
+    refuses it when it is adopted), an error that says so, also in the log."""
+    if getattr(cast(object, responder.capabilities()), capability, None) is None:
+        return refusal(what, capability)
+    kind = type(responder).__name__
+    fault = (
+        f"{kind}.capabilities() declares {capability!r} but {kind} does not override "
+        f"{method}(): answer it in `async def {method}(...)`, or do not declare {capability!r}"
+    )
+    logger.error("refused a %s request: %s", capability, fault)
+    return ErrorData(
+        code=INTERNAL_ERROR,
+        message=f"{what} failed: the client declares it but does not answer it ({fault}).",
+        data={"reason": "not_answered"},
+    )
+
+
+_ANSWERED_BY = (("elicitation", "elicit"), ("sampling", "sample"), ("roots", "list_roots"))
+_ASYNC_METHODS = ("elicit", "sample", "list_roots", "on_log", "on_notification")
+
+
+def checked_responder(name: str, responder: object) -> Responder:
+    """``responder`` if a client can answer with it; else a ``TypeError`` that says what
+    to fix, now rather than at the server's first request: a ``Responder`` class given
+    for an instance, an object that is no ``Responder``, a method written as a plain
+    ``def``, or a capability declared in ``capabilities()`` whose method was not
+    overridden (``Responder``'s default refuses it, contradicting the declaration)."""
+    if isinstance(responder, type):
+        kind = responder.__name__
+        raise TypeError(
+            f"{name} must be a Responder instance, got the class {kind}: pass {kind}(...)."
+        )
+    if not isinstance(responder, Responder):
+        raise TypeError(
+            f"{name} must be a Responder (an object with capabilities(), elicit(), sample(), "
+            "list_roots(), on_log() and on_notification(); subclass "
+            f"answerback.client.Responder), got {responder!r}"
+        )
+    kind = type(responder).__name__
+    for method in _ASYNC_METHODS:
+        if is_plain_function(getattr(responder, method)):
+            raise TypeError(f"{kind}.{method} is a plain function: write it as `async def`.")
+    declared = cast(object, responder.capabilities())
+    if isinstance(declared, ClientCapabilities):  # else the session says what is wrong
+        for capability, method in _ANSWERED_BY:
+            default = getattr(Responder, method)
+            if (
+                getattr(declared, capability) is not None
+                and getattr(type(responder), method) is default
+            ):
+                raise TypeError(
+                    f"{kind}.capabilities() declares {capability!r} but {kind} does not "
+                    f"override {method}(), so every such request would be refused: answer "
+                    f"it in `async def {method}(...)`, or do not declare {capability!r}."
+                )
+    return responder

@@ -89,7 +89,11 @@ from answerback.types._errors import (
     validation_problems,
 )
 from answerback.types._methods import parse_as
-from answerback.types._sampling_rules import check_sampling_request
+from answerback.types._sampling_rules import (
+    SamplingAnswerError,
+    check_sampling_answer,
+    check_sampling_request,
+)
 
 logger = logging.getLogger("answerback.client")
 
@@ -556,7 +560,8 @@ class ClientSession:
     ) -> CreateMessageResult | ErrorData:
         """The seam for sampling: refuse what was not declared (tools, context), a
         ``maxTokens`` under 1 and messages that break the tool-use pairing rules, before
-        the responder sees it."""
+        the responder sees it; then refuse an answer that uses a tool the request did not
+        let the model use (-32603, the client's fault, naming who answered)."""
         declared = self.capabilities.sampling
         if declared is None:
             return refusal("Sampling", "sampling", self.refusal_reasons.get("sampling"))
@@ -565,8 +570,25 @@ class ClientSession:
         if params.include_context in ("thisServer", "allServers") and declared.context is None:
             return _mode_refusal("Sampling with context", "sampling.context")
         check_sampling_request(params.messages, params.max_tokens, params.tools, params.tool_choice)
-        answer = await self.responder.sample(context, params)
-        return checked_answer(answer, CreateMessageResult, answerer(self.responder, "sample"))
+        source = answerer(self.responder, "sample")
+        answer = checked_answer(
+            await self.responder.sample(context, params), CreateMessageResult, source
+        )
+        if isinstance(answer, ErrorData):
+            return answer
+        try:
+            check_sampling_answer(params, answer)
+        except SamplingAnswerError as exc:
+            logger.warning(
+                "refused %s's sampling answer to %s: %s", source, self._server_named(), exc
+            )
+            return ErrorData(
+                code=INTERNAL_ERROR,
+                message=f"The client's sampling answer was refused: {exc} {source} must use only "
+                'the tools the request offers, and none under toolChoice "none".',
+                data={"reason": "tool_use_not_allowed"},
+            )
+        return answer
 
     async def answer_list_roots(self, context: ClientRequestContext) -> ListRootsResult | ErrorData:
         """The responder's roots, or a refusal when this client did not declare roots."""

@@ -44,6 +44,7 @@ from answerback.client import (
     FormRenderer,
     Responder,
 )
+from answerback.client._callbacks import is_plain_function
 from answerback.forms import AnswerError, parse_form
 from answerback.interact._questions import Answer, Presenter, Question, QuestionKind
 from answerback.interact._roots import Roots
@@ -51,14 +52,17 @@ from answerback.jsonrpc._attention import Attention
 from answerback.types import (
     USER_REJECTED,
     ClientCapabilities,
+    ConnectionClosedError,
     CreateMessageRequestParams,
     CreateMessageResult,
     ElicitationCapability,
     ElicitRequestFormParams,
     ElicitRequestParams,
     ElicitResult,
+    EmptyResult,
     ErrorData,
     ListRootsResult,
+    MCPError,
     RootsCapability,
     SamplingCapability,
 )
@@ -82,9 +86,10 @@ class Broker:
     Servers take turns; past ``max_waiting_per_server`` questions waiting from one
     server, its further questions are answered "cancel" (sampling: refused) unseen.
 
-    A ``presenter`` without ``present`` and ``withdrawn``, an ``on_change`` that cannot
-    be called, or a ``max_waiting_per_server`` that is not a positive ``int`` is refused
-    (``TypeError``, ``ValueError``) here, not when the first question comes.
+    A ``presenter`` without ``present`` and ``withdrawn`` (or with either a plain
+    ``def``: both are awaited), an ``on_change`` that cannot be called, or a
+    ``max_waiting_per_server`` that is not a positive ``int`` is refused (``TypeError``,
+    ``ValueError``) here, not when the first question comes.
     """
 
     def __init__(
@@ -101,6 +106,10 @@ class Broker:
             "a Presenter (an object with async present(question) and withdrawn(question, "
             "reason), such as TerminalPresenter())",
         )
+        for method in ("present", "withdrawn"):
+            if is_plain_function(getattr(presenter, method)):
+                kind = type(presenter).__name__
+                raise TypeError(f"{kind}.{method} is a plain function: write it as `async def`.")
         self.presenter = presenter
         self._on_change = callable_or_none(
             "on_change", on_change, "a function called with no arguments"
@@ -127,6 +136,12 @@ class Broker:
         self._numbers = itertools.count(1)
         self._changed: anyio.Event | None = None
         self._task_group: TaskGroup | None = None
+
+    def __repr__(self) -> str:
+        return (
+            f"Broker(presenter={type(self.presenter).__name__}, pending={len(self.pending())}, "
+            f"muted={sorted(self._muted)!r})"
+        )
 
     async def __aenter__(self) -> Self:
         if self._task_group is not None:
@@ -326,8 +341,9 @@ class Broker:
             self._shown = None
             self._pending_changed()
         if asking.withdrawal is not None:
+            reason = await _confirmed(question.context, asking.withdrawal)
             try:
-                await self.presenter.withdrawn(question, asking.withdrawal)
+                await self.presenter.withdrawn(question, reason)
             except Exception:
                 logger.exception("the presenter failed to say a question was withdrawn")
         elif not asking.scope.cancel_called:
@@ -440,6 +456,10 @@ class BrokerResponder(Responder):
         else:
             self._sampling = SamplingCapability() if sampling else None
 
+    def __repr__(self) -> str:
+        sampling = self._sampling is not None
+        return f"BrokerResponder({self.server!r}, sampling={sampling}, roots={self.roots!r})"
+
     def capabilities(self) -> ClientCapabilities:
         return ClientCapabilities(
             elicitation=ElicitationCapability(form={}, url={}),
@@ -489,7 +509,8 @@ class _Renderer(FormRenderer):
         self._desk = desk
 
     def capabilities(self) -> ClientCapabilities:
-        return self._responder.capabilities()
+        """Forms and links only: the rest of the server's questions go another way."""
+        return ClientCapabilities(elicitation=self._responder.capabilities().elicitation)
 
     async def elicit(
         self, context: ClientRequestContext, params: ElicitRequestParams
@@ -562,3 +583,26 @@ def _why_gone(context: ClientRequestContext) -> str:
     if session.modern_version is not None:
         return CALL_ENDED  # 2026-07-28 servers cannot withdraw a question; the call ended
     return SERVER_CANCELLED
+
+
+PING_SECONDS = 5.0
+"""How long ``_confirmed`` waits for the server's answer to a ping."""
+
+
+async def _confirmed(context: ClientRequestContext, reason: str) -> str:
+    """``reason``, unless it is ``SERVER_CANCELLED`` and the server no longer answers
+    a ping: then it disconnected. Over Streamable HTTP a dead server breaks the call's
+    stream and the client ends that call's questions as if cancelled, while the
+    connection itself stays open (it has no single stream whose end says so). A
+    server that answers, even with an error, or is slow, is taken at its word."""
+    if reason != SERVER_CANCELLED:
+        return reason
+    session = context.session
+    with anyio.move_on_after(PING_SECONDS):
+        try:
+            await session.send_request("ping", None, EmptyResult)
+        except ConnectionClosedError:
+            return CONNECTION_CLOSED if session.endpoint.closing else SERVER_DISCONNECTED
+        except MCPError:
+            pass
+    return reason

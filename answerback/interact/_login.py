@@ -36,6 +36,7 @@ from answerback._options import (
     text,
 )
 from answerback.client import AuthorizationError
+from answerback.client._callbacks import async_callable_or_none
 from answerback.urls import ApprovedDomains, RiskLevel, UrlVerdict, judge_url
 
 logger = logging.getLogger("answerback.interact.login")
@@ -93,7 +94,7 @@ class BrowserLogin:
             or webbrowser.open
         )
         self._tell = callable_or_none("tell", tell, "a function that shows a line of text")
-        self._confirm = callable_or_none(
+        self._confirm = async_callable_or_none(
             "confirm", confirm, "an async function of the URL's verdict returning True to open"
         )
         self._approved_domains = instance_or_none(

@@ -17,8 +17,8 @@ from collections.abc import Awaitable, Callable, Iterable
 from pathlib import Path
 from typing import cast
 
-from answerback._options import callable_or_none
 from answerback.client import Client, ClientRequestContext, ClientSession
+from answerback.client._callbacks import async_callable_or_none, is_plain_function
 from answerback.types import ConnectionClosedError, ErrorData, ListRootsResult, Root
 from answerback.urls import file_uri_to_path, path_to_file_uri
 
@@ -52,10 +52,11 @@ class Roots:
     false raises ``RootRefusedError`` and leaves the list as it was.
 
     ``TypeError`` for ``paths`` that are one path rather than a list of them, or hold
-    something that is not a path, and for a ``confirm`` that cannot be called;
-    ``ValueError`` for a path that is not an existing directory. The methods check what
-    they are given the same way: ``add`` and ``remove`` take one path, ``attach`` a
-    ``Client``, ``watch`` an async function, else ``TypeError`` saying so.
+    something that is not a path, and for a ``confirm`` that cannot be called or is a
+    plain ``def``; ``ValueError`` for a path that is not an existing directory. The
+    methods check what they are given the same way: ``add`` and ``remove`` take one
+    path, ``attach`` a ``Client``, ``watch`` an async function, else ``TypeError``
+    saying so.
     """
 
     def __init__(
@@ -67,7 +68,7 @@ class Roots:
         self._paths: list[Path] = []
         self._watchers: list[Announce] = []
         self._sessions: weakref.WeakSet[ClientSession] = weakref.WeakSet()
-        self._confirm = callable_or_none(
+        self._confirm = async_callable_or_none(
             "confirm", confirm, "an async function of the new directory returning True to add it"
         )
         if isinstance(paths, str | bytes | os.PathLike):
@@ -90,6 +91,11 @@ class Roots:
             resolved = _directory(cast("str | os.PathLike[str]", path))
             if resolved not in self._paths:
                 self._paths.append(resolved)
+
+    def __repr__(self) -> str:
+        confirm = getattr(self._confirm, "__qualname__", self._confirm)
+        shown = [str(path) for path in self._paths]
+        return f"Roots({shown!r}" + (f", confirm={confirm})" if confirm else ")")
 
     @property
     def paths(self) -> list[Path]:
@@ -133,10 +139,10 @@ class Roots:
     def watch(self, announce: Announce) -> Callable[[], None]:
         """Call ``announce`` after every change; returns the function that stops it."""
         # Checked here, not at the first change, where the failure would only be logged.
-        if not callable(announce):
+        if not callable(announce) or is_plain_function(announce):
             raise TypeError(
-                "Roots.watch takes an async function of no arguments, called after every "
-                f"change, got {announce!r}"
+                "Roots.watch takes an async function of no arguments (`async def`), called "
+                f"after every change, got {announce!r}"
             )
         self._watchers.append(announce)
 

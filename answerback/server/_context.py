@@ -68,20 +68,27 @@ class AcceptedElicitation(Generic[ModelT]):
 
     data: ModelT
     action: Literal["accept"] = "accept"
+    meta: dict[str, Any] | None = None
+    """The answer's ``_meta``, as the client sent it (see ``DeclinedElicitation``)."""
 
 
 @dataclass(frozen=True, slots=True)
 class DeclinedElicitation:
-    """The user explicitly said no."""
+    """The user explicitly said no, or a policy did for them: then ``meta`` (the
+    answer's ``_meta``) says so, as answerback clients mark it, under
+    ``"answerback/headless"`` (``{"policy": ..., "reason": ...}``)."""
 
     action: Literal["decline"] = "decline"
+    meta: dict[str, Any] | None = None
 
 
 @dataclass(frozen=True, slots=True)
 class CancelledElicitation:
-    """The user dismissed the question without choosing."""
+    """The user dismissed the question without choosing; ``meta`` as for
+    ``DeclinedElicitation``."""
 
     action: Literal["cancel"] = "cancel"
+    meta: dict[str, Any] | None = None
 
 
 ElicitationResult = AcceptedElicitation[ModelT] | DeclinedElicitation | CancelledElicitation
@@ -92,6 +99,8 @@ class AcceptedUrlElicitation:
     """The user agreed to open the link; what they do there reaches your server, not this."""
 
     action: Literal["accept"] = "accept"
+    meta: dict[str, Any] | None = None
+    """The answer's ``_meta``, as the client sent it."""
 
 
 UrlElicitationResult = AcceptedUrlElicitation | DeclinedElicitation | CancelledElicitation
@@ -220,7 +229,8 @@ class Context:
         result = await self._session.elicit_question(form_question(message, schema))
         if result.action == "accept":
             try:
-                return AcceptedElicitation(validate_answer(schema, result.content or {}))
+                data = validate_answer(schema, result.content or {})
+                return AcceptedElicitation(data, meta=result.meta)
             except AnswerError as exc:
                 raise InvalidParamsError(
                     f"The client's answer does not fit the requested {schema.__name__} form: "
@@ -228,8 +238,8 @@ class Context:
                     {"errors": [{"field": e.field, "message": e.message} for e in exc.errors]},
                 ) from exc
         if result.action == "decline":
-            return DeclinedElicitation()
-        return CancelledElicitation()
+            return DeclinedElicitation(meta=result.meta)
+        return CancelledElicitation(meta=result.meta)
 
     async def elicit_url(self, message: str, url: str, elicitation_id: str) -> UrlElicitationResult:
         """Ask the user to open ``url``; accepted means they agreed to go, not that they
@@ -252,10 +262,10 @@ class Context:
         check_message(message)
         result = await self._session.elicit_url(message, url, elicitation_id)
         if result.action == "accept":
-            return AcceptedUrlElicitation()
+            return AcceptedUrlElicitation(meta=result.meta)
         if result.action == "decline":
-            return DeclinedElicitation()
-        return CancelledElicitation()
+            return DeclinedElicitation(meta=result.meta)
+        return CancelledElicitation(meta=result.meta)
 
     async def sample(
         self,

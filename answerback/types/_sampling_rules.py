@@ -5,6 +5,10 @@ tools offered have distinct names, and a ``required`` tool choice comes with too
 A server checks before it asks (so its author learns of the mistake at once); a client
 checks what it receives (so a careless server cannot confuse the user's model, or,
 with a negative ``maxTokens``, give itself tokens from the client's budget).
+
+The answer has a rule too (``check_sampling_answer``): the model uses only the tools it
+was offered, and none under ``toolChoice`` ``"none"``. The client checks it before the
+answer leaves, so a server never runs a tool it did not offer on a model's say-so.
 """
 
 from __future__ import annotations
@@ -14,6 +18,8 @@ from collections.abc import Sequence
 
 from answerback.types._errors import InvalidParamsError
 from answerback.types._models import (
+    CreateMessageRequestParams,
+    CreateMessageResult,
     SamplingMessage,
     Tool,
     ToolChoice,
@@ -45,6 +51,44 @@ def check_sampling_request(
             'toolChoice "required" needs at least one tool in tools: the model must use one.'
         )
     check_tool_balance(messages)
+
+
+class SamplingAnswerError(ValueError):
+    """A sampling answer that breaks its request's rules (``check_sampling_answer``)."""
+
+
+def check_sampling_answer(params: CreateMessageRequestParams, answer: CreateMessageResult) -> None:
+    """Raise ``SamplingAnswerError`` if ``answer`` uses a tool ``params`` did not let the
+    model use: any tool when none were offered or ``toolChoice`` is ``"none"`` (the
+    schema: "Model MUST NOT use any tools"), else one whose name was not offered."""
+    blocks = answer.content if isinstance(answer.content, list) else [answer.content]
+    used = [block.name for block in blocks if isinstance(block, ToolUseContent)]
+    if not used:
+        return
+    offered = {tool.name for tool in params.tools or ()}
+    if not offered:
+        raise SamplingAnswerError(f"it uses {_named(used)}, but the request offered no tools.")
+    if params.tool_choice is not None and params.tool_choice.mode == "none":
+        raise SamplingAnswerError(
+            f'it uses {_named(used)}, but the request set toolChoice "none": the model must '
+            "not use any tools."
+        )
+    unknown = [name for name in used if name not in offered]
+    if unknown:
+        raise SamplingAnswerError(f"it uses {_named(unknown)}, which the request did not offer.")
+
+
+_NAMES_SHOWN = 3
+
+
+def _named(names: list[str]) -> str:
+    """Tool names for an error message: a few, each cut short (a model makes them up)."""
+    distinct = sorted(set(names))
+    shown = ", ".join(repr(name[:64]) for name in distinct[:_NAMES_SHOWN])
+    more = len(distinct) - _NAMES_SHOWN
+    return f"the tool{'s' if len(distinct) > 1 else ''} {shown}" + (
+        f" and {more} more" if more > 0 else ""
+    )
 
 
 def _repeated(ids: list[str]) -> list[str]:

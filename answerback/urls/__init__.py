@@ -17,10 +17,11 @@ from __future__ import annotations
 from answerback._public import publish
 from answerback.urls._approved import ApprovedDomains
 from answerback.urls._file_uris import file_uri_to_path, path_to_file_uri
-from answerback.urls._judge import judge_url
+from answerback.urls._judge import MAX_URL_LENGTH, judge_url
 from answerback.urls._model import ReasonCode, RiskLevel, UrlDisplay, UrlReason, UrlVerdict
 
 __all__ = [
+    "MAX_URL_LENGTH",
     "ApprovedDomains",
     "ReasonCode",
     "RiskLevel",

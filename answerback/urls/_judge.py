@@ -47,6 +47,15 @@ _ATTRIBUTES = (
     "hash",
     "host_type",
 )
+MAX_URL_LENGTH = 32_768
+"""The longest link judged, in characters; a longer one is blocked unread. A person must
+be shown a link whole, which pages of it defeat, and no page is reached by such a link:
+common web servers refuse request lines past 8 KB by default (RFC 9110 asks only for
+8000 octets), and CDNs not much longer ones."""
+
+SHOWN_OF_TOO_LONG = 200
+"""How much of a link past ``MAX_URL_LENGTH`` its (blocked) verdict's display shows."""
+
 _SCHEME_DANGERS = {
     "javascript": "runs code in the page you are on",
     "data": "carries a whole page inside the link, from no site at all",
@@ -74,9 +83,20 @@ def judge_url(url: str, *, approved_domains: ApprovedDomains | None = None) -> U
     never resolved. Only https is acceptable, and http only for this computer. The host
     is judged label by label for names that pass for other names, and its site (the
     registrable domain, from the bundled Public Suffix List) is what the person should
-    look at. ``approved_domains`` holds sites the person approved before.
+    look at. ``approved_domains`` holds sites the person approved before. A link longer
+    than ``MAX_URL_LENGTH`` characters is blocked unread, its display cut short.
     """
     findings = _Findings()
+    if len(url) > MAX_URL_LENGTH:
+        findings.add(
+            ReasonCode.TOO_LONG,
+            RiskLevel.BLOCK,
+            f"The link is {len(url):,} characters long, more than the {MAX_URL_LENGTH:,} a "
+            "link may have: nobody can read all of it to see where it goes.",
+        )
+        shown = escaped(url[:SHOWN_OF_TOO_LONG]) + "…"
+        display = UrlDisplay(url=shown, before=shown, site="", after="", host="")
+        return _verdict(url, None, display, None, findings, approved_domains)
     _scan_text(url, findings)
     parsed = _Parsed.of(url)
     if parsed is None:

@@ -35,6 +35,7 @@ class ReasonCode(StrEnum):
     __module__ = "answerback.urls"
 
     NOT_A_URL = "not-a-url"
+    TOO_LONG = "too-long"
     SCHEME = "scheme"
     PLAIN_HTTP = "plain-http"
     USERINFO = "userinfo"
@@ -137,7 +138,7 @@ class UrlVerdict:
     """Every finding, most serious first; empty for an ordinary ``OK`` URL."""
     canonical_url: str | None
     """The URL as a browser reads it (WHATWG): what opening it actually opens. None when
-    the text is not a URL at all."""
+    the text is not a URL at all, or too long to be judged (``TOO_LONG``)."""
     display: UrlDisplay
     site: str | None
     """The site in ASCII: the registrable domain ("example.co.uk"), or the whole host for

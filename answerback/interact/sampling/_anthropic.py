@@ -33,6 +33,7 @@ from answerback.interact.sampling._provider import (
     blocks_of,
     clamp_temperature,
     content_of,
+    shown_endpoint,
     text_of,
 )
 from answerback.types import (
@@ -174,13 +175,27 @@ def from_anthropic_response(
             continue
         part = cast("dict[str, Any]", part)
         if part.get("type") == "text":
-            blocks.append(TextContent(text=str(part.get("text", ""))))
+            text: object = part.get("text", "")
+            if not isinstance(text, str):
+                raise SamplingProviderError(
+                    f"The Anthropic API answered a text block whose text is {text!r:.40}, not "
+                    "a string; check that base_url points at the Anthropic Messages API."
+                )
+            blocks.append(TextContent(text=text))
         elif part.get("type") == "tool_use":
+            name = request.names.names.from_provider(str(part.get("name", "")))
+            tool_input: object = part.get("input") or {}
+            if not isinstance(tool_input, dict):
+                raise SamplingProviderError(
+                    f"the model called {name[:64]!r} with input that is not a JSON object "
+                    f"({tool_input!r:.200}); ask again, or use a model that is better at "
+                    "tool calls."
+                )
             blocks.append(
                 ToolUseContent(
                     id=request.names.ids.from_provider(str(part.get("id", ""))),
-                    name=request.names.names.from_provider(str(part.get("name", ""))),
-                    input=cast("dict[str, Any]", part.get("input") or {}),
+                    name=name,
+                    input=cast("dict[str, Any]", tool_input),
                 )
             )
     if not blocks:
@@ -231,6 +246,12 @@ class AnthropicProvider:
             "http_client", http_client, httpx2.AsyncClient, "an httpx2.AsyncClient"
         )
         self._timeout = positive_seconds("timeout", timeout)
+
+    def __repr__(self) -> str:
+        """Where requests go, never the key."""
+        if self._client is not None:
+            return f"AnthropicProvider(client={type(self._client).__name__})"
+        return f"AnthropicProvider(base_url={shown_endpoint(self.base_url)!r})"
 
     async def create_message(
         self, params: CreateMessageRequestParams, *, model: str

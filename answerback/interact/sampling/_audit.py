@@ -46,6 +46,11 @@ class AuditLog:
             raise TypeError(f"clock must be a function returning a datetime, got {clock!r}")
         self._clock = clock
 
+    def __repr__(self) -> str:
+        if isinstance(self.target, str):
+            return f"AuditLog({self.target!r})"
+        return f"AuditLog({type(self.target).__name__})"
+
     def write(self, event: str, **fields: Any) -> None:
         """Append one line: ``event`` and ``fields`` (``None`` values left out)."""
         record: dict[str, Any] = {"time": self._clock().isoformat(), "event": event}

@@ -35,6 +35,7 @@ from answerback.interact.sampling._provider import (
     clamp_temperature,
     content_of,
     cut_at_stop,
+    shown_endpoint,
     text_of,
 )
 from answerback.interact.sampling._quirks import OpenAIQuirks
@@ -333,6 +334,13 @@ class OpenAIChatProvider:
             "http_client", http_client, httpx2.AsyncClient, "an httpx2.AsyncClient"
         )
         self._timeout = positive_seconds("timeout", timeout)
+
+    def __repr__(self) -> str:
+        """Where requests go, never the key."""
+        if self._client is not None:
+            return f"OpenAIChatProvider(client={type(self._client).__name__})"
+        base_url = shown_endpoint(self.base_url)
+        return f"OpenAIChatProvider(base_url={base_url!r}, quirks={self.quirks!r})"
 
     async def create_message(
         self, params: CreateMessageRequestParams, *, model: str

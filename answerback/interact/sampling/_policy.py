@@ -148,6 +148,15 @@ class SamplingPolicy:
         self._clock = clock
         self._accounts: dict[str, _Account] = {}
 
+    def __repr__(self) -> str:
+        def listed(names: frozenset[str] | None) -> list[str] | None:
+            return sorted(names) if names is not None else None
+
+        return (
+            f"SamplingPolicy(limits={self.limits!r}, per_server={self.per_server!r}, "
+            f"servers={listed(self.servers)!r}, models={listed(self.models)!r})"
+        )
+
     def limits_for(self, server: str) -> Limits:
         """The limits that apply to ``server``."""
         return self.per_server.get(server, self.limits)

@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
+from urllib.parse import urlsplit
 
 from answerback.interact.sampling._names import ToolNames
 from answerback.types import (
@@ -70,6 +71,15 @@ REFUSAL = "refusal"
 """The ``stopReason`` for a reply the provider's safety system refused or cut off
 (OpenAI ``content_filter`` or a ``refusal`` message, Anthropic ``refusal``).
 ``stopReason`` is an open string in MCP; ``refusal`` is this library's name for it."""
+
+
+def shown_endpoint(base_url: str) -> str:
+    """``base_url`` for a ``repr`` or a log: scheme, host and path, without what may be a
+    secret (a user name and password, a query that carries a key)."""
+    parts = urlsplit(base_url)
+    host = parts.hostname or ""
+    port = f":{parts.port}" if parts.port else ""
+    return f"{parts.scheme}://{host}{port}{parts.path}"
 
 
 def blocks_of(content: SamplingContent) -> list[SamplingMessageContentBlock]:

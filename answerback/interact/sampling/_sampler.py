@@ -26,8 +26,9 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Literal, cast
 
-from answerback._options import callable_or_none, flag, instance_or_none, non_empty_text
+from answerback._options import flag, instance_or_none, non_empty_text
 from answerback.client import ClientRequestContext, Responder, ResponderWrapper
+from answerback.client._callbacks import async_callable_or_none
 from answerback.interact.sampling._audit import AuditLog
 from answerback.interact.sampling._models import ModelCatalogue, ModelChoice
 from answerback.interact.sampling._policy import (
@@ -48,6 +49,7 @@ from answerback.types import (
     SamplingContextCapability,
     SamplingToolsCapability,
 )
+from answerback.types._sampling_rules import SamplingAnswerError, check_sampling_answer
 
 
 @dataclass(frozen=True)
@@ -90,8 +92,8 @@ class ModelSampler:
 
     Each option is checked when given (``TypeError``): a ``catalogue`` that is not a
     ``ModelCatalogue`` (wrap a list of models in one), a ``policy`` or ``audit`` of
-    another type (a path is not an ``AuditLog``), hooks that cannot be called, a
-    ``tools`` that is not ``True`` or ``False``.
+    another type (a path is not an ``AuditLog``), hooks that cannot be called or are a
+    plain ``def`` (they are awaited), a ``tools`` that is not ``True`` or ``False``.
     """
 
     def __init__(
@@ -115,14 +117,22 @@ class ModelSampler:
             or SamplingPolicy()
         )
         self.audit = instance_or_none("audit", audit, AuditLog, "AuditLog('audit.jsonl')")
-        self.approval = callable_or_none(
+        self.approval = async_callable_or_none(
             "approval", approval, "an async function of the SamplingRequest returning True to run"
         )
-        self.context = callable_or_none(
+        self.context = async_callable_or_none(
             "context", context, "an async function (server, which) returning the context text"
         )
         self.tools = flag("tools", tools)
         self._numbers = itertools.count(1)
+
+    def __repr__(self) -> str:
+        models = [info.name for info in self.catalogue.models]
+        approval = getattr(self.approval, "__qualname__", self.approval)
+        return (
+            f"ModelSampler(models={models!r}, policy={self.policy!r}, approval={approval}, "
+            f"audit={self.audit!r}, tools={self.tools})"
+        )
 
     def capability(self) -> SamplingCapability:
         """The sampling capability this sampler answers."""
@@ -170,10 +180,26 @@ class ModelSampler:
     async def reply(self, params: CreateMessageRequestParams) -> CreateMessageResult:
         """Run ``params`` on the model chosen for them, as they are: the draft for
         ``TerminalPresenter(sampler=model_sampler.reply)`` (the policy was applied
-        before the request reached the screen). Raises ``SamplingRefused`` or
-        ``SamplingProviderError``."""
-        choice = self.choose(params)
-        return await choice.model.provider.create_message(params, model=choice.model.name)
+        before the request reached the screen). Raises ``SamplingRefused``, or
+        ``SamplingProviderError`` also for an answer that uses a tool the request did
+        not let the model use."""
+        return await self._run(self.choose(params), params)
+
+    async def _run(
+        self, choice: ModelChoice, params: CreateMessageRequestParams
+    ) -> CreateMessageResult:
+        """The chosen model's answer to ``params``, checked against the request's rules:
+        the model's fault is the provider's (``SamplingProviderError``)."""
+        name = choice.model.name
+        answer = await choice.model.provider.create_message(params, model=name)
+        try:
+            check_sampling_answer(params, answer)
+        except SamplingAnswerError as exc:
+            raise SamplingProviderError(
+                f"its answer broke the request's rules: {exc} Ask again, or offer the tool "
+                "it wanted."
+            ) from exc
+        return answer
 
     async def answer(
         self,
@@ -196,7 +222,7 @@ class ModelSampler:
                 requestedMaxTokens=params.max_tokens,
             )  # fmt: skip
             return refused.error
-        answer: CreateMessageResult | ErrorData | None = None
+        answer: CreateMessageResult | ErrorData | Exception | None = None
         try:
             run = await self._with_context(server, grant.params)
             self._log(
@@ -208,6 +234,9 @@ class ModelSampler:
             )  # fmt: skip
             answer = await self._approved_answer(server, context, run, choice, grant, person)
             return answer
+        except Exception as exc:  # logged as failed; a cancellation is "abandoned"
+            answer = exc
+            raise
         finally:
             answered = isinstance(answer, CreateMessageResult)
             self.policy.settle(grant, answered=answered)
@@ -228,7 +257,10 @@ class ModelSampler:
                     "This ModelSampler has no approval hook: answer through "
                     "responder(server, inner) with an inner that asks the person."
                 )
-            return await person.sample(context, params)
+            try:  # the person's screen drafts with ``reply``, which may fail the same way
+                return await person.sample(context, params)
+            except SamplingProviderError as exc:
+                return _provider_failed(choice, exc)
         request = SamplingRequest(server, params, choice, grant.requested_max_tokens)
         if not await self.approval(request):
             return ErrorData(
@@ -237,13 +269,9 @@ class ModelSampler:
                 data={"reason": "user_rejected"},
             )
         try:
-            return await choice.model.provider.create_message(params, model=choice.model.name)
+            return await self._run(choice, params)
         except SamplingProviderError as exc:
-            return ErrorData(
-                code=INTERNAL_ERROR,
-                message=f"Sampling failed: model {choice.model.name!r} could not answer: {exc}",
-                data={"reason": "provider_failed", "status": exc.status},
-            )
+            return _provider_failed(choice, exc)
 
     async def _with_context(
         self, server: str, params: CreateMessageRequestParams
@@ -266,7 +294,7 @@ class ModelSampler:
         self,
         server: str,
         number: int,
-        answer: CreateMessageResult | ErrorData | None,
+        answer: CreateMessageResult | ErrorData | Exception | None,
         grant: Grant,
     ) -> None:
         if isinstance(answer, CreateMessageResult):
@@ -280,8 +308,22 @@ class ModelSampler:
                 "outcome", server, number, outcome=outcome, code=answer.code,
                 message=answer.message,
             )  # fmt: skip
+        elif isinstance(answer, Exception):
+            self._log(
+                "outcome", server, number, outcome="failed", code=INTERNAL_ERROR,
+                message=f"{type(answer).__name__}: {answer}",
+            )  # fmt: skip
         else:
             self._log("outcome", server, number, outcome="abandoned")
+
+
+def _provider_failed(choice: ModelChoice, exc: SamplingProviderError) -> ErrorData:
+    """What the server is told when the chosen model could not answer."""
+    return ErrorData(
+        code=INTERNAL_ERROR,
+        message=f"Sampling failed: model {choice.model.name!r} could not answer: {exc}",
+        data={"reason": "provider_failed", "status": exc.status},
+    )
 
 
 class SamplingResponder(ResponderWrapper):

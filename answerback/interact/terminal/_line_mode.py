@@ -31,7 +31,7 @@ from anyio.lowlevel import EventLoopToken
 from rich.console import Console
 from rich.text import Text
 
-from answerback._options import callable_or_none
+from answerback.client._callbacks import async_callable_or_none
 from answerback.forms import (
     AnswerError,
     BooleanField,
@@ -149,7 +149,7 @@ class LinePresenter:
         self._out = Console(
             file=output or sys.stderr, highlight=False, markup=False, emoji=False, soft_wrap=True
         )
-        self.sampler = callable_or_none(
+        self.sampler = async_callable_or_none(
             "sampler", sampler, "an async function of the request returning the draft reply"
         )
         self._opener = checked_opener(opener)

@@ -19,6 +19,7 @@ from rich.console import Console
 from rich.text import Text
 
 from answerback._options import callable_or_none, instance_or_none
+from answerback.client._callbacks import async_callable_or_none
 from answerback.forms import Form, UnsupportedForm, parse_form
 from answerback.interact._printable import clean
 from answerback.interact._questions import Answer, Question
@@ -112,7 +113,7 @@ class TerminalPresenter:
         console: Console | None = None,
         on_screen: Callable[[Application[Any]], None] | None = None,
     ) -> None:
-        self.sampler = callable_or_none(
+        self.sampler = async_callable_or_none(
             "sampler", sampler, "an async function of the request returning the draft reply"
         )
         self._opener = checked_opener(opener)

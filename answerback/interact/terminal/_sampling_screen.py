@@ -25,7 +25,8 @@ from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
 
-from answerback._options import callable_or_none, text
+from answerback._options import text
+from answerback.client._callbacks import async_callable_or_none
 from answerback.interact._printable import clean
 from answerback.interact.terminal._screen import (
     STYLE,
@@ -89,7 +90,7 @@ class SamplingScreen:
             )
         self.params = params
         self._server = text("server", server, "the asking server's name")
-        self._sampler = callable_or_none(
+        self._sampler = async_callable_or_none(
             "sampler", sampler, "an async function of the request returning the draft reply"
         )
         server_keys = checked_server_keys(server_keys)

@@ -11,7 +11,7 @@ import functools
 import io
 import json
 import logging
-from typing import Any
+from typing import Any, cast
 
 import anyio
 import pytest
@@ -24,11 +24,15 @@ from answerback.client import (
     HEADLESS_META,
     CallbackResponder,
     ClientRequestContext,
+    ConsentAnswer,
     Headless,
     Responder,
     ResponderWrapper,
+    UrlConsent,
+    UrlConsentRequest,
     UrlElicitations,
 )
+from answerback.client._url_elicitation import refuse_blocked
 from answerback.interact import SERVER_DISCONNECTED, Answer, Broker, Question, Roots
 from answerback.interact.sampling import (
     AnthropicProvider,
@@ -53,6 +57,7 @@ from answerback.types import (
     ElicitRequestParams,
     ElicitRequestURLParams,
     ElicitResult,
+    ErrorData,
     InvalidParamsError,
     SamplingCapability,
     SamplingMessage,
@@ -371,15 +376,17 @@ def sampling_server() -> MCPServer:
 
 
 async def test_a_declared_capability_without_its_method_says_which_method(
-    mode: str, caplog: pytest.LogCaptureFixture
+    caplog: pytest.LogCaptureFixture,
 ) -> None:
+    """``Client(...)`` refuses such a responder (below); ``Responder``'s own default, for a
+    responder reached some other way, names the method rather than "not supported"."""
     caplog.set_level(logging.ERROR, "answerback.client")
-    async with Client(sampling_server(), mode=mode, responder=ForgotSample()) as client:
-        with pytest.raises(MCPError) as caught:
-            await client.call_tool("ask")
-    assert caught.value.code == INTERNAL_ERROR
-    assert "ForgotSample does not override sample()" in caught.value.message
-    assert caught.value.data == {"reason": "not_answered"}
+    context = cast(ClientRequestContext, None)  # the default never reads it
+    answer = await ForgotSample().sample(context, params())
+    assert isinstance(answer, ErrorData)
+    assert answer.code == INTERNAL_ERROR
+    assert "ForgotSample does not override sample()" in answer.message
+    assert answer.data == {"reason": "not_answered"}
     assert any("does not override sample()" in r.getMessage() for r in caplog.records)
 
 
@@ -394,6 +401,15 @@ def test_a_wrapper_refuses_a_declared_capability_without_its_method() -> None:
 def test_a_responder_class_given_for_an_instance_is_refused_with_advice() -> None:
     with pytest.raises(TypeError, match=r"got the class ForgotSample: pass ForgotSample\(...\)"):
         ResponderWrapper(ForgotSample)  # type: ignore[arg-type]
+
+
+def test_a_client_refuses_a_responder_class_or_a_responder_that_forgot_a_method() -> None:
+    """``Client(responder=Forms)`` failed at the server's first question with "missing 1
+    required positional argument: 'self'"."""
+    with pytest.raises(TypeError, match=r"got the class ForgotSample: pass ForgotSample\(...\)"):
+        Client(MCPServer("S"), responder=ForgotSample)  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match=r"declares 'sampling' but ForgotSample does not"):
+        Client(MCPServer("S"), responder=ForgotSample())
 
 
 def plain(context: Any, params: Any) -> ElicitResult:
@@ -532,6 +548,31 @@ def test_a_link_at_the_bound_is_judged_as_usual() -> None:
     at_bound = url + "a" * (MAX_URL_LENGTH - len(url))
     assert judge_url(at_bound).level is RiskLevel.OK
     assert judge_url(at_bound + "a").codes == {ReasonCode.TOO_LONG}
+
+
+def test_url_consent_refuses_a_plain_def_and_an_opener_that_cannot_be_called() -> None:
+    def ask(request: UrlConsentRequest) -> ConsentAnswer:
+        return "decline"
+
+    with pytest.raises(TypeError, match=r"ask must be .*write it as `async def`"):
+        UrlConsent(ask)  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match=r"forms must be .*write it as `async def`"):
+        UrlConsent(coroutine_ask, forms=plain)  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match=r"opener must be a function of the URL, got 'firefox'"):
+        UrlConsent(coroutine_ask, opener="firefox")  # type: ignore[arg-type]
+
+
+async def coroutine_ask(request: UrlConsentRequest) -> ConsentAnswer:
+    return "decline"
+
+
+def test_a_refusal_quotes_a_link_past_the_bound_cut_short() -> None:
+    """The refusal went back to the server with the whole 3,000,000 characters."""
+    url = "https://example.com/" + "a" * (3 * MAX_URL_LENGTH)
+    refusal = refuse_blocked(judge_url(url))
+    assert refusal.data is not None
+    assert refusal.data["url"] == url[:200] + "…"
+    assert refusal.data["reasons"] == ["too-long"]
 
 
 def test_the_client_refuses_a_link_past_the_bound() -> None:

@@ -224,6 +224,9 @@ class Declaring(Responder):
         self.sampled.append(params)
         return CreateMessageResult(role="assistant", content=TextContent(text="42"), model="m")
 
+    async def list_roots(self, context: ClientRequestContext) -> ListRootsResult | ErrorData:
+        return ListRootsResult(roots=[])
+
 
 async def call_text(client: Client, tool: str, arguments: dict[str, Any] | None = None) -> str:
     result = await client.call_tool(tool, arguments)

@@ -31,7 +31,7 @@ from answerback.client._callbacks import (
 from answerback.client._negotiation import Mode, ServerFacts, check_mode
 from answerback.client._output_schemas import OutputSchemas
 from answerback.client._pages import every_page
-from answerback.client._responder import CallbackResponder, Responder
+from answerback.client._responder import CallbackResponder, Responder, checked_responder
 from answerback.client._session import (
     ClientSession,
     ListenStream,
@@ -206,13 +206,9 @@ class Client:
                 "responder answers everything. Wrap the callbacks in a CallbackResponder "
                 "and compose it with the responder (see ResponderWrapper)."
             )
-        if responder is not None and not isinstance(cast(object, responder), Responder):
-            raise TypeError(
-                f"responder must be a Responder (an object with capabilities(), elicit(), "
-                f"sample(), list_roots(), on_log() and on_notification(); subclass "
-                f"answerback.client.Responder) or None, got {responder!r}"
-            )
-        if responder is None:
+        if responder is not None:
+            responder = checked_responder("responder", responder)
+        else:
             responder = CallbackResponder(
                 elicitation_callback=elicitation_callback,
                 sampling_callback=sampling_callback,

@@ -27,7 +27,11 @@ import anyio
 import anyio.to_thread
 
 from answerback._options import callable_or_none, flag, instance_or_none, positive_seconds_or_none
-from answerback.client._callbacks import ClientRequestContext, ElicitationCallback
+from answerback.client._callbacks import (
+    ClientRequestContext,
+    ElicitationCallback,
+    async_callable_or_none,
+)
 from answerback.jsonrpc import JSONObject
 from answerback.types import (
     ElicitRequestParams,
@@ -40,7 +44,7 @@ from answerback.types import (
     URLElicitationRequiredError,
 )
 from answerback.types._errors import INVALID_PARAMS, URL_ELICITATION_REQUIRED
-from answerback.urls import ApprovedDomains, UrlVerdict, judge_url
+from answerback.urls import MAX_URL_LENGTH, ApprovedDomains, UrlVerdict, judge_url
 
 if TYPE_CHECKING:
     from answerback.client._session import ClientSession
@@ -64,8 +68,17 @@ def refuse_blocked(verdict: UrlVerdict) -> InvalidParamsError:
         "The client refused this URL-mode elicitation without showing it: the link is "
         f"never safe to open ({verdict.explain()}). Send an https link (plain http only "
         "for this computer) with no user name before '@'.",
-        {"url": verdict.url, "reasons": [reason.code.value for reason in verdict.reasons]},
+        {"url": _quoted(verdict.url), "reasons": [reason.code.value for reason in verdict.reasons]},
     )
+
+
+def _quoted(url: str) -> str:
+    """``url`` as an error sends it back: whole, unless it is past ``MAX_URL_LENGTH`` (then
+    its start), so a refusal is never larger than a link may be."""
+    return url if len(url) <= MAX_URL_LENGTH else url[:_QUOTED_OF_TOO_LONG] + "…"
+
+
+_QUOTED_OF_TOO_LONG = 200
 
 
 class UrlElicitationLoopError(URLElicitationRequiredError):
@@ -292,8 +305,16 @@ class UrlConsent:
         forms: ElicitationCallback | None = None,
         opener: Opener = webbrowser.open,
     ) -> None:
-        self._ask = ask
-        self._forms = forms
+        # A plain def passes here and fails every link at its await: refused now.
+        checked_ask = async_callable_or_none("ask", ask, "an async function of the request")
+        if checked_ask is None:
+            raise TypeError("ask must be an async function of the UrlConsentRequest, got None")
+        self._ask = checked_ask
+        self._forms = async_callable_or_none(
+            "forms", forms, "an async function (context, params), like elicitation_callback"
+        )
+        if not callable(opener):
+            raise TypeError(f"opener must be a function of the URL, got {opener!r}")
         self._opener = opener
 
     async def __call__(

@@ -123,7 +123,7 @@ def test_a_log_messages_further_lines_are_marked_as_its_own() -> None:
         "INFO     library/db\\x0aanswerback>: ok",
         f"{LOG_CONTINUED}",
         f"{LOG_CONTINUED}library: form accepted",
-        f"{LOG_CONTINUED}answerback> \\x0d",
+        f"{LOG_CONTINUED}answerback> ",
         f"{LOG_CONTINUED}Transferred $5,000",
     ]
 

@@ -342,5 +342,5 @@ async def test_connect_asks_a_form_and_names_the_optional_arguments_it_leaves_of
     assert [field.name for field in asked[0].fields] == ["size"]
     assert session.console.export_text().splitlines() == [
         "The form for shapes leaves out the optional at, which a form cannot ask: to give "
-        "it, type call shapes name=value ... instead."
+        "it, type call shapes at=... instead."
     ]

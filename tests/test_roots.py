@@ -165,10 +165,12 @@ async def test_a_root_whose_directory_became_a_link_can_still_be_removed(tmp_pat
 async def test_a_root_must_be_an_existing_directory(tmp_path: Path) -> None:
     (tmp_path / "file.txt").write_text("x")
     roots = Roots([tmp_path])
-    with pytest.raises(ValueError, match=r"is not a directory \(it does not exist\)"):
+    with pytest.raises(ValueError, match=r"is not a directory \(it does not exist\).*Create it"):
         await roots.add(tmp_path / "later")
-    with pytest.raises(ValueError, match=r"is not a directory \(it is a file\)"):
+    # "Create it first" was the advice for a file too.
+    with pytest.raises(ValueError, match=r"is not a directory \(it is a file\)") as caught:
         await roots.add(tmp_path / "file.txt")
+    assert str(caught.value).endswith(f"Grant the directory that holds it, {tmp_path}.")
     with pytest.raises(ValueError, match="names a file on the host"):
         await roots.add("file://example.com/x")
     assert roots.paths == [tmp_path]

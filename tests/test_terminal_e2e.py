@@ -211,6 +211,7 @@ def test_arguments_a_form_cannot_ask_are_typed_on_a_line(terminal: Terminal) -> 
     terminal.type("call plan")
     screen = terminal.wait_for(r"^plan arguments:\s*$")
     assert "A form cannot ask the arguments of plan (its stops)" in screen
+    assert "type them as stops=..." in screen  # the tool's own argument, not name=value
     terminal.type('{"stops": ["Oslo", "Bergen"]}')
     terminal.wait_for(r"^Oslo -> Bergen$")
     terminal.type("call plan")
@@ -224,7 +225,8 @@ def test_arguments_a_form_cannot_ask_are_typed_on_a_line(terminal: Terminal) -> 
     terminal.type("call plan")
     terminal.wait_for(r"^plan arguments:\s*$", after=r"Not called")
     terminal.type('stops=\'["Oslo"')
-    terminal.wait_for(r"The arguments could not be read: No closing quotation\.")
+    terminal.wait_for(r"The line could not be read \(No closing quotation\): a value with spaces")
+    terminal.wait_for(r"^plan arguments: stops='\[\"Oslo\"\s*$")  # asked again, as typed
 
 
 def test_ctrl_c_or_ctrl_d_on_the_arguments_line_calls_nothing(terminal: Terminal) -> None:
@@ -277,7 +279,7 @@ def test_an_enum_and_an_optional_argument_are_asked_on_a_form(terminal: Terminal
     assert "Coats" in screen
     assert (
         "The form for paint leaves out the optional rooms, which a form cannot ask: to "
-        "give it, type call paint name=value ... instead."
+        "give it, type call paint rooms=... instead."
     ) in screen
     terminal.keys("Down", "Space")  # ochre
     terminal.keys("C-s")

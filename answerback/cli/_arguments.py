@@ -1,7 +1,8 @@
 """Tool arguments typed on a command line: ``key=value ...`` or one JSON object.
 
 A value is read by what the tool's ``inputSchema`` says the property is: a string
-property takes the text as it is (``zip=02134`` stays ``"02134"``), anything else is read
+property takes the text as it is (``zip=02134`` stays ``"02134"``), an object or a list
+must be JSON (it is refused, naming the mistake, when it is not), anything else is read
 as JSON (``count=3``, ``tags=["a","b"]``, ``ok=true``) and falls back to the text when
 it is not JSON. A schema that cannot say how to read a value (``properties`` that is not
 an object, say) is refused, naming what is malformed; one JSON object never needs it.
@@ -14,6 +15,7 @@ from __future__ import annotations
 
 import json
 import math
+import shlex
 import sys
 from collections.abc import Mapping
 from typing import Any, cast
@@ -28,8 +30,31 @@ class ArgumentsError(Exception):
     """The arguments cannot be read; the message says how to write them."""
 
 
+class ArgumentsCancelled(Exception):
+    """The person cancelled the form or line that asked a tool's arguments (Ctrl-C, Esc):
+    unlike declining it, they stopped the command."""
+
+
 class _Unsendable(Exception):
     """JSON that was read but cannot be sent; the message says why."""
+
+
+QUOTING = (
+    "a value with spaces or quote marks goes in quotes, as a shell reads it: "
+    """name="Ada Lovelace", name="O'Brien", tags='["a", "b"]'"""
+)
+"""How to quote a value, for a line split as a shell splits it."""
+
+
+def split_arguments(text: str) -> list[str]:
+    """A line of arguments typed at a prompt, split as a shell splits words (one JSON
+    object is kept whole); ``ArgumentsError`` for a quote left open."""
+    if text.lstrip().startswith("{"):
+        return [text]
+    try:
+        return shlex.split(text)
+    except ValueError as exc:  # a quote left open, or a backslash at the very end
+        raise ArgumentsError(f"The line could not be read ({exc}): {QUOTING}.") from None
 
 
 def parse_arguments(words: list[str], schema: dict[str, Any] | None) -> dict[str, Any]:
@@ -49,9 +74,12 @@ def parse_arguments(words: list[str], schema: dict[str, Any] | None) -> dict[str
         for word in words:
             key, equals, text = word.partition("=")
             if not equals or not key:
+                # After a key=value, a word of its own is most likely the rest of that
+                # value, split at a space.
+                hint = f"; {QUOTING}" if arguments and equals == "" else ""
                 raise ArgumentsError(
                     f"{word!r} is not key=value: write arguments as name=value (or one JSON "
-                    'object such as \'{"name": "Ada"}\').'
+                    f'object such as \'{{"name": "Ada"}}\'){hint}.'
                 )
             if key in arguments:
                 raise ArgumentsError(f"The argument {key!r} is given twice: give it once.")
@@ -59,6 +87,12 @@ def parse_arguments(words: list[str], schema: dict[str, Any] | None) -> dict[str
                 arguments[key] = _value(text, properties.get(key))
             except _Unsendable as exc:
                 raise ArgumentsError(f"The argument {key!r} cannot be sent: {exc}.") from None
+            except json.JSONDecodeError as exc:
+                raise ArgumentsError(
+                    f"The argument {key!r} is {_kind_of(properties.get(key))}, and {text!r} is "
+                    f"not valid JSON ({exc}): write it as JSON in quotes, such as "
+                    f"{key}={_EXAMPLES[_kind_of(properties.get(key))]}."
+                ) from None
     for key, value in arguments.items():
         if (problem := _uncarried(key) or _uncarried(value)) is not None:
             raise ArgumentsError(f"The argument {key!r} cannot be sent: {problem}.")
@@ -106,13 +140,35 @@ def _kind(value: object) -> str:
     return "a list" if isinstance(value, list) else f"a {type(value).__name__}"
 
 
-def _value(text: str, spec: object) -> Any:
+def _types(spec: object) -> list[str]:
+    """The JSON types a property's schema names (``[]``: none, or not as names)."""
     types: object = cast(dict[str, Any], spec).get("type") if isinstance(spec, dict) else None
-    if types == "string" or (isinstance(types, list) and types == ["string"]):
+    if isinstance(types, str):
+        return [types]
+    if isinstance(types, list) and all(isinstance(t, str) for t in cast(list[object], types)):
+        return cast(list[str], types)
+    return []
+
+
+def _kind_of(spec: object) -> str:
+    """How an error names a property that must be JSON: "an object" or "a list"."""
+    return "an object" if "object" in _types(spec) else "a list"
+
+
+_EXAMPLES = {"an object": """'{"key": "value"}'""", "a list": """'["a", "b"]'"""}
+
+
+def _value(text: str, spec: object) -> Any:
+    """``text`` as the property ``spec`` reads it; ``JSONDecodeError`` when only JSON
+    can be its value (an object or a list) and it is not JSON."""
+    types = _types(spec)
+    if types == ["string"]:
         return text
     try:
         return _json(text)
     except json.JSONDecodeError:
+        if {"object", "array"} & set(types) and set(types) <= {"object", "array", "null"}:
+            raise
         return text
 
 

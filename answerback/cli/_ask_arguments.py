@@ -4,23 +4,28 @@ connect``, and ``answerback call TARGET TOOL`` run at a terminal, both given non
 A tool that requires arguments gets a form built from its ``inputSchema``
 (``argument_form``), after a note naming the optional arguments the form leaves off;
 when a form cannot ask a required one, the person types the arguments on one line, as
-on the command line. Declining the form, or leaving the line empty, calls nothing.
+on the command line. Declining the form, or leaving the line empty, calls nothing;
+cancelling either (Ctrl-C, Esc) raises ``ArgumentsCancelled``.
 The two commands differ only in where the notes go, how the screen is taken from what
 else uses the terminal, and what the left-off note tells the person to do instead.
 """
 
 from __future__ import annotations
 
-import contextlib
-import shlex
 from collections.abc import AsyncGenerator, Callable
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
-from typing import Any
+from typing import Any, cast
 
 from prompt_toolkit import PromptSession
 
 from answerback.cli._argument_form import argument_form
-from answerback.cli._arguments import ArgumentsError, parse_arguments, required_arguments
+from answerback.cli._arguments import (
+    ArgumentsCancelled,
+    ArgumentsError,
+    parse_arguments,
+    required_arguments,
+    split_arguments,
+)
 from answerback.cli._render import shown
 from answerback.forms import FormSchemaError, UnsupportedForm, parse_form
 from answerback.forms._limits import cut_description
@@ -44,13 +49,13 @@ async def ask_arguments(
 ) -> dict[str, Any] | None:
     """A tool's arguments asked with a form built from its ``inputSchema`` (typed on a
     line when a form cannot ask a required one), when it requires some (otherwise its
-    defaults do: ``{}``); ``None`` if the person declined.
+    defaults do: ``{}``); ``None`` if the person declined, ``ArgumentsCancelled`` if they
+    cancelled.
 
     ``server`` names the asking server on the form; ``say`` shows a note (rich markup);
     ``instead`` ends the note on the optional arguments left off the form, saying how to
     give them ("type call TOOL name=value ... instead"); ``screen`` takes the terminal
-    for as long as the person answers. ``ArgumentsError`` for a typed line that cannot
-    be read."""
+    for as long as the person answers."""
     if not required_arguments(tool.input_schema):
         return {}
     asked = argument_form(tool.input_schema)
@@ -77,7 +82,9 @@ async def ask_arguments(
             message=cut_description(tool.description or f"Arguments for {tool.name}"),
             server=server,
         )
-    return None if isinstance(answer, str) else dict(answer)
+    if answer == "cancel":
+        raise ArgumentsCancelled
+    return None if answer == "decline" else dict(answer)
 
 
 async def _type_arguments(
@@ -89,22 +96,33 @@ async def _type_arguments(
 ) -> dict[str, Any] | None:
     """A tool's arguments typed on one line, as on the command line, for a schema a form
     cannot show (``why``: the arguments it cannot, or what is wrong with it); ``None``
-    for an empty line, Ctrl-D or Ctrl-C (a person who changed their mind)."""
+    for an empty line or Ctrl-D (a person who changed their mind), ``ArgumentsCancelled``
+    for Ctrl-C. A line that cannot be read is said, and asked again with what was typed."""
+    # The tool's own first argument: an example naming one it lacks misleads.
+    properties: object = tool.input_schema.get("properties")
+    first = "name"
+    if isinstance(properties, dict) and properties:
+        first = str(next(iter(cast(dict[object, object], properties))))
     say(
         f"[yellow]A form cannot ask the arguments of {shown(tool.name)} ({shown(why)}): "
-        'type them as name=value ... or one JSON object such as {"name": "Ada"}; an empty '
-        "line does not call it.[/]"
+        f"type them as {shown(first)}=... or one JSON object such as "
+        f'{{"{shown(first)}": ...}}, split as a shell splits words; an empty line does not '
+        "call it.[/]"
     )
     text = ""
     async with screen():
-        with contextlib.suppress(EOFError, KeyboardInterrupt):
-            text = await PromptSession[str]().prompt_async(
-                f"{tool.name} arguments: ", handle_sigint=False
-            )
-    if not text.strip():
-        return None
-    try:
-        words = [text] if text.lstrip().startswith("{") else shlex.split(text)
-    except ValueError as error:  # shlex: a quote left open
-        raise ArgumentsError(f"The arguments could not be read: {error}.") from None
-    return parse_arguments(words, tool.input_schema)
+        while True:
+            try:
+                text = await PromptSession[str]().prompt_async(
+                    f"{tool.name} arguments: ", default=text, handle_sigint=False
+                )
+            except EOFError:
+                return None
+            except KeyboardInterrupt:
+                raise ArgumentsCancelled from None
+            if not text.strip():
+                return None
+            try:
+                return parse_arguments(split_arguments(text), tool.input_schema)
+            except ArgumentsError as exc:
+                say(f"[red]{shown(str(exc))}[/]")

@@ -99,7 +99,9 @@ def _one_shot(args: argparse.Namespace, target: Target, err: Console) -> int:
     if args.command == "list":
         responder = one_shot_responder(target, roots, None, err, None)
         return run_async(
-            lambda: list_command(target, responder=responder, as_json=args.json, out=out)
+            lambda: list_command(
+                target, responder=responder, as_json=args.json, out=out, timeout=args.timeout
+            )
         )
     answers = Path(args.answers) if args.answers else None
     if answers is None and sys.stdin.isatty() and sys.stdout.isatty():

@@ -37,7 +37,13 @@ from prompt_toolkit.patch_stdout import patch_stdout
 from rich.console import Console
 from rich.table import Table
 
-from answerback.cli._arguments import ArgumentsError, parse_arguments
+from answerback.cli._argument_form import argument_form
+from answerback.cli._arguments import (
+    QUOTING,
+    ArgumentsCancelled,
+    ArgumentsError,
+    parse_arguments,
+)
 from answerback.cli._ask_arguments import ask_arguments
 from answerback.cli._interface import ExitCode, redacted
 from answerback.cli._loop import run_async
@@ -192,7 +198,7 @@ class PromptSeat:
 
     async def read(self, message: str) -> str:
         """The next command line, once no question holds the screen (raises
-        ``EOFError`` on Ctrl-D)."""
+        ``EOFError`` on Ctrl-D, ``KeyboardInterrupt`` on Ctrl-C)."""
         while True:
             await self.free.wait()
             closed = self.prompt_closed = anyio.Event()
@@ -202,8 +208,6 @@ class PromptSeat:
                     message, default=default, handle_sigint=False
                 )
             except _Suspended:
-                continue
-            except KeyboardInterrupt:
                 continue
             finally:
                 self.prompt_closed = None
@@ -237,7 +241,8 @@ class Server:
     resources: list[Resource] = field(default_factory=list[Resource])
     templates: list[ResourceTemplate] = field(default_factory=list[ResourceTemplate])
     prompts: list[Prompt] = field(default_factory=list[Prompt])
-    calls: set[anyio.CancelScope] = field(default_factory=set[anyio.CancelScope])
+    calls: dict[anyio.CancelScope, str] = field(default_factory=dict[anyio.CancelScope, str])
+    """Its calls, reads and prompts running, each with its job's label."""
 
     @property
     def name(self) -> str:
@@ -399,6 +404,7 @@ class Session:
             connect_timeout_seconds=connect_timeout(self.timeout),
             log_level=self.log_level,
         )
+        self.say(f"[dim]Connecting to {shown(server.name)}…[/]")  # a slow one shows a blank
         try:
             await stack.enter_async_context(client)
         except Exception as exc:
@@ -410,14 +416,31 @@ class Session:
             f"Connected to [bold]{shown(server.name)}[/] ({shown(client.server_info.name)} "
             f"{shown(client.server_info.version)}, protocol {client.protocol_version})"
         )
-        await self._refresh(server)
+        assert self.task_group is not None
+        # In the background: a server that never lists keeps neither the other servers
+        # nor the prompt waiting.
+        self.task_group.start_soon(self._first_listing, server)
+
+    async def _first_listing(self, server: Server) -> None:
+        try:
+            await self._refresh(server)
+        except Exception as exc:
+            self.say(
+                f"[yellow]{shown(self._listing_failure(server, exc))} Type tools "
+                f"{shown(server.name)} to try again.[/]"
+            )
 
     async def _refresh(self, server: Server) -> None:
+        """What ``server`` offers, listed again; raises why it could not be."""
         assert server.client is not None
-        with contextlib.suppress(Exception):
-            server.tools, server.resources, server.templates, server.prompts = await listing(
-                server.client
-            )
+        server.tools, server.resources, server.templates, server.prompts = await listing(
+            server.client, server.name, self.timeout
+        )
+
+    def _listing_failure(self, server: Server, exc: Exception) -> str:
+        assert server.client is not None
+        problem = failure(server.target, exc, server.client.session.capabilities)
+        return f"Could not list what {server.name} offers: {problem}"
 
     def _show_log(self, server: str, params: LoggingMessageNotificationParams) -> None:
         console = self.console
@@ -432,22 +455,54 @@ class Session:
     # -- the prompt ------------------------------------------------------------------
 
     async def _loop(self) -> None:
+        warned = False
         with patch_stdout(raw=True):
             while True:
                 try:
                     line = await self.seat.read("answerback> ")
                 except EOFError:
-                    return
+                    if warned or not self.running():
+                        return
+                    warned = True
+                    self.say(
+                        f"[yellow]{shown(self._running_note())}: Ctrl-D again (or quit) "
+                        "leaves and stops them; cancel SERVER stops one server's.[/]"
+                    )
+                    continue
+                except KeyboardInterrupt:
+                    if self.running():
+                        self.say(
+                            f"[yellow]{shown(self._running_note())}: Ctrl-C at the prompt "
+                            "stops none of them; cancel SERVER stops one server's.[/]"
+                        )
+                    continue
+                warned = False
                 if not await self.run_line(line):
                     return
 
+    def running(self) -> list[str]:
+        """The calls, reads and prompts running, labelled as their jobs print."""
+        return [label for server in self.servers for label in server.calls.values()]
+
+    def _running_note(self) -> str:
+        running = self.running()
+        return f"{len(running)} still running ({', '.join(running)})"
+
     async def run_line(self, line: str) -> bool:
-        """Run one command line; ``False`` once it says to leave. A command that fails
-        says why and leaves the session running, whatever it raised."""
+        """Run one command line, or each of several pasted at once; ``False`` once one
+        says to leave. A command that fails says why and leaves the session running,
+        whatever it raised."""
+        lines = line.splitlines()
+        if len(lines) > 1:
+            for each in lines:
+                self.say(f"[dim]answerback> {shown(each)}[/]")
+                if not await self.run_line(each):
+                    return False
+            return True
         try:
             words = shlex.split(line)
         except ValueError as exc:
-            self.say(f"[red]{shown(str(exc))}[/]")
+            self.say(f"[red]The line could not be read ({shown(str(exc))}): {shown(QUOTING)}.[/]")
             return True
         if not words:
             return True
@@ -472,7 +527,11 @@ class Session:
         elif name in ("tools", "resources", "prompts"):
             for server in self._servers_named(words):
                 assert server.client is not None
-                await self._refresh(server)
+                try:
+                    await self._refresh(server)
+                except Exception as exc:
+                    self.say(f"[red]{shown(self._listing_failure(server, exc))}[/]")
+                    continue
                 print_listing(
                     self.console, server.name, server.tools, server.resources,
                     server.templates, server.prompts, show=(name,),
@@ -552,7 +611,7 @@ class Session:
 
         async def job() -> None:
             with anyio.CancelScope() as scope:
-                server.calls.add(scope)
+                server.calls[scope] = f"[{number}] {label}"
                 try:
                     text, failed = await work(client)
                 except Exception as exc:
@@ -560,7 +619,7 @@ class Session:
                     self.say(f"[red][{number}] {shown(str(problem))}[/]")
                     return
                 finally:
-                    server.calls.discard(scope)
+                    del server.calls[scope]
                 style = "red" if failed else "green"
                 self.say(f"[{style}][{number}] {shown(server.name)}: {shown(label)} →[/]")
                 self.say(shown(text))
@@ -585,6 +644,8 @@ class Session:
                 arguments = await self._ask_arguments(server, tool)
         except ArgumentsError as exc:
             raise UsageError(str(exc)) from None
+        except ArgumentsCancelled:
+            arguments = None
         if arguments is None:
             self.say("Not called.")
             return
@@ -607,7 +668,7 @@ class Session:
             tool,
             server=server.name,
             say=self.say,
-            instead=f"type call {shown(spec)} name=value ... instead",
+            instead=f"type call {shown(spec)} {shown(left_off_example(tool))} instead",
             screen=self.seat.screen,
         )
 
@@ -630,6 +691,10 @@ class Session:
         if len(words) != 1:
             raise UsageError("Usage: " + COMMANDS["read"])
         server, uri = self._find(words[0], "resource", _uris)
+        if any(uri == template.uri_template for template in server.templates):
+            raise UsageError(
+                f"{uri} is a resource template: read it with each {{...}} replaced by a value."
+            )
 
         async def work(client: Client) -> tuple[str, bool]:
             return read_text(await client.read_resource(uri)), False
@@ -703,6 +768,8 @@ class Session:
                 )
             elif server.target.is_stdio and server.client is not None:
                 self.say(f"{shown(server.name)}'s stderr is discarded: its log cannot be written")
+        running = self.running()
+        self.say(f"{len(running)} running" + ("" if not running else f": {', '.join(running)}"))
         pending = self.broker.pending()
         self.say(f"{len(pending)} question(s) waiting" + ("" if not pending else ":"))
         for question in pending:
@@ -731,6 +798,7 @@ def connect(targets: list[Target], roots: Roots, args: argparse.Namespace, err: 
             "`answerback list`.",
             markup=False,
             highlight=False,
+            soft_wrap=True,
         )
         return ExitCode.USAGE
     session = Session(
@@ -763,8 +831,8 @@ async def call_at_terminal(
                 server=target.name,
                 say=lambda markup: err.print(markup, soft_wrap=True),
                 instead=(
-                    f"put the arguments after {shown(tool.name)} on the command line "
-                    "(name=value ...) instead"
+                    f"put {shown(left_off_example(tool))} after {shown(tool.name)} on the "
+                    "command line instead"
                 ),
             )
 
@@ -774,3 +842,9 @@ async def call_at_terminal(
             ended = exc  # (a traceback, exit 1) instead of the command's message and code
     assert ended is not None, "the broker ended the call without a word"
     raise ended
+
+
+def left_off_example(tool: Tool) -> str:
+    """The optional arguments a tool's form leaves off, as they are typed (``rooms=...``):
+    a hint that said ``name=value`` named an argument the tool did not have."""
+    return " ".join(f"{name}=..." for name in argument_form(tool.input_schema).left_off)

@@ -11,10 +11,13 @@ import argparse
 import math
 import os
 import re
+import shlex
+import sys
 from collections.abc import Sequence
 from enum import IntEnum
 from typing import TYPE_CHECKING, Literal, get_args
 
+from answerback import __version__
 from answerback.types import LoggingLevel
 
 if TYPE_CHECKING:
@@ -45,6 +48,8 @@ class ExitCode(IntEnum):
     here, token rejected, token file unusable)."""
     OUTPUT = 6
     """Standard output could not be written (a full disk): what was to be printed is lost."""
+    INTERRUPTED = 130
+    """The person stopped the command (Ctrl-C), as a shell reports a program SIGINT ended."""
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -55,8 +60,10 @@ def build_parser() -> argparse.ArgumentParser:
         epilog='Targets: an http(s) URL, a command line in quotes ("python server.py"), or '
         "a server name from the config file. Exit codes: 0 ok, 1 the tool reported an "
         "error, 2 usage, 3 connection failed, 4 the server refused the request (or replied "
-        "malformed), 5 authorization failed, 6 the output could not be written.",
+        "malformed), 5 authorization failed, 6 the output could not be written. "
+        "answerback help COMMAND shows a command's options.",
     )
+    parser.add_argument("--version", action="version", version=f"answerback {__version__}")
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     run = commands.add_parser("run", help="serve an answerback server file (stdio or HTTP)")
@@ -85,8 +92,10 @@ def build_parser() -> argparse.ArgumentParser:
         )
         _add_auth_options(sub)
 
-    connect = commands.add_parser("connect", help="an interactive session with servers")
-    connect.add_argument("targets", nargs="+", metavar="TARGET")
+    connect = commands.add_parser(
+        "connect", help="an interactive session with servers (needs a terminal)"
+    )
+    connect.add_argument("targets", nargs="+", metavar="TARGET", help=_TARGET_HELP)
     targets_options(connect)
     connect.add_argument("--history", metavar="FILE", help="where the command history is kept")
     _add_model_options(connect)
@@ -98,8 +107,9 @@ def build_parser() -> argparse.ArgumentParser:
     )
 
     one = commands.add_parser("call", help="call one tool and print its result")
-    one.add_argument("target", metavar="TARGET")
-    one.add_argument("tool", metavar="TOOL")
+    one.add_argument("target", metavar="TARGET", help=_TARGET_HELP)
+    # Optional to argparse, which would otherwise call the optional ARG required too.
+    one.add_argument("tool", metavar="TOOL", nargs="?", help="the tool to call")
     one.add_argument(
         "arguments",
         nargs="*",
@@ -119,9 +129,15 @@ def build_parser() -> argparse.ArgumentParser:
     )
 
     listing = commands.add_parser("list", help="print a server's tools, resources and prompts")
-    listing.add_argument("target", metavar="TARGET")
+    listing.add_argument("target", metavar="TARGET", help=_TARGET_HELP)
     targets_options(listing)
     listing.add_argument("--json", action="store_true", help="print JSON")
+    listing.add_argument(
+        "--timeout",
+        type=_seconds,
+        metavar="SECONDS",
+        help=f"how long the server may take to connect and to list (default {_DEFAULT_WAIT:g})",
+    )
 
     logout = commands.add_parser(
         "logout", help="forget the tokens kept for a server (log in again next time)"
@@ -131,18 +147,83 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+_TARGET_HELP = (
+    'an http(s) URL, a command line in quotes ("python server.py"), or a server name from '
+    "the config file"
+)
+_DEFAULT_WAIT = 30.0
+"""The client's connect timeout, which ``--timeout`` replaces (kept in step with
+``answerback.client``'s, which parsing does not import)."""
+
+
 def parse(argv: Sequence[str] | None) -> argparse.Namespace:
     """The command line parsed. A tool's arguments may also come after ``call``'s
     options (``call TARGET TOOL --timeout 5 name=Ada``), which argparse alone refuses:
-    what it leaves over is taken as more of them."""
+    what it leaves over is taken as more of them. ``help [COMMAND]`` is ``[COMMAND]
+    --help``; a server's command line typed without quotes is refused saying so."""
+    words = list(sys.argv[1:] if argv is None else argv)
+    if words[:1] == ["help"]:
+        words = [*words[1:2], "--help"]
     parser = build_parser()
-    args, extra = parser.parse_known_args(argv)
+    if (unquoted := _unquoted_command_line(words)) is not None:
+        parser.error(unquoted)
+    args, extra = parser.parse_known_args(words)
     unknown = [word for word in extra if word.startswith("-")]
     if unknown or (extra and args.command != "call"):
         parser.error(f"unrecognized arguments: {' '.join(unknown or extra)}")
     if extra:
         args.arguments = [*args.arguments, *extra]
+    if args.command == "call" and args.tool is None:
+        parser.error(
+            "call needs a TOOL after the TARGET: answerback call TARGET TOOL [ARG ...] "
+            "(answerback list TARGET lists the tools)"
+        )
     return args
+
+
+INTERPRETERS = frozenset(
+    {"python", "python3", "node", "npx", "uv", "uvx", "deno", "bun", "pipx", "bash", "sh"}
+)
+"""Programs that run the script or package named after them: on its own, one is not a
+server."""
+
+_SCRIPT = re.compile(r".*(\.(py|js|mjs|cjs|ts)|/.*)")
+
+
+def is_interpreter(word: str) -> bool:
+    """Whether ``word`` names an interpreter by itself (``python3.12``, ``node.exe``)."""
+    name = word.removesuffix(".exe")
+    return name in INTERPRETERS or re.fullmatch(r"python3?(\.\d+)?", name) is not None
+
+
+def _unquoted_command_line(words: list[str]) -> str | None:
+    """Why ``words`` look like a server's command line typed without quotes (``call
+    python server.py greet``), with the line to type instead; ``None`` if they do not.
+    Unquoted, the shell splits it and the script became the tool, or an option."""
+    if len(words) < 3 or words[0] not in ("connect", "call", "list"):
+        return None
+    program, after = words[1], words[2]
+    if not is_interpreter(program):
+        return None
+    if not (after.startswith("-") or after in ("run", "x") or _SCRIPT.fullmatch(after)):
+        return None
+    end = 2  # the command line goes on to its script or package, after any options
+    while end < len(words):
+        word = words[end]
+        end += 1
+        if word in ("-m", "-c"):  # the module or the code ends it
+            end += 1
+            break
+        if not (word.startswith("-") or (word in ("run", "x") and end == 3)):  # uv run, bun x
+            break
+    end = min(end, len(words))
+    rest = words[end:] if words[0] != "connect" else []
+    line = " ".join(
+        ["answerback", words[0], shlex.quote(shlex.join(words[1:end])), *map(shlex.quote, rest)]
+    )
+    return f"the server's command line must be one TARGET, in quotes: {line}" + (
+        "" if words[0] != "connect" else " (each server's in its own quotes)"
+    )
 
 
 def _bearer_token(text: str) -> str:

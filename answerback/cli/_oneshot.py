@@ -16,13 +16,19 @@ import shlex
 import sys
 from collections.abc import Awaitable, Callable, Generator
 from pathlib import Path
-from typing import Any, cast
+from typing import Any, TypeVar, cast
 
+import anyio
 from rich.console import Console
 from rich.progress import BarColumn, Progress, TaskID, TextColumn
 
 from answerback.cli._answers import AnswersResponder, load_answers
-from answerback.cli._arguments import ArgumentsError, parse_arguments, required_arguments
+from answerback.cli._arguments import (
+    ArgumentsCancelled,
+    ArgumentsError,
+    parse_arguments,
+    required_arguments,
+)
 from answerback.cli._interface import ExitCode, redacted
 from answerback.cli._render import log_line, pretty_json, print_listing, result_text
 from answerback.cli._reporting import CommandResponder, ReportedHeadless
@@ -51,6 +57,8 @@ from answerback.types import (
     ResourceTemplate,
     Tool,
 )
+
+_T = TypeVar("_T")
 
 
 class CommandFailed(Exception):
@@ -141,6 +149,43 @@ def connect_timeout(timeout: float | None) -> float:
     return DEFAULT_CONNECT_TIMEOUT_SECONDS if timeout is None else timeout
 
 
+WAIT_LONGER = "pass --timeout SECONDS to wait longer"
+"""What a person can do about a server slow to answer."""
+
+
+class NoAnswer(Exception):
+    """A server did not answer what a command asked it first (its listing) in time: a
+    server that answers ``initialize`` and nothing more held the command for ever."""
+
+    def __init__(self, server: str, what: str, seconds: float) -> None:
+        super().__init__(
+            f"{server} did not answer {what} within {seconds:g} s (it was connected, so it "
+            f"may be stuck or busy); {WAIT_LONGER}."
+        )
+
+
+async def answered_within(
+    seconds: float | None, server: str, what: str, work: Callable[[], Awaitable[_T]]
+) -> _T:
+    """``await work()``, given up after ``seconds`` (``--timeout``, else the connect
+    timeout's default) with ``NoAnswer`` naming ``what`` (``"tools/list"``)."""
+    limit = connect_timeout(seconds)
+    try:
+        with anyio.fail_after(limit):
+            return await work()
+    except TimeoutError:
+        raise NoAnswer(server, what, limit) from None
+
+
+def _command_line_advice(message: str) -> str:
+    """A library message about a timeout with its advice for programs (a ``Client``
+    argument) replaced by the option a person passes."""
+    return message.replace("raise Client(connect_timeout_seconds=...)", WAIT_LONGER).replace(
+        "Raise the timeout if the operation is expected to take longer.",
+        f"If it is expected to take longer, {WAIT_LONGER}.",
+    )
+
+
 def failure(
     target: Target, exc: BaseException, declared: ClientCapabilities | None = None
 ) -> CommandFailed:
@@ -156,13 +201,16 @@ def failure(
             f"cannot log in to {target.name} ({target.describe()}): {why}",
             ExitCode.AUTHORIZATION,
         )
+    if isinstance(exc, NoAnswer):
+        return CommandFailed(str(exc), ExitCode.CONNECTION)
     if isinstance(exc, ConnectionClosedError | OSError):
         return CommandFailed(
             f"cannot talk to {target.name} ({target.describe()}): {exc}", ExitCode.CONNECTION
         )
     if isinstance(exc, RequestTimeoutError):  # not a refusal: no answer came
         return CommandFailed(
-            f"{target.name} did not answer in time ({target.describe()}): {exc}",
+            f"{target.name} did not answer in time ({target.describe()}): "
+            f"{_command_line_advice(str(exc))}",
             ExitCode.CONNECTION,
         )
     if isinstance(exc, InvalidServerResultError):  # an answer, but not MCP: nothing refused
@@ -174,7 +222,11 @@ def failure(
             # program's author which callback to pass; these say what a user can do.
             return CommandFailed(f"{target.name} {_UNDECLARED_SAMPLING[wanting]}", ExitCode.REFUSED)
     if isinstance(exc, MCPError):
-        return CommandFailed(f"{target.name} refused: {exc} (error {exc.code})", ExitCode.REFUSED)
+        # Servers built on the TypeScript SDK put the code in the message already.
+        message = str(exc).removeprefix(f"MCP error {exc.code}: ")
+        return CommandFailed(
+            f"{target.name} refused: {message} (error {exc.code})", ExitCode.REFUSED
+        )
     return CommandFailed(
         f"cannot talk to {target.name} ({target.describe()}): {type(exc).__name__}: {exc}",
         ExitCode.CONNECTION,
@@ -245,7 +297,8 @@ def one_shot_responder(
 
 
 ArgumentsAsker = Callable[[Tool], Awaitable[dict[str, Any] | None]]
-"""Asks a person a tool's arguments (``None``: they declined)."""
+"""Asks a person a tool's arguments (``None``: they declined; ``ArgumentsCancelled``:
+they cancelled)."""
 
 
 async def call(
@@ -263,7 +316,9 @@ async def call(
     tool: str = args.tool
     try:
         async with make_client(target, responder, args.timeout, args.log_level) as client:
-            listed = await _listed_tool(client, tool)
+            listed = await answered_within(
+                args.timeout, target.name, "tools/list", lambda: _listed_tool(client, tool)
+            )
             if args.arguments or listed is None:
                 schema = listed.input_schema if listed is not None else None
                 arguments = parse_arguments(args.arguments, schema)
@@ -275,6 +330,8 @@ async def call(
         raise
     except ArgumentsError as exc:
         raise CommandFailed(str(exc), ExitCode.USAGE) from exc
+    except ArgumentsCancelled:
+        raise CommandFailed(f"{tool} was not called: cancelled.", ExitCode.INTERRUPTED) from None
     except Exception as exc:
         raise failure(target, exc, responder.capabilities()) from exc
     with printing(out, "The tool was called, but its result"):
@@ -374,10 +431,18 @@ class ProgressBar:
             self.bar.stop()
 
 
-async def listing(
-    client: Client,
-) -> tuple[list[Tool], list[Resource], list[ResourceTemplate], list[Prompt]]:
-    """Everything a server offers (each kind only if the server declares it)."""
+Listing = tuple[list[Tool], list[Resource], list[ResourceTemplate], list[Prompt]]
+
+
+async def listing(client: Client, server: str, seconds: float | None) -> Listing:
+    """Everything a server offers (each kind only if the server declares it); given up
+    after ``seconds`` (see ``answered_within``)."""
+    return await answered_within(
+        seconds, server, "its listing (tools, resources, prompts)", lambda: _listing(client)
+    )
+
+
+async def _listing(client: Client) -> Listing:
     caps = client.server_capabilities
     tools = await client.list_all_tools() if caps.tools is not None else []
     resources: list[Resource] = []
@@ -390,11 +455,16 @@ async def listing(
 
 
 async def list_command(
-    target: Target, *, responder: Responder, as_json: bool, out: Console
+    target: Target,
+    *,
+    responder: Responder,
+    as_json: bool,
+    out: Console,
+    timeout: float | None = None,
 ) -> ExitCode:
     try:
-        async with make_client(target, responder, None) as client:
-            tools, resources, templates, prompts = await listing(client)
+        async with make_client(target, responder, timeout) as client:
+            tools, resources, templates, prompts = await listing(client, target.name, timeout)
     except Exception as exc:
         raise failure(target, exc) from exc
     with printing(out, "The listing"):

@@ -95,7 +95,24 @@ def resource_text(contents: ResourceContents) -> str:
         mime = f", {contents.mime_type}" if contents.mime_type else ""
         return f"[resource {contents.uri}{mime}, contents of a kind not shown]"
     mime = contents.mime_type or "application/octet-stream"
+    if (text := _blob_as_text(contents.blob, mime)) is not None:
+        return text
     return f"[resource {contents.uri}, {mime}, {size_text(contents.blob)}]"
+
+
+_TEXT_TYPES = ("application/json", "application/xml", "application/yaml")
+
+
+def _blob_as_text(blob: str, mime: str) -> str | None:
+    """A blob whose type says it is text (``text/plain``, JSON), decoded to show it;
+    ``None`` if the type says otherwise or it is not UTF-8."""
+    kind = mime.partition(";")[0].strip().lower()
+    if not (kind.startswith("text/") or kind in _TEXT_TYPES or kind.endswith("+json")):
+        return None
+    try:
+        return base64.b64decode(blob, validate=False).decode()
+    except (binascii.Error, ValueError):
+        return None
 
 
 def pretty_json(value: Any) -> str:
@@ -194,10 +211,12 @@ def print_listing(
     if "tools" in show:
         sections.append(("tools", [(t.name, _first_line(t.description)) for t in tools]))
     if "resources" in show:
-        rows = [
-            (r.uri, r.name if r.name != r.uri else _first_line(r.description)) for r in resources
+        rows = [(r.uri, _first_line(r.description) or _other(r.name, r.uri)) for r in resources]
+        # A template is read with its {placeholders} filled in, never as it is written.
+        rows += [
+            (t.uri_template, f"(template) {_first_line(t.description) or _other(t.name, '')}")
+            for t in templates
         ]
-        rows += [(t.uri_template, t.name) for t in templates]
         sections.append(("resources", rows))
     if "prompts" in show:
         sections.append(("prompts", [(p.name, _first_line(p.description)) for p in prompts]))
@@ -222,4 +241,13 @@ def print_listing(
 
 
 def _first_line(text: str | None) -> str:
-    return (text or "").strip().splitlines()[0] if (text or "").strip() else ""
+    """The first line of a description, ending in "…" when more lines follow."""
+    lines = (text or "").strip().splitlines()
+    if not lines:
+        return ""
+    return lines[0].rstrip() + (" …" if len(lines) > 1 else "")
+
+
+def _other(name: str, uri: str) -> str:
+    """A resource's name, when it says more than its URI."""
+    return name if name != uri else ""

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
-from answerback.cli._interface import redacted
+from answerback.cli._interface import is_interpreter, redacted
 from answerback.cli._json_file import UnreadableFile, read_json
 from answerback.transports import StdioServer
 from answerback.transports.http._client import checked_headers, parsed_endpoint
@@ -31,7 +31,6 @@ Claude Code's and Copilot's project file, Cursor's, VS Code's (whose key is ``se
 
 _GENERIC_ENTRIES = {"index", "main", "__main__", "cli", "server"}
 _BUILD_DIRS = {"dist", "build", "lib", "src", "bin", "out"}
-_INTERPRETERS = {"python", "python3", "node", "npx", "uv", "uvx", "deno", "bun", "pipx"}
 _HTTP = ("http://", "https://")
 _HTTP_TYPES = ("http", "streamable-http", "streamableHttp")
 """How hosts' config files spell streamable HTTP in an entry's ``"type"``."""
@@ -76,8 +75,10 @@ class Target:
         return StdioServer(self.command[0], self.command[1:], env=self.env, cwd=self.cwd, **extra)
 
 
-def load_config(path: Path) -> dict[str, Target]:
-    """The servers of a config file, by name (``mcpServers``, or VS Code's ``servers``)."""
+def load_config(path: Path) -> dict[str, object]:
+    """The entries of a config file, by name (``mcpServers``, or VS Code's ``servers``),
+    as written: each is checked when used (``config_entry``), so that an entry this
+    answerback cannot use (an SSE server, a typo) leaves the others usable."""
     try:
         data = read_json(path, "the config file")
     except UnreadableFile as exc:
@@ -91,12 +92,11 @@ def load_config(path: Path) -> dict[str, Target]:
             f"The config file {path} has no server table: it must be a JSON object with "
             '"mcpServers": {"name": {"command": ..., "args": [...]} or {"url": ...}}.'
         )
-    return {
-        name: _entry(path, name, entry) for name, entry in cast(dict[str, object], servers).items()
-    }
+    return dict(cast(dict[str, object], servers))
 
 
-def _entry(path: Path, name: str, entry: object) -> Target:
+def config_entry(path: Path, name: str, entry: object) -> Target:
+    """The server of one config entry; ``TargetError`` naming the entry and what to fix."""
     where = f"server {name!r} in {path}"
     if not isinstance(entry, dict):
         raise TargetError(f"The {where} must be a JSON object with a command or a url.")
@@ -185,11 +185,26 @@ def _http_entry(name: str, where: str, url: object, headers: object) -> Target:
             "must be a string starting with http:// or https://."
         )
     _usable(url, f'The {where} has a "url" that cannot be used. ')
+    sent = _strings(headers, where, "headers")
     try:
-        checked = checked_headers(_strings(headers, where, "headers"))
+        checked = checked_headers(sent)
     except ValueError as exc:
-        raise TargetError(f"The {where} has a header HTTP cannot send. {exc}") from None
+        unsendable = next((n for n, v in sent.items() if not _sendable(v)), None)
+        if unsendable is None:
+            raise TargetError(f"The {where} has a header HTTP cannot send. {exc}") from None
+        raise TargetError(
+            f"The {where} has a header HTTP cannot send. The value of the header "
+            f"{unsendable!r} holds a character HTTP headers cannot carry (only printable "
+            "ASCII, spaces and tabs): write it in the file percent-encoded, as the server "
+            'expects (an "é" as %C3%A9), or leave the header out.'
+        ) from None
     return Target(name=name, url=url, headers=checked)
+
+
+def _sendable(value: str) -> bool:
+    """Whether a header value holds only what HTTP carries: printable ASCII, spaces and
+    tabs."""
+    return all(" " <= char <= "~" or char == "\t" for char in value)
 
 
 def _usable(url: str, context: str = "") -> str:
@@ -243,7 +258,7 @@ def find_config(explicit: str | None) -> Path | None:
 def resolve(texts: list[str], config: str | None = None) -> list[Target]:
     """Every target the person typed, with distinct display names."""
     config_path = find_config(config)
-    configured: dict[str, Target] | None = None
+    configured: dict[str, object] | None = None
     targets: list[Target] = []
     for text in texts:
         if not text.strip():
@@ -262,7 +277,8 @@ def resolve(texts: list[str], config: str | None = None) -> list[Target]:
             if configured is None:
                 configured = load_config(config_path)
             if text in configured:
-                targets.append(_in_cwd(configured[text], f"server {text!r} in {config_path}"))
+                target = config_entry(config_path, text, configured[text])
+                targets.append(_in_cwd(target, f"server {text!r} in {config_path}"))
                 continue
             if config is not None:
                 known = ", ".join(sorted(configured)) or "none"
@@ -274,8 +290,33 @@ def resolve(texts: list[str], config: str | None = None) -> list[Target]:
                 f"{text!r} is not a target: URLs must be http:// or https://; anything "
                 "else is run as a command line."
             )
+        if (meant := _meant_url(text)) is not None:
+            raise TargetError(
+                f"{text!r} is not a target: did you mean {meant}? (A URL starts with "
+                "http:// or https://; anything else is run as a command line.)"
+            )
+        if len(words) == 1 and is_interpreter(Path(words[0]).name):
+            raise TargetError(
+                f"{text!r} on its own starts an interpreter, not a server: give the server's "
+                f'script with it, in quotes: "{words[0]} server.py".'
+            )
         targets.append(Target(name=_command_name(words), command=_runnable(words)))
     return _distinct(targets)
+
+
+_URL_TYPO = re.compile(r"(?i)(https?):/*(?!//)(?P<rest>[^/\s].*)")
+_HOST_PORT = re.compile(r"(?P<host>localhost|\d{1,3}(\.\d{1,3}){3}|\[[0-9a-fA-F:]+\]):\d+(/\S*)?")
+
+
+def _meant_url(text: str) -> str | None:
+    """The URL a target that cannot be a command line most likely means: one with a
+    slash too few (``http:/host``, ``http:host``), or a host and port alone
+    (``localhost:8000``); ``None`` for anything else."""
+    if (typo := _URL_TYPO.fullmatch(text)) is not None:
+        return f"{typo[1].lower()}://{typo['rest']}"
+    if _HOST_PORT.fullmatch(text) is not None:
+        return f"http://{text}" if "/" in text else f"http://{text}/mcp"
+    return None
 
 
 def _runnable(words: list[str]) -> list[str]:
@@ -305,7 +346,7 @@ def _command_name(words: list[str]) -> str:
     rest = words[1:]
     if program == "answerback" and rest[:1] == ["run"]:
         rest = [word.partition(":")[0] for word in rest[1:]]
-    elif not (program.removesuffix(".exe") in _INTERPRETERS or program.startswith("python")):
+    elif not (is_interpreter(program) or program.startswith("python")):
         rest = []
     for word in rest:
         if not word.startswith("-"):

@@ -242,9 +242,11 @@ def _absolute(path: str | os.PathLike[str]) -> Path:
 def _directory(path: str | os.PathLike[str]) -> Path:
     resolved = _resolved(path)
     if not resolved.is_dir():
-        why = "it is a file" if resolved.exists() else "it does not exist"
+        if resolved.exists():
+            why, fix = "it is a file", f"Grant the directory that holds it, {resolved.parent}."
+        else:
+            why, fix = "it does not exist", "Create it first, or grant the directory that holds it."
         raise ValueError(
-            f"{path} is not a directory ({why}): a root must be an existing directory. "
-            "Create it first, or grant the directory that holds it."
+            f"{path} is not a directory ({why}): a root must be an existing directory. {fix}"
         )
     return resolved

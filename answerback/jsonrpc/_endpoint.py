@@ -59,6 +59,7 @@ from answerback.types._errors import (
     ErrorData,
     MCPError,
     RequestTimeoutError,
+    local_failure,
 )
 
 logger = logging.getLogger("answerback.jsonrpc")
@@ -78,18 +79,18 @@ _BATCH = 64
 handlers in one loop turn, few enough that a flooded reader still lets others run."""
 
 
-class _TransportRefusal:
+class _LocalFailure:
     __slots__ = ()
 
     def __repr__(self) -> str:
-        return "TRANSPORT_REFUSAL"
+        return "LOCAL_FAILURE"
 
 
-TRANSPORT_REFUSAL: Any = _TransportRefusal()
-"""The ``transport_context`` of an error answer the peer gave at the transport level,
-refusing the request while the connection stays fine (a JSON-RPC error in an HTTP 400
-response). Its -32000, which SDKs use for many things ("Bad Request: ..."), is then a
-plain ``MCPError``, not a ``ConnectionClosedError``."""
+LOCAL_FAILURE: Any = _LocalFailure()
+"""The ``transport_context`` of an error answer a transport made up for our own request,
+which it could not deliver or whose answer it could not get (HTTP failed, the session
+expired, authorization failed): its -32000 raises ``ConnectionClosedError`` (or
+``AuthorizationError``), not the plain ``MCPError`` of a -32000 the peer sent."""
 
 
 def error_from_exception(exc: BaseException, *, redact: bool = False) -> ErrorData:
@@ -203,21 +204,22 @@ class _Pending:
     the library (one per request) and the event's backend lookups cost more than the rest.
     """
 
-    __slots__ = ("answered", "last_activity", "method", "on_progress", "refused", "response")
+    __slots__ = ("answered", "last_activity", "local", "method", "on_progress", "response")
 
     def __init__(self, method: str, on_progress: ProgressCallback | None, answered: Waiter) -> None:
         self.method = method
         self.on_progress = on_progress
         self.answered = answered
         self.response: JSONObject | None = None
-        self.refused = False
-        """The answer was a transport-level refusal (see ``TRANSPORT_REFUSAL``)."""
+        self.local = False
+        """This side made the answer up: the connection ended or the transport failed
+        (see ``LOCAL_FAILURE``); else the peer sent it."""
         self.last_activity = time.monotonic()
 
-    def resolve(self, response: JSONObject, *, refused: bool = False) -> None:
+    def resolve(self, response: JSONObject, *, local: bool = False) -> None:
         if self.response is None:
             self.response = response
-            self.refused = refused
+            self.local = local
             if not self.answered.done():
                 self.answered.set_result(None)
 
@@ -428,8 +430,8 @@ class Endpoint:
         assert response is not None
         if "error" in response:
             error = _parse_error(response["error"])
-            if pending.refused and error.code == CONNECTION_CLOSED:
-                raise MCPError(error.code, error.message, error.data)
+            if pending.local and error.code == CONNECTION_CLOSED:
+                raise local_failure(error)
             raise MCPError.from_error_data(error)
         result = as_object(response.get("result"))
         if result is None:
@@ -577,7 +579,7 @@ class Endpoint:
             return
         if method is None:
             if "result" in message or "error" in message:
-                self._resolve(message, refused=envelope.transport_context is TRANSPORT_REFUSAL)
+                self._resolve(message, local=envelope.transport_context is LOCAL_FAILURE)
             else:
                 await self._invalid(request_id, "no method, result or error")
             return
@@ -624,7 +626,7 @@ class Endpoint:
         if method is None:
             if "result" not in message and "error" not in message:
                 return False
-            self._resolve(message, refused=envelope.transport_context is TRANSPORT_REFUSAL)
+            self._resolve(message, local=envelope.transport_context is LOCAL_FAILURE)
             return True
         raw_params: object = message.get("params")
         params = as_object(raw_params)
@@ -701,7 +703,7 @@ class Endpoint:
     async def _invalid(self, request_id: RequestId | None, why: str) -> None:
         await self._send_error(request_id, INVALID_REQUEST, f"Invalid request: {why}.")
 
-    def _resolve(self, message: JSONObject, *, refused: bool) -> None:
+    def _resolve(self, message: JSONObject, *, local: bool) -> None:
         request_id = as_request_id(message.get("id"))
         pending = self._pending.get(request_id) if request_id is not None else None
         if pending is None:
@@ -726,7 +728,7 @@ class Endpoint:
                     error.get("message"),
                 )
             return
-        pending.resolve(message, refused=refused)
+        pending.resolve(message, local=local)
 
     def _fail_unread(self, error: ErrorData) -> None:
         """The peer answered a message of ours it could not read (a parse error, an
@@ -871,7 +873,7 @@ class Endpoint:
                 "code": CONNECTION_CLOSED,
                 "message": f"Connection closed before {pending.method!r} was answered: {reason}.",
             }
-            pending.resolve({"error": error})
+            pending.resolve({"error": error}, local=True)
 
 
 _FATAL = (KeyboardInterrupt, SystemExit)

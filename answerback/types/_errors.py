@@ -34,6 +34,10 @@ bytes): wait for answers, then send again. answerback's own code, from JSON-RPC'
 for implementations (MCP defines none); a client does not mistake it for an older server."""
 AUTHORIZATION_FAILED = "authorization_failed"
 """The ``reason`` in a -32000 error's data when the request could not be authorized."""
+SERVER_CLOSED = "server_closed"
+"""The ``reason`` in a -32000 error's data when the server answers a request it will not
+finish because it is closing the session or stopping: the peer saying the connection is
+ending, so the client raises ``ConnectionClosedError`` as for one it saw end."""
 
 
 PROBLEMS_SHOWN = 3
@@ -89,13 +93,18 @@ class MCPError(Exception):
 
     @classmethod
     def from_error_data(cls, error: ErrorData) -> MCPError:
-        """The most specific ``MCPError`` subclass for a received error."""
+        """The most specific ``MCPError`` subclass for an error the peer sent.
+
+        A peer's -32000 or -32001 is a plain ``MCPError``: JSON-RPC leaves -32000 to
+        -32099 to servers for their own errors ("database unavailable"), so an answer
+        with one came from a peer that is up. ``ConnectionClosedError`` and
+        ``RequestTimeoutError`` say what this side saw (see ``local_failure``), or, for
+        a -32000 whose data gives the reason ``SERVER_CLOSED``, that the peer is ending
+        the connection.
+        """
         subclass = _BY_CODE.get(error.code, MCPError)
-        if (
-            subclass is ConnectionClosedError
-            and _member(error.data, "reason") == AUTHORIZATION_FAILED
-        ):
-            subclass = AuthorizationError
+        if error.code == CONNECTION_CLOSED and _member(error.data, "reason") == SERVER_CLOSED:
+            subclass = ConnectionClosedError
         return subclass.__new__(subclass)._init(error.code, error.message, error.data)
 
     def _init(self, code: int, message: str, data: Any) -> MCPError:
@@ -110,16 +119,17 @@ class MCPError(Exception):
 
 
 class RequestTimeoutError(MCPError):
-    """No answer arrived within the request's timeout; the request was cancelled."""
+    """No answer arrived within the request's timeout; the request was cancelled.
+    Raised only for this side's own timeout: a peer's -32001 is a plain ``MCPError``."""
 
     def __init__(self, message: str, data: Any = None) -> None:
         super().__init__(REQUEST_TIMEOUT, message, data)
 
 
 class ConnectionClosedError(MCPError):
-    """The connection ended before the answer arrived (-32000). A peer's -32000 that
-    refuses one request over a connection that stays fine (an HTTP 400 "Bad Request")
-    is a plain ``MCPError`` instead."""
+    """The connection ended, or the transport could not deliver the request or its
+    answer, before the answer arrived (-32000). Raised for what this side saw, never for
+    an error the peer sent: a peer's -32000 is a plain ``MCPError``."""
 
     def __init__(self, message: str, data: Any = None) -> None:
         super().__init__(CONNECTION_CLOSED, message, data)
@@ -143,6 +153,20 @@ class AuthorizationError(ConnectionClosedError):
         """The OAuth error code the authorization server sent, or ``None``."""
         value = _member(self.data, "oauthError")
         return value if isinstance(value, str) else None
+
+
+def local_failure(error: ErrorData) -> ConnectionClosedError:
+    """The exception for an error answer this side made up for its own request (the
+    connection ended, or the transport could not deliver it): ``AuthorizationError`` if
+    its data says authorization failed, else ``ConnectionClosedError``."""
+    subclass = (
+        AuthorizationError
+        if _member(error.data, "reason") == AUTHORIZATION_FAILED
+        else ConnectionClosedError
+    )
+    failure = subclass.__new__(subclass)
+    MCPError.__init__(failure, error.code, error.message, error.data)
+    return failure
 
 
 def _member(data: Any, name: str) -> object:
@@ -307,8 +331,6 @@ class UnsupportedProtocolVersionError(MCPError):
 
 
 _BY_CODE: dict[int, type[MCPError]] = {
-    REQUEST_TIMEOUT: RequestTimeoutError,
-    CONNECTION_CLOSED: ConnectionClosedError,
     METHOD_NOT_FOUND: MethodNotFoundError,
     INVALID_PARAMS: InvalidParamsError,
     URL_ELICITATION_REQUIRED: URLElicitationRequiredError,

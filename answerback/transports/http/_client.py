@@ -46,8 +46,8 @@ from answerback.jsonrpc._backend import Backend, current_backend
 from answerback.jsonrpc._channel import ChannelReceiver, ChannelSender, open_channel
 from answerback.jsonrpc._endpoint import (
     CANCELLED,
+    LOCAL_FAILURE,
     REQUESTS_IN_FLIGHT,
-    TRANSPORT_REFUSAL,
     as_object,
     as_request_id,
 )
@@ -699,12 +699,9 @@ class StreamableHTTPTransport:
                 await self._fail(incoming, request_id, reason, _refusal_data(response))
                 return True
             self._note_version(answer)
-            # A 4xx answer refuses this request; the connection itself is fine.
-            refused = 400 <= response.status_code < 500
-            context = TRANSPORT_REFUSAL if refused else None
             with contextlib.suppress(anyio.ClosedResourceError, anyio.BrokenResourceError):
                 # Closed: the connection is ending, and nobody waits for the answer.
-                incoming.send_nowait(Envelope(answer, transport_context=context))
+                incoming.send_nowait(Envelope(answer))
             if opens_session:
                 tg.start_soon(self._listen_standalone, lanes, incoming)
             return True
@@ -1088,7 +1085,8 @@ class StreamableHTTPTransport:
         error: JSONObject = {"code": CONNECTION_CLOSED, "message": message}
         if data is not None:
             error["data"] = data
-        await incoming.send(Envelope({"jsonrpc": "2.0", "id": request_id, "error": error}))
+        answer: JSONObject = {"jsonrpc": "2.0", "id": request_id, "error": error}
+        await incoming.send(Envelope(answer, transport_context=LOCAL_FAILURE))
 
     async def _terminate(self, lanes: _Lanes) -> None:
         """End the session on the server (DELETE); a server may refuse with 405."""

@@ -40,7 +40,7 @@ from answerback.transports.http._event_store import (
 )
 from answerback.transports.http._serving import UNSENT_EVENTS_HELD, crowded, outgoing, until_read
 from answerback.transports.http._state import StateUnavailable
-from answerback.types._errors import CONNECTION_CLOSED
+from answerback.types._errors import CONNECTION_CLOSED, SERVER_CLOSED
 
 logger = logging.getLogger("answerback.http")
 
@@ -258,7 +258,11 @@ class LegacySession:
             try:
                 for stream in list(self.streams.values()):
                     if stream.request_id is not None and not stream.done:
-                        error = {"code": CONNECTION_CLOSED, "message": f"Server closed: {reason}."}
+                        error = {
+                            "code": CONNECTION_CLOSED,
+                            "message": f"Server closed: {reason}.",
+                            "data": {"reason": SERVER_CLOSED},
+                        }
                         answer = {"jsonrpc": "2.0", "id": stream.request_id, "error": error}
                         await self.deliver_answer(stream, encode(answer), answer)
             finally:

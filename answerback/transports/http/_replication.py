@@ -26,7 +26,7 @@ from answerback.transports.http._message_bus import CallOwner, Forwarded
 from answerback.transports.http._question_ids import QuestionIds
 from answerback.transports.http._serving import error_response
 from answerback.transports.http._state import ServerState, StateUnavailable
-from answerback.types._errors import CONNECTION_CLOSED, INVALID_REQUEST
+from answerback.types._errors import CONNECTION_CLOSED, INVALID_REQUEST, SERVER_CLOSED
 
 if TYPE_CHECKING:
     from answerback.transports.http._legacy_session import LegacySession
@@ -165,6 +165,7 @@ class Replication:
                 "Server closed: the server process handling this request stopped before "
                 "answering it. Send the request again."
             ),
+            "data": {"reason": SERVER_CLOSED},
         }
         answer: JSONObject = {"jsonrpc": "2.0", "id": call.request_id, "error": error}
         await self.state.events.store_event(stream_key, encode(answer))

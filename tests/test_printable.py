@@ -7,7 +7,9 @@ import unicodedata
 
 import pytest
 
+from answerback.cli._render import result_text
 from answerback.interact import clean
+from answerback.types import CallToolResult, TextContent
 
 
 @pytest.mark.parametrize(
@@ -75,6 +77,16 @@ def test_a_joiner_that_joins_nothing_is_written_out(sent: str, shown: str) -> No
 
 def test_text_that_must_stay_on_one_line_has_every_line_break_written_out() -> None:
     assert clean("a\nb\u2028c\u2029d\te", newlines=False) == "a\\x0ab\\u2028c\\u2029d\te"
+    assert clean("a\r\nb", newlines=False) == "a\\x0d\\x0ab"
+
+
+def test_a_crlf_line_end_is_a_line_end_and_a_lone_carriage_return_is_written_out() -> None:
+    """A server on Windows ends its lines with CRLF: each line showed ``\\x0d`` at its
+    end. A carriage return on its own would still draw over its line."""
+    assert clean("line1\r\nline2\r\n") == "line1\nline2\n"
+    assert clean("line2\rover\r\n") == "line2\\x0dover\n"
+    result = CallToolResult(content=[TextContent(text="one\r\ntwo\rthree")])
+    assert result_text(result) == "one\ntwo\\x0dthree"
 
 
 def test_no_invisible_format_character_is_left_as_it_is() -> None:

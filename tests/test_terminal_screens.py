@@ -12,6 +12,7 @@ for ``LinePresenter``, which runs on both.
 
 from __future__ import annotations
 
+import contextlib
 import io
 import json
 import os
@@ -24,6 +25,7 @@ from typing import Any, Literal, TypeVar
 import anyio
 import pytest
 from prompt_toolkit.application import Application, create_app_session, get_app_session
+from prompt_toolkit.data_structures import Size
 from prompt_toolkit.formatted_text import to_formatted_text
 from prompt_toolkit.input import PipeInput, create_pipe_input
 from prompt_toolkit.layout import FormattedTextControl, Window
@@ -32,7 +34,7 @@ from prompt_toolkit.layout.screen import Screen, WritePosition
 from prompt_toolkit.output import DummyOutput
 from pydantic import BaseModel
 from rich.console import Console
-from support import PATIENCE_SECONDS, ReportingEventLoop
+from support import PATIENCE_SECONDS, ReportingEventLoop, load_module
 
 from answerback import Client, MCPError
 from answerback.forms import AnswerError, FieldError, Form, parse_form
@@ -108,9 +110,10 @@ def anyio_backend() -> tuple[str, dict[str, Any]]:
     return ASYNCIO
 
 
-def snapshot(app: Application[Any], width: int = 80, height: int | None = None) -> str:
-    """The text ``app`` shows now, as an ``width``-column terminal would show it, in
-    ``height`` rows (by default, as many as it asks for)."""
+def snapshot(app: Application[Any], width: int | None = None, height: int | None = None) -> str:
+    """The text ``app`` shows now, as an ``width``-column terminal (by default, its own)
+    would show it, in ``height`` rows (by default, as many as it asks for)."""
+    width = width or app.output.get_size().columns
     container = app.layout.container
     height = height or container.preferred_height(width, 200).preferred
     screen = Screen()
@@ -156,10 +159,22 @@ class Driven:
         return await self.shows(then)
 
 
+class SizedOutput(DummyOutput):
+    """A pretend terminal's output, ``columns`` wide and 40 rows tall."""
+
+    def __init__(self, columns: int) -> None:
+        self.columns = columns
+
+    def get_size(self) -> Size:
+        return Size(rows=40, columns=self.columns)
+
+
 @contextmanager
-def terminal() -> Generator[PipeInput]:
-    """A pretend terminal for the applications made inside: keys from a pipe, 80x40."""
-    with create_pipe_input() as pipe, create_app_session(input=pipe, output=DummyOutput()):
+def terminal(columns: int = 80) -> Generator[PipeInput]:
+    """A pretend terminal for the applications made inside: keys from a pipe, 80x40
+    (or ``columns`` wide)."""
+    output = SizedOutput(columns)
+    with create_pipe_input() as pipe, create_app_session(input=pipe, output=output):
         yield pipe
 
 
@@ -1274,3 +1289,223 @@ def documented() -> dict[str, str]:
 )
 async def test_the_docs_show_the_screens_as_drawn(shot: Shot) -> None:
     assert documented().get(shot) == await rendered(shot)
+
+
+# -- one-line fields, narrow terminals, what is said around a screen -----------------
+
+PASTE_START, PASTE_END = "\x1b[200~", "\x1b[201~"
+
+
+def pasted(text: str) -> str:
+    """``text`` as a terminal sends a paste (bracketed paste)."""
+    return PASTE_START + text + PASTE_END
+
+
+async def test_a_paste_of_several_lines_shows_one_line() -> None:
+    """A one-line field showed only the last line of a paste, its ``>`` gone, yet sent
+    all three: now the lines are joined by spaces and shown so, with anything a
+    terminal would hide written out, as on every screen."""
+    with terminal():
+        screen = FormScreen(booking(), title="Form", message="Book", server="library")
+        async with running(screen.application, screen.run) as driven:
+            shown = await driven.type(pasted("Ada\nLovelace\r\nthird\tline\u200b"), then="third")
+            driven.pipe.send_text(CTRL_C)
+    assert "  > Ada Lovelace third line\\u200b\n" in shown
+
+
+async def test_every_one_line_field_keeps_a_pasted_answer_to_one_line() -> None:
+    """Text, email, number: each sends what it shows after a paste of several lines."""
+    with terminal():
+        screen = FormScreen(booking(), title="Form", message="Book", server="library")
+        keys = (
+            pasted("Ada\nLovelace")
+            + TAB
+            + pasted("ada@example.com\n")
+            + TAB
+            + "\x08"  # the prefilled 2 erased
+            + pasted("\n3\n")
+            + TAB
+            + " "
+            + CTRL_S
+        )
+        answer = await outcome(screen.application, keys, screen.run)
+    assert answer == {
+        "name": "Ada Lovelace",
+        "email": "ada@example.com",
+        "guests": 3,
+        "seating": "inside",
+        "reminder": True,
+    }
+
+
+async def test_text_wider_than_the_terminal_wraps_under_its_marker() -> None:
+    """Text longer than a row once scrolled sideways, its start and ``>`` out of sight."""
+    with terminal(columns=40):
+        screen = FormScreen(booking(), title="Form", message="Book", server="library")
+        async with running(screen.application, screen.run) as driven:
+            shown = await driven.type("a" * 50 + "Z", then="Z")
+            driven.pipe.send_text(CTRL_C)
+    rows = shown.splitlines()
+    at = rows.index("  > " + "a" * 36)
+    assert rows[at + 1] == "    " + "a" * 14 + "Z"
+
+
+@pytest.mark.parametrize("anyio_backend", BOTH)
+async def test_line_mode_says_what_it_reads_when_a_line_holds_what_does_not_show() -> None:
+    """Line mode takes one line per answer; a tab or a hidden character in it is read
+    as the full screen shows it, and said before the answer is sent."""
+    out = io.StringIO()
+    typed = lines("Ada\u200b\tL", "ada@example.com", "", "1", "", "", "a")
+    answered = json.loads(await call(LinePresenter(input=typed, output=out), "book"))
+    assert answered["content"]["name"] == "Ada\\u200b L"
+    assert "  (read as: Ada\\u200b L)\n" in out.getvalue()
+    assert "\u200b" not in out.getvalue()
+
+
+async def test_a_narrow_terminal_wraps_the_foot_lines_between_keys() -> None:
+    """At 50 columns the keys line was cut ("Ctrl-D decl"), hiding Esc: it wraps now,
+    never inside a key's words, and so does the server keys' line."""
+    keys = ServerKeys("terminal_server", lambda: None, lambda: None)
+    with terminal(columns=50):
+        screen = FormScreen(
+            booking(), title="Form", message="Book", server="library", server_keys=keys
+        )
+        async with running(screen.application, screen.run) as driven:
+            shown = await driven.shows("Ctrl-Q")
+            driven.pipe.send_text(CTRL_C)
+    assert shown.splitlines()[-4:] == [
+        "Tab next  Space choose  Ctrl-S accept",
+        "Ctrl-D decline  Esc cancel   * required",
+        "Ctrl-X cancel all from terminal_server",
+        "Ctrl-Q mute terminal_server",
+    ]
+
+
+async def test_a_models_failure_is_shown_whole() -> None:
+    """The reason a model failed was cut to one row (".../v1/cha"): it wraps now."""
+
+    async def failing(params: CreateMessageRequestParams) -> CreateMessageResult:
+        raise RuntimeError(
+            "The OpenAI-compatible endpoint at http://127.0.0.1:1/v1/chat/completions "
+            "could not be reached: [Errno 111] Connection refused"
+        )
+
+    with terminal():
+        sampling = SamplingScreen(sampling_request(), server="everything", sampler=failing)
+        async with running(sampling.application, sampling.run) as driven:
+            shown = await driven.type("a", then="deny.")
+            driven.pipe.send_text(CTRL_C)
+    said = " ".join(row for row in shown.splitlines() if not row.startswith(("│", "╭", "╰")))
+    assert (
+        "The model failed: The OpenAI-compatible endpoint at "
+        "http://127.0.0.1:1/v1/chat/completions could not be reached: [Errno 111] "
+        "Connection refused. Type a reply, or deny."
+    ) in said
+
+
+async def test_ctrl_x_is_said_before_the_server_hears_of_it() -> None:
+    """The line saying what Ctrl-X did came after the call's result, which the server
+    sends once it hears: it is written before the broker is told now."""
+    rich, out = console()
+    said_by_then: list[str] = []
+
+    class Controls:
+        def cancel_all(self, server: str) -> int:
+            said_by_then.append(out.getvalue())
+            screen.application.exit(result="cancel")
+            return 1
+
+        def mute(self, server: str) -> None:
+            raise AssertionError("not pressed")
+
+    presenter = TerminalPresenter(console=rich)
+    presenter.controls = Controls()
+    keys = presenter._server_keys("library")  # pyright: ignore[reportPrivateUsage]
+    with terminal():
+        screen = FormScreen(booking(), title="Form", message="Book", server_keys=keys)
+        assert await outcome(screen.application, CTRL_X, screen.run) == "cancel"
+    assert said_by_then == ["library: cancelled everything it asked\n"]
+
+
+RISKY = "https://accounts.google.com.evil-login.net/signin"
+
+
+async def test_a_risky_link_no_browser_opened_is_warned_of_again() -> None:
+    """The line that says to open a link by hand repeats the card's verdict."""
+    rich, out = console()
+    presenter = TerminalPresenter(opener=recorder([], works=False), console=rich)
+    with terminal() as pipe:
+        pipe.send_text("oy")
+        assert await call(presenter, "sign_in", {"url": RISKY}) == "cancel"
+    said = out.getvalue().replace("\n", " ")
+    assert said.startswith(
+        "library: no browser could be opened; it was judged HIGH RISK: The site is "
+        "evil-login.net: the 'accounts.google.com' in front of it"
+    )
+    assert said.rstrip().endswith(f"If you still want it, open {RISKY} yourself")
+
+
+@pytest.mark.parametrize("anyio_backend", BOTH)
+async def test_line_mode_warns_again_of_a_risky_link_no_browser_opened() -> None:
+    out = io.StringIO()
+    presenter = LinePresenter(input=lines("o", "yes"), output=out, opener=recorder([], False))
+    assert await call(presenter, "sign_in", {"url": RISKY}) == "cancel"
+    assert "No browser could be opened; it was judged HIGH RISK: The site" in out.getvalue()
+    assert f"If you still want it, open {RISKY} yourself." in out.getvalue()
+
+
+# -- the screens docs/cli.md shows ---------------------------------------------------
+
+CLI_DOCS = Path(__file__).parent.parent / "docs" / "cli.md"
+TEAROOM = Path(__file__).parent / "servers" / "terminal_server.py"
+CliShot = Literal["cli-form", "cli-url", "cli-sampling"]
+CLI_SHOTS: dict[CliShot, tuple[str, dict[str, Any], str, str]] = {
+    # tool, arguments, keys typed, what shows once they have acted
+    "cli-form": ("order_tea", {}, " " + TAB + "9" + CTRL_S, "Not sent"),
+    "cli-url": ("visit", {"url": "https://paypa1.com/login"}, "o", "y open it anyway"),
+    "cli-sampling": ("summarise", {"text": "teapots"}, "aPots for tea.", "tea."),
+}
+
+
+async def cli_rendered(shot: CliShot) -> str:
+    """The screen docs/cli.md shows as ``shot``: the tea room's own question, asked
+    through a broker as ``answerback connect`` asks it, at 92 columns."""
+    tool, arguments, keys, ready = CLI_SHOTS[shot]
+    tearoom = load_module(TEAROOM).mcp
+    screens: list[Application[Any]] = []
+    opened = anyio.Event()
+
+    def on_screen(application: Application[Any]) -> None:
+        screens.append(application)
+        opened.set()
+
+    rich, _ = console()
+    presenter = TerminalPresenter(console=rich, on_screen=on_screen, opener=recorder([]))
+
+    async def ask(client: Client) -> None:
+        with contextlib.suppress(MCPError):  # a denied sampling request fails the call
+            await client.call_tool(tool, arguments)
+
+    drawn = ""
+    with terminal(columns=92) as pipe:
+        async with (
+            Broker(presenter) as broker,
+            Client(tearoom, responder=broker.responder("terminal_server")) as client,
+            anyio.create_task_group() as group,
+        ):
+            presenter.controls = broker
+            group.start_soon(ask, client)
+            with anyio.fail_after(PATIENCE_SECONDS):
+                await opened.wait()
+            driven = Driven(screens[0], pipe)
+            await driven.until(lambda: True)
+            drawn = await driven.type(keys, then=ready)
+            pipe.send_text(CTRL_C)
+    return drawn
+
+
+@pytest.mark.parametrize("shot", list(CLI_SHOTS))
+async def test_the_cli_docs_show_the_screens_as_drawn(shot: CliShot) -> None:
+    page = CLI_DOCS.read_text(encoding="utf-8")
+    found = dict(re.findall(r"<!-- screen: ([\w-]+) -->\n```text\n(.*?)\n```", page, flags=re.S))
+    assert found.get(shot) == await cli_rendered(shot)

@@ -55,14 +55,18 @@ def clean(text: str, *, newlines: bool = True) -> str:
     (``\\x1b``, ``\\u202e``, ``\\u200b``); tabs are kept, and so are the joiners that
     spell words or emoji (see the module's docstring).
 
-    With ``newlines`` (the default) a line or paragraph separator (U+2028, U+2029)
-    becomes a plain newline, so whatever the caller does with line breaks (indent, mark,
-    count them) it does with these too; without, every line break is written out
-    (``\\x0a``, ``\\u2028``) for text that must stay on one line.
+    With ``newlines`` (the default) a line or paragraph separator (U+2028, U+2029), and
+    a CRLF line end (a server on Windows writes them), becomes a plain newline, so
+    whatever the caller does with line breaks (indent, mark, count them) it does with
+    these too; a carriage return on its own, which would draw over the line, is still
+    written out. Without, every line break is written out (``\\x0a``, ``\\u2028``)
+    for text that must stay on one line.
 
     Each distinct character is judged once and the text rewritten in one
     ``str.translate``: this runs on every text shown, megabytes of it at times.
     """
+    if newlines and "\r\n" in text:
+        text = text.replace("\r\n", "\n")
     if "\u200c" in text or "\u200d" in text:  # judged by their neighbours, not here
         text = _JOINERS.sub(lambda found: _joiner_shown(found, text), text)
     table = {

@@ -38,13 +38,16 @@ from answerback.forms import AnswerError, FieldError, Form, FormValue
 from answerback.interact._printable import clean
 from answerback.interact.terminal._inputs import FieldInput, make_input
 from answerback.interact.terminal._screen import (
+    GAP,
     STYLE,
+    ScreenApplication,
     ServerKeys,
     checked_server_keys,
     foot,
     key_hints,
     rich_lines,
     run_screen,
+    status_line,
     with_server_keys,
 )
 from answerback.interact.terminal._text import FormOutcome, field_hint
@@ -112,7 +115,7 @@ class FormScreen:
             for message in messages
         ]
         self.status = "The last answer was not accepted; fix what is marked." if problems else ""
-        self.application: Application[FormOutcome] = Application(
+        self.application: Application[FormOutcome] = ScreenApplication(
             layout=Layout(self._layout()),
             key_bindings=with_server_keys(self._bindings(), server_keys),
             style=STYLE,
@@ -238,13 +241,13 @@ class FormScreen:
             padding=0,
         )
         status = ConditionalContainer(
-            Window(FormattedTextControl(lambda: [("class:status", self.status)]), height=1),
+            status_line("class:status", lambda: self.status),
             filter=Condition(lambda: bool(self.status)),
         )
         required = any(i.field.required for i in self.inputs)
         hints: StyleAndTextTuples = [*key_hints(FORM_KEYS)]
         if required:
-            hints.append(("class:hint", "   * required"))
+            hints += [(GAP, "  "), ("class:hint", " * required")]
         return HSplit(
             [
                 body,

@@ -15,7 +15,7 @@ from prompt_toolkit.buffer import Buffer
 from prompt_toolkit.document import Document
 from prompt_toolkit.formatted_text import StyleAndTextTuples
 from prompt_toolkit.key_binding import KeyBindings, KeyPressEvent
-from prompt_toolkit.layout import AnyContainer, FormattedTextControl, Window
+from prompt_toolkit.layout import AnyContainer, Dimension, FormattedTextControl, Window
 from prompt_toolkit.widgets import TextArea
 
 from answerback.forms import (
@@ -27,7 +27,7 @@ from answerback.forms import (
     SingleSelectField,
 )
 from answerback.interact._printable import clean
-from answerback.interact.terminal._text import initial_value, prefilled
+from answerback.interact.terminal._text import initial_value, one_line, prefilled
 
 Reading = tuple[FormValue | None, list[str]]
 """An input's value (``None``: no answer, the field is left out) and what is wrong with it."""
@@ -62,9 +62,15 @@ def _checked(field: FormField, value: FormValue | None) -> Reading:
         return None, [error.message for error in exc.errors]
 
 
+PROMPT = "  > "
+"""What starts a text field's first row; its further rows are indented as far."""
+
+
 class TextInput(FieldInput):
     """One line of typed text: strings, numbers, emails, dates and the like. It starts
-    with ``prefilled`` text, so what it shows is what it sends."""
+    with ``prefilled`` text and keeps to ``one_line`` text (a paste of several lines
+    is joined), so what it shows is what it sends; text wider than the terminal wraps
+    onto further rows rather than scroll its start (and the ``>``) out of sight."""
 
     def __init__(
         self,
@@ -75,7 +81,13 @@ class TextInput(FieldInput):
         super().__init__(field, on_change)
         start = initial_value(field, previous)
         text = "" if start is None else prefilled(start)
-        self.area = TextArea(multiline=False, prompt=[("class:hint", "  > ")], style="class:field")
+        self.area = TextArea(
+            multiline=False,
+            prompt=[("class:hint", PROMPT)],
+            style="class:field",
+            get_line_prefix=lambda _line, wrapped: " " * len(PROMPT) if wrapped else "",
+        )
+        self.area.window.height = Dimension(min=1)  # one line, on as many rows as it needs
         self.area.document = Document(text, cursor_position=len(text))  # type on from the end
         self.area.buffer.on_text_changed += self._buffer_changed
 
@@ -83,7 +95,14 @@ class TextInput(FieldInput):
     def container(self) -> AnyContainer:
         return self.area
 
-    def _buffer_changed(self, _buffer: Buffer) -> None:
+    def _buffer_changed(self, buffer: Buffer) -> None:
+        text = buffer.text
+        shown = one_line(text)
+        if shown != text:
+            # The cursor stays as far from the end; setting the text calls this again.
+            after = len(text) - buffer.cursor_position
+            buffer.document = Document(shown, cursor_position=max(0, len(shown) - after))
+            return
         self._changed()
 
     def read(self) -> Reading:

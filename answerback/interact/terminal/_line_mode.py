@@ -47,6 +47,7 @@ from answerback.interact._questions import Answer, Question
 from answerback.interact.terminal._presenter import (
     PAST,
     Opener,
+    by_hand,
     checked_opener,
     question_form,
     question_verdict,
@@ -57,6 +58,7 @@ from answerback.interact.terminal._text import (
     describe_content,
     field_hint,
     initial_value,
+    one_line,
     prefilled,
     sampling_facts,
     value_text,
@@ -278,7 +280,10 @@ class LinePresenter:
         if isinstance(field, MultiSelectField):
             self._say("  (numbers or values, separated by commas)")
         while True:
-            text = await self._read("> ")
+            typed = await self._read("> ")
+            text = one_line(typed)
+            if text != typed:  # what is sent, said before the answer is
+                self._say(f"  (read as: {text})")
             if clearable and text.strip() == UNANSWERED:
                 return None
             try:
@@ -325,7 +330,7 @@ class LinePresenter:
             return ElicitResult(action="decline" if choice == "decline" else "cancel")
         url = verdict.canonical_url
         if not await anyio.to_thread.run_sync(self._opener, url):
-            self._say(f"No browser could be opened; open {url} yourself.")
+            self._say(f"No browser could be opened; {by_hand(verdict)}.")
             return ElicitResult(action="cancel")
         self._say(f"Opened {url} in the browser.")
         return ElicitResult(action="accept")
@@ -397,7 +402,7 @@ class LinePresenter:
             raise _EndOfInput
         line = line.rstrip("\r\n")
         if self._echo:
-            self._out.print(Text(line))
+            self._out.print(Text(clean(line, newlines=False)))
         return line
 
     def _say(self, line: str, *, bold: bool = False) -> None:

@@ -14,7 +14,7 @@ from collections.abc import Callable
 from typing import Any, Protocol, cast
 
 import anyio.to_thread
-from prompt_toolkit.application import Application
+from prompt_toolkit.application import Application, get_app, run_in_terminal
 from rich.console import Console
 from rich.text import Text
 
@@ -26,6 +26,7 @@ from answerback.interact._questions import Answer, Question
 from answerback.interact.terminal._form_screen import FormScreen
 from answerback.interact.terminal._sampling_screen import Sampler, SamplingScreen
 from answerback.interact.terminal._screen import ServerKeys
+from answerback.interact.terminal._text import verdict_words
 from answerback.interact.terminal._url_card import UrlCard
 from answerback.types import (
     INVALID_PARAMS,
@@ -35,7 +36,7 @@ from answerback.types import (
     ElicitResult,
     ErrorData,
 )
-from answerback.urls import UrlVerdict, judge_url
+from answerback.urls import RiskLevel, UrlVerdict, judge_url
 
 logger = logging.getLogger("answerback.interact")
 
@@ -124,7 +125,6 @@ class TerminalPresenter:
             "on_screen", on_screen, "a function of each screen's prompt_toolkit Application"
         )
         self.controls: ServerControls | None = None
-        self._acted: str | None = None
 
     def _opening(self, application: Application[Any]) -> None:
         if self._on_screen is not None:
@@ -132,28 +132,30 @@ class TerminalPresenter:
 
     async def present(self, question: Question) -> Answer:
         """Show ``question`` on its screen and return the answer for the server."""
-        self._acted = None
-        try:
-            return await self._present(question, self._server_keys(question.server))
-        finally:
-            # Ctrl-X or Ctrl-Q: the broker cancelled this screen; say what was done.
-            if self._acted is not None:
-                self._said(question, self._acted)
+        return await self._present(question, self._server_keys(question.server))
 
     def _server_keys(self, server: str) -> ServerKeys | None:
         controls = self.controls
         if controls is None:
             return None
 
-        def cancel_all() -> None:
-            self._acted = "cancelled everything it asked"
-            controls.cancel_all(server)
+        def acting(what: str, act: Callable[[str], object]) -> Callable[[], None]:
+            # Said before it is done: done first, the server's answers to it (a call's
+            # result) were printed before the line saying what the person did.
+            async def said_then_done() -> None:
+                await run_in_terminal(lambda: self._say(server, what))
+                act(server)
 
-        def mute() -> None:
-            self._acted = "muted for this session"
-            controls.mute(server)
+            def key() -> None:
+                get_app().create_background_task(said_then_done())
 
-        return ServerKeys(server, cancel_all, mute)
+            return key
+
+        return ServerKeys(
+            server,
+            acting("cancelled everything it asked", controls.cancel_all),
+            acting("muted for this session", controls.mute),
+        )
 
     async def _present(self, question: Question, keys: ServerKeys | None) -> Answer:
         params = question.params
@@ -206,13 +208,29 @@ class TerminalPresenter:
         url = verdict.canonical_url
         if not await anyio.to_thread.run_sync(self._opener, url):
             logger.warning("no browser could open %s; answering cancel", url)
-            self._said(question, f"no browser could be opened; open {url} yourself", style="red")
+            self._said(question, f"no browser could be opened; {by_hand(verdict)}", style="red")
             return ElicitResult(action="cancel")
         self._said(question, f"opened {url} in the browser")
         return ElicitResult(action="accept")
 
     def _said(self, question: Question, what: str, *, style: str = "") -> None:
+        self._say(question.server, what, style=style)
+
+    def _say(self, server: str, what: str, *, style: str = "") -> None:
         line = Text()
-        line.append(clean(question.server), style="bold cyan")
+        line.append(clean(server), style="bold cyan")
         line.append(f": {what}", style=style)
         self.console.print(line, soft_wrap=True)
+
+
+def by_hand(verdict: UrlVerdict) -> str:
+    """What to do with a link no browser opened: open it by hand, warned again when the
+    card warned (the person said yes to a warning they will not see a second time)."""
+    url = clean(verdict.canonical_url or verdict.display.url)
+    if verdict.level < RiskLevel.WARN:
+        return f"open {url} yourself"
+    reasons = " ".join(clean(reason.message) for reason in verdict.reasons)
+    judged = f"it was judged {verdict_words(verdict.level.name).upper()}"
+    judged += f": {reasons}" if reasons else ""
+    end = "" if judged.endswith(".") else "."
+    return f"{judged}{end} If you still want it, open {url} yourself"

@@ -30,12 +30,14 @@ from answerback.client._callbacks import async_callable_or_none
 from answerback.interact._printable import clean
 from answerback.interact.terminal._screen import (
     STYLE,
+    ScreenApplication,
     ServerKeys,
     checked_server_keys,
     foot,
     key_hints,
     rich_lines,
     run_screen,
+    status_line,
     with_server_keys,
 )
 from answerback.interact.terminal._text import describe_content, quoted, sampling_facts
@@ -100,7 +102,7 @@ class SamplingScreen:
         self.status = ""
         self.reply = TextArea(multiline=True, prompt=[("class:hint", "> ")], height=6)
         reply_shown = Condition(lambda: self.stage == "reply")
-        self.application: Application[CreateMessageResult | ErrorData] = Application(
+        self.application: Application[CreateMessageResult | ErrorData] = ScreenApplication(
             layout=Layout(
                 HSplit(
                     [
@@ -120,10 +122,7 @@ class SamplingScreen:
                             filter=reply_shown,
                         ),
                         ConditionalContainer(
-                            Window(
-                                FormattedTextControl(lambda: [("class:status", self.status)]),
-                                dont_extend_height=True,
-                            ),
+                            status_line("class:status", lambda: self.status),
                             filter=Condition(lambda: bool(self.status)),
                         ),
                         foot(self._foot, server_keys),
@@ -155,7 +154,9 @@ class SamplingScreen:
         try:
             draft = await sampler(self.params)
         except Exception as exc:  # the person can still type a reply, or deny
-            self.status = f"The model failed ({type(exc).__name__}: {exc}); type a reply or deny."
+            why = clean(str(exc).strip()) or type(exc).__name__
+            end = "" if why.endswith((".", "!", "?")) else "."
+            self.status = f"The model failed: {why}{end} Type a reply, or deny."
             self._edit("")
             return
         self.draft = draft

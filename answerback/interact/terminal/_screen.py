@@ -14,13 +14,14 @@ from __future__ import annotations
 
 import asyncio
 import io
+import textwrap
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TypeVar
 
 import anyio
 from prompt_toolkit.application import Application, get_app
-from prompt_toolkit.formatted_text import ANSI, StyleAndTextTuples
+from prompt_toolkit.formatted_text import ANSI, StyleAndTextTuples, fragment_list_width
 from prompt_toolkit.key_binding import (
     KeyBindings,
     KeyBindingsBase,
@@ -53,6 +54,30 @@ STYLE = Style.from_dict(
     }
 )
 """One style sheet for every screen, in the terminal's own 16 colours."""
+
+
+class ScreenApplication(Application[T]):
+    """A screen's prompt_toolkit application, redrawn whole when the terminal is resized.
+
+    prompt_toolkit finds the top of what it drew by counting rows up from the cursor;
+    but a terminal that re-wraps its lines when narrowed (tmux, VTE, iTerm2) makes two
+    rows of each full-width row above the cursor, so the count fell short and rows of
+    the old box stayed above the new one. On a resize, every row on screen is scrolled
+    up into the scrollback instead (nothing is lost) and the screen drawn from the top.
+    """
+
+    def _on_resize(self) -> None:
+        output = self.output
+        rows = output.get_size().rows
+        output.reset_attributes()
+        output.enable_autowrap()
+        output.cursor_goto(rows, 1)
+        output.write_raw("\n" * rows)
+        output.cursor_goto(1, 1)
+        output.flush()
+        self.renderer.reset(leave_alternate_screen=False)
+        self._request_absolute_cursor_position()
+        self._redraw()
 
 
 class _Withdrawn(Exception):
@@ -107,12 +132,16 @@ def rich_lines(build: Callable[[int], RenderableType]) -> Callable[[], StyleAndT
     return render
 
 
+GAP = "class:gap"
+"""The style of the spaces between two keys on a foot line: where it may break."""
+
+
 def key_hints(keys: Sequence[tuple[str, str]]) -> StyleAndTextTuples:
     """The keys line at the foot of a screen: ``[("Ctrl-S", "accept"), ...]``."""
     fragments: StyleAndTextTuples = []
     for index, (key, action) in enumerate(keys):
         if index:
-            fragments.append(("class:hint", "  "))
+            fragments.append((GAP, "  "))
         fragments.append(("class:key", key))
         fragments.append(("class:hint", f" {action}"))
     return fragments
@@ -173,8 +202,49 @@ def with_server_keys(bindings: KeyBindings, keys: ServerKeys | None) -> KeyBindi
 
 
 def foot(hints: Callable[[], StyleAndTextTuples], keys: ServerKeys | None) -> Container:
-    """The foot of a screen: its keys, and the server keys on a line of their own."""
-    line = Window(FormattedTextControl(hints), height=1)
+    """The foot of a screen: its keys, and the server keys on a line of their own.
+
+    Each line wraps in a narrow terminal rather than lose its last keys (a 50-column
+    form once showed "Ctrl-D decl" and no Esc at all)."""
+    line = wrapped(hints)
     if keys is None:
         return line
-    return HSplit([line, Window(FormattedTextControl(keys.hints()), height=1)])
+    return HSplit([line, wrapped(keys.hints)])
+
+
+def wrapped(text: Callable[[], StyleAndTextTuples]) -> Window:
+    """A foot line, broken between two keys (at a ``GAP``) where the next would pass
+    the terminal's edge, so that no key is cut in two."""
+
+    def rows() -> StyleAndTextTuples:
+        width = get_app().output.get_size().columns
+        shown: StyleAndTextTuples = []
+        used = 0
+        group: StyleAndTextTuples = []
+        for fragment in [*text(), (GAP, "")]:
+            if fragment[0] != GAP:
+                group.append(fragment)
+                continue
+            size = fragment_list_width(group)
+            if used and used + size > width:
+                shown[-1] = ("", "\n")  # the gap before this group becomes the break
+                used = 0
+            shown.extend(group)
+            shown.append(fragment)
+            used += size + len(fragment[1])
+            group = []
+        return shown
+
+    return Window(FormattedTextControl(rows), dont_extend_height=True, wrap_lines=True)
+
+
+def status_line(style: str, text: Callable[[], str]) -> Window:
+    """A screen's line of its own words (what is wrong, what failed), wrapped at word
+    ends to as many rows as it needs: cut to one row, it once hid why a model failed."""
+
+    def rows() -> StyleAndTextTuples:
+        width = get_app().output.get_size().columns
+        lines = textwrap.wrap(text(), max(width, 1), break_on_hyphens=False)
+        return [(style, "\n".join(lines))]
+
+    return Window(FormattedTextControl(rows), dont_extend_height=True, wrap_lines=True)

@@ -6,6 +6,7 @@ described for a person (an image is named, never dumped as base64).
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Mapping
 from typing import Literal
 
@@ -107,6 +108,21 @@ def prefilled(value: object) -> str:
     own rules then judge that text like anything typed.
     """
     return clean(value_text(value), newlines=False)
+
+
+_BREAKS = re.compile(r"\r\n|[\t\n\v\f\r\x1c-\x1e\x85\u2028\u2029]")
+"""What ends a line (CRLF counted once), and tabs: in a one-line field, a space each."""
+
+
+def one_line(text: str) -> str:
+    """Text for a one-line field, as it is both shown and sent.
+
+    Pasted text may hold line breaks, which a one-line field cannot show (it showed only
+    the last line, yet sent them all): each becomes a space, as does a tab. Whatever a
+    terminal would hide or obey is written out (``clean``), so that nothing is sent
+    that the person could not see.
+    """
+    return clean(_BREAKS.sub(" ", text), newlines=False)
 
 
 def initial_value(field: FormField, previous: Mapping[str, object] | None) -> object:

@@ -24,6 +24,7 @@ from answerback._options import text
 from answerback.interact._printable import clean
 from answerback.interact.terminal._screen import (
     STYLE,
+    ScreenApplication,
     ServerKeys,
     checked_server_keys,
     foot,
@@ -80,7 +81,7 @@ class UrlCard:
         server_keys = checked_server_keys(server_keys)
         self.confirming = False
         """Whether the card asks for the second key of a high-risk link."""
-        self.application: Application[UrlDecision] = Application(
+        self.application: Application[UrlDecision] = ScreenApplication(
             layout=Layout(
                 HSplit(
                     [

@@ -16,11 +16,18 @@ import pytest
 from support import PATIENCE_SECONDS, RawPeer, peer_pair
 
 from answerback import Client
-from answerback.client import Responder
+from answerback.client import ClientRequestContext, Responder
 from answerback.client._callbacks import CAPABILITY_FIXES
 from answerback.server import Context, MCPServer
 from answerback.server._session import _ANSWERBACK_FIX  # pyright: ignore[reportPrivateUsage]
-from answerback.types import ClientCapabilities, ElicitationCapability, MCPError
+from answerback.types import (
+    ClientCapabilities,
+    ElicitationCapability,
+    ElicitRequestParams,
+    ElicitResult,
+    ErrorData,
+    MCPError,
+)
 
 MODERN = "2026-07-28"
 
@@ -116,8 +123,15 @@ async def test_the_tools_author_reads_the_same_words() -> None:
 
 
 class UrlOnly(Responder):
+    """Declares URL mode only; never asked here (the server refuses the form first)."""
+
     def capabilities(self) -> ClientCapabilities:
         return ClientCapabilities(elicitation=ElicitationCapability(url={}))
+
+    async def elicit(
+        self, context: ClientRequestContext, params: ElicitRequestParams
+    ) -> ElicitResult | ErrorData:
+        return ElicitResult(action="decline")
 
 
 async def test_a_2026_request_is_told_which_client_capability_it_lacks() -> None:

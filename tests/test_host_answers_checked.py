@@ -269,21 +269,29 @@ class DraftingPerson:
         raise AssertionError("nothing is withdrawn here")
 
 
-async def test_a_provider_failing_on_the_broker_screen_is_failed_and_provider_failed(
-    mode: str,
-) -> None:
-    log = io.StringIO()
-    down = ScriptedProvider(failure=SamplingProviderError("HTTP 503", status=503))
-    sampler = ModelSampler(ModelCatalogue([ModelInfo("m1", down)]), audit=AuditLog(log))
+async def asked_on_screen(
+    sampler: ModelSampler, person: DraftingPerson, mode: str
+) -> dict[str, Any]:
+    """What the server got for a sampling question ``person`` answered on the broker's
+    screen, drafting with ``sampler``."""
     async with (
-        Broker(DraftingPerson(sampler)) as broker,
+        Broker(person) as broker,
         Client(
             asking_server(),
             mode=mode,
             responder=sampler.responder("weather", broker.responder("weather")),
         ) as client,
     ):
-        error = await asked(client, "no tools")
+        return await asked(client, "no tools")
+
+
+async def test_a_provider_failing_on_the_broker_screen_is_failed_and_provider_failed(
+    mode: str,
+) -> None:
+    log = io.StringIO()
+    down = ScriptedProvider(failure=SamplingProviderError("HTTP 503", status=503))
+    sampler = ModelSampler(ModelCatalogue([ModelInfo("m1", down)]), audit=AuditLog(log))
+    error = await asked_on_screen(sampler, DraftingPerson(sampler), mode)
     assert error["code"] == INTERNAL_ERROR
     assert error["data"] == {"reason": "provider_failed", "status": 503}
     assert error["message"] == "Sampling failed: model 'm1' could not answer: HTTP 503"
@@ -295,15 +303,7 @@ async def test_a_presenter_that_raises_is_audited_as_failed(mode: str) -> None:
     sampler = ModelSampler(
         ModelCatalogue([ModelInfo("m1", ScriptedProvider(tool_use("x")))]), audit=AuditLog(log)
     )
-    async with (
-        Broker(DraftingPerson(sampler, broken=True)) as broker,
-        Client(
-            asking_server(),
-            mode=mode,
-            responder=sampler.responder("weather", broker.responder("weather")),
-        ) as client,
-    ):
-        error = await asked(client, "no tools")
+    error = await asked_on_screen(sampler, DraftingPerson(sampler, broken=True), mode)
     assert error["code"] == INTERNAL_ERROR
     [line] = [json.loads(line) for line in log.getvalue().splitlines()][-1:]
     assert line["outcome"] == "failed"

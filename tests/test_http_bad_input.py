@@ -35,7 +35,7 @@ from answerback.client import ClientRequestContext
 from answerback.transports.http import HostPolicy, StreamableHTTPApp, uvicorn_server
 from answerback.transports.http import _heads as heads_module
 from answerback.transports.http._heads import MAX_HEAD_BYTES
-from answerback.transports.http._server import MAX_INITIALIZE_BYTES
+from answerback.transports.http._server import MAKING_ROOM_AFTER_SECONDS, MAX_INITIALIZE_BYTES
 from answerback.types import (
     BUSY,
     META_CLIENT_CAPABILITIES,
@@ -710,6 +710,79 @@ async def test_sessions_are_capped_with_a_503(http: httpx2.AsyncClient) -> None:
         assert bad.json()["error"]["code"] == -32602
         session_id, _ = await raw_initialize(http, server.url)
         await call_pause(http, server.url, session_id)
+
+
+def age(app: StreamableHTTPApp, session_id: str, seconds: float) -> None:
+    """Make a session look unused for ``seconds`` more (the server's clock is anyio's)."""
+    app.sessions[session_id].last_active -= seconds
+
+
+async def test_a_full_server_ends_the_session_unused_longest_for_a_new_one(
+    http: httpx2.AsyncClient,
+) -> None:
+    """Sessions opened and left used to lock every new client out (503) until they idled
+    out, an hour by default. A session unused for a minute, with no stream open, now
+    gives its place to a new one; its client gets 404 and starts again."""
+    app = StreamableHTTPApp(tagged_server(), max_sessions=2)
+    async with serve(app) as server:
+        left, _ = await raw_initialize(http, server.url)
+        kept, _ = await raw_initialize(http, server.url)
+        age(app, left, MAKING_ROOM_AFTER_SECONDS + 5)
+        age(app, kept, MAKING_ROOM_AFTER_SECONDS + 1)
+        newcomer, _ = await raw_initialize(http, server.url)
+        assert set(app.sessions) == {kept, newcomer}
+        gone = await http.post(server.url, json=rpc("ping", id=1), headers=session_headers(left))
+        assert gone.status_code == 404
+        await call_pause(http, server.url, kept)  # using it makes it the newest again
+        age(app, newcomer, MAKING_ROOM_AFTER_SECONDS + 1)
+        await raw_initialize(http, server.url)
+        assert kept in app.sessions
+        assert newcomer not in app.sessions
+
+
+async def test_a_full_server_keeps_sessions_used_lately_or_with_a_client_connected(
+    http: httpx2.AsyncClient,
+) -> None:
+    """No session is ended to make room while its client listens on its GET stream, or
+    when it was used within the minute: the newcomer is refused, saying why."""
+    app = StreamableHTTPApp(tagged_server(), max_sessions=2)
+    async with serve(app) as server:
+        listening, _ = await raw_initialize(http, server.url)
+        recent, _ = await raw_initialize(http, server.url)
+        age(app, listening, MAKING_ROOM_AFTER_SECONDS * 10)
+        age(app, recent, MAKING_ROOM_AFTER_SECONDS - 5)
+        get_headers = {**session_headers(listening), "accept": "text/event-stream"}
+        with anyio.fail_after(PATIENCE_SECONDS):
+            async with http.stream("GET", server.url, headers=get_headers) as stream:
+                assert stream.status_code == 200
+                while not app.sessions[listening].has_client:  # noqa: ASYNC110 (no event)
+                    await anyio.sleep(0.01)
+                full = await http.post(server.url, json=INIT, headers=POST_HEADERS)
+        assert_error(full, 503, -32000, "limit of 2 sessions", "used in the last 60 s")
+        assert set(app.sessions) == {listening, recent}
+        await call_pause(http, server.url, listening)
+        await call_pause(http, server.url, recent)
+
+
+async def test_a_connected_client_keeps_its_session_when_room_is_made(
+    http: httpx2.AsyncClient,
+) -> None:
+    """answerback's client listens on its session's GET stream, so however long since
+    its last call, a full server makes room by ending a session left without a client."""
+    app = StreamableHTTPApp(tagged_server(), max_sessions=2)
+    async with serve(app) as server, Client(server.url, mode="legacy") as client:
+        (mine,) = app.sessions
+        left, _ = await raw_initialize(http, server.url)
+        with anyio.fail_after(PATIENCE_SECONDS):
+            while not app.sessions[mine].has_client:  # noqa: ASYNC110 (no event to await)
+                await anyio.sleep(0.01)
+        age(app, mine, MAKING_ROOM_AFTER_SECONDS * 10)
+        age(app, left, MAKING_ROOM_AFTER_SECONDS + 1)
+        await raw_initialize(http, server.url)
+        assert mine in app.sessions
+        assert left not in app.sessions
+        result = await client.call_tool("pause", {"seconds": 0})
+        assert result.content[0].model_dump()["text"] == "done"
 
 
 async def start_and_hang_up(

@@ -214,6 +214,14 @@ class LegacySession:
         else:
             self.mirrored[key] = entry
 
+    @property
+    def has_client(self) -> bool:
+        """Whether a client is still connected to this session: a stream open or a JSON
+        answer awaited. Only a session without one is ended for idling or to make room."""
+        return bool(self.json_waiters) or any(
+            stream.listener is not None for stream in self.streams.values()
+        )
+
     def receives_broadcasts(self) -> bool:
         """Whether this process delivers the session's broadcasts (list changes, resource
         updates): the one holding its open GET stream, when replicas share sessions."""

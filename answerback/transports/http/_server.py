@@ -118,6 +118,10 @@ REPLAY_WRITE_BYTES = 64 * 1024
 """A stream's stored events are replayed in writes of about this size, each waiting for
 the client to take the last: every resume of a large stream holds this much, not all of
 it, however many clients resume it at once and however slowly they read."""
+MAKING_ROOM_AFTER_SECONDS = 60.0
+"""How long a session must have gone unused before a new one may take its place when
+the server holds ``max_sessions``: sessions opened and left no longer lock everyone else
+out until they idle out, and a client that used its session within the minute keeps it."""
 _REPLAYED_ID_PREFIX = "answerback-replay-"
 """The ids of the requests a replica replays to rebuild a session's state locally."""
 
@@ -306,11 +310,36 @@ class StreamableHTTPApp:
             await anyio.sleep(interval)
             now = anyio.current_time()
             for session in list(self.sessions.values()):
-                busy = session.json_waiters or any(
-                    s.listener is not None for s in session.streams.values()
-                )
-                if not busy and now - session.last_active > self.session_idle_seconds:
+                if not session.has_client and now - session.last_active > self.session_idle_seconds:
                     await self._end_session(session, "the session was idle too long")
+
+    @property
+    def _making_room_after(self) -> float:
+        return min(MAKING_ROOM_AFTER_SECONDS, self.session_idle_seconds)
+
+    async def _make_room(self) -> bool:
+        """End the session unused the longest, if no client is connected to it and it has
+        gone unused for ``MAKING_ROOM_AFTER_SECONDS``, so that a new one can start.
+
+        The client of the session ended gets 404 on its next request and sets up a new
+        session, as the specification has it do; so a full server serves everyone who
+        comes back rather than whoever opened sessions first and walked away."""
+        now = anyio.current_time()
+        idle = [session for session in self.sessions.values() if not session.has_client]
+        if not idle:
+            return False
+        longest = min(idle, key=lambda session: session.last_active)
+        unused_for = now - longest.last_active
+        if unused_for < self._making_room_after:
+            return False
+        logger.info(
+            "holding max_sessions=%d: ended session %s, unused for %.0f s, for a new one",
+            self.max_sessions,
+            longest.id,
+            unused_for,
+        )
+        await self._end_session(longest, "the server needed its place for a new session")
+        return True
 
     async def close_sessions(self, reason: str = "the server is shutting down") -> None:
         """End every session now and refuse new requests (503) until the lifespan restarts.
@@ -799,12 +828,15 @@ class StreamableHTTPApp:
             return error_response(
                 400, INVALID_REQUEST, "Invalid request: initialize is a request; give it an id."
             )
-        if len(self.sessions) + self._starting >= self.max_sessions:
+        if len(self.sessions) + self._starting >= self.max_sessions and not (
+            await self._make_room()
+        ):
             return error_response(
                 503,
                 CONNECTION_CLOSED,
                 f"Service Unavailable: the server already holds its limit of "
-                f"{self.max_sessions} sessions. Try again later (clients should DELETE "
+                f"{self.max_sessions} sessions, each of them used in the last "
+                f"{self._making_room_after:g} s. Try again later (clients should DELETE "
                 "sessions they no longer need).",
                 request_id,
             )

@@ -236,6 +236,11 @@ def unencodable_server() -> MCPServer:
         return TextContent(text="unsendable", annotations=_UNCHECKED_INFINITY)
 
     @mcp.tool()
+    def listed_name() -> str:
+        """A file name that is not UTF-8, as ``os.listdir`` gives it (a lone surrogate)."""
+        return b"caf\xe9.txt".decode("utf-8", "surrogateescape")
+
+    @mcp.tool()
     async def pause(seconds: float) -> str:
         await anyio.sleep(seconds)
         return "done"
@@ -327,6 +332,32 @@ async def test_a_result_holding_infinity_is_an_error_response_in_every_shape(
             assert "NaN or Infinity" in answer["error"]["message"]
         await call_pause(http, server.url, session_id)
         await call_pause(http, server.url)
+
+
+async def test_a_result_utf8_cannot_write_is_an_error_response_and_logged(
+    http: httpx2.AsyncClient, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A file name that is not UTF-8 (a lone surrogate once decoded) in a result: the
+    answer was lost without a word and the call waited for ever, in both eras."""
+    async with serve(unencodable_server().http_app()) as server:
+        session_id, _ = await raw_initialize(http, server.url)
+        call = rpc("tools/call", {"name": "listed_name", "arguments": {}}, id=5)
+        legacy = await http.post(server.url, json=call, headers=session_headers(session_id))
+        modern_call = rpc(
+            "tools/call", {"name": "listed_name", "arguments": {}, "_meta": modern_meta()}, id=5
+        )
+        modern = await http.post(
+            server.url, json=modern_call, headers=modern_headers("tools/call", "listed_name")
+        )
+        for response in (legacy, modern):
+            assert response.status_code == 200
+            answer = await first_result(response)
+            assert answer["id"] == 5
+            assert answer["error"]["code"] == -32603
+            assert "lone surrogate" in answer["error"]["message"]
+        await call_pause(http, server.url, session_id)
+    logged = [r.getMessage() for r in caplog.records if r.name.startswith("answerback")]
+    assert sum("could not send" in line and "lone surrogate" in line for line in logged) == 2
 
 
 async def test_a_notification_holding_nan_is_dropped_and_the_next_one_is_sent(

@@ -448,6 +448,35 @@ async def test_a_result_holding_infinity_fails_the_call_and_the_server_carries_o
     assert "NaN or Infinity" in caught.value.message
 
 
+@pytest.mark.parametrize("tool", ["listed_name", "missing_file"])
+async def test_text_utf8_cannot_write_fails_the_call_and_the_server_carries_on(tool: str) -> None:
+    """A file name that is not UTF-8 (``os.listdir`` decodes it with a lone surrogate), in
+    a result or in an error's message: the answer was never written and nothing was
+    logged, so the call waited for ever. It now fails, saying what to do."""
+    async with Client(framing_server(), mode="legacy") as client:
+        with anyio.fail_after(PATIENCE_SECONDS):
+            with pytest.raises(MCPError) as caught:
+                await client.call_tool(tool)
+        assert await text_of(client, "echo", {"text": "still here"}) == "still here"
+    assert caught.value.error.code == INTERNAL_ERROR
+    assert caught.value.message.startswith("Could not send the result: the message holds text")
+    assert "lone surrogate" in caught.value.message
+    assert "backslashreplace" in caught.value.message
+
+
+async def test_arguments_utf8_cannot_write_fail_the_call_before_it_is_sent() -> None:
+    """The client's side of the same rule: its request fails at once, and the
+    connection carries on."""
+    name = b"caf\xe9".decode("utf-8", "surrogateescape")
+    async with Client(framing_server(), mode="legacy") as client:
+        with anyio.fail_after(PATIENCE_SECONDS):
+            with pytest.raises(MCPError) as caught:
+                await client.call_tool("echo", {"text": name})
+        assert await text_of(client, "echo", {"text": "next"}) == "next"
+    assert "Could not send the request" in caught.value.message
+    assert "lone surrogate" in caught.value.message
+
+
 async def test_arguments_holding_nan_fail_the_call_before_it_is_sent() -> None:
     """A request the client cannot write fails at once, and the connection carries on."""
     async with Client(framing_server(), mode="legacy") as client:

@@ -3,7 +3,10 @@
 JSON is strict both ways. ``NaN`` and ``Infinity`` are not JSON: a peer that sends them
 gets a parse error, and a message of ours that holds one (a tool returning
 ``float("inf")``) is refused before it reaches the wire, where it would break the peer's
-parser and leave its request waiting. ``undeliverable`` says what to do instead.
+parser and leave its request waiting. So is text that UTF-8 cannot write (a lone
+surrogate, which a file name that is not UTF-8 holds once decoded by ``os.listdir``), and
+anything else that cannot be written as JSON: a message that cannot be written must
+still answer its request. ``undeliverable`` says what to do instead.
 """
 
 from __future__ import annotations
@@ -28,7 +31,15 @@ logger = logging.getLogger("answerback.transports")
 
 
 class UnencodableMessage(ValueError):
-    """A message of ours holds a value JSON cannot carry (``NaN``, ``Infinity``)."""
+    """A message of ours holds a value JSON cannot carry (``NaN``, ``Infinity``, a lone
+    surrogate) or is too large for its connection."""
+
+
+_SURROGATE_ADVICE = (
+    "the message holds text with a lone surrogate (as a file name that is not UTF-8 "
+    "does, once decoded with errors='surrogateescape'), which UTF-8 cannot write; send "
+    "such text escaped, e.g. name.encode('utf-8', 'backslashreplace').decode()"
+)
 
 
 JSON_DEPTH_LIMIT = 200
@@ -93,11 +104,19 @@ def _without_byte_order_mark(data: bytes | str) -> bytes | str | None:
 def encode(message: Any) -> bytes:
     """Compact JSON, UTF-8, no embedded newlines (JSON strings escape them).
 
-    Raises ``UnencodableMessage`` for ``NaN`` or an infinity anywhere in ``message``.
-    The check costs nothing on the usual path: only output that contains the words
+    Raises ``UnencodableMessage`` for ``NaN`` or an infinity anywhere in ``message``, and
+    for anything pydantic cannot write (a lone surrogate, an object that is not JSON data).
+    The NaN check costs nothing on the usual path: only output that contains the words
     pydantic writes for them is looked at again, strictly.
     """
-    data = pydantic_core.to_json(message)
+    try:
+        data = pydantic_core.to_json(message)
+    except pydantic_core.PydanticSerializationError as exc:
+        # Its text may quote the surrogate itself, which no message of ours can then hold.
+        if "surrogates not allowed" in str(exc).encode("utf-8", "backslashreplace").decode():
+            raise UnencodableMessage(_SURROGATE_ADVICE) from None
+        reason = ascii(str(exc))[1:-1]
+        raise UnencodableMessage(f"the message holds a value JSON cannot carry ({reason})") from exc
     if b"NaN" in data or b"Infinity" in data:
         try:
             json.dumps(pydantic_core.to_jsonable_python(message), allow_nan=False)
@@ -198,6 +217,7 @@ def line_for(
             if to_self is None:
                 logger.warning("dropped a notification that could not be sent: %s", exc)
             return b""
+        logger.warning("could not send the answer to request %r: %s", to_peer["id"], exc)
         return encode(to_peer) + b"\n"
 
 

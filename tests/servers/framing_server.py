@@ -1,5 +1,6 @@
 """A test server for the edges of stdio framing: a message limit of the test's choosing,
-answers that cannot be sent (too large, or holding Infinity), and a choice of backend.
+answers that cannot be sent (too large, holding Infinity or a lone surrogate), and a choice
+of backend.
 
 Run over stdio: ``python tests/servers/framing_server.py [--max-bytes N] [--backend trio]``.
 """
@@ -45,6 +46,23 @@ def infinite_priority() -> TextContent:
     the test builds it unvalidated (``model_construct``), as a careless caller could."""
     unchecked = Annotations.model_construct(priority=float("inf"))
     return TextContent(text="unsendable", annotations=unchecked)
+
+
+NOT_UTF8_NAME = b"caf\xe9.txt".decode("utf-8", "surrogateescape")
+"""A file name that is not UTF-8, as ``os.listdir`` gives it: text with a lone surrogate,
+which UTF-8 (and so JSON on the wire) cannot write."""
+
+
+@mcp.tool()
+def listed_name() -> str:
+    """Such a file name, returned as the tool's text."""
+    return NOT_UTF8_NAME
+
+
+@mcp.tool()
+def missing_file() -> str:
+    """Fails with such a name in its message, which becomes the error result's text."""
+    raise FileNotFoundError(f"no such file: {NOT_UTF8_NAME}")
 
 
 @mcp.tool()

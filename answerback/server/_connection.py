@@ -507,6 +507,7 @@ class Connection:
                         server_tools=tools,
                         redact_errors=redact,
                         roots_cache=self.roots_cache,
+                        lifespan_context=self.server.lifespan_context,
                     )
                 )
             except BaseExceptionGroup as raised:
@@ -540,6 +541,7 @@ class Connection:
             server_tools=tools,
             redact_errors=redact,
             memo=memo,
+            lifespan_context=self.server.lifespan_context,
         )
         try:
             return await run(context)

@@ -17,6 +17,7 @@ from typing import Any, Generic, Literal, TypeVar, cast
 
 from pydantic import BaseModel
 from pydantic_core import PydanticSerializationError
+from typing_extensions import TypeVar as DefaultedTypeVar
 
 from answerback.forms import AnswerError, check_message, validate_answer
 from answerback.jsonrpc import IncomingRequest, RequestId
@@ -60,6 +61,8 @@ from answerback.types import (
 )
 
 ModelT = TypeVar("ModelT", bound=BaseModel)
+LifespanT = DefaultedTypeVar("LifespanT", default=Any)
+"""What ``ctx.lifespan_context`` is: ``Context[Pool]`` says; a bare ``Context``, ``Any``."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -106,8 +109,11 @@ class AcceptedUrlElicitation:
 UrlElicitationResult = AcceptedUrlElicitation | DeclinedElicitation | CancelledElicitation
 
 
-class Context:
-    """The tool's handle on the request it is answering and on the client behind it."""
+class Context(Generic[LifespanT]):
+    """The tool's handle on the request it is answering and on the client behind it.
+
+    Annotated ``Context[Pool]``, its ``lifespan_context`` is typed as a ``Pool``: what
+    the server's ``lifespan`` yields (the server does not check the two agree)."""
 
     def __init__(
         self,
@@ -121,6 +127,7 @@ class Context:
         redact_errors: Callable[[], bool] | None = None,
         memo: Memo | None = None,
         roots_cache: RootsCache | None = None,
+        lifespan_context: LifespanT | None = None,
     ) -> None:
         self._session = session
         self._request = request
@@ -135,6 +142,20 @@ class Context:
         """2026-07-28: what earlier rounds computed (the results of sampled tool calls)."""
         self._roots_cache = roots_cache if roots_cache is not None else RootsCache()
         """The connection's roots cache (legacy), or this request's own (2026-07-28)."""
+        self._lifespan_context = lifespan_context
+
+    @property
+    def lifespan_context(self) -> LifespanT:
+        """What the server's ``lifespan`` yielded: one value shared by every request, such
+        as a database pool. Without a lifespan, ``RuntimeError`` (a tool that needs one
+        cannot work without it; read ``MCPServer.lifespan_context`` for ``None``)."""
+        if self._lifespan_context is None:
+            raise RuntimeError(
+                "ctx.lifespan_context: this server has no lifespan, or it yielded None. "
+                "Pass MCPServer(..., lifespan=...) a function whose context manager yields "
+                "what tools share (docs/server-features.md, 'Sharing state between calls')."
+            )
+        return self._lifespan_context
 
     @property
     def session(self) -> ServerSession:

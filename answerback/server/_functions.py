@@ -98,13 +98,15 @@ def read_signature(function: Callable[..., Any], context_type: type) -> Signatur
 
 
 def _is_context(annotation: Any, context_type: type) -> bool:
-    """``Context``, a subclass, or either of those ``| None`` (the server always passes one)."""
+    """``Context``, a subclass, or either of those ``| None`` (the server always passes one),
+    with its lifespan's type or without (``Context[Pool]``)."""
     annotation = _unannotated(annotation)
     if get_origin(annotation) in (Union, types.UnionType):
         members = [member for member in get_args(annotation) if member is not type(None)]
         if len(members) != 1:
             return False
         annotation = _unannotated(members[0])
+    annotation = get_origin(annotation) or annotation
     return isinstance(annotation, type) and issubclass(annotation, context_type)
 
 

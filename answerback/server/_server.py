@@ -16,8 +16,10 @@ from collections.abc import (
     Awaitable,
     Callable,
     Collection,
+    Generator,
     Sequence,
 )
+from contextlib import AbstractAsyncContextManager
 from typing import TYPE_CHECKING, Any, Literal, TypeVar, cast, get_args
 
 import anyio
@@ -49,6 +51,7 @@ from answerback.server._context import Context
 from answerback.server._elicitation_binding import bound_elicitation_id, elicitation_principal
 from answerback.server._error_details import ErrorDetails, check_error_details, redacts
 from answerback.server._icons_and_meta import URI_SCHEME, checked_icons, checked_meta_dict
+from answerback.server._lifespan import Lifespan, checked_lifespan, failed_lifespan
 from answerback.server._prompts import RegisteredPrompt
 from answerback.server._registry import CompletionHandler, Registry
 from answerback.server._request_state import RequestStateSealer
@@ -130,6 +133,7 @@ class MCPServer:
         max_input_requests: int = 32,
         error_details: ErrorDetails = "local",
         single_use_state: bool = False,
+        lifespan: Callable[[MCPServer], AbstractAsyncContextManager[Any]] | None = None,
     ) -> None:
         """``state_keys`` seal 2026-07-28 ``requestState`` (32 random bytes each; the
         first seals, all open). Give every instance of a scaled-out server the same keys;
@@ -154,7 +158,14 @@ class MCPServer:
         by more than its name. ``icons`` are ``Icon`` objects or dicts of their wire
         fields, each ``src`` an https or http URL or a ``data:`` URI (what the
         specification allows); ``website_url`` an http(s) URL. A wrong type raises
-        ``TypeError``, a value they may not hold ``ValueError``."""
+        ``TypeError``, a value they may not hold ``ValueError``.
+
+        ``lifespan`` opens what every request shares (a database pool, an HTTP client)
+        once, however the server is served: a function taking the server and returning
+        an async context manager (``@asynccontextmanager``), whose value tools read as
+        ``ctx.lifespan_context``. It is entered before the first request is answered
+        and left after the last (docs/server-features.md, "Sharing state between
+        calls")."""
         self.name = text("name", name, "the server's name, as clients are told it")
         self.version = text("version", version, "the server's version, as clients are told it")
         self.title = text_or_none("title", title, "the server's name for people")
@@ -200,6 +211,7 @@ class MCPServer:
         self._buses: list[NotificationBus] = []
         self._used_states: list[UsedStates] = [InMemoryUsedStates()]
         self._seen_notices: deque[str] = deque(maxlen=_REMEMBERED_NOTICES)
+        self._lifespan = Lifespan(self, checked_lifespan(lifespan))
 
     # -- declaring -------------------------------------------------------------------
 
@@ -587,7 +599,9 @@ class MCPServer:
     @contextlib.asynccontextmanager
     async def attach_state(self, state: SharedState) -> AsyncGenerator[None, None]:
         """Share notifications and single-use state with the other replicas behind
-        ``state`` (the HTTP app does this in its lifespan) until the block exits.
+        ``state`` (the HTTP app does this in its lifespan) until the block exits, and
+        hold the server's own ``lifespan`` meanwhile (entered first: one that fails to
+        start fails the app's start).
 
         Meanwhile ``notify_*`` also publish on ``state.notifications``, every notice
         other servers publish there reaches this server's clients, and single-use
@@ -595,6 +609,7 @@ class MCPServer:
         """
         bus, used_states = state.notifications, state.used_states
         async with contextlib.AsyncExitStack() as stack:
+            await stack.enter_async_context(self._lifespan.in_use())
             if used_states is not None:
                 self._used_states.append(used_states)
                 stack.callback(self._used_states.remove, used_states)
@@ -695,7 +710,33 @@ class MCPServer:
         ``max_body_bytes``, stdio's message limit; ``None``: no limit). A 2026-07-28
         round whose ``requestState`` would make the client's retry larger fails at once
         with an error saying so, rather than the retry being refused.
+
+        The server's ``lifespan`` runs while this does: entered first, unless another
+        connection (or the HTTP app) already holds it, whose value is then shared.
         """
+        async with self._lifespan.in_use():
+            await self._serve(
+                read_stream,
+                write_stream,
+                receives_broadcasts,
+                max_requests_in_flight,
+                request_bytes,
+                answer_after_input_ends,
+                keeps_roots,
+                max_request_bytes,
+            )
+
+    async def _serve(
+        self,
+        read_stream: ReadStream,
+        write_stream: WriteStream,
+        receives_broadcasts: Callable[[], bool | Awaitable[bool]] | None,
+        max_requests_in_flight: int | None,
+        request_bytes: RequestBytes | None,
+        answer_after_input_ends: bool,
+        keeps_roots: bool,
+        max_request_bytes: int | None,
+    ) -> None:
         connection = Connection(
             self, self._registry, receives_broadcasts, keeps_roots, max_request_bytes
         )
@@ -716,6 +757,12 @@ class MCPServer:
                 await endpoint.closed.wait()
             finally:
                 self._connections.discard(connection)
+
+    @property
+    def lifespan_context(self) -> Any:
+        """What the ``lifespan`` yielded, while it runs (a connection is served, or the
+        HTTP app's lifespan is running); ``None`` otherwise, and without a lifespan."""
+        return self._lifespan.value
 
     def redacts_errors(self, request: IncomingRequest) -> bool:
         """Whether an unexpected exception answering ``request`` keeps its text here
@@ -824,24 +871,25 @@ class MCPServer:
                 else checked_message_limit(max_message_bytes)
             )
             greet_a_person_at_a_terminal(self.name)
-            try:
-                options = asyncio_loop_options() if backend == "asyncio" else {}
-                anyio.run(
-                    serve_until_stopped,
-                    functools.partial(self.run_stdio_async, max_message_bytes=limit),
-                    backend=backend,
-                    backend_options=options,
-                )
-            except KeyboardInterrupt:
-                raise SystemExit(130) from None
-            except StdioFailedError as exc:
-                raise SystemExit(f"answerback: {exc.strerror}.") from None
-            except BaseExceptionGroup as group:
-                # trio delivers Ctrl-C inside the task group that reads stdin.
-                interrupted, rest = group.split(KeyboardInterrupt)
-                if interrupted is None or rest is not None:
-                    raise
-                raise SystemExit(130) from None
+            with self._exits_if_the_lifespan_fails(logged_by_uvicorn=False):
+                try:
+                    options = asyncio_loop_options() if backend == "asyncio" else {}
+                    anyio.run(
+                        serve_until_stopped,
+                        functools.partial(self.run_stdio_async, max_message_bytes=limit),
+                        backend=backend,
+                        backend_options=options,
+                    )
+                except KeyboardInterrupt:
+                    raise SystemExit(130) from None
+                except StdioFailedError as exc:
+                    raise SystemExit(f"answerback: {exc.strerror}.") from None
+                except BaseExceptionGroup as group:
+                    # trio delivers Ctrl-C inside the task group that reads stdin.
+                    interrupted, rest = group.split(KeyboardInterrupt)
+                    if interrupted is None or rest is not None:
+                        raise
+                    raise SystemExit(130) from None
         elif transport == "streamable-http":
             from answerback.transports.http import HostPolicy, run_uvicorn
 
@@ -865,7 +913,26 @@ class MCPServer:
                 state=state,
                 auth=auth,
             )
-            run_uvicorn(app, host=host, port=port)
+            with self._exits_if_the_lifespan_fails(logged_by_uvicorn=True):
+                run_uvicorn(app, host=host, port=port)
+
+    @contextlib.contextmanager
+    def _exits_if_the_lifespan_fails(
+        self, *, logged_by_uvicorn: bool
+    ) -> Generator[None, None, None]:
+        """End ``run`` with one line naming the error of a lifespan that failed to start
+        or to stop (status 1), its traceback logged before (uvicorn logs it itself, then
+        exits with status 3 or returns as if stopped), rather than a traceback of task
+        groups or, over HTTP, a start that seems to have succeeded."""
+        self._lifespan.failure = None
+        try:
+            yield
+        finally:
+            failure = self._lifespan.failure
+            if failure is not None:
+                if not logged_by_uvicorn:
+                    logger.error("The server's lifespan failed", exc_info=failure)
+                raise SystemExit(f"answerback: {failed_lifespan(failure)}") from None
 
 
 _RESOURCE_UPDATED = "notifications/resources/updated"

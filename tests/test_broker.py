@@ -333,6 +333,62 @@ async def test_a_call_the_client_cancels_takes_its_question_off_the_screen(mode:
     assert presenter.withdrawals == [(presenter.shown[0], expected)]
 
 
+class SlowToClose:
+    """A screen that takes its time to close once its question goes (a terminal redrawing,
+    say): ``closing`` is set when it starts to close, ``close`` lets it finish."""
+
+    def __init__(self) -> None:
+        self.closing = anyio.Event()
+        self.close = anyio.Event()
+
+    async def __call__(self, question: Question) -> Answer:
+        try:
+            await anyio.Event().wait()
+        except anyio.get_cancelled_exc_class():
+            self.closing.set()
+            with anyio.CancelScope(shield=True):
+                await self.close.wait()
+            raise
+        raise AssertionError("unreachable: the event is never set")
+
+
+async def test_a_question_whose_call_ended_leaves_pending_before_its_screen_closes(
+    mode: str,
+) -> None:
+    """Legacy: the server withdraws its question (``notifications/cancelled``); 2026: the
+    call ends. Either way ``pending()`` drops it at once, and says so, not once the
+    screen has finished closing."""
+    screen = SlowToClose()
+    presenter = ScriptedPresenter(screen)
+    seen: list[int] = []
+    async with (
+        Broker(presenter, on_change=lambda: seen.append(len(broker.pending()))) as broker,
+        Client(
+            target("memory", CALLBACK_SERVER), mode=mode, responder=broker.responder("callbacks")
+        ) as client,
+    ):
+        async with anyio.create_task_group() as tg:
+            if mode == "legacy":
+                tag = uuid.uuid4().hex
+                tg.start_soon(client.call_tool, "ask_until_stopped", {"tag": tag})
+                await presenter.until_shown(1)
+                await client.call_tool("stop", {"tag": tag})
+            else:
+                tg.start_soon(client.call_tool, "ask")
+                await presenter.until_shown(1)
+                tg.cancel_scope.cancel()
+        try:
+            with anyio.fail_after(PATIENCE_SECONDS):
+                await screen.closing.wait()
+            assert broker.pending() == []
+            assert seen[-1] == 0, "on_change was not told the question went"
+        finally:
+            screen.close.set()
+        await presenter.changes.until(lambda: bool(presenter.withdrawals))
+    expected = SERVER_CANCELLED if mode == "legacy" else CALL_ENDED
+    assert presenter.withdrawals == [(presenter.shown[0], expected)]
+
+
 # -- cancel all, mute ----------------------------------------------------------------------
 
 

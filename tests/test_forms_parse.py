@@ -187,6 +187,27 @@ UNSUPPORTED: list[tuple[str, dict[str, Any], str]] = [
     ("negative length", {"type": "string", "minLength": -1}, "whole number from 0 to"),
     ("boolean as length", {"type": "string", "maxLength": True}, "whole number"),
     ("bounds crossed", {"type": "number", "minimum": 5, "maximum": 1}, "which no value has"),
+    (
+        "no whole number within the bounds",
+        {"type": "integer", "minimum": 1.5, "maximum": 1.7},
+        "a whole number of at least 1.5 and at most 1.7, which no whole number is",
+    ),
+    (
+        "no whole number within negative bounds",
+        {"type": "integer", "minimum": -1.7, "maximum": -1.5},
+        "at least -1.7 and at most -1.5",
+    ),
+    ("lengths crossed", {"type": "string", "minLength": 3, "maxLength": 2}, "which no value has"),
+    (
+        "counts crossed",
+        {
+            "type": "array",
+            "items": {"type": "string", "enum": ["a", "b"]},
+            "minItems": 2,
+            "maxItems": 1,
+        },
+        "which no value has",
+    ),
     ("infinite bound", {"type": "number", "maximum": float("inf")}, '"maximum" must be a number'),
     ("bound past any float", {"type": "integer", "minimum": 10**400}, '"minimum" must be a number'),
     ("default past any float", {"type": "integer", "default": -(10**400)}, "from -1.8e+308 to"),
@@ -240,6 +261,23 @@ def test_unsupported_forms_are_refused_with_a_reason(schema: Any, expected: str)
     assert len(errors) == 1, errors
     assert errors[0].field is None
     assert expected in errors[0].message
+
+
+def test_a_whole_number_between_fractional_bounds_is_a_field() -> None:
+    field = only_field({"type": "integer", "minimum": 1.5, "maximum": 2})
+    assert field == NumberField(name="field", integer=True, minimum=1.5, maximum=2)
+    assert only_field({"type": "number", "minimum": 1.5, "maximum": 1.7}) == NumberField(
+        name="field", minimum=1.5, maximum=1.7
+    )
+
+
+def test_required_given_as_one_name_is_quoted_as_sent() -> None:
+    errors = refusal(
+        {"type": "object", "properties": {"name": {"type": "string"}}, "required": "name"}
+    )
+    assert [(error.field, error.message) for error in errors] == [
+        (None, '"required" must be a list of field names, not "name"')
+    ]
 
 
 def test_every_problem_is_listed_by_field_in_one_refusal() -> None:

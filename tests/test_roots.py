@@ -207,6 +207,78 @@ async def test_a_new_root_is_exposed_only_if_the_person_agrees(tmp_path: Path) -
     assert changes == ["changed"]
 
 
+class Asker:
+    """A ``confirm`` that counts its questions and answers each when the test says."""
+
+    def __init__(self) -> None:
+        self.asked: list[Path] = []
+        self.asking = anyio.Event()
+        self.answer = anyio.Event()
+        self.granted = True
+
+    async def __call__(self, path: Path) -> bool:
+        self.asked.append(path)
+        self.asking.set()
+        await self.answer.wait()
+        return self.granted
+
+
+@pytest.mark.parametrize("granted", [True, False])
+async def test_two_adds_of_one_directory_ask_the_person_once(tmp_path: Path, granted: bool) -> None:
+    asker = Asker()
+    asker.granted = granted
+    roots = Roots([], confirm=asker)
+    changes: list[str] = []
+
+    async def changed() -> None:
+        changes.append("changed")
+
+    roots.watch(changed)
+    outcomes: list[str] = []
+
+    async def add() -> None:
+        try:
+            outcomes.append(str(await roots.add(tmp_path)))
+        except RootRefusedError as exc:
+            outcomes.append(str(exc))
+
+    async with anyio.create_task_group() as tasks:
+        tasks.start_soon(add)
+        await asker.asking.wait()
+        tasks.start_soon(add)
+        await anyio.wait_all_tasks_blocked()  # the second add is waiting, or asking too
+        assert asker.asked == [tmp_path]
+        asker.answer.set()
+    expected = (
+        str(tmp_path) if granted else f"{tmp_path} was not added as a root: the person refused it."
+    )
+    assert outcomes == [expected, expected]
+    assert roots.paths == ([tmp_path] if granted else [])
+    assert changes == (["changed"] if granted else [])
+
+
+async def test_an_add_whose_question_was_abandoned_asks_again(tmp_path: Path) -> None:
+    asker = Asker()
+    roots = Roots([], confirm=asker)
+    added: list[Path] = []
+
+    async def add() -> None:
+        added.append(await roots.add(tmp_path))
+
+    async with anyio.create_task_group() as tasks:
+        async with anyio.create_task_group() as first:
+            first.start_soon(add)
+            await asker.asking.wait()
+            tasks.start_soon(add)
+            await anyio.wait_all_tasks_blocked()
+            first.cancel_scope.cancel()  # the person never answered the first add
+        await anyio.wait_all_tasks_blocked()
+        assert asker.asked == [tmp_path, tmp_path]
+        asker.answer.set()
+    assert added == [tmp_path]
+    assert roots.paths == [tmp_path]
+
+
 # -- every transport, both eras -----------------------------------------------------------
 
 

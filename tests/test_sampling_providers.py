@@ -389,6 +389,35 @@ def test_tool_arguments_that_are_not_json_are_a_clear_error() -> None:
         )
 
 
+@pytest.mark.parametrize(
+    ("content", "shown"),
+    [(42, "42"), ({"text": "hi"}, "{'text': 'hi'}"), ([1], "[1]"), ([{"type": "text"}], "[{")],
+)
+def test_openai_content_that_is_not_text_is_the_endpoints_failure(
+    content: object, shown: str
+) -> None:
+    request = to_openai_request(params(user(TEXT)), model="m")
+    reply = {"choices": [{"message": {"role": "assistant", "content": content}}]}
+    with pytest.raises(SamplingProviderError) as caught:
+        from_openai_response(reply, model="m", request=request)
+    assert str(caught.value).startswith(f"the endpoint answered a message whose content is {shown}")
+    assert "neither text nor a list of text parts; check that base_url points at" in str(
+        caught.value
+    )
+
+
+def test_openai_content_as_a_list_of_parts_keeps_the_text_parts() -> None:
+    request = to_openai_request(params(user(TEXT)), model="m")
+    parts = [
+        {"type": "thinking", "thinking": "the user greets me"},
+        {"type": "text", "text": "Hello, "},
+        {"type": "text", "text": "Grace."},
+    ]
+    reply = {"choices": [{"message": {"content": parts}, "finish_reason": "stop"}]}
+    result = from_openai_response(reply, model="m", request=request)
+    assert result.content == TextContent(text="Hello, Grace.")
+
+
 def test_openai_content_filter_and_anthropic_refusal_share_one_stop_reason() -> None:
     assert REFUSAL == "refusal"
     case = load(FIXTURES / "openai" / "content_filter.json")
@@ -645,8 +674,8 @@ async def test_a_timeout_is_reported_with_the_time_allowed() -> None:
         raise httpx2.ReadTimeout("read timed out", request=request)
 
     async with httpx2.AsyncClient(transport=httpx2.MockTransport(time_out)) as http:
-        provider = AnthropicProvider(api_key="k", http_client=http, timeout=7)
-        with pytest.raises(SamplingProviderError, match=r"did not answer within 7 seconds"):
+        provider = AnthropicProvider(api_key="k", http_client=http, timeout=1)
+        with pytest.raises(SamplingProviderError, match=r"did not answer within 1 s; try again"):
             await provider.create_message(params(user(TEXT)), model="m")
 
 

@@ -12,6 +12,7 @@ followed (consent, wait for completion, one retry) and stopped when it repeats.
 from __future__ import annotations
 
 import uuid
+import webbrowser
 from collections.abc import AsyncGenerator
 from contextlib import asynccontextmanager
 from typing import Any
@@ -129,6 +130,26 @@ async def test_declined_and_cancelled_links_reach_the_tool_as_result_objects(
     assert text(result) == f"{expected} {answer}"
     assert len(person.shown) == 1
     assert person.opened == []
+
+
+async def test_a_browser_that_fails_leaves_the_tool_a_cancelled_result(mode: str) -> None:
+    person = Person()
+    told: list[str] = []
+
+    def broken(url: str) -> bool:
+        raise webbrowser.Error("could not locate runnable browser")
+
+    async def not_opened(request: UrlConsentRequest, reason: str) -> None:
+        told.append(f"{reason}; open {request.verdict.canonical_url} yourself")
+
+    consent = UrlConsent(person.ask, opener=broken, not_opened=not_opened)
+    async with connect("memory", mode, elicitation_callback=consent) as client:
+        result = await client.call_tool("sign_in", {"url": "https://example.com/sign-in"})
+    assert text(result) == "CancelledElicitation cancel"
+    assert told == [
+        "opening the browser failed (Error: could not locate runnable browser); "
+        "open https://example.com/sign-in yourself"
+    ]
 
 
 @pytest.mark.parametrize(

@@ -10,6 +10,8 @@ person's decline. Nothing is fetched, and no browser is started (openers are inj
 from __future__ import annotations
 
 import json
+import logging
+import webbrowser
 from collections.abc import AsyncGenerator
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -242,6 +244,39 @@ async def test_a_browser_that_cannot_open_answers_cancel() -> None:
     answer = await ask_server(UrlConsent(yes, opener=no_browser), LINK)
     assert answer["result"] == {"action": "cancel"}
     assert opened == ["https://example.com/a"]
+
+
+@pytest.mark.parametrize("failure", ["returns false", "raises"])
+async def test_a_link_that_cannot_be_opened_is_cancelled_logged_and_the_person_told(
+    failure: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    async def yes(request: UrlConsentRequest) -> ConsentAnswer:
+        return "accept"
+
+    broken = webbrowser.Error("could not locate runnable browser")
+
+    def opener(url: str) -> bool:
+        if failure == "raises":
+            raise broken
+        return False
+
+    told: list[tuple[str | None, str]] = []
+
+    async def not_opened(request: UrlConsentRequest, reason: str) -> None:
+        told.append((request.verdict.canonical_url, reason))
+
+    consent = UrlConsent(yes, opener=opener, not_opened=not_opened)
+    with caplog.at_level(logging.WARNING, logger="answerback.client"):
+        answer = await ask_server(consent, LINK)
+    assert answer["result"] == {"action": "cancel"}
+    reason = {
+        "returns false": "no browser could be opened",
+        "raises": "opening the browser failed (Error: could not locate runnable browser)",
+    }[failure]
+    assert told == [("https://example.com/a", reason)]
+    [logged] = [r for r in caplog.records if "https://example.com/a" in r.getMessage()]
+    assert logged.getMessage().endswith("; answering cancel")
+    assert (logged.exc_info or (None, None))[1] is (broken if failure == "raises" else None)
 
 
 async def test_consent_that_is_not_an_answer_fails_without_opening() -> None:

@@ -13,6 +13,7 @@ from collections.abc import AsyncGenerator, Collection, Mapping, Sequence
 from contextlib import AsyncExitStack, asynccontextmanager
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, Self, cast
+from urllib.parse import urlsplit
 
 import anyio
 import pydantic_core
@@ -42,7 +43,12 @@ from answerback.client._session import (
 from answerback.client._url_elicitation import UrlElicitations
 from answerback.jsonrpc import Endpoint, JSONObject, ProgressCallback
 from answerback.jsonrpc._attention import Attention, SharesAttention
-from answerback.transports import ClientTransport, ConnectionServer, InProcessTransport
+from answerback.transports import (
+    ClientTransport,
+    ConnectionServer,
+    InProcessTransport,
+    StdioServer,
+)
 from answerback.transports._framing import JSON_DEPTH_LIMIT
 from answerback.transports._headers import header_parameters, parameter_headers
 from answerback.types import (
@@ -133,6 +139,21 @@ def transport_for(target: Any, auth: httpx2.Auth | None = None) -> ClientTranspo
         f"Cannot connect to a {type(target).__name__}: pass an MCPServer, a StdioServer, "
         "an http(s) URL or a transport with a connect() method."
     )
+
+
+def _shown_target(transport: ClientTransport) -> str:
+    """``transport``'s target for a repr, without what may be a secret."""
+    if isinstance(transport, InProcessTransport):
+        server = transport.server
+        return f"{type(server).__name__}({getattr(server, 'name', '')!r})"
+    if isinstance(transport, StdioServer):
+        return f"StdioServer({transport.command!r}" + (", args=[…])" if transport.args else ")")
+    url: object = getattr(transport, "url", None)
+    if isinstance(url, str):  # user info and query are where credentials travel
+        parts = urlsplit(url)
+        host = parts.netloc.rpartition("@")[2]
+        return repr(f"{parts.scheme}://{host}{parts.path}" + ("?…" if parts.query else ""))
+    return type(transport).__name__
 
 
 class Client:
@@ -258,6 +279,28 @@ class Client:
         """Each listed tool's output schema, which checks its structured results."""
         self._logs_unasked = logging_callback is not None and log_level is None
         """A logging callback but no level: 2026-07-28 servers will send it nothing."""
+
+    def __repr__(self) -> str:
+        """Where it connects, the era asked for, its state and, once connected, the
+        protocol version and server: what a log line or a debugger needs. Never a
+        credential: no URL user info or query, header, token, or a child's arguments
+        and environment."""
+        shown = [_shown_target(self._transport), f"mode={self.mode!r}", f"state={self._state()!r}"]
+        facts = self.session.negotiation.facts
+        if facts is not None:
+            shown += [f"protocol={facts.protocol_version!r}", f"server={facts.server_info.name!r}"]
+        return f"Client({', '.join(shown)})"
+
+    def _state(self) -> str:
+        try:
+            endpoint = self.session.endpoint
+        except RuntimeError:
+            return "not connected"
+        if endpoint.closed.is_set() and self._exit_stack is not None:
+            return "server disconnected"
+        if endpoint.closing:
+            return "closed"
+        return "connected" if self._exit_stack is not None else "connecting"
 
     async def __aenter__(self) -> Self:
         if self._exit_stack is not None:

@@ -285,6 +285,7 @@ class UrlConsentRequest:
 
 AskConsent = Callable[[UrlConsentRequest], Awaitable[ConsentAnswer]]
 Opener = Callable[[str], bool]
+NotOpened = Callable[[UrlConsentRequest, str], Awaitable[None]]
 
 
 class UrlConsent:
@@ -294,8 +295,10 @@ class UrlConsent:
     ``"cancel"``. Only after ``"accept"`` is the link opened, with ``opener`` (the
     system browser by default; it runs in a worker thread, since a console browser
     holds it until it exits) and in its canonical form, exactly what the person was
-    shown. A browser that cannot be opened answers ``"cancel"``. Form-mode requests go
-    to ``forms``; without it they are refused.
+    shown. A link that cannot be opened (the opener returns false, or raises) answers
+    ``"cancel"`` and is logged; ``not_opened(request, reason)`` is then awaited so the
+    host can tell the person, and give them ``request.verdict.canonical_url`` to open
+    by hand. Form-mode requests go to ``forms``; without it they are refused.
     """
 
     def __init__(
@@ -304,6 +307,7 @@ class UrlConsent:
         *,
         forms: ElicitationCallback | None = None,
         opener: Opener = webbrowser.open,
+        not_opened: NotOpened | None = None,
     ) -> None:
         # A plain def passes here and fails every link at its await: refused now.
         checked_ask = async_callable_or_none("ask", ask, "an async function of the request")
@@ -316,6 +320,9 @@ class UrlConsent:
         if not callable(opener):
             raise TypeError(f"opener must be a function of the URL, got {opener!r}")
         self._opener = opener
+        self._not_opened = async_callable_or_none(
+            "not_opened", not_opened, "an async function (request, reason)"
+        )
 
     async def __call__(
         self, context: ClientRequestContext, params: ElicitRequestParams
@@ -342,7 +349,22 @@ class UrlConsent:
             )
         if answer != "accept":
             return ElicitResult(action=cast(ConsentAnswer, answer))
-        if not await anyio.to_thread.run_sync(self._opener, verdict.canonical_url):
-            logger.warning("no browser could open %s; answering cancel", verdict.canonical_url)
-            return ElicitResult(action="cancel")
-        return ElicitResult(action="accept")
+        reason = await self._open(verdict.canonical_url)
+        if reason is None:
+            return ElicitResult(action="accept")
+        if self._not_opened is not None:
+            await self._not_opened(request, reason)
+        return ElicitResult(action="cancel")
+
+    async def _open(self, url: str) -> str | None:
+        """Open ``url``; ``None`` once it is open, else why not. An opener that raises is a
+        link not opened, not a failed request: the person said yes, and the server gets
+        an answer it can act on."""
+        try:
+            if await anyio.to_thread.run_sync(self._opener, url):
+                return None
+        except Exception as exc:  # webbrowser.Error, or a custom opener's failure
+            logger.warning("opening %s failed; answering cancel", url, exc_info=exc)
+            return f"opening the browser failed ({type(exc).__name__}: {exc})"
+        logger.warning("no browser could open %s; answering cancel", url)
+        return "no browser could be opened"

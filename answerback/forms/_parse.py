@@ -112,13 +112,13 @@ def parse_form(requested_schema: Mapping[str, Any]) -> Form:
 
 
 def _required(value: object, properties: Mapping[str, Any], problems: list[FieldError]) -> set[str]:
-    names = cast(list[object], value) if isinstance(value, list) else [value]
-    if not isinstance(value, list) or not all(isinstance(name, str) for name in names):
+    listed = _as_list(value)
+    if listed is None or not all(isinstance(name, str) for name in listed):
         problems.append(
-            FieldError(None, f'"required" must be a list of field names, not {show(names)}')
+            FieldError(None, f'"required" must be a list of field names, not {show(value)}')
         )
         return set()
-    names = cast(list[str], names)
+    names = cast(list[str], listed)
     listed_twice = set(repeated(names))
     for name in dict.fromkeys(names):
         if name not in properties:
@@ -282,10 +282,20 @@ def _string(schema: Mapping[str, Any], common: _Common, complain: Complain) -> S
 def _number_field(schema: Mapping[str, Any], common: _Common, complain: Complain) -> NumberField:
     minimum = _bound(schema, "minimum", complain)
     maximum = _bound(schema, "maximum", complain)
+    integer = schema["type"] == "integer"
     _ordered(minimum, maximum, "a value", complain)
-    return NumberField(
-        **common, integer=schema["type"] == "integer", minimum=minimum, maximum=maximum
-    )
+    # Ordered bounds can still hold no whole number (1.5 to 1.7): nobody could answer.
+    if (
+        integer
+        and minimum is not None
+        and maximum is not None
+        and minimum <= maximum < math.ceil(minimum)
+    ):
+        complain(
+            f"asks for a whole number of at least {show(minimum)} and at most "
+            f"{show(maximum)}, which no whole number is"
+        )
+    return NumberField(**common, integer=integer, minimum=minimum, maximum=maximum)
 
 
 def _strings(

@@ -199,8 +199,11 @@ class Broker:
 
     def pending(self) -> list[Question]:
         """The question on screen (first) and those waiting, in the order they will
-        show if nothing else comes: servers in turn, each one's in arrival order."""
-        shown = [self._shown.question] if self._shown is not None else []
+        show if nothing else comes: servers in turn, each one's in arrival order. A
+        question is gone from here as soon as it is answered or its call ends, even
+        while its screen is still closing."""
+        on_screen = self._shown
+        shown = [on_screen.question] if on_screen is not None and not on_screen.gone else []
         by_server: dict[str, list[Question]] = {}
         for asking in self._queue:
             by_server.setdefault(asking.question.server, []).append(asking.question)
@@ -356,6 +359,7 @@ class Broker:
         elif asking is self._shown and not asking.done.is_set():
             asking.withdrawal = reason
             asking.scope.cancel()
+            self._pending_changed()
 
     def _answer_all(self, server: str, action: str) -> int:
         reason = "the person muted this server" if action == "decline" else None
@@ -412,6 +416,11 @@ class _Asking:
     failure: Exception | None = None
     withdrawal: str | None = None
     """Why the question went away while on screen, for the person."""
+
+    @property
+    def gone(self) -> bool:
+        """Answered, or its call ended: nothing the person could still answer."""
+        return self.done.is_set() or self.withdrawal is not None
 
     def settle(self, answer: Answer) -> None:
         if not self.done.is_set():

@@ -14,8 +14,11 @@ import logging
 import os
 import weakref
 from collections.abc import Awaitable, Callable, Iterable
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import cast
+
+import anyio
 
 from answerback.client import Client, ClientRequestContext, ClientSession
 from answerback.client._callbacks import async_callable_or_none, is_plain_function
@@ -35,6 +38,15 @@ LIST_CHANGED = "notifications/roots/list_changed"
 
 class RootRefusedError(Exception):
     """The person said no (the ``confirm`` hook returned false): the root was not added."""
+
+
+@dataclass
+class _Asking:
+    """The person being asked about one directory, for every ``add`` of it meanwhile."""
+
+    answered: anyio.Event = field(default_factory=anyio.Event)
+    granted: bool | None = None
+    """The person's answer; ``None`` if the asking ``add`` ended without one."""
 
 
 class Roots:
@@ -68,6 +80,7 @@ class Roots:
         self._paths: list[Path] = []
         self._watchers: list[Announce] = []
         self._sessions: weakref.WeakSet[ClientSession] = weakref.WeakSet()
+        self._asking: dict[Path, _Asking] = {}
         self._confirm = async_callable_or_none(
             "confirm", confirm, "an async function of the new directory returning True to add it"
         )
@@ -155,17 +168,29 @@ class Roots:
     async def add(self, path: str | os.PathLike[str]) -> Path:
         """Add a directory (a path or a ``file://`` URI; it must exist), asking
         ``confirm`` first, and announce the change; returns it resolved. Adding one
-        already there changes, asks and announces nothing.
+        already there changes, asks and announces nothing; so does adding one the person
+        is being asked about, which waits for that answer instead of asking twice.
 
         ``ValueError`` if it is not an existing directory; ``RootRefusedError`` if the
         person refused it; ``TypeError`` if it is not a path."""
         resolved = _directory(_checked_path("add", path))
+        while (asking := self._asking.get(resolved)) is not None:
+            await asking.answered.wait()
+            if asking.granted is False:
+                raise _refused(resolved)
+            # Granted: it is in the list now. Unanswered (that add was cancelled or
+            # its confirm failed): ask again, here.
         if resolved in self._paths:
             return resolved
-        if self._confirm is not None and not await self._confirm(resolved):
-            raise RootRefusedError(f"{resolved} was not added as a root: the person refused it.")
-        if resolved in self._paths:  # added meanwhile, by another add() awaiting confirm
-            return resolved
+        if self._confirm is not None:
+            asking = self._asking[resolved] = _Asking()
+            try:
+                asking.granted = bool(await self._confirm(resolved))
+            finally:
+                del self._asking[resolved]
+                asking.answered.set()
+            if not asking.granted:
+                raise _refused(resolved)
         self._paths.append(resolved)
         await self._announce()
         return resolved
@@ -202,6 +227,10 @@ class Roots:
                 await announce()
             except Exception as exc:
                 logger.warning("could not announce the roots change: %s", exc)
+
+
+def _refused(path: Path) -> RootRefusedError:
+    return RootRefusedError(f"{path} was not added as a root: the person refused it.")
 
 
 def _checked_path(method: str, path: object) -> str | os.PathLike[str]:

@@ -9,7 +9,8 @@ JSON-RPC layer.
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal, TypeAlias
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Annotated, Any, Literal, TypeAlias
 
 from pydantic import Discriminator, Field, FileUrl, Tag
 
@@ -553,6 +554,21 @@ class CreateMessageResult(Result):
     model: str
     stop_reason: str | None = None
 
+    if TYPE_CHECKING:
+        # A host's ``list[TextContent]`` is not a ``list[SamplingMessageContentBlock]`` to a
+        # type checker (lists are invariant), so the constructor takes any sequence; pydantic
+        # still stores a list, and the wire form is unchanged.
+        def __init__(
+            self,
+            *,
+            role: Role,
+            content: SamplingMessageContentBlock | Sequence[SamplingMessageContentBlock],
+            model: str,
+            stop_reason: str | None = None,
+            meta: dict[str, Any] | None = None,
+            result_type: str | None = None,
+        ) -> None: ...
+
 
 class CreateMessageRequest(MCPModel):
     """Server asks the client to sample its model (legacy request; 2026 input request)."""
@@ -803,6 +819,19 @@ class ElicitResult(Result):
 
     action: Literal["accept", "decline", "cancel"]
     content: dict[str, ElicitationContentValue] | None = None
+
+    if TYPE_CHECKING:
+        # A host's ``dict[str, str]`` of answers is not a ``dict[str, ElicitationContentValue]``
+        # to a type checker (dicts are invariant), so the constructor takes any mapping;
+        # pydantic still stores a dict, and the wire form is unchanged.
+        def __init__(
+            self,
+            *,
+            action: Literal["accept", "decline", "cancel"],
+            content: Mapping[str, ElicitationContentValue] | None = None,
+            meta: dict[str, Any] | None = None,
+            result_type: str | None = None,
+        ) -> None: ...
 
 
 class ElicitRequest(MCPModel):

@@ -91,7 +91,7 @@ async def post_json(
             )
     except httpx2.TimeoutException as exc:
         raise SamplingProviderError(
-            f"{label} at {url} did not answer within {timeout:g} seconds; "
+            f"{label} at {url} did not answer within {timeout:g} s; "
             "try again, or allow more time with timeout=."
         ) from exc
     except httpx2.HTTPError as exc:

@@ -252,6 +252,31 @@ def _tool_use(call: object, names: ToolNames) -> ToolUseContent:
     )
 
 
+def _reply_text(content: object) -> str | None:
+    """The text of a reply's ``content``: a string, or (as some compatible servers send)
+    a list of parts whose ``text`` parts are joined, other parts (thinking) dropped.
+    Anything else would pass for an empty answer, so it is the endpoint's failure."""
+    if content is None or isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        parts = cast("list[object]", content)
+        if all(_is_part(part) for part in parts):
+            texts = (cast("dict[str, Any]", part) for part in parts)
+            return "".join(part["text"] for part in texts if part.get("type") == "text")
+    raise SamplingProviderError(
+        f"the endpoint answered a message whose content is {content!r:.60}, neither text "
+        "nor a list of text parts; check that base_url points at an OpenAI-compatible "
+        "/chat/completions endpoint."
+    )
+
+
+def _is_part(part: object) -> bool:
+    if not isinstance(part, dict):
+        return False
+    part = cast("dict[str, Any]", part)
+    return part.get("type") != "text" or isinstance(part.get("text"), str)
+
+
 def from_openai_response(
     response: dict[str, Any], *, model: str, request: MappedRequest
 ) -> CreateMessageResult:
@@ -267,7 +292,7 @@ def from_openai_response(
     stop_reason = _STOP_REASONS.get(finish, finish) if isinstance(finish, str) else None
     blocks: list[SamplingMessageContentBlock] = []
     refusal = message.get("refusal")
-    text = message.get("content")
+    text = _reply_text(message.get("content"))
     if isinstance(refusal, str) and refusal:
         blocks.append(TextContent(text=refusal))
         stop_reason = REFUSAL

@@ -10,11 +10,13 @@ capability checks.
 from __future__ import annotations
 
 import os
+import threading
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Generic, Literal, TypeVar, cast
 
+import anyio.from_thread
 from pydantic import BaseModel
 from pydantic_core import PydanticSerializationError
 from typing_extensions import TypeVar as DefaultedTypeVar
@@ -143,6 +145,8 @@ class Context(Generic[LifespanT]):
         self._roots_cache = roots_cache if roots_cache is not None else RootsCache()
         """The connection's roots cache (legacy), or this request's own (2026-07-28)."""
         self._lifespan_context = lifespan_context
+        self._loop_thread = threading.get_ident()
+        """The event loop's thread, where the context is made (a ``def`` tool runs in another)."""
 
     @property
     def lifespan_context(self) -> LifespanT:
@@ -410,10 +414,14 @@ class Context(Generic[LifespanT]):
         Use it to avoid holding a connection open through long work. Returns whether
         there was such a stream to close (other transports have none)."""
         handle = self._request.envelope.transport_context
-        if isinstance(handle, StreamControl):
+        if not isinstance(handle, StreamControl):
+            return False
+        if threading.get_ident() == self._loop_thread:
             handle.close_stream()
-            return True
-        return False
+        else:  # a plain ``def`` tool's worker thread
+            # Closing the stream wakes the event loop's waiters, which only its thread may do.
+            anyio.from_thread.run_sync(handle.close_stream)
+        return True
 
     async def log(self, level: LoggingLevel, data: Any, logger: str | None = None) -> None:
         """Send a log message to the client (``notifications/message``).

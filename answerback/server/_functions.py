@@ -6,17 +6,27 @@ input, and one without an annotation accepts any JSON value. A signature that ca
 mean what it says is refused here, when the function is registered: an unannotated
 ``ctx`` or ``context`` would otherwise become an input every client must send, and a
 ``Context`` from another library could not be built from JSON, both failures that would
-only show when a call fails.
+only show when a call fails. So is a generator function: a result is sent once, whole,
+so nothing it yields would stream, and its caller would get the generator object (or,
+from a sync one, whatever iterating it gave) in place of an answer.
+
+A plain ``def`` runs in a worker thread, an ``async def`` on the event loop, as
+Starlette, FastAPI and the official SDK run theirs: a sync function is where blocking
+code goes (a database driver, ``requests``, ``time.sleep``), and on the loop it would
+stall every other request and session of the server. Code that must stay on the loop's
+thread (tkinter, COM) is written ``async def``.
 """
 
 from __future__ import annotations
 
+import functools
 import inspect
 import types
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Annotated, Any, Union, get_args, get_origin, get_type_hints
 
+import anyio.to_thread
 import pydantic
 from pydantic import TypeAdapter
 
@@ -57,13 +67,19 @@ class Signature:
 def read_signature(function: Callable[..., Any], context_type: type) -> Signature:
     """The inputs of ``function`` and which parameter receives the context.
 
-    Raises ``TypeError`` naming the function and parameter for ``*args``/``**kwargs``,
-    a second context parameter, an unannotated ``ctx``/``context``, or an annotation
-    that mentions a ``Context`` the server cannot pass.
+    Raises ``TypeError`` naming the function (and parameter) for a generator function,
+    ``*args``/``**kwargs``, a second context parameter, an unannotated ``ctx``/``context``,
+    or an annotation that mentions a ``Context`` the server cannot pass.
     """
+    where = f"{getattr(function, '__qualname__', function)!r}"
+    if inspect.isasyncgenfunction(function) or inspect.isgeneratorfunction(function):
+        raise TypeError(
+            f"{where} is a generator function, but an MCP result is sent once, whole: "
+            "nothing it yields would stream. Return a list instead (`return [...]`); a "
+            "tool that shows progress while it works calls `await ctx.report_progress(...)`."
+        )
     signature = inspect.signature(function)
     hints = get_type_hints(function, include_extras=True)
-    where = f"{getattr(function, '__qualname__', function)!r}"
     parameters: dict[str, tuple[Any, Any]] = {}
     context_parameter: str | None = None
     for parameter in signature.parameters.values():
@@ -173,8 +189,19 @@ def type_name(annotation: Any) -> str:
 
 
 async def call(function: Callable[..., Any], kwargs: dict[str, Any]) -> Any:
-    """Call a sync or async function. Sync ones run on the event loop: keep them quick."""
-    value = function(**kwargs)
+    """Call a user's function: an ``async def`` on the event loop, any other in a worker
+    thread (see the module's docstring), whose awaitable result, if it returns one (a
+    callable object with an ``async __call__``), is awaited on the loop.
+
+    A cancelled call whose function is running in its thread waits for it to return
+    (anyio's ``abandon_on_cancel=False``, as Starlette's): no thread can be stopped, and
+    left to run on, a function would go on changing things after its request ended, and
+    outside anyio's thread limit, so a client cancelling in a loop could start threads
+    without end. The request still gets no result; only its end waits."""
+    if inspect.iscoroutinefunction(function):
+        value = await function(**kwargs)
+    else:
+        value = await anyio.to_thread.run_sync(functools.partial(function, **kwargs))
     if inspect.isawaitable(value):
         value = await value
     return value

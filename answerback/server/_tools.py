@@ -7,7 +7,21 @@ output: what is always a JSON object (a model, dataclass, ``TypedDict``, or a ``
 whose keys pydantic writes as strings) is the structured content itself; any other type
 (a list, a scalar, a union that may be something else, ``None`` included) is wrapped as
 ``{"result": value}``, which is how a ``list[str]`` tool produces
-``structured_content == {"result": [...]}``. Content blocks are passed through as they are.
+``structured_content == {"result": [...]}``.
+
+An annotation that mentions content blocks (``ImageContent``, ``ContentBlock``, a list
+or union with one in it) declares no output schema: such a tool returns content, which
+is what the model reads, and a schema would make every client demand structured content
+beside it. Content returned is sent block by block: a block, or a list holding one (the
+rest of it a ``str`` sent as text, ``None`` as nothing, anything else as its JSON text),
+as the official SDK sends it. Under an annotation that admits anything (``-> Any``,
+``-> list[object]``) the tool keeps its schema, and the blocks also go, as written on
+the wire, into the structured content, which is checked against the schema like a
+``CallToolResult``'s: no result is sent that its own tool's schema refuses.
+
+``None`` is empty content under ``-> None``, ``-> X | None`` or no annotation (a tool
+may act and have nothing to say, as the official SDK has it), and an error result under
+an annotation without ``None``, where it can only be a forgotten ``return``.
 
 A ``CallToolResult`` the tool builds itself is sent as it is, with two checks: a tool
 with an output schema owes a successful result ``structured_content`` that fits it (as
@@ -89,8 +103,16 @@ class RegisteredTool:
     ``ResourceServer``; elsewhere there is no token to check)."""
     output_validator: SchemaCheck | Literal[False] | None = None
     """The checker of ``definition.output_schema``, built for the first ``CallToolResult``
-    the tool returns itself (plain values never need it); ``False`` if the schema could
-    not be compiled, when such results are sent unchecked."""
+    the tool returns itself, or content it returns (plain values never need it);
+    ``False`` if the schema could not be compiled, when such results are sent unchecked."""
+    refuses_none: bool = False
+    """Whether returning ``None`` is an error: under a return annotation that does not
+    allow it (``-> str``, ``-> ImageContent``), where it means a forgotten ``return``.
+    ``-> None``, ``-> X | None`` and a function with no annotation send empty content."""
+    may_hold_blocks: bool = True
+    """Whether a returned list may hold content blocks, so is looked through for them:
+    not under an annotation a list with one in it would not fit (``list[int]``), where
+    the look would cost as much as sending the list."""
 
     @classmethod
     def from_function(
@@ -143,6 +165,8 @@ class RegisteredTool:
             output_adapter,
             wraps_result,
             frozenset(scopes),
+            refuses_none=returns not in _NO_RETURN and not _admits_none(returns),
+            may_hold_blocks=output_adapter is None or _admits_blocks(output_adapter),
         )
 
     async def call(
@@ -171,11 +195,10 @@ class RegisteredTool:
             if value.is_error or self.definition.output_schema is None:
                 return value.to_wire()
             return self._checked_result(value)
-        if _is_content_value(value):
-            blocks = [value] if isinstance(value, _RETURNED_BLOCKS) else value
-            if (kind := unknown_content_type(blocks)) is not None:
-                return self._unknown_content_result(kind)
-            return _wire_result([block.to_wire() for block in blocks])
+        if value is None and self.refuses_none:
+            return self._none_result()
+        if self.may_hold_blocks and (items := _content_items(value)) is not None:
+            return self._content_result(value, items)
         if self.output_adapter is not None:
             try:
                 # Checked, not only dumped: pydantic dumps a value of the wrong type with
@@ -200,6 +223,46 @@ class RegisteredTool:
             return _wire_result([])
         text = value if isinstance(value, str) else _json_text(value)
         return _wire_result([_text_block(text)])
+
+    def _content_result(self, value: Any, items: list[Any]) -> JSONObject:
+        """The result for returned content (see the module's docstring), with the
+        structured content the tool's output schema asks for, if it has one."""
+        if (kind := unknown_content_type(items)) is not None:
+            return self._unknown_content_result(kind)
+        content = [block for item in items if (block := _item_block(item)) is not None]
+        if self.output_adapter is None:
+            return _wire_result(content)
+        try:
+            value = self.output_adapter.validate_python(value)
+        except pydantic.ValidationError as exc:
+            return self._unfit_result(exc)
+        try:
+            data, others = _as_data(value)
+        except (UnicodeDecodeError, pydantic_core.PydanticSerializationError) as exc:
+            return self._unwritable_result(exc)
+        try:
+            json.dumps(others, allow_nan=False)  # the blocks hold none: their models refuse it
+        except ValueError:
+            return self._not_json_result()
+        structured = {"result": data} if self.wraps_result else data
+        advice = (
+            "return content under an annotation that names it (-> list[ContentBlock]), "
+            "which declares no output schema, or a value that fits the annotation."
+        )
+        if (refused := self._misfit(structured, advice)) is not None:
+            return refused
+        return _wire_result(content, structured=structured)
+
+    def _none_result(self) -> JSONObject:
+        """The error result for ``None`` from a tool whose return annotation does not
+        allow it: sent as empty content, it would hide a forgotten ``return``."""
+        name = self.definition.name
+        logger.warning("tool %r returned None, which its return annotation does not allow", name)
+        return _error_result(
+            f"Tool {name!r} returned None, which its return annotation does not allow: "
+            "add the missing return, or annotate the tool `-> ... | None` if it may have "
+            "nothing to return."
+        )
 
     def _unfit_result(self, exc: pydantic.ValidationError) -> JSONObject:
         """The error result for a value that does not fit the tool's return annotation,
@@ -231,11 +294,18 @@ class RegisteredTool:
                 f"Tool {name!r} returned a CallToolResult without structured_content, which "
                 f"its output schema requires: {advice}"
             )
+        refused = self._misfit(result.structured_content, advice)
+        return result.to_wire() if refused is None else refused
+
+    def _misfit(self, structured: Any, advice: str) -> JSONObject | None:
+        """The error result for ``structured`` content the tool's output schema does not
+        allow (``advice`` saying what to do), or ``None`` if it fits."""
+        name = self.definition.name
         validator = self._output_validator()
         if validator is False:
-            return result.to_wire()
+            return None
         try:
-            problems = validator.problems(result.structured_content, "structured_content")
+            problems = validator.problems(structured, "structured_content")
         except Exception as exc:  # RecursionError: content nested too deeply to check
             reason = cut(str(exc) or type(exc).__name__)
             logger.warning(
@@ -251,7 +321,7 @@ class RegisteredTool:
                 f"against its output schema ({reason}): return content nested less deeply."
             )
         if not problems:
-            return result.to_wire()
+            return None
         logger.warning(
             "tool %r returned structured_content its output schema does not allow: %s",
             name,
@@ -380,24 +450,90 @@ def _declared(annotation: Any) -> Any:
     return annotation
 
 
-def _is_content(annotation: object) -> bool:
-    if isinstance(annotation, type) and issubclass(annotation, (*_CONTENT_TYPES, CallToolResult)):
+def _names_content(annotation: object) -> bool:
+    """Whether a return annotation names content: a content block, ``CallToolResult``,
+    or a union, list or tuple with one in it (``ContentBlock``, ``list[ImageContent |
+    str]``, ``ImageContent | None``), as the official SDK reads it."""
+    origin = get_origin(annotation)
+    if origin is None:
+        return isinstance(annotation, type) and issubclass(
+            annotation, (*_RETURNED_BLOCKS, CallToolResult)
+        )
+    if origin is Annotated:
+        return _names_content(get_args(annotation)[0])
+    if origin in (Union, UnionType, list, tuple, Sequence):
+        return any(_names_content(arg) for arg in get_args(annotation))
+    return False
+
+
+def _admits_none(annotation: object) -> bool:
+    """Whether a return annotation allows ``None``: ``Any``, ``object``, or a union with
+    ``None`` in it."""
+    if annotation in (Any, object, None, type(None)):
         return True
-    args: tuple[object, ...] = getattr(cast(Any, annotation), "__args__", ())
-    return bool(args) and all(_is_content(arg) for arg in args)
+    origin = get_origin(annotation)
+    if origin is Annotated:
+        return _admits_none(get_args(annotation)[0])
+    if origin in (Union, UnionType):
+        return any(_admits_none(arg) for arg in get_args(annotation))
+    return False
 
 
-def _is_content_value(value: Any) -> bool:
+_PROBE = [TextContent(text="")]
+
+
+def _admits_blocks(adapter: TypeAdapter[Any]) -> bool:
+    """Whether a list holding a content block fits the annotation (``-> list[object]``,
+    ``-> Any``); a list that would not is refused by the annotation anyway."""
+    try:
+        adapter.validate_python(_PROBE)
+    except pydantic.ValidationError:
+        return False
+    return True
+
+
+def _content_items(value: Any) -> list[Any] | None:
+    """The items of returned content: a block, or a list (or tuple) holding at least
+    one; ``None`` for any other value."""
     # Strings first: the commonest return value, and the ``Sequence`` check is slow.
     if isinstance(value, str | bytes):
-        return False
+        return None
     if isinstance(value, _RETURNED_BLOCKS):
-        return True
-    return (
-        isinstance(value, Sequence)
-        and len(cast(Sequence[Any], value)) > 0
-        and all(isinstance(item, _RETURNED_BLOCKS) for item in cast(Sequence[Any], value))
-    )
+        return [value]
+    if not isinstance(value, Sequence):
+        return None
+    items = list(cast(Sequence[Any], value))
+    # By type, not item by item: ten times faster on a long list of plain values.
+    if any(issubclass(kind, _RETURNED_BLOCKS) for kind in set(map(type, items))):
+        return items
+    return None
+
+
+def _item_block(item: Any) -> JSONObject | None:
+    """One item of returned content as the block it is sent as (``None``: none)."""
+    if isinstance(item, _RETURNED_BLOCKS):
+        return item.to_wire()
+    if item is None:
+        return None
+    return _text_block(item if isinstance(item, str) else _json_text(item))
+
+
+def _as_data(value: Any) -> tuple[Any, list[Any]]:
+    """Returned content as structured data, each block as written on the wire (no
+    ``null`` for an absent ``annotations`` or ``_meta``, which the schema forbids); and
+    the rest of it, which may still hold NaN or Infinity."""
+    if isinstance(value, _RETURNED_BLOCKS):
+        return value.to_wire(), []
+    data: list[Any] = []
+    others: list[Any] = []
+    for item in cast(Sequence[Any], value):
+        if isinstance(item, _RETURNED_BLOCKS):
+            data.append(item.to_wire())
+        else:
+            dumped = ANY_VALUE.dump_python(item, mode="json", by_alias=True)
+            data.append(dumped)
+            others.append(dumped)
+    return data, others
 
 
 def _described_output(
@@ -409,7 +545,7 @@ def _described_output(
     type JSON Schema cannot describe, whose values are then sent as text."""
     if structured_output is False:
         return None, None, False
-    if _is_content(returns) or returns in _NO_RETURN:
+    if _names_content(returns) or returns in _NO_RETURN:
         if structured_output:
             raise TypeError(
                 f"tool {tool!r}: structured_output=True needs a return annotation that is "

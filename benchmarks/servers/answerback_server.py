@@ -24,8 +24,9 @@ def build_server() -> MCPServer:
     mcp = MCPServer("bench-answerback")
 
     @mcp.tool()
-    def echo(text: str) -> str:
-        """Return ``text`` unchanged."""
+    async def echo(text: str) -> str:
+        """Return ``text`` unchanged (``async def``: run inline, see the README's fairness
+        notes)."""
         return text
 
     @mcp.tool()

@@ -31,8 +31,9 @@ def build_server() -> MCPServer:
     mcp = MCPServer("bench-official", log_level="WARNING")
 
     @mcp.tool()
-    def echo(text: str) -> str:
-        """Return ``text`` unchanged."""
+    async def echo(text: str) -> str:
+        """Return ``text`` unchanged (``async def``: run inline, see the README's fairness
+        notes)."""
         return text
 
     @mcp.tool()

@@ -52,7 +52,7 @@ async def ask_until_stopped(ctx: Context, tag: str) -> str:
 
 
 @mcp.tool()
-def stop(tag: str) -> str:
+async def stop(tag: str) -> str:
     """Make ``ask_until_stopped(tag)`` withdraw its question."""
     _stops.setdefault(tag, anyio.Event()).set()
     return "stopped"

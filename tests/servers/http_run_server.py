@@ -21,7 +21,7 @@ def echo(text: str) -> str:
 
 
 @mcp.tool()
-def event_loop() -> str:
+async def event_loop() -> str:
     """The module of the event loop this process serves on (``uvloop`` or ``asyncio.*``)."""
     return type(asyncio.get_running_loop()).__module__
 

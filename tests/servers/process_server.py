@@ -43,7 +43,7 @@ def pid() -> int:
 
 
 @mcp.tool()
-def event_loop() -> str:
+async def event_loop() -> str:
     """The module of the event loop this process serves on (``uvloop`` or ``asyncio.*``)."""
     return type(asyncio.get_running_loop()).__module__
 

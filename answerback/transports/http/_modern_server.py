@@ -3,9 +3,9 @@
 There are no sessions: everything a request needs travels with it, so any server
 instance can answer any request (inside one process they all share one stateless
 connection to the server). The answer is a single JSON object, or an SSE stream when the
-server has notifications (progress, log messages) to send first. A client that hangs
-up (closing the stream, or the connection that waits for the JSON body) cancels the
-request.
+server has notifications (progress, log messages) to send first or takes longer than a
+moment (its keepalives keep proxies from timing it out). A client that hangs up (closing
+the stream, or the connection that waits for the JSON body) cancels the request.
 """
 
 from __future__ import annotations
@@ -46,6 +46,7 @@ from answerback.transports.http._request_auth import principal_of
 from answerback.transports.http._security import EndpointHeaders, fields_of
 from answerback.transports.http._serving import (
     CLIENT_CLOSED_REQUEST,
+    QUICK_ANSWER_SECONDS,
     UNSENT_EVENTS_HELD,
     ClientGone,
     EventStreamResponse,
@@ -56,17 +57,18 @@ from answerback.transports.http._serving import (
     outgoing,
     unless_client_leaves,
     until_read,
-    until_ready,
 )
 from answerback.transports.http._sse import KEEPALIVE, encode_event
 from answerback.types import META_CLIENT_CAPABILITIES, META_PROTOCOL_VERSION, META_SUBSCRIPTION_ID
 from answerback.types._errors import (
+    CONNECTION_CLOSED,
     HEADER_MISMATCH,
     INTERNAL_ERROR,
     INVALID_PARAMS,
     INVALID_REQUEST,
     METHOD_NOT_FOUND,
     MISSING_REQUIRED_CLIENT_CAPABILITY,
+    SERVER_CLOSED,
     UNSUPPORTED_PROTOCOL_VERSION,
 )
 from answerback.types._versions import LEGACY_VERSIONS, MODERN_VERSIONS, per_request_refusal
@@ -305,6 +307,8 @@ class StatelessConnection:
         """The loop's, for the channel of each request's route."""
         self._request_bytes: RequestBytes | None = None
         """The app's budget, which an acknowledged listen gives its bytes back to."""
+        self._closed_because: str | None = None
+        """Why every request is answered "Server closed" at once (``close``)."""
 
     async def run(
         self,
@@ -354,6 +358,10 @@ class StatelessConnection:
         self._next_id += 1
         broadcasts = message.get("method") == LISTEN
         route = _Route(internal, message["id"], broadcasts, self._primitives)
+        if self._closed_because is not None:  # its body was read while the server closed
+            route.deliver(outgoing(_server_closed(route.client_id, self._closed_because)))
+            route.close()
+            return route
         self._routes[internal] = route
         envelope = Envelope({**message, "id": internal}, None, transport_context, size, holder)
         if broadcasts:
@@ -363,14 +371,35 @@ class StatelessConnection:
 
     def cancel(self, route: _Route) -> None:
         """The client went away: cancel the request (closing the stream means that)."""
-        if self._routes.pop(route.internal_id, None) is not None and self._to_server:
-            notice = {"requestId": route.internal_id, "reason": "the client disconnected"}
+        if self._routes.pop(route.internal_id, None) is not None:
+            self._stop_work(route, "the client disconnected")
+        route.close()
+        route.receive.close()
+
+    def close(self, reason: str) -> None:
+        """Answer every request in flight with "Server closed: <reason>." at once, and
+        every request submitted from now on, and cancel their work.
+
+        An ASGI server stopping waits for open responses first (uvicorn for
+        ``timeout_graceful_shutdown``, then it cancels them and logs a traceback): a
+        call still running, or a listen stream, would hold it up. This is what
+        ``close_sessions`` does to the legacy sessions' requests."""
+        self._closed_because = reason
+        routes = list(self._routes.values())
+        self._routes.clear()
+        for route in routes:
+            route.deliver(outgoing(_server_closed(route.client_id, reason)))
+            route.close()
+            self._stop_work(route, reason)
+
+    def _stop_work(self, route: _Route, reason: str) -> None:
+        """Cancel the server's handler of a request whose route is gone."""
+        if self._to_server is not None:
+            notice = {"requestId": route.internal_id, "reason": reason}
             with contextlib.suppress(anyio.ClosedResourceError, anyio.BrokenResourceError):
                 self._to_server.send_nowait(
                     Envelope({"jsonrpc": "2.0", "method": CANCELLED, "params": notice})
                 )
-        route.close()
-        route.receive.close()
 
     def crowded_route(self, envelope: Envelope) -> _Route | None:
         """The route of the call ``envelope`` is about, if its client has left more
@@ -506,9 +535,12 @@ async def answer_modern(
 
     An answer with nothing before it goes back as one JSON body when the client lists
     ``application/json`` first in ``Accept`` (cheapest for both ends); otherwise, and
-    whenever notifications come first, as an SSE stream. A client that hangs up, whether
-    it was reading a stream or waiting for a JSON body, cancels the request: that is how
-    a 2026-07-28 client cancels over HTTP.
+    whenever notifications come first, as an SSE stream. So does an answer that takes
+    longer than ``QUICK_ANSWER_SECONDS`` when the client accepts SSE: its stream starts
+    then, and keepalives keep a proxy from ending it as silent; a client that accepts
+    only JSON waits for its body. A client that hangs up, whether it was reading a
+    stream or waiting for a JSON body, cancels the request: that is how a 2026-07-28
+    client cancels over HTTP.
     """
     request_id = as_request_id(message.get("id"))
     if "method" not in message:
@@ -547,7 +579,12 @@ async def answer_modern(
     route = app.stateless.submit(message, request, size, principal_of(request.scope))
     incoming = route.receive
     try:
-        first = await until_ready(request, incoming)
+        try:
+            first = await incoming.receive_within(QUICK_ANSWER_SECONDS)
+        except TimeoutError:
+            if wants_sse:  # a slow call: its stream starts now, and keepalives keep it
+                return EventStreamResponse(_events(app, route, request_id, None))
+            first = await unless_client_leaves(request, incoming.receive)
     except anyio.EndOfStream:
         app.stateless.cancel(route)
         return _json_error(request_id, "The server stopped before answering.")
@@ -581,29 +618,40 @@ async def answer_modern(
         if answer is None:
             return _json_error(request_id, "The server stopped before answering.")
         return _json(*answer)
+    return EventStreamResponse(_events(app, route, request_id, first))
 
-    async def events() -> AsyncGenerator[bytes, None]:
-        try:
+
+async def _events(
+    app: StreamableHTTPApp,
+    route: _Route,
+    request_id: RequestId,
+    first: tuple[JSONObject, bytes] | None,
+) -> AsyncGenerator[bytes, None]:
+    """A request's SSE answer: ``first`` (what came before the stream started, if
+    anything), then each message as it comes, with a keepalive comment after every
+    ``keepalive_seconds`` of silence (a proxy would end a silent response), until
+    the answer."""
+    incoming = route.receive
+    try:
+        if first is not None:
             yield encode_event(first[1].decode())
             if _is_response(first[0], request_id):
                 return
-            while True:
-                item: tuple[JSONObject, bytes] | None = None
-                with anyio.move_on_after(app.keepalive_seconds):
-                    item = await incoming.receive()
-                if item is None:
-                    yield KEEPALIVE
-                    continue
-                yield encode_event(item[1].decode())
-                if _is_response(item[0], request_id):
-                    return
-        except anyio.EndOfStream:
-            if route.unread:
-                yield encode_event(_unread_error(request_id).decode())
-        finally:
-            app.stateless.cancel(route)  # a closed stream cancels the request
-
-    return EventStreamResponse(events())
+        while True:
+            item: tuple[JSONObject, bytes] | None = None
+            with anyio.move_on_after(app.keepalive_seconds):
+                item = await incoming.receive()
+            if item is None:
+                yield KEEPALIVE
+                continue
+            yield encode_event(item[1].decode())
+            if _is_response(item[0], request_id):
+                return
+    except anyio.EndOfStream:
+        if route.unread:
+            yield encode_event(_unread_error(request_id).decode())
+    finally:
+        app.stateless.cancel(route)  # a closed stream cancels the request
 
 
 def _refusal(problem: Problem, request_id: RequestId | None) -> Response:
@@ -633,6 +681,18 @@ def _unread_error(request_id: RequestId) -> bytes:
     )
     error = {"code": INTERNAL_ERROR, "message": reason}
     return encode({"jsonrpc": "2.0", "id": request_id, "error": error})
+
+
+def _server_closed(request_id: RequestId, reason: str) -> JSONObject:
+    """The answer to a request the server will not finish because it is closing: the
+    error a legacy session's open requests get (the client raises
+    ``ConnectionClosedError``)."""
+    error: JSONObject = {
+        "code": CONNECTION_CLOSED,
+        "message": f"Server closed: {reason}.",
+        "data": {"reason": SERVER_CLOSED},
+    }
+    return {"jsonrpc": "2.0", "id": request_id, "error": error}
 
 
 def _json_error(request_id: RequestId, reason: str) -> Response:

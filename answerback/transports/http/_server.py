@@ -344,11 +344,13 @@ class StreamableHTTPApp:
     async def close_sessions(self, reason: str = "the server is shutting down") -> None:
         """End every session now and refuse new requests (503) until the lifespan restarts.
 
-        Requests still open are answered with an error on their streams, and every stream
-        ends, so an ASGI server that waits for open responses before its lifespan shutdown
-        (uvicorn does) can stop. ``serve_uvicorn``/``run_uvicorn`` call this for you.
+        Requests still open, the sessions' and the 2026-07-28 ones, are answered with an
+        error, and every stream ends, so an ASGI server that waits for open responses
+        before its lifespan shutdown (uvicorn does) can stop. ``serve_uvicorn``/
+        ``run_uvicorn`` call this for you.
         """
         self._closing = True
+        self.stateless.close(reason)
         for session in list(self.sessions.values()):
             await self._end_session(session, reason)
 

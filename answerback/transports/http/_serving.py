@@ -169,8 +169,9 @@ def json_response(
 
 
 QUICK_ANSWER_SECONDS = 0.05
-"""How long ``until_ready`` waits before it starts watching for a hang-up: most answers
-come sooner, and the watch costs a task per request."""
+"""How long ``until_ready`` waits before it starts watching for a hang-up, and a
+2026-07-28 request before its SSE answer starts (so that keepalives can flow): most
+answers come sooner, and the watch costs a task per request."""
 
 
 UNSENT_EVENTS_HELD = 1024

@@ -20,6 +20,8 @@ from contextlib import contextmanager
 from typing import Any, cast
 
 import anyio
+import anyio.abc
+import anyio.to_thread
 import pytest
 from http_support import PATIENCE_SECONDS, read_request_body, replaying, serve
 from http_support.apps import http_app
@@ -58,7 +60,8 @@ async def respond(send: Any, status: int, body: bytes = b"", **headers: str) -> 
 
 class FailOne:
     """Wraps an app: the first POST whose JSON body ``pick`` chooses gets ``fault``
-    instead (an HTML 500, or a connection cut in the middle of the response)."""
+    instead (``html-500``: an HTML page of that status, as a proxy sends; or ``cut``: a
+    connection cut in the middle of the response)."""
 
     def __init__(self, app: ASGIApp, pick: Pick, fault: str) -> None:
         self.app, self.pick, self.fault = app, pick, fault
@@ -71,8 +74,10 @@ class FailOne:
         body = await read_request_body(receive)
         if not self.done and self.pick(json.loads(body)):
             self.done = True
-            if self.fault == "html-500":
-                await respond(send, 500, b"<html><h1>Oops</h1></html>", content_type="text/html")
+            if self.fault.startswith("html-"):
+                status = int(self.fault.removeprefix("html-"))
+                page = b"<html><h1>Oops</h1></html>"
+                await respond(send, status, page, content_type="text/html", retry_after="2")
             else:  # promise a body, send half of it, and hang up
                 head = [(b"content-type", b"application/json"), (b"content-length", b"100")]
                 await send({"type": "http.response.start", "status": 200, "headers": head})
@@ -127,6 +132,86 @@ async def test_a_failed_request_post_fails_that_call_only(fault: str) -> None:
         await running.call(app.close_sessions)
     assert "Connection failed" in caught.value.message
     assert result.content == [TextContent(text="fine:TAG=FINE")]
+
+
+@pytest.mark.parametrize(
+    ("status", "known"),
+    [
+        (
+            502,
+            "HTTP 502 Bad Gateway with a body that is not a JSON-RPC answer (text/html): a "
+            "proxy in front of the server got no answer from it (the server stopped or "
+            "failed before it began to answer). Whether the request did its work is "
+            "unknown; send it again if repeating it is safe.",
+        ),
+        (
+            503,
+            "HTTP 503 Service Unavailable with a body that is not a JSON-RPC answer "
+            "(text/html): the server, or a proxy in front of it, is not taking requests now "
+            "(shutting down, overloaded, or down), so the request was not handled; it is "
+            "safe to send it again after 2 s (Retry-After).",
+        ),
+        (
+            504,
+            "HTTP 504 Gateway Timeout with a body that is not a JSON-RPC answer (text/html): "
+            "a proxy in front of the server stopped waiting for its answer; the request may "
+            "still be running there. Whether the request did its work is unknown; send it "
+            "again if repeating it is safe.",
+        ),
+    ],
+)
+async def test_a_proxys_error_page_says_whether_sending_again_is_safe(
+    status: int, known: str
+) -> None:
+    """A replica behind a balancer dies before its response starts: the caller learns
+    what that means for the request, not only "HTTP 502 ... not a JSON-RPC answer"."""
+    app = http_app()
+    wrapper = FailOne(app, is_call_of("doomed"), f"html-{status}")
+    async with (
+        serve(wrapper) as running,
+        Client(running.url, mode="legacy", elicitation_callback=answer_upper) as client,
+    ):
+        with anyio.fail_after(PATIENCE_SECONDS):
+            with pytest.raises(ConnectionClosedError) as caught:
+                await client.call_tool("echo_elicit", {"tag": "doomed"})
+        await running.call(app.close_sessions)
+    assert caught.value.error.message == f"Connection failed: {known}"
+
+
+async def test_a_server_that_hangs_up_before_answering_is_said_so_in_plain_words() -> None:
+    """The server (or a proxy) takes the whole request and closes the connection
+    without a response, as a replica killed mid-call does: the error says so, and what
+    is known of the request, instead of httpx's "Server disconnected without sending a
+    response"."""
+
+    async def hang_up(stream: anyio.abc.SocketStream) -> None:
+        async with stream:
+            received = b""
+            while b"\r\n\r\n" not in received:
+                received += await stream.receive()
+            head, _, body = received.partition(b"\r\n\r\n")
+            length = next(
+                int(line.split(b":")[1])
+                for line in head.lower().split(b"\r\n")
+                if line.startswith(b"content-length:")
+            )
+            while len(body) < length:
+                body += await stream.receive()
+
+    listener = await anyio.create_tcp_listener(local_host="127.0.0.1")
+    port = listener.extra(anyio.abc.SocketAttribute.local_port)
+    async with listener, anyio.create_task_group() as tg:
+        tg.start_soon(listener.serve, hang_up)
+        with anyio.fail_after(PATIENCE_SECONDS), pytest.raises(ConnectionClosedError) as caught:
+            async with Client(f"http://127.0.0.1:{port}/mcp", mode="2026-07-28") as client:
+                await client.call_tool("anything")
+        tg.cancel_scope.cancel()
+        assert caught.value.error.message == (
+            "Connection failed: the server closed the connection before it began to answer "
+            "(Server disconnected without sending a response.): it, or a proxy in front of "
+            "it, stopped or failed while the request was with it. Whether the request did "
+            "its work is unknown; send it again if repeating it is safe."
+        )
 
 
 class DefectiveOnce(StreamableHTTPTransport):
@@ -185,10 +270,85 @@ async def test_a_defect_sending_a_notification_is_logged_and_the_client_carries_
     assert logged[0].exc_info is not None
 
 
-async def test_a_refused_answer_is_logged_and_fails_nothing_else() -> None:
+class RefusesAnswer:
+    """Wraps an app: the first answer POST ``pick`` chooses is refused with ``status``
+    and a JSON-RPC error of id null (as a replica refuses an answer it cannot deliver);
+    ``cancelled`` is set when a ``notifications/cancelled`` arrives, and holds its
+    ``requestId``."""
+
+    def __init__(self, app: ASGIApp, pick: Pick, status: int) -> None:
+        self.app, self.pick, self.status = app, pick, status
+        self.done = False
+        self.cancelled = threading.Event()  # set in the server's loop, maybe another thread
+        self.cancelled_id: Any = None
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] != "http" or scope["method"] != "POST":
+            await self.app(scope, receive, send)
+            return
+        body = await read_request_body(receive)
+        message = json.loads(body)
+        if message.get("method") == "notifications/cancelled":
+            self.cancelled_id = message["params"]["requestId"]
+            self.cancelled.set()
+        if not self.done and self.pick(message):
+            self.done = True
+            said = "Conflict: the response to request 'q1' was refused: the asker has stopped"
+            error = {"jsonrpc": "2.0", "id": None, "error": {"code": -32600, "message": said}}
+            payload = json.dumps(error).encode()
+            await respond(send, self.status, payload, content_type="application/json")
+            return
+        await self.app(scope, replaying(body, receive), send)
+
+
+class CallIds(StreamableHTTPTransport):
+    """A transport that notes the id of each ``tools/call`` it sends."""
+
+    def __init__(self, url: str) -> None:
+        super().__init__(url)
+        self.call_ids: list[Any] = []
+
+    async def _post(self, lanes: Any, message: Any, *args: Any) -> bool:  # pyright: ignore[reportIncompatibleMethodOverride]
+        if message.get("method") == "tools/call":
+            self.call_ids.append(message["id"])
+        return await super()._post(lanes, message, *args)
+
+
+@pytest.mark.parametrize("status", [400, 409])
+async def test_a_refused_answer_fails_its_call_with_the_servers_reason(
+    status: int, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A replica refuses the answer to an elicitation (the one that asked has stopped,
+    say): the call could never complete, and waited for ever. It fails at once with the
+    server's own words (the log said only "a body that is not a JSON-RPC answer"), the
+    server is told the call is cancelled, and the connection carries on."""
+    app = http_app()
+    wrapper = RefusesAnswer(app, is_answer_with("TAG=LOST"), status)
+    async with serve(wrapper) as running:
+        transport = CallIds(running.url)
+        async with Client(transport, mode="legacy", elicitation_callback=answer_upper) as client:
+            with anyio.fail_after(PATIENCE_SECONDS):
+                with pytest.raises(ConnectionClosedError) as caught:
+                    await client.call_tool("echo_elicit", {"tag": "lost"})
+                failure = caught.value.error.message
+                await anyio.to_thread.run_sync(wrapper.cancelled.wait, PATIENCE_SECONDS)
+                result = await client.call_tool("echo_elicit", {"tag": "fine"})
+        await running.call(app.close_sessions)
+    assert result.content == [TextContent(text="fine:TAG=FINE")]
+    said = "Conflict: the response to request 'q1' was refused: the asker has stopped"
+    assert said in failure
+    assert "the server refused the answer to its request" in failure
+    assert wrapper.cancelled_id == transport.call_ids[0]
+    logged = [r.getMessage() for r in caplog.records if "refused the answer" in r.getMessage()]
+    assert len(logged) == 1
+    assert said in logged[0]
+    assert "not a JSON-RPC answer" not in logged[0]
+
+
+async def test_an_answer_refused_with_an_html_error_fails_its_call_and_nothing_else() -> None:
     """The server answers one answer POST with an HTML 500: the call that waited on it
-    keeps waiting (the server never got the answer), a warning says so, and the other
-    calls and the connection carry on."""
+    fails (the server never took the answer), a warning says so, and the other calls
+    and the connection carry on."""
     app = http_app()
     wrapper = FailOne(app, is_answer_with("TAG=LOST"), "html-500")
     with log_watch("refused the answer") as refused:
@@ -197,13 +357,12 @@ async def test_a_refused_answer_is_logged_and_fails_nothing_else() -> None:
             Client(running.url, mode="legacy", elicitation_callback=answer_upper) as client,
         ):
             with anyio.fail_after(PATIENCE_SECONDS):
-                async with anyio.create_task_group() as tg:
-                    tg.start_soon(client.call_tool, "echo_elicit", {"tag": "lost"})
-                    await refused.wait()
-                    result = await client.call_tool("echo_elicit", {"tag": "fine"})
-                    assert result.content == [TextContent(text="fine:TAG=FINE")]
-                    tg.cancel_scope.cancel()
+                with pytest.raises(ConnectionClosedError, match="HTTP 500 Internal Server"):
+                    await client.call_tool("echo_elicit", {"tag": "lost"})
+                assert refused.is_set()
+                result = await client.call_tool("echo_elicit", {"tag": "fine"})
             await running.call(app.close_sessions)
+    assert result.content == [TextContent(text="fine:TAG=FINE")]
 
 
 async def test_an_answer_whose_connection_is_cut_is_sent_again() -> None:

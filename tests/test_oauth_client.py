@@ -797,6 +797,31 @@ async def test_a_registration_is_kept_per_issuer(fake: Fake, base: str) -> None:
     assert record["client_id"] == "registered"
 
 
+@pytest.mark.parametrize(
+    ("registered", "now", "registrations"),
+    [
+        ("http://127.0.0.1:1/callback", "http://127.0.0.1:2/callback", 1),
+        ("http://[::1]:1/callback", "http://[::1]:2/callback", 1),
+        ("http://localhost:1/callback", "http://localhost/callback", 1),
+        ("http://127.0.0.1:1/callback", "http://localhost:1/callback", 2),  # another host
+        ("http://127.0.0.1:1/callback", "http://127.0.0.1:2/other", 2),
+        ("http://example.com:1/callback", "http://example.com:2/callback", 2),
+    ],
+    ids=["ipv4", "ipv6", "localhost", "other-host", "other-path", "not-loopback"],
+)
+async def test_a_registration_is_reused_when_only_a_loopback_port_differs(
+    fake: Fake, base: str, registered: str, now: str, registrations: int
+) -> None:
+    """Authorization servers accept a loopback redirect on any port (RFC 8252 7.3), so
+    a program whose login listener gets a new port each run keeps its registration."""
+    store = InMemoryTokenStore()
+    first = OAuth(redirect_uri=registered, authorize=follow, store=store)
+    await get(f"{base}/mcp", first)
+    await store.delete(f"oauth:tokens:{base}/mcp")
+    await get(f"{base}/mcp", OAuth(redirect_uri=now, authorize=follow, store=store))
+    assert fake.log.count("POST /register") == registrations
+
+
 # -- through the Client ----------------------------------------------------------------------
 
 

@@ -166,6 +166,32 @@ async def test_a_tool_needing_another_scope_steps_up(server_url: str) -> None:
     assert {"admin", "mcp"} <= set(second)
 
 
+async def test_a_new_loopback_port_keeps_the_registration(
+    auth_server: AuthServer, server_url: str
+) -> None:
+    """Each run's login listener gets a new port: the stored registration is used for
+    the next login (the authorization server accepts any loopback port), instead of a
+    new registration each run replacing the last."""
+    key = f"oauth:client:{auth_server.issuer}"
+    first_run = InMemoryTokenStore()
+    with oauth_with(first_run, Logins("alice")) as auth:
+        first_redirect = auth.redirect_uri
+        async with Client(server_url, auth=auth) as client:
+            assert text_of(await client.call_tool("whoami", {})) == "alice"
+    registration = await first_run.get(key)
+    assert registration is not None
+    second_run = InMemoryTokenStore()  # the registration kept, the tokens gone
+    await second_run.set(key, registration)
+    logins = Logins("alice")
+    with oauth_with(second_run, logins) as auth:
+        assert auth.redirect_uri != first_redirect
+        async with Client(server_url, auth=auth) as client:
+            assert text_of(await client.call_tool("whoami", {})) == "alice"
+    [login] = logins.urls
+    assert httpx2.URL(login).params["client_id"] == registration["client_id"]
+    assert await second_run.get(key) == registration
+
+
 async def test_a_declined_login_is_an_authorization_error(server_url: str) -> None:
     with (
         oauth_with(InMemoryTokenStore(), Logins(deny=True)) as auth,

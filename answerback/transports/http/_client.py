@@ -17,8 +17,10 @@ cancelled or times out closes its stream at once (on 2026-07-28 that close *is* 
 cancellation). A stream that breaks before its answer arrived is resumed with
 ``Last-Event-ID`` after the server's ``retry`` delay (capped), counted from the moment
 it broke; a resumed stream the server ends without a single event has finished, so the
-call fails at once. A failed POST fails only what it carried: its own request, or, for
-an answer or a notification, nothing but a log line.
+call fails at once. A failed POST fails only what it carried: its own request; for a
+notification, nothing but a log line; for an answer the server refuses, the call its
+question was part of, which could not complete otherwise. The GET stream is tried again,
+backing off, after failures that may pass, for as long as the session lasts.
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ from __future__ import annotations
 import contextlib
 import contextvars
 import dataclasses
+import email.utils
 import logging
 import math
 import re
@@ -34,6 +37,7 @@ from collections import deque
 from collections.abc import AsyncGenerator, Awaitable, Callable, Mapping
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from typing import Any, TypeVarTuple, cast
 
 import anyio
@@ -104,6 +108,16 @@ _IDLE_SECONDS = 2.0
 """How long an idle connection is kept: less than the 5 s after which common servers
 (uvicorn, Node) close one, so a reused connection is rarely closed under our feet."""
 _DELIVERY_ATTEMPTS = 3
+_CUT_OFF = (httpx2.RemoteProtocolError, httpx2.ReadError, httpx2.WriteError)
+"""The connection ended under a request: before its response began, the server (or a
+proxy in front of it) failed or stopped while the request was with it."""
+_UNKNOWN_SO_SEND_IF_SAFE = (
+    "Whether the request did its work is unknown; send it again if repeating it is safe"
+)
+_CLOSED_BEFORE_ANSWERING = (
+    "the server closed the connection before it began to answer ({}): it, or a proxy in "
+    "front of it, stopped or failed while the request was with it. " + _UNKNOWN_SO_SEND_IF_SAFE
+)
 _INITIALIZED = "notifications/initialized"
 
 
@@ -245,6 +259,8 @@ class StreamableHTTPTransport:
     """``url``, parsed when a connection starts."""
     _backend: Backend
     """The running loop's, which starts each request's task (from ``connect``)."""
+    _incoming: ChannelSender[Envelope | Exception]
+    """Where what the server sends goes (from ``connect``), and our own calls' failures."""
 
     def __init__(
         self,
@@ -301,7 +317,7 @@ class StreamableHTTPTransport:
         self._calls: dict[RequestId, _Call] = {}
         self._posting = 0
         """Answers and notifications being POSTed now (at most ``_POSTED_AT_ONCE``)."""
-        self._to_post: deque[tuple[JSONObject, bytes, dict[str, str]]] = deque()
+        self._to_post: deque[tuple[JSONObject, bytes, dict[str, str], _Call | None]] = deque()
         """The answers and notifications waiting for one of those to finish."""
         self._dropping = False
         """Whether answers are being dropped, ``_to_post`` being full (warned once)."""
@@ -322,6 +338,7 @@ class StreamableHTTPTransport:
         outgoing, outgoing_read = open_channel[Envelope]()
         self._calls, self._questions = {}, {}
         self._posting, self._to_post = 0, deque()
+        self._incoming = incoming
         lanes = self._lanes()
         # Each request runs in a task of the backend's own (``answerback.jsonrpc._backend``),
         # cancelled through its call's scope when the connection closes: a defect in one
@@ -486,11 +503,12 @@ class StreamableHTTPTransport:
         elif method == CANCELLED:
             self._cancel(lanes, message, body, headers, tg)
         else:
+            asked_on = None
             if method is None and request_id is not None:  # our answer
                 asked_on = self._questions.pop(request_id, None)
                 if asked_on is not None:
                     asked_on.questions.discard(request_id)
-            self._post_soon(tg, lanes, message, body, headers)
+            self._post_soon(tg, lanes, message, body, headers, asked_on)
 
     def _prepare(
         self,
@@ -605,6 +623,10 @@ class StreamableHTTPTransport:
                 except AuthorizationError as exc:
                     # Its data marks it, so the caller gets an AuthorizationError back.
                     reason, data = self._describe(exc), exc.data
+                except _CUT_OFF as exc:
+                    reason = self._describe(exc)
+                    if not call.reached_server:
+                        reason = _CLOSED_BEFORE_ANSWERING.format(str(exc) or type(exc).__name__)
                 except (httpx2.HTTPError, _RedirectRefused, MessageTooLarge) as exc:
                     reason = self._describe(exc)
                 except Exception as exc:
@@ -695,7 +717,7 @@ class StreamableHTTPTransport:
             raw = await self._read_body(response)
             answer = _answer_in(raw, request_id)
             if answer is None:
-                reason = _status_reason(response, raw, self.url)
+                reason = _status_reason(response, raw, self.url) + _what_is_known(response)
                 await self._fail(incoming, request_id, reason, _refusal_data(response))
                 return True
             self._note_version(answer)
@@ -887,12 +909,19 @@ class StreamableHTTPTransport:
         A server may end it at any time (to poll, or because this client read it too
         slowly); it is then resumed from its last event after the server's ``retry``
         delay, backing off while reconnections bring nothing, for as long as the
-        session lasts. A failure to reach the server ends it, with a warning.
+        session lasts. A failure that may pass (no connection, 5xx, 429: behind a
+        balancer, the replica that held the stream died or is shutting down) is tried
+        again, backing off and obeying ``Retry-After``, said once when it starts and
+        once when it ends. Listening stops when the server has no GET stream (405), the
+        session ended (404: the next request sets up a new one, which listens again),
+        or on a refusal waiting cannot mend, with a warning.
         """
         cursor = self._cursor()
         parser = cursor.parser
         session = self.session_id
         quiet = 0  # reconnections in a row that brought no message
+        failures = 0  # attempts in a row that failed
+        failing_since = 0.0
         while True:
             headers = self._headers(accept="text/event-stream")
             resumed_from = parser.last_event_id
@@ -900,31 +929,84 @@ class StreamableHTTPTransport:
                 headers["last-event-id"] = resumed_from
             messages = cursor.messages
             timeout = self._timeout(lanes, stream=True)
+            failure: str | None = None
+            retry_after: float | None = None
             try:
                 async with self._open(lanes.requests, "GET", headers, None, timeout) as response:
-                    if resumed_from and response.status_code in _RESUME_REFUSED:
+                    status = response.status_code
+                    refused_resume = bool(resumed_from) and status in _RESUME_REFUSED
+                    if failures and (refused_resume or _is_sse(response)):
+                        logger.warning(
+                            "the standalone SSE stream is back after %d failed attempts in %.1f s",
+                            failures,
+                            anyio.current_time() - failing_since,
+                        )
+                        failures = 0
+                    if refused_resume:
                         logger.warning(
                             "the server no longer holds the standalone SSE stream's events "
                             "after %r (HTTP %d): messages sent meanwhile are lost; listening "
                             "afresh",
                             resumed_from,
-                            response.status_code,
+                            status,
                         )
                         parser.last_event_id = ""
-                    elif not (response.is_success and _is_sse(response)):
-                        return  # the server has no GET stream (405), or the session ended
-                    else:
+                    elif _is_sse(response):
                         await self._read_sse(response, None, incoming, cursor)
+                    elif status >= 500 or status == 429:
+                        raw = await self._read_body(response)
+                        failure = _status_reason(response, raw, self.url)
+                        retry_after = _retry_after(response)
+                    else:
+                        self._stop_listening(response, await self._read_body(response))
+                        return
+            except (
+                httpx2.NetworkError,
+                httpx2.TimeoutException,
+                httpx2.RemoteProtocolError,
+                httpx2.ProxyError,
+            ) as exc:
+                failure = self._describe(exc)
             except (httpx2.HTTPError, _RedirectRefused, MessageTooLarge, AuthorizationError) as exc:
                 logger.warning("the standalone SSE stream ended: %s", self._describe(exc))
                 return
             if self.session_id != session:
-                return
+                return  # a new session listens on its own
+            if failure is not None:
+                failures += 1
+                if failures == 1:
+                    failing_since = anyio.current_time()
+                    logger.warning(
+                        "the standalone SSE stream failed (%s); trying again, backing off, "
+                        "while the session lasts: server messages not tied to a request "
+                        "(list changes, resource updates) wait or are lost until it is back",
+                        failure,
+                    )
+                await anyio.sleep(_backoff(failures, retry_after, self.max_retry_seconds))
+                continue
             quiet = 0 if cursor.messages != messages else quiet + 1
             retry = _DEFAULT_RETRY_SECONDS if parser.retry_ms is None else parser.retry_ms / 1000
             delay = max(retry, _MIN_RETRY_SECONDS * 2 ** min(quiet, 16))
             await anyio.sleep(min(delay, self.max_retry_seconds))
             parser.restart()
+
+    def _stop_listening(self, response: httpx2.Response, body: bytes) -> None:
+        """Say why the GET stream ends for good: a server without one (405) is normal,
+        a session the server ended (404) is set up again by the next request."""
+        status = response.status_code
+        if status == 405:
+            logger.debug("the server at %s offers no standalone SSE stream (405)", self.url)
+        elif status == 404:
+            logger.info(
+                "the server ended the session while the client listened; the next request "
+                "sets up a new one"
+            )
+        else:
+            logger.warning(
+                "the server refused the standalone SSE stream (%s); server messages not "
+                "tied to a request are not received in this session",
+                _status_reason(response, body, self.url),
+            )
 
     def _post_soon(
         self,
@@ -933,9 +1015,11 @@ class StreamableHTTPTransport:
         message: JSONObject,
         body: bytes,
         headers: dict[str, str],
+        asked_on: _Call | None = None,
     ) -> None:
         """POST an answer or notification in a task, or after those already under way
-        if ``_POSTED_AT_ONCE`` are: each task takes the next waiting one when done."""
+        if ``_POSTED_AT_ONCE`` are: each task takes the next waiting one when done.
+        ``asked_on``: for an answer, the call whose stream carried the question."""
         if self._posting >= _POSTED_AT_ONCE:
             if len(self._to_post) >= _WAITING_TO_POST:
                 if not self._dropping:
@@ -949,33 +1033,44 @@ class StreamableHTTPTransport:
                     )
                 return
             self._dropping = False
-            self._to_post.append((message, body, headers))
+            self._to_post.append((message, body, headers, asked_on))
             return
         self._posting += 1
-        tg.start_soon(self._post_in_turn, lanes, message, body, headers)
+        tg.start_soon(self._post_in_turn, lanes, message, body, headers, asked_on)
 
     async def _post_in_turn(
-        self, lanes: _Lanes, message: JSONObject, body: bytes, headers: dict[str, str]
+        self,
+        lanes: _Lanes,
+        message: JSONObject,
+        body: bytes,
+        headers: dict[str, str],
+        asked_on: _Call | None,
     ) -> None:
         """Deliver, then what waits. In the connection's task group, not a plain task:
         closing the connection must cut short a POST the server holds. A defect here is
         logged and concerns nothing else."""
         try:
             while True:
-                await self._deliver(lanes, message, body, headers)
+                await self._deliver(lanes, message, body, headers, asked_on)
                 if not self._to_post:
                     return
-                message, body, headers = self._to_post.popleft()
+                message, body, headers, asked_on = self._to_post.popleft()
         except Exception:
             logger.exception("sending an answer or notification failed unexpectedly")
         finally:
             self._posting -= 1
 
     async def _deliver(
-        self, lanes: _Lanes, message: JSONObject, body: bytes, headers: dict[str, str]
+        self,
+        lanes: _Lanes,
+        message: JSONObject,
+        body: bytes,
+        headers: dict[str, str],
+        asked_on: _Call | None = None,
     ) -> None:
         """POST an answer or a notification on the answer lane. Nothing waits for it
-        here, so a failure is logged and concerns nothing else."""
+        here, so a failure is logged; an answer the server refuses also ends the call
+        its question was part of (``asked_on``), which could never complete."""
         method = message.get("method")
         what = f"the {method} notification" if method else "the answer to a server request"
         sent_session = self.session_id
@@ -992,6 +1087,9 @@ class StreamableHTTPTransport:
                         return
                     reason = _status_reason(response, raw, self.url)
                     logger.warning("the server refused %s: %s", what, reason)
+                    question = as_request_id(message.get("id"))
+                    if asked_on is not None and question is not None:
+                        await self._answer_refused(lanes, asked_on, question, reason)
                     return
             except (httpx2.NetworkError, httpx2.RemoteProtocolError) as exc:
                 # Most often a kept-alive connection the server closed just then. The
@@ -1001,6 +1099,32 @@ class StreamableHTTPTransport:
             except (httpx2.HTTPError, _RedirectRefused, MessageTooLarge, AuthorizationError) as exc:
                 logger.warning("could not send %s: %s", what, self._describe(exc))
                 return
+
+    async def _answer_refused(
+        self, lanes: _Lanes, call: _Call, question: RequestId, reason: str
+    ) -> None:
+        """The server refused our answer to its request ``question``, part of ``call``:
+        the server's handler still waits for an answer that will not come, so the call
+        fails here with the server's reason and is cancelled on the server, as when its
+        caller gives up (on 2026-07-28 closing its stream is the cancellation)."""
+        if self._calls.get(call.request_id) is not call:
+            return  # it is over already
+        call.scope.cancel()  # its task ends without failing it: that is done here
+        await self._fail(
+            self._incoming,
+            call.request_id,
+            f"the server refused the answer to its request {question!r}, which this call "
+            f"was waiting on, so the call cannot complete: {reason}",
+        )
+        if call.modern:
+            return
+        notice: JSONObject = {
+            "jsonrpc": "2.0",
+            "method": CANCELLED,
+            "params": {"requestId": call.request_id, "reason": "the server refused an answer"},
+        }
+        headers, _ = self._headers_for(notice, None)
+        await self._deliver(lanes, notice, encode(notice), headers)
 
     @asynccontextmanager
     async def _open(
@@ -1255,9 +1379,74 @@ def _status_reason(response: httpx2.Response, body: bytes, url: str) -> str:
             f"{status} to {response.headers.get('location')!r}: only 307/308 redirects "
             "within the same origin are followed; connect to the new address directly"
         )
+    said = _error_message_in(body)
+    if said is not None:
+        return f"{status}: {said}"
     kind = response.headers.get("content-type", "").split(";")[0] or "no content type"
     what = "an empty body" if not body else f"a body that is not a JSON-RPC answer ({kind})"
     return f"{status} with {what}"
+
+
+def _what_is_known(response: httpx2.Response) -> str:
+    """What a status that brought no JSON-RPC answer says of the request's fate, so the
+    caller knows whether sending it again is safe (a proxy's 502 when a replica dies
+    told nothing)."""
+    status = response.status_code
+    if status in (429, 503):
+        wait = _retry_after(response)
+        when = f"after {wait:.0f} s (Retry-After)" if wait is not None else "after a pause"
+        who = "the server is" if status == 429 else "the server, or a proxy in front of it, is"
+        why = "too many requests" if status == 429 else "shutting down, overloaded, or down"
+        return (
+            f": {who} not taking requests now ({why}), so the request was not handled; "
+            f"it is safe to send it again {when}"
+        )
+    if status == 502:
+        return (
+            ": a proxy in front of the server got no answer from it (the server stopped "
+            f"or failed before it began to answer). {_UNKNOWN_SO_SEND_IF_SAFE}"
+        )
+    if status == 504:
+        return (
+            ": a proxy in front of the server stopped waiting for its answer; the request "
+            f"may still be running there. {_UNKNOWN_SO_SEND_IF_SAFE}"
+        )
+    if status >= 500:
+        return f": the server failed while handling the request. {_UNKNOWN_SO_SEND_IF_SAFE}"
+    return ""
+
+
+def _error_message_in(body: bytes) -> str | None:
+    """The message of the JSON-RPC error ``body`` holds, if it holds one (a server
+    refusing what we sent explains itself so, with the id null)."""
+    envelope = decode(body) if body else None
+    message = as_object(envelope.message) if isinstance(envelope, Envelope) else None
+    error = as_object(message.get("error")) if message is not None else None
+    said = error.get("message") if error is not None else None
+    return said if isinstance(said, str) and said else None
+
+
+def _backoff(failures: int, retry_after: float | None, cap: float) -> float:
+    """How long to wait after ``failures`` failed attempts in a row: doubling from
+    0.1 s, or the server's ``Retry-After`` if longer; at most ``cap``, but never less
+    than 0.1 s, so a failing server is not hammered."""
+    delay = max(_MIN_RETRY_SECONDS * 2 ** min(failures - 1, 16), retry_after or 0.0)
+    return max(min(delay, cap), _MIN_RETRY_SECONDS)
+
+
+def _retry_after(response: httpx2.Response) -> float | None:
+    """The seconds a ``Retry-After`` header asks to wait (a number, or an HTTP date);
+    ``None`` if absent or unreadable."""
+    value = response.headers.get("retry-after", "").strip()
+    if value.isascii() and value.isdigit():
+        return float(value)
+    try:
+        when = email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError):
+        return None
+    if when.tzinfo is None:
+        return None
+    return max(0.0, (when - datetime.now(UTC)).total_seconds())
 
 
 def _origin(url: httpx2.URL) -> tuple[str, str, int | None]:

@@ -49,7 +49,7 @@ from answerback.transports.http._oauth_discovery import (
     origin_of,
 )
 from answerback.transports.http._oauth_dpop import DPOP_ALGORITHM, DPoPKey
-from answerback.transports.http._oauth_http import OAuthHTTP
+from answerback.transports.http._oauth_http import OAuthHTTP, is_loopback
 from answerback.transports.http._oauth_registration import (
     AUTH_METHODS,
     ClientInfo,
@@ -587,9 +587,14 @@ class OAuth(httpx2.Auth):
         if refreshing is not None:
             # A refresh needs the client the tokens were issued to, whatever its redirect.
             return client if client.client_id == refreshing else None
-        # A login redirects: a registration for another redirect URI (a loopback
-        # listener's port changes from run to run) would be refused, so register anew.
-        return client if client.redirect_uri == self.redirect_uri else None
+        # A login redirects: a registration for another redirect URI would be refused,
+        # so register anew, unless only a loopback port differs, which authorization
+        # servers must accept (RFC 8252 7.3): a listener gets a new port on each run.
+        if client.redirect_uri == self.redirect_uri or _same_but_loopback_port(
+            client.redirect_uri, self.redirect_uri
+        ):
+            return client
+        return None
 
     # -- requests -------------------------------------------------------------------------
 
@@ -690,6 +695,22 @@ def _token_key(resource: str) -> str:
 
 def _client_key(issuer: str) -> str:
     return f"oauth:client:{issuer}"
+
+
+def _same_but_loopback_port(registered: str | None, wanted: str | None) -> bool:
+    """Whether two redirect URIs are one plain-http loopback address (``localhost``,
+    127.0.0.0/8 or ::1, the same host in both) but for their ports."""
+    if registered is None or wanted is None:
+        return False
+    try:
+        old, new = httpx2.URL(registered), httpx2.URL(wanted)
+    except httpx2.InvalidURL:
+        return False
+    return (
+        old.scheme == new.scheme == "http"
+        and is_loopback(old.host)
+        and old.copy_with(port=None) == new.copy_with(port=None)
+    )
 
 
 def _with_key(tokens: Tokens, key: DPoPKey) -> Tokens:

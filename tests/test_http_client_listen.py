@@ -1,0 +1,177 @@
+"""The HTTP client's standalone GET stream outlives failures that may pass: behind a
+balancer, the replica holding it dies or shuts down, and the reconnection meets a 502,
+503, 429 or no connection. The client tries again, backing off and obeying
+``Retry-After``, and stops only when the server has no GET stream (405), the session
+ended (404), or the client closes.
+"""
+
+from __future__ import annotations
+
+import email.utils
+import itertools
+import logging
+import time
+from typing import Any
+
+import anyio
+import httpx2
+import pytest
+from http_support import PATIENCE_SECONDS, serve
+from http_support.apps import tagged_server
+
+from answerback import Client
+from answerback.server import MCPServer
+from answerback.transports.http import StreamableHTTPApp, StreamableHTTPTransport
+from answerback.transports.http import _client as client_module
+from answerback.types import ToolListChangedNotification
+
+pytestmark = pytest.mark.anyio
+
+
+async def respond(send: Any, status: int, body: bytes = b"", **headers: str) -> None:
+    raw = [(name.replace("_", "-").encode(), value.encode()) for name, value in headers.items()]
+    await send({"type": "http.response.start", "status": status, "headers": raw})
+    await send({"type": "http.response.body", "body": body})
+
+
+class RefusesGets:
+    """Wraps an app: its first GETs get the refusals given, in turn (status, headers),
+    as a balancer answers while no replica holds the stream; later GETs go through.
+    The time each GET arrived is recorded."""
+
+    def __init__(self, app: StreamableHTTPApp, refusals: list[tuple[int, dict[str, str]]]) -> None:
+        self.app, self.refusals = app, list(refusals)
+        self.gets: list[float] = []
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] == "http" and scope["method"] == "GET":
+            self.gets.append(time.monotonic())
+            if self.refusals:
+                status, headers = self.refusals.pop(0)
+                page = f"<html><h1>{status}</h1></html>".encode()
+                await respond(send, status, page, content_type="text/html", **headers)
+                return
+        await self.app(scope, receive, send)
+
+
+async def listen_for_tools_changed(
+    mcp: MCPServer, app: Any, **transport_options: Any
+) -> list[ToolListChangedNotification]:
+    """Connect to ``app`` and return the two list-changed notifications heard: one
+    sent at once (while the GET stream may be refused: the server keeps it for the
+    stream), one sent after the first arrived (so after the stream is back)."""
+    arrived, notices = anyio.create_memory_object_stream[object](10)
+
+    async def message_handler(message: object) -> None:
+        await arrived.send(message)
+
+    heard: list[ToolListChangedNotification] = []
+    async with arrived, notices, serve(app) as server:
+        transport = StreamableHTTPTransport(server.url, **transport_options)
+        async with Client(transport, mode="legacy", message_handler=message_handler):
+            with anyio.fail_after(PATIENCE_SECONDS):
+                for _ in range(2):
+                    await server.call(mcp.notify_tools_changed)
+                    notice = await notices.receive()
+                    assert isinstance(notice, ToolListChangedNotification)
+                    heard.append(notice)
+    return heard
+
+
+async def test_the_get_stream_is_tried_again_until_the_balancer_has_a_replica(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """The client gave up its GET stream for good after one 502/503, and the session
+    silently heard no list change or resource update again. Now it tries again, backing
+    off, says once that it fails and once that it is back, and hears what follows."""
+    mcp = tagged_server()
+    refusals: list[tuple[int, dict[str, str]]] = [
+        (503, {}),
+        (502, {}),
+        (429, {"retry_after": "0"}),
+        (500, {}),
+    ]
+    wrapper = RefusesGets(StreamableHTTPApp(mcp), refusals)
+    caplog.set_level(logging.WARNING, "answerback.http")
+    heard = await listen_for_tools_changed(mcp, wrapper)
+    assert len(heard) == 2
+    assert len(wrapper.gets) >= 5
+    gaps = [later - earlier for earlier, later in itertools.pairwise(wrapper.gets[:5])]
+    for gap, least in zip(gaps, [0.1, 0.2, 0.4, 0.8], strict=True):
+        assert gap >= least * 0.99, (gaps, least)  # doubling; a sleep never ends early
+    logged = [r.getMessage() for r in caplog.records if r.name == "answerback.http"]
+    failing = [m for m in logged if "standalone SSE stream failed" in m]
+    back = [m for m in logged if "standalone SSE stream is back" in m]
+    assert len(failing) == 1, logged
+    assert "HTTP 503 Service Unavailable" in failing[0]
+    assert len(back) == 1, logged
+    assert back[0].startswith("the standalone SSE stream is back after 4 failed attempts in ")
+
+
+async def test_retry_after_is_obeyed_up_to_max_retry_seconds() -> None:
+    mcp = tagged_server()
+    wrapper = RefusesGets(StreamableHTTPApp(mcp), [(503, {"retry_after": "1"})])
+    await listen_for_tools_changed(mcp, wrapper, max_retry_seconds=5)
+    assert wrapper.gets[1] - wrapper.gets[0] >= 0.99
+
+
+class Watched(StreamableHTTPTransport):
+    """A transport whose ``stopped`` is set when it stops listening on the GET stream."""
+
+    def __init__(self, url: str) -> None:
+        super().__init__(url)
+        self.stopped = anyio.Event()
+
+    async def _listen_standalone(self, *args: Any) -> None:  # pyright: ignore[reportIncompatibleMethodOverride]
+        try:
+            await super()._listen_standalone(*args)
+        finally:
+            self.stopped.set()
+
+
+@pytest.mark.parametrize("status", [404, 405])
+async def test_listening_stops_for_no_get_stream_or_an_ended_session(status: int) -> None:
+    """405: the server has no GET stream; 404: the session ended (the next request sets
+    up a new one, which listens again). Waiting mends neither: one GET, then no more."""
+    mcp = tagged_server()
+    wrapper = RefusesGets(StreamableHTTPApp(mcp), [(status, {})] * 5)
+    async with serve(wrapper) as server:
+        transport = Watched(server.url)
+        async with Client(transport, mode="legacy") as client:
+            with anyio.fail_after(PATIENCE_SECONDS):
+                await transport.stopped.wait()
+            await client.ping()
+    assert len(wrapper.gets) == 1
+
+
+def test_backoff_doubles_obeys_retry_after_and_is_bounded() -> None:
+    backoff = client_module._backoff  # pyright: ignore[reportPrivateUsage]
+    assert [backoff(n, None, 30) for n in range(1, 6)] == [0.1, 0.2, 0.4, 0.8, 1.6]
+    assert backoff(40, None, 30) == 30  # capped by max_retry_seconds
+    assert backoff(1, 5, 30) == 5  # Retry-After, when longer
+    assert backoff(6, 1, 30) == 3.2  # the backoff, when longer
+    assert backoff(1, 3600, 30) == 30  # an hour's Retry-After is capped too
+    assert backoff(3, None, 0) == 0.1  # "retry at once" still leaves 0.1 s between tries
+
+
+@pytest.mark.parametrize(
+    ("header", "seconds"),
+    [
+        ("7", 7.0),
+        (" 0 ", 0.0),
+        ("soon", None),
+        ("-3", None),
+        ("\u0663", None),  # a digit, but not an ASCII one
+        (email.utils.formatdate(time.time() - 60, usegmt=True), 0.0),
+    ],
+)
+def test_retry_after_reads_seconds_or_a_date(header: str, seconds: float | None) -> None:
+    response = httpx2.Response(503, headers={b"retry-after": header.encode()})
+    assert client_module._retry_after(response) == seconds  # pyright: ignore[reportPrivateUsage]
+
+
+def test_retry_after_as_a_future_date_is_the_seconds_until_then() -> None:
+    when = email.utils.formatdate(time.time() + 120, usegmt=True)
+    waited = client_module._retry_after(httpx2.Response(503, headers={"retry-after": when}))  # pyright: ignore[reportPrivateUsage]
+    assert waited is not None
+    assert 115 <= waited <= 120

@@ -7,8 +7,10 @@ others, and the client's answer to ``book_table``'s question may reach any of th
     python examples/scaled_out_server.py --port 8001 --redis redis://127.0.0.1:6379/0
     python examples/scaled_out_server.py --port 8002 --redis redis://127.0.0.1:6379/0
 
-Every replica must share ``state_keys`` (here from ``$ANSWERBACK_STATE_KEY``, 64 hex
-digits) so a 2026-07-28 retry sealed on one replica opens on another.
+Each listens on 127.0.0.1 unless ``--host`` says otherwise: a balancer on another machine
+needs ``--host 0.0.0.0``. Every replica must share ``state_keys`` (here from
+``$ANSWERBACK_STATE_KEY``, 64 hex digits) so a 2026-07-28 retry sealed on one replica
+opens on another.
 """
 
 from __future__ import annotations
@@ -43,12 +45,14 @@ def build_server(state_key: bytes | None) -> MCPServer:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0] if __doc__ else None)
+    parser.add_argument("--host", default="127.0.0.1", help="0.0.0.0: every interface")
     parser.add_argument("--port", type=int, default=8000)
     parser.add_argument("--redis", default="redis://127.0.0.1:6379/0", help="the shared Redis")
     args = parser.parse_args()
     key_hex = os.environ.get("ANSWERBACK_STATE_KEY")
     mcp = build_server(bytes.fromhex(key_hex) if key_hex else None)
-    mcp.run(transport="streamable-http", port=args.port, state=RedisState(args.redis))
+    state = RedisState(args.redis)
+    mcp.run(transport="streamable-http", host=args.host, port=args.port, state=state)
 
 
 if __name__ == "__main__":

@@ -130,8 +130,8 @@ async def test_in_memory_bus_forwards_only_the_first_answer() -> None:
 
         tg.start_soon(read)
         await anyio.wait_all_tasks_blocked()
-        assert await bus.forward_answer("me", "s1", "q1", answer) is Forwarded.SENT
-        duplicate = await bus.forward_answer("me", "s1", "q1", answer)
+        assert await bus.forward_answer("me", "s1", "q1", answer, answer) is Forwarded.SENT
+        duplicate = await bus.forward_answer("me", "s1", "q1", answer, answer)
         assert duplicate is Forwarded.REFUSED
     assert got == [("s1", answer)]
     await inbox.aclose()
@@ -148,6 +148,23 @@ def test_question_ids_are_bound_to_their_session_and_key() -> None:
     assert ids.read("session-1", "ab1.replica-a.42") is None
     with pytest.raises(ValueError, match="replica_id"):
         QuestionIds("a.b", b"k")
+
+
+def test_question_ids_keep_accepting_the_keys_used_before_a_switch() -> None:
+    """The deployment's key changed (Redis lost it): ids minted with the old key, by
+    this replica or another that used it, are still genuine; new ones use the new key."""
+    old, new, others = b"o" * 32, b"n" * 32, b"x" * 32
+    ids = QuestionIds("replica-a", old)
+    before = ids.mint("s", 1)
+    elsewhere = QuestionIds("replica-b", others).mint("s", 2)
+    assert ids.read("s", elsewhere) is None
+    ids.use(new, frozenset({new, others}))
+    assert ids.key == new
+    assert ids.read("s", before) == ("replica-a", 1)
+    assert ids.read("s", elsewhere) == ("replica-b", 2)
+    after = ids.mint("s", 3)
+    assert QuestionIds("replica-c", new).read("s", after) == ("replica-a", 3)
+    assert QuestionIds("replica-c", old).read("s", after) is None
 
 
 def test_state_and_event_store_are_one_or_the_other() -> None:

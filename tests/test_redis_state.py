@@ -235,30 +235,76 @@ async def test_inbox_keeps_what_arrives_between_reads(state: RedisState) -> None
 
 
 async def test_an_answer_is_forwarded_to_its_owner_once(state: RedisState) -> None:
-    """Claimed and put in the owner's inbox in one step; a duplicate goes nowhere."""
-    answer: JSONObject = {"jsonrpc": "2.0", "id": 3, "result": {"action": "decline"}}
+    """Claimed and put in the owner's inbox in one step; a duplicate goes nowhere. An
+    owner whose beat lapsed gets it all the same (its loop may only be blocked), one
+    known to have stopped gets the refusal instead, and a question Redis lost (it
+    restarted empty) is still forwarded: only its owner knows if it waits."""
+
+    def reply(request_id: int) -> JSONObject:
+        return {"jsonrpc": "2.0", "id": request_id, "result": {"action": "decline"}}
+
+    refusal: JSONObject = {"jsonrpc": "2.0", "id": 4, "error": {"code": -1, "message": "no"}}
     await state.messages.expect_answer("s1", "q", 60.0)
+    await state.messages.expect_answer("s1", "q2", 60.0)
     inbox = state.messages.inbox()
     got: list[tuple[str, JSONObject]] = []
+    reading = anyio.Event()
     with anyio.fail_after(PATIENCE_SECONDS):
         async with anyio.create_task_group() as tg:
 
-            async def read() -> None:
-                got.append(await anext(inbox))
+            async def read(count: int) -> None:
+                for _ in range(count):
+                    got.append(await anext(inbox))
+                    reading.set()
 
-            tg.start_soon(read)
-            await anyio.wait_all_tasks_blocked()  # the inbox reads from now on
-            # Not while its owner is silent: the answer stays unclaimed for it.
-            stopped = await state.messages.forward_answer("here", "s1", "q", answer)
-            assert stopped is Forwarded.OWNER_STOPPED
-            await state.replicas.beat("here")
-            sent = await state.messages.forward_answer("here", "s1", "q", answer)
+            tg.start_soon(read, 4)
+            await anyio.wait_all_tasks_blocked()
+            await state.messages.send("here", "s0", reply(0))  # once read, the inbox reads
+            await reading.wait()
+            assert not await state.replicas.is_alive("here")  # it never beat
+            sent = await state.messages.forward_answer("here", "s1", "q", reply(1), refusal)
             assert sent is Forwarded.SENT
-            again = await state.messages.forward_answer("here", "s1", "q", answer)
+            again = await state.messages.forward_answer("here", "s1", "q", reply(2), refusal)
             assert again is Forwarded.REFUSED
             assert not await state.messages.claim_answer("s1", "q")
+            lost = await state.messages.forward_answer("here", "s1", "lost", reply(3), refusal)
+            assert lost is Forwarded.SENT
+            await state.replicas.stop("here")
+            stopped = await state.messages.forward_answer("here", "s1", "q2", reply(4), refusal)
+            assert stopped is Forwarded.OWNER_STOPPED
     await inbox.aclose()
-    assert got == [("s1", answer)]
+    assert got == [("s0", reply(0)), ("s1", reply(1)), ("s1", reply(3)), ("s1", refusal)]
+
+
+async def test_a_beat_says_whether_the_last_one_still_stood(state: RedisState) -> None:
+    """``False`` after a lapse, a declared stop or lost data: what the replica keeps in
+    Redis may be gone."""
+    assert not await state.replicas.beat("here")
+    assert await state.replicas.beat("here")
+    await state.replicas.declare_stopped("here")  # a beat already back wins
+    assert await state.replicas.is_alive("here")
+    await state.redis.delete("answerback:replica:here")  # lapsed, or Redis lost it
+    assert not await state.replicas.beat("here")
+    await state.redis.delete("answerback:replica:here")
+    await state.replicas.declare_stopped("here")
+    assert not await state.replicas.is_alive("here")
+    assert not await state.replicas.beat("here")
+    assert await state.replicas.is_alive("here")
+
+
+async def test_the_question_key_is_agreed_again_after_redis_loses_it(
+    state: RedisState,
+) -> None:
+    """A replica that mints with a key Redis lost puts it back; one that finds another
+    key there adopts it, and the key it minted with stays accepted."""
+    first = await state.redis.get("answerback:question-key")  # made as it started
+    assert await state.agree_question_key(first) == (first, frozenset({first}))
+    await state.redis.flushall()
+    assert await state.agree_question_key(first) == (first, frozenset({first}))
+    await state.redis.flushall()
+    newer = b"n" * 32
+    assert await state.agree_question_key(newer) == (newer, frozenset({newer}))
+    assert await state.agree_question_key(first) == (newer, frozenset({first, newer}))
 
 
 async def test_dead_owner_call_ends_with_an_error_and_its_questions_close(
@@ -281,6 +327,10 @@ async def test_dead_owner_call_ends_with_an_error_and_its_questions_close(
     assert error["error"]["code"] == CONNECTION_CLOSED
     assert "stopped before answering" in error["error"]["message"]
     assert await state.messages.call_by_request("s1", 7) is None
+    await state.messages.expect_answer("s1", "late", 60.0)
+    late: JSONObject = {"jsonrpc": "2.0", "id": 1, "result": {}}
+    forwarded = await state.messages.forward_answer("ghost", "s1", "late", late, late)
+    assert forwarded is Forwarded.OWNER_STOPPED
 
 
 async def test_heartbeats_lapse(state: RedisState) -> None:

@@ -39,10 +39,11 @@ class Forwarded(enum.Enum):
     SENT = "sent"
     """The first answer: it is in the owner's inbox."""
     REFUSED = "refused"
-    """A duplicate, a late or an unknown answer: nothing was sent."""
+    """A duplicate answer: nothing was sent."""
     OWNER_STOPPED = "owner stopped"
-    """The owner no longer beats, so its call cannot take the answer; the question
-    stays unclaimed (whoever ends the orphaned call drops it)."""
+    """The owner is known to have stopped (it shut down, or missed its beats and a
+    call of its was ended for it): the owner was sent the refusal, not the answer, so
+    that if it lives after all its question fails instead of waiting for ever."""
 
 
 class MessageBus(Protocol):
@@ -77,8 +78,9 @@ class MessageBus(Protocol):
         ...
 
     async def claim_answer(self, session_id: str, question_id: str) -> bool:
-        """An answer to ``question_id`` arrived: ``True`` for the first one only (the
-        question is forgotten), ``False`` for a duplicate, a late or an unknown one."""
+        """An answer to ``question_id`` arrived: ``True`` for the first one only,
+        ``False`` for a duplicate. A shared state that has lost the question (Redis
+        restarted) says ``True``: its owner knows whether the question still waits."""
         ...
 
     async def send(self, replica_id: str, session_id: str, message: JSONObject) -> None:
@@ -86,11 +88,17 @@ class MessageBus(Protocol):
         ...
 
     async def forward_answer(
-        self, replica_id: str, session_id: str, question_id: str, message: JSONObject
+        self,
+        replica_id: str,
+        session_id: str,
+        question_id: str,
+        message: JSONObject,
+        refusal: JSONObject,
     ) -> Forwarded:
-        """Check that ``replica_id``, the question's owner, is alive, ``claim_answer``,
-        then ``send`` the first answer to it, as one step (one round trip where the
-        state is remote): an answer is never consumed unless it reaches its call."""
+        """``claim_answer``, then ``send`` the first answer to ``replica_id``, the
+        question's owner, or ``refusal`` (an error response to the question) if that
+        owner is known to have stopped, as one step (one round trip where the state is
+        remote). An owner whose heartbeat merely lapsed still gets the answer."""
         ...
 
     def inbox(self) -> AsyncIterator[tuple[str, JSONObject]]:
@@ -151,7 +159,12 @@ class InMemoryMessageBus:
         self._send.send_nowait((session_id, message))  # unbounded: never blocks
 
     async def forward_answer(
-        self, replica_id: str, session_id: str, question_id: str, message: JSONObject
+        self,
+        replica_id: str,
+        session_id: str,
+        question_id: str,
+        message: JSONObject,
+        refusal: JSONObject,
     ) -> Forwarded:
         if not await self.claim_answer(session_id, question_id):
             return Forwarded.REFUSED

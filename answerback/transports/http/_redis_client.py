@@ -137,13 +137,30 @@ def connect(url: str) -> Any:
 
 @contextmanager
 def reaching(url: str) -> Generator[None]:
-    """Turn Redis being unreachable (or failing) into ``StateUnavailable``."""
+    """Turn Redis being unreachable (or failing) into ``StateUnavailable``; a Redis that
+    is full says so, since it is reachable and the fix is another."""
     from redis.exceptions import RedisError
 
     try:
         yield
     except (RedisError, OSError) as exc:
+        if str(exc).startswith("OOM"):
+            raise StateUnavailable(
+                f"Redis at {safe_url(url)} is full ({exc}): raise its maxmemory or free keys"
+            ) from exc
         raise StateUnavailable(f"Redis at {safe_url(url)} failed: {exc}") from exc
+
+
+def unreachable(error: StateUnavailable) -> bool:
+    """Whether ``error`` is Redis not answering at all (not up yet, or a network
+    failure), which waiting may cure, rather than Redis refusing (a wrong password, a
+    full Redis, an error reply)."""
+    from redis.exceptions import AuthenticationError, ConnectionError, TimeoutError
+
+    cause = error.__cause__
+    if isinstance(cause, AuthenticationError):
+        return False
+    return isinstance(cause, OSError | ConnectionError | TimeoutError)
 
 
 def milliseconds(seconds: float) -> int:

@@ -2,9 +2,16 @@
 inbox stream per replica.
 
 Open calls of a session live in one hash (by request id and by stream id); a question
-is a key that the first answer deletes (``GETDEL``), so a duplicate or late answer finds
-nothing; the inbox is a Redis Stream read with ``XREAD BLOCK``, so a message put there
-while its reader reconnects is still read (pub/sub alone would lose it).
+is a key that the first answer marks answered, so a duplicate is refused; the inbox is
+a Redis Stream read with ``XREAD BLOCK``, so a message put there while its reader
+reconnects is still read (pub/sub alone would lose it).
+
+An answer whose question is not in Redis at all (Redis lost its data) still goes to the
+question's owner, which takes it if that question still waits there and drops it
+otherwise: refusing it would leave the owner waiting for ever. For the same reason an
+owner whose heartbeat merely lapsed (a blocked event loop, or Redis lost its key) gets
+its answers; only one known to have stopped does not, and then gets an error for the
+question instead, so that, if it is alive after all, its call ends rather than waits.
 """
 
 from __future__ import annotations
@@ -18,8 +25,10 @@ from answerback.jsonrpc._endpoint import as_object, as_request_id
 from answerback.transports.http._message_bus import CallOwner, Forwarded
 from answerback.transports.http._redis_client import milliseconds, reaching
 from answerback.transports.http._redis_link import RedisLink, Script, array_items
-from answerback.transports.http._redis_replicas import replica_key
+from answerback.transports.http._redis_replicas import STOPPED, replica_key
 
+ANSWERED = "0"
+"""A question's value once answered (``"1"`` while it waits)."""
 _CALL_SECONDS = 24 * 3600
 """How long a call's record outlives its last change (a call that never ends)."""
 _OPEN_CALL = Script(f"""
@@ -39,13 +48,23 @@ return record
 _INBOX_LENGTH = 10_000
 _INBOX_SECONDS = 3600
 """A dead replica's inbox disappears this long after the last message put there."""
-_FORWARD_ANSWER = Script(f"""
-if redis.call('EXISTS', KEYS[3]) == 0 then return -1 end
-if not redis.call('GETDEL', KEYS[1]) then return 0 end
-redis.call('XADD', KEYS[2], 'MAXLEN', '~', {_INBOX_LENGTH}, '*',
-           'session', ARGV[1], 'message', ARGV[2])
-redis.call('EXPIRE', KEYS[2], {_INBOX_SECONDS})
+_ANSWERED_SECONDS = 60
+"""How long an answered question is remembered, to refuse a duplicate answer (a later
+one goes to the owner, which drops it)."""
+_CLAIM_ANSWER = Script(f"""
+if redis.call('GET', KEYS[1]) == '{ANSWERED}' then return 0 end
+redis.call('SET', KEYS[1], '{ANSWERED}', 'EX', {_ANSWERED_SECONDS})
 return 1
+""")
+_FORWARD_ANSWER = Script(f"""
+if redis.call('GET', KEYS[1]) == '{ANSWERED}' then return 0 end
+redis.call('SET', KEYS[1], '{ANSWERED}', 'EX', {_ANSWERED_SECONDS})
+local message, sent = ARGV[2], 1
+if redis.call('GET', KEYS[3]) == '{STOPPED}' then message, sent = ARGV[3], -1 end
+redis.call('XADD', KEYS[2], 'MAXLEN', '~', {_INBOX_LENGTH}, '*',
+           'session', ARGV[1], 'message', message)
+redis.call('EXPIRE', KEYS[2], {_INBOX_SECONDS})
+return sent
 """)
 
 
@@ -141,20 +160,28 @@ class RedisMessageBus:
 
     async def claim_answer(self, session_id: str, question_id: str) -> bool:
         with reaching(self._url):
-            found = await self._link.call("GETDEL", self._question(session_id, question_id))
-        return found is not None
+            claimed = await self._link.eval(
+                _CLAIM_ANSWER, [self._question(session_id, question_id)], []
+            )
+        return claimed == 1
 
     async def forward_answer(
-        self, replica_id: str, session_id: str, question_id: str, message: JSONObject
+        self,
+        replica_id: str,
+        session_id: str,
+        question_id: str,
+        message: JSONObject,
+        refusal: JSONObject,
     ) -> Forwarded:
         keys = [
             self._question(session_id, question_id),
             self._inbox(replica_id),
             replica_key(self._prefix, replica_id),
         ]
+        args = [session_id, json.dumps(message), json.dumps(refusal)]
         with reaching(self._url):
-            # The answer reaches its owner's inbox only if it is the first.
-            sent = await self._link.eval(_FORWARD_ANSWER, keys, [session_id, json.dumps(message)])
+            # The answer (or the refusal) reaches its owner's inbox only if it is the first.
+            sent = await self._link.eval(_FORWARD_ANSWER, keys, args)
         if sent == 1:
             return Forwarded.SENT
         return Forwarded.OWNER_STOPPED if sent == -1 else Forwarded.REFUSED

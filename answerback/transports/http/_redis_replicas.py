@@ -1,16 +1,35 @@
 """Replica liveness in Redis: a key per replica that lapses ``MISSED_BEATS`` heartbeats
 after its last beat, so a replica killed without warning is noticed by the others that
-soon, and one whose beat comes late under load is not."""
+soon, and one whose beat comes late under load is not.
+
+A lapsed key says only that the replica has not beaten lately: its event loop may be
+blocked, or Redis may have lost its data. So the key's absence never refuses an answer
+to its questions; the ``STOPPED`` mark does, which a replica sets when it shuts down and
+another sets when it ends a call of a replica that missed its beats. A replica that
+beats again clears it.
+"""
 
 from __future__ import annotations
 
 from answerback.transports.http._redis_client import milliseconds, reaching
-from answerback.transports.http._redis_link import RedisLink
+from answerback.transports.http._redis_link import RedisLink, Script
 from answerback.transports.http._replicas import MISSED_BEATS
+
+STOPPED = "stopped"
+"""A replica's key while it is known to have stopped (``"1"`` while it beats)."""
+_STOPPED_SECONDS = 3600
+"""How long the mark stays: as long as a message to a dead replica's inbox is kept."""
+_BEAT = Script("""
+local before = redis.call('GET', KEYS[1])
+redis.call('SET', KEYS[1], '1', 'PX', ARGV[1])
+if before == '1' then return 1 end
+return 0
+""")
 
 
 def replica_key(key_prefix: str, replica_id: str) -> str:
-    """The key that exists while ``replica_id`` beats."""
+    """``replica_id``'s heartbeat: ``"1"`` while it beats, ``STOPPED`` once it is known
+    to have stopped, nothing once its beats lapsed."""
     return f"{key_prefix}replica:{replica_id}"
 
 
@@ -36,17 +55,25 @@ class RedisReplicas:
     def heartbeat_seconds(self) -> float:
         return self._heartbeat_seconds
 
-    async def beat(self, replica_id: str) -> None:
+    async def beat(self, replica_id: str) -> bool:
+        ttl_ms = milliseconds(self._heartbeat_seconds * MISSED_BEATS)
         with reaching(self._url):
-            ttl_ms = milliseconds(self._heartbeat_seconds * MISSED_BEATS)
-            await self._link.call(
-                "SET", replica_key(self._key_prefix, replica_id), b"1", "PX", ttl_ms
+            kept = await self._link.eval(
+                _BEAT, [replica_key(self._key_prefix, replica_id)], [ttl_ms]
             )
+        return kept == 1
 
     async def is_alive(self, replica_id: str) -> bool:
         with reaching(self._url):
-            return bool(await self._link.call("EXISTS", replica_key(self._key_prefix, replica_id)))
+            return await self._link.call("GET", replica_key(self._key_prefix, replica_id)) == b"1"
 
     async def stop(self, replica_id: str) -> None:
+        await self._mark_stopped(replica_id)
+
+    async def declare_stopped(self, replica_id: str) -> None:
+        await self._mark_stopped(replica_id, "NX")  # a beat that came meanwhile wins
+
+    async def _mark_stopped(self, replica_id: str, *condition: str) -> None:
+        key = replica_key(self._key_prefix, replica_id)
         with reaching(self._url):
-            await self._link.call("DEL", replica_key(self._key_prefix, replica_id))
+            await self._link.call("SET", key, STOPPED, "EX", _STOPPED_SECONDS, *condition)

@@ -8,27 +8,62 @@ connects to the same Redis with the same ``key_prefix``.
 
 redis-py's asyncio client runs only on asyncio, so ``RedisState`` refuses to start on
 trio (the in-memory state runs on both).
+
+The key that authenticates the ids of the server's questions lives in Redis too, made
+by the first replica. Redis kept without persistence loses it on a restart, and the
+next replica to start would then make another while the running ones keep theirs, and
+refuse each other's answers. So it is agreed again on every heartbeat: a replica puts
+back the key it mints with if the deployment has none (``SET NX``), adopts whichever
+key is there, and adds the key it minted with to a set of recent keys that every
+replica accepts. Within a heartbeat of a loss all replicas mint with one key again, and
+a question asked before the switch keeps its answer.
 """
 
 from __future__ import annotations
 
+import logging
 import secrets
 from collections.abc import AsyncGenerator
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from typing import Any
 
+import anyio
+
 from answerback._options import positive_int, positive_seconds, text, text_or_none
 from answerback.transports.http._notification_bus import NotificationBus, require_asyncio
 from answerback.transports.http._question_ids import REPLICA_ID
-from answerback.transports.http._redis_client import checked_url, connect, reaching, safe_url
+from answerback.transports.http._redis_client import (
+    checked_url,
+    connect,
+    reaching,
+    safe_url,
+    unreachable,
+)
 from answerback.transports.http._redis_events import RedisEventStore
-from answerback.transports.http._redis_link import RedisLink
+from answerback.transports.http._redis_link import RedisLink, Script, array_items
 from answerback.transports.http._redis_message_bus import RedisMessageBus
 from answerback.transports.http._redis_notification_bus import RedisNotificationBus
 from answerback.transports.http._redis_replicas import RedisReplicas
 from answerback.transports.http._redis_sessions import RedisSessionManager
 from answerback.transports.http._redis_used_states import RedisUsedStates
+from answerback.transports.http._state import StateUnavailable
 from answerback.transports.http._used_states import UsedStates
+
+logger = logging.getLogger("answerback.http")
+
+START_SECONDS = 30.0
+"""How long a replica starting waits for a Redis that does not answer yet."""
+_START_RETRY_SECONDS = 0.5
+
+_AGREE_KEY = Script("""
+redis.call('SET', KEYS[1], ARGV[1], 'NX')
+local current = redis.call('GET', KEYS[1])
+redis.call('SADD', KEYS[2], current)
+if ARGV[2] == '1' then redis.call('SADD', KEYS[2], ARGV[1]) end
+return {current, redis.call('SMEMBERS', KEYS[2])}
+""")
+"""Put ``ARGV[1]`` as the question key if there is none; the key, and the recent keys
+(with ``ARGV[1]`` among them if ``ARGV[2]`` says ids were minted with it)."""
 
 
 class RedisState:
@@ -115,21 +150,56 @@ class RedisState:
     def running(self) -> AbstractAsyncContextManager[bytes]:
         """For the application's lifespan: yields the deployment's question-id key (made
         by the first replica, kept in Redis) and closes the client at the end. Raises
-        ``RuntimeError`` on trio, and ``StateUnavailable`` if Redis cannot be reached."""
+        ``RuntimeError`` on trio, and ``StateUnavailable`` if Redis refuses, or does not
+        answer within ``START_SECONDS`` (it may be starting alongside this replica)."""
         return self._running()
 
     @asynccontextmanager
     async def _running(self) -> AsyncGenerator[bytes]:
         require_asyncio("RedisState")
-        key_name = f"{self.key_prefix}question-key"
         try:
-            with reaching(self.url):
-                await self._redis.set(key_name, secrets.token_bytes(32), nx=True)
-                key: bytes | None = await self._redis.get(key_name)
-            if not key:
-                raise RuntimeError(f"Redis at {safe_url(self.url)} lost key {key_name!r}")
+            key = await self._first_key()
             yield key
         finally:
             self._link.close()
             self._inbox_link.close()
             await self._redis.aclose()
+
+    async def _first_key(self) -> bytes:
+        """The deployment's question key, at start-up. Redis not answering yet (started
+        alongside the replicas, as compose and Kubernetes do) is waited for, up to
+        ``START_SECONDS``; Redis refusing (a wrong password) is not."""
+        candidate = secrets.token_bytes(32)
+        deadline = anyio.current_time() + START_SECONDS
+        waiting = False
+        while True:
+            try:
+                key, _ = await self._agree(candidate, minted=False)
+            except StateUnavailable as exc:
+                if not unreachable(exc):
+                    raise
+                if anyio.current_time() >= deadline:
+                    raise StateUnavailable(
+                        f"{exc} (waited {START_SECONDS:g} s for it). Start Redis before the "
+                        "server, or correct RedisState's url."
+                    ) from None  # the message says it all: no chain of socket errors
+                if not waiting:
+                    logger.warning("waiting up to %g s for Redis: %s", START_SECONDS, exc)
+                    waiting = True
+                await anyio.sleep(_START_RETRY_SECONDS)
+            else:
+                return key
+
+    async def agree_question_key(self, used: bytes) -> tuple[bytes, frozenset[bytes]]:
+        """Put ``used`` back as the deployment's key if Redis has none (it lost its data),
+        and return the key every replica mints with now and the keys recently used."""
+        return await self._agree(used, minted=True)
+
+    async def _agree(self, key: bytes, *, minted: bool) -> tuple[bytes, frozenset[bytes]]:
+        names = [f"{self.key_prefix}question-key", f"{self.key_prefix}question-keys"]
+        with reaching(self.url):
+            reply = await self._link.eval(_AGREE_KEY, names, [key, "1" if minted else "0"])
+        current, recent = array_items(reply)
+        if not isinstance(current, bytes):
+            raise StateUnavailable(f"Redis at {safe_url(self.url)} lost key {names[0]!r}")
+        return current, frozenset(k for k in array_items(recent) if isinstance(k, bytes))

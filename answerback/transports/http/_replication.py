@@ -5,8 +5,13 @@ anywhere. Here: the ids of the server's questions name their owner and are
 authenticated (``_question_ids``); an answer or a cancellation POSTed to another replica
 is checked there and carried to the owner's inbox; a stream resumed on another replica
 follows the shared event store live until its answer; and when the owner's heartbeat
-lapses, the replica following the stream ends the call with an error and its questions
-stop taking answers. Used only when the state is shared (``ServerState.shared``).
+lapses, the replica following the stream ends the call with an error and declares the
+owner stopped, so its questions stop taking answers. Used only when the state is shared
+(``ServerState.shared``).
+
+The key of the question ids is agreed again on every heartbeat, and once more before
+an id is refused as unknown: Redis may have lost it and another replica made a new one
+(see ``RedisState``).
 """
 
 from __future__ import annotations
@@ -33,6 +38,15 @@ if TYPE_CHECKING:
 
 logger = logging.getLogger("answerback.http")
 
+_DECLARED_STOPPED: JSONObject = {
+    "code": CONNECTION_CLOSED,
+    "message": (
+        "Server closed: the answer came after another server process had declared this "
+        "one stopped. Send the request again."
+    ),
+    "data": {"reason": SERVER_CLOSED},
+}
+"""What a question gets, on an owner declared stopped, in place of its answer."""
 QUESTION_TTL_SECONDS = 24 * 3600.0
 """How long a question waits for its answer in the shared state (its call ends sooner)."""
 
@@ -44,6 +58,8 @@ class Replication:
         self.state = state
         self.replica_id = state.replica_id
         self.ids = QuestionIds(state.replica_id, key)
+        self._owning: dict[str, LegacySession] = {}
+        """The sessions with calls this process owns, to check after a lapsed beat."""
 
     # -- the owner's side ------------------------------------------------------------
 
@@ -55,6 +71,7 @@ class Replication:
         opened = await self.state.messages.open_call(session.id, owner)
         if opened:
             session.owned_calls.add(request_id)
+            self._owning[session.id] = session
         return opened
 
     async def server_request(self, session: LegacySession, message: JSONObject) -> JSONObject:
@@ -80,6 +97,8 @@ class Replication:
         if request_id not in session.owned_calls:
             return  # not a recorded call (initialize, a replayed request...)
         session.owned_calls.discard(request_id)
+        if not session.owned_calls and self._owning.get(session.id) is session:
+            del self._owning[session.id]
         try:
             await self.state.messages.end_call(session.id, request_id)
         except StateUnavailable as exc:
@@ -95,6 +114,9 @@ class Replication:
         once in the owner's inbox, or the refusal)."""
         wire_id = message.get("id")
         read = self.ids.read(session.id, wire_id)
+        if read is None and isinstance(wire_id, str):
+            await self.agree_key()  # minted with a key made since this process last looked?
+            read = self.ids.read(session.id, wire_id)
         if read is None:
             return error_response(
                 400,
@@ -110,12 +132,13 @@ class Replication:
             if await messages.claim_answer(session.id, wire_id):
                 return local
         else:
-            forwarded = await messages.forward_answer(owner, session.id, wire_id, local)
+            refusal: JSONObject = {"jsonrpc": "2.0", "id": local_id, "error": _DECLARED_STOPPED}
+            forwarded = await messages.forward_answer(owner, session.id, wire_id, local, refusal)
             if forwarded is Forwarded.SENT:
                 return Response(status_code=202)
             if forwarded is Forwarded.OWNER_STOPPED:
                 return _refused_answer(wire_id, "the server process that asked it has stopped")
-        return _refused_answer(wire_id, "it was already answered, or its call has ended")
+        return _refused_answer(wire_id, "it was already answered")
 
     async def owner_of(self, session_id: str, request_id: RequestId) -> str | None:
         """The replica owning an open call of the session, if another one does."""
@@ -151,6 +174,7 @@ class Replication:
     async def _orphaned(self, session_id: str, stream_key: str, call: CallOwner) -> None:
         """The owner of ``call`` died: whoever closes the call first writes its error
         onto the stream (the follow loop then passes it on and ends)."""
+        await self.state.replicas.declare_stopped(call.replica_id)
         if await self.state.messages.close_call(session_id, call.request_id) is None:
             return  # another replica did, or the answer came after all
         logger.warning(
@@ -182,14 +206,61 @@ class Replication:
                 await anyio.sleep(self.state.replicas.heartbeat_seconds)
 
     async def heartbeat(self) -> None:
-        """Beat every ``heartbeat_seconds`` until cancelled."""
+        """Beat, and agree on the question key, every ``heartbeat_seconds`` until
+        cancelled."""
         interval = self.state.replicas.heartbeat_seconds
         while True:
             try:
-                await self.state.replicas.beat(self.replica_id)
+                kept = await self.state.replicas.beat(self.replica_id)
+                await self.agree_key()
+                if not kept:
+                    await self._check_owned_calls()
+                else:  # a session ended with a call unanswered: let it go
+                    closed = [key for key, session in self._owning.items() if session.closed]
+                    for session_id in closed:
+                        del self._owning[session_id]
             except StateUnavailable as exc:
                 logger.warning("heartbeat failed: %s", exc)
             await anyio.sleep(interval)
+
+    async def _check_owned_calls(self) -> None:
+        """This process's beat had lapsed, or the shared state lost its data: a session
+        none of whose calls here is recorded any more lost its record, or another
+        replica ended those calls for this one; either way no answer can reach them.
+        End this process's connection for it, answering them with an error, so
+        nothing waits for ever."""
+        messages = self.state.messages
+        for session_id, session in list(self._owning.items()):
+            if session.closed or not session.owned_calls:
+                del self._owning[session_id]
+                continue
+            for request_id in list(session.owned_calls):
+                if await messages.call_by_request(session_id, request_id) is not None:
+                    break
+            else:
+                logger.warning(
+                    "session %s with calls owned here is no longer in the shared state: "
+                    "ending it here",
+                    session_id,
+                )
+                del self._owning[session_id]
+                await session.close(
+                    "the server's shared state no longer has this session's calls (Redis "
+                    "lost its data, or another server process ended them while this one "
+                    "was unresponsive); send the request again"
+                )
+
+    async def agree_key(self) -> None:
+        """Mint question ids with the key the replicas agree on now, and accept those
+        minted with any key used recently (Redis may have lost the key, and a replica
+        started since then made another)."""
+        key, recent = await self.state.agree_question_key(self.ids.key)
+        if key != self.ids.key:
+            logger.warning(
+                "the question-id key in the shared state changed (it lost its data?): "
+                "minting with the new one, still accepting answers to the old"
+            )
+        self.ids.use(key, recent)
 
 
 def _answers(data: bytes, request_id: RequestId) -> bool:

@@ -441,7 +441,7 @@ class StreamableHTTPApp:
             return error_response(
                 503,
                 CONNECTION_CLOSED,
-                f"Service Unavailable: the server's shared state is unreachable ({exc}). "
+                f"Service Unavailable: the server's shared state is unavailable ({exc}). "
                 "Try again later.",
             )
 

@@ -76,6 +76,12 @@ class ServerState(Protocol):
         question ids (the same on every replica)."""
         ...
 
+    async def agree_question_key(self, used: bytes) -> tuple[bytes, frozenset[bytes]]:
+        """Publish ``used``, the key this process mints question ids with, if the
+        deployment has none (the shared state lost it); return the key every process
+        is to mint with now, and the keys recently used, whose ids are all genuine."""
+        ...
+
 
 class InMemoryState:
     """Everything in this process: the default, for one server process."""
@@ -106,3 +112,7 @@ class InMemoryState:
     @asynccontextmanager
     async def _running(self) -> AsyncGenerator[bytes]:
         yield self._key
+
+    async def agree_question_key(self, used: bytes) -> tuple[bytes, frozenset[bytes]]:
+        """One process: its own key is the deployment's."""
+        return self._key, frozenset((self._key,))

@@ -81,7 +81,7 @@ async def main(target: Any) -> None:
         list_roots_callback=handle_list_roots,
     ) as client:
         asked = await client.call_tool("ask_the_model", {"question": "What is six times seven?"})
-        print(asked.content[0].text if isinstance(asked.content[0], TextContent) else asked)
+        print(asked.text)
         roots = await client.call_tool("workspace")
         print(roots.structured_content)
 

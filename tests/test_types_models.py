@@ -449,3 +449,12 @@ def test_all_is_complete() -> None:
     assert len(set(types.__all__)) == len(types.__all__)
     for name in types.__all__:
         assert hasattr(types, name), name
+
+
+def test_a_tool_results_text_joins_its_text_blocks_and_skips_the_rest() -> None:
+    """Hosts read a result's text without checking each block's type first."""
+    image = ImageContent(data="aGk=", mime_type="image/png")
+    result = CallToolResult(content=[TextContent(text="one"), image, TextContent(text="two")])
+    assert result.text == "one\ntwo"
+    assert CallToolResult(content=[image]).text == ""
+    assert "text" not in result.model_dump(by_alias=True)  # read, never sent

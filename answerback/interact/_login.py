@@ -167,7 +167,7 @@ class BrowserLogin:
                         group.cancel_scope.cancel()
         except TimeoutError:
             raise AuthorizationError(
-                f"No login came back within {self.timeout:g} seconds (the browser never "
+                f"No login came back within {self.timeout:g} s (the browser never "
                 f"returned to {self.redirect_uri}). Try again, and finish the login in the "
                 "browser."
             ) from None

@@ -495,6 +495,12 @@ class CallToolResult(Result):
     structured_content: dict[str, Any] | None = None
     is_error: bool = False
 
+    @property
+    def text(self) -> str:
+        """The text of its text blocks, joined by newlines (``""`` if it has none): what
+        most tools return, read without checking each block's type first."""
+        return "\n".join(block.text for block in self.content if isinstance(block, TextContent))
+
 
 # --- Sampling ----------------------------------------------------------------------------
 

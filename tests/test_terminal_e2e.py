@@ -636,10 +636,15 @@ def test_a_question_waits_for_the_arguments_form_open_before_it(
     terminal.wait_for(r"No order \(cancel\)\.")
 
 
+NO_SUCH_PROGRAM = "no-such-program-for-answerback --flag"
+"""A command line whose program is not installed (a word on its own, which names no config
+entry, is refused before anything is started)."""
+
+
 def test_a_server_that_cannot_start_is_reported_and_the_others_carry_on(
     terminal: Terminal,
 ) -> None:
-    connect(terminal, "no-such-program-for-answerback", TEAROOM)
+    connect(terminal, NO_SUCH_PROGRAM, TEAROOM)
     screen = terminal.wait_for("Connected to terminal_server")
     assert "cannot talk to no-such-program-for-answerback" in screen
     terminal.type("status")
@@ -648,7 +653,7 @@ def test_a_server_that_cannot_start_is_reported_and_the_others_carry_on(
 
 def test_connect_exits_3_when_no_server_can_be_reached(terminal: Terminal) -> None:
     terminal.start(
-        f"{shlex.quote(sys.executable)} -m answerback connect no-such-program-for-answerback"
+        f"{shlex.quote(sys.executable)} -m answerback connect {shlex.quote(NO_SUCH_PROGRAM)}"
     )
     screen = terminal.wait_for(r"\[exited 3\]")
     assert "No server could be reached." in screen

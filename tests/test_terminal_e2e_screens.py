@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 import shlex
 import sys
+from pathlib import Path
 
 from test_terminal_e2e import FORM_KEYS, PROMPT, TEAROOM, Terminal, connect, terminal
 
@@ -92,3 +93,84 @@ def test_call_names_the_arguments_the_form_leaves_off(terminal: Terminal) -> Non
     assert "put rooms=... after paint on the command line instead." in " ".join(screen.split())
     terminal.keys("Escape")
     terminal.wait_for(r"\[exited \d+\]")
+
+
+TABS_SERVER = """
+from typing import Literal
+
+from pydantic import BaseModel, Field
+
+from answerback.server import Context, MCPServer
+
+mcp = MCPServer("tabs")
+
+
+class Tea(BaseModel):
+    blend: str = Field(default="Earl\\tGrey", title="Blend\\tname", description="Which\\tblend")
+    pot: Literal["small\\tpot", "large"] = Field(default="large", description="The pot")
+
+
+@mcp.tool()
+async def order(ctx: Context) -> str:
+    answer = await ctx.elicit("Which tea?", schema=Tea)
+    return f"sent {answer.data.blend!r}" if answer.action == "accept" else answer.action
+
+
+if __name__ == "__main__":
+    mcp.run()
+"""
+
+
+def test_a_tab_in_a_default_or_a_label_is_shown_as_space_not_as_caret_i(
+    terminal: Terminal, tmp_path: Path
+) -> None:
+    """A default holding a tab was prefilled as ``Earl^IGrey`` (and a tab in a label,
+    description or option as ``^I``): the default now shows a space, which is what is
+    sent, as for a tab typed or pasted; the rest is spaced to the next tab stop, as the
+    card above them spaces its text."""
+    server = tmp_path / "tabs.py"
+    server.write_text(TABS_SERVER, encoding="utf-8")
+    connect(terminal, f"{sys.executable} {server}")
+    terminal.type("call order")
+    screen = terminal.wait_for(FORM_KEYS)
+    assert "^I" not in screen, screen
+    assert re.search(r"^  > Earl Grey\s*$", screen, re.MULTILINE), screen
+    assert re.search(r"^Blend   name  \(text\)$", screen, re.MULTILINE), screen
+    assert re.search(r"^  Which blend$", screen, re.MULTILINE), screen
+    assert re.search(r"^  \( \) small     pot$", screen, re.MULTILINE), screen
+    terminal.keys("C-s")
+    terminal.wait_for(r"^sent 'Earl Grey'$")
+
+
+def test_a_paste_of_several_lines_on_the_arguments_line_is_one_line_shown_and_sent(
+    terminal: Terminal,
+) -> None:
+    """The arguments line (a schema a form cannot ask) showed a pasted JSON object on
+    three lines, and sent it with its line breaks: one inside a string reached the tool.
+    Now it is joined as a form's text field joins it, and that line is what is sent."""
+    connect(terminal, TEAROOM)
+    terminal.type("call plan")
+    terminal.wait_for(r"^plan arguments:\s*$")
+    paste(terminal, '{"stops":\n ["Oslo\nS",\n "Bergen"]}')
+    terminal.wait_for(r'^plan arguments: \{"stops":  \["Oslo S",  "Bergen"\]\}\s*$')
+    terminal.keys("Enter")
+    terminal.wait_for(r"^Oslo S -> Bergen$")
+
+
+def test_a_wider_taller_or_shorter_window_leaves_no_copy_of_the_form_behind(
+    terminal: Terminal,
+) -> None:
+    """Every resize scrolled the screen up into the scrollback before drawing it again
+    (twice: prompt_toolkit hears of a resize twice), so the scrollback filled with
+    copies of the form. A resize that does not narrow the window re-wraps no row, and
+    the form is cleared and drawn again where it was."""
+    connect(terminal, TEAROOM)
+    terminal.type("call order_tea")
+    terminal.wait_for(FORM_KEYS)
+    for columns, rows in ((130, 36), (140, 44), (150, 44)):
+        terminal.run("resize-window", "-x", str(columns), "-y", str(rows))
+        terminal.wait_for(rf"^╰─{{{columns - 2}}}╯$")
+        scrollback = terminal.run("capture-pane", "-p", "-J", "-S", "-")
+        assert scrollback.count("What would you like?") == 1, scrollback
+    terminal.keys("Escape")
+    terminal.wait_for(r"No order \(cancel\)\.")

@@ -30,6 +30,7 @@ from answerback.cli._render import shown
 from answerback.forms import FormSchemaError, UnsupportedForm, parse_form
 from answerback.forms._limits import cut_description
 from answerback.interact.terminal import ask_form
+from answerback.interact.terminal._inputs import keep_to_one_line
 from answerback.types import Tool
 
 
@@ -97,7 +98,9 @@ async def _type_arguments(
     """A tool's arguments typed on one line, as on the command line, for a schema a form
     cannot show (``why``: the arguments it cannot, or what is wrong with it); ``None``
     for an empty line or Ctrl-D (a person who changed their mind), ``ArgumentsCancelled``
-    for Ctrl-C. A line that cannot be read is said, and asked again with what was typed."""
+    for Ctrl-C. A line that cannot be read is said, and asked again with what was typed.
+    A paste of several lines is joined as in a form's text field: the line shows what is
+    read, where it showed the lines apart yet read them as one."""
     # The tool's own first argument: an example naming one it lacks misleads.
     properties: object = tool.input_schema.get("properties")
     first = "name"
@@ -110,10 +113,12 @@ async def _type_arguments(
         "call it.[/]"
     )
     text = ""
+    line = PromptSession[str]()
+    line.default_buffer.on_text_changed += keep_to_one_line  # as a form's text field
     async with screen():
         while True:
             try:
-                text = await PromptSession[str]().prompt_async(
+                text = await line.prompt_async(
                     f"{tool.name} arguments: ", default=text, handle_sigint=False
                 )
             except EOFError:

@@ -48,7 +48,14 @@ from answerback.cli._ask_arguments import ask_arguments
 from answerback.cli._interface import ExitCode, redacted
 from answerback.cli._loop import run_async
 from answerback.cli._model import model_sampler
-from answerback.cli._oneshot import call, connect_timeout, failure, listing, one_shot_responder
+from answerback.cli._oneshot import (
+    call,
+    connect_timeout,
+    connected,
+    failure,
+    listing,
+    one_shot_responder,
+)
 from answerback.cli._render import (
     log_line,
     print_listing,
@@ -406,9 +413,9 @@ class Session:
         )
         self.say(f"[dim]Connecting to {shown(server.name)}…[/]")  # a slow one shows a blank
         try:
-            await stack.enter_async_context(client)
+            await stack.enter_async_context(connected(client, server.target, self.timeout))
         except Exception as exc:
-            self.say(f"[red]{shown(str(failure(server.target, exc)))}[/]")
+            self.say(f"[red]{shown(str(failure(server.target, exc, timeout=self.timeout)))}[/]")
             return
         server.client = client
         self.roots.attach(client)
@@ -439,7 +446,7 @@ class Session:
 
     def _listing_failure(self, server: Server, exc: Exception) -> str:
         assert server.client is not None
-        problem = failure(server.target, exc, server.client.session.capabilities)
+        problem = failure(server.target, exc, server.client.session.capabilities, self.timeout)
         return f"Could not list what {server.name} offers: {problem}"
 
     def _show_log(self, server: str, params: LoggingMessageNotificationParams) -> None:
@@ -615,7 +622,7 @@ class Session:
                 try:
                     text, failed = await work(client)
                 except Exception as exc:
-                    problem = failure(server.target, exc, client.session.capabilities)
+                    problem = failure(server.target, exc, client.session.capabilities, self.timeout)
                     self.say(f"[red][{number}] {shown(str(problem))}[/]")
                     return
                 finally:

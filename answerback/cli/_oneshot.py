@@ -14,7 +14,8 @@ import contextlib
 import os
 import shlex
 import sys
-from collections.abc import Awaitable, Callable, Generator
+import time
+from collections.abc import AsyncGenerator, Awaitable, Callable, Generator
 from pathlib import Path
 from typing import Any, TypeVar, cast
 
@@ -42,6 +43,7 @@ from answerback.client import (
 )
 from answerback.client._callbacks import refused_capability
 from answerback.client._client import DEFAULT_CONNECT_TIMEOUT_SECONDS
+from answerback.client._negotiation import PROBE_SECONDS
 from answerback.interact import Roots
 from answerback.interact._printable import clean
 from answerback.jsonrpc import ProgressCallback
@@ -177,20 +179,65 @@ async def answered_within(
         raise NoAnswer(server, what, limit) from None
 
 
-def _command_line_advice(message: str) -> str:
-    """A library message about a timeout with its advice for programs (a ``Client``
-    argument) replaced by the option a person passes."""
-    return message.replace("raise Client(connect_timeout_seconds=...)", WAIT_LONGER).replace(
-        "Raise the timeout if the operation is expected to take longer.",
-        f"If it is expected to take longer, {WAIT_LONGER}.",
-    )
+class NotConnected(Exception):
+    """A server that did not answer the requests that set up a connection in time.
+
+    Its message says how long the command waited in all, not the last request's limit
+    only: before the handshake's ``initialize`` comes the probe for the newer protocol
+    (``server/discover``), and the whole took 42 s where the library's message said
+    30 s. Written here from what the command knows, not rewritten from the library's
+    words, whose advice names a ``Client`` argument."""
+
+    def __init__(self, target: Target, waited: float, limit: float) -> None:
+        probe = min(limit, PROBE_SECONDS)
+        super().__init__(
+            f"{target.name} did not answer while connecting ({target.describe()}): "
+            f"{_seconds(waited)} s were spent on it in all: up to {probe:g} s waiting for an "
+            "answer to server/discover (the newer protocol's greeting), then up to "
+            f"{limit:g} s for each request of the older handshake (initialize), then closing "
+            "the connection. Check that the target is an MCP server and that it is running "
+            "(a stdio program must read requests on stdin and answer on stdout); if it is "
+            f"only slow to start, {WAIT_LONGER} (each request waits that long)."
+        )
+
+
+def _seconds(seconds: float) -> str:
+    """A measured time as a person reads it: tenths under ten seconds, whole above."""
+    return f"{seconds:.1f}" if seconds < 10 else f"{seconds:.0f}"
+
+
+@contextlib.asynccontextmanager
+async def connected(
+    client: Client,
+    target: Target,
+    timeout: float | None,
+    clock: Callable[[], float] = time.monotonic,
+) -> AsyncGenerator[Client]:
+    """``async with client``, a connection that timed out raised as ``NotConnected``
+    with the time the command waited (``clock``): told apart from a request's timeout by
+    where it was raised (connecting), not by the library's wording."""
+    started = clock()
+    connecting = True
+    try:
+        async with client:
+            connecting = False
+            yield client
+    except RequestTimeoutError as exc:
+        if not connecting:
+            raise
+        raise NotConnected(target, clock() - started, connect_timeout(timeout)) from exc
 
 
 def failure(
-    target: Target, exc: BaseException, declared: ClientCapabilities | None = None
+    target: Target,
+    exc: BaseException,
+    declared: ClientCapabilities | None = None,
+    timeout: float | None = None,
 ) -> CommandFailed:
     """A connection or request error, as the message and exit code a script sees
-    (``declared``: what the client declared, to explain a refusal for what it did not)."""
+    (``declared``: what the client declared, to explain a refusal for what it did not;
+    ``timeout``: ``--timeout``, to say how long a request that timed out was waited for).
+    Each kind of error is told by its class, never by the library's wording."""
     if (refusal := _authorization_failure(exc)) is not None:
         # Through the transport the message starts with what failed (the connection);
         # here the line already says so.
@@ -201,7 +248,7 @@ def failure(
             f"cannot log in to {target.name} ({target.describe()}): {why}",
             ExitCode.AUTHORIZATION,
         )
-    if isinstance(exc, NoAnswer):
+    if isinstance(exc, NoAnswer | NotConnected):
         return CommandFailed(str(exc), ExitCode.CONNECTION)
     if isinstance(exc, ConnectionClosedError | OSError):
         return CommandFailed(
@@ -209,8 +256,9 @@ def failure(
         )
     if isinstance(exc, RequestTimeoutError):  # not a refusal: no answer came
         return CommandFailed(
-            f"{target.name} did not answer in time ({target.describe()}): "
-            f"{_command_line_advice(str(exc))}",
+            f"{target.name} did not answer in time ({target.describe()}): it sent neither "
+            f"an answer nor progress for {connect_timeout(timeout):g} s, so the request was "
+            f"cancelled; if it is expected to take longer, {WAIT_LONGER}.",
             ExitCode.CONNECTION,
         )
     if isinstance(exc, InvalidServerResultError):  # an answer, but not MCP: nothing refused
@@ -315,7 +363,8 @@ async def call(
     some has them asked (``ask``, with a person at the terminal) or is not called."""
     tool: str = args.tool
     try:
-        async with make_client(target, responder, args.timeout, args.log_level) as client:
+        client = make_client(target, responder, args.timeout, args.log_level)
+        async with connected(client, target, args.timeout):
             listed = await answered_within(
                 args.timeout, target.name, "tools/list", lambda: _listed_tool(client, tool)
             )
@@ -333,7 +382,7 @@ async def call(
     except ArgumentsCancelled:
         raise CommandFailed(f"{tool} was not called: cancelled.", ExitCode.INTERRUPTED) from None
     except Exception as exc:
-        raise failure(target, exc, responder.capabilities()) from exc
+        raise failure(target, exc, responder.capabilities(), args.timeout) from exc
     with printing(out, "The tool was called, but its result"):
         if args.json:
             data = result.model_dump(mode="json", by_alias=True, exclude_none=True)
@@ -463,10 +512,11 @@ async def list_command(
     timeout: float | None = None,
 ) -> ExitCode:
     try:
-        async with make_client(target, responder, timeout) as client:
+        client = make_client(target, responder, timeout)
+        async with connected(client, target, timeout):
             tools, resources, templates, prompts = await listing(client, target.name, timeout)
     except Exception as exc:
-        raise failure(target, exc) from exc
+        raise failure(target, exc, timeout=timeout) from exc
     with printing(out, "The listing"):
         if as_json:
             data = {

@@ -12,6 +12,7 @@ import json
 import os
 import re
 import shlex
+import shutil
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -300,8 +301,34 @@ def resolve(texts: list[str], config: str | None = None) -> list[Target]:
                 f"{text!r} on its own starts an interpreter, not a server: give the server's "
                 f'script with it, in quotes: "{words[0]} server.py".'
             )
+        if len(words) == 1 and _no_program(words[0]):
+            raise TargetError(_unknown_name(text, config_path, configured))
         targets.append(Target(name=_command_name(words), command=_runnable(words)))
     return _distinct(targets)
+
+
+def _no_program(word: str) -> bool:
+    """Whether ``word`` is neither a program on ``PATH`` nor a file: typed alone, it was
+    meant as a config name, and run it would only fail with "No such file"."""
+    return shutil.which(word) is None and not Path(word).exists()
+
+
+def _unknown_name(text: str, config_path: Path | None, configured: dict[str, object] | None) -> str:
+    """Why a lone word names no server, and what to type instead: where config files
+    were looked for when none was found, or the servers of the one that was."""
+    if config_path is None:
+        *first, last = DEFAULT_CONFIGS
+        why = f"no config file was found (looked for {', '.join(first)} and {last} in {Path.cwd()})"
+    else:
+        known = ", ".join(sorted(configured or {})) or "none"
+        why = f"it is not a server in {config_path} (its servers: {known})"
+    return (
+        f"{text!r} is not a server answerback can find: {why}, and no program {text!r} is "
+        "on PATH to run. To use a server by name, pass the config file that lists it "
+        "(--config FILE) or run answerback in the directory that holds it; else give the "
+        "server's URL (http://...) or the command that starts it, in quotes (\"python "
+        'server.py").'
+    )
 
 
 _URL_TYPO = re.compile(r"(?i)(https?):/*(?!//)(?P<rest>[^/\s].*)")

@@ -50,7 +50,7 @@ from answerback.interact.terminal._screen import (
     status_line,
     with_server_keys,
 )
-from answerback.interact.terminal._text import FormOutcome, field_hint
+from answerback.interact.terminal._text import FormOutcome, field_hint, readable
 
 FORM_KEYS = (
     ("Tab", "next"),
@@ -261,20 +261,20 @@ class FormScreen:
 
     def _field_block(self, field_input: FieldInput) -> Container:
         field = field_input.field
-        label: StyleAndTextTuples = [("class:label", clean(field.label))]
+        label: StyleAndTextTuples = [("class:label", readable(field.label))]
         if field.required:
             label.append(("class:required", " *"))
         label.append(("class:hint", f"  ({field_hint(field)})"))
         rows: list[AnyContainer] = [Window(FormattedTextControl(label), dont_extend_height=True)]
         if field.description:
-            text: StyleAndTextTuples = [("class:hint", f"  {clean(field.description)}")]
+            text: StyleAndTextTuples = [("class:hint", readable(f"  {field.description}"))]
             rows.append(
                 Window(FormattedTextControl(text), dont_extend_height=True, wrap_lines=True)
             )
         rows.append(field_input.container)
 
         def errors() -> StyleAndTextTuples:
-            lines = [f"  ✗ {clean(message)}" for message in self.errors[field.name]]
+            lines = [readable(f"  ✗ {message}") for message in self.errors[field.name]]
             return [("class:error", "\n".join(lines))]
 
         rows.append(

@@ -26,8 +26,7 @@ from answerback.forms import (
     MultiSelectField,
     SingleSelectField,
 )
-from answerback.interact._printable import clean
-from answerback.interact.terminal._text import initial_value, one_line, prefilled
+from answerback.interact.terminal._text import initial_value, one_line, prefilled, readable
 
 Reading = tuple[FormValue | None, list[str]]
 """An input's value (``None``: no answer, the field is left out) and what is wrong with it."""
@@ -97,19 +96,27 @@ class TextInput(FieldInput):
 
     def _buffer_changed(self, buffer: Buffer) -> None:
         text = buffer.text
-        shown = one_line(text)
-        if shown != text:
-            # The cursor stays as far from the end; setting the text calls this again.
-            after = len(text) - buffer.cursor_position
-            buffer.document = Document(shown, cursor_position=max(0, len(shown) - after))
-            return
-        self._changed()
+        keep_to_one_line(buffer)
+        if buffer.text == text:  # else this was called again, for the text kept
+            self._changed()
 
     def read(self) -> Reading:
         try:
             return self.field.coerce(self.area.text), []
         except AnswerError as exc:
             return None, [error.message for error in exc.errors]
+
+
+def keep_to_one_line(buffer: Buffer) -> None:
+    """Make ``buffer``'s text ``one_line`` text (a paste of several lines joined with
+    spaces, a tab a space, hidden characters written out), so that what a one-line input
+    shows is what it gives: an ``on_text_changed`` handler. Changing the text calls the
+    handlers again; the cursor stays as far from the end."""
+    text = buffer.text
+    shown = one_line(text)
+    if shown != text:
+        after = len(text) - buffer.cursor_position
+        buffer.document = Document(shown, cursor_position=max(0, len(shown) - after))
 
 
 class ChoiceInput(FieldInput):
@@ -192,7 +199,7 @@ class ChoiceInput(FieldInput):
             on = option.value in self.picked
             mark = ("[x]" if on else "[ ]") if self.multiple else ("(•)" if on else "( )")
             here = focused and index == self.cursor
-            fragments.append(("class:cursor" if here else "", f"  {mark} {clean(option.label)}"))
+            fragments.append(("class:cursor" if here else "", readable(f"  {mark} {option.label}")))
             fragments.append(("", "\n"))
         fragments.pop()
         return fragments

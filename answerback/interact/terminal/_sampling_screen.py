@@ -40,7 +40,7 @@ from answerback.interact.terminal._screen import (
     status_line,
     with_server_keys,
 )
-from answerback.interact.terminal._text import describe_content, quoted, sampling_facts
+from answerback.interact.terminal._text import describe_content, quoted, readable, sampling_facts
 from answerback.types import (
     USER_REJECTED,
     CreateMessageRequestParams,
@@ -243,7 +243,7 @@ class SamplingScreen:
     def _reply_label(self) -> StyleAndTextTuples:
         if self.draft is None:
             return [("class:label", "Your reply (sent as the model's answer):")]
-        where = f"Reply drafted by {clean(self.draft.model)}"
+        where = readable(f"Reply drafted by {self.draft.model}")
         if not self._editable(self.draft):
             return [("class:label", f"{where} (tool calls: sent as drafted):")]
         return [("class:label", f"{where} (edit it before sending):")]

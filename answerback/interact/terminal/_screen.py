@@ -17,10 +17,11 @@ import io
 import textwrap
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import TypeVar
+from typing import Any, TypeVar
 
 import anyio
 from prompt_toolkit.application import Application, get_app
+from prompt_toolkit.data_structures import Size
 from prompt_toolkit.formatted_text import ANSI, StyleAndTextTuples, fragment_list_width
 from prompt_toolkit.key_binding import (
     KeyBindings,
@@ -59,20 +60,46 @@ STYLE = Style.from_dict(
 class ScreenApplication(Application[T]):
     """A screen's prompt_toolkit application, redrawn whole when the terminal is resized.
 
-    prompt_toolkit finds the top of what it drew by counting rows up from the cursor;
-    but a terminal that re-wraps its lines when narrowed (tmux, VTE, iTerm2) makes two
-    rows of each full-width row above the cursor, so the count fell short and rows of
-    the old box stayed above the new one. On a resize, every row on screen is scrolled
-    up into the scrollback instead (nothing is lost) and the screen drawn from the top.
+    prompt_toolkit redraws by moving the cursor up as many rows as it drew above it and
+    clearing to the end of the screen. That holds unless the resize made the terminal
+    narrower: a terminal that re-wraps its lines when narrowed (tmux, VTE, iTerm2) makes
+    two rows of each full-width row above the cursor, so the count fell short and rows
+    of the old box stayed above the new one. On such a resize every row on screen is
+    scrolled up into the scrollback instead (nothing is lost) and the screen drawn from
+    the top. On any other (wider, taller, shorter) prompt_toolkit clears what it drew:
+    scrolled away too, each resize left a copy of the screen in the scrollback, two in
+    fact, as prompt_toolkit hears of a resize twice (the signal, then its polling).
+
+    Narrowing cannot be cleared the same way: how many rows the old screen takes after
+    it depends on the terminal (xterm and the Linux console cut rows short instead of
+    re-wrapping them), no terminal can be asked where the old screen now starts, and
+    moving up too far would erase what was printed above it. Only the alternate screen
+    would avoid the copy, and it would take the session's output out of sight.
     """
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._drawn_size: Size | None = None
+        """The terminal's size when the screen was last drawn: taken before drawing, so
+        that a resize while it draws is never taken as drawn already."""
+        self.before_render += self._drawing
+
+    def _drawing(self, _: object) -> None:
+        self._drawn_size = self.output.get_size()
 
     def _on_resize(self) -> None:
         output = self.output
-        rows = output.get_size().rows
+        size = output.get_size()
+        drawn = self._drawn_size
+        if size == drawn:
+            return  # told twice (the signal, then prompt_toolkit's polling): drawn already
+        if drawn is None or size.columns >= drawn.columns:
+            super()._on_resize()  # no row was re-wrapped: clear what was drawn, redraw
+            return
         output.reset_attributes()
         output.enable_autowrap()
-        output.cursor_goto(rows, 1)
-        output.write_raw("\n" * rows)
+        output.cursor_goto(size.rows, 1)
+        output.write_raw("\n" * size.rows)
         output.cursor_goto(1, 1)
         output.flush()
         self.renderer.reset(leave_alternate_screen=False)

@@ -99,7 +99,8 @@ def value_text(value: object) -> str:
 
 def prefilled(value: object) -> str:
     """The text a field is prefilled with: ``value_text`` with anything a terminal
-    would obey or hide written out (``clean``), on one line.
+    would obey or hide written out (``clean``), on one line, and a tab a space, as in
+    text typed or pasted into the field (``one_line``): kept, it showed as ``^I``.
 
     This text, not the server's raw default, is what goes back if the person leaves the
     field untouched: the person sees exactly what will be sent. A bidi override or a
@@ -107,7 +108,15 @@ def prefilled(value: object) -> str:
     never as an invisible character the person agreed to without seeing it; the field's
     own rules then judge that text like anything typed.
     """
-    return clean(value_text(value), newlines=False)
+    return clean(value_text(value).replace("\t", " "), newlines=False)
+
+
+def readable(text: str) -> str:
+    """A server's text for a screen's own lines (labels, descriptions, options): written
+    out as ``clean`` writes it, and each tab expanded to the next eighth column, as rich
+    expands it on the cards above them; left in, prompt_toolkit showed it as ``^I``.
+    Give it the whole line, indentation included, so that the columns come out right."""
+    return clean(text).expandtabs(8)
 
 
 _BREAKS = re.compile(r"\r\n|[\t\n\v\f\r\x1c-\x1e\x85\u2028\u2029]")

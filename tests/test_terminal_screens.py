@@ -17,6 +17,7 @@ import io
 import json
 import os
 import re
+import webbrowser
 from collections.abc import AsyncGenerator, Awaitable, Callable, Coroutine, Generator
 from contextlib import asynccontextmanager, contextmanager
 from pathlib import Path
@@ -858,6 +859,33 @@ async def test_a_link_no_browser_can_open_is_answered_cancel() -> None:
         assert await call(presenter, "sign_in", {"url": "https://example.com/"}) == "cancel"
     assert opened == ["https://example.com/"]
     assert "no browser could be opened; open https://example.com/ yourself" in out.getvalue()
+
+
+def broken_browser(url: str) -> bool:
+    raise webbrowser.Error(f"could not locate runnable browser for {url}")
+
+
+async def test_an_opener_that_raises_is_a_link_not_opened() -> None:
+    """A browser that fails (``webbrowser.Error``) answered the server an internal error
+    in the terminal presenters, while ``UrlConsent`` answered "cancel": one rule now."""
+    rich, out = console()
+    presenter = TerminalPresenter(opener=broken_browser, console=rich)
+    with terminal() as pipe:
+        pipe.send_text("o")
+        assert await call(presenter, "sign_in", {"url": "https://example.com/"}) == "cancel"
+    said = " ".join(out.getvalue().split())
+    assert "opening the browser failed (Error: could not locate runnable browser" in said
+    assert "open https://example.com/ yourself" in said
+
+
+@pytest.mark.parametrize("anyio_backend", BOTH)
+async def test_line_mode_takes_an_opener_that_raises_as_a_link_not_opened() -> None:
+    out = io.StringIO()
+    presenter = LinePresenter(input=lines("o"), output=out, opener=broken_browser)
+    assert await call(presenter, "sign_in", {"url": "https://example.com/"}) == "cancel"
+    said = " ".join(out.getvalue().split())
+    assert "Opening the browser failed (Error: could not locate runnable browser" in said
+    assert "open https://example.com/ yourself" in said
 
 
 async def test_the_terminal_presenter_sends_the_samplers_reply_after_approval() -> None:

@@ -349,22 +349,24 @@ class UrlConsent:
             )
         if answer != "accept":
             return ElicitResult(action=cast(ConsentAnswer, answer))
-        reason = await self._open(verdict.canonical_url)
+        reason = await open_link(self._opener, verdict.canonical_url)
         if reason is None:
             return ElicitResult(action="accept")
         if self._not_opened is not None:
             await self._not_opened(request, reason)
         return ElicitResult(action="cancel")
 
-    async def _open(self, url: str) -> str | None:
-        """Open ``url``; ``None`` once it is open, else why not. An opener that raises is a
-        link not opened, not a failed request: the person said yes, and the server gets
-        an answer it can act on."""
-        try:
-            if await anyio.to_thread.run_sync(self._opener, url):
-                return None
-        except Exception as exc:  # webbrowser.Error, or a custom opener's failure
-            logger.warning("opening %s failed; answering cancel", url, exc_info=exc)
-            return f"opening the browser failed ({type(exc).__name__}: {exc})"
-        logger.warning("no browser could open %s; answering cancel", url)
-        return "no browser could be opened"
+
+async def open_link(opener: Opener, url: str) -> str | None:
+    """Open ``url`` with ``opener`` in a worker thread (a browser may take its time);
+    ``None`` once it is open, else why not. An opener that raises is a link not opened,
+    not a failed request: the person said yes, and the server gets an answer it can act
+    on ("cancel"), while the failure is logged."""
+    try:
+        if await anyio.to_thread.run_sync(opener, url):
+            return None
+    except Exception as exc:  # webbrowser.Error, or a custom opener's failure
+        logger.warning("opening %s failed; answering cancel", url, exc_info=exc)
+        return f"opening the browser failed ({type(exc).__name__}: {exc})"
+    logger.warning("no browser could open %s; answering cancel", url)
+    return "no browser could be opened"

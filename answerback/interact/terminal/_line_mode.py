@@ -26,12 +26,12 @@ from typing import Literal, TextIO
 
 import anyio.from_thread
 import anyio.lowlevel
-import anyio.to_thread
 from anyio.lowlevel import EventLoopToken
 from rich.console import Console
 from rich.text import Text
 
 from answerback.client._callbacks import async_callable_or_none
+from answerback.client._url_elicitation import open_link
 from answerback.forms import (
     AnswerError,
     BooleanField,
@@ -329,8 +329,9 @@ class LinePresenter:
             self._say(f"link {PAST[choice]}")
             return ElicitResult(action="decline" if choice == "decline" else "cancel")
         url = verdict.canonical_url
-        if not await anyio.to_thread.run_sync(self._opener, url):
-            self._say(f"No browser could be opened; {by_hand(verdict)}.")
+        failed = await open_link(self._opener, url)
+        if failed is not None:
+            self._say(f"{failed[0].upper()}{failed[1:]}; {by_hand(verdict)}.")
             return ElicitResult(action="cancel")
         self._say(f"Opened {url} in the browser.")
         return ElicitResult(action="accept")

@@ -8,18 +8,17 @@ a record of the session rather than a trail of half-drawn screens.
 
 from __future__ import annotations
 
-import logging
 import webbrowser
 from collections.abc import Callable
 from typing import Any, Protocol, cast
 
-import anyio.to_thread
 from prompt_toolkit.application import Application, get_app, run_in_terminal
 from rich.console import Console
 from rich.text import Text
 
 from answerback._options import callable_or_none, instance_or_none
 from answerback.client._callbacks import async_callable_or_none
+from answerback.client._url_elicitation import open_link
 from answerback.forms import Form, UnsupportedForm, parse_form
 from answerback.interact._printable import clean
 from answerback.interact._questions import Answer, Question
@@ -37,8 +36,6 @@ from answerback.types import (
     ErrorData,
 )
 from answerback.urls import RiskLevel, UrlVerdict, judge_url
-
-logger = logging.getLogger("answerback.interact")
 
 Opener = Callable[[str], bool]
 """Opens a URL in the person's browser (``webbrowser.open``); ``False`` if none could."""
@@ -206,9 +203,9 @@ class TerminalPresenter:
             self._said(question, f"link {PAST[decision]}" if decision != "open" else "link refused")
             return ElicitResult(action="decline" if decision == "decline" else "cancel")
         url = verdict.canonical_url
-        if not await anyio.to_thread.run_sync(self._opener, url):
-            logger.warning("no browser could open %s; answering cancel", url)
-            self._said(question, f"no browser could be opened; {by_hand(verdict)}", style="red")
+        failed = await open_link(self._opener, url)
+        if failed is not None:
+            self._said(question, f"{failed}; {by_hand(verdict)}", style="red")
             return ElicitResult(action="cancel")
         self._said(question, f"opened {url} in the browser")
         return ElicitResult(action="accept")

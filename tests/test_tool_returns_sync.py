@@ -216,3 +216,33 @@ def on_the_loop() -> bool:
     except RuntimeError:
         return True
     return False
+
+
+async def test_sync_tools_holding_every_thread_leave_answerbacks_own_threads_free() -> None:
+    """Plain ``def`` tools used anyio's default thread limiter, which answerback's own
+    blocking work (stdio that is not a pipe, path resolution, token files) takes its
+    threads from too: forty tools waiting on something stalled what would bring it."""
+    anyio.to_thread.current_default_thread_limiter().total_tokens = 2
+    release = threading.Event()
+    blocked = threading.Semaphore(0)
+    mcp = MCPServer("Threads")
+
+    @mcp.tool()
+    def wait_for_release() -> str:
+        blocked.release()
+        release.wait(PATIENCE_SECONDS)
+        return "released"
+
+    @mcp.tool()
+    async def own_blocking_work() -> str:
+        return await anyio.to_thread.run_sync(lambda: "done in a thread")
+
+    async with Client(mcp) as client, anyio.create_task_group() as group:
+        for _ in range(2):
+            group.start_soon(client.call_tool, "wait_for_release")
+        waiting = anyio.CapacityLimiter(1)  # the test's own thread, outside both limiters
+        for _ in range(2):
+            await anyio.to_thread.run_sync(blocked.acquire, True, PATIENCE_SECONDS, limiter=waiting)
+        with anyio.fail_after(PATIENCE_SECONDS):
+            assert _text(await client.call_tool("own_blocking_work")) == "done in a thread"
+        release.set()

@@ -26,8 +26,10 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Annotated, Any, Union, get_args, get_origin, get_type_hints
 
+import anyio
 import anyio.to_thread
 import pydantic
+from anyio.lowlevel import RunVar
 from pydantic import TypeAdapter
 
 from answerback.types import (
@@ -38,6 +40,24 @@ from answerback.types import (
     TextContent,
     UnknownContent,
 )
+
+USER_THREADS = 40
+"""How many plain ``def`` tools, resources and prompts run at once (the rest wait)."""
+_user_threads: RunVar[anyio.CapacityLimiter] = RunVar("answerback_user_threads")
+
+
+def user_threads() -> anyio.CapacityLimiter:
+    """The limiter of user functions' worker threads, one per event loop. Not anyio's
+    default one: answerback's own blocking work (reading and writing stdio that is not a
+    pipe, resolving paths, token files) takes its threads from that, and forty sync
+    tools waiting on something must not stall the transport that would bring it."""
+    try:
+        return _user_threads.get()
+    except LookupError:
+        limiter = anyio.CapacityLimiter(USER_THREADS)
+        _user_threads.set(limiter)
+        return limiter
+
 
 _CONTEXT_NAMES = ("ctx", "context")
 """Parameter names that, left without an annotation, are meant to receive the context."""
@@ -201,7 +221,9 @@ async def call(function: Callable[..., Any], kwargs: dict[str, Any]) -> Any:
     if inspect.iscoroutinefunction(function):
         value = await function(**kwargs)
     else:
-        value = await anyio.to_thread.run_sync(functools.partial(function, **kwargs))
+        value = await anyio.to_thread.run_sync(
+            functools.partial(function, **kwargs), limiter=user_threads()
+        )
     if inspect.isawaitable(value):
         value = await value
     return value

@@ -740,6 +740,45 @@ async def test_a_full_server_ends_the_session_unused_longest_for_a_new_one(
         assert newcomer not in app.sessions
 
 
+@pytest.mark.parametrize("anyio_backend", ["asyncio"])  # the store's wait shares the test's loop
+async def test_two_newcomers_to_a_full_server_with_one_place_to_make_get_one_place(
+    http: httpx2.AsyncClient,
+) -> None:
+    """The place a session gave up is held for the newcomer that made it, from before
+    anything is awaited: another one arriving meanwhile cannot take it as well."""
+    app = StreamableHTTPApp(tagged_server(), max_sessions=2)
+    one_answered = anyio.Event()
+    end_record = app.state.sessions.end
+
+    async def end_after_the_other_newcomer(session_id: str) -> None:
+        """As a shared store would, end the record only after a wait, here until the
+        other newcomer has its answer (in memory nothing waits, so nothing could race)."""
+        with anyio.move_on_after(PATIENCE_SECONDS):
+            await one_answered.wait()
+        await end_record(session_id)
+
+    async with serve(app) as server:
+        left, _ = await raw_initialize(http, server.url)
+        await raw_initialize(http, server.url)
+        age(app, left, MAKING_ROOM_AFTER_SECONDS + 5)
+        app.state.sessions.end = end_after_the_other_newcomer  # type: ignore[method-assign]
+        answers: list[int] = []
+
+        async def newcomer() -> None:
+            async with http.stream("POST", server.url, json=INIT, headers=POST_HEADERS) as r:
+                await r.aread()
+                answers.append(r.status_code)
+            one_answered.set()
+
+        with anyio.fail_after(PATIENCE_SECONDS):
+            async with anyio.create_task_group() as group:
+                group.start_soon(newcomer)
+                group.start_soon(newcomer)
+        assert sorted(answers) == [200, 503]
+        assert len(app.sessions) == 2
+        assert left not in app.sessions
+
+
 async def test_a_full_server_keeps_sessions_used_lately_or_with_a_client_connected(
     http: httpx2.AsyncClient,
 ) -> None:

@@ -317,29 +317,35 @@ class StreamableHTTPApp:
     def _making_room_after(self) -> float:
         return min(MAKING_ROOM_AFTER_SECONDS, self.session_idle_seconds)
 
-    async def _make_room(self) -> bool:
-        """End the session unused the longest, if no client is connected to it and it has
-        gone unused for ``MAKING_ROOM_AFTER_SECONDS``, so that a new one can start.
+    def _unused_longest(self) -> LegacySession | None:
+        """The session a new one may take the place of when the server is full: the one
+        unused the longest, if no client is connected to it and it has gone unused for
+        ``MAKING_ROOM_AFTER_SECONDS``; ``None`` if there is none.
 
-        The client of the session ended gets 404 on its next request and sets up a new
-        session, as the specification has it do; so a full server serves everyone who
-        comes back rather than whoever opened sessions first and walked away."""
-        now = anyio.current_time()
+        Its client gets 404 on its next request and sets up a new session, as the
+        specification has it do; so a full server serves everyone who comes back rather
+        than whoever opened sessions first and walked away."""
         idle = [session for session in self.sessions.values() if not session.has_client]
         if not idle:
-            return False
+            return None
         longest = min(idle, key=lambda session: session.last_active)
-        unused_for = now - longest.last_active
-        if unused_for < self._making_room_after:
-            return False
+        if anyio.current_time() - longest.last_active < self._making_room_after:
+            return None
+        return longest
+
+    async def _make_room(self, session: LegacySession) -> None:
+        """End ``session`` for a new one, everywhere: with replicas sharing sessions, a
+        record left behind would have it taken up again on its next request."""
+        unused_for = anyio.current_time() - session.last_active
         logger.info(
             "holding max_sessions=%d: ended session %s, unused for %.0f s, for a new one",
             self.max_sessions,
-            longest.id,
+            session.id,
             unused_for,
         )
-        await self._end_session(longest, "the server needed its place for a new session")
-        return True
+        await self._end_session(
+            session, "the server needed its place for a new session", everywhere=True
+        )
 
     async def close_sessions(self, reason: str = "the server is shutting down") -> None:
         """End every session now and refuse new requests (503) until the lifespan restarts.
@@ -830,18 +836,19 @@ class StreamableHTTPApp:
             return error_response(
                 400, INVALID_REQUEST, "Invalid request: initialize is a request; give it an id."
             )
-        if len(self.sessions) + self._starting >= self.max_sessions and not (
-            await self._make_room()
-        ):
-            return error_response(
-                503,
-                CONNECTION_CLOSED,
-                f"Service Unavailable: the server already holds its limit of "
-                f"{self.max_sessions} sessions, each of them used in the last "
-                f"{self._making_room_after:g} s. Try again later (clients should DELETE "
-                "sessions they no longer need).",
-                request_id,
-            )
+        making_room_from = None
+        if len(self.sessions) + self._starting >= self.max_sessions:
+            making_room_from = self._unused_longest()
+            if making_room_from is None:
+                return error_response(
+                    503,
+                    CONNECTION_CLOSED,
+                    f"Service Unavailable: the server already holds its limit of "
+                    f"{self.max_sessions} sessions, each of them used in the last "
+                    f"{self._making_room_after:g} s. Try again later (clients should "
+                    "DELETE sessions they no longer need).",
+                    request_id,
+                )
         principal = principal_of(request.scope)
         held = len(self._sessions_of.get(principal, ())) if principal is not None else 0
         if held >= self.max_sessions_per_principal:
@@ -855,8 +862,10 @@ class StreamableHTTPApp:
             )
         assert self.task_group is not None
         session = self._new_session(secrets.token_urlsafe(24), principal)
-        self._starting += 1
+        self._starting += 1  # the place is held from here, before anything is awaited
         try:
+            if making_room_from is not None:
+                await self._make_room(making_room_from)
             self.task_group.start_soon(self._run_session, session)
             envelope = Envelope(message, transport_context=request)
             answer = await self._await_answer(session, request, envelope, request_id)

@@ -55,23 +55,26 @@ class Lifespan:
         if self._factory is None:
             yield
             return
-        current = self._round
-        if current is not None:
+        while (current := self._round) is not None:
             if current.others == 0:
                 current.idle = anyio.Event()
             current.others += 1
             try:
                 await current.ready.wait()
-                if current.failure is not None:
+                failure = current.failure
+                if failure is None:
+                    yield
+                    return
+                if isinstance(failure, Exception):
                     raise RuntimeError(
-                        f"{failed_lifespan(current.failure)} (entered for another connection)"
-                    ) from current.failure
-                yield
+                        f"{failed_lifespan(failure)} (entered for another connection)"
+                    ) from failure
+                # The user entering it was cancelled (its client left): not a failure of
+                # the lifespan's, so another user tries, this one perhaps.
             finally:
                 current.others -= 1
                 if current.others == 0:
                     current.idle.set()
-            return
         current = self._round = LifespanRound()
         try:
             async with anyio.create_task_group() as tg:

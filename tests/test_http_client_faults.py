@@ -60,8 +60,8 @@ async def respond(send: Any, status: int, body: bytes = b"", **headers: str) -> 
 
 class FailOne:
     """Wraps an app: the first POST whose JSON body ``pick`` chooses gets ``fault``
-    instead (``html-500``: an HTML page of that status, as a proxy sends; or ``cut``: a
-    connection cut in the middle of the response)."""
+    instead (``html-500``: an HTML page of that status, as a proxy sends; ``cut``: a
+    connection cut in the middle of the response; ``cut-always``: every such POST cut)."""
 
     def __init__(self, app: ASGIApp, pick: Pick, fault: str) -> None:
         self.app, self.pick, self.fault = app, pick, fault
@@ -72,7 +72,7 @@ class FailOne:
             await self.app(scope, receive, send)
             return
         body = await read_request_body(receive)
-        if not self.done and self.pick(json.loads(body)):
+        if (not self.done or self.fault == "cut-always") and self.pick(json.loads(body)):
             self.done = True
             if self.fault.startswith("html-"):
                 status = int(self.fault.removeprefix("html-"))
@@ -377,6 +377,26 @@ async def test_an_answer_whose_connection_is_cut_is_sent_again() -> None:
         await running.call(app.close_sessions)
     assert wrapper.done
     assert result.content == [TextContent(text="resent:TAG=RESENT")]
+
+
+async def test_an_answer_that_cannot_be_sent_fails_its_call_and_nothing_else() -> None:
+    """Every POST of the answer is cut: after its last attempt the call that waited on
+    it failed nothing and waited for ever. It fails, saying so, and is cancelled on the
+    server; the connection carries on."""
+    app = http_app()
+    wrapper = FailOne(app, is_answer_with("TAG=LOST"), "cut-always")
+    async with (
+        serve(wrapper) as running,
+        Client(running.url, mode="legacy", elicitation_callback=answer_upper) as client,
+    ):
+        with anyio.fail_after(PATIENCE_SECONDS):
+            with pytest.raises(ConnectionClosedError) as caught:
+                await client.call_tool("echo_elicit", {"tag": "lost"})
+            result = await client.call_tool("echo_elicit", {"tag": "fine"})
+        await running.call(app.close_sessions)
+    assert "could not be sent" in caught.value.error.message
+    assert "this call was waiting on it, so it cannot complete" in caught.value.error.message
+    assert result.content == [TextContent(text="fine:TAG=FINE")]
 
 
 async def test_a_refused_notification_is_logged_and_the_client_carries_on() -> None:

@@ -1087,41 +1087,44 @@ class StreamableHTTPTransport:
                         return
                     reason = _status_reason(response, raw, self.url)
                     logger.warning("the server refused %s: %s", what, reason)
-                    question = as_request_id(message.get("id"))
-                    if asked_on is not None and question is not None:
-                        await self._answer_refused(lanes, asked_on, question, reason)
+                    lost = f"the server refused the answer to its request {{}}: {reason}"
+                    await self._answer_lost(lanes, message, asked_on, lost)
                     return
             except (httpx2.NetworkError, httpx2.RemoteProtocolError) as exc:
                 # Most often a kept-alive connection the server closed just then. The
                 # message is sent again: a repeated answer or notification is harmless.
                 if attempt == _DELIVERY_ATTEMPTS:
                     logger.warning("could not send %s: %s", what, self._describe(exc))
+                    lost = f"the answer to the server's request {{}} could not be sent: {exc}"
+                    await self._answer_lost(lanes, message, asked_on, lost)
             except (httpx2.HTTPError, _RedirectRefused, MessageTooLarge, AuthorizationError) as exc:
                 logger.warning("could not send %s: %s", what, self._describe(exc))
+                lost = f"the answer to the server's request {{}} could not be sent: {exc}"
+                await self._answer_lost(lanes, message, asked_on, lost)
                 return
 
-    async def _answer_refused(
-        self, lanes: _Lanes, call: _Call, question: RequestId, reason: str
+    async def _answer_lost(
+        self, lanes: _Lanes, answer: JSONObject, call: _Call | None, lost: str
     ) -> None:
-        """The server refused our answer to its request ``question``, part of ``call``:
-        the server's handler still waits for an answer that will not come, so the call
-        fails here with the server's reason and is cancelled on the server, as when its
-        caller gives up (on 2026-07-28 closing its stream is the cancellation)."""
-        if self._calls.get(call.request_id) is not call:
-            return  # it is over already
+        """Our ``answer`` to a server request, part of ``call``, never reached the server
+        (refused, or not sent): the server's handler still waits for it, so the call
+        fails here, saying why (``lost``, with ``{}`` for the request's id), and is
+        cancelled on the server, as when its caller gives up. (Only a handshake-era call
+        is asked questions over the wire: a 2026-07-28 one gets them in its result.)"""
+        question = as_request_id(answer.get("id"))
+        if call is None or question is None or self._calls.get(call.request_id) is not call:
+            return  # a notification, a question of no call's, or a call over already
         call.scope.cancel()  # its task ends without failing it: that is done here
         await self._fail(
             self._incoming,
             call.request_id,
-            f"the server refused the answer to its request {question!r}, which this call "
-            f"was waiting on, so the call cannot complete: {reason}",
+            f"{lost.replace('{}', repr(question), 1)}; this call was waiting on it, so it "
+            "cannot complete",
         )
-        if call.modern:
-            return
         notice: JSONObject = {
             "jsonrpc": "2.0",
             "method": CANCELLED,
-            "params": {"requestId": call.request_id, "reason": "the server refused an answer"},
+            "params": {"requestId": call.request_id, "reason": "an answer it waited on was lost"},
         }
         headers, _ = self._headers_for(notice, None)
         await self._deliver(lanes, notice, encode(notice), headers)

@@ -32,6 +32,7 @@ from http_support.apps import tagged_server
 
 from answerback import Client
 from answerback.client import ClientRequestContext
+from answerback.server import MCPServer
 from answerback.transports.http import HostPolicy, StreamableHTTPApp, uvicorn_server
 from answerback.transports.http import _heads as heads_module
 from answerback.transports.http._heads import MAX_HEAD_BYTES
@@ -1099,3 +1100,39 @@ def test_without_httptools_uvicorn_parses_with_h11_which_bounds_heads_itself(
     assert server.config.http == "auto"
     with_parser = uvicorn_server(StreamableHTTPApp(tagged_server()), port=0, http="h11")
     assert with_parser.config.http == "h11"  # a parser asked for is kept
+
+
+@pytest.mark.parametrize("anyio_backend", ["asyncio"])  # the tool's event is the test's
+@pytest.mark.parametrize("json_response", [True, False])
+async def test_a_call_just_ended_counts_as_use_of_its_session(
+    http: httpx2.AsyncClient, json_response: bool
+) -> None:
+    """A session whose long call had just ended was "unused" since the call began, and
+    the first to give its place to a newcomer."""
+    release = anyio.Event()
+    mcp = MCPServer("Long calls")
+
+    @mcp.tool()
+    async def long_call() -> str:
+        await release.wait()
+        return "done"
+
+    app = StreamableHTTPApp(mcp, max_sessions=1, json_response=json_response)
+    async with serve(app) as server:
+        session_id, _ = await raw_initialize(http, server.url)
+        call = rpc("tools/call", {"name": "long_call", "arguments": {}}, id=7)
+
+        async def make_the_call() -> None:
+            response = await http.post(server.url, json=call, headers=session_headers(session_id))
+            assert (await first_result(response))["result"]["content"][0]["text"] == "done"
+
+        with anyio.fail_after(PATIENCE_SECONDS):
+            async with anyio.create_task_group() as group:
+                group.start_soon(make_the_call)
+                while not app.sessions[session_id].has_client:  # noqa: ASYNC110 (no event)
+                    await anyio.sleep(0.01)
+                age(app, session_id, MAKING_ROOM_AFTER_SECONDS * 5)  # a long call
+                release.set()
+        full = await http.post(server.url, json=INIT, headers=POST_HEADERS)
+        assert_error(full, 503, -32000, "limit of 1 sessions")
+        assert session_id in app.sessions

@@ -44,7 +44,9 @@ from answerback.transports.http import (
 from answerback.transports.http._message_bus import CallOwner, Forwarded, InMemoryMessageBus
 from answerback.transports.http._question_ids import QuestionIds
 from answerback.transports.http._redis_client import redis_asyncio, safe_url
+from answerback.transports.http._replication import Replication
 from answerback.transports.http._sessions import InMemorySessionManager, SessionRecord
+from answerback.transports.http._state import StateUnavailable
 from answerback.types import BUSY
 
 pytestmark = pytest.mark.anyio
@@ -464,3 +466,35 @@ async def test_one_caller_holds_at_most_its_share_of_the_sessions() -> None:
             await http.delete(running.url, headers=as_user(user, session_id))
         # a DELETE gives the place back before it answers, not when the session's run ends
         assert not app._sessions_of  # pyright: ignore[reportPrivateUsage]
+
+
+async def test_a_lapsed_beat_is_checked_at_the_next_one_if_its_check_failed(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The beat that lapsed is the only one that says so: when the check of the calls
+    owned here then failed (the shared state unreachable), the next beat read as kept
+    and the check was never done, leaving calls another replica ended waiting."""
+    state = InMemoryState()
+    replication = Replication(state, b"k" * 32)
+    lapsed = iter([False, True, True])
+    checks: list[str] = []
+    checked_twice = anyio.Event()
+
+    async def beat(replica_id: str) -> bool:
+        return next(lapsed, True)
+
+    async def check_owned_calls() -> None:
+        checks.append("check")
+        if len(checks) == 1:
+            raise StateUnavailable("Redis at redis://127.0.0.1:1 failed: refused")
+        checked_twice.set()
+
+    monkeypatch.setattr(state.replicas, "beat", beat)
+    monkeypatch.setattr(state.replicas, "_heartbeat_seconds", 0.001)
+    monkeypatch.setattr(replication, "_check_owned_calls", check_owned_calls)
+    async with anyio.create_task_group() as group:
+        group.start_soon(replication.heartbeat)
+        with anyio.fail_after(PATIENCE_SECONDS):
+            await checked_twice.wait()
+        group.cancel_scope.cancel()
+    assert checks == ["check", "check"]

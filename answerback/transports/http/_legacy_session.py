@@ -471,6 +471,7 @@ class LegacySession:
         waiter = self.json_waiters.pop(response_id, None) if response_id is not None else None
         if waiter is not None:
             waiter.settle((message, data))
+            self.last_active = anyio.current_time()  # a call just ended is use
             return None, message, data
         stream = self.request_streams.get(response_id) if response_id is not None else None
         if stream is None:
@@ -546,6 +547,7 @@ class LegacySession:
 
     def _finish(self, stream: SSEStream) -> None:
         stream.done = True
+        self.last_active = anyio.current_time()  # a call just ended is use
         if stream.listener is not None:
             stream.listener.close()
         if stream.request_id is not None:

@@ -209,16 +209,20 @@ class Replication:
         """Beat, and agree on the question key, every ``heartbeat_seconds`` until
         cancelled."""
         interval = self.state.replicas.heartbeat_seconds
+        # Set from a lapsed beat until the check is done: the beat after a failed check
+        # reads as kept, and would forget that one is due.
+        check_owned_calls = False
         while True:
             try:
-                kept = await self.state.replicas.beat(self.replica_id)
-                await self.agree_key()
-                if not kept:
+                check_owned_calls |= not await self.state.replicas.beat(self.replica_id)
+                if check_owned_calls:
                     await self._check_owned_calls()
+                    check_owned_calls = False
                 else:  # a session ended with a call unanswered: let it go
                     closed = [key for key, session in self._owning.items() if session.closed]
                     for session_id in closed:
                         del self._owning[session_id]
+                await self.agree_key()
             except StateUnavailable as exc:
                 logger.warning("heartbeat failed: %s", exc)
             await anyio.sleep(interval)

@@ -245,6 +245,49 @@ async def test_owner_killed_mid_question(tmp_path: Path) -> None:
         assert error_of(late)["message"]
 
 
+async def test_listener_whose_replica_died_hears_changes_on_a_survivor(tmp_path: Path) -> None:
+    """The replica holding a session's GET stream is killed: the client resumes the
+    stream (``Last-Event-ID``) on a survivor, which carries it on live, so a list
+    change announced afterwards reaches the client."""
+    with cluster(tmp_path) as running:
+        router = ReplicaRouter(running.ports)
+        router.listen_on = 0
+        resumed = anyio.Event()
+        heard = [anyio.Event(), anyio.Event()]
+
+        async def on_response(response: httpx2.Response) -> None:
+            request = response.request
+            resuming = request.method == "GET" and "last-event-id" in request.headers
+            if resuming and response.status_code == 200:
+                resumed.set()
+
+        async def handle(message: IncomingMessage) -> None:
+            if isinstance(message, ToolListChangedNotification):
+                for event in heard:
+                    if not event.is_set():
+                        event.set()
+                        break
+
+        async with httpx2.AsyncClient(
+            transport=router, event_hooks={"response": [on_response]}
+        ) as http:
+            transport = routed_transport(router, http)
+            async with Client(transport, mode="legacy", message_handler=handle) as client:
+                with anyio.fail_after(PATIENCE_SECONDS):
+                    await router.listening.wait()
+                    await client.call_tool("announce")
+                    await heard[0].wait()  # the stream has events: it resumes after one
+                running.replicas[0].kill()
+                router.down.add(0)
+                with anyio.fail_after(PATIENCE_SECONDS):
+                    await resumed.wait()
+                await client.call_tool("announce")
+                with anyio.move_on_after(PATIENCE_SECONDS):
+                    await heard[1].wait()
+        assert heard[1].is_set(), running.logs()
+        assert [r.replica for r in router.routed("resume")] == [2]  # one resume, kept open
+
+
 async def test_replica_stopped_gracefully_fails_only_its_own_calls(tmp_path: Path) -> None:
     """Draining: SIGTERM on the replica owning a call waiting for an answer fails that
     call, with an error the client sees; the session lives on, served by the others."""

@@ -1110,7 +1110,10 @@ class StreamableHTTPApp:
         self, session: LegacySession, last_event_id: str, headers: dict[str, str]
     ) -> Response:
         """A GET with ``Last-Event-ID``: replay the stream after that event, then carry on
-        with it live if it has not finished."""
+        with it live if it has not finished. The GET stream is never finished and never
+        another replica's (whichever holds it delivers the broadcasts), so it goes on
+        live here even if this process has not held it before: the replica that did may
+        have died."""
         replayed: list[Event] = []
         seen: set[str] = set()
 
@@ -1132,7 +1135,7 @@ class StreamableHTTPApp:
         for caught_stream, (event_id, data) in caught:
             if caught_stream == stream_id:
                 await collect(event_id, data)
-        stream = session.streams.get(stream_id)
+        stream = session.standalone() if stream_id == STANDALONE else session.streams.get(stream_id)
         if stream is None and self.replication is not None:
             last = replayed[-1][0] if replayed else last_event_id
             return await self._resume_elsewhere(

@@ -218,7 +218,7 @@ async def test_a_browser_that_fails_to_start_counts_as_no_browser() -> None:
 
     with (
         BrowserLogin(open_browser=broken, tell=told.append, timeout=0.05) as login,
-        pytest.raises(AuthorizationError, match=r"No login came back within 0\.05 seconds"),
+        pytest.raises(AuthorizationError, match=r"No login came back within 0\.05 s "),
     ):
         await login(LOGIN_PAGE)
     assert told[1].startswith("No browser could be opened.")

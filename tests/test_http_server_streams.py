@@ -17,19 +17,18 @@ import json
 import math
 import re
 import socket
-import threading
 from collections.abc import AsyncGenerator, Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
 import anyio
 import anyio.lowlevel
-import anyio.to_thread
 import httpx2
 import pytest
 from http_support import (
     PATIENCE_SECONDS,
     POST_HEADERS,
+    Flag,
     RawEvent,
     first_result,
     initialize_params,
@@ -70,21 +69,6 @@ pytestmark = pytest.mark.anyio
 
 MODERN = "2026-07-28"
 RESULT_BYTES = 256 * 1024
-
-
-class Flag:
-    """An event a tool sets and the test awaits: the server may run its own loop in a
-    thread of its own (under trio), so this is a thread-safe one."""
-
-    def __init__(self) -> None:
-        self._flag = threading.Event()
-
-    def set(self) -> None:
-        self._flag.set()
-
-    async def wait(self) -> None:
-        if not await anyio.to_thread.run_sync(self._flag.wait, PATIENCE_SECONDS):
-            raise TimeoutError("the flag was never set")
 
 
 @pytest.fixture

@@ -15,16 +15,13 @@ import json
 import re
 import signal
 import sys
-import threading
 from collections.abc import AsyncGenerator
 from typing import Any
 
 import anyio
-import anyio.to_thread
 import httpx2
 import pytest
-from anyio.abc import Process
-from http_support import PATIENCE_SECONDS, POST_HEADERS, read_events, rpc, serve
+from http_support import PATIENCE_SECONDS, POST_HEADERS, Flag, read_events, read_line, rpc, serve
 from support import SERVERS
 
 from answerback import Client
@@ -43,21 +40,6 @@ HOLDING_SERVER = SERVERS / "holding_http_server.py"
 START_LINE = re.compile(
     r"answerback: serving MCP at (http://127\.0\.0\.1:\d+/mcp) \(Ctrl-C to stop\)\n"
 )
-
-
-class Flag:
-    """An event set on the server's loop and awaited on the test's: under trio the
-    server runs an asyncio loop in a thread of its own, so this is a thread-safe one."""
-
-    def __init__(self) -> None:
-        self._flag = threading.Event()
-
-    def set(self) -> None:
-        self._flag.set()
-
-    async def wait(self) -> None:
-        if not await anyio.to_thread.run_sync(self._flag.wait, PATIENCE_SECONDS):
-            raise TimeoutError("the flag was never set")
 
 
 @pytest.fixture
@@ -92,18 +74,6 @@ def assert_server_closed(answer: dict[str, Any], request_id: int) -> None:
 
 
 # -- D4: stopping answers 2026-07-28 requests at once ------------------------------------
-
-
-async def read_line(process: Process, buffer: bytearray, *, stdout: bool = False) -> str:
-    """The next line of the process's stderr (or stdout), waiting for it as it comes."""
-    stream = process.stdout if stdout else process.stderr
-    assert stream is not None
-    with anyio.fail_after(PATIENCE_SECONDS):
-        while b"\n" not in buffer:
-            buffer += await stream.receive()
-    line, _, rest = bytes(buffer).partition(b"\n")
-    buffer[:] = rest
-    return line.decode() + "\n"
 
 
 async def call_held_raw(url: str) -> dict[str, Any]:

@@ -24,7 +24,7 @@ import anyio
 import httpx2
 import pytest
 from anyio.abc import Process
-from http_support import raw_initialize, rpc
+from http_support import raw_initialize, read_line, rpc
 from support import PATIENCE_SECONDS, SERVERS
 
 from answerback import Client, MCPError, StdioServer
@@ -42,18 +42,6 @@ PROCESS_SERVER = SERVERS / "process_server.py"
 START_LINE = re.compile(
     r"answerback: serving MCP at (http://127\.0\.0\.1:\d+/mcp) \(Ctrl-C to stop\)\n"
 )
-
-
-async def read_line(process: Process, buffer: bytearray, *, stdout: bool = False) -> str:
-    """The next line of the process's stderr (or stdout), waiting for it as it comes."""
-    stream = process.stdout if stdout else process.stderr
-    assert stream is not None
-    with anyio.fail_after(PATIENCE_SECONDS):
-        while b"\n" not in buffer:
-            buffer += await stream.receive()
-    line, _, rest = bytes(buffer).partition(b"\n")
-    buffer[:] = rest
-    return line.decode() + "\n"
 
 
 async def stop(

@@ -17,6 +17,7 @@ import os
 import socket
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import (
     AsyncGenerator,
@@ -38,6 +39,7 @@ import anyio.lowlevel
 import anyio.to_thread
 import httpx2
 import uvicorn
+from anyio.abc import Process
 from support import ReportingEventLoop, server_object
 
 from answerback import StdioServer
@@ -392,3 +394,30 @@ async def reach_load_server(transport: str) -> AsyncGenerator[Any, None]:
     else:
         async with serve(load_server().http_app()) as running:
             yield running.url
+
+
+class Flag:
+    """An event set on the server's loop and awaited on the test's: under trio the
+    server runs an asyncio loop in a thread of its own, so this is a thread-safe one."""
+
+    def __init__(self) -> None:
+        self._flag = threading.Event()
+
+    def set(self) -> None:
+        self._flag.set()
+
+    async def wait(self) -> None:
+        if not await anyio.to_thread.run_sync(self._flag.wait, PATIENCE_SECONDS):
+            raise TimeoutError("the flag was never set")
+
+
+async def read_line(process: Process, buffer: bytearray, *, stdout: bool = False) -> str:
+    """The next line of the process's stderr (or stdout), waiting for it as it comes."""
+    stream = process.stdout if stdout else process.stderr
+    assert stream is not None
+    with anyio.fail_after(PATIENCE_SECONDS):
+        while b"\n" not in buffer:
+            buffer += await stream.receive()
+    line, _, rest = bytes(buffer).partition(b"\n")
+    buffer[:] = rest
+    return line.decode() + "\n"

@@ -195,14 +195,25 @@ class RedisMessageBus:
                 pipe.expire(key, _INBOX_SECONDS)
                 await pipe.execute()
 
+    async def open_inbox(self) -> str:
+        """Mark where this process's inbox starts, and return the last entry read:
+        what is sent to the inbox from the mark on is read, even before ``inbox()``
+        first reads. Done as the process starts, before it serves anything: marked at
+        the first read instead, an answer to a question already asked could come
+        before the mark and never be read."""
+        last = self._inbox_last
+        if last is None:  # kept across reconnections
+            with reaching(self._url):
+                key = self._inbox(self.replica_id)
+                newest = await self._redis.xrevrange(key, "+", "-", count=1)
+            last = self._inbox_last = newest[0][0].decode() if newest else "0-0"
+        return last
+
     async def inbox(self) -> AsyncGenerator[tuple[str, JSONObject]]:
         key = self._inbox(self.replica_id)
         while True:
+            last = await self.open_inbox()
             with reaching(self._url):
-                last = self._inbox_last
-                if last is None:  # from now on; kept across reconnections
-                    newest = await self._redis.xrevrange(key, "+", "-", count=1)
-                    last = self._inbox_last = newest[0][0].decode() if newest else "0-0"
                 entries = await self._read_inbox(key, last)
             for entry_id, fields in entries:
                 self._inbox_last = entry_id.decode()

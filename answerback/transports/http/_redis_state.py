@@ -159,6 +159,7 @@ class RedisState:
         require_asyncio("RedisState")
         try:
             key = await self._first_key()
+            await self.messages.open_inbox()
             yield key
         finally:
             self._link.close()

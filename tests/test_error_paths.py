@@ -20,7 +20,9 @@ from answerback.server import Context, FormSchemaError, MCPServer, form_schema
 from answerback.types import (
     CompletionArgument,
     InputRequiredResult,
+    InvalidParamsError,
     PromptReference,
+    ResourceNotFoundError,
     ResourceTemplateReference,
     SamplingCapability,
     TextContent,
@@ -161,6 +163,34 @@ async def test_a_missing_resource_gets_its_generations_code(mode: str, code: int
             await client.read_resource("elsewhere://nothing")
     assert caught.value.code == code
     assert caught.value.data == {"uri": "elsewhere://nothing"}
+
+
+@pytest.mark.parametrize(
+    ("mode", "expected"),
+    [("legacy", ResourceNotFoundError), ("2026-07-28", InvalidParamsError)],
+)
+async def test_a_resource_function_says_its_record_is_not_there(
+    mode: str, expected: type[MCPError]
+) -> None:
+    """``ResourceNotFoundError`` from a template's function goes out as the server's own
+    "not found" of the client's generation, not as an internal error, and a legacy
+    client raises it back as that class."""
+    mcp = MCPServer("Library")
+
+    @mcp.resource("books://{book_id}")
+    def book(book_id: str) -> str:
+        if book_id != "emma":
+            raise ResourceNotFoundError(f"books://{book_id}")
+        return "Emma"
+
+    async with Client(mcp, mode=mode) as client:
+        with pytest.raises(MCPError) as caught:
+            await client.read_resource("books://nope")
+        assert (await client.read_resource("books://emma")).contents[0].uri == "books://emma"
+    assert type(caught.value) is expected
+    assert caught.value.code == (-32002 if mode == "legacy" else -32602)
+    assert caught.value.message == "Resource not found: books://nope"
+    assert caught.value.data == {"uri": "books://nope"}
 
 
 async def test_a_2026_declaration_of_the_wrong_shape_is_invalid_params() -> None:

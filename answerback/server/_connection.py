@@ -75,6 +75,7 @@ from answerback.types import (
     PromptsCapability,
     ReadResourceRequestParams,
     ReadResourceResult,
+    ResourceNotFoundError,
     ResourcesCapability,
     ResourceTemplate,
     SetLevelRequestParams,
@@ -104,7 +105,6 @@ logger = logging.getLogger("answerback.server")
 ItemT = TypeVar("ItemT")
 _ASKERS = {"tools/call": "Tool", "prompts/get": "Prompt", "resources/read": "Resource"}
 """What a method's target is called in an error about it."""
-RESOURCE_NOT_FOUND_LEGACY = -32002
 
 
 class Connection:
@@ -326,9 +326,7 @@ class Connection:
         params = _params(ReadResourceRequestParams, request)
         found = self.registry.find_resource(params.uri)
         if found is None:
-            raise MCPError(
-                _not_found_code(client), f"Resource not found: {params.uri}", {"uri": params.uri}
-            )
+            raise _not_found(client, ResourceNotFoundError(params.uri))
         resource, arguments = found
 
         async def run(context: Context) -> JSONObject:
@@ -338,9 +336,12 @@ class Connection:
                 return self._hand_made(client, context, contents, what, request)
             return self._cacheable(client, ReadResourceResult(contents=[*contents]))
 
-        return await self._with_questions(
-            client, request, "resources/read", params.uri, {}, params.request_state, run
-        )
+        try:
+            return await self._with_questions(
+                client, request, "resources/read", params.uri, {}, params.request_state, run
+            )
+        except ResourceNotFoundError as exc:  # the function's own record is not there
+            raise _not_found(client, exc) from None
 
     async def subscribe(self, client: ClientState | None, request: IncomingRequest) -> JSONObject:
         """Remember a URI to send ``notifications/resources/updated`` for. A connection
@@ -356,11 +357,9 @@ class Connection:
                 f"characters; this one has {len(uri)}."
             )
         if self.registry.find_resource(uri) is None:
-            raise MCPError(
-                _not_found_code(client),
-                f"Resource not found: {uri}; subscribe to a URI this server lists or "
-                "whose template it lists.",
-                {"uri": uri},
+            advice = "subscribe to a URI this server lists or whose template it lists."
+            raise _not_found(
+                client, ResourceNotFoundError(uri, f"Resource not found: {uri}; {advice}")
             )
         if len(self.subscriptions) >= SUBSCRIPTIONS_KEPT:
             raise InvalidParamsError(
@@ -820,9 +819,10 @@ def _declaration(raw_capabilities: Any, raw_info: Any) -> tuple[ClientCapabiliti
     return declared
 
 
-def _not_found_code(client: ClientState) -> int:
-    """-32002 until 2025-11-25; 2026-07-28 uses invalid params (-32602) instead."""
-    return -32602 if client.modern else RESOURCE_NOT_FOUND_LEGACY
+def _not_found(client: ClientState, error: ResourceNotFoundError) -> MCPError:
+    """``error`` as ``client``'s generation says: -32002 until 2025-11-25, invalid params
+    (-32602) with the same message and data on 2026-07-28."""
+    return InvalidParamsError(error.message, error.data) if client.modern else error
 
 
 _RESULT_TYPES: dict[str, type[MCPModel]] = {

@@ -21,6 +21,8 @@ INVALID_REQUEST = -32600
 METHOD_NOT_FOUND = -32601
 INVALID_PARAMS = -32602
 INTERNAL_ERROR = -32603
+RESOURCE_NOT_FOUND = -32002
+"""A resource URI names nothing (until 2025-11-25; 2026-07-28 answers ``INVALID_PARAMS``)."""
 REQUEST_TIMEOUT = -32001
 CONNECTION_CLOSED = -32000
 URL_ELICITATION_REQUIRED = -32042
@@ -280,6 +282,24 @@ class URLElicitationRequiredError(MCPError):
         return URLElicitationRequiredErrorData.model_validate(self.data).elicitations
 
 
+class ResourceNotFoundError(MCPError):
+    """No resource has ``uri`` (-32002, with the URI in ``data``).
+
+    Raise it from a resource function for a record that does not exist: the client
+    learns the URI names nothing, rather than getting an internal error. The server
+    sends it as each generation says, -32002 until 2025-11-25 and -32602 (invalid
+    params, same message and data) on 2026-07-28, so a client of that generation
+    catches ``InvalidParamsError`` instead.
+    """
+
+    def __init__(self, uri: str, message: str | None = None) -> None:
+        super().__init__(
+            RESOURCE_NOT_FOUND,
+            f"Resource not found: {uri}" if message is None else message,
+            {"uri": uri},
+        )
+
+
 class ParseError(MCPError):
     """The message was not valid JSON (-32700)."""
 
@@ -333,6 +353,7 @@ class UnsupportedProtocolVersionError(MCPError):
 _BY_CODE: dict[int, type[MCPError]] = {
     METHOD_NOT_FOUND: MethodNotFoundError,
     INVALID_PARAMS: InvalidParamsError,
+    RESOURCE_NOT_FOUND: ResourceNotFoundError,
     URL_ELICITATION_REQUIRED: URLElicitationRequiredError,
     PARSE_ERROR: ParseError,
     INVALID_REQUEST: InvalidRequestError,

@@ -10,13 +10,15 @@ from __future__ import annotations
 import email.utils
 import itertools
 import logging
+import random
 import time
+from collections.abc import Callable
 from typing import Any
 
 import anyio
 import httpx2
 import pytest
-from http_support import PATIENCE_SECONDS, serve
+from http_support import PATIENCE_SECONDS, forget_session, serve
 from http_support.apps import tagged_server
 
 from answerback import Client
@@ -55,11 +57,12 @@ class RefusesGets:
 
 
 async def listen_for_tools_changed(
-    mcp: MCPServer, app: Any, **transport_options: Any
+    mcp: MCPServer, app: Any, jitter: Callable[[], float] = random.random, **transport_options: Any
 ) -> list[ToolListChangedNotification]:
     """Connect to ``app`` and return the two list-changed notifications heard: one
     sent at once (while the GET stream may be refused: the server keeps it for the
-    stream), one sent after the first arrived (so after the stream is back)."""
+    stream), one sent after the first arrived (so after the stream is back).
+    ``jitter``: the retry delays' random source."""
     arrived, notices = anyio.create_memory_object_stream[object](10)
 
     async def message_handler(message: object) -> None:
@@ -68,6 +71,7 @@ async def listen_for_tools_changed(
     heard: list[ToolListChangedNotification] = []
     async with arrived, notices, serve(app) as server:
         transport = StreamableHTTPTransport(server.url, **transport_options)
+        transport._jitter = jitter  # pyright: ignore[reportPrivateUsage]
         async with Client(transport, mode="legacy", message_handler=message_handler):
             with anyio.fail_after(PATIENCE_SECONDS):
                 for _ in range(2):
@@ -93,12 +97,13 @@ async def test_the_get_stream_is_tried_again_until_the_balancer_has_a_replica(
     ]
     wrapper = RefusesGets(StreamableHTTPApp(mcp), refusals)
     caplog.set_level(logging.WARNING, "answerback.http")
-    heard = await listen_for_tools_changed(mcp, wrapper)
+    heard = await listen_for_tools_changed(mcp, wrapper, jitter=lambda: 0.5)
     assert len(heard) == 2
     assert len(wrapper.gets) >= 5
     gaps = [later - earlier for earlier, later in itertools.pairwise(wrapper.gets[:5])]
-    for gap, least in zip(gaps, [0.1, 0.2, 0.4, 0.8], strict=True):
-        assert gap >= least * 0.99, (gaps, least)  # doubling; a sleep never ends early
+    # Halfway up a range that doubles: 0.1 s plus half of 0.1, 0.3, 0.7, 1.5 s.
+    for gap, least in zip(gaps, [0.15, 0.25, 0.45, 0.85], strict=True):
+        assert gap >= least * 0.99, (gaps, least)  # a sleep never ends early
     logged = [r.getMessage() for r in caplog.records if r.name == "answerback.http"]
     failing = [m for m in logged if "standalone SSE stream failed" in m]
     back = [m for m in logged if "standalone SSE stream is back" in m]
@@ -130,9 +135,10 @@ class Watched(StreamableHTTPTransport):
 
 
 @pytest.mark.parametrize("status", [404, 405])
-async def test_listening_stops_for_no_get_stream_or_an_ended_session(status: int) -> None:
-    """405: the server has no GET stream; 404: the session ended (the next request sets
-    up a new one, which listens again). Waiting mends neither: one GET, then no more."""
+async def test_listening_stops_for_no_get_stream_or_a_404_to_the_first_get(status: int) -> None:
+    """405: the server has no GET stream; 404 before the session ever had one: a server
+    that answers GET so is not believed to have ended the session (setting it up again
+    would meet the same 404, for ever). Waiting mends neither: one GET, then no more."""
     mcp = tagged_server()
     wrapper = RefusesGets(StreamableHTTPApp(mcp), [(status, {})] * 5)
     async with serve(wrapper) as server:
@@ -145,13 +151,38 @@ async def test_listening_stops_for_no_get_stream_or_an_ended_session(status: int
 
 
 def test_backoff_doubles_obeys_retry_after_and_is_bounded() -> None:
+    """At the top of its random range (jitter() near 1) the delay doubles from 0.2 s;
+    at the bottom it is 0.1 s. Retry-After is a floor the jitter never goes below."""
     backoff = client_module._backoff  # pyright: ignore[reportPrivateUsage]
-    assert [backoff(n, None, 30) for n in range(1, 6)] == [0.1, 0.2, 0.4, 0.8, 1.6]
-    assert backoff(40, None, 30) == 30  # capped by max_retry_seconds
-    assert backoff(1, 5, 30) == 5  # Retry-After, when longer
-    assert backoff(6, 1, 30) == 3.2  # the backoff, when longer
-    assert backoff(1, 3600, 30) == 30  # an hour's Retry-After is capped too
-    assert backoff(3, None, 0) == 0.1  # "retry at once" still leaves 0.1 s between tries
+
+    def top() -> float:
+        return 1.0
+
+    def bottom() -> float:
+        return 0.0
+
+    doubling = [backoff(n, None, 30, top) for n in range(1, 6)]
+    assert doubling == pytest.approx([0.2, 0.4, 0.8, 1.6, 3.2])  # pyright: ignore[reportUnknownMemberType]
+    assert [backoff(n, None, 30, bottom) for n in range(1, 6)] == [0.1] * 5
+    assert backoff(40, None, 30, top) == 30  # capped by max_retry_seconds
+    assert backoff(1, 5, 30, bottom) == 5  # Retry-After, when longer: never less
+    assert backoff(6, 1, 30, top) == pytest.approx(6.4)  # pyright: ignore[reportUnknownMemberType]
+    assert backoff(1, 3600, 30, top) == 30  # an hour's Retry-After is capped too
+    assert backoff(3, None, 0, top) == 0.1  # "retry at once" still leaves 0.1 s between tries
+
+
+def test_clients_that_failed_together_do_not_retry_together() -> None:
+    """A hundred clients behind a balancer whose replica died retried in lockstep:
+    every one waited exactly 0.1, 0.2, 0.4 s... Now each waits a random time in the
+    backoff's range, so their retries spread over it."""
+    backoff = client_module._backoff  # pyright: ignore[reportPrivateUsage]
+    source = random.Random(48)
+    for failures, ceiling in [(1, 0.2), (3, 0.8), (5, 3.2)]:
+        delays = [backoff(failures, None, 30, source.random) for _ in range(100)]
+        assert all(0.1 <= delay <= ceiling for delay in delays)
+        assert len(set(delays)) == 100
+        spread = max(delays) - min(delays)
+        assert spread > (ceiling - 0.1) * 0.8, (failures, spread)
 
 
 @pytest.mark.parametrize(
@@ -175,3 +206,56 @@ def test_retry_after_as_a_future_date_is_the_seconds_until_then() -> None:
     waited = client_module._retry_after(httpx2.Response(503, headers={"retry-after": when}))  # pyright: ignore[reportPrivateUsage]
     assert waited is not None
     assert 115 <= waited <= 120
+
+
+class Listening(StreamableHTTPTransport):
+    """A transport that sends the session id each GET stream listener starts with."""
+
+    def __init__(self, url: str) -> None:
+        super().__init__(url)
+        self.starts, self.started = anyio.create_memory_object_stream[str | None](10)
+
+    async def _listen_standalone(self, *args: Any) -> None:  # pyright: ignore[reportIncompatibleMethodOverride]
+        self.starts.send_nowait(self.session_id)
+        await super()._listen_standalone(*args)
+
+
+async def test_a_session_the_server_ends_while_the_client_listens_is_set_up_again(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """The server ends the session (idle expiry, making room) while the host only
+    listens. The GET stream met a 404 and stopped, silently: the host never heard a
+    list change again. Now a warning says what is lost, a new session is set up as the
+    next request would, and its GET stream hears what the server sends next."""
+    mcp = tagged_server()
+    app = StreamableHTTPApp(mcp, retry_ms=100)
+    arrived, notices = anyio.create_memory_object_stream[object](10)
+
+    async def message_handler(message: object) -> None:
+        await arrived.send(message)
+
+    caplog.set_level(logging.WARNING, "answerback.http")
+    async with arrived, notices, serve(app) as server:
+        transport = Listening(server.url)
+        async with (
+            transport.starts,
+            transport.started,
+            Client(transport, mode="legacy", message_handler=message_handler),
+        ):
+            with anyio.fail_after(PATIENCE_SECONDS):
+                first = await transport.started.receive()
+                assert first is not None
+                await server.call(mcp.notify_tools_changed)  # heard: the stream is open
+                assert isinstance(await notices.receive(), ToolListChangedNotification)
+                await forget_session(server.url, first)
+                second = await transport.started.receive()
+                await server.call(mcp.notify_tools_changed)
+                heard = await notices.receive()
+    assert second is not None
+    assert second != first
+    assert isinstance(heard, ToolListChangedNotification)
+    warned = [r.getMessage() for r in caplog.records if "ended the session" in r.getMessage()]
+    assert len(warned) == 1, warned
+    assert "HTTP 404 on the standalone SSE stream" in warned[0]
+    assert "subscribe_resource() again" in warned[0]
+    assert "setting up a new session now" in warned[0]

@@ -327,6 +327,11 @@ class Client:
                 if self.session.attention is None:
                     self.session.attention = Attention()
                 stack.enter_context(auth.sharing_attention(self.session.attention))
+            if hasattr(self._transport, "on_session_ended"):
+                # An HTTP transport whose GET stream learns the server ended the session
+                # sets it up again as a request would, so a host that only listens hears.
+                transport = cast(Any, self._transport)
+                transport.on_session_ended = self.session.set_up_again
             read_stream, write_stream = await stack.enter_async_context(self._transport.connect())
             endpoint = Endpoint(
                 read_stream,

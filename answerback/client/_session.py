@@ -276,6 +276,15 @@ class ClientSession:
             await self._set_up_again(sent_under, exc)
             return await send()
 
+    async def set_up_again(self) -> None:
+        """Set the session up again now, as a request that met the expired session
+        would (an HTTP transport whose GET stream learns the server ended the session
+        calls this, so a host that only listens hears again)."""
+        expired = ConnectionClosedError(
+            "The server ended the session (HTTP 404).", {"reason": "session_expired"}
+        )
+        await self._set_up_again(self._setups, expired)
+
     async def _set_up_again(self, sent_under: int, expired: ConnectionClosedError) -> None:
         """Single-flight ``on_session_expired``: the first request to meet the expired
         session sets it up again; the others wait for that and then retry. A request

@@ -19,8 +19,12 @@ cancellation). A stream that breaks before its answer arrived is resumed with
 it broke; a resumed stream the server ends without a single event has finished, so the
 call fails at once. A failed POST fails only what it carried: its own request; for a
 notification, nothing but a log line; for an answer the server refuses, the call its
-question was part of, which could not complete otherwise. The GET stream is tried again,
-backing off, after failures that may pass, for as long as the session lasts.
+question was part of, which could not complete otherwise; so does an answer dropped
+because the server takes answers slower than it asks. Answers and notifications that
+meet what may pass (a cut connection, a proxy's 502/503/504) are sent again a few
+times. The GET stream is tried again, backing off with jitter, after failures that may
+pass, for as long as the session lasts; a session the server ends while it listens is
+set up again at once.
 """
 
 from __future__ import annotations
@@ -31,6 +35,7 @@ import dataclasses
 import email.utils
 import logging
 import math
+import random
 import re
 import ssl
 from collections import deque
@@ -99,7 +104,8 @@ _Args = TypeVarTuple("_Args")
 _WAITING_TO_POST = REQUESTS_IN_FLIGHT
 """Answers and notifications that may wait for a POST: a server that asks faster than it
 takes the answers (it holds their POSTs) cannot grow the client without limit; past this
-the newest are dropped, with a warning, as the server that ignores them deserves."""
+the newest are dropped, with a warning, as the server that ignores them deserves, and
+the call a dropped answer belonged to fails (it could never complete)."""
 """Answers and notifications POSTed at once; the rest wait their turn, in order, as
 data. A server that holds each answer's POST while it sends request after request had
 a task waiting per answer (18 KB each), and the client's closing waited for them all."""
@@ -107,7 +113,10 @@ _CALLS_PER_CLIENT = 64
 _IDLE_SECONDS = 2.0
 """How long an idle connection is kept: less than the 5 s after which common servers
 (uvicorn, Node) close one, so a reused connection is rarely closed under our feet."""
-_DELIVERY_ATTEMPTS = 3
+_DELIVERY_ATTEMPTS = 4
+"""Tries of an answer or notification POST, the first included (see ``_deliver``)."""
+_MAY_PASS = (502, 503, 504)
+"""What a proxy answers while the server behind it restarts or is replaced."""
 _CUT_OFF = (httpx2.RemoteProtocolError, httpx2.ReadError, httpx2.WriteError)
 """The connection ended under a request: before its response began, the server (or a
 proxy in front of it) failed or stopped while the request was with it."""
@@ -321,12 +330,25 @@ class StreamableHTTPTransport:
         """The answers and notifications waiting for one of those to finish."""
         self._dropping = False
         """Whether answers are being dropped, ``_to_post`` being full (warned once)."""
+        self._jitter: Callable[[], float] = random.random
+        """Where retry delays get their randomness (a test sets its own): clients that
+        failed together, behind a balancer whose replica died, must not retry together."""
+        self.on_session_ended: Callable[[], Awaitable[None]] | None = None
+        """Sets the session up again when the GET stream learns the server ended it
+        (the ``Client`` sets it, to what a request meeting the 404 would do);
+        ``None``: the next request does."""
         self._questions: dict[RequestId, _Call] = {}
         """Each unanswered server request, by its id, and the call whose stream carried it."""
         self._ssl_context: ssl.SSLContext | None = None
 
     def __repr__(self) -> str:
         return f"StreamableHTTPTransport({self.url!r})"
+
+    @property
+    def session_ended(self) -> bool:
+        """Whether the server ended the session (HTTP 404) and no new one replaced it
+        yet: the next request, or ``on_session_ended``, sets one up again."""
+        return self._session_ended
 
     @asynccontextmanager
     async def connect(self) -> AsyncGenerator[StreamPair, None]:
@@ -911,10 +933,11 @@ class StreamableHTTPTransport:
         delay, backing off while reconnections bring nothing, for as long as the
         session lasts. A failure that may pass (no connection, 5xx, 429: behind a
         balancer, the replica that held the stream died or is shutting down) is tried
-        again, backing off and obeying ``Retry-After``, said once when it starts and
-        once when it ends. Listening stops when the server has no GET stream (405), the
-        session ended (404: the next request sets up a new one, which listens again),
-        or on a refusal waiting cannot mend, with a warning.
+        again, backing off (with jitter) and obeying ``Retry-After``, said once when it
+        starts and once when it ends. A session the server ends (404) is set up again
+        (see ``_session_ended_while_listening``), and the new one listens on its own.
+        Listening stops when the server has no GET stream (405, or 404 to the first
+        GET), or on a refusal waiting cannot mend, with a warning.
         """
         cursor = self._cursor()
         parser = cursor.parser
@@ -922,6 +945,7 @@ class StreamableHTTPTransport:
         quiet = 0  # reconnections in a row that brought no message
         failures = 0  # attempts in a row that failed
         failing_since = 0.0
+        listened = False  # whether the server ever gave this session a GET stream
         while True:
             headers = self._headers(accept="text/event-stream")
             resumed_from = parser.last_event_id
@@ -931,6 +955,7 @@ class StreamableHTTPTransport:
             timeout = self._timeout(lanes, stream=True)
             failure: str | None = None
             retry_after: float | None = None
+            ended = False
             try:
                 async with self._open(lanes.requests, "GET", headers, None, timeout) as response:
                     status = response.status_code
@@ -952,11 +977,16 @@ class StreamableHTTPTransport:
                         )
                         parser.last_event_id = ""
                     elif _is_sse(response):
+                        listened = True
                         await self._read_sse(response, None, incoming, cursor)
                     elif status >= 500 or status == 429:
                         raw = await self._read_body(response)
                         failure = _status_reason(response, raw, self.url)
                         retry_after = _retry_after(response)
+                    elif (
+                        status == 404 and listened and session is not None
+                    ) and self.session_id == session:
+                        ended = True
                     else:
                         self._stop_listening(response, await self._read_body(response))
                         return
@@ -970,6 +1000,9 @@ class StreamableHTTPTransport:
             except (httpx2.HTTPError, _RedirectRefused, MessageTooLarge, AuthorizationError) as exc:
                 logger.warning("the standalone SSE stream ended: %s", self._describe(exc))
                 return
+            if ended:  # with the response closed, not holding its connection
+                await self._session_ended_while_listening()
+                return
             if self.session_id != session:
                 return  # a new session listens on its own
             if failure is not None:
@@ -982,7 +1015,9 @@ class StreamableHTTPTransport:
                         "(list changes, resource updates) wait or are lost until it is back",
                         failure,
                     )
-                await anyio.sleep(_backoff(failures, retry_after, self.max_retry_seconds))
+                await anyio.sleep(
+                    _backoff(failures, retry_after, self.max_retry_seconds, self._jitter)
+                )
                 continue
             quiet = 0 if cursor.messages != messages else quiet + 1
             retry = _DEFAULT_RETRY_SECONDS if parser.retry_ms is None else parser.retry_ms / 1000
@@ -990,16 +1025,43 @@ class StreamableHTTPTransport:
             await anyio.sleep(min(delay, self.max_retry_seconds))
             parser.restart()
 
+    async def _session_ended_while_listening(self) -> None:
+        """The server ended the session (idle expiry, making room, a replica that lost
+        it) while the client listened: a host that only listens would never hear again.
+        The session is set up again at once, as the next request would (the new one
+        listens on its own); only a server that once gave this session a GET stream is
+        believed, so one that answers every GET with 404 is not set up again and again."""
+        self.session_id = None
+        self._session_ended = True
+        renew = self.on_session_ended
+        logger.warning(
+            "the server at %s ended the session (HTTP 404 on the standalone SSE stream): "
+            "server messages sent until a new session listens are lost, and a new session "
+            "starts without the old one's resource subscriptions (subscribe_resource() "
+            "again); %s",
+            self.url,
+            "setting up a new session now"
+            if renew is not None
+            else "the next request sets up a new one",
+        )
+        if renew is None:
+            return
+        try:
+            await renew()
+        except Exception as exc:
+            logger.warning(
+                "could not set up a new session after the server ended the old one (%s); "
+                "the next request tries again",
+                exc,
+            )
+
     def _stop_listening(self, response: httpx2.Response, body: bytes) -> None:
-        """Say why the GET stream ends for good: a server without one (405) is normal,
-        a session the server ended (404) is set up again by the next request."""
+        """Say why the GET stream ends for good: a server without one (405, or 404 to
+        the session's first GET) is normal."""
         status = response.status_code
-        if status == 405:
-            logger.debug("the server at %s offers no standalone SSE stream (405)", self.url)
-        elif status == 404:
-            logger.info(
-                "the server ended the session while the client listened; the next request "
-                "sets up a new one"
+        if status in (404, 405):
+            logger.debug(
+                "the server at %s offers no standalone SSE stream (HTTP %d)", self.url, status
             )
         else:
             logger.warning(
@@ -1031,6 +1093,13 @@ class StreamableHTTPTransport:
                         self.url,
                         len(self._to_post),
                     )
+                if asked_on is not None:
+                    lost = (
+                        "the answer to the server's request {} was dropped: the client was "
+                        f"answering faster than the server took answers ({len(self._to_post)} "
+                        "waited to be sent)"
+                    )
+                    tg.start_soon(self._answer_lost, lanes, message, asked_on, lost)
                 return
             self._dropping = False
             self._to_post.append((message, body, headers, asked_on))
@@ -1070,38 +1139,60 @@ class StreamableHTTPTransport:
     ) -> None:
         """POST an answer or a notification on the answer lane. Nothing waits for it
         here, so a failure is logged; an answer the server refuses also ends the call
-        its question was part of (``asked_on``), which could never complete."""
+        its question was part of (``asked_on``), which could never complete.
+
+        What may pass (a dropped connection; a proxy's 502, 503 or 504 while a replica
+        restarts) is tried again, backing off: a repeated notification is harmless, and
+        so is a repeated answer (answerback's server drops an answer to a question no
+        longer waiting, or, scaled out, refuses it with 409, which after a try that may
+        have reached the server means that try did)."""
         method = message.get("method")
         what = f"the {method} notification" if method else "the answer to a server request"
         sent_session = self.session_id
         timeout = self._timeout(lanes, stream=False)
+        maybe_taken = False  # whether an earlier try may have reached the server
         for attempt in range(1, _DELIVERY_ATTEMPTS + 1):
+            retry_after: float | None = None
             try:
                 async with self._open(lanes.answers, "POST", headers, body, timeout) as response:
                     raw = await self._read_body(response)
+                    status = response.status_code
                     if response.is_success:
                         return
-                    if response.status_code == 404 and sent_session is not None:
+                    if status == 404 and sent_session is not None:
                         # The next request meets the same 404 and sets the session up again.
                         logger.info("session expired; dropped %s", what)
                         return
+                    if status == 409 and maybe_taken and method is None:
+                        logger.info(
+                            "the server already had the answer to its request %r: an "
+                            "earlier try, whose response was lost, reached it",
+                            message.get("id"),
+                        )
+                        return
                     reason = _status_reason(response, raw, self.url)
-                    logger.warning("the server refused %s: %s", what, reason)
-                    lost = f"the server refused the answer to its request {{}}: {reason}"
-                    await self._answer_lost(lanes, message, asked_on, lost)
-                    return
+                    if status not in _MAY_PASS or attempt == _DELIVERY_ATTEMPTS:
+                        logger.warning("the server refused %s: %s", what, reason)
+                        lost = f"the server refused the answer to its request {{}}: {reason}"
+                        await self._answer_lost(lanes, message, asked_on, lost)
+                        return
+                    maybe_taken = maybe_taken or status != 503  # 503: not handled
+                    retry_after = _retry_after(response)
+                    logger.info("sending %s again after %s", what, reason)
             except (httpx2.NetworkError, httpx2.RemoteProtocolError) as exc:
-                # Most often a kept-alive connection the server closed just then. The
-                # message is sent again: a repeated answer or notification is harmless.
+                # Most often a kept-alive connection the server closed just then.
                 if attempt == _DELIVERY_ATTEMPTS:
                     logger.warning("could not send %s: %s", what, self._describe(exc))
                     lost = f"the answer to the server's request {{}} could not be sent: {exc}"
                     await self._answer_lost(lanes, message, asked_on, lost)
+                    return
+                maybe_taken = maybe_taken or not isinstance(exc, httpx2.ConnectError)
             except (httpx2.HTTPError, _RedirectRefused, MessageTooLarge, AuthorizationError) as exc:
                 logger.warning("could not send %s: %s", what, self._describe(exc))
                 lost = f"the answer to the server's request {{}} could not be sent: {exc}"
                 await self._answer_lost(lanes, message, asked_on, lost)
                 return
+            await anyio.sleep(_backoff(attempt, retry_after, self.max_retry_seconds, self._jitter))
 
     async def _answer_lost(
         self, lanes: _Lanes, answer: JSONObject, call: _Call | None, lost: str
@@ -1112,8 +1203,13 @@ class StreamableHTTPTransport:
         cancelled on the server, as when its caller gives up. (Only a handshake-era call
         is asked questions over the wire: a 2026-07-28 one gets them in its result.)"""
         question = as_request_id(answer.get("id"))
-        if call is None or question is None or self._calls.get(call.request_id) is not call:
-            return  # a notification, a question of no call's, or a call over already
+        if (
+            call is None
+            or question is None
+            or self._calls.get(call.request_id) is not call
+            or call.scope.cancel_called
+        ):
+            return  # a notification, a question of no call's, or a call over or ending
         call.scope.cancel()  # its task ends without failing it: that is done here
         await self._fail(
             self._incoming,
@@ -1429,11 +1525,17 @@ def _error_message_in(body: bytes) -> str | None:
     return said if isinstance(said, str) and said else None
 
 
-def _backoff(failures: int, retry_after: float | None, cap: float) -> float:
-    """How long to wait after ``failures`` failed attempts in a row: doubling from
-    0.1 s, or the server's ``Retry-After`` if longer; at most ``cap``, but never less
-    than 0.1 s, so a failing server is not hammered."""
-    delay = max(_MIN_RETRY_SECONDS * 2 ** min(failures - 1, 16), retry_after or 0.0)
+def _backoff(
+    failures: int, retry_after: float | None, cap: float, jitter: Callable[[], float]
+) -> float:
+    """How long to wait after ``failures`` failed attempts in a row: a random time
+    (``jitter()``, in [0, 1)) between 0.1 s and a ceiling that doubles from 0.2 s, so
+    clients that failed together spread out instead of retrying in lockstep; at least
+    the server's ``Retry-After``; at most ``cap``, but never less than 0.1 s, so a
+    failing server is not hammered."""
+    ceiling = min(_MIN_RETRY_SECONDS * 2 ** min(failures, 16), cap)
+    delay = _MIN_RETRY_SECONDS + jitter() * max(ceiling - _MIN_RETRY_SECONDS, 0.0)
+    delay = max(delay, retry_after or 0.0)
     return max(min(delay, cap), _MIN_RETRY_SECONDS)
 
 

@@ -1,0 +1,197 @@
+"""The HTTP client's answers to the server's questions are never silently lost: one
+dropped from a full line ends the call it belongs to, saying why; one that meets a
+proxy's 502/503/504 or a dropped connection is sent again, and the server's "already
+answered" refusal of the repeat means the first one arrived.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import anyio
+import pytest
+from http_support import PATIENCE_SECONDS, read_request_body, replaying, serve
+from http_support.apps import http_app
+
+from answerback import Client
+from answerback.client import ClientRequestContext
+from answerback.transports.http import _client as client_module
+from answerback.types import (
+    ConnectionClosedError,
+    ElicitRequestParams,
+    ElicitResult,
+    TextContent,
+)
+
+pytestmark = pytest.mark.anyio
+
+
+async def answer_upper(context: ClientRequestContext, params: ElicitRequestParams) -> ElicitResult:
+    return ElicitResult(action="accept", content={"value": params.message.upper()})
+
+
+async def respond(send: Any, status: int, body: bytes = b"", **headers: str) -> None:
+    raw = [(name.replace("_", "-").encode(), value.encode()) for name, value in headers.items()]
+    await send({"type": "http.response.start", "status": status, "headers": raw})
+    await send({"type": "http.response.body", "body": body})
+
+
+async def swallow(message: Any) -> None:
+    """An ASGI ``send`` whose response never reaches the client (a proxy lost it)."""
+
+
+def is_answer(message: dict[str, Any]) -> bool:
+    return "method" not in message and "result" in message
+
+
+async def test_an_answer_dropped_from_a_full_line_ends_its_call_saying_why(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A server asks faster than it takes the answers, and the line of answers waiting
+    to be POSTed is full: the newest are dropped. The call a dropped answer belonged to
+    waited for ever (its question is never answered); now it fails, saying so. (Both
+    limits at 0: every answer is dropped, rather than 4,096 waiting first.)"""
+    monkeypatch.setattr(client_module, "_POSTED_AT_ONCE", 0)
+    monkeypatch.setattr(client_module, "_WAITING_TO_POST", 0)
+    app = http_app()
+    async with (
+        serve(app) as running,
+        Client(running.url, mode="legacy", elicitation_callback=answer_upper) as client,
+    ):
+        with anyio.fail_after(PATIENCE_SECONDS):
+            with pytest.raises(ConnectionClosedError) as caught:
+                await client.call_tool("echo_elicit", {"tag": "dropped"})
+        await running.call(app.close_sessions)
+    said = caught.value.error.message
+    assert "was dropped: the client was answering faster than the server took answers" in said
+    assert "this call was waiting on it, so it cannot complete" in said
+
+
+class FailsAnswers:
+    """Wraps an app: the first ``count`` answer POSTs meet a proxy's ``status`` page,
+    ``after`` the app took them (the proxy lost the response) or before (the app never
+    saw them); answer POSTs after those get ``then`` (a status) if given, else go on to
+    the app. Every answer POST is counted.
+
+    With ``after``, the call's result is held until the answer was POSTed again, as a
+    slower path to the client would: else the result, which the first answer already
+    brought about, could end the call before the client even read the 502."""
+
+    def __init__(
+        self, app: Any, status: int, *, after: bool, count: int = 1, then: int | None = None
+    ) -> None:
+        self.app, self.status, self.after, self.count, self.then = app, status, after, count, then
+        self.answers = 0
+        self.sent_again: anyio.Event | None = None
+        """Set once the answer was POSTed again (made on the server's loop)."""
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] != "http" or scope["method"] != "POST":
+            await self.app(scope, receive, send)
+            return
+        if self.sent_again is None:
+            self.sent_again = anyio.Event()
+        sent_again = self.sent_again
+        body = await read_request_body(receive)
+        message = json.loads(body)
+        if not is_answer(message):
+            if not self.after or message.get("method") != "tools/call":
+                await self.app(scope, replaying(body, receive), send)
+                return
+
+            async def held(message: Any) -> None:
+                if b'"result"' in message.get("body", b""):
+                    await sent_again.wait()
+                await send(message)
+
+            await self.app(scope, replaying(body, receive), held)
+            return
+        self.answers += 1
+        if self.answers > self.count:
+            sent_again.set()
+            if self.then is None:
+                await self.app(scope, replaying(body, receive), send)
+            else:
+                said = (
+                    "Conflict: the response to request 'q1' was refused: it was already "
+                    "answered. A request takes one answer, while its call is open."
+                )
+                error = {"jsonrpc": "2.0", "id": None, "error": {"code": -32600, "message": said}}
+                await respond(send, self.then, json.dumps(error).encode())
+            return
+        if self.after:
+            await self.app(scope, replaying(body, receive), swallow)
+        page = f"<html><h1>{self.status}</h1></html>".encode()
+        await respond(send, self.status, page, content_type="text/html")
+
+
+@pytest.mark.parametrize("status", [502, 503, 504])
+@pytest.mark.parametrize("after", [False, True], ids=["before-the-server", "after-the-server"])
+async def test_an_answer_that_meets_a_proxys_error_page_is_sent_again(
+    status: int, after: bool
+) -> None:
+    """A proxy's 502/503/504 (a replica restarting) lost the answer, and the call it
+    belonged to with it. The answer is sent again: if the server never saw it, the
+    repeat completes the call; if it had (the proxy lost only its response), the
+    server drops the repeat, and the call completes all the same."""
+    app = http_app()
+    wrapper = FailsAnswers(app, status, after=after)
+    async with (
+        serve(wrapper) as running,
+        Client(running.url, mode="legacy", elicitation_callback=answer_upper) as client,
+    ):
+        with anyio.fail_after(PATIENCE_SECONDS):
+            result = await client.call_tool("echo_elicit", {"tag": "kept"})
+        await running.call(app.close_sessions)
+    assert result.content == [TextContent(text="kept:TAG=KEPT")]
+    assert wrapper.answers == 2  # the repeat of one the server took is dropped there
+
+
+async def test_already_answered_after_a_lost_response_is_success() -> None:
+    """Scaled out, the server refuses a second answer to one question with 409. After a
+    502 that may have hidden the first answer's arrival, that refusal says the first
+    one arrived: the call goes on (it failed, as a refused answer)."""
+    app = http_app()
+    wrapper = FailsAnswers(app, 502, after=True, then=409)
+    async with (
+        serve(wrapper) as running,
+        Client(running.url, mode="legacy", elicitation_callback=answer_upper) as client,
+    ):
+        with anyio.fail_after(PATIENCE_SECONDS):
+            result = await client.call_tool("echo_elicit", {"tag": "once"})
+        await running.call(app.close_sessions)
+    assert result.content == [TextContent(text="once:TAG=ONCE")]
+    assert wrapper.answers == 2
+
+
+async def test_a_conflict_after_a_503_still_ends_the_call() -> None:
+    """A 503 says the request was not handled, so a 409 to the repeat is a real
+    refusal (the answer never arrived): the call fails with the server's reason."""
+    app = http_app()
+    wrapper = FailsAnswers(app, 503, after=False, then=409)
+    async with (
+        serve(wrapper) as running,
+        Client(running.url, mode="legacy", elicitation_callback=answer_upper) as client,
+    ):
+        with anyio.fail_after(PATIENCE_SECONDS):
+            with pytest.raises(ConnectionClosedError, match="it was already answered"):
+                await client.call_tool("echo_elicit", {"tag": "refused"})
+        await running.call(app.close_sessions)
+
+
+async def test_an_answer_is_sent_again_a_bounded_number_of_times() -> None:
+    """A proxy that fails every answer POST: after the last try the call fails with
+    the proxy's status, rather than the answer being sent for ever."""
+    app = http_app()
+    attempts = client_module._DELIVERY_ATTEMPTS  # pyright: ignore[reportPrivateUsage]
+    wrapper = FailsAnswers(app, 502, after=False, count=attempts)
+    async with (
+        serve(wrapper) as running,
+        Client(running.url, mode="legacy", elicitation_callback=answer_upper) as client,
+    ):
+        with anyio.fail_after(PATIENCE_SECONDS):
+            with pytest.raises(ConnectionClosedError, match="HTTP 502 Bad Gateway"):
+                await client.call_tool("echo_elicit", {"tag": "lost"})
+        await running.call(app.close_sessions)
+    assert wrapper.answers == attempts

@@ -27,7 +27,7 @@ from support import ReportingEventLoop
 
 from answerback.jsonrpc import JSONObject
 from answerback.server import Context, MCPServer
-from answerback.transports.http import RedisState, StreamableHTTPApp
+from answerback.transports.http import RedisNotificationBus, RedisState, StreamableHTTPApp
 from answerback.transports.http._event_store import StreamOpeningEventStore
 from answerback.transports.http._message_bus import CallOwner, Forwarded
 from answerback.transports.http._replication import Replication
@@ -189,7 +189,11 @@ async def test_a_follower_wakes_when_the_owner_stores(state: RedisState) -> None
 
     async with anyio.create_task_group() as tg:
         tg.start_soon(follow)
-        await anyio.wait_all_tasks_blocked()  # the follower waits in XREAD BLOCK
+        # The follower's XREAD BLOCK waits in Redis, not in this loop: ask Redis. (Stored
+        # before, the event would be read at once, and the wake-up never tested.)
+        with anyio.fail_after(PATIENCE_SECONDS):
+            while not (await state.redis.info("clients"))["blocked_clients"]:  # noqa: ASYNC110
+                await anyio.sleep(0.01)
         stored = await state.events.store_event("s1.live", b'{"late":true}')
     assert got == [[(stored, b'{"late":true}')]]
 
@@ -222,15 +226,17 @@ async def test_inbox_keeps_what_arrives_before_and_between_reads(state: RedisSta
     await state.messages.send("here", "s1", message)
     inbox = state.messages.inbox()
     got: list[tuple[str, JSONObject]] = []
+    first_read = anyio.Event()
     with anyio.fail_after(PATIENCE_SECONDS):
         async with anyio.create_task_group() as tg:
 
             async def read_two() -> None:
                 got.append(await anext(inbox))
+                first_read.set()
                 got.append(await anext(inbox))
 
             tg.start_soon(read_two)
-            await anyio.wait_all_tasks_blocked()
+            await first_read.wait()  # s2 comes between the reads
             await state.messages.send("here", "s2", message)
     await inbox.aclose()
     assert got == [("s1", message), ("s2", message)]
@@ -260,7 +266,6 @@ async def test_an_answer_is_forwarded_to_its_owner_once(state: RedisState) -> No
                     reading.set()
 
             tg.start_soon(read, 4)
-            await anyio.wait_all_tasks_blocked()
             await state.messages.send("here", "s0", reply(0))  # once read, the inbox reads
             await reading.wait()
             assert not await state.replicas.is_alive("here")  # it never beat
@@ -512,3 +517,95 @@ async def test_redis_down_is_a_503_not_local_memory(redis: Redis) -> None:
             ended = await stream.answer_to(request["id"])
         assert ended["error"]["code"] == CONNECTION_CLOSED
         assert "shutting down" in ended["error"]["message"]
+
+
+# -- broadcasts a GET stream missed ----------------------------------------------------
+
+TOOLS_CHANGED = "notifications/tools/list_changed"
+
+
+async def two_replicas(
+    redis: Redis, stack: AsyncExitStack, bus_length: int | None = None
+) -> tuple[list[MCPServer], list[str], Any]:
+    """Replicas a and b on ``redis`` (their notification bus capped at ``bus_length``,
+    if given): their servers, URLs, and a redis-py client."""
+    servers = [asking_server(), asking_server()]
+    urls: list[str] = []
+    client: Any = None
+    for name, server in zip("ab", servers, strict=True):
+        state = RedisState(redis.url, replica_id=name, heartbeat_seconds=HEARTBEAT_SECONDS)
+        if bus_length is not None:
+            state.notifications = RedisNotificationBus(state.redis, max_length=bus_length)
+        app = StreamableHTTPApp(server, state=state)
+        urls.append((await stack.enter_async_context(serve(app))).url)
+        client = state.redis
+    return servers, urls, client
+
+
+async def left_get_stream(http: httpx2.AsyncClient, raw: RawSession) -> str:
+    """Open the session's GET stream on replica a and leave it at once; its priming
+    event's id."""
+    headers = {**raw.headers(), "accept": "text/event-stream"}
+    async with http.stream("GET", raw.urls[0], headers=headers) as listening:
+        assert listening.status_code == 200
+        primed = (await read_events(listening).__anext__()).event_id
+    assert primed is not None
+    return primed
+
+
+def resume_on_b(http: httpx2.AsyncClient, raw: RawSession, last_event_id: str) -> Any:
+    """Resume the GET stream on replica b, which has never held it (nor kept its
+    messages): what it sends, it got from Redis."""
+    headers = {**raw.headers(), "accept": "text/event-stream", "last-event-id": last_event_id}
+    return http.stream("GET", raw.urls[1], headers=headers)
+
+
+async def test_a_get_stream_resumed_after_its_events_expired_gets_what_was_broadcast(
+    redis: Redis,
+) -> None:
+    """Its events gone, the stream goes on afresh; the broadcasts raised since its last
+    event the client saw still come."""
+    async with AsyncExitStack() as stack:
+        servers, urls, client = await two_replicas(redis, stack)
+        http = await stack.enter_async_context(httpx2.AsyncClient(timeout=PATIENCE_SECONDS))
+        raw = RawSession(http, urls)
+        await raw.initialize(0)
+        primed = await left_get_stream(http, raw)
+        await servers[1].notify_tools_changed()  # nobody holds the GET stream
+        await client.delete(f"answerback:events:{raw.session_id}.standalone")
+        with anyio.fail_after(PATIENCE_SECONDS):
+            async with resume_on_b(http, raw, primed) as resumed:
+                assert resumed.status_code == 200
+                async for event in read_events(resumed):
+                    if event.message is not None:
+                        assert event.message.get("method") == TOOLS_CHANGED
+                        break
+
+
+async def test_a_resume_says_when_broadcasts_it_missed_were_trimmed(
+    redis: Redis, caplog: pytest.LogCaptureFixture
+) -> None:
+    """More broadcasts than the bus keeps were raised while no replica held the stream:
+    a warning says so, and the client gets those still kept (equal ones once)."""
+    async with AsyncExitStack() as stack:
+        servers, urls, _ = await two_replicas(redis, stack, bus_length=10)
+        http = await stack.enter_async_context(httpx2.AsyncClient(timeout=PATIENCE_SECONDS))
+        raw = RawSession(http, urls)
+        await raw.initialize(0)
+        primed = await left_get_stream(http, raw)
+        for _ in range(250):
+            await servers[1].notify_tools_changed()
+        methods: list[str] = []
+        with anyio.fail_after(PATIENCE_SECONDS):
+            async with resume_on_b(http, raw, primed) as resumed:
+                assert resumed.status_code == 200
+                async for event in read_events(resumed):
+                    if event.message is not None:
+                        methods.append(event.message["method"])
+                        if len(methods) == 1:
+                            await servers[1].notify_prompts_changed()  # live: marks the end
+                        else:
+                            break
+    assert methods == [TOOLS_CHANGED, "notifications/prompts/list_changed"]
+    trimmed = [r for r in caplog.records if "trimmed from the notification bus" in r.message]
+    assert len(trimmed) == 1

@@ -212,3 +212,15 @@ class FollowableEventStore(EventStore, Protocol):
         """The events of ``stream_id`` after ``after_event_id``, waiting up to
         ``wait_seconds`` for one if there are none yet (then an empty list)."""
         ...
+
+
+@runtime_checkable
+class TimedEventStore(EventStore, Protocol):
+    """An event store whose event ids say when each event was stored, by the shared
+    state's clock, which also stamps its notification bus (``ReplayingNotificationBus``):
+    a GET stream's last event says until when a replica was serving it."""
+
+    def stored_at_ms(self, event_id: str) -> int | None:
+        """When the event ``event_id`` was stored (milliseconds since the epoch, by the
+        shared state's clock); ``None`` if its id does not say."""
+        ...

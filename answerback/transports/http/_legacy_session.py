@@ -39,6 +39,7 @@ from answerback.transports.http._event_store import (
     StreamOpeningEventStore,
 )
 from answerback.transports.http._serving import UNSENT_EVENTS_HELD, crowded, outgoing, until_read
+from answerback.transports.http._sessions import state_entry
 from answerback.transports.http._state import StateUnavailable
 from answerback.types._errors import CONNECTION_CLOSED, SERVER_CLOSED
 
@@ -213,6 +214,12 @@ class LegacySession:
             self.mirrored.pop(key, None)
         else:
             self.mirrored[key] = entry
+
+    def subscribed(self, uri: str) -> bool:
+        """Whether the session is subscribed to ``uri``, as this connection holds its
+        record's state."""
+        key, _ = state_entry({"method": "resources/subscribe", "params": {"uri": uri}})
+        return key in self.mirrored
 
     @property
     def has_client(self) -> bool:
@@ -401,6 +408,11 @@ class LegacySession:
         answered.append((now + ANSWERED_KEPT_SECONDS, stream_id))
         while answered and answered[0][0] <= now:
             await self.forget(answered.popleft()[1])
+
+    async def deliver_broadcast(self, message: JSONObject) -> None:
+        """Send a broadcast on the GET stream (stored first, as the server's own are):
+        one raised while no replica held the stream."""
+        await self._deliver(self.standalone(), encode(message), message)
 
     async def deliver_answer(self, stream: SSEStream, data: bytes, answer: JSONObject) -> None:
         await self._deliver(stream, data, answer)

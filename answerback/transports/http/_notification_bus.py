@@ -17,7 +17,7 @@ import math
 from collections.abc import AsyncGenerator, AsyncIterator
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Protocol, runtime_checkable
 
 import anyio
 from anyio.streams.memory import MemoryObjectSendStream
@@ -47,6 +47,28 @@ class NotificationBus(Protocol):
 
     def subscribe(self) -> AbstractAsyncContextManager[AsyncIterator[Notice]]:
         """Every notice published after entering, in order, until exit."""
+        ...
+
+
+@dataclass(frozen=True, slots=True)
+class NoticesSince:
+    """What a bus still keeps from a time on (``ReplayingNotificationBus``)."""
+
+    notices: list[Notice]
+    """In publishing order."""
+    complete: bool
+    """``False`` if the bus has trimmed notices that may have been from that time on."""
+
+
+@runtime_checkable
+class ReplayingNotificationBus(NotificationBus, Protocol):
+    """A bus that keeps its notices, stamped by the shared state's clock, which also
+    stamps the stored SSE events (``TimedEventStore``): a GET stream resumed after no
+    replica held it for a while gets the broadcasts raised meanwhile from it."""
+
+    async def notices_since(self, ms: int) -> NoticesSince:
+        """The notices published at or after ``ms`` (milliseconds since the epoch, by
+        the shared state's clock), in order; ``ConnectionError`` if unreachable."""
         ...
 
 

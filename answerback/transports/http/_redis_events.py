@@ -119,6 +119,13 @@ class RedisEventStore:
                 events.append((f"{stream_id}_{entry_id.decode()}", fields.get(b"d", b"")))
         return events
 
+    def stored_at_ms(self, event_id: str) -> int | None:
+        # A Redis entry id starts with the time Redis added it, in milliseconds; the
+        # first event of a request stream (0-1) takes the smallest id, saying nothing.
+        parsed = _parse(event_id)
+        ms = int(parsed[1].partition("-")[0]) if parsed is not None else 0
+        return ms or None
+
     async def forget_stream(self, stream_id: str) -> None:
         with reaching(self._url):
             # Nobody waits for this: the next command of this link runs after it.

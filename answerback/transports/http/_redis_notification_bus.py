@@ -22,7 +22,7 @@ from anyio.streams.memory import MemoryObjectSendStream
 
 from answerback._options import positive_int, positive_seconds, text
 from answerback.jsonrpc._endpoint import as_object
-from answerback.transports.http._notification_bus import Notice, require_asyncio
+from answerback.transports.http._notification_bus import Notice, NoticesSince, require_asyncio
 from answerback.transports.http._redis_client import check_client, milliseconds
 
 try:
@@ -102,6 +102,37 @@ class RedisNotificationBus:
             f"Could not publish {notice.method} to Redis ({failure}); clients served by other "
             "replicas miss it. Check that Redis is up and reachable."
         ) from failure
+
+    async def notices_since(self, ms: int) -> NoticesSince:
+        """The notices appended at or after ``ms`` (Redis's clock), in order, read
+        ``_BATCH`` at a time; at most ``max_length`` of them are still kept."""
+        require_asyncio("RedisNotificationBus")
+        start = (max(ms, 0), 0)
+        notices: list[Notice] = []
+        try:
+            oldest = cast(list[Any], await self._redis.xrange(self.key, count=1))
+            length = await self._redis.xlen(self.key)
+            after = f"{start[0]}-{start[1]}"
+            while True:
+                entries = cast(
+                    list[Any], await self._redis.xrange(self.key, after, "+", count=_BATCH)
+                )
+                for entry_id, fields in entries:
+                    after = f"({_text(entry_id)}"
+                    notice = _notice(cast(dict[Any, Any], fields))
+                    if notice is not None:
+                        notices.append(notice)
+                if len(entries) < _BATCH:
+                    break
+        except RedisError as exc:
+            raise ConnectionError(
+                f"Could not read the notifications kept in Redis ({exc}). Check that Redis "
+                "is up and reachable."
+            ) from exc
+        # Trimming takes the oldest first, and only once the stream is at max_length.
+        trimmed = bool(oldest) and length >= self._max_length
+        complete = not trimmed or _position(_text(oldest[0][0])) < start
+        return NoticesSince(notices, complete)
 
     @asynccontextmanager
     async def subscribe(self) -> AsyncGenerator[AsyncIterator[Notice], None]:
@@ -193,6 +224,12 @@ def _notice(fields: dict[Any, Any]) -> Notice | None:
     if params is not None and as_object(params) is None:
         return None
     return Notice(notice_id, origin, method, as_object(params))
+
+
+def _position(entry_id: str) -> tuple[int, int]:
+    """An entry id as numbers, to compare (``"12-3"`` is ``(12, 3)``)."""
+    ms, _, seq = entry_id.partition("-")
+    return int(ms), int(seq or 0)
 
 
 def _text(value: object) -> str:

@@ -16,8 +16,9 @@ an id is refused as unknown: Redis may have lost it and another replica made a n
 
 from __future__ import annotations
 
+import json
 import logging
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterable
 from typing import TYPE_CHECKING
 
 import anyio
@@ -26,15 +27,16 @@ from starlette.responses import Response
 from answerback.jsonrpc import JSONObject, RequestId
 from answerback.jsonrpc._endpoint import CANCELLED, as_object, as_request_id
 from answerback.transports._framing import decode, encode
-from answerback.transports.http._event_store import FollowableEventStore
+from answerback.transports.http._event_store import FollowableEventStore, TimedEventStore
 from answerback.transports.http._message_bus import CallOwner, Forwarded
+from answerback.transports.http._notification_bus import Notice, ReplayingNotificationBus
 from answerback.transports.http._question_ids import QuestionIds
 from answerback.transports.http._serving import error_response
 from answerback.transports.http._state import ServerState, StateUnavailable
 from answerback.types._errors import CONNECTION_CLOSED, INVALID_REQUEST, SERVER_CLOSED
 
 if TYPE_CHECKING:
-    from answerback.transports.http._legacy_session import LegacySession
+    from answerback.transports.http._legacy_session import Event, LegacySession
 
 logger = logging.getLogger("answerback.http")
 
@@ -49,6 +51,16 @@ _DECLARED_STOPPED: JSONObject = {
 """What a question gets, on an owner declared stopped, in place of its answer."""
 QUESTION_TTL_SECONDS = 24 * 3600.0
 """How long a question waits for its answer in the shared state (its call ends sooner)."""
+BUS_LAG_MARGIN_SECONDS = 5.0
+"""How far before a GET stream's last stored event a resume looks for broadcasts it may
+have missed. The replica that held the stream stored each broadcast when its bus reader
+got it, after it was published: milliseconds later as a rule, but up to the reader's
+longest retry delay (5 s) while Redis was unreachable. A broadcast published that long
+before the last event may not have been delivered yet when the stream broke."""
+_RESOURCE_UPDATED = "notifications/resources/updated"
+_LIST_CHANGED = frozenset(
+    f"notifications/{kind}/list_changed" for kind in ("tools", "prompts", "resources")
+)
 
 
 class Replication:
@@ -60,6 +72,60 @@ class Replication:
         self.ids = QuestionIds(state.replica_id, key)
         self._owning: dict[str, LegacySession] = {}
         """The sessions with calls this process owns, to check after a lapsed beat."""
+
+    # -- broadcasts a GET stream missed ----------------------------------------------
+
+    async def deliver_missed_broadcasts(
+        self, session: LegacySession, last_stored: str, replayed: list[Event]
+    ) -> None:
+        """On a GET stream just resumed (its new connection attached, its stored events
+        after ``Last-Event-ID`` in ``replayed``), deliver the broadcasts raised while no
+        replica held it, filtered as live ones are.
+
+        Every broadcast delivered on the stream was stored there, and the event store
+        and the bus stamp entries by one clock (Redis's): so the bus's notices from the
+        stream's last stored event ``last_stored`` (less ``BUS_LAG_MARGIN_SECONDS``) on
+        hold all the stream missed. Near that edge one may come again: a list change or
+        a resource update makes the client fetch again, while one lost would leave it
+        stale for good. One equal to a message the client gets now (replayed, live
+        since the connection was attached, or found earlier here) is left out: the
+        fetch that one causes covers both.
+        """
+        bus, store = self.state.notifications, self.state.events
+        if not isinstance(bus, ReplayingNotificationBus) or not isinstance(store, TimedEventStore):
+            return
+        stored_at = store.stored_at_ms(last_stored)
+        if stored_at is None:
+            return
+        caught: list[tuple[str, Event]] = []
+        session.resuming.append(caught)
+        try:
+            found = await bus.notices_since(stored_at - int(BUS_LAG_MARGIN_SECONDS * 1000))
+        except ConnectionError as exc:
+            logger.warning(
+                "session %s resumed its GET stream, but the broadcasts raised while no "
+                "replica held it could not be read, so it misses them: %s",
+                session.id,
+                exc,
+            )
+            return
+        finally:
+            session.resuming.remove(caught)
+        if not found.complete:
+            logger.warning(
+                "session %s resumed its GET stream after so many broadcasts that the "
+                "oldest it may have missed were trimmed from the notification bus: it "
+                "gets those still kept",
+                session.id,
+            )
+        given = _broadcasts(data for _, data in replayed)
+        given |= _broadcasts(data for _, (_, data) in caught)
+        for notice in found.notices:
+            message = _wanted(session, notice)
+            if message is None or _broadcast_key(message) in given:
+                continue
+            given.add(_broadcast_key(message))
+            await session.deliver_broadcast(message)
 
     # -- the owner's side ------------------------------------------------------------
 
@@ -287,3 +353,36 @@ def _refused_answer(wire_id: str, why: str) -> Response:
         f"Conflict: the response to request {wire_id!r} was refused: {why}. A request "
         "takes one answer, while its call is open.",
     )
+
+
+def _wanted(session: LegacySession, notice: Notice) -> JSONObject | None:
+    """A notice as the message ``session`` gets, if it gets it: a list change always, a
+    resource update only if the session is subscribed to the resource."""
+    if notice.method == _RESOURCE_UPDATED:
+        uri = (notice.params or {}).get("uri")
+        if not isinstance(uri, str) or not session.subscribed(uri):
+            return None
+    elif notice.method not in _LIST_CHANGED:
+        return None
+    message: JSONObject = {"jsonrpc": "2.0", "method": notice.method}
+    if notice.params is not None:
+        message["params"] = notice.params
+    return message
+
+
+def _broadcast_key(message: JSONObject) -> str:
+    """What two equal notifications share (their method and params)."""
+    return json.dumps([message.get("method"), message.get("params") or None], sort_keys=True)
+
+
+def _broadcasts(events: Iterable[bytes]) -> set[str]:
+    """The keys of the notifications among SSE events' data."""
+    keys: set[str] = set()
+    for data in events:
+        try:
+            message = as_object(json.loads(data)) if data else None
+        except ValueError:
+            continue
+        if message is not None and "method" in message and "id" not in message:
+            keys.add(_broadcast_key(message))
+    return keys

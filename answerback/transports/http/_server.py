@@ -1113,11 +1113,15 @@ class StreamableHTTPApp:
         with it live if it has not finished. The GET stream is never finished and never
         another replica's (whichever holds it delivers the broadcasts), so it goes on
         live here even if this process has not held it before: the replica that did may
-        have died."""
+        have died. In shared state it also gets the broadcasts raised while no replica
+        held it (``Replication.deliver_missed_broadcasts``)."""
         replayed: list[Event] = []
         seen: set[str] = set()
+        newest = last_event_id
 
         async def collect(event_id: str, data: bytes) -> None:
+            nonlocal newest
+            newest = event_id  # in the order stored: the last is the stream's newest
             if data and event_id not in seen:
                 seen.add(event_id)
                 replayed.append((event_id, data))
@@ -1146,6 +1150,9 @@ class StreamableHTTPApp:
             listen = _closed_listener()
         else:
             listen = self._listen(stream)
+            if stream_id == STANDALONE and self.replication is not None:
+                # Attached first: a broadcast raised from now on goes out live.
+                await self.replication.deliver_missed_broadcasts(session, newest, replayed)
         return self._sse_response(session, stream, listen, headers, replayed)
 
     async def _resume_unreplayable(
@@ -1157,9 +1164,10 @@ class StreamableHTTPApp:
 
         The id alone says which stream of this session it is an event of, if any. The
         GET stream goes on afresh (what it carried meanwhile is lost, which the log
-        says). A request stream that has finished (answered, cancelled, or its events
-        forgotten) is answered with an event stream that ends at once: nothing more
-        will ever come on it. A request still running whose events have gone is
+        says; with shared state, broadcasts since the id's event are sent again). A
+        request stream that has finished (answered, cancelled, or its events forgotten)
+        is answered with an event stream that ends at once: nothing more will ever
+        come on it. A request still running whose events have gone is
         refused (410), rather than resumed with a hole in it. An id that is no event of
         this session's is refused (400).
         """
@@ -1176,11 +1184,16 @@ class StreamableHTTPApp:
         if stream_id == STANDALONE:
             logger.warning(
                 "session %s resumed its GET stream after an event no longer stored: what "
-                "was sent on it meanwhile is lost; it goes on from now",
+                "was sent on it meanwhile is lost (with shared state, list changes and "
+                "resource updates aside); it goes on from now",
                 session.id,
             )
             stream = session.standalone()
-            return self._sse_response(session, stream, self._listen(stream), headers)
+            listen = self._listen(stream)
+            if self.replication is not None:
+                # Every broadcast it got since was stored, and its events are gone too.
+                await self.replication.deliver_missed_broadcasts(session, last_event_id, [])
+            return self._sse_response(session, stream, listen, headers)
         stream = session.streams.get(stream_id)
         running = stream is not None and not stream.done
         if not running and self.replication is not None:

@@ -19,6 +19,8 @@ running when its tool goes finishes; a later one fails as for a tool that never 
 
 from __future__ import annotations
 
+import logging
+
 import anyio
 
 from answerback import Client, MCPError
@@ -84,7 +86,10 @@ async def handshake_era() -> None:
 
     async def on_message(message: ServerNotification | Exception) -> None:
         if isinstance(message, Exception):
-            raise message
+            # A transport's error (over stdio, a line the server printed by mistake):
+            # skipped, the connection goes on, so it is logged, not raised.
+            logging.warning("%s", message)
+            return
         if message.method in CHANGES:
             told.append(message.method)
         if len(told) == len(CHANGES):

@@ -84,6 +84,7 @@ from answerback.types import (
 from answerback.types._errors import (
     INTERNAL_ERROR,
     INVALID_PARAMS,
+    INVALID_REQUEST,
     invalid_params,
     shown_problems,
     validation_problems,
@@ -397,13 +398,18 @@ class ClientSession:
         attempt = dict(params)
         state_only_rounds = 0
         for rounds_answered in range(max_rounds + 1):
-            raw = await self.request_raw(
-                method,
-                attempt,
-                timeout=timeout,
-                on_progress=on_progress,
-                transport_context=transport_context,
-            )
+            try:
+                raw = await self.request_raw(
+                    method,
+                    attempt,
+                    timeout=timeout,
+                    on_progress=on_progress,
+                    transport_context=transport_context,
+                )
+            except MCPError as exc:
+                if (advised := _no_back_channel(exc)) is None:
+                    raise
+                raise advised from exc
             if raw.get("resultType") != "input_required":
                 return self.complete_result(method, raw, result_type)
             needed = self.input_required(method, raw)
@@ -824,6 +830,26 @@ def describe_server(server: Implementation | None, *, starts_sentence: bool = Tr
 def _session_expired(exc: ConnectionClosedError) -> bool:
     data: object = exc.data
     return isinstance(data, dict) and cast(dict[str, Any], data).get("reason") == "session_expired"
+
+
+_SERVER_REQUESTS = ("elicitation/create", "sampling/createMessage", "roots/list")
+
+
+def _no_back_channel(exc: MCPError) -> MCPError | None:
+    """``exc`` with advice added, if it is a 2026-07-28 server's -32600 for a tool that
+    asked with a server-to-client request (the official SDK's ``ctx.elicit`` and friends),
+    which this era cannot carry: only a legacy connection lets that tool ask. The advice
+    goes into the message, as ``explain_refusal`` does on 2026-07-28, because the
+    server's words give the host nothing to act on."""
+    if exc.code != INVALID_REQUEST or not any(m in exc.message for m in _SERVER_REQUESTS):
+        return None
+    advice = (
+        "answerback: the server's tool asks with a server-to-client request (as the "
+        "official SDK's ctx.elicit does), which a 2026-07-28 connection cannot carry; "
+        'connect to this server with Client(..., mode="legacy") so its tools can ask.'
+    )
+    message = f"{exc.message.rstrip()} {advice}"
+    return MCPError.from_error_data(ErrorData(code=exc.code, message=message, data=exc.data))
 
 
 def _mode_refusal(what: str, capability: str) -> ErrorData:

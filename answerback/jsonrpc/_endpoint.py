@@ -93,7 +93,9 @@ expired, authorization failed): its -32000 raises ``ConnectionClosedError`` (or
 ``AuthorizationError``), not the plain ``MCPError`` of a -32000 the peer sent."""
 
 
-def error_from_exception(exc: BaseException, *, redact: bool = False) -> ErrorData:
+def error_from_exception(
+    exc: BaseException, *, redact: bool = False, answering: str | None = None
+) -> ErrorData:
     """The error response for an exception raised while answering a request.
 
     ``MCPError`` is sent as raised; anything else is an internal error whose message
@@ -104,15 +106,18 @@ def error_from_exception(exc: BaseException, *, redact: bool = False) -> ErrorDa
     the exception's text (which may hold secrets) stays here: the peer gets a short
     reference, logged with the traceback. An exception group holding a single
     exception (a task group inside a handler) is judged by that exception.
+    ``answering`` names the request in the log line (method, id, peer), so a host with
+    several connections can tell whose request failed.
     """
     exc = _sole_exception(exc)
     if isinstance(exc, MCPError):
         return exc.error
+    failed = "request handler" if answering is None else f"request handler for {answering}"
     if redact:
         reference = new_error_reference()
-        logger.error("request handler failed (reference %s)", reference, exc_info=exc)
+        logger.error("%s failed (reference %s)", failed, reference, exc_info=exc)
         return ErrorData(code=INTERNAL_ERROR, message=redacted_message("Internal error", reference))
-    logger.exception("request handler failed", exc_info=exc)
+    logger.exception("%s failed", failed, exc_info=exc)
     return ErrorData(code=INTERNAL_ERROR, message=f"Internal error: {type(exc).__name__}: {exc}")
 
 
@@ -828,7 +833,8 @@ class Endpoint:
                 if _holds(failure, _FATAL):
                     fatal = exc
                 redact = self._redact_errors is not None and self._redact_errors(request)
-                error = error_from_exception(failure, redact=redact).to_wire()
+                answering = f"{request.method!r} (id {request.id!r}) from the {self._name}"
+                error = error_from_exception(failure, redact=redact, answering=answering).to_wire()
                 response = {"jsonrpc": "2.0", "id": request.id, "error": error}
             finally:
                 self._handlers_running -= 1

@@ -88,13 +88,10 @@ def test_a_template_whose_placeholders_are_not_the_parameters_is_refused() -> No
             return title
 
 
-async def test_rounds_by_hand_and_listen_need_a_modern_connection() -> None:
+async def test_rounds_by_hand_need_a_modern_connection() -> None:
     async with Client(handing_back_server(), mode="legacy") as client:
         with pytest.raises(RuntimeError, match="use call_tool"):
             await client.call_tool_round("first")
-        with pytest.raises(RuntimeError, match="subscribe_resource"):
-            async with client.listen(tools_list_changed=True):
-                pass
 
 
 async def test_a_hand_made_input_required_result_cannot_reach_a_legacy_client() -> None:

@@ -41,7 +41,7 @@ from answerback.client._session import (
     describe_server,
 )
 from answerback.client._url_elicitation import UrlElicitations
-from answerback.jsonrpc import Endpoint, JSONObject, ProgressCallback
+from answerback.jsonrpc import Endpoint, Envelope, JSONObject, ProgressCallback
 from answerback.jsonrpc._attention import Attention, SharesAttention
 from answerback.transports import (
     ClientTransport,
@@ -52,6 +52,10 @@ from answerback.transports import (
 from answerback.transports._framing import JSON_DEPTH_LIMIT
 from answerback.transports._headers import header_parameters, parameter_headers
 from answerback.types import (
+    META_CLIENT_CAPABILITIES,
+    META_CLIENT_INFO,
+    META_LOG_LEVEL,
+    META_PROTOCOL_VERSION,
     CallToolResult,
     CompleteRequestParams,
     CompleteResult,
@@ -279,6 +283,9 @@ class Client:
         """Each listed tool's output schema, which checks its structured results."""
         self._logs_unasked = logging_callback is not None and log_level is None
         """A logging callback but no level: 2026-07-28 servers will send it nothing."""
+        self._session_listeners: dict[Subscription, SubscriptionFilter] = {}
+        """Legacy-era ``listen()`` streams, fed from the session's notifications, with
+        what each asked for."""
 
     def __repr__(self) -> str:
         """Where it connects, the era asked for, its state and, once connected, the
@@ -337,7 +344,7 @@ class Client:
                 read_stream,
                 write_stream,
                 on_request=self.session.handle_request,
-                on_notification=self.session.handle_notification,
+                on_notification=self._notified,
                 on_transport_error=self.session.handle_transport_error,
                 name="server",
                 attention=self.session.attention,
@@ -360,6 +367,15 @@ class Client:
         except BaseExceptionGroup as group:
             # The task groups underneath wrap what left the block; show it as it was.
             raise _single_error(group) from None
+
+    async def _notified(self, method: str, params: JSONObject | None, envelope: Envelope) -> None:
+        """A server notification: to each legacy-era ``listen()`` stream that asked for
+        it (taken at once, so it never waits), then to the session."""
+        if self._session_listeners:
+            for subscription, wanted in list(self._session_listeners.items()):
+                if _asked_for(wanted, method, params):
+                    await subscription.deliver(method, params)
+        await self.session.handle_notification(method, params, envelope)
 
     # -- what the server said about itself -------------------------------------------
 
@@ -496,6 +512,7 @@ class Client:
         *,
         read_timeout_seconds: float | None = None,
         progress_callback: ProgressCallback | None = None,
+        meta: Mapping[str, Any] | None = None,
     ) -> CallToolResult:
         """Call a tool; a failing tool gives ``is_error=True``, a protocol error raises.
 
@@ -503,13 +520,17 @@ class Client:
         ``InputRequiredResult``; the client answers it through the same callbacks as
         the legacy path and retries, up to ``input_required_max_rounds`` rounds.
         ``progress_callback(progress, total, message)`` receives progress reports;
-        progress also keeps ``read_timeout_seconds`` from expiring.
+        progress also keeps ``read_timeout_seconds`` from expiring. ``meta`` goes in the
+        request's ``_meta`` (trace context, say), in every round; a key the client sets
+        there itself (``progressToken``, the 2026-07-28 protocol keys) is refused.
 
         A successful result of a tool listed (by ``list_tools``) with an
         ``output_schema`` must carry ``structured_content`` that fits it, or the call
         raises ``InvalidServerResultError``; a tool never listed is not checked.
         """
         params = _tool_call_params(name, arguments)
+        if meta is not None:
+            params["_meta"] = _request_meta("call_tool", meta)
         if read_timeout_seconds is not None:
             positive_seconds_or_none("read_timeout_seconds", read_timeout_seconds, "no timeout")
         if progress_callback is not None and not callable(progress_callback):
@@ -753,7 +774,7 @@ class Client:
         resources_list_changed: bool = False,
         resource_subscriptions: Collection[str] | None = None,
     ) -> AsyncGenerator[ListenStream, None]:
-        """2026-07-28: open a ``subscriptions/listen`` stream of the notifications asked for.
+        """Receive the list changes and resource updates asked for, in either era.
 
         Yields a ``ListenStream`` to iterate; it is open (the server has acknowledged)
         when the block starts, and ``honoured`` holds what the server agreed to send.
@@ -761,12 +782,12 @@ class Client:
         are not sent, each with a warning. A server that refuses the request raises its
         error here, before the block runs. Leaving the block ends the subscription.
         Unread, the stream keeps its ``LISTEN_NOTIFICATIONS_KEPT`` newest notifications.
+
+        2026-07-28 opens a ``subscriptions/listen`` stream. A legacy server sends its
+        notifications unasked: the stream takes those asked for from the session (they
+        reach ``message_handler`` too), ``honoured`` is what the server declared, and
+        resource updates come only for URIs ``subscribe_resource()`` subscribed.
         """
-        if self.session.modern_version is None:
-            raise RuntimeError(
-                "listen() needs a 2026-07-28 connection; legacy servers send list changes "
-                "to message_handler and resource updates after subscribe_resource()."
-            )
         subscriptions: object = resource_subscriptions
         if isinstance(subscriptions, tuple | set | frozenset):  # checked as a list below
             subscriptions = list(cast(Collection[str], subscriptions))
@@ -785,6 +806,10 @@ class Client:
                 describe_server(self.server_info, starts_sentence=False),
                 "; ".join(undeclared),
             )
+        if self.session.modern_version is None:
+            async with self._listening_to_session(wanted) as stream:
+                yield stream
+            return
         params = SubscriptionsListenRequestParams(notifications=wanted).to_wire()
         request_id = self.session.endpoint.reserve_id()
         subscription = Subscription(self.session.server_info)
@@ -824,6 +849,30 @@ class Client:
             subscription.receive.close()
         if subscription.honoured is None and subscription.failure is not None:
             raise subscription.failure
+
+    @asynccontextmanager
+    async def _listening_to_session(
+        self, wanted: SubscriptionFilter
+    ) -> AsyncGenerator[ListenStream, None]:
+        """Legacy era: ``listen()`` fed from the session's own notifications. There is no
+        request to end it, so it ends with the connection, raising
+        ``ConnectionClosedError`` as a 2026-07-28 stream does."""
+        subscription = Subscription(self.session.server_info)
+        self._session_listeners[subscription] = wanted
+        endpoint = self.session.endpoint
+        try:
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(
+                    endpoint.until_closed, anyio.sleep_forever, "listening for notifications"
+                )
+                yield ListenStream(subscription.receive, wanted)
+                tg.cancel_scope.cancel()
+        except BaseExceptionGroup as group:
+            raise _single_error(group) from None
+        finally:
+            del self._session_listeners[subscription]
+            subscription.send.close()
+            subscription.receive.close()
 
     async def set_logging_level(self, level: LoggingLevel) -> None:
         """Ask the server to send log messages at ``level`` and above."""
@@ -893,6 +942,41 @@ def _tool_call_params(name: str, arguments: dict[str, Any] | None) -> JSONObject
     return params
 
 
+_CLIENT_META_KEYS = frozenset(
+    {
+        "progressToken",
+        META_PROTOCOL_VERSION,
+        META_CLIENT_CAPABILITIES,
+        META_CLIENT_INFO,
+        META_LOG_LEVEL,
+    }
+)
+"""The ``_meta`` keys the client sets itself (progress, and 2026-07-28's protocol keys)."""
+
+
+def _request_meta(call: str, meta: Mapping[str, Any]) -> JSONObject:
+    """A caller's ``meta=`` as the request's ``_meta``, if it is a JSON object that sets
+    none of the keys the client sets itself (the client's would silently win)."""
+    if not isinstance(cast(object, meta), Mapping):
+        raise TypeError(
+            f"{call}(meta=...) must be a dict of _meta keys to values, such as "
+            f"{{'traceparent': '00-...'}}, not {type(meta).__name__}."
+        )
+    if bad := sorted(
+        repr(key) for key in cast(Mapping[object, Any], meta) if not isinstance(key, str)
+    ):
+        raise TypeError(f"{call}(meta=...) keys must be strings, got {', '.join(bad)}.")
+    if taken := sorted(_CLIENT_META_KEYS.intersection(meta)):
+        raise ValueError(
+            f"{call}(meta=...) sets {', '.join(map(repr, taken))}, which the client sets in "
+            "_meta itself; leave it out (for progress, pass progress_callback=)."
+        )
+    try:
+        return pydantic_core.to_jsonable_python(dict(meta))
+    except ValueError as exc:  # pydantic's serialisation errors are ValueErrors
+        raise TypeError(f"{call}(meta=...) cannot be sent as JSON ({exc}).") from exc
+
+
 _SUBSCRIBE = '{"resources": {"subscribe": true}}'
 _LIST_CHANGES = {
     "toolsListChanged": ("tools", '{"tools": {"listChanged": true}}'),
@@ -919,6 +1003,23 @@ def _declared_part(
         del kept["resourceSubscriptions"]
         left_out.append(f"resourceSubscriptions (no {_SUBSCRIBE})")
     return SubscriptionFilter.model_validate(kept), left_out
+
+
+_LISTENED = {
+    "notifications/tools/list_changed": "tools_list_changed",
+    "notifications/prompts/list_changed": "prompts_list_changed",
+    "notifications/resources/list_changed": "resources_list_changed",
+}
+"""Each list-change notification, by the ``SubscriptionFilter`` field that asks for it."""
+
+
+def _asked_for(wanted: SubscriptionFilter, method: str, params: JSONObject | None) -> bool:
+    """Whether a legacy-era ``listen()`` that asked for ``wanted`` takes this notification."""
+    if method == "notifications/resources/updated":
+        uri: object = (params or {}).get("uri")
+        return isinstance(uri, str) and uri in (wanted.resource_subscriptions or ())
+    kind = _LISTENED.get(method)
+    return kind is not None and bool(getattr(wanted, kind))
 
 
 def _not_honoured(wanted: SubscriptionFilter, honoured: SubscriptionFilter) -> list[str]:

@@ -115,6 +115,9 @@ _IDLE_SECONDS = 2.0
 (uvicorn, Node) close one, so a reused connection is rarely closed under our feet."""
 _DELIVERY_ATTEMPTS = 4
 """Tries of an answer or notification POST, the first included (see ``_deliver``)."""
+_RESETS_SKIPPED = 4
+"""Connections reset unread, one after the other, that a request is sent again after
+(see ``_send``): a server that stopped resets each of its idle kept-alive ones."""
 _MAY_PASS = (502, 503, 504)
 """What a proxy answers while the server behind it restarts or is replaced."""
 _CUT_OFF = (httpx2.RemoteProtocolError, httpx2.ReadError, httpx2.WriteError)
@@ -231,11 +234,23 @@ class _Cursor:
     broke: str | None = None
     """Why its last reading broke off (``None``: the server ended it), for the error
     if no answer comes."""
+    connecting: bool = False
+    """Whether the request is ``initialize``, whose failure fails the connection."""
 
     def unanswered(self, resumed: bool) -> str:
-        """Why the request failed: its stream ended without the answer."""
+        """Why the request failed: its stream ended without the answer; and what to do:
+        the server had the request, but the connection is not lost with one stream."""
         how = f"broke ({self.broke})" if self.broke else "ended before the answer"
-        return f"the response stream {how}" + (" and could not be resumed" if resumed else "")
+        return (
+            f"the response stream {how}"
+            + (" and could not be resumed" if resumed else "")
+            + (
+                ""
+                if self.connecting
+                else f". {_UNKNOWN_SO_SEND_IF_SAFE}: the connection stays open, and the "
+                "next request reaches the server afresh (or says why it cannot)"
+            )
+        )
 
 
 class StreamableHTTPTransport:
@@ -630,6 +645,7 @@ class StreamableHTTPTransport:
         (the caller has already given up)."""
         request_id = call.request_id
         cursor = self._cursor()
+        cursor.connecting = not call.own_task
         data: Any = None
         try:
             with call.scope:
@@ -1240,17 +1256,11 @@ class StreamableHTTPTransport:
         # What httpx2's ``stream()`` does, without its context manager (nor one for the
         # pool): each would set up a generator on every request.
         url = self._endpoint
-        auth = self.auth if self.auth is not None else httpx2.USE_CLIENT_DEFAULT
         pool = lane.take()
         client = pool.client
         try:
             for _ in range(_MAX_REDIRECTS + 1):
-                request = client.build_request(
-                    method, url, content=body, headers=headers, timeout=timeout
-                )
-                response = await client.send(
-                    request, auth=auth, follow_redirects=False, stream=True
-                )
+                response = await self._send(client, method, url, body, headers, timeout)
                 try:
                     target = _redirect_target(response, url)
                     if target is None:
@@ -1262,6 +1272,47 @@ class StreamableHTTPTransport:
         finally:
             await lane.give_back(pool)
         raise _RedirectRefused(f"more than {_MAX_REDIRECTS} redirects from {self.url}")
+
+    async def _send(
+        self,
+        client: httpx2.AsyncClient,
+        method: str,
+        url: httpx2.URL,
+        body: bytes | None,
+        headers: dict[str, str],
+        timeout: httpx2.Timeout,
+    ) -> httpx2.Response:
+        """Send one HTTP request and return its response (its body still to read).
+
+        A request whose connection was reset before any answer came is sent again, on
+        another connection: a reset (not an orderly end) means the server's side closed
+        with our bytes unread, so the request did nothing there. It happens when the
+        server stops: to a kept-alive connection idle in the pool, and to a new one that
+        waited in its listening queue. A fresh try then says what is true now: the
+        answer, or that nothing is listening. Any other failure is the caller's: after an
+        orderly end the server may have read the request, so whether it did its work is
+        unknown.
+        """
+        auth = self.auth if self.auth is not None else httpx2.USE_CLIENT_DEFAULT
+        resets = 0
+        while True:
+            request = client.build_request(
+                method, url, content=body, headers=headers, timeout=timeout
+            )
+            try:
+                return await client.send(request, auth=auth, follow_redirects=False, stream=True)
+            except (httpx2.ReadError, httpx2.WriteError) as exc:
+                if resets == _RESETS_SKIPPED or not _caused_by(
+                    exc, ConnectionResetError, BrokenPipeError
+                ):
+                    raise
+                resets += 1
+                logger.info(
+                    "the connection to %s was reset before the server read the request "
+                    "(%r); sending it again on another",
+                    self.url,
+                    exc,
+                )
 
     def _describe(self, exc: Exception) -> str:
         """What went wrong with an HTTP exchange, and what to do about it."""
@@ -1429,8 +1480,8 @@ def _answer_in(raw: bytes, request_id: RequestId) -> JSONObject | None:
     return message if _is_answer(message, request_id) else None
 
 
-def _caused_by(exc: BaseException, kind: type[BaseException]) -> bool:
-    """Whether ``kind`` is somewhere in ``exc``'s chain of causes (or in a group
+def _caused_by(exc: BaseException, *kinds: type[BaseException]) -> bool:
+    """Whether one of ``kinds`` is somewhere in ``exc``'s chain of causes (or in a group
     there: trio reports each failed connection attempt in one)."""
     seen: set[int] = set()
     todo: list[BaseException] = [exc]
@@ -1439,7 +1490,7 @@ def _caused_by(exc: BaseException, kind: type[BaseException]) -> bool:
         if id(current) in seen:
             continue
         seen.add(id(current))
-        if isinstance(current, kind):
+        if isinstance(current, kinds):
             return True
         if isinstance(current, BaseExceptionGroup):
             todo.extend(cast(BaseExceptionGroup[BaseException], current).exceptions)

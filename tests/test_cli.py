@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from http_support import free_port
+from http_support import free_port, served_by_answerback
 from rich.cells import cell_len
 from rich.console import Console
 from support import ended
@@ -150,9 +150,10 @@ def test_a_log_message_wider_than_the_terminal_is_cut_into_marked_rows() -> None
 
 
 def test_a_call_that_times_out_exits_3_saying_no_answer_came() -> None:
-    """It exited 4, "refused", the code for a server that said no."""
-    waiting = f"{sys.executable} {SERVERS / 'process_server.py'}"
-    done = answerback("call", "--timeout", "1", waiting, "wait_forever")
+    """It exited 4, "refused", the code for a server that said no. (Served already: a
+    stdio server's start, on a busy machine, could outlast the second for connecting.)"""
+    with served_by_answerback(SERVERS / "process_server.py") as waiting:
+        done = answerback("call", "--timeout", "1", waiting, "wait_forever")
     assert done.returncode == 3, done.stderr
     assert "did not answer in time" in done.stderr
     assert "refused" not in done.stderr

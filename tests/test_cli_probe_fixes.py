@@ -12,17 +12,20 @@ from __future__ import annotations
 
 import base64
 import json
+import re
 import shlex
 import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, cast
+from urllib.parse import urlsplit
 
 import anyio
 import pytest
+from http_support import served_by_answerback
 from rich.console import Console
 from support import peer_pair
-from test_cli import TEAROOM, answerback, script_server
+from test_cli import SERVERS, TEAROOM, answerback, script_server
 from test_terminal_e2e import PROMPT, Terminal, connect
 from test_terminal_e2e import terminal as terminal  # the fixture
 
@@ -242,16 +245,21 @@ def test_connect_lists_in_the_background_and_says_when_a_server_never_lists(
     tmp_path: Path,
 ) -> None:
     """One server that never lists kept the prompt, and every server after it, away;
-    ``tools`` then showed an empty table for a listing that had timed out."""
+    ``tools`` then showed an empty table for a listing that had timed out. (The tea
+    room is served already: its start, on a busy machine, could outlast the second for
+    connecting.)"""
     mute = script_server(tmp_path, "mute.py", NEVER_LISTS)
-    connect(terminal, mute, TEAROOM, options="--timeout 1")
-    terminal.wait_for("Connected to terminal_server")
-    terminal.wait_for(r"Could not list what mute offers: mute did not answer .* within 1 s")
-    terminal.type("tools mute")
-    screen = terminal.wait_for(r"Could not list what mute offers", after="answerback> tools mute")
-    assert "(none)" not in screen.rpartition("answerback> tools mute")[2]
-    terminal.type("call greet name=Ada")
-    terminal.wait_for(r"^Hello, Ada!$")
+    with served_by_answerback(SERVERS / "terminal_server.py") as tearoom:
+        connect(terminal, mute, tearoom, options="--timeout 1")
+        terminal.wait_for(f"Connected to {re.escape(urlsplit(tearoom).netloc)}")
+        terminal.wait_for(r"Could not list what mute offers: mute did not answer .* within 1 s")
+        terminal.type("tools mute")
+        screen = terminal.wait_for(
+            r"Could not list what mute offers", after="answerback> tools mute"
+        )
+        assert "(none)" not in screen.rpartition("answerback> tools mute")[2]
+        terminal.type("call greet name=Ada")
+        terminal.wait_for(r"^Hello, Ada!$")
 
 
 # -- 3. one bad entry in a config file ------------------------------------------------------

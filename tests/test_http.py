@@ -666,21 +666,29 @@ def test_run_stops_on_ctrl_c_with_calls_in_flight() -> None:
             waiting.set()
             return await blocked_forever(context, params)
 
+        finished = anyio.Event()
+
         async def call() -> None:
             url = f"http://127.0.0.1:{port}/mcp"
-            async with Client(url, mode="legacy", elicitation_callback=blocked) as client:
-                try:
-                    await client.call_tool("echo_elicit", {"tag": "x"})
-                    outcome.append("returned")
-                except MCPError as exc:
-                    outcome.append(exc)
+            try:
+                async with Client(url, mode="legacy", elicitation_callback=blocked) as client:
+                    try:
+                        await client.call_tool("echo_elicit", {"tag": "x"})
+                        outcome.append("returned")
+                    except MCPError as exc:
+                        outcome.append(exc)
+            finally:
+                finished.set()
 
         async with anyio.create_task_group() as tg:
             tg.start_soon(call)
             with anyio.fail_after(PATIENCE_SECONDS):
                 await waiting.wait()
             process.send_signal(signal.SIGINT)
-            with anyio.move_on_after(10):
+            # Both, whichever comes first: the process may exit a moment before the
+            # client has read the closed connection, or after its error reached it.
+            with anyio.move_on_after(PATIENCE_SECONDS):
+                await finished.wait()
                 while process.poll() is None:  # noqa: ASYNC110 (another process)
                     await anyio.sleep(0.05)
             tg.cancel_scope.cancel()

@@ -76,8 +76,16 @@ async def until(redis: Any, keys: Sequence[str], holds: Callable[[], Awaitable[b
     """Return once ``holds()`` is true, checking again whenever one of ``keys`` changes."""
     pubsub = redis.pubsub()
     try:
-        await pubsub.subscribe(*(f"__keyspace@0__:{key}" for key in keys))
         with anyio.fail_after(PATIENCE_SECONDS):
+            await pubsub.subscribe(*(f"__keyspace@0__:{key}" for key in keys))
+            # SUBSCRIBE is only sent; ``holds()`` goes on another connection, which Redis
+            # may serve first: a change in between would go unheard. Redis confirms each
+            # channel before sending anything published there.
+            confirmed = 0
+            while confirmed < len(keys):
+                message = await pubsub.get_message(timeout=None)
+                if message is not None and message["type"] == "subscribe":
+                    confirmed += 1
             while not await holds():
                 await pubsub.get_message(ignore_subscribe_messages=True, timeout=None)
     finally:

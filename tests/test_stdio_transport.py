@@ -1141,8 +1141,9 @@ while written < bound:
             break
         continue
     rest, written = rest[taken:], written + taken
-with open(report, "w") as file:
+with open(report + ".part", "w") as file:  # renamed once whole: the test reads it on sight
     file.write(f"{outcome} {sent}")
+os.replace(report + ".part", report)
 os.set_blocking(out, True)
 os.write(out, rest)  # the last batch's whole lines, once the client reads again
 sys.stdin.read()  # until the client leaves

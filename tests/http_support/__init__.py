@@ -14,6 +14,7 @@ import contextlib
 import contextvars
 import json
 import os
+import re
 import socket
 import subprocess
 import sys
@@ -218,6 +219,33 @@ def serve_process(
         except subprocess.TimeoutExpired:
             process.kill()
             process.wait()
+
+
+@contextmanager
+def served_by_answerback(script: Path) -> Generator[str, None, None]:
+    """``answerback run SCRIPT --http 0`` in a process of its own, until the block ends:
+    the URL it serves, once it listens. A client given the URL waits for no process to
+    start, so a short ``--timeout`` measures the server's answers, not Python's start
+    (which, on a busy machine, takes longer than one such timeout)."""
+    argv = [sys.executable, "-m", "answerback", "run", str(script), "--http", "0"]
+    with subprocess.Popen(
+        argv, cwd=REPO, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE, text=True,
+    ) as process:  # fmt: skip
+        try:
+            assert process.stderr is not None
+            first = process.stderr.readline()  # said once it listens (on a port it chose)
+            found = re.search(r"serving MCP at (http://\S+) \(Ctrl-C to stop\)", first)
+            if found is None:
+                process.terminate()
+                raise AssertionError(f"{script} did not start: {first}{process.stderr.read()}")
+            yield found[1]
+        finally:
+            process.terminate()
+            try:
+                process.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                process.kill()
 
 
 def python_server(script: Path, *args: str) -> list[str]:

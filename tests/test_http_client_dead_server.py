@@ -15,6 +15,7 @@ from typing import Any
 
 import anyio
 import anyio.to_thread
+import httpx2
 import pytest
 from http_support import (
     PATIENCE_SECONDS,
@@ -29,6 +30,7 @@ from http_support.apps import http_app
 
 from answerback import Client
 from answerback.server import Context, MCPServer
+from answerback.transports.http import StreamableHTTPTransport
 from answerback.types import ConnectionClosedError
 
 pytestmark = pytest.mark.anyio
@@ -159,3 +161,66 @@ async def test_a_broken_response_stream_says_what_to_do_and_the_connection_goes_
         "(or says why it cannot)."
     )
     assert after.text == "read"
+
+
+class ResetAfterReading(httpx2.AsyncBaseTransport):
+    """The network between client and server: the server gets every request and
+    answers it, but the connection of each request naming one of ``methods`` is then
+    reset before the answer reaches the client, as a balancer's idle timeout or a
+    server closing abruptly resets one it has read."""
+
+    def __init__(self, *methods: str) -> None:
+        self.network = httpx2.AsyncHTTPTransport()
+        self.methods = [f'"method":"{method}"'.encode() for method in methods]
+
+    async def handle_async_request(self, request: httpx2.Request) -> httpx2.Response:
+        response = await self.network.handle_async_request(request)
+        if any(method in request.content for method in self.methods):
+            await response.aclose()
+            reset = ConnectionResetError(104, "Connection reset by peer")
+            raise httpx2.ReadError("connection reset") from reset
+        return response
+
+    async def aclose(self) -> None:
+        await self.network.aclose()
+
+
+@pytest.mark.parametrize("mode", ERAS)
+async def test_a_tool_call_reset_after_the_server_read_it_is_not_sent_again(mode: str) -> None:
+    """A reset does not prove the server left the request unread: a tool acts on the
+    world, so its call is never sent again after one, and its error says the outcome
+    is unknown. A listing is sent again, as repeating it changes nothing."""
+    runs: list[str] = []
+    listings: list[int] = []
+    mcp = MCPServer("Payments")
+
+    @mcp.tool()
+    async def charge_card(amount: int) -> str:
+        runs.append(f"charged {amount}")
+        return "charged"
+
+    class CountingListings(ResetAfterReading):
+        async def handle_async_request(self, request: httpx2.Request) -> httpx2.Response:
+            if b'"method":"tools/list"' in request.content:
+                listings.append(len(listings))
+                if len(listings) > 1:  # the first is reset, the second goes through
+                    return await self.network.handle_async_request(request)
+            return await super().handle_async_request(request)
+
+    network = CountingListings("tools/call", "tools/list")
+    async with (
+        serve(http_app(mcp)) as running,
+        httpx2.AsyncClient(transport=network) as http,
+    ):
+        transport = StreamableHTTPTransport(running.url, http_client=http)
+        async with Client(transport, mode=mode) as client:
+            with anyio.fail_after(PATIENCE_SECONDS):
+                with pytest.raises(ConnectionClosedError) as caught:
+                    await client.call_tool("charge_card", {"amount": 5})
+                tools = await client.list_tools()
+    assert runs == ["charged 5"]
+    assert "Whether the request did its work is unknown" in caught.value.error.message
+    assert [tool.name for tool in tools.tools] == ["charge_card"]
+    # The first listing, reset, went again; a 2026-07-28 call lists the tools first
+    # itself (for its headers), so there the explicit one is a third.
+    assert listings == ([0, 1] if mode == "legacy" else [0, 1, 2])

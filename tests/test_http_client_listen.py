@@ -18,7 +18,7 @@ from typing import Any
 import anyio
 import httpx2
 import pytest
-from http_support import PATIENCE_SECONDS, forget_session, serve
+from http_support import PATIENCE_SECONDS, forget_session, read_request_body, replaying, serve
 from http_support.apps import tagged_server
 
 from answerback import Client
@@ -259,3 +259,54 @@ async def test_a_session_the_server_ends_while_the_client_listens_is_set_up_agai
     assert "HTTP 404 on the standalone SSE stream" in warned[0]
     assert "subscribe_resource() again" in warned[0]
     assert "setting up a new session now" in warned[0]
+
+
+class EndingLate(Listening):
+    """Holds the GET stream's handling of a 404 until ``release`` is set, as a busy
+    loop might while the response closes."""
+
+    def __init__(self, url: str) -> None:
+        super().__init__(url)
+        self.held, self.release = anyio.Event(), anyio.Event()
+
+    async def _session_ended_while_listening(self, session: str | None) -> None:  # pyright: ignore[reportIncompatibleMethodOverride]
+        self.held.set()
+        await self.release.wait()
+        await super()._session_ended_while_listening(session)
+
+
+async def test_a_session_a_request_set_up_meanwhile_is_not_set_up_again() -> None:
+    """A request met the 404 too, and set the session up again, while the GET stream's
+    404 was still being handled: that new session stays; no second one is made (the
+    server would keep it, orphaned) and the client's id is not wiped out."""
+    initializes: list[bytes] = []
+    app = StreamableHTTPApp(tagged_server(), retry_ms=100)
+
+    async def counting(scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] == "http" and scope["method"] == "POST":
+            body = await read_request_body(receive)
+            if b'"method":"initialize"' in body:
+                initializes.append(body)
+            receive = replaying(body, receive)
+        await app(scope, receive, send)
+
+    async with serve(counting) as server:
+        transport = EndingLate(server.url)
+        async with transport.starts, transport.started, Client(transport, mode="legacy") as client:
+            with anyio.fail_after(PATIENCE_SECONDS):
+                first = await transport.started.receive()
+                assert first is not None
+                await forget_session(server.url, first)
+                await transport.held.wait()
+                await client.list_tools()  # meets the 404 and sets a session up again
+                renewed = transport.session_id
+                transport.release.set()
+                second = await transport.started.receive()
+                await client.list_tools()
+                kept = transport.session_id
+                assert not transport.session_ended
+    assert renewed is not None
+    assert renewed != first
+    assert second == renewed
+    assert kept == renewed
+    assert len(initializes) == 2

@@ -337,8 +337,10 @@ class Client:
             if hasattr(self._transport, "on_session_ended"):
                 # An HTTP transport whose GET stream learns the server ended the session
                 # sets it up again as a request would, so a host that only listens hears.
+                # Let go at the end: a transport used again must not call a closed session.
                 transport = cast(Any, self._transport)
                 transport.on_session_ended = self.session.set_up_again
+                stack.callback(setattr, transport, "on_session_ended", None)
             read_stream, write_stream = await stack.enter_async_context(self._transport.connect())
             endpoint = Endpoint(
                 read_stream,

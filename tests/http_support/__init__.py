@@ -14,6 +14,7 @@ import contextlib
 import contextvars
 import json
 import os
+import queue
 import re
 import socket
 import subprocess
@@ -226,19 +227,37 @@ def served_by_answerback(script: Path) -> Generator[str, None, None]:
     """``answerback run SCRIPT --http 0`` in a process of its own, until the block ends:
     the URL it serves, once it listens. A client given the URL waits for no process to
     start, so a short ``--timeout`` measures the server's answers, not Python's start
-    (which, on a busy machine, takes longer than one such timeout)."""
+    (which, on a busy machine, takes longer than one such timeout). Its stderr is read
+    to the end by a thread, so a server that logs much never blocks on it."""
     argv = [sys.executable, "-m", "answerback", "run", str(script), "--http", "0"]
+    lines: queue.Queue[str] = queue.Queue()
     with subprocess.Popen(
         argv, cwd=REPO, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE, text=True,
     ) as process:  # fmt: skip
+        stderr = process.stderr
+        assert stderr is not None
+
+        def drain() -> None:
+            for line in stderr:
+                lines.put(line)
+            lines.put("")  # the end: the process closed its stderr
+
+        threading.Thread(target=drain, daemon=True).start()
         try:
-            assert process.stderr is not None
-            first = process.stderr.readline()  # said once it listens (on a port it chose)
-            found = re.search(r"serving MCP at (http://\S+) \(Ctrl-C to stop\)", first)
-            if found is None:
-                process.terminate()
-                raise AssertionError(f"{script} did not start: {first}{process.stderr.read()}")
+            said: list[str] = []
+            deadline = time.monotonic() + PATIENCE_SECONDS
+            while True:
+                try:
+                    line = lines.get(timeout=max(deadline - time.monotonic(), 0.0))
+                except queue.Empty:
+                    raise AssertionError(f"{script} did not start: {''.join(said)}") from None
+                found = re.search(r"serving MCP at (http://\S+) \(Ctrl-C to stop\)", line)
+                if found is not None:
+                    break
+                said.append(line)
+                if not line:  # its stderr ended: it exited
+                    raise AssertionError(f"{script} did not start: {''.join(said)}")
             yield found[1]
         finally:
             process.terminate()

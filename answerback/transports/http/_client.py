@@ -115,9 +115,14 @@ _IDLE_SECONDS = 2.0
 (uvicorn, Node) close one, so a reused connection is rarely closed under our feet."""
 _DELIVERY_ATTEMPTS = 4
 """Tries of an answer or notification POST, the first included (see ``_deliver``)."""
-_RESETS_SKIPPED = 4
-"""Connections reset unread, one after the other, that a request is sent again after
-(see ``_send``): a server that stopped resets each of its idle kept-alive ones."""
+_RESETS_RESENT = 4
+"""Connections reset before an answer, one after the other, that a request is sent again
+after (see ``_send``): a server that stopped resets each of its idle kept-alive ones."""
+_NOT_RESENT = "tools/call"
+"""The one method a reset does not send again: a tool may act on the world, and a reset
+can come after the server read the request (a balancer's idle timeout, a server that
+closed abruptly), so whether it ran is unknown, which its error then says. Every other
+request only reads or sets what a second try sets alike."""
 _MAY_PASS = (502, 503, 504)
 """What a proxy answers while the server behind it restarts or is replaced."""
 _CUT_OFF = (httpx2.RemoteProtocolError, httpx2.ReadError, httpx2.WriteError)
@@ -718,7 +723,10 @@ class StreamableHTTPTransport:
             return True
         sent_session = self.session_id
         timeout = self._timeout(lanes, stream=True)
-        async with self._open(lanes.requests, "POST", headers, body, timeout) as response:
+        resend = message.get("method") != _NOT_RESENT
+        async with self._open(
+            lanes.requests, "POST", headers, body, timeout, resend_after_reset=resend
+        ) as response:
             call.reached_server = True
             if call.cancelled_early is not None:
                 call.cancelled_early(_is_sse(response))  # ends this call at its next await
@@ -999,9 +1007,9 @@ class StreamableHTTPTransport:
                         raw = await self._read_body(response)
                         failure = _status_reason(response, raw, self.url)
                         retry_after = _retry_after(response)
-                    elif (
-                        status == 404 and listened and session is not None
-                    ) and self.session_id == session:
+                    elif status == 404 and listened and session is not None:
+                        if self.session_id != session:
+                            return  # a request met it first: its new session listens
                         ended = True
                     else:
                         self._stop_listening(response, await self._read_body(response))
@@ -1017,7 +1025,7 @@ class StreamableHTTPTransport:
                 logger.warning("the standalone SSE stream ended: %s", self._describe(exc))
                 return
             if ended:  # with the response closed, not holding its connection
-                await self._session_ended_while_listening()
+                await self._session_ended_while_listening(session)
                 return
             if self.session_id != session:
                 return  # a new session listens on its own
@@ -1041,12 +1049,16 @@ class StreamableHTTPTransport:
             await anyio.sleep(min(delay, self.max_retry_seconds))
             parser.restart()
 
-    async def _session_ended_while_listening(self) -> None:
-        """The server ended the session (idle expiry, making room, a replica that lost
+    async def _session_ended_while_listening(self, session: str | None) -> None:
+        """The server ended ``session`` (idle expiry, making room, a replica that lost
         it) while the client listened: a host that only listens would never hear again.
         The session is set up again at once, as the next request would (the new one
         listens on its own); only a server that once gave this session a GET stream is
-        believed, so one that answers every GET with 404 is not set up again and again."""
+        believed, so one that answers every GET with 404 is not set up again and again.
+        A request that met the 404 meanwhile, while this response closed, has set one up
+        already (or is doing so), and that one is left alone."""
+        if self.session_id != session:
+            return
         self.session_id = None
         self._session_ended = True
         renew = self.on_session_ended
@@ -1249,10 +1261,13 @@ class StreamableHTTPTransport:
         headers: dict[str, str],
         body: bytes | None,
         timeout: httpx2.Timeout,
+        *,
+        resend_after_reset: bool = True,
     ) -> AsyncGenerator[httpx2.Response, None]:
         """Send one HTTP request and yield its response, following only 307/308
         redirects within the same origin: the session id, the credentials in our headers
-        and the body stay with the server they were meant for."""
+        and the body stay with the server they were meant for. ``resend_after_reset``:
+        see ``_send``."""
         # What httpx2's ``stream()`` does, without its context manager (nor one for the
         # pool): each would set up a generator on every request.
         url = self._endpoint
@@ -1260,7 +1275,9 @@ class StreamableHTTPTransport:
         client = pool.client
         try:
             for _ in range(_MAX_REDIRECTS + 1):
-                response = await self._send(client, method, url, body, headers, timeout)
+                response = await self._send(
+                    client, method, url, body, headers, timeout, resend_after_reset
+                )
                 try:
                     target = _redirect_target(response, url)
                     if target is None:
@@ -1281,17 +1298,17 @@ class StreamableHTTPTransport:
         body: bytes | None,
         headers: dict[str, str],
         timeout: httpx2.Timeout,
+        resend_after_reset: bool,
     ) -> httpx2.Response:
         """Send one HTTP request and return its response (its body still to read).
 
         A request whose connection was reset before any answer came is sent again, on
-        another connection: a reset (not an orderly end) means the server's side closed
-        with our bytes unread, so the request did nothing there. It happens when the
-        server stops: to a kept-alive connection idle in the pool, and to a new one that
-        waited in its listening queue. A fresh try then says what is true now: the
-        answer, or that nothing is listening. Any other failure is the caller's: after an
-        orderly end the server may have read the request, so whether it did its work is
-        unknown.
+        another connection, if ``resend_after_reset``, which its caller gives for what is
+        safe to repeat (see ``_NOT_RESENT``). A server that stops resets its kept-alive
+        connections idle in the pool, and new ones still in its listening queue: a fresh
+        try then says what is true now, the answer, or that nothing is listening. Any
+        other failure is the caller's: the server may have read the request, so whether
+        it did its work is unknown.
         """
         auth = self.auth if self.auth is not None else httpx2.USE_CLIENT_DEFAULT
         resets = 0
@@ -1302,14 +1319,16 @@ class StreamableHTTPTransport:
             try:
                 return await client.send(request, auth=auth, follow_redirects=False, stream=True)
             except (httpx2.ReadError, httpx2.WriteError) as exc:
-                if resets == _RESETS_SKIPPED or not _caused_by(
-                    exc, ConnectionResetError, BrokenPipeError
+                if (
+                    not resend_after_reset
+                    or resets == _RESETS_RESENT
+                    or not _caused_by(exc, ConnectionResetError, BrokenPipeError)
                 ):
                     raise
                 resets += 1
                 logger.info(
-                    "the connection to %s was reset before the server read the request "
-                    "(%r); sending it again on another",
+                    "the connection to %s was reset before an answer came (%r); sending "
+                    "the request again on another",
                     self.url,
                     exc,
                 )

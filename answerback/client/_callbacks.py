@@ -178,12 +178,18 @@ def _declares(declared: ClientCapabilities, capability: str) -> bool:
     return True
 
 
-def checked_answer(answer: object, expected: type[ResultT], source: str) -> ResultT | ErrorData:
+def checked_answer(
+    answer: object, expected: type[ResultT], source: str | Callable[[], str]
+) -> ResultT | ErrorData:
     """``answer`` if it is ``expected`` or ``ErrorData``; a ``TypeError`` naming
     ``source`` (the callback or responder method) otherwise, so the author learns which
-    function returned what, instead of the server getting a malformed answer."""
+    function returned what, instead of the server getting a malformed answer. A callable
+    ``source`` is asked for the name only then (``answerer`` walks the responder's
+    wrappers, work every answer would otherwise pay for)."""
     if isinstance(answer, expected | ErrorData):
         return answer
+    if not isinstance(source, str):
+        source = source()
     raise TypeError(
         f"{source} returned {type(answer).__name__}; it must return "
         f"{expected.__name__} or ErrorData."

@@ -361,20 +361,21 @@ class ClientSession:
         requires questions or state (or there is nothing to retry with), and a server
         may not bury the user in more questions than ``max_input_requests``."""
         needed = self.parse_result(method, raw, InputRequiredResult)
-        server = describe_server(self.server_info)
         if not needed.input_requests and needed.request_state is None:
             raise InvalidServerResultError(
-                f"{server} answered {method!r} with an InputRequiredResult holding neither "
-                "inputRequests nor requestState; the specification requires at least one, "
-                "so there is nothing to retry with. Report it to the server's authors.",
+                f"{describe_server(self.server_info)} answered {method!r} with an "
+                "InputRequiredResult holding neither inputRequests nor requestState; the "
+                "specification requires at least one, so there is nothing to retry with. "
+                "Report it to the server's authors.",
                 {"method": method},
             )
         asked = len(needed.input_requests or {})
         if asked > self.max_input_requests:
             raise InvalidServerResultError(
-                f"{server} asked {asked} questions in one round of {method!r}; this client "
-                f"answers at most {self.max_input_requests} at once. Raise "
-                "Client(max_input_requests=...) if the server legitimately needs more.",
+                f"{describe_server(self.server_info)} asked {asked} questions in one round "
+                f"of {method!r}; this client answers at most {self.max_input_requests} at "
+                "once. Raise Client(max_input_requests=...) if the server legitimately needs "
+                "more.",
                 {"method": method, "inputRequests": asked},
             )
         return needed
@@ -561,14 +562,14 @@ class ClientSession:
                 logger.warning("refused a link from %s: %s", self._server_named(), exc)
                 return link_message_too_long(exc, params.message)
             context = replace(context, url_verdict=self.url_elicitations.admit(params))
-        source = answerer(self.responder, "elicit")
+        source = functools.partial(answerer, self.responder, "elicit")  # named on failure
         answer = checked_answer(await self.responder.elicit(context, params), ElicitResult, source)
         if form is None or isinstance(answer, ErrorData) or answer.action != "accept":
             return answer
         try:
             return fitted(form, answer)
         except AnswerError as exc:
-            return unfit_answer(exc, source)
+            return unfit_answer(exc, source())
 
     async def answer_sampling(
         self, context: ClientRequestContext, params: CreateMessageRequestParams

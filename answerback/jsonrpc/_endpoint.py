@@ -915,7 +915,8 @@ def _holds(exc: BaseException, kinds: tuple[type[BaseException], ...]) -> bool:
 def as_request_id(value: object) -> RequestId | None:
     """``value`` as a request id (or progress token): a string or an integer, never a
     boolean (``true == 1`` in Python, but it is not the id 1), else ``None``."""
-    if isinstance(value, str | int) and not isinstance(value, bool):
+    # A tuple, not ``str | int``: that expression builds a union object on every call.
+    if isinstance(value, (str, int)) and not isinstance(value, bool):
         return value
     return None
 

@@ -23,11 +23,12 @@ questions again and does that work once.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Awaitable, Callable, Iterator, Sequence
+from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol, cast
 
 import anyio
+from pydantic import BaseModel
 
 from answerback.jsonrpc import IncomingRequest, JSONObject
 from answerback.server._canonical import canonical_json
@@ -131,7 +132,8 @@ def _leaves(group: BaseExceptionGroup[BaseException]) -> Iterator[BaseException]
 
 
 class Asker(Protocol):
-    """Sends one question to the client and returns its raw answer.
+    """Sends one question to the client and returns its raw answer, or the answer as
+    the result model the method names if it was validated already.
 
     ``permitted`` raises if the client cannot be asked this (an undeclared capability);
     it is called only when the question would really go out. ``digest`` is the
@@ -144,7 +146,7 @@ class Asker(Protocol):
         params: JSONObject | None,
         permitted: Callable[[], None],
         digest: str | None = None,
-    ) -> JSONObject: ...
+    ) -> JSONObject | BaseModel: ...
 
 
 class LiveAsker:
@@ -165,10 +167,17 @@ class LiveAsker:
 
 
 class ReplayAsker:
-    """2026-07-28: answers from the retry's recorded responses, or stops the tool."""
+    """2026-07-28: answers from the retry's recorded responses, or stops the tool.
 
-    def __init__(self, answers: dict[str, JSONObject]) -> None:
+    ``checked`` holds this retry's answers as the models they were validated into when
+    they arrived, handed out as they are rather than validated a second time; answers of
+    earlier rounds come from the sealed state as JSON."""
+
+    def __init__(
+        self, answers: dict[str, JSONObject], checked: Mapping[str, BaseModel] | None = None
+    ) -> None:
         self._answers = answers
+        self._checked = checked or {}
         self._occurrences = _Occurrences()
 
     async def ask(
@@ -177,11 +186,11 @@ class ReplayAsker:
         params: JSONObject | None,
         permitted: Callable[[], None],
         digest: str | None = None,
-    ) -> JSONObject:
+    ) -> JSONObject | BaseModel:
         if digest is None:
             digest = content_digest(method, params)
         key = f"{_SHORT_NAMES.get(method, 'ask')}-{self._occurrences.next(digest)}-{digest}"
-        answer = self._answers.get(key)
+        answer = self._checked.get(key) or self._answers.get(key)
         if answer is None:
             permitted()
             raise InputNeeded([Question(key, method, params)])

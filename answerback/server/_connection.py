@@ -528,11 +528,11 @@ class Connection:
         if request_state is not None and request_state.startswith(STATE_PREFIX):
             opened = seal.open(request_state)
             await claim(opened, self.server.used_states)
-        answers, sent, kept = _recorded_state(opened, raw_responses)
+        answers, checked, sent, kept = _recorded_state(opened, raw_responses)
         already_sent = AlreadySent(sent)
         memo = Memo(kept)
         context = Context(
-            ServerSession(client, request, ReplayAsker(answers), already_sent),
+            ServerSession(client, request, ReplayAsker(answers, checked), already_sent),
             request,
             input_responses=raw_responses,
             request_state=request_state,
@@ -701,21 +701,24 @@ def _agreed(
 
 def _recorded_state(
     state: dict[str, Any] | None, input_responses: JSONObject | None
-) -> tuple[dict[str, JSONObject], dict[str, int], dict[str, JSONObject]]:
+) -> tuple[dict[str, JSONObject], dict[str, MCPModel], dict[str, int], dict[str, JSONObject]]:
     """The answers so far: those in the opened state plus this retry's responses to the
-    questions the state says were asked (unasked keys are ignored, as the spec says);
-    the notifications earlier rounds sent; and what they kept in their ``Memo``."""
+    questions the state says were asked (unasked keys are ignored, as the spec says),
+    and the latter again as the models they were checked into; the notifications earlier
+    rounds sent; and what they kept in their ``Memo``."""
     if state is None:
-        return {}, {}, {}
+        return {}, {}, {}, {}
     answers: dict[str, JSONObject] = dict(state.get("answers") or {})
+    checked: dict[str, MCPModel] = {}
     asked: dict[str, str] = state.get("asked") or {}
     for key, method in asked.items():
         response = (input_responses or {}).get(key)
         if response is not None:
-            answers[key] = _check_input_response(key, method, response)
+            answers[key] = response
+            checked[key] = _check_input_response(key, method, response)
     sent: dict[str, int] = state.get("sent") or {}
     kept: dict[str, JSONObject] = state.get("kept") or {}
-    return answers, sent, kept
+    return answers, checked, sent, kept
 
 
 def _first_problem(exc: Exception) -> str:
@@ -832,19 +835,16 @@ _RESULT_TYPES: dict[str, type[MCPModel]] = {
 }
 
 
-def _check_input_response(key: str, method: str, response: Any) -> JSONObject:
+def _check_input_response(key: str, method: str, response: Any) -> MCPModel:
     """The client's answer to input request ``key``, checked against what was asked."""
     result_type = _RESULT_TYPES[method]
-    answer = as_object(response)
     try:
-        result_type.model_validate(answer)
+        return result_type.model_validate(response)
     except pydantic.ValidationError as exc:
         raise InvalidParamsError(
             f"Invalid params: inputResponses[{key!r}] is not a valid answer to {method!r} "
             f"(expected {result_type.__name__}): {exc.errors(include_url=False)[0]['msg']}."
         ) from None
-    assert answer is not None
-    return answer
 
 
 def _completion(values: list[str]) -> Completion:

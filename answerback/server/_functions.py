@@ -82,6 +82,9 @@ class Signature:
     """name → (annotation, default; ``...`` when required)."""
     context_parameter: str | None
     returns: Any
+    on_loop: bool
+    """An ``async def``, awaited on the event loop (see ``call``); decided here, once,
+    rather than by ``inspect`` on every call."""
 
 
 def read_signature(function: Callable[..., Any], context_type: type) -> Signature:
@@ -130,7 +133,7 @@ def read_signature(function: Callable[..., Any], context_type: type) -> Signatur
         default = ... if parameter.default is parameter.empty else parameter.default
         parameters[name] = (annotation, default)
     returns = hints.get("return", signature.return_annotation)
-    return Signature(parameters, context_parameter, returns)
+    return Signature(parameters, context_parameter, returns, inspect.iscoroutinefunction(function))
 
 
 def _is_context(annotation: Any, context_type: type) -> bool:
@@ -208,17 +211,18 @@ def type_name(annotation: Any) -> str:
     return annotation.__qualname__ if isinstance(annotation, type) else repr(annotation)
 
 
-async def call(function: Callable[..., Any], kwargs: dict[str, Any]) -> Any:
-    """Call a user's function: an ``async def`` on the event loop, any other in a worker
-    thread (see the module's docstring), whose awaitable result, if it returns one (a
-    callable object with an ``async __call__``), is awaited on the loop.
+async def call(function: Callable[..., Any], kwargs: dict[str, Any], on_loop: bool) -> Any:
+    """Call a user's function: an ``async def`` (``on_loop``, from its ``Signature``) on
+    the event loop, any other in a worker thread (see the module's docstring), whose
+    awaitable result, if it returns one (a callable object with an ``async __call__``),
+    is awaited on the loop.
 
     A cancelled call whose function is running in its thread waits for it to return
     (anyio's ``abandon_on_cancel=False``, as Starlette's): no thread can be stopped, and
     left to run on, a function would go on changing things after its request ended, and
     outside anyio's thread limit, so a client cancelling in a loop could start threads
     without end. The request still gets no result; only its end waits."""
-    if inspect.iscoroutinefunction(function):
+    if on_loop:
         value = await function(**kwargs)
     else:
         value = await anyio.to_thread.run_sync(

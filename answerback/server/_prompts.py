@@ -132,7 +132,7 @@ class RegisteredPrompt:
         )
         if self.signature.context_parameter is not None:
             kwargs[self.signature.context_parameter] = context
-        value = await call(self.function, kwargs)
+        value = await call(self.function, kwargs, self.signature.on_loop)
         if isinstance(value, InputRequiredResult):
             return value
         if isinstance(value, GetPromptResult):

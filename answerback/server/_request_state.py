@@ -21,7 +21,7 @@ refuse, so the call fails with a reason instead of the retry failing without one
 
 from __future__ import annotations
 
-import base64
+import binascii
 import hashlib
 import os
 import secrets
@@ -57,6 +57,10 @@ SINGLE_USE = "once"
 """The sealed payload's key holding a single-use state's id."""
 _KEY_ID_BYTES = 4
 _NONCE_BYTES = 12
+# URL-safe base64 straight through ``binascii``: ``base64``'s wrappers cost four Python
+# calls more per token, on every round of every call that asks.
+_TO_URLSAFE = bytes.maketrans(b"+/", b"-_")
+_FROM_URLSAFE = bytes.maketrans(b"-_", b"+/")
 
 
 def binding_for(method: str, name: str, arguments: Any, principal: str | None = None) -> bytes:
@@ -97,14 +101,15 @@ class RequestStateSealer:
         body = to_json({**payload, "exp": time.time() + self.ttl_seconds})
         nonce = os.urandom(_NONCE_BYTES)
         sealed = self._ciphers[self._sealing_id].encrypt(nonce, body, binding)
-        token = base64.urlsafe_b64encode(self._sealing_id + nonce + sealed).decode()
-        return PREFIX + token.rstrip("=")
+        token = binascii.b2a_base64(self._sealing_id + nonce + sealed, newline=False)
+        return PREFIX + token.translate(_TO_URLSAFE).rstrip(b"=").decode()
 
     def open(self, token: str, binding: bytes) -> dict[str, Any]:
         """The payload of ``token``; ``InvalidParamsError`` if it fails any check."""
         try:
-            raw = token.removeprefix(PREFIX)
-            blob = base64.urlsafe_b64decode(raw + "=" * (-len(raw) % 4))
+            raw = token.removeprefix(PREFIX).encode("ascii")
+            padded = raw.translate(_FROM_URLSAFE) + b"=" * (-len(raw) % 4)
+            blob = binascii.a2b_base64(padded)
             key_id = blob[:_KEY_ID_BYTES]
             nonce = blob[_KEY_ID_BYTES : _KEY_ID_BYTES + _NONCE_BYTES]
         except ValueError:

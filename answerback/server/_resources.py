@@ -168,7 +168,7 @@ class RegisteredResource:
                 ) from None
         if self.signature.context_parameter is not None:
             kwargs[self.signature.context_parameter] = context
-        value = await call(self.function, kwargs)
+        value = await call(self.function, kwargs, self.signature.on_loop)
         if isinstance(value, InputRequiredResult):
             return value
         return to_contents(uri, value, self.definition.mime_type)

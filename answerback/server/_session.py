@@ -376,6 +376,8 @@ class ServerSession:
         answer. It runs only when a question is really sent: an answer a 2026 client
         already gave is used even if this retry declares less."""
         raw = await self._asker.ask(method, params, permitted, digest)
+        if isinstance(raw, result_type):  # validated when it arrived (2026-07-28)
+            return raw
         try:
             return result_type.model_validate(raw)
         except pydantic.ValidationError as exc:

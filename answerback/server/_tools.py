@@ -113,6 +113,9 @@ class RegisteredTool:
     """Whether a returned list may hold content blocks, so is looked through for them:
     not under an annotation a list with one in it would not fit (``list[int]``), where
     the look would cost as much as sending the list."""
+    on_loop: bool = True
+    """An ``async def``, awaited on the event loop; anything else runs in a worker
+    thread (``Signature.on_loop``)."""
 
     @classmethod
     def from_function(
@@ -167,6 +170,7 @@ class RegisteredTool:
             frozenset(scopes),
             refuses_none=returns not in _NO_RETURN and not _admits_none(returns),
             may_hold_blocks=output_adapter is None or _admits_blocks(output_adapter),
+            on_loop=signature.on_loop,
         )
 
     async def call(
@@ -183,7 +187,7 @@ class RegisteredTool:
         kwargs = dict(vars(parsed))  # the validated values, by parameter name
         if self.context_parameter is not None:
             kwargs[self.context_parameter] = context
-        return self.to_result(await call(self.function, kwargs))
+        return self.to_result(await call(self.function, kwargs, self.on_loop))
 
     def to_result(self, value: Any) -> JSONObject | InputRequiredResult:
         """The wire result for what the tool function returned."""

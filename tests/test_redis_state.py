@@ -11,10 +11,11 @@ only: redis-py's client, which the test itself uses, runs on nothing else.
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncGenerator, Iterator, Sequence
-from contextlib import AsyncExitStack
+import logging
+from collections.abc import AsyncGenerator, AsyncIterator, Callable, Iterator, Sequence
+from contextlib import AbstractAsyncContextManager, AsyncExitStack
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import anyio
 import httpx2
@@ -27,10 +28,18 @@ from support import ReportingEventLoop
 
 from answerback.jsonrpc import JSONObject
 from answerback.server import Context, MCPServer
-from answerback.transports.http import RedisNotificationBus, RedisState, StreamableHTTPApp
+from answerback.transports.http import (
+    Notice,
+    NoticesSince,
+    NotificationBus,
+    RedisNotificationBus,
+    RedisState,
+    StreamableHTTPApp,
+    _replication,
+)
 from answerback.transports.http._event_store import StreamOpeningEventStore
 from answerback.transports.http._message_bus import CallOwner, Forwarded
-from answerback.transports.http._replication import Replication
+from answerback.transports.http._replication import MISSED_BROADCASTS_LIMIT, Replication
 from answerback.transports.http._sessions import SessionRecord
 from answerback.types import CONNECTION_CLOSED
 
@@ -525,10 +534,14 @@ TOOLS_CHANGED = "notifications/tools/list_changed"
 
 
 async def two_replicas(
-    redis: Redis, stack: AsyncExitStack, bus_length: int | None = None
+    redis: Redis,
+    stack: AsyncExitStack,
+    bus_length: int | None = None,
+    b_bus: Callable[[RedisNotificationBus], NotificationBus] | None = None,
 ) -> tuple[list[MCPServer], list[str], Any]:
     """Replicas a and b on ``redis`` (their notification bus capped at ``bus_length``,
-    if given): their servers, URLs, and a redis-py client."""
+    if given; b's wrapped by ``b_bus``, if given): their servers, URLs, and a redis-py
+    client."""
     servers = [asking_server(), asking_server()]
     urls: list[str] = []
     client: Any = None
@@ -536,6 +549,9 @@ async def two_replicas(
         state = RedisState(redis.url, replica_id=name, heartbeat_seconds=HEARTBEAT_SECONDS)
         if bus_length is not None:
             state.notifications = RedisNotificationBus(state.redis, max_length=bus_length)
+        if name == "b" and b_bus is not None:
+            assert isinstance(state.notifications, RedisNotificationBus)
+            state.notifications = b_bus(state.notifications)
         app = StreamableHTTPApp(server, state=state)
         urls.append((await stack.enter_async_context(serve(app))).url)
         client = state.redis
@@ -607,5 +623,160 @@ async def test_a_resume_says_when_broadcasts_it_missed_were_trimmed(
                         else:
                             break
     assert methods == [TOOLS_CHANGED, "notifications/prompts/list_changed"]
-    trimmed = [r for r in caplog.records if "trimmed from the notification bus" in r.message]
+    trimmed = [r for r in caplog.records if "or than the bus keeps" in r.message]
     assert len(trimmed) == 1
+
+
+class ThreeCommands:
+    """A redis-py client offering only what ``RedisNotificationBus`` checks for (XADD,
+    XREAD, XREVRANGE), passed on to a real one, counting the entries XREVRANGE reads."""
+
+    def __init__(self, inner: Any) -> None:
+        self._inner = inner
+        self.entries_read = 0
+
+    async def xadd(self, *args: Any, **kwargs: Any) -> Any:
+        return await self._inner.xadd(*args, **kwargs)
+
+    async def xread(self, *args: Any, **kwargs: Any) -> Any:
+        return await self._inner.xread(*args, **kwargs)
+
+    async def xrevrange(self, *args: Any, **kwargs: Any) -> Any:
+        entries = await self._inner.xrevrange(*args, **kwargs)
+        self.entries_read += len(entries)
+        return entries
+
+
+async def test_a_resume_reads_a_bounded_part_of_a_busy_bus(
+    redis: Redis, caplog: pytest.LogCaptureFixture
+) -> None:
+    """5 000 updates of resources the session never subscribed to were raised while no
+    replica held its GET stream, then a list change: the resume reads the newest
+    entries only, no more than ``MISSED_BROADCASTS_LIMIT``, delivers the list change,
+    and says that older ones were skipped."""
+    counting: list[ThreeCommands] = []
+
+    def counted(bus: RedisNotificationBus) -> RedisNotificationBus:
+        counting.append(ThreeCommands(bus._redis))  # pyright: ignore[reportPrivateUsage]
+        return RedisNotificationBus(cast(Any, counting[0]))
+
+    async with AsyncExitStack() as stack:
+        servers, urls, client = await two_replicas(redis, stack, b_bus=counted)
+        http = await stack.enter_async_context(httpx2.AsyncClient(timeout=PATIENCE_SECONDS))
+        raw = RawSession(http, urls)
+        await raw.initialize(0)
+        primed = await left_get_stream(http, raw)
+        async with client.pipeline(transaction=False) as pipe:
+            for n in range(5_000):
+                notice = {
+                    "id": f"other-{n}",
+                    "origin": "elsewhere",
+                    "method": "notifications/resources/updated",
+                    "params": {"uri": f"note://other/{n}"},
+                }
+                pipe.xadd("answerback:notifications", {"notice": json.dumps(notice)})
+            await pipe.execute()
+        await servers[0].notify_tools_changed()
+        counting[0].entries_read = 0
+        with anyio.fail_after(PATIENCE_SECONDS):
+            async with resume_on_b(http, raw, primed) as resumed:
+                assert resumed.status_code == 200
+                async for event in read_events(resumed):
+                    if event.message is not None:
+                        assert event.message["method"] == TOOLS_CHANGED
+                        break
+    assert 0 < counting[0].entries_read <= MISSED_BROADCASTS_LIMIT
+    skipped = [r for r in caplog.records if "more broadcasts than a resume reads" in r.message]
+    assert len(skipped) == 1
+
+
+class StuckBus:
+    """A replaying bus whose ``notices_since`` never answers (a hung Redis): it says
+    when it has been asked, and whether it was given up."""
+
+    def __init__(self, inner: RedisNotificationBus) -> None:
+        self._inner = inner
+        self.asked = anyio.Event()
+        self.given_up = anyio.Event()
+
+    async def publish(self, notice: Notice) -> None:
+        await self._inner.publish(notice)
+
+    def subscribe(self) -> AbstractAsyncContextManager[AsyncIterator[Notice]]:
+        return self._inner.subscribe()
+
+    async def notices_since(self, ms: int, limit: int) -> NoticesSince:
+        self.asked.set()
+        try:
+            await anyio.sleep_forever()
+        finally:
+            self.given_up.set()
+        raise AssertionError("unreachable")  # pragma: no cover
+
+
+class Warned(logging.Handler):
+    """Sets ``logged`` once a record whose message holds ``text`` is emitted."""
+
+    def __init__(self, text: str) -> None:
+        super().__init__(logging.WARNING)
+        self.text = text
+        self.logged = anyio.Event()
+
+    def emit(self, record: logging.LogRecord) -> None:
+        if self.text in record.getMessage():
+            self.logged.set()
+
+
+async def test_a_resume_answers_at_once_while_redis_hangs_on_the_missed_broadcasts(
+    redis: Redis, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The GET's response starts while the broadcasts it missed are still being read;
+    the read is given up when the app stops (the time bound is far off here)."""
+    monkeypatch.setattr(_replication, "MISSED_BROADCASTS_SECONDS", 3600.0)
+    stuck: list[StuckBus] = []
+
+    def hanging(bus: RedisNotificationBus) -> StuckBus:
+        stuck.append(StuckBus(bus))
+        return stuck[0]
+
+    async with AsyncExitStack() as stack:
+        _, urls, _ = await two_replicas(redis, stack, b_bus=hanging)
+        http = await stack.enter_async_context(httpx2.AsyncClient(timeout=PATIENCE_SECONDS))
+        raw = RawSession(http, urls)
+        await raw.initialize(0)
+        primed = await left_get_stream(http, raw)
+        with anyio.fail_after(PATIENCE_SECONDS):
+            async with resume_on_b(http, raw, primed) as resumed:
+                assert resumed.status_code == 200
+                await stuck[0].asked.wait()
+                assert not stuck[0].given_up.is_set()
+    assert stuck[0].given_up.is_set()  # ended with the app, not left running
+
+
+async def test_a_resume_gives_up_the_missed_broadcasts_after_its_time_bound(
+    redis: Redis, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Redis hangs on the read: once ``MISSED_BROADCASTS_SECONDS`` have passed (none,
+    here) the resume stops waiting for it and a warning says what was skipped."""
+    monkeypatch.setattr(_replication, "MISSED_BROADCASTS_SECONDS", 0.0)
+    warned = Warned("the list changes and resource updates not sent by then")
+    logging.getLogger("answerback.http").addHandler(warned)
+    stuck: list[StuckBus] = []
+
+    def hanging(bus: RedisNotificationBus) -> StuckBus:
+        stuck.append(StuckBus(bus))
+        return stuck[0]
+
+    try:
+        async with AsyncExitStack() as stack:
+            _, urls, _ = await two_replicas(redis, stack, b_bus=hanging)
+            http = await stack.enter_async_context(httpx2.AsyncClient(timeout=PATIENCE_SECONDS))
+            raw = RawSession(http, urls)
+            await raw.initialize(0)
+            primed = await left_get_stream(http, raw)
+            with anyio.fail_after(PATIENCE_SECONDS):
+                async with resume_on_b(http, raw, primed) as resumed:
+                    assert resumed.status_code == 200
+                    await warned.logged.wait()
+    finally:
+        logging.getLogger("answerback.http").removeHandler(warned)

@@ -6,8 +6,10 @@ for the reconnect; a resource update only if the session is subscribed to it the
 from __future__ import annotations
 
 import secrets
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
+from contextlib import AbstractAsyncContextManager
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any, Self, cast
 from urllib.parse import urlsplit
 
@@ -21,7 +23,14 @@ from scale_out.router import ReplicaRouter, routed_transport
 
 from answerback import Client
 from answerback.client import IncomingMessage
-from answerback.transports.http import Notice, RedisNotificationBus
+from answerback.transports.http import (
+    InMemoryEventStore,
+    Notice,
+    NoticesSince,
+    RedisNotificationBus,
+)
+from answerback.transports.http._notification_bus import READER_LONGEST_RETRY_SECONDS
+from answerback.transports.http._replication import BUS_LAG_MARGIN_SECONDS, Replication
 from answerback.types import ResourceUpdatedNotification, ToolListChangedNotification
 
 pytestmark = [
@@ -255,14 +264,17 @@ async def test_the_redis_bus_gives_its_notices_since_a_time_in_order(redis_url: 
         published = [tools_changed(n) for n in range(250)]  # more than one read's worth
         for notice in published:
             await bus.publish(notice)
-        everything = await bus.notices_since(0)
-        later = await bus.notices_since(await entry_ms(redis, bus, newest=True) + 1)
+        everything = await bus.notices_since(0, 1_000)
+        later = await bus.notices_since(await entry_ms(redis, bus, newest=True) + 1, 1_000)
+        newest = await bus.notices_since(0, 120)
     finally:
         await redis.aclose()
     assert everything.notices == published
     assert everything.complete
     assert later.notices == []
     assert later.complete
+    assert newest.notices == published[-120:]  # the newest, in order
+    assert not newest.complete
 
 
 async def test_the_redis_bus_says_when_notices_since_a_time_may_be_trimmed(
@@ -274,11 +286,69 @@ async def test_the_redis_bus_says_when_notices_since_a_time_may_be_trimmed(
         published = [tools_changed(n) for n in range(250)]
         for notice in published:
             await bus.publish(notice)
-        since_start = await bus.notices_since(0)
-        since_kept = await bus.notices_since(await entry_ms(redis, bus, newest=False) + 1)
+        since_start = await bus.notices_since(0, 1_000)
+        since_kept = await bus.notices_since(await entry_ms(redis, bus, newest=False) + 1, 1_000)
     finally:
         await redis.aclose()
     assert not since_start.complete
     assert since_start.notices == published[-len(since_start.notices) :]
     assert len(since_start.notices) < len(published)
     assert since_kept.complete
+
+
+# -- how far back a resume looks -------------------------------------------------------
+
+
+class StampedBus:
+    """A replaying bus whose notices carry the times they were published at."""
+
+    def __init__(self, stamped: list[tuple[int, Notice]]) -> None:
+        self.stamped = stamped
+
+    async def publish(self, notice: Notice) -> None:
+        raise AssertionError("a resume only reads")  # pragma: no cover
+
+    def subscribe(self) -> AbstractAsyncContextManager[AsyncIterator[Notice]]:
+        raise AssertionError("a resume only reads")  # pragma: no cover
+
+    async def notices_since(self, ms: int, limit: int) -> NoticesSince:
+        found = [notice for at, notice in self.stamped if at >= ms]
+        return NoticesSince(found[-limit:], len(found) <= limit)
+
+
+class TimedStore(InMemoryEventStore):
+    """An event store on the bus's clock: here an event's id is just its time."""
+
+    def stored_at_ms(self, event_id: str) -> int | None:
+        return int(event_id)
+
+
+class Resumed:
+    """The side of a resumed session a resume touches: what it is sent."""
+
+    def __init__(self) -> None:
+        self.id = "s1"
+        self.closed = False
+        self.resuming: list[list[Any]] = []
+        self.sent: list[Any] = []
+
+    def subscribed(self, uri: str) -> bool:
+        return False
+
+    async def deliver_broadcast(self, message: Any) -> None:
+        self.sent.append(message)
+
+
+async def test_a_resume_looks_back_past_a_lagging_reader_and_a_slow_fan_out() -> None:
+    """The replica holding the stream stored a later event (a log line) before it had
+    passed on a list change published 6 s earlier, then died: the list change comes on
+    resume. The margin covers the reader's longest retry delay and the fan-out after it."""
+    stored_at = 1_000_000
+    notice = tools_changed(1)
+    bus = StampedBus([(stored_at - 6_000, notice)])
+    state = SimpleNamespace(replica_id="b", notifications=bus, events=TimedStore())
+    replication = Replication(cast(Any, state), b"k" * 32)
+    session = Resumed()
+    await replication.deliver_missed_broadcasts(cast(Any, session), str(stored_at), [])
+    assert session.sent == [{"jsonrpc": "2.0", "method": notice.method, "params": {"n": 1}}]
+    assert BUS_LAG_MARGIN_SECONDS > READER_LONGEST_RETRY_SECONDS

@@ -15,11 +15,17 @@ from answerback.types import AuthorizationError
 
 if TYPE_CHECKING:
     from answerback.transports.http._client import StreamableHTTPTransport
-    from answerback.transports.http._event_store import EventStore, InMemoryEventStore
+    from answerback.transports.http._event_store import (
+        EventStore,
+        InMemoryEventStore,
+        TimedEventStore,
+    )
     from answerback.transports.http._notification_bus import (
         InMemoryNotificationBus,
         Notice,
+        NoticesSince,
         NotificationBus,
+        ReplayingNotificationBus,
     )
     from answerback.transports.http._oauth import OAuth
     from answerback.transports.http._redis_notification_bus import RedisNotificationBus
@@ -52,12 +58,15 @@ _LAZY = {
     "InMemoryState": "_state",
     "InMemoryUsedStates": "_used_states",
     "Notice": "_notification_bus",
+    "NoticesSince": "_notification_bus",
     "NotificationBus": "_notification_bus",
     "RedisNotificationBus": "_redis_notification_bus",
     "RedisState": "_redis_state",
     "RedisUsedStates": "_redis_used_states",
+    "ReplayingNotificationBus": "_notification_bus",
     "ServerState": "_state",
     "StreamableHTTPApp": "_server",
+    "TimedEventStore": "_event_store",
     "UsedStates": "_used_states",
     "run_uvicorn": "_uvicorn",
     "serve_uvicorn": "_uvicorn",
@@ -81,15 +90,18 @@ __all__ = [
     "InMemoryUsedStates",
     "KeyringTokenStore",
     "Notice",
+    "NoticesSince",
     "NotificationBus",
     "OAuth",
     "RedisNotificationBus",
     "RedisState",
     "RedisUsedStates",
+    "ReplayingNotificationBus",
     "RequestAuthenticator",
     "ServerState",
     "StreamableHTTPApp",
     "StreamableHTTPTransport",
+    "TimedEventStore",
     "TokenStore",
     "TokenStoreError",
     "UsedStates",

@@ -50,25 +50,34 @@ class NotificationBus(Protocol):
         ...
 
 
+READER_LONGEST_RETRY_SECONDS = 5.0
+"""The longest a bus's reader waits before reading again after a failed read: how far
+behind its publisher a reader that is up may fall. A GET stream's resume looks back that
+far (``Replication``), so a replaying bus's reader must not wait longer."""
+
+
 @dataclass(frozen=True, slots=True)
 class NoticesSince:
-    """What a bus still keeps from a time on (``ReplayingNotificationBus``)."""
+    """The newest notices a bus keeps from a time on (``ReplayingNotificationBus``)."""
 
     notices: list[Notice]
     """In publishing order."""
     complete: bool
-    """``False`` if the bus has trimmed notices that may have been from that time on."""
+    """``False`` if notices from that time on may be left out: older than the ``limit``
+    newest, or trimmed by the bus."""
 
 
 @runtime_checkable
 class ReplayingNotificationBus(NotificationBus, Protocol):
     """A bus that keeps its notices, stamped by the shared state's clock, which also
     stamps the stored SSE events (``TimedEventStore``): a GET stream resumed after no
-    replica held it for a while gets the broadcasts raised meanwhile from it."""
+    replica held it for a while gets the broadcasts raised meanwhile from it. Its
+    readers retry a failed read within ``READER_LONGEST_RETRY_SECONDS``."""
 
-    async def notices_since(self, ms: int) -> NoticesSince:
-        """The notices published at or after ``ms`` (milliseconds since the epoch, by
-        the shared state's clock), in order; ``ConnectionError`` if unreachable."""
+    async def notices_since(self, ms: int, limit: int) -> NoticesSince:
+        """The newest notices published at or after ``ms`` (milliseconds since the
+        epoch, by the shared state's clock), in publishing order, reading at most
+        ``limit`` of the bus's entries; ``ConnectionError`` if unreachable."""
         ...
 
 

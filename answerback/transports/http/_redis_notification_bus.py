@@ -22,7 +22,12 @@ from anyio.streams.memory import MemoryObjectSendStream
 
 from answerback._options import positive_int, positive_seconds, text
 from answerback.jsonrpc._endpoint import as_object
-from answerback.transports.http._notification_bus import Notice, NoticesSince, require_asyncio
+from answerback.transports.http._notification_bus import (
+    READER_LONGEST_RETRY_SECONDS,
+    Notice,
+    NoticesSince,
+    require_asyncio,
+)
 from answerback.transports.http._redis_client import check_client, milliseconds
 
 try:
@@ -42,7 +47,6 @@ logger = logging.getLogger("answerback.http")
 _BATCH = 100
 _PUBLISH_ATTEMPTS = 2
 _FIRST_RETRY_SECONDS = 0.1
-_LAST_RETRY_SECONDS = 5.0
 
 
 class RedisNotificationBus:
@@ -63,7 +67,7 @@ class RedisNotificationBus:
         max_length: int = 10_000,
         block_seconds: float = 5.0,
     ) -> None:
-        check_client("redis", redis, ("xadd", "xread", "xrevrange"))
+        check_client("redis", redis, ("xadd", "xread", "xrevrange"))  # every command it sends
         positive_int("max_length", max_length, "notices")
         positive_seconds("block_seconds", block_seconds)
         text("key_prefix", key_prefix, "put before every key, such as 'answerback:'")
@@ -103,36 +107,48 @@ class RedisNotificationBus:
             "replicas miss it. Check that Redis is up and reachable."
         ) from failure
 
-    async def notices_since(self, ms: int) -> NoticesSince:
-        """The notices appended at or after ``ms`` (Redis's clock), in order, read
-        ``_BATCH`` at a time; at most ``max_length`` of them are still kept."""
+    async def notices_since(self, ms: int, limit: int) -> NoticesSince:
+        """The newest notices appended at or after ``ms`` (Redis's clock), in order.
+
+        Read newest first, ``_BATCH`` at a time, down to the first entry older than
+        ``ms``, reading at most ``limit`` entries however busy the stream is. That older
+        entry proves nothing from ``ms`` on was trimmed (trimming takes the oldest
+        first); reaching ``limit`` before it, or the stream's start once it holds
+        ``max_length``, leaves the result incomplete.
+        """
         require_asyncio("RedisNotificationBus")
         start = (max(ms, 0), 0)
-        notices: list[Notice] = []
+        newest_first: list[Notice] = []
+        read = 0
+        below = "+"
+        complete = False
         try:
-            oldest = cast(list[Any], await self._redis.xrange(self.key, count=1))
-            length = await self._redis.xlen(self.key)
-            after = f"{start[0]}-{start[1]}"
-            while True:
+            while read < limit:
+                count = min(_BATCH, limit - read)
                 entries = cast(
-                    list[Any], await self._redis.xrange(self.key, after, "+", count=_BATCH)
+                    list[Any], await self._redis.xrevrange(self.key, below, "-", count=count)
                 )
+                read += len(entries)
                 for entry_id, fields in entries:
-                    after = f"({_text(entry_id)}"
+                    below = f"({_text(entry_id)}"
+                    if _position(_text(entry_id)) < start:
+                        complete = True
+                        break
                     notice = _notice(cast(dict[Any, Any], fields))
                     if notice is not None:
-                        notices.append(notice)
-                if len(entries) < _BATCH:
+                        newest_first.append(notice)
+                if complete:
+                    break
+                if len(entries) < count:  # the stream's start: all of it was read
+                    complete = read < self._max_length  # trimming keeps max_length
                     break
         except RedisError as exc:
             raise ConnectionError(
                 f"Could not read the notifications kept in Redis ({exc}). Check that Redis "
                 "is up and reachable."
             ) from exc
-        # Trimming takes the oldest first, and only once the stream is at max_length.
-        trimmed = bool(oldest) and length >= self._max_length
-        complete = not trimmed or _position(_text(oldest[0][0])) < start
-        return NoticesSince(notices, complete)
+        newest_first.reverse()
+        return NoticesSince(newest_first, complete)
 
     @asynccontextmanager
     async def subscribe(self) -> AsyncGenerator[AsyncIterator[Notice], None]:
@@ -177,7 +193,7 @@ class RedisNotificationBus:
                         delay,
                     )
                     await anyio.sleep(delay)
-                    delay = min(delay * 2, _LAST_RETRY_SECONDS)
+                    delay = min(delay * 2, READER_LONGEST_RETRY_SECONDS)
                     continue
                 delay = _FIRST_RETRY_SECONDS
                 for entry_id, fields in _entries(replies):

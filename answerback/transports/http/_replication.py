@@ -22,6 +22,7 @@ from collections.abc import Awaitable, Callable, Iterable
 from typing import TYPE_CHECKING
 
 import anyio
+from anyio.abc import TaskStatus
 from starlette.responses import Response
 
 from answerback.jsonrpc import JSONObject, RequestId
@@ -29,7 +30,11 @@ from answerback.jsonrpc._endpoint import CANCELLED, as_object, as_request_id
 from answerback.transports._framing import decode, encode
 from answerback.transports.http._event_store import FollowableEventStore, TimedEventStore
 from answerback.transports.http._message_bus import CallOwner, Forwarded
-from answerback.transports.http._notification_bus import Notice, ReplayingNotificationBus
+from answerback.transports.http._notification_bus import (
+    READER_LONGEST_RETRY_SECONDS,
+    Notice,
+    ReplayingNotificationBus,
+)
 from answerback.transports.http._question_ids import QuestionIds
 from answerback.transports.http._serving import error_response
 from answerback.transports.http._state import ServerState, StateUnavailable
@@ -51,12 +56,28 @@ _DECLARED_STOPPED: JSONObject = {
 """What a question gets, on an owner declared stopped, in place of its answer."""
 QUESTION_TTL_SECONDS = 24 * 3600.0
 """How long a question waits for its answer in the shared state (its call ends sooner)."""
-BUS_LAG_MARGIN_SECONDS = 5.0
+FAN_OUT_HEADROOM_SECONDS = 5.0
+"""How long a replica may take to pass one broadcast on to its sessions: it stores it on
+each session's GET stream in turn, a Redis round trip each, so a burst of broadcasts on
+a replica with many sessions reaches the last of them seconds after its reader got it."""
+BUS_LAG_MARGIN_SECONDS = READER_LONGEST_RETRY_SECONDS + FAN_OUT_HEADROOM_SECONDS
 """How far before a GET stream's last stored event a resume looks for broadcasts it may
 have missed. The replica that held the stream stored each broadcast when its bus reader
-got it, after it was published: milliseconds later as a rule, but up to the reader's
-longest retry delay (5 s) while Redis was unreachable. A broadcast published that long
-before the last event may not have been delivered yet when the stream broke."""
+got it and passed it on, after it was published: milliseconds later as a rule, but up to
+the reader's longest retry delay while Redis was unreachable, plus the fan-out. One
+published that long before the last event may not have been stored yet when the stream
+broke."""
+MISSED_BROADCASTS_LIMIT = 1_000
+"""The most bus entries a resume reads for the broadcasts its GET stream missed, newest
+first: the bus holds every session's broadcasts, mostly others' resource updates, and a
+stream quiet for hours would otherwise read all the bus keeps, on every resume, and on
+every client of a replica that died at once. The newest are the ones that matter: a list
+change or a resource update only makes the client fetch again, and a later one of the
+same kind covers an earlier."""
+MISSED_BROADCASTS_SECONDS = 10.0
+"""How long a resume spends reading and sending the broadcasts its GET stream missed
+(its response has started already): a slow or hung Redis makes it give up, with a
+warning, rather than hold a task per resume."""
 _RESOURCE_UPDATED = "notifications/resources/updated"
 _LIST_CHANGED = frozenset(
     f"notifications/{kind}/list_changed" for kind in ("tools", "prompts", "resources")
@@ -76,56 +97,81 @@ class Replication:
     # -- broadcasts a GET stream missed ----------------------------------------------
 
     async def deliver_missed_broadcasts(
-        self, session: LegacySession, last_stored: str, replayed: list[Event]
+        self,
+        session: LegacySession,
+        last_stored: str,
+        replayed: list[Event],
+        *,
+        task_status: TaskStatus[None] = anyio.TASK_STATUS_IGNORED,
     ) -> None:
         """On a GET stream just resumed (its new connection attached, its stored events
         after ``Last-Event-ID`` in ``replayed``), deliver the broadcasts raised while no
-        replica held it, filtered as live ones are.
+        replica held it, filtered as live ones are. Run as a task beside the response
+        (started once it notes what the stream gets meanwhile), it ends within
+        ``MISSED_BROADCASTS_SECONDS`` and reads at most ``MISSED_BROADCASTS_LIMIT``
+        entries of the bus.
 
         Every broadcast delivered on the stream was stored there, and the event store
-        and the bus stamp entries by one clock (Redis's): so the bus's notices from the
-        stream's last stored event ``last_stored`` (less ``BUS_LAG_MARGIN_SECONDS``) on
-        hold all the stream missed. Near that edge one may come again: a list change or
-        a resource update makes the client fetch again, while one lost would leave it
-        stale for good. One equal to a message the client gets now (replayed, live
-        since the connection was attached, or found earlier here) is left out: the
-        fetch that one causes covers both.
+        and the bus stamp entries by one clock (Redis's, given one Redis for both): so
+        the bus's notices from the stream's last stored event ``last_stored`` (less
+        ``BUS_LAG_MARGIN_SECONDS``) on hold what the stream missed. Near that edge one
+        may come again: a list change or a resource update makes the client fetch again,
+        while one lost would leave it stale for good. One equal to a message the client
+        gets now (replayed, live since the connection was attached, or found earlier
+        here) is left out: the fetch that one causes covers both.
         """
         bus, store = self.state.notifications, self.state.events
-        if not isinstance(bus, ReplayingNotificationBus) or not isinstance(store, TimedEventStore):
-            return
-        stored_at = store.stored_at_ms(last_stored)
-        if stored_at is None:
+        stored_at = store.stored_at_ms(last_stored) if isinstance(store, TimedEventStore) else None
+        if stored_at is None or not isinstance(bus, ReplayingNotificationBus):
+            task_status.started()
             return
         caught: list[tuple[str, Event]] = []
         session.resuming.append(caught)
-        try:
-            found = await bus.notices_since(stored_at - int(BUS_LAG_MARGIN_SECONDS * 1000))
-        except ConnectionError as exc:
+        task_status.started()
+        sent = 0
+        with anyio.move_on_after(MISSED_BROADCASTS_SECONDS) as bounded:
+            try:
+                since = stored_at - int(BUS_LAG_MARGIN_SECONDS * 1000)
+                found = await bus.notices_since(since, MISSED_BROADCASTS_LIMIT)
+            except ConnectionError as exc:
+                logger.warning(
+                    "session %s resumed its GET stream, but the broadcasts raised while no "
+                    "replica held it could not be read, so it misses them: %s",
+                    session.id,
+                    exc,
+                )
+                return
+            finally:
+                session.resuming.remove(caught)
+            if not found.complete:
+                logger.warning(
+                    "session %s resumed its GET stream after more broadcasts than a resume "
+                    "reads (the newest %d of the bus) or than the bus keeps: the older "
+                    "list changes and resource updates it may have missed are skipped; "
+                    "it gets the newest",
+                    session.id,
+                    MISSED_BROADCASTS_LIMIT,
+                )
+            given = _broadcasts(data for _, data in replayed)
+            given |= _broadcasts(data for _, (_, data) in caught)
+            for notice in found.notices:
+                message = _wanted(session, notice)
+                if message is None or _broadcast_key(message) in given:
+                    continue
+                if session.closed:
+                    return
+                given.add(_broadcast_key(message))
+                await session.deliver_broadcast(message)
+                sent += 1
+        if bounded.cancelled_caught:
             logger.warning(
-                "session %s resumed its GET stream, but the broadcasts raised while no "
-                "replica held it could not be read, so it misses them: %s",
+                "session %s resumed its GET stream, but reading and sending the broadcasts "
+                "raised while no replica held it took over %.0f s (is Redis slow?): the "
+                "list changes and resource updates not sent by then (%d were) are skipped",
                 session.id,
-                exc,
+                MISSED_BROADCASTS_SECONDS,
+                sent,
             )
-            return
-        finally:
-            session.resuming.remove(caught)
-        if not found.complete:
-            logger.warning(
-                "session %s resumed its GET stream after so many broadcasts that the "
-                "oldest it may have missed were trimmed from the notification bus: it "
-                "gets those still kept",
-                session.id,
-            )
-        given = _broadcasts(data for _, data in replayed)
-        given |= _broadcasts(data for _, (_, data) in caught)
-        for notice in found.notices:
-            message = _wanted(session, notice)
-            if message is None or _broadcast_key(message) in given:
-                continue
-            given.add(_broadcast_key(message))
-            await session.deliver_broadcast(message)
 
     # -- the owner's side ------------------------------------------------------------
 

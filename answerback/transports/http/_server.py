@@ -1150,10 +1150,21 @@ class StreamableHTTPApp:
             listen = _closed_listener()
         else:
             listen = self._listen(stream)
-            if stream_id == STANDALONE and self.replication is not None:
-                # Attached first: a broadcast raised from now on goes out live.
-                await self.replication.deliver_missed_broadcasts(session, newest, replayed)
+            if stream_id == STANDALONE:
+                await self._deliver_missed_broadcasts(session, newest, replayed)
         return self._sse_response(session, stream, listen, headers, replayed)
+
+    async def _deliver_missed_broadcasts(
+        self, session: LegacySession, last_stored: str, replayed: list[Event]
+    ) -> None:
+        """With shared state, send a resumed GET stream the broadcasts raised while no
+        replica held it, beside its response, not before: the response starts at once,
+        and the connection, attached already, carries them live. The task is bounded in
+        time, and ends with the app at the latest."""
+        if self.replication is not None and self.task_group is not None:
+            await self.task_group.start(
+                self.replication.deliver_missed_broadcasts, session, last_stored, replayed
+            )
 
     async def _resume_unreplayable(
         self, session: LegacySession, last_event_id: str, headers: dict[str, str]
@@ -1190,9 +1201,8 @@ class StreamableHTTPApp:
             )
             stream = session.standalone()
             listen = self._listen(stream)
-            if self.replication is not None:
-                # Every broadcast it got since was stored, and its events are gone too.
-                await self.replication.deliver_missed_broadcasts(session, last_event_id, [])
+            # Every broadcast it got since was stored, and its events are gone too.
+            await self._deliver_missed_broadcasts(session, last_event_id, [])
             return self._sse_response(session, stream, listen, headers)
         stream = session.streams.get(stream_id)
         running = stream is not None and not stream.done

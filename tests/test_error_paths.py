@@ -166,28 +166,42 @@ async def test_a_missing_resource_gets_its_generations_code(mode: str, code: int
     ("mode", "expected"),
     [("legacy", ResourceNotFoundError), ("2026-07-28", InvalidParamsError)],
 )
-async def test_a_resource_function_says_its_record_is_not_there(
-    mode: str, expected: type[MCPError]
+@pytest.mark.parametrize("raised_by", ["resource", "tool", "prompt"])
+async def test_a_function_says_a_record_is_not_there(
+    mode: str, expected: type[MCPError], raised_by: str
 ) -> None:
-    """``ResourceNotFoundError`` from a template's function goes out as the server's own
-    "not found" of the client's generation, not as an internal error, and a legacy
-    client raises it back as that class."""
+    """``ResourceNotFoundError`` from a resource, tool or prompt function goes out as
+    the server's own "not found" of the client's generation, not as an internal error,
+    and a legacy client raises it back as that class."""
     mcp = MCPServer("Library")
 
-    @mcp.resource("books://{book_id}")
-    def book(book_id: str) -> str:
+    def look_up(book_id: str) -> str:
         if book_id != "emma":
             raise ResourceNotFoundError(f"books://{book_id}")
         return "Emma"
 
+    mcp.resource("books://{book_id}")(look_up)
+    mcp.tool()(look_up)
+    mcp.prompt()(look_up)
+
     async with Client(mcp, mode=mode) as client:
+
+        async def ask(book_id: str) -> object:
+            if raised_by == "resource":
+                return await client.read_resource(f"books://{book_id}")
+            if raised_by == "tool":
+                return await client.call_tool("look_up", {"book_id": book_id})
+            return await client.get_prompt("look_up", {"book_id": book_id})
+
         with pytest.raises(MCPError) as caught:
-            await client.read_resource("books://nope")
-        assert (await client.read_resource("books://emma")).contents[0].uri == "books://emma"
+            await ask("nope")
+        await ask("emma")  # the connection goes on
     assert type(caught.value) is expected
     assert caught.value.code == (-32002 if mode == "legacy" else -32602)
     assert caught.value.message == "Resource not found: books://nope"
     assert caught.value.data == {"uri": "books://nope"}
+    if isinstance(caught.value, ResourceNotFoundError):
+        assert caught.value.uri == "books://nope"
 
 
 async def test_a_2026_declaration_of_the_wrong_shape_is_invalid_params() -> None:

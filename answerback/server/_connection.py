@@ -163,7 +163,10 @@ class Connection:
                     )
         if handler is None:
             raise MethodNotFoundError(f"Method not found: {request.method!r}")
-        result = await handler(self, client, request)
+        try:
+            result = await handler(self, client, request)
+        except ResourceNotFoundError as exc:  # the server's, or a function's own
+            raise _not_found(client, exc) from None
         if client is not None and client.modern:
             result.setdefault("resultType", "complete")
         return result
@@ -326,7 +329,7 @@ class Connection:
         params = _params(ReadResourceRequestParams, request)
         found = self.registry.find_resource(params.uri)
         if found is None:
-            raise _not_found(client, ResourceNotFoundError(params.uri))
+            raise ResourceNotFoundError(params.uri)
         resource, arguments = found
 
         async def run(context: Context) -> JSONObject:
@@ -336,12 +339,9 @@ class Connection:
                 return self._hand_made(client, context, contents, what, request)
             return self._cacheable(client, ReadResourceResult(contents=[*contents]))
 
-        try:
-            return await self._with_questions(
-                client, request, "resources/read", params.uri, {}, params.request_state, run
-            )
-        except ResourceNotFoundError as exc:  # the function's own record is not there
-            raise _not_found(client, exc) from None
+        return await self._with_questions(
+            client, request, "resources/read", params.uri, {}, params.request_state, run
+        )
 
     async def subscribe(self, client: ClientState | None, request: IncomingRequest) -> JSONObject:
         """Remember a URI to send ``notifications/resources/updated`` for. A connection
@@ -358,9 +358,7 @@ class Connection:
             )
         if self.registry.find_resource(uri) is None:
             advice = "subscribe to a URI this server lists or whose template it lists."
-            raise _not_found(
-                client, ResourceNotFoundError(uri, f"Resource not found: {uri}; {advice}")
-            )
+            raise ResourceNotFoundError(uri, f"Resource not found: {uri}; {advice}")
         if len(self.subscriptions) >= SUBSCRIPTIONS_KEPT:
             raise InvalidParamsError(
                 f"Invalid params: this connection already has {SUBSCRIPTIONS_KEPT} "
@@ -822,10 +820,11 @@ def _declaration(raw_capabilities: Any, raw_info: Any) -> tuple[ClientCapabiliti
     return declared
 
 
-def _not_found(client: ClientState, error: ResourceNotFoundError) -> MCPError:
+def _not_found(client: ClientState | None, error: ResourceNotFoundError) -> MCPError:
     """``error`` as ``client``'s generation says: -32002 until 2025-11-25, invalid params
     (-32602) with the same message and data on 2026-07-28."""
-    return InvalidParamsError(error.message, error.data) if client.modern else error
+    modern = client is not None and client.modern
+    return InvalidParamsError(error.message, error.data) if modern else error
 
 
 _RESULT_TYPES: dict[str, type[MCPModel]] = {

@@ -285,8 +285,9 @@ class URLElicitationRequiredError(MCPError):
 class ResourceNotFoundError(MCPError):
     """No resource has ``uri`` (-32002, with the URI in ``data``).
 
-    Raise it from a resource function for a record that does not exist: the client
-    learns the URI names nothing, rather than getting an internal error. The server
+    Raise it from a resource function for a record that does not exist (or from a tool
+    or prompt that reads one): the client learns the URI names nothing, rather than
+    getting an internal error. The server
     sends it as each generation says, -32002 until 2025-11-25 and -32602 (invalid
     params, same message and data) on 2026-07-28, so a client of that generation
     catches ``InvalidParamsError`` instead.
@@ -298,6 +299,13 @@ class ResourceNotFoundError(MCPError):
             f"Resource not found: {uri}" if message is None else message,
             {"uri": uri},
         )
+
+    @property
+    def uri(self) -> str | None:
+        """The URI that names nothing, as the error's data gives it (``None`` if a peer
+        sent none)."""
+        value = _member(self.data, "uri")
+        return value if isinstance(value, str) else None
 
 
 class ParseError(MCPError):

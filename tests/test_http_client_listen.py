@@ -257,7 +257,7 @@ async def test_a_session_the_server_ends_while_the_client_listens_is_set_up_agai
     warned = [r.getMessage() for r in caplog.records if "ended the session" in r.getMessage()]
     assert len(warned) == 1, warned
     assert "HTTP 404 on the standalone SSE stream" in warned[0]
-    assert "subscribe_resource() again" in warned[0]
+    assert "subscribes it again to the old one's resources" in warned[0]
     assert "setting up a new session now" in warned[0]
 
 

@@ -1,8 +1,7 @@
 """``Client.listen()`` in both eras: one loop in a host receives list changes and
 resource updates whichever era the connection speaks. On 2026-07-28 they come on a
 ``subscriptions/listen`` stream; a legacy server sends them unasked, and the stream
-takes them from the session (resource updates only for URIs ``subscribe_resource()``
-subscribed)."""
+takes them from the session, and the client subscribes the URIs asked for."""
 
 from __future__ import annotations
 
@@ -12,14 +11,16 @@ from typing import Any
 
 import anyio
 import pytest
-from http_support import PATIENCE_SECONDS, serve
+from http_support import PATIENCE_SECONDS, forget_session, serve
 from http_support.apps import http_app
 
 from answerback import Client, StdioServer
 from answerback.client import ListenStream
 from answerback.server import MCPServer
+from answerback.transports.http import StreamableHTTPTransport
 from answerback.types import (
     ConnectionClosedError,
+    MCPError,
     PromptListChangedNotification,
     ResourceUpdatedNotification,
     ServerNotification,
@@ -55,12 +56,6 @@ def library() -> MCPServer:
     return mcp
 
 
-async def follow_news(client: Client) -> None:
-    """What a host does once for resource updates: legacy servers need the subscription."""
-    if client.protocol_version != "2026-07-28":
-        await client.subscribe_resource(NEWS)
-
-
 def pending(stream: ListenStream) -> list[ServerNotification]:
     """Every notification the stream holds now, without waiting."""
     held: list[ServerNotification] = []
@@ -80,16 +75,17 @@ async def test_one_listen_loop_hears_list_changes_and_updates_in_either_era(mode
         if not isinstance(message, Exception):
             seen_by_handler.append(message.method)
 
-    async with Client(mcp, mode=mode, message_handler=handler) as client:
-        await follow_news(client)
-        async with client.listen(tools_list_changed=True, resource_subscriptions=[NEWS]) as stream:
-            assert stream.honoured.tools_list_changed
-            assert stream.honoured.resource_subscriptions == [NEWS]
-            await mcp.notify_tools_changed()
-            await mcp.notify_resource_updated(NEWS)
-            with anyio.fail_after(PATIENCE_SECONDS):
-                first = await stream.receive()
-                second = await stream.receive()
+    async with (
+        Client(mcp, mode=mode, message_handler=handler) as client,
+        client.listen(tools_list_changed=True, resource_subscriptions=[NEWS]) as stream,
+    ):
+        assert stream.honoured.tools_list_changed
+        assert stream.honoured.resource_subscriptions == [NEWS]
+        await mcp.notify_tools_changed()
+        await mcp.notify_resource_updated(NEWS)
+        with anyio.fail_after(PATIENCE_SECONDS):
+            first = await stream.receive()
+            second = await stream.receive()
     assert isinstance(first, ToolListChangedNotification)
     assert isinstance(second, ResourceUpdatedNotification)
     assert second.params.uri == NEWS
@@ -182,14 +178,125 @@ async def test_a_listen_ends_with_the_connection_in_either_era(mode: str) -> Non
 @pytest.mark.parametrize("mode", ERAS)
 async def test_listen_over_http_in_either_era(mode: str) -> None:
     mcp = library()
-    async with serve(http_app(mcp)) as running, Client(running.url, mode=mode) as client:
-        await follow_news(client)
-        async with client.listen(tools_list_changed=True, resource_subscriptions=[NEWS]) as stream:
-            await running.call(mcp.notify_tools_changed)
-            await running.call(lambda: mcp.notify_resource_updated(NEWS))
-            with anyio.fail_after(PATIENCE_SECONDS):
-                first = await stream.receive()
-                second = await stream.receive()
+    async with (
+        serve(http_app(mcp)) as running,
+        Client(running.url, mode=mode) as client,
+        client.listen(tools_list_changed=True, resource_subscriptions=[NEWS]) as stream,
+    ):
+        await running.call(mcp.notify_tools_changed)
+        await running.call(lambda: mcp.notify_resource_updated(NEWS))
+        with anyio.fail_after(PATIENCE_SECONDS):
+            first = await stream.receive()
+            second = await stream.receive()
     assert isinstance(first, ToolListChangedNotification)
     assert isinstance(second, ResourceUpdatedNotification)
     assert second.params.uri == NEWS
+
+
+class Updates:
+    """A ``message_handler`` that keeps the URIs of the resource updates it receives."""
+
+    def __init__(self) -> None:
+        self.uris: list[str] = []
+
+    async def __call__(self, message: Any) -> None:
+        if isinstance(message, ResourceUpdatedNotification):
+            self.uris.append(message.params.uri)
+
+
+async def test_leaving_a_legacy_listen_unsubscribes_what_it_subscribed() -> None:
+    """The legacy server sends updates only to a subscribed session: the listen
+    subscribed ``NEWS`` for its block, so after the block the server sends none."""
+    mcp = library()
+    updates = Updates()
+    async with Client(mcp, mode="legacy", message_handler=updates) as client:
+        async with client.listen(resource_subscriptions=[NEWS]) as stream:
+            await mcp.notify_resource_updated(NEWS)
+            with anyio.fail_after(PATIENCE_SECONDS):
+                assert isinstance(await stream.receive(), ResourceUpdatedNotification)
+        await mcp.notify_resource_updated(NEWS)
+        await client.call_tool("echo", {"text": "after"})  # everything sent has arrived
+    assert updates.uris == [NEWS]
+
+
+async def test_a_hosts_own_subscription_outlives_a_legacy_listen_of_the_same_uri() -> None:
+    mcp = library()
+    updates = Updates()
+    async with Client(mcp, mode="legacy", message_handler=updates) as client:
+        await client.subscribe_resource(NEWS)
+        async with client.listen(resource_subscriptions=[NEWS]):
+            pass
+        await mcp.notify_resource_updated(NEWS)
+        await client.call_tool("echo", {"text": "after"})
+    assert updates.uris == [NEWS]
+
+
+async def test_a_uri_stays_subscribed_while_another_legacy_listen_follows_it() -> None:
+    mcp = library()
+    async with (
+        Client(mcp, mode="legacy") as client,
+        client.listen(resource_subscriptions=[NEWS]) as staying,
+    ):
+        async with client.listen(resource_subscriptions=[NEWS, "library://hours"]):
+            pass
+        await mcp.notify_resource_updated(NEWS)
+        await client.call_tool("echo", {"text": "after"})
+        (update,) = pending(staying)
+    assert isinstance(update, ResourceUpdatedNotification)
+    assert update.params.uri == NEWS
+
+
+async def test_a_refused_legacy_subscription_raises_before_the_block() -> None:
+    """No resource serves ``films://dune``: the legacy server refuses its
+    ``resources/subscribe``, which raises before the block runs, and the URI asked for
+    with it is unsubscribed again."""
+    mcp = library()
+    updates = Updates()
+    async with Client(mcp, mode="legacy", message_handler=updates) as client:
+        with pytest.raises(MCPError) as raised:
+            async with client.listen(resource_subscriptions=[NEWS, "films://dune"]):
+                pytest.fail("the block ran")
+        await mcp.notify_resource_updated(NEWS)
+        await client.call_tool("echo", {"text": "after"})
+    assert "films://dune" in str(raised.value)
+    assert updates.uris == []
+
+
+class Listening(StreamableHTTPTransport):
+    """A transport that sends the session id each GET stream listener starts with."""
+
+    def __init__(self, url: str) -> None:
+        super().__init__(url)
+        self.starts, self.started = anyio.create_memory_object_stream[str | None](10)
+
+    async def _listen_standalone(self, *args: Any) -> None:  # pyright: ignore[reportIncompatibleMethodOverride]
+        self.starts.send_nowait(self.session_id)
+        await super()._listen_standalone(*args)
+
+
+async def test_a_legacy_listen_hears_updates_again_after_the_session_is_set_up_again() -> None:
+    """The HTTP server forgets the session while the host listens: the client sets up a
+    new session, which had no subscription, so the listen heard no update again. Now the
+    client subscribes the new session to what the old one held."""
+    mcp = library()
+    async with serve(http_app(mcp, retry_ms=100)) as running:
+        transport = Listening(running.url)
+        async with (
+            transport.starts,
+            transport.started,
+            Client(transport, mode="legacy") as client,
+            client.listen(resource_subscriptions=[NEWS]) as stream,
+        ):
+            with anyio.fail_after(PATIENCE_SECONDS):
+                first = await transport.started.receive()
+                assert first is not None
+                await running.call(lambda: mcp.notify_resource_updated(NEWS))
+                assert isinstance(await stream.receive(), ResourceUpdatedNotification)
+                await forget_session(running.url, first)
+                second = await transport.started.receive()
+                await client.ping()  # waits for the session's setting up to finish
+                await running.call(lambda: mcp.notify_resource_updated(NEWS))
+                update = await stream.receive()
+    assert second not in (None, first)
+    assert isinstance(update, ResourceUpdatedNotification)
+    assert update.params.uri == NEWS

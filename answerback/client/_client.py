@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import functools
 import logging
+from collections import Counter
 from collections.abc import AsyncGenerator, Collection, Mapping, Sequence
 from contextlib import AsyncExitStack, asynccontextmanager
 from types import TracebackType
@@ -62,6 +63,7 @@ from answerback.types import (
     Completion,
     CompletionArgument,
     CompletionContext,
+    ConnectionClosedError,
     EmptyResult,
     GetPromptRequestParams,
     GetPromptResult,
@@ -270,6 +272,7 @@ class Client:
             refusal_reasons=reasons,
         )
         self.session.on_tools_changed = self._forget_tools
+        self.session.on_session_expired = self._set_up_again
         if url_elicitations is not None:
             self.session.url_elicitations = url_elicitations
         self._exit_stack: AsyncExitStack | None = None
@@ -286,6 +289,15 @@ class Client:
         self._session_listeners: dict[Subscription, SubscriptionFilter] = {}
         """Legacy-era ``listen()`` streams, fed from the session's notifications, with
         what each asked for."""
+        self._subscribed_by_host: set[str] = set()
+        """URIs ``subscribe_resource()`` subscribed (and ``unsubscribe_resource()`` did
+        not end): a session set up again is subscribed to them again."""
+        self._listened_uris: Counter[str] = Counter()
+        """How many open legacy ``listen()`` blocks follow each URI: the last one to end
+        unsubscribes a URI the host did not subscribe itself."""
+        self._subscribed_on_server: set[str] = set()
+        """URIs the current session has confirmed subscribed, so a listen subscribes
+        only what is not yet."""
 
     def __repr__(self) -> str:
         """Where it connects, the era asked for, its state and, once connected, the
@@ -369,6 +381,51 @@ class Client:
         except BaseExceptionGroup as group:
             # The task groups underneath wrap what left the block; show it as it was.
             raise _single_error(group) from None
+
+    async def _set_up_again(self) -> None:
+        """The session's ``on_session_expired``: the handshake again, then the
+        subscriptions the old session held, since a new session has none (a listen
+        would otherwise hear no update again). Other requests wait until this is done."""
+        self._subscribed_on_server.clear()
+        await self.session.negotiation.initialize()
+        uris = self._subscribed_by_host | {uri for uri, n in self._listened_uris.items() if n > 0}
+        if not uris:
+            return
+        resources = self.server_capabilities.resources
+        if resources is None or not resources.subscribe:
+            logger.warning(
+                "the new session's server no longer declares %s, so updates of %s will not "
+                "arrive; read them again when you need them fresh",
+                _SUBSCRIBE,
+                ", ".join(sorted(uris)),
+            )
+            return
+        async with anyio.create_task_group() as tg:
+            for uri in sorted(uris):
+                tg.start_soon(self._subscribe_again, uri)
+
+    async def _subscribe_again(self, uri: str) -> None:
+        """Subscribe the new session to ``uri``; a failure is logged, not raised, so
+        the session set up again still serves every other request."""
+        params = SubscribeRequestParams(uri=uri)
+        try:
+            await self.session.send_request(
+                "resources/subscribe",
+                params,
+                EmptyResult,
+                timeout=self.connect_timeout_seconds,
+                setup=True,
+            )
+        except Exception as exc:
+            logger.warning(
+                "could not subscribe the new session to %r (%s): its updates will not "
+                "arrive; call subscribe_resource(%r) to try again",
+                uri,
+                exc,
+                uri,
+            )
+            return
+        self._subscribed_on_server.add(uri)
 
     async def _notified(self, method: str, params: JSONObject | None, envelope: Envelope) -> None:
         """A server notification: to each legacy-era ``listen()`` stream that asked for
@@ -742,18 +799,27 @@ class Client:
         """Legacy era: receive ``notifications/resources/updated`` for ``uri``.
 
         Raises ``MethodNotFoundError`` without asking a server that did not declare
-        ``resources.subscribe``, as a client may use only what the server declared. On a
-        2026-07-28 connection use ``listen(resource_subscriptions=[uri])``.
+        ``resources.subscribe``, as a client may use only what the server declared. The
+        subscription lasts until ``unsubscribe_resource(uri)``, across a session an HTTP
+        server forgot and the client set up again. ``listen(resource_subscriptions=[uri])``
+        does this for you, in either era.
         """
         params = request_params("subscribe_resource", SubscribeRequestParams, uri=uri)
         self._check_subscribable("subscribe_resource")
         await self.session.send_request("resources/subscribe", params, EmptyResult)
+        self._subscribed_by_host.add(uri)
+        self._subscribed_on_server.add(uri)
 
     async def unsubscribe_resource(self, uri: str) -> None:
         """Legacy era: stop ``notifications/resources/updated`` for ``uri`` (refused as
-        ``subscribe_resource`` is)."""
+        ``subscribe_resource`` is). A URI an open ``listen()`` follows stays subscribed
+        until that block ends, so the listen still hears it."""
         params = request_params("unsubscribe_resource", UnsubscribeRequestParams, uri=uri)
         self._check_subscribable("unsubscribe_resource")
+        self._subscribed_by_host.discard(uri)
+        if self._listened_uris[uri]:
+            return
+        self._subscribed_on_server.discard(uri)
         await self.session.send_request("resources/unsubscribe", params, EmptyResult)
 
     def _check_subscribable(self, call: str) -> None:
@@ -786,9 +852,10 @@ class Client:
         Unread, the stream keeps its ``LISTEN_NOTIFICATIONS_KEPT`` newest notifications.
 
         2026-07-28 opens a ``subscriptions/listen`` stream. A legacy server sends its
-        notifications unasked: the stream takes those asked for from the session (they
-        reach ``message_handler`` too), ``honoured`` is what the server declared, and
-        resource updates come only for URIs ``subscribe_resource()`` subscribed.
+        list changes unasked: the stream takes those asked for from the session (they
+        reach ``message_handler`` too), and ``honoured`` is what the server declared.
+        It subscribes (``resources/subscribe``) each asked URI the client has not
+        subscribed yet, and unsubscribes those when the last block following them ends.
         """
         subscriptions: object = resource_subscriptions
         if isinstance(subscriptions, tuple | set | frozenset):  # checked as a list below
@@ -859,6 +926,8 @@ class Client:
         """Legacy era: ``listen()`` fed from the session's own notifications. There is no
         request to end it, so it ends with the connection, raising
         ``ConnectionClosedError`` as a 2026-07-28 stream does."""
+        uris = list(dict.fromkeys(wanted.resource_subscriptions or ()))
+        await self._follow(uris)
         subscription = Subscription(self.session.server_info)
         self._session_listeners[subscription] = wanted
         endpoint = self.session.endpoint
@@ -875,6 +944,58 @@ class Client:
             del self._session_listeners[subscription]
             subscription.send.close()
             subscription.receive.close()
+            with anyio.CancelScope(shield=True):  # a cancelled block unsubscribes too
+                await self._unfollow(uris)
+
+    async def _follow(self, uris: list[str]) -> None:
+        """Legacy ``listen()``: count the block as following each URI and subscribe
+        those the session is not subscribed to yet. A refusal undoes the block's part
+        and raises, before the block runs."""
+        self._listened_uris.update(uris)
+        try:
+            for uri in uris:
+                if uri not in self._subscribed_on_server:
+                    params = SubscribeRequestParams(uri=uri)
+                    await self.session.send_request("resources/subscribe", params, EmptyResult)
+                    self._subscribed_on_server.add(uri)
+        except BaseException:
+            with anyio.CancelScope(shield=True):
+                await self._unfollow(uris)
+            raise
+
+    async def _unfollow(self, uris: list[str]) -> None:
+        """A legacy ``listen()`` block is over: unsubscribe each URI no other block
+        follows and the host did not subscribe itself. A failure is logged, as the
+        block's own outcome matters more; over a closed connection there is nothing to
+        end."""
+        self._listened_uris.subtract(uris)
+        for uri in uris:
+            if self._listened_uris[uri] > 0:
+                continue
+            del self._listened_uris[uri]
+            if uri in self._subscribed_by_host or uri not in self._subscribed_on_server:
+                continue
+            self._subscribed_on_server.discard(uri)
+            if self.session.endpoint.closing:
+                continue
+            params = UnsubscribeRequestParams(uri=uri)
+            try:
+                await self.session.send_request(
+                    "resources/unsubscribe",
+                    params,
+                    EmptyResult,
+                    timeout=self.connect_timeout_seconds,
+                )
+            except ConnectionClosedError:
+                pass
+            except Exception as exc:
+                logger.warning(
+                    "listen() ended but %s did not unsubscribe %r (%s): its updates may "
+                    "still reach message_handler",
+                    describe_server(self.server_info, starts_sentence=False),
+                    uri,
+                    exc,
+                )
 
     async def set_logging_level(self, level: LoggingLevel) -> None:
         """Ask the server to send log messages at ``level`` and above."""

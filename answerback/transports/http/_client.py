@@ -1064,11 +1064,10 @@ class StreamableHTTPTransport:
         renew = self.on_session_ended
         logger.warning(
             "the server at %s ended the session (HTTP 404 on the standalone SSE stream): "
-            "server messages sent until a new session listens are lost, and a new session "
-            "starts without the old one's resource subscriptions (subscribe_resource() "
-            "again); %s",
+            "server messages sent until a new session listens are lost; %s",
             self.url,
-            "setting up a new session now"
+            "setting up a new session now (a Client subscribes it again to the old one's "
+            "resources)"
             if renew is not None
             else "the next request sets up a new one",
         )

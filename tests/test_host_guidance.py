@@ -130,10 +130,12 @@ class CardHolder(BaseModel):
     name: str
 
 
+@pytest.mark.parametrize("mode", ["legacy", "2026-07-28"])
 async def test_a_callback_that_raises_is_logged_naming_the_request(
-    caplog: pytest.LogCaptureFixture,
+    caplog: pytest.LogCaptureFixture, mode: str
 ) -> None:
-    """In a host with several connections the log line must say which request failed."""
+    """In a host with several connections the log line must say which request failed,
+    in either era (2026-07-28 asks in a result, answered outside any request handler)."""
     mcp = MCPServer("Library")
 
     @mcp.tool()
@@ -144,11 +146,15 @@ async def test_a_callback_that_raises_is_logged_naming_the_request(
         raise RuntimeError("the form renderer crashed")
 
     caplog.set_level(logging.ERROR, logger="answerback.jsonrpc")
-    async with Client(mcp, mode="legacy", elicitation_callback=broken) as client:
+    async with Client(mcp, mode=mode, elicitation_callback=broken) as client:
         with pytest.raises(MCPError):
             await client.call_tool("issue_card")
     [failed] = [record for record in caplog.records if record.name == "answerback.jsonrpc"]
-    assert re.fullmatch(
-        r"request handler for 'elicitation/create' \(id \d+\) from the server failed",
-        failed.getMessage(),
+    asked = (
+        r"\(id \d+\) from the server"
+        if mode == "legacy"
+        else r"\(input request 'elicit-[^']+'\) from the server 'Library' [\d.]+"
     )
+    assert re.fullmatch(
+        rf"request handler for 'elicitation/create' {asked} failed", failed.getMessage()
+    ), failed.getMessage()

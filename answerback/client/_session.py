@@ -454,7 +454,11 @@ class ClientSession:
             except MCPError:
                 raise
             except Exception as exc:
-                raise MCPError.from_error_data(error_from_exception(exc)) from exc
+                answering = (
+                    f"{input_request.method!r} (input request {key!r}) from {self._server_named()}"
+                )
+                error = error_from_exception(exc, answering=answering)
+                raise MCPError.from_error_data(error) from exc
             if isinstance(answer, ErrorData):
                 raise MCPError.from_error_data(answer)
             responses[key] = answer.model_dump(mode="json", by_alias=True, exclude_none=True)
@@ -841,7 +845,9 @@ def _no_back_channel(exc: MCPError) -> MCPError | None:
     asked with a server-to-client request (the official SDK's ``ctx.elicit`` and friends),
     which this era cannot carry: only a legacy connection lets that tool ask. The advice
     goes into the message, as ``explain_refusal`` does on 2026-07-28, because the
-    server's words give the host nothing to act on."""
+    server's words give the host nothing to act on. Told apart by the words alone (no
+    code says it), as the official SDK words it: ``tests/test_host_guidance.py`` runs
+    that SDK's server to catch a rewording."""
     if exc.code != INVALID_REQUEST or not any(m in exc.message for m in _SERVER_REQUESTS):
         return None
     advice = (

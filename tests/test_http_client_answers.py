@@ -72,16 +72,25 @@ class FailsAnswers:
     """Wraps an app: the first ``count`` answer POSTs meet a proxy's ``status`` page,
     ``after`` the app took them (the proxy lost the response) or before (the app never
     saw them); answer POSTs after those get ``then`` (a status) if given, else go on to
-    the app. Every answer POST is counted.
+    the app, refused as the scaled-out server refuses a second answer (``owner_stopped``:
+    as it refuses one whose asking replica stopped). Every answer POST is counted.
 
     With ``after``, the call's result is held until the answer was POSTed again, as a
     slower path to the client would: else the result, which the first answer already
     brought about, could end the call before the client even read the 502."""
 
     def __init__(
-        self, app: Any, status: int, *, after: bool, count: int = 1, then: int | None = None
+        self,
+        app: Any,
+        status: int,
+        *,
+        after: bool,
+        count: int = 1,
+        then: int | None = None,
+        owner_stopped: bool = False,
     ) -> None:
         self.app, self.status, self.after, self.count, self.then = app, status, after, count, then
+        self.owner_stopped = owner_stopped
         self.answers = 0
         self.sent_again: anyio.Event | None = None
         """Set once the answer was POSTed again (made on the server's loop)."""
@@ -113,12 +122,20 @@ class FailsAnswers:
             if self.then is None:
                 await self.app(scope, replaying(body, receive), send)
             else:
-                said = (
-                    "Conflict: the response to request 'q1' was refused: it was already "
-                    "answered. A request takes one answer, while its call is open."
+                why, data = (
+                    ("the server process that asked it has stopped", None)
+                    if self.owner_stopped
+                    else ("it was already answered", {"reason": "already_answered"})
                 )
-                error = {"jsonrpc": "2.0", "id": None, "error": {"code": -32600, "message": said}}
-                await respond(send, self.then, json.dumps(error).encode())
+                said = (
+                    f"Conflict: the response to request 'q1' was refused: {why}. A request "
+                    "takes one answer, while its call is open."
+                )
+                error: dict[str, Any] = {"code": -32600, "message": said}
+                if data is not None:
+                    error["data"] = data
+                body = json.dumps({"jsonrpc": "2.0", "id": None, "error": error}).encode()
+                await respond(send, self.then, body)
             return
         if self.after:
             await self.app(scope, replaying(body, receive), swallow)
@@ -151,7 +168,7 @@ async def test_an_answer_that_meets_a_proxys_error_page_is_sent_again(
 async def test_already_answered_after_a_lost_response_is_success() -> None:
     """Scaled out, the server refuses a second answer to one question with 409. After a
     502 that may have hidden the first answer's arrival, that refusal says the first
-    one arrived: the call goes on (it failed, as a refused answer)."""
+    one arrived: the call goes on (it used to fail, as for a refused answer)."""
     app = http_app()
     wrapper = FailsAnswers(app, 502, after=True, then=409)
     async with (
@@ -163,6 +180,21 @@ async def test_already_answered_after_a_lost_response_is_success() -> None:
         await running.call(app.close_sessions)
     assert result.content == [TextContent(text="once:TAG=ONCE")]
     assert wrapper.answers == 2
+
+
+async def test_a_stopped_asker_after_a_lost_response_ends_the_call() -> None:
+    """A 409 saying the replica that asked has stopped is no proof that the first try
+    arrived, whatever came before it: the call fails with the server's reason."""
+    app = http_app()
+    wrapper = FailsAnswers(app, 502, after=False, then=409, owner_stopped=True)
+    async with (
+        serve(wrapper) as running,
+        Client(running.url, mode="legacy", elicitation_callback=answer_upper) as client,
+    ):
+        with anyio.fail_after(PATIENCE_SECONDS):
+            with pytest.raises(ConnectionClosedError, match="that asked it has stopped"):
+                await client.call_tool("echo_elicit", {"tag": "orphaned"})
+        await running.call(app.close_sessions)
 
 
 async def test_a_conflict_after_a_503_still_ends_the_call() -> None:

@@ -394,6 +394,7 @@ async def test_session_served_by_every_replica_and_answers_routed_to_the_owner(
         again = await raw.post(0, answer(question["id"]))
         assert again.status_code == 409
         assert "already answered" in error_of(again)["message"]
+        assert error_of(again)["data"] == {"reason": "already_answered"}  # for programs
         other = RawSession(http, urls)
         await other.initialize(2)
         stolen = await other.post(1, answer(question["id"]))

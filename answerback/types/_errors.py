@@ -36,6 +36,10 @@ bytes): wait for answers, then send again. answerback's own code, from JSON-RPC'
 for implementations (MCP defines none); a client does not mistake it for an older server."""
 AUTHORIZATION_FAILED = "authorization_failed"
 """The ``reason`` in a -32000 error's data when the request could not be authorized."""
+ALREADY_ANSWERED = "already_answered"
+"""The ``reason`` in the data of a 409 refusing an answer the server had already taken:
+an earlier try of the same answer reached it (its response was lost), so the client
+counts it as delivered. Any other refusal of an answer ends the call it belonged to."""
 SERVER_CLOSED = "server_closed"
 """The ``reason`` in a -32000 error's data when the server answers a request it will not
 finish because it is closing the session or stopping: the peer saying the connection is

@@ -74,7 +74,7 @@ from answerback.transports._pipes import UntakenMessages, until_drained
 from answerback.transports.http._oauth_discovery import Challenge
 from answerback.transports.http._sse import Event, EventParser, MessageTooLarge
 from answerback.types import META_PROTOCOL_VERSION, AuthorizationError
-from answerback.types._errors import AUTHORIZATION_FAILED, CONNECTION_CLOSED
+from answerback.types._errors import ALREADY_ANSWERED, AUTHORIZATION_FAILED, CONNECTION_CLOSED
 from answerback.types._versions import SUPPORTED_VERSIONS, is_modern
 
 logger = logging.getLogger("answerback.http")
@@ -1066,8 +1066,7 @@ class StreamableHTTPTransport:
             "the server at %s ended the session (HTTP 404 on the standalone SSE stream): "
             "server messages sent until a new session listens are lost; %s",
             self.url,
-            "setting up a new session now (a Client subscribes it again to the old one's "
-            "resources)"
+            "setting up a new session now (a Client subscribes it again to the old one's resources)"
             if renew is not None
             else "the next request sets up a new one",
         )
@@ -1190,7 +1189,12 @@ class StreamableHTTPTransport:
                         # The next request meets the same 404 and sets the session up again.
                         logger.info("session expired; dropped %s", what)
                         return
-                    if status == 409 and maybe_taken and method is None:
+                    if (
+                        status == 409
+                        and maybe_taken
+                        and method is None
+                        and _error_reason_in(raw) == ALREADY_ANSWERED
+                    ):
                         logger.info(
                             "the server already had the answer to its request %r: an "
                             "earlier try, whose response was lost, reached it",
@@ -1587,11 +1591,21 @@ def _what_is_known(response: httpx2.Response) -> str:
 def _error_message_in(body: bytes) -> str | None:
     """The message of the JSON-RPC error ``body`` holds, if it holds one (a server
     refusing what we sent explains itself so, with the id null)."""
+    said = _error_member(body, "message")
+    return said if isinstance(said, str) and said else None
+
+
+def _error_reason_in(body: bytes) -> object:
+    """The ``reason`` in the data of the JSON-RPC error ``body`` holds, if any."""
+    data = as_object(_error_member(body, "data"))
+    return data.get("reason") if data is not None else None
+
+
+def _error_member(body: bytes, name: str) -> object:
     envelope = decode(body) if body else None
     message = as_object(envelope.message) if isinstance(envelope, Envelope) else None
     error = as_object(message.get("error")) if message is not None else None
-    said = error.get("message") if error is not None else None
-    return said if isinstance(said, str) and said else None
+    return error.get(name) if error is not None else None
 
 
 def _backoff(

@@ -38,7 +38,12 @@ from answerback.transports.http._notification_bus import (
 from answerback.transports.http._question_ids import QuestionIds
 from answerback.transports.http._serving import error_response
 from answerback.transports.http._state import ServerState, StateUnavailable
-from answerback.types._errors import CONNECTION_CLOSED, INVALID_REQUEST, SERVER_CLOSED
+from answerback.types._errors import (
+    ALREADY_ANSWERED,
+    CONNECTION_CLOSED,
+    INVALID_REQUEST,
+    SERVER_CLOSED,
+)
 
 if TYPE_CHECKING:
     from answerback.transports.http._legacy_session import Event, LegacySession
@@ -250,7 +255,7 @@ class Replication:
                 return Response(status_code=202)
             if forwarded is Forwarded.OWNER_STOPPED:
                 return _refused_answer(wire_id, "the server process that asked it has stopped")
-        return _refused_answer(wire_id, "it was already answered")
+        return _refused_answer(wire_id, "it was already answered", ALREADY_ANSWERED)
 
     async def owner_of(self, session_id: str, request_id: RequestId) -> str | None:
         """The replica owning an open call of the session, if another one does."""
@@ -392,12 +397,13 @@ def _answers(data: bytes, request_id: RequestId) -> bool:
     )
 
 
-def _refused_answer(wire_id: str, why: str) -> Response:
+def _refused_answer(wire_id: str, why: str, reason: str | None = None) -> Response:
     return error_response(
         409,
         INVALID_REQUEST,
         f"Conflict: the response to request {wire_id!r} was refused: {why}. A request "
         "takes one answer, while its call is open.",
+        data=None if reason is None else {"reason": reason},
     )
 
 

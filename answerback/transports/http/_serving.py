@@ -152,10 +152,15 @@ def error_response(
     message: str,
     request_id: RequestId | None = None,
     headers: dict[str, str] | None = None,
+    data: JSONObject | None = None,
 ) -> Response:
-    """An HTTP error whose body is a JSON-RPC error response saying what to fix."""
+    """An HTTP error whose body is a JSON-RPC error response saying what to fix (and,
+    in ``data``, what a program reads rather than the words)."""
+    error: JSONObject = {"code": code, "message": message}
+    if data is not None:
+        error["data"] = data
     return JSONResponse(
-        {"jsonrpc": "2.0", "id": request_id, "error": {"code": code, "message": message}},
+        {"jsonrpc": "2.0", "id": request_id, "error": error},
         status_code=status,
         headers=headers,
     )

@@ -781,3 +781,43 @@ async def test_a_resume_gives_up_the_missed_broadcasts_after_its_time_bound(
                     await warned.logged.wait()
     finally:
         logging.getLogger("answerback.http").removeHandler(warned)
+
+
+class FailingBus(StuckBus):
+    """A replaying bus whose ``notices_since`` fails with something else than the
+    ``ConnectionError`` its protocol names (redis-py's timeout, a third-party bug)."""
+
+    async def notices_since(self, ms: int, limit: int) -> NoticesSince:
+        self.asked.set()
+        raise TimeoutError("the bus timed out")
+
+
+async def test_a_replay_that_fails_leaves_the_replica_serving(redis: Redis) -> None:
+    """The replay runs as a task of the app's: failing, it ended the app's task group,
+    and the replica answered every request after that with an error. Now it is logged,
+    and the replica serves on."""
+    warned = Warned("sending the broadcasts raised while no replica held it failed")
+    logging.getLogger("answerback.http").addHandler(warned)
+    failing: list[FailingBus] = []
+
+    def fails(bus: RedisNotificationBus) -> FailingBus:
+        failing.append(FailingBus(bus))
+        return failing[0]
+
+    try:
+        async with AsyncExitStack() as stack:
+            _, urls, _ = await two_replicas(redis, stack, b_bus=fails)
+            http = await stack.enter_async_context(httpx2.AsyncClient(timeout=PATIENCE_SECONDS))
+            raw = RawSession(http, urls)
+            await raw.initialize(0)
+            primed = await left_get_stream(http, raw)
+            with anyio.fail_after(PATIENCE_SECONDS):
+                async with resume_on_b(http, raw, primed) as resumed:
+                    assert resumed.status_code == 200
+                    await warned.logged.wait()
+                other = RawSession(http, urls)
+                await other.initialize(1)  # replica b, after its replay failed
+                listed = await other.post(1, other.request("tools/list"))
+    finally:
+        logging.getLogger("answerback.http").removeHandler(warned)
+    assert listed.status_code == 200, listed.text

@@ -965,10 +965,12 @@ class Client:
 
     async def _unfollow(self, uris: list[str]) -> None:
         """A legacy ``listen()`` block is over: unsubscribe each URI no other block
-        follows and the host did not subscribe itself. A failure is logged, as the
-        block's own outcome matters more; over a closed connection there is nothing to
-        end."""
+        follows and the host did not subscribe itself, all at once. Shielded (a
+        cancelled block unsubscribes too), each waits ``UNSUBSCRIBE_SECONDS`` at most,
+        and a failure is logged, as the block's own outcome matters more; over a closed
+        connection there is nothing to end."""
         self._listened_uris.subtract(uris)
+        leaving: list[str] = []
         for uri in uris:
             if self._listened_uris[uri] > 0:
                 continue
@@ -976,26 +978,28 @@ class Client:
             if uri in self._subscribed_by_host or uri not in self._subscribed_on_server:
                 continue
             self._subscribed_on_server.discard(uri)
-            if self.session.endpoint.closing:
-                continue
-            params = UnsubscribeRequestParams(uri=uri)
-            try:
-                await self.session.send_request(
-                    "resources/unsubscribe",
-                    params,
-                    EmptyResult,
-                    timeout=self.connect_timeout_seconds,
-                )
-            except ConnectionClosedError:
-                pass
-            except Exception as exc:
-                logger.warning(
-                    "listen() ended but %s did not unsubscribe %r (%s): its updates may "
-                    "still reach message_handler",
-                    describe_server(self.server_info, starts_sentence=False),
-                    uri,
-                    exc,
-                )
+            leaving.append(uri)
+        if leaving and not self.session.endpoint.closing:
+            async with anyio.create_task_group() as tg:
+                for uri in leaving:
+                    tg.start_soon(self._unsubscribe_leaving, uri)
+
+    async def _unsubscribe_leaving(self, uri: str) -> None:
+        params = UnsubscribeRequestParams(uri=uri)
+        try:
+            await self.session.send_request(
+                "resources/unsubscribe", params, EmptyResult, timeout=UNSUBSCRIBE_SECONDS
+            )
+        except ConnectionClosedError:
+            pass
+        except Exception as exc:
+            logger.warning(
+                "listen() ended but %s did not unsubscribe %r (%s): its updates may "
+                "still reach message_handler",
+                describe_server(self.server_info, starts_sentence=False),
+                uri,
+                exc,
+            )
 
     async def set_logging_level(self, level: LoggingLevel) -> None:
         """Ask the server to send log messages at ``level`` and above."""
@@ -1063,6 +1067,11 @@ def _tool_call_params(name: str, arguments: dict[str, Any] | None) -> JSONObject
                 "levels deep."
             ) from exc
     return params
+
+
+UNSUBSCRIBE_SECONDS = 5.0
+"""How long the end of a legacy ``listen()`` block waits for each unsubscribe: it is
+shielded from the cancellation that may have ended the block, so it must end by itself."""
 
 
 _CLIENT_META_KEYS = frozenset(

@@ -190,7 +190,9 @@ class ReplayAsker:
         if digest is None:
             digest = content_digest(method, params)
         key = f"{_SHORT_NAMES.get(method, 'ask')}-{self._occurrences.next(digest)}-{digest}"
-        answer = self._checked.get(key) or self._answers.get(key)
+        answer = self._checked.get(key)
+        if answer is None:
+            answer = self._answers.get(key)
         if answer is None:
             permitted()
             raise InputNeeded([Question(key, method, params)])

@@ -113,7 +113,7 @@ class RegisteredTool:
     """Whether a returned list may hold content blocks, so is looked through for them:
     not under an annotation a list with one in it would not fit (``list[int]``), where
     the look would cost as much as sending the list."""
-    on_loop: bool = True
+    on_loop: bool = False
     """An ``async def``, awaited on the event loop; anything else runs in a worker
     thread (``Signature.on_loop``)."""
 

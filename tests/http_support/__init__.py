@@ -243,7 +243,8 @@ def served_by_answerback(script: Path) -> Generator[str, None, None]:
                 lines.put(line)
             lines.put("")  # the end: the process closed its stderr
 
-        threading.Thread(target=drain, daemon=True).start()
+        reader = threading.Thread(target=drain, daemon=True)
+        reader.start()
         try:
             said: list[str] = []
             deadline = time.monotonic() + PATIENCE_SECONDS
@@ -265,6 +266,7 @@ def served_by_answerback(script: Path) -> Generator[str, None, None]:
                 process.wait(timeout=10)
             except subprocess.TimeoutExpired:
                 process.kill()
+            reader.join(PATIENCE_SECONDS)  # done reading before the pipe is closed
 
 
 def python_server(script: Path, *args: str) -> list[str]:

@@ -134,48 +134,55 @@ class Replication:
         session.resuming.append(caught)
         task_status.started()
         sent = 0
-        with anyio.move_on_after(MISSED_BROADCASTS_SECONDS) as bounded:
-            try:
-                since = stored_at - int(BUS_LAG_MARGIN_SECONDS * 1000)
-                found = await bus.notices_since(since, MISSED_BROADCASTS_LIMIT)
-            except ConnectionError as exc:
-                logger.warning(
-                    "session %s resumed its GET stream, but the broadcasts raised while no "
-                    "replica held it could not be read, so it misses them: %s",
-                    session.id,
-                    exc,
-                )
-                return
-            finally:
-                session.resuming.remove(caught)
-            if not found.complete:
-                logger.warning(
-                    "session %s resumed its GET stream after more broadcasts than a resume "
-                    "reads (the newest %d of the bus) or than the bus keeps: the older "
-                    "list changes and resource updates it may have missed are skipped; "
-                    "it gets the newest",
-                    session.id,
-                    MISSED_BROADCASTS_LIMIT,
-                )
-            given = _broadcasts(data for _, data in replayed)
-            given |= _broadcasts(data for _, (_, data) in caught)
-            for notice in found.notices:
-                message = _wanted(session, notice)
-                if message is None or _broadcast_key(message) in given:
-                    continue
-                if session.closed:
+        try:
+            with anyio.move_on_after(MISSED_BROADCASTS_SECONDS) as bounded:
+                try:
+                    since = stored_at - int(BUS_LAG_MARGIN_SECONDS * 1000)
+                    found = await bus.notices_since(since, MISSED_BROADCASTS_LIMIT)
+                except ConnectionError as exc:
+                    logger.warning(
+                        "session %s resumed its GET stream, but the broadcasts raised while no "
+                        "replica held it could not be read, so it misses them: %s",
+                        session.id,
+                        exc,
+                    )
                     return
-                given.add(_broadcast_key(message))
-                await session.deliver_broadcast(message)
-                sent += 1
-        if bounded.cancelled_caught:
-            logger.warning(
-                "session %s resumed its GET stream, but reading and sending the broadcasts "
-                "raised while no replica held it took over %.0f s (is Redis slow?): the "
-                "list changes and resource updates not sent by then (%d were) are skipped",
+                finally:
+                    session.resuming.remove(caught)
+                if not found.complete:
+                    logger.warning(
+                        "session %s resumed its GET stream after more broadcasts than a resume "
+                        "reads (the newest %d of the bus) or than the bus keeps: the older "
+                        "list changes and resource updates it may have missed are skipped; "
+                        "it gets the newest",
+                        session.id,
+                        MISSED_BROADCASTS_LIMIT,
+                    )
+                given = _broadcasts(data for _, data in replayed)
+                given |= _broadcasts(data for _, (_, data) in caught)
+                for notice in found.notices:
+                    message = _wanted(session, notice)
+                    if message is None or _broadcast_key(message) in given:
+                        continue
+                    if session.closed:
+                        return
+                    given.add(_broadcast_key(message))
+                    await session.deliver_broadcast(message)
+                    sent += 1
+            if bounded.cancelled_caught:
+                logger.warning(
+                    "session %s resumed its GET stream, but reading and sending the broadcasts "
+                    "raised while no replica held it took over %.0f s (is Redis slow?): the "
+                    "list changes and resource updates not sent by then (%d were) are skipped",
+                    session.id,
+                    MISSED_BROADCASTS_SECONDS,
+                    sent,
+                )
+        except Exception:  # a task of the app's: failing, it would end every request
+            logger.exception(
+                "session %s resumed its GET stream, but sending the broadcasts raised while "
+                "no replica held it failed: it misses them",
                 session.id,
-                MISSED_BROADCASTS_SECONDS,
-                sent,
             )
 
     # -- the owner's side ------------------------------------------------------------

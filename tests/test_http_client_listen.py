@@ -18,7 +18,14 @@ from typing import Any
 import anyio
 import httpx2
 import pytest
-from http_support import PATIENCE_SECONDS, forget_session, read_request_body, replaying, serve
+from http_support import (
+    PATIENCE_SECONDS,
+    Listening,
+    forget_session,
+    read_request_body,
+    replaying,
+    serve,
+)
 from http_support.apps import tagged_server
 
 from answerback import Client
@@ -206,18 +213,6 @@ def test_retry_after_as_a_future_date_is_the_seconds_until_then() -> None:
     waited = client_module._retry_after(httpx2.Response(503, headers={"retry-after": when}))  # pyright: ignore[reportPrivateUsage]
     assert waited is not None
     assert 115 <= waited <= 120
-
-
-class Listening(StreamableHTTPTransport):
-    """A transport that sends the session id each GET stream listener starts with."""
-
-    def __init__(self, url: str) -> None:
-        super().__init__(url)
-        self.starts, self.started = anyio.create_memory_object_stream[str | None](10)
-
-    async def _listen_standalone(self, *args: Any) -> None:  # pyright: ignore[reportIncompatibleMethodOverride]
-        self.starts.send_nowait(self.session_id)
-        await super()._listen_standalone(*args)
 
 
 async def test_a_session_the_server_ends_while_the_client_listens_is_set_up_again(

@@ -11,13 +11,12 @@ from typing import Any
 
 import anyio
 import pytest
-from http_support import PATIENCE_SECONDS, forget_session, serve
+from http_support import PATIENCE_SECONDS, Listening, forget_session, serve
 from http_support.apps import http_app
 
 from answerback import Client, StdioServer
 from answerback.client import ListenStream
 from answerback.server import MCPServer
-from answerback.transports.http import StreamableHTTPTransport
 from answerback.types import (
     ConnectionClosedError,
     MCPError,
@@ -260,18 +259,6 @@ async def test_a_refused_legacy_subscription_raises_before_the_block() -> None:
         await client.call_tool("echo", {"text": "after"})
     assert "films://dune" in str(raised.value)
     assert updates.uris == []
-
-
-class Listening(StreamableHTTPTransport):
-    """A transport that sends the session id each GET stream listener starts with."""
-
-    def __init__(self, url: str) -> None:
-        super().__init__(url)
-        self.starts, self.started = anyio.create_memory_object_stream[str | None](10)
-
-    async def _listen_standalone(self, *args: Any) -> None:  # pyright: ignore[reportIncompatibleMethodOverride]
-        self.starts.send_nowait(self.session_id)
-        await super()._listen_standalone(*args)
 
 
 async def test_a_legacy_listen_hears_updates_again_after_the_session_is_set_up_again() -> None:

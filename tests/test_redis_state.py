@@ -12,10 +12,15 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import AsyncGenerator, AsyncIterator, Callable, Iterator, Sequence
-from contextlib import AbstractAsyncContextManager, AsyncExitStack
+from collections.abc import AsyncGenerator, AsyncIterator, Callable, Generator, Iterator, Sequence
+from contextlib import (
+    AbstractAsyncContextManager,
+    AsyncExitStack,
+    asynccontextmanager,
+    contextmanager,
+)
 from pathlib import Path
-from typing import Any, cast
+from typing import Any, TypeVar, cast
 
 import anyio
 import httpx2
@@ -728,20 +733,25 @@ class Warned(logging.Handler):
             self.logged.set()
 
 
-async def test_a_resume_answers_at_once_while_redis_hangs_on_the_missed_broadcasts(
-    redis: Redis, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """The GET's response starts while the broadcasts it missed are still being read;
-    the read is given up when the app stops (the time bound is far off here)."""
-    monkeypatch.setattr(_replication, "MISSED_BROADCASTS_SECONDS", 3600.0)
-    stuck: list[StuckBus] = []
+BusT = TypeVar("BusT", bound=StuckBus)
 
-    def hanging(bus: RedisNotificationBus) -> StuckBus:
-        stuck.append(StuckBus(bus))
-        return stuck[0]
+
+@asynccontextmanager
+async def resumed_on_b_with(
+    redis: Redis, wrapper: Callable[[RedisNotificationBus], BusT]
+) -> AsyncGenerator[tuple[BusT, httpx2.AsyncClient, list[str]], None]:
+    """Replicas a and b, b's notification bus wrapped by ``wrapper``; a session's GET
+    stream opened on a, left, and resumed on b (answered 200). While the resumed stream
+    is open (and ``PATIENCE_SECONDS`` at most): the wrapped bus, the HTTP client and the
+    replicas' URLs. Leaving stops both apps."""
+    wrapped: list[BusT] = []
+
+    def wrap(bus: RedisNotificationBus) -> BusT:
+        wrapped.append(wrapper(bus))
+        return wrapped[0]
 
     async with AsyncExitStack() as stack:
-        _, urls, _ = await two_replicas(redis, stack, b_bus=hanging)
+        _, urls, _ = await two_replicas(redis, stack, b_bus=wrap)
         http = await stack.enter_async_context(httpx2.AsyncClient(timeout=PATIENCE_SECONDS))
         raw = RawSession(http, urls)
         await raw.initialize(0)
@@ -749,9 +759,30 @@ async def test_a_resume_answers_at_once_while_redis_hangs_on_the_missed_broadcas
         with anyio.fail_after(PATIENCE_SECONDS):
             async with resume_on_b(http, raw, primed) as resumed:
                 assert resumed.status_code == 200
-                await stuck[0].asked.wait()
-                assert not stuck[0].given_up.is_set()
-    assert stuck[0].given_up.is_set()  # ended with the app, not left running
+                yield wrapped[0], http, urls
+
+
+@contextmanager
+def warned(text: str) -> Generator[anyio.Event]:
+    """Set once the ``answerback.http`` logger emits a record holding ``text``."""
+    handler = Warned(text)
+    logging.getLogger("answerback.http").addHandler(handler)
+    try:
+        yield handler.logged
+    finally:
+        logging.getLogger("answerback.http").removeHandler(handler)
+
+
+async def test_a_resume_answers_at_once_while_redis_hangs_on_the_missed_broadcasts(
+    redis: Redis, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The GET's response starts while the broadcasts it missed are still being read;
+    the read is given up when the app stops (the time bound is far off here)."""
+    monkeypatch.setattr(_replication, "MISSED_BROADCASTS_SECONDS", 3600.0)
+    async with resumed_on_b_with(redis, StuckBus) as (stuck, _, _):
+        await stuck.asked.wait()
+        assert not stuck.given_up.is_set()
+    assert stuck.given_up.is_set()  # ended with the app, not left running
 
 
 async def test_a_resume_gives_up_the_missed_broadcasts_after_its_time_bound(
@@ -760,27 +791,9 @@ async def test_a_resume_gives_up_the_missed_broadcasts_after_its_time_bound(
     """Redis hangs on the read: once ``MISSED_BROADCASTS_SECONDS`` have passed (none,
     here) the resume stops waiting for it and a warning says what was skipped."""
     monkeypatch.setattr(_replication, "MISSED_BROADCASTS_SECONDS", 0.0)
-    warned = Warned("the list changes and resource updates not sent by then")
-    logging.getLogger("answerback.http").addHandler(warned)
-    stuck: list[StuckBus] = []
-
-    def hanging(bus: RedisNotificationBus) -> StuckBus:
-        stuck.append(StuckBus(bus))
-        return stuck[0]
-
-    try:
-        async with AsyncExitStack() as stack:
-            _, urls, _ = await two_replicas(redis, stack, b_bus=hanging)
-            http = await stack.enter_async_context(httpx2.AsyncClient(timeout=PATIENCE_SECONDS))
-            raw = RawSession(http, urls)
-            await raw.initialize(0)
-            primed = await left_get_stream(http, raw)
-            with anyio.fail_after(PATIENCE_SECONDS):
-                async with resume_on_b(http, raw, primed) as resumed:
-                    assert resumed.status_code == 200
-                    await warned.logged.wait()
-    finally:
-        logging.getLogger("answerback.http").removeHandler(warned)
+    with warned("the list changes and resource updates not sent by then") as logged:
+        async with resumed_on_b_with(redis, StuckBus):
+            await logged.wait()
 
 
 class FailingBus(StuckBus):
@@ -796,28 +809,10 @@ async def test_a_replay_that_fails_leaves_the_replica_serving(redis: Redis) -> N
     """The replay runs as a task of the app's: failing, it ended the app's task group,
     and the replica answered every request after that with an error. Now it is logged,
     and the replica serves on."""
-    warned = Warned("sending the broadcasts raised while no replica held it failed")
-    logging.getLogger("answerback.http").addHandler(warned)
-    failing: list[FailingBus] = []
-
-    def fails(bus: RedisNotificationBus) -> FailingBus:
-        failing.append(FailingBus(bus))
-        return failing[0]
-
-    try:
-        async with AsyncExitStack() as stack:
-            _, urls, _ = await two_replicas(redis, stack, b_bus=fails)
-            http = await stack.enter_async_context(httpx2.AsyncClient(timeout=PATIENCE_SECONDS))
-            raw = RawSession(http, urls)
-            await raw.initialize(0)
-            primed = await left_get_stream(http, raw)
-            with anyio.fail_after(PATIENCE_SECONDS):
-                async with resume_on_b(http, raw, primed) as resumed:
-                    assert resumed.status_code == 200
-                    await warned.logged.wait()
-                other = RawSession(http, urls)
-                await other.initialize(1)  # replica b, after its replay failed
-                listed = await other.post(1, other.request("tools/list"))
-    finally:
-        logging.getLogger("answerback.http").removeHandler(warned)
+    with warned("sending the broadcasts raised while no replica held it failed") as logged:
+        async with resumed_on_b_with(redis, FailingBus) as (_, http, urls):
+            await logged.wait()
+            other = RawSession(http, urls)
+            await other.initialize(1)  # replica b, after its replay failed
+            listed = await other.post(1, other.request("tools/list"))
     assert listed.status_code == 200, listed.text

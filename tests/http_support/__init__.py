@@ -46,7 +46,7 @@ from support import ReportingEventLoop, server_object
 
 from answerback import StdioServer
 from answerback.server import MCPServer
-from answerback.transports.http import StreamableHTTPApp
+from answerback.transports.http import StreamableHTTPApp, StreamableHTTPTransport
 from answerback.transports.http._sse import EventParser
 from answerback.transports.http._uvicorn import uvicorn_server
 
@@ -267,6 +267,18 @@ def served_by_answerback(script: Path) -> Generator[str, None, None]:
             except subprocess.TimeoutExpired:
                 process.kill()
             reader.join(PATIENCE_SECONDS)  # done reading before the pipe is closed
+
+
+class Listening(StreamableHTTPTransport):
+    """A transport that sends the session id each GET stream listener starts with."""
+
+    def __init__(self, url: str) -> None:
+        super().__init__(url)
+        self.starts, self.started = anyio.create_memory_object_stream[str | None](10)
+
+    async def _listen_standalone(self, *args: Any) -> None:  # pyright: ignore[reportIncompatibleMethodOverride]
+        self.starts.send_nowait(self.session_id)
+        await super()._listen_standalone(*args)
 
 
 def python_server(script: Path, *args: str) -> list[str]:

@@ -5,17 +5,26 @@ takes them from the session, and the client subscribes the URIs asked for."""
 
 from __future__ import annotations
 
+import logging
 import sys
 from pathlib import Path
 from typing import Any
 
 import anyio
 import pytest
-from http_support import PATIENCE_SECONDS, Listening, forget_session, serve
+from http_support import (
+    PATIENCE_SECONDS,
+    Listening,
+    forget_session,
+    read_request_body,
+    replaying,
+    serve,
+)
 from http_support.apps import http_app
 
 from answerback import Client, StdioServer
 from answerback.client import ListenStream
+from answerback.client import _client as client_module
 from answerback.server import MCPServer
 from answerback.types import (
     ConnectionClosedError,
@@ -287,3 +296,44 @@ async def test_a_legacy_listen_hears_updates_again_after_the_session_is_set_up_a
     assert second not in (None, first)
     assert isinstance(update, ResourceUpdatedNotification)
     assert update.params.uri == NEWS
+
+
+class NeverUnsubscribes:
+    """Wraps an app: a ``resources/unsubscribe`` POST is never answered (a server that
+    hangs on it); everything else goes through."""
+
+    def __init__(self, app: Any) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] == "http" and scope["method"] == "POST":
+            body = await read_request_body(receive)
+            if b'"resources/unsubscribe"' in body:
+                await anyio.sleep_forever()
+            receive = replaying(body, receive)
+        await self.app(scope, receive, send)
+
+
+async def test_a_cancelled_legacy_listen_ends_though_its_unsubscribe_is_never_answered(
+    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Leaving a block unsubscribes shielded from the cancellation that ended it, so a
+    server that never answers would hold the block open: each unsubscribe waits
+    ``UNSUBSCRIBE_SECONDS`` at most (none, here), then a warning says what was left."""
+    monkeypatch.setattr(client_module, "UNSUBSCRIBE_SECONDS", 0.0)
+    caplog.set_level(logging.WARNING, "answerback.client")
+    mcp = library()
+    async with (
+        serve(NeverUnsubscribes(http_app(mcp))) as running,
+        Client(running.url, mode="legacy") as client,
+    ):
+        with anyio.fail_after(PATIENCE_SECONDS):
+            with anyio.CancelScope() as scope:
+                async with client.listen(resource_subscriptions=[NEWS]):
+                    scope.cancel()
+                    await anyio.sleep_forever()
+            echoed = await client.call_tool("echo", {"text": "still here"})
+    assert echoed.text == "still here"
+    left = [r.getMessage() for r in caplog.records if "did not unsubscribe" in r.getMessage()]
+    assert len(left) == 1, left
+    assert repr(NEWS) in left[0]

@@ -231,3 +231,30 @@ def test_retiring_features_tells_clients_of_both_generations() -> None:
             f"{mode}: calling lend fails: Unknown tool 'lend'",
         ]
     assert run_example("retiring_features.py") == lines
+
+
+def test_trace_context_reaches_the_tool_in_both_generations() -> None:
+    trace = "4bf92f3577b34da6a3ce929d0e0e4736"
+    assert run_example("trace_context.py") == [
+        f"legacy: the tool ran under trace {trace}",
+        f"2026-07-28: the tool ran under trace {trace}",
+    ]
+
+
+def test_one_listen_loop_hears_in_both_generations() -> None:
+    lines: list[str] = []
+    for mode in ("legacy", "2026-07-28"):
+        lines += [
+            f"{mode}: heard notifications/tools/list_changed",
+            f"{mode}: heard notifications/resources/updated for library://news",
+        ]
+    assert run_example("listen_both_eras.py") == lines
+
+
+def test_a_missing_resource_is_caught_as_not_found_in_both_generations() -> None:
+    assert run_example("missing_resource.py") == [
+        "legacy: Emma, by Jane Austen",
+        "legacy: no such book: {'uri': 'books://nope'} (ResourceNotFoundError -32002)",
+        "2026-07-28: Emma, by Jane Austen",
+        "2026-07-28: no such book: {'uri': 'books://nope'} (InvalidParamsError -32602)",
+    ]

@@ -135,7 +135,8 @@ async def test_a_callback_that_raises_is_logged_naming_the_request(
     caplog: pytest.LogCaptureFixture, mode: str
 ) -> None:
     """In a host with several connections the log line must say which request failed,
-    in either era (2026-07-28 asks in a result, answered outside any request handler)."""
+    and from which server, in either era (2026-07-28 asks in a result, answered outside
+    any request handler; a legacy request's line said only "the server")."""
     mcp = MCPServer("Library")
 
     @mcp.tool()
@@ -151,10 +152,8 @@ async def test_a_callback_that_raises_is_logged_naming_the_request(
             await client.call_tool("issue_card")
     [failed] = [record for record in caplog.records if record.name == "answerback.jsonrpc"]
     asked = (
-        r"\(id \d+\) from the server"
-        if mode == "legacy"
-        else r"\(input request 'elicit-[^']+'\) from the server 'Library' [\d.]+"
-    )
+        r"\(id \d+\)" if mode == "legacy" else r"\(input request 'elicit-[^']+'\)"
+    ) + r" from the server 'Library' [\d.]+"
     assert re.fullmatch(
         rf"request handler for 'elicitation/create' {asked} failed", failed.getMessage()
     ), failed.getMessage()

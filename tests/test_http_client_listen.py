@@ -32,7 +32,7 @@ from answerback import Client
 from answerback.server import MCPServer
 from answerback.transports.http import StreamableHTTPApp, StreamableHTTPTransport
 from answerback.transports.http import _client as client_module
-from answerback.types import ToolListChangedNotification
+from answerback.types import ConnectionClosedError, ToolListChangedNotification
 
 pytestmark = pytest.mark.anyio
 
@@ -305,3 +305,107 @@ async def test_a_session_a_request_set_up_meanwhile_is_not_set_up_again() -> Non
     assert second == renewed
     assert kept == renewed
     assert len(initializes) == 2
+
+
+async def test_a_listen_ends_when_a_session_the_server_ended_cannot_be_set_up_again(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """The server ends the session while the host listens, and refuses a new one (503
+    to ``initialize``): the GET stream stopped, and the legacy listen waited for ever
+    for notifications that could not come. Now the block raises, saying why."""
+    mcp = tagged_server()
+    app = StreamableHTTPApp(mcp, retry_ms=100)
+    refusing: list[bool] = []
+
+    async def refusing_new_sessions(scope: Any, receive: Any, send: Any) -> None:
+        if refusing and scope["type"] == "http" and scope["method"] == "POST":
+            body = await read_request_body(receive)
+            if b'"method":"initialize"' in body:
+                await respond(send, 503, b"", content_type="text/plain")
+                return
+            receive = replaying(body, receive)
+        await app(scope, receive, send)
+
+    caplog.set_level(logging.WARNING, "answerback.http")
+    async with serve(refusing_new_sessions) as server:
+        transport = Listening(server.url)
+        async with transport.starts, transport.started, Client(transport, mode="legacy") as client:
+            with anyio.fail_after(PATIENCE_SECONDS):
+                first = await transport.started.receive()
+                assert first is not None
+
+                async def listen_as_the_session_ends() -> None:
+                    async with client.listen(tools_list_changed=True) as stream:
+                        await server.call(mcp.notify_tools_changed)
+                        assert isinstance(await stream.receive(), ToolListChangedNotification)
+                        refusing.append(True)
+                        await forget_session(server.url, first)
+                        async for _ in stream:
+                            pass
+
+                with pytest.raises(ConnectionClosedError) as ended:
+                    await listen_as_the_session_ends()
+    message = ended.value.message
+    assert message.startswith("listen() ended: the server 'HTTP test server' "), message
+    assert "is gone (it ended the session and a new one could not be set up: " in message
+    assert "HTTP 503" in message
+    assert ended.value.data == {"reason": "server_gone"}
+
+
+class Outages(StreamableHTTPTransport):
+    """A transport that reports each time it finds the server gone (why) or back (None).
+    Its clock leaps 1000 s at each reading, so the second failure in a row outlasts any
+    connect timeout."""
+
+    def __init__(self, url: str) -> None:
+        super().__init__(url)
+        self.reports, self.reported = anyio.create_memory_object_stream[str | None](10)
+        leaps = itertools.count(step=1000.0)
+        self._clock = lambda: next(leaps)
+
+    def _server_gone(self, why: str | None) -> None:
+        was = self._gone
+        super()._server_gone(why)
+        if self._gone != was:
+            self.reports.send_nowait(why)
+
+
+async def test_a_legacy_listen_ends_while_no_replica_answers_and_hears_once_one_does() -> None:
+    """Behind a balancer with no replica left, every GET gets a 502: the legacy listen
+    ends, saying the server is gone, while the GET stream goes on trying; once a replica
+    answers, a new listen hears again, as the error says it would."""
+    mcp = tagged_server()
+    app = StreamableHTTPApp(mcp)
+    replica_back = anyio.Event()
+
+    async def balancer(scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] == "http" and scope["method"] == "GET" and not replica_back.is_set():
+            await respond(send, 502, b"<h1>502</h1>", content_type="text/html")
+            return
+        await app(scope, receive, send)
+
+    async def listen_for_ever(client: Client) -> None:
+        async with client.listen(tools_list_changed=True) as stream:
+            async for _ in stream:
+                pass
+
+    async with serve(balancer) as server:
+        transport = Outages(server.url)
+        async with (
+            transport.reports,
+            transport.reported,
+            Client(transport, mode="legacy") as client,
+        ):
+            with anyio.fail_after(PATIENCE_SECONDS):
+                with pytest.raises(ConnectionClosedError) as ended:
+                    await listen_for_ever(client)
+                gone = await transport.reported.receive()
+                replica_back.set()
+                assert await transport.reported.receive() is None  # the GET stream is back
+                async with client.listen(tools_list_changed=True) as stream:
+                    await server.call(mcp.notify_tools_changed)
+                    heard = await stream.receive()
+    assert gone is not None
+    assert "HTTP 502 Bad Gateway" in gone
+    assert f"is gone ({gone})" in ended.value.message
+    assert isinstance(heard, ToolListChangedNotification)

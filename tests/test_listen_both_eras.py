@@ -5,27 +5,36 @@ takes them from the session, and the client subscribes the URIs asked for."""
 
 from __future__ import annotations
 
+import itertools
 import logging
 import sys
 from pathlib import Path
 from typing import Any
 
 import anyio
+import anyio.to_thread
 import pytest
 from http_support import (
     PATIENCE_SECONDS,
     Listening,
     forget_session,
+    free_port,
+    python_server,
     read_request_body,
     replaying,
     serve,
+    serve_process,
 )
 from http_support.apps import http_app
 
 from answerback import Client, StdioServer
 from answerback.client import ListenStream
 from answerback.client import _client as client_module
+from answerback.jsonrpc import IncomingRequest, JSONObject
 from answerback.server import MCPServer
+from answerback.server import _connection as connection_module
+from answerback.server._connection import Connection
+from answerback.transports.http import StreamableHTTPTransport
 from answerback.types import (
     ConnectionClosedError,
     MCPError,
@@ -40,6 +49,7 @@ pytestmark = pytest.mark.anyio
 ERAS = ["legacy", "2026-07-28"]
 NEWS = "library://news"
 DYING_SERVER = Path(__file__).parent / "servers" / "listen_then_exit_server.py"
+SERVE_SCRIPT = Path(__file__).parent / "http_support" / "serve_script.py"
 
 
 def library() -> MCPServer:
@@ -181,6 +191,56 @@ async def test_a_listen_ends_with_the_connection_in_either_era(mode: str) -> Non
 
     with anyio.fail_after(PATIENCE_SECONDS), pytest.raises(ConnectionClosedError):
         await listen_while_it_ends()
+
+
+@pytest.mark.parametrize("mode", ERAS)
+async def test_a_listen_over_http_ends_when_the_server_is_killed_in_either_era(
+    mode: str,
+) -> None:
+    """The HTTP server's process is killed while the host listens. On 2026-07-28 the
+    listen's own stream breaks and cannot be resumed; on a legacy connection the listen
+    hears through the GET stream, which tries again for as long as the session lasts
+    (as it should behind a balancer), so the block waited for ever with no sign. Now,
+    once the GET stream has failed for ``connect_timeout_seconds`` (here the clock
+    leaps 1000 s at each reading, so at its second failure), the block raises, as a
+    2026-07-28 one does, saying the server is gone and what to do; a listen opened
+    while it is gone fails at once."""
+    port = free_port()
+    with serve_process(python_server(SERVE_SCRIPT, str(DYING_SERVER), str(port)), port) as process:
+        transport = StreamableHTTPTransport(f"http://127.0.0.1:{port}/mcp")
+        leaps = itertools.count(step=1000.0)
+        transport._clock = lambda: next(leaps)  # pyright: ignore[reportPrivateUsage]
+        async with Client(transport, mode=mode) as client:
+
+            async def listen_as_it_is_killed() -> None:
+                async with client.listen(tools_list_changed=True) as stream:
+                    process.kill()
+                    await anyio.to_thread.run_sync(process.wait)
+                    async for _ in stream:
+                        pass
+
+            async def listen_again() -> None:
+                async with client.listen(tools_list_changed=True):
+                    pytest.fail("a listen opened while the server is gone")
+
+            with anyio.fail_after(PATIENCE_SECONDS):
+                with pytest.raises(ConnectionClosedError) as ended:
+                    await listen_as_it_is_killed()
+                with pytest.raises(ConnectionClosedError) as reopened:
+                    await listen_again()
+    message = ended.value.message
+    assert message.startswith("listen() ended: the server 'Leaving' ")
+    assert message.endswith(
+        "nothing it sends can arrive. Open listen() again once it is back (the client "
+        "keeps trying to reach it), or close the Client."
+    )
+    assert ended.value.data == {"reason": "server_gone"}
+    if mode == "legacy":
+        assert "its standalone SSE stream failed 2 times in a row" in message
+        assert "nothing is listening at" in message
+        assert reopened.value.message == message
+    else:
+        assert "nothing is listening at" in reopened.value.message
 
 
 @pytest.mark.parametrize("mode", ERAS)
@@ -337,3 +397,112 @@ async def test_a_cancelled_legacy_listen_ends_though_its_unsubscribe_is_never_an
     left = [r.getMessage() for r in caplog.records if "did not unsubscribe" in r.getMessage()]
     assert len(left) == 1, left
     assert repr(NEWS) in left[0]
+
+
+def server_subscriptions(mcp: MCPServer) -> set[str]:
+    """What the server's only connection is subscribed to."""
+    (connection,) = mcp._connections  # pyright: ignore[reportPrivateUsage]
+    return connection.subscriptions
+
+
+async def test_a_legacy_listen_opening_as_another_ends_leaves_the_uri_subscribed(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """One block ends (its unsubscribe is on its way) as another opens for the same URI:
+    the new block subscribed at once, the server then handled the old block's
+    unsubscribe, and the new block listened to a URI the server no longer sent
+    updates of. Now subscription changes go one at a time, so the new block subscribes
+    after the unsubscribe is answered, and the server's state matches the open block."""
+    unsubscribing, answer_it = anyio.Event(), anyio.Event()
+
+    async def held_unsubscribe(
+        connection: Connection, client: Any, request: IncomingRequest
+    ) -> JSONObject:
+        unsubscribing.set()
+        await answer_it.wait()
+        return await Connection.unsubscribe(connection, client, request)
+
+    monkeypatch.setitem(
+        connection_module._LEGACY,  # pyright: ignore[reportPrivateUsage]
+        "resources/unsubscribe",
+        held_unsubscribe,
+    )
+    mcp = library()
+    first_open, end_first, first_ended = anyio.Event(), anyio.Event(), anyio.Event()
+    second_open = anyio.Event()
+    heard: list[ServerNotification] = []
+
+    async def first(client: Client) -> None:
+        async with client.listen(resource_subscriptions=[NEWS]):
+            first_open.set()
+            await end_first.wait()
+        first_ended.set()
+
+    async def second(client: Client) -> None:
+        async with client.listen(resource_subscriptions=[NEWS]) as stream:
+            second_open.set()
+            heard.append(await stream.receive())
+
+    async with Client(mcp, mode="legacy") as client:
+        with anyio.fail_after(PATIENCE_SECONDS):
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(first, client)
+                await first_open.wait()
+                end_first.set()
+                await unsubscribing.wait()  # the first block's unsubscribe is with the server
+                tg.start_soon(second, client)
+                await anyio.wait_all_tasks_blocked()  # the second subscribed, or waits its turn
+                answer_it.set()
+                await first_ended.wait()
+                await second_open.wait()
+                assert server_subscriptions(mcp) == {NEWS}
+                await mcp.notify_resource_updated(NEWS)
+    assert len(heard) == 1
+    assert isinstance(heard[0], ResourceUpdatedNotification)
+
+
+async def test_a_host_unsubscribing_as_a_legacy_listen_opens_leaves_the_uri_subscribed(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The host's own ``unsubscribe_resource`` takes its turn too: a listen opening
+    meanwhile found the URI subscribed (the host's) and sent nothing, and the host's
+    unsubscribe then left the listen with no updates."""
+    unsubscribing, answer_it = anyio.Event(), anyio.Event()
+
+    async def held_unsubscribe(
+        connection: Connection, client: Any, request: IncomingRequest
+    ) -> JSONObject:
+        unsubscribing.set()
+        await answer_it.wait()
+        return await Connection.unsubscribe(connection, client, request)
+
+    monkeypatch.setitem(
+        connection_module._LEGACY,  # pyright: ignore[reportPrivateUsage]
+        "resources/unsubscribe",
+        held_unsubscribe,
+    )
+    mcp = library()
+    listening, unsubscribed = anyio.Event(), anyio.Event()
+    async with Client(mcp, mode="legacy") as client:
+        await client.subscribe_resource(NEWS)
+
+        async def unsubscribe() -> None:
+            await client.unsubscribe_resource(NEWS)
+            unsubscribed.set()
+
+        async def listen() -> None:
+            async with client.listen(resource_subscriptions=[NEWS]):
+                listening.set()
+                await anyio.sleep_forever()
+
+        with anyio.fail_after(PATIENCE_SECONDS):
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(unsubscribe)
+                await unsubscribing.wait()
+                tg.start_soon(listen)
+                await anyio.wait_all_tasks_blocked()  # the listen subscribed, or waits its turn
+                answer_it.set()
+                await unsubscribed.wait()
+                await listening.wait()
+                assert server_subscriptions(mcp) == {NEWS}
+                tg.cancel_scope.cancel()

@@ -40,6 +40,7 @@ from answerback.client._session import (
     ResultT,
     Subscription,
     describe_server,
+    server_name,
 )
 from answerback.client._url_elicitation import UrlElicitations
 from answerback.jsonrpc import Endpoint, Envelope, JSONObject, ProgressCallback
@@ -106,6 +107,17 @@ DEFAULT_CONNECT_TIMEOUT_SECONDS = 30.0
 """How long ``initialize`` or ``server/discover`` may go unanswered while connecting."""
 _MAX_UNKNOWN_TOOLS = 1024
 """Unknown tool names remembered (so each lists the tools once); past this, forgotten."""
+
+
+def _listen_lost(server: Implementation | None, why: str) -> ConnectionClosedError:
+    """The error a ``listen()`` block ends with, in either era, when the server is gone
+    but the connection is not closed: why, and what to do."""
+    return ConnectionClosedError(
+        f"listen() ended: {describe_server(server, starts_sentence=False)} is gone "
+        f"({why.rstrip('.')}); nothing it sends can arrive. Open listen() again once it "
+        "is back (the client keeps trying to reach it), or close the Client.",
+        {"reason": "server_gone"},
+    )
 
 
 def _single_error(group: BaseExceptionGroup[BaseException]) -> BaseException:
@@ -298,6 +310,14 @@ class Client:
         self._subscribed_on_server: set[str] = set()
         """URIs the current session has confirmed subscribed, so a listen subscribes
         only what is not yet."""
+        self._gone: str | None = None
+        """Why the transport finds the server gone (``_server_gone``), until it is back."""
+        self._gone_news = anyio.Event()
+        """Set (and replaced) when the server is found gone: legacy listens end."""
+        self._subscribing = anyio.Lock()
+        """Held while subscriptions are changed on the server, one change at a time: a
+        listen opening as another one ends must not subscribe before the other's
+        unsubscribe is answered, or the server could end up unsubscribed while it listens."""
 
     def __repr__(self) -> str:
         """Where it connects, the era asked for, its state and, once connected, the
@@ -353,6 +373,13 @@ class Client:
                 transport = cast(Any, self._transport)
                 transport.on_session_ended = self.session.set_up_again
                 stack.callback(setattr, transport, "on_session_ended", None)
+            if hasattr(self._transport, "on_server_gone"):
+                # A legacy listen() hears through the GET stream: when that cannot reach
+                # the server for as long as connecting may take, the listen ends.
+                transport = cast(Any, self._transport)
+                transport.gone_after_seconds = self.connect_timeout_seconds
+                transport.on_server_gone = self._server_gone
+                stack.callback(setattr, transport, "on_server_gone", None)
             read_stream, write_stream = await stack.enter_async_context(self._transport.connect())
             endpoint = Endpoint(
                 read_stream,
@@ -360,7 +387,7 @@ class Client:
                 on_request=self.session.handle_request,
                 on_notification=self._notified,
                 on_transport_error=self.session.handle_transport_error,
-                name="server",
+                name=lambda: server_name(self.session.server_info),
                 attention=self.session.attention,
             )
             self.session.attach(await stack.enter_async_context(endpoint))
@@ -426,6 +453,20 @@ class Client:
             )
             return
         self._subscribed_on_server.add(uri)
+
+    def _server_gone(self, why: str | None) -> None:
+        """The transport's word that the server is gone (``why``) or back (``None``):
+        open legacy ``listen()`` blocks end, and new ones fail to open, while it is gone."""
+        self._gone = why
+        if why is not None:
+            self._gone_news.set()
+            self._gone_news = anyio.Event()
+
+    async def _until_server_gone(self) -> None:
+        """Legacy ``listen()``: raise once the transport finds the server gone."""
+        while self._gone is None:
+            await self._gone_news.wait()
+        raise _listen_lost(self.session.server_info, self._gone)
 
     async def _notified(self, method: str, params: JSONObject | None, envelope: Envelope) -> None:
         """A server notification: to each legacy-era ``listen()`` stream that asked for
@@ -587,9 +628,7 @@ class Client:
         ``output_schema`` must carry ``structured_content`` that fits it, or the call
         raises ``InvalidServerResultError``; a tool never listed is not checked.
         """
-        params = _tool_call_params(name, arguments)
-        if meta is not None:
-            params["_meta"] = _request_meta("call_tool", meta)
+        params = _tool_call_params("call_tool", name, arguments, meta)
         if read_timeout_seconds is not None:
             positive_seconds_or_none("read_timeout_seconds", read_timeout_seconds, "no timeout")
         if progress_callback is not None and not callable(progress_callback):
@@ -615,19 +654,23 @@ class Client:
         *,
         input_responses: dict[str, Any] | None = None,
         request_state: str | None = None,
+        meta: Mapping[str, Any] | None = None,
     ) -> CallToolResult | InputRequiredResult:
         """One round of a 2026-07-28 tool call, driven by hand.
 
         Use it to keep a multi-round call across processes: persist the
         ``InputRequiredResult``'s ``request_state`` (echo it back unchanged), gather the
         answers (``answer_input_requests`` runs the callbacks), then call again.
+        ``meta`` goes in the round's ``_meta``, as ``call_tool``'s does (pass it to every
+        round that should carry it). A server whose tool asks with a server-to-client
+        request fails the round with the advice ``call_tool`` gives.
         """
         if self.session.modern_version is None:
             raise RuntimeError(
                 "call_tool_round needs a 2026-07-28 connection; on a legacy connection the "
                 "server asks during the call itself, so use call_tool."
             )
-        params = _tool_call_params(name, arguments)
+        params = _tool_call_params("call_tool_round", name, arguments, meta)
         retry = request_params(
             "call_tool_round",
             RoundArguments,
@@ -645,7 +688,7 @@ class Client:
         if retry.request_state is not None:
             params["requestState"] = retry.request_state
         headers = await self._parameter_headers(name, arguments)
-        raw = await self.session.request_raw("tools/call", params, transport_context=headers)
+        raw = await self.session.request_round("tools/call", params, transport_context=headers)
         if raw.get("resultType") == "input_required":
             return self.session.input_required("tools/call", raw)
         result = self.session.complete_result("tools/call", raw, CallToolResult)
@@ -806,9 +849,10 @@ class Client:
         """
         params = request_params("subscribe_resource", SubscribeRequestParams, uri=uri)
         self._check_subscribable("subscribe_resource")
-        await self.session.send_request("resources/subscribe", params, EmptyResult)
-        self._subscribed_by_host.add(uri)
-        self._subscribed_on_server.add(uri)
+        async with self._subscribing:
+            await self.session.send_request("resources/subscribe", params, EmptyResult)
+            self._subscribed_by_host.add(uri)
+            self._subscribed_on_server.add(uri)
 
     async def unsubscribe_resource(self, uri: str) -> None:
         """Legacy era: stop ``notifications/resources/updated`` for ``uri`` (refused as
@@ -817,10 +861,11 @@ class Client:
         params = request_params("unsubscribe_resource", UnsubscribeRequestParams, uri=uri)
         self._check_subscribable("unsubscribe_resource")
         self._subscribed_by_host.discard(uri)
-        if self._listened_uris[uri]:
-            return
-        self._subscribed_on_server.discard(uri)
-        await self.session.send_request("resources/unsubscribe", params, EmptyResult)
+        async with self._subscribing:
+            if self._listened_uris[uri] or uri in self._subscribed_by_host:
+                return  # a listen follows it, or the host subscribed again meanwhile
+            self._subscribed_on_server.discard(uri)
+            await self.session.send_request("resources/unsubscribe", params, EmptyResult)
 
     def _check_subscribable(self, call: str) -> None:
         resources = self.server_capabilities.resources
@@ -856,6 +901,11 @@ class Client:
         reach ``message_handler`` too), and ``honoured`` is what the server declared.
         It subscribes (``resources/subscribe``) each asked URI the client has not
         subscribed yet, and unsubscribes those when the last block following them ends.
+
+        The block raises ``ConnectionClosedError`` when the server is gone: the
+        connection ended; over HTTP, a 2026-07-28 stream broke for good, or a legacy
+        GET stream failed to reach the server for ``connect_timeout_seconds`` (or a new
+        session could not be set up), whose ``data`` is ``{"reason": "server_gone"}``.
         """
         subscriptions: object = resource_subscriptions
         if isinstance(subscriptions, tuple | set | frozenset):  # checked as a list below
@@ -890,6 +940,14 @@ class Client:
                 await self.session.request_raw(
                     "subscriptions/listen", params, request_id=request_id
                 )
+            except ConnectionClosedError as exc:
+                if subscription.honoured is None:
+                    failure = exc  # raised by listen() itself, before the block runs
+                elif self.session.endpoint.closed.is_set():
+                    raise  # the connection ended, and says so
+                else:  # the stream it reads broke for good, the connection still open
+                    server = self.session.server_info
+                    raise _listen_lost(server, exc.message) from exc
             except Exception as exc:
                 if subscription.honoured is not None:
                     raise  # ends the block: the stream it reads is gone
@@ -924,8 +982,11 @@ class Client:
         self, wanted: SubscriptionFilter
     ) -> AsyncGenerator[ListenStream, None]:
         """Legacy era: ``listen()`` fed from the session's own notifications. There is no
-        request to end it, so it ends with the connection, raising
+        request to end it, so it ends with the connection, or when the transport finds
+        the server gone (an HTTP GET stream that cannot reach it), raising
         ``ConnectionClosedError`` as a 2026-07-28 stream does."""
+        if self._gone is not None:
+            raise _listen_lost(self.session.server_info, self._gone)
         uris = list(dict.fromkeys(wanted.resource_subscriptions or ()))
         await self._follow(uris)
         subscription = Subscription(self.session.server_info)
@@ -934,7 +995,7 @@ class Client:
         try:
             async with anyio.create_task_group() as tg:
                 tg.start_soon(
-                    endpoint.until_closed, anyio.sleep_forever, "listening for notifications"
+                    endpoint.until_closed, self._until_server_gone, "listening for notifications"
                 )
                 yield ListenStream(subscription.receive, wanted)
                 tg.cancel_scope.cancel()
@@ -950,14 +1011,18 @@ class Client:
     async def _follow(self, uris: list[str]) -> None:
         """Legacy ``listen()``: count the block as following each URI and subscribe
         those the session is not subscribed to yet. A refusal undoes the block's part
-        and raises, before the block runs."""
+        and raises, before the block runs.
+
+        Counted at once, subscribed in turn (``_subscribing``): whatever order blocks
+        open and end in, the server's subscriptions end up matching the open blocks."""
         self._listened_uris.update(uris)
         try:
-            for uri in uris:
-                if uri not in self._subscribed_on_server:
-                    params = SubscribeRequestParams(uri=uri)
-                    await self.session.send_request("resources/subscribe", params, EmptyResult)
-                    self._subscribed_on_server.add(uri)
+            async with self._subscribing:
+                for uri in uris:
+                    if uri not in self._subscribed_on_server:
+                        params = SubscribeRequestParams(uri=uri)
+                        await self.session.send_request("resources/subscribe", params, EmptyResult)
+                        self._subscribed_on_server.add(uri)
         except BaseException:
             with anyio.CancelScope(shield=True):
                 await self._unfollow(uris)
@@ -965,31 +1030,46 @@ class Client:
 
     async def _unfollow(self, uris: list[str]) -> None:
         """A legacy ``listen()`` block is over: unsubscribe each URI no other block
-        follows and the host did not subscribe itself, all at once. Shielded (a
-        cancelled block unsubscribes too), each waits ``UNSUBSCRIBE_SECONDS`` at most,
-        and a failure is logged, as the block's own outcome matters more; over a closed
+        follows and the host did not subscribe itself, all at once, in turn with other
+        subscription changes (see ``_follow``). Shielded (a cancelled block unsubscribes
+        too), so bounded: ``UNSUBSCRIBE_SECONDS`` at most, turn included, then a warning
+        says what was left, as the block's own outcome matters more. Over a closed
         connection there is nothing to end."""
         self._listened_uris.subtract(uris)
-        leaving: list[str] = []
         for uri in uris:
-            if self._listened_uris[uri] > 0:
-                continue
-            del self._listened_uris[uri]
-            if uri in self._subscribed_by_host or uri not in self._subscribed_on_server:
-                continue
-            self._subscribed_on_server.discard(uri)
-            leaving.append(uri)
-        if leaving and not self.session.endpoint.closing:
-            async with anyio.create_task_group() as tg:
-                for uri in leaving:
-                    tg.start_soon(self._unsubscribe_leaving, uri)
+            if self._listened_uris[uri] <= 0:
+                del self._listened_uris[uri]
+        if self.session.endpoint.closing:
+            return
+        with anyio.move_on_after(UNSUBSCRIBE_SECONDS) as bounded:
+            async with self._subscribing:
+                leaving = [
+                    uri
+                    for uri in dict.fromkeys(uris)
+                    if self._unfollowed(uri) and uri in self._subscribed_on_server
+                ]
+                self._subscribed_on_server.difference_update(leaving)
+                async with anyio.create_task_group() as tg:
+                    for uri in leaving:
+                        tg.start_soon(self._unsubscribe_leaving, uri)
+        if bounded.cancelled_caught and (left := [u for u in uris if self._unfollowed(u)]):
+            logger.warning(
+                "listen() ended but %s did not unsubscribe %s within %g s: their updates "
+                "may still reach message_handler",
+                describe_server(self.server_info, starts_sentence=False),
+                ", ".join(map(repr, dict.fromkeys(left))),
+                UNSUBSCRIBE_SECONDS,
+            )
+
+    def _unfollowed(self, uri: str) -> bool:
+        """Whether the server should no longer be subscribed to ``uri``: no listen
+        follows it and the host did not subscribe itself."""
+        return not self._listened_uris[uri] and uri not in self._subscribed_by_host
 
     async def _unsubscribe_leaving(self, uri: str) -> None:
         params = UnsubscribeRequestParams(uri=uri)
         try:
-            await self.session.send_request(
-                "resources/unsubscribe", params, EmptyResult, timeout=UNSUBSCRIBE_SECONDS
-            )
+            await self.session.send_request("resources/unsubscribe", params, EmptyResult)
         except ConnectionClosedError:
             pass
         except Exception as exc:
@@ -1044,10 +1124,13 @@ def _page_params(method: str, cursor: str | None) -> PaginatedRequestParams | No
     return None if cursor is None else request_params(method, PaginatedRequestParams, cursor=cursor)
 
 
-def _tool_call_params(name: str, arguments: dict[str, Any] | None) -> JSONObject:
-    """``tools/call`` params, built by hand because this runs on every call: the
-    arguments become JSON-ready values (dates as strings, models as objects), as they
-    would on any transport, so an in-process server sees what a remote one would."""
+def _tool_call_params(
+    call: str, name: str, arguments: dict[str, Any] | None, meta: Mapping[str, Any] | None
+) -> JSONObject:
+    """``tools/call`` params for ``call`` (``call_tool`` or ``call_tool_round``), built
+    by hand because this runs on every call: the arguments become JSON-ready values
+    (dates as strings, models as objects), as they would on any transport, so an
+    in-process server sees what a remote one would; ``meta`` becomes ``_meta``."""
     if not isinstance(cast(object, name), str):
         raise TypeError(f"The tool name must be a string, not {type(name).__name__}.")
     params: JSONObject = {"name": name}
@@ -1066,12 +1149,15 @@ def _tool_call_params(name: str, arguments: dict[str, Any] | None) -> JSONObject
                 f"dataclasses and dates are converted), nested at most {JSON_DEPTH_LIMIT} "
                 "levels deep."
             ) from exc
+    if meta is not None:
+        params["_meta"] = _request_meta(call, meta)
     return params
 
 
 UNSUBSCRIBE_SECONDS = 5.0
-"""How long the end of a legacy ``listen()`` block waits for each unsubscribe: it is
-shielded from the cancellation that may have ended the block, so it must end by itself."""
+"""How long the end of a legacy ``listen()`` block waits for its unsubscribes (and its
+turn to send them): it is shielded from the cancellation that may have ended the block,
+so it must end by itself."""
 
 
 _CLIENT_META_KEYS = frozenset(

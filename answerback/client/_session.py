@@ -380,6 +380,32 @@ class ClientSession:
             )
         return needed
 
+    async def request_round(
+        self,
+        method: str,
+        params: JSONObject,
+        *,
+        timeout: float | None = None,
+        on_progress: ProgressCallback | None = None,
+        transport_context: Any = None,
+    ) -> JSONObject:
+        """One round of a 2026-07-28 request that may need input, as a raw result: a
+        server whose tool asked with a server-to-client request fails it with advice
+        for the host (see ``_no_back_channel``), whether the client drives the rounds
+        or the host does (``call_tool_round``)."""
+        try:
+            return await self.request_raw(
+                method,
+                params,
+                timeout=timeout,
+                on_progress=on_progress,
+                transport_context=transport_context,
+            )
+        except MCPError as exc:
+            if (advised := _no_back_channel(exc)) is None:
+                raise
+            raise advised from exc
+
     async def request_with_input(
         self,
         method: str,
@@ -399,18 +425,13 @@ class ClientSession:
         attempt = dict(params)
         state_only_rounds = 0
         for rounds_answered in range(max_rounds + 1):
-            try:
-                raw = await self.request_raw(
-                    method,
-                    attempt,
-                    timeout=timeout,
-                    on_progress=on_progress,
-                    transport_context=transport_context,
-                )
-            except MCPError as exc:
-                if (advised := _no_back_channel(exc)) is None:
-                    raise
-                raise advised from exc
+            raw = await self.request_round(
+                method,
+                attempt,
+                timeout=timeout,
+                on_progress=on_progress,
+                transport_context=transport_context,
+            )
             if raw.get("resultType") != "input_required":
                 return self.complete_result(method, raw, result_type)
             needed = self.input_required(method, raw)
@@ -827,9 +848,15 @@ def describe_server(server: Implementation | None, *, starts_sentence: bool = Tr
     """How errors name a server: ``The server 'Library' 1.0``, or just ``The server``
     (``the server ...`` inside a sentence)."""
     article = "The" if starts_sentence else "the"
+    return f"{article} {server_name(server)}"
+
+
+def server_name(server: Implementation | None) -> str:
+    """A server's name after "the", in every error and log line of the client:
+    ``server 'Library' 1.0`` once it introduced itself, else ``server``."""
     if server is None:
-        return f"{article} server"
-    return f"{article} server {server.name!r} {server.version}"
+        return "server"
+    return f"server {server.name!r} {server.version}"
 
 
 def _session_expired(exc: ConnectionClosedError) -> bool:

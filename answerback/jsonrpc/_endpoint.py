@@ -253,14 +253,17 @@ class Endpoint:
         on_request: RequestHandler,
         on_notification: NotificationHandler,
         on_transport_error: ErrorHandler | None = None,
-        name: str = "peer",
+        name: str | Callable[[], str] = "peer",
         attention: Attention | None = None,
         redact_errors: Callable[[IncomingRequest], bool] | None = None,
         max_in_flight: int | None = REQUESTS_IN_FLIGHT,
         request_bytes: RequestBytes | None = None,
         answer_after_input_ends: bool = False,
     ) -> None:
-        """``redact_errors(request)`` says whether an internal error answering
+        """``name`` is what errors and log lines call the peer, after "the" ("server
+        'Library' 1.0"); a function gives it when needed, as the peer may introduce
+        itself only once connected.
+        ``redact_errors(request)`` says whether an internal error answering
         ``request`` keeps its exception text here (see ``error_from_exception``).
         ``max_in_flight`` bounds the peer's requests answered at once (``None``: no
         bound, for a connection whose requests each hold a connection of their own).
@@ -272,7 +275,7 @@ class Endpoint:
         self._on_request = on_request
         self._on_notification = on_notification
         self._on_transport_error = on_transport_error
-        self._name = name
+        self._named = name if callable(name) else lambda: name
         self._redact_errors = redact_errors
         self._max_in_flight = max_in_flight
         self._request_bytes = request_bytes or RequestBytes()
@@ -296,6 +299,11 @@ class Endpoint:
         self.closed = anyio.Event()
         self.input_ended = anyio.Event()
         """Set when the peer's input ends (see ``IncomingRequest.until_input_ends``)."""
+
+    @property
+    def _name(self) -> str:
+        """The peer as errors and log lines name it (see ``name``)."""
+        return self._named()
 
     async def __aenter__(self) -> Self:
         # The backend is looked up once here, not per request (see ``_backend``). Its
@@ -564,7 +572,7 @@ class Endpoint:
         if self._on_transport_error is not None:
             await self._on_transport_error(exc)
         else:
-            logger.warning("transport error from %s: %s", self._name, exc)
+            logger.warning("transport error from the %s: %s", self._name, exc)
 
     async def _dispatch(self, envelope: Envelope) -> None:
         message = as_object(envelope.message)
@@ -659,7 +667,7 @@ class Endpoint:
         if not self._warned_full:
             self._warned_full = True
             logger.warning(
-                "refusing requests from %s: %d are being answered already, the most "
+                "refusing requests from the %s: %d are being answered already, the most "
                 "answered at once (first refused: %r)",
                 self._name,
                 self._max_in_flight,
@@ -687,7 +695,7 @@ class Endpoint:
         if not self._warned_full:
             self._warned_full = True
             logger.warning(
-                "refusing requests from %s: %s being answered hold %d bytes, and with the "
+                "refusing requests from the %s: %s being answered hold %d bytes, and with the "
                 "first refused (%r, of %d bytes) they would pass the %d bytes %s",
                 self._name,
                 whose,

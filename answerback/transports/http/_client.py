@@ -24,7 +24,9 @@ because the server takes answers slower than it asks. Answers and notifications 
 meet what may pass (a cut connection, a proxy's 502/503/504) are sent again a few
 times. The GET stream is tried again, backing off with jitter, after failures that may
 pass, for as long as the session lasts; a session the server ends while it listens is
-set up again at once.
+set up again at once. Failing in a row for ``gone_after_seconds``, or a session that
+cannot be set up again, tells ``on_server_gone``: a host that only listens learns the
+server is gone.
 """
 
 from __future__ import annotations
@@ -357,6 +359,18 @@ class StreamableHTTPTransport:
         """Sets the session up again when the GET stream learns the server ended it
         (the ``Client`` sets it, to what a request meeting the 404 would do);
         ``None``: the next request does."""
+        self.on_server_gone: Callable[[str | None], None] | None = None
+        """Told why when the GET stream finds the server gone (see ``gone_after_seconds``,
+        or a session the server ended could not be set up again), and ``None`` once the
+        stream is back. The ``Client`` sets it: its legacy ``listen()`` blocks end then,
+        while the stream goes on trying."""
+        self.gone_after_seconds: float | None = None
+        """How long the GET stream's attempts may fail in a row before the server is
+        told gone (the ``Client`` sets its ``connect_timeout_seconds``); ``None``: never."""
+        self._gone: str | None = None
+        """Why the server was last told gone, until the GET stream is back."""
+        self._clock: Callable[[], float] = anyio.current_time
+        """What times an outage of the GET stream (a test sets its own)."""
         self._questions: dict[RequestId, _Call] = {}
         """Each unanswered server request, by its id, and the call whose stream carried it."""
         self._ssl_context: ssl.SSLContext | None = None
@@ -380,6 +394,7 @@ class StreamableHTTPTransport:
         outgoing, outgoing_read = open_channel[Envelope]()
         self._calls, self._questions = {}, {}
         self._posting, self._to_post = 0, deque()
+        self._gone = None
         self._incoming = incoming
         lanes = self._lanes()
         # Each request runs in a task of the backend's own (``answerback.jsonrpc._backend``),
@@ -988,9 +1003,11 @@ class StreamableHTTPTransport:
                         logger.warning(
                             "the standalone SSE stream is back after %d failed attempts in %.1f s",
                             failures,
-                            anyio.current_time() - failing_since,
+                            self._clock() - failing_since,
                         )
                         failures = 0
+                    if refused_resume or _is_sse(response):
+                        self._server_gone(None)
                     if refused_resume:
                         logger.warning(
                             "the server no longer holds the standalone SSE stream's events "
@@ -1031,13 +1048,21 @@ class StreamableHTTPTransport:
                 return  # a new session listens on its own
             if failure is not None:
                 failures += 1
+                now = self._clock()
                 if failures == 1:
-                    failing_since = anyio.current_time()
+                    failing_since = now
                     logger.warning(
                         "the standalone SSE stream failed (%s); trying again, backing off, "
                         "while the session lasts: server messages not tied to a request "
                         "(list changes, resource updates) wait or are lost until it is back",
                         failure,
+                    )
+                failing_for = now - failing_since
+                limit = self.gone_after_seconds
+                if limit is not None and failing_for >= limit:
+                    self._server_gone(
+                        f"its standalone SSE stream failed {failures} times in a row for "
+                        f"{failing_for:.0f} s, the last with: {failure}"
                     )
                 await anyio.sleep(
                     _backoff(failures, retry_after, self.max_retry_seconds, self._jitter)
@@ -1080,6 +1105,23 @@ class StreamableHTTPTransport:
                 "the next request tries again",
                 exc,
             )
+            self._server_gone(f"it ended the session and a new one could not be set up: {exc}")
+
+    def _server_gone(self, why: str | None) -> None:
+        """Tell ``on_server_gone`` the server is gone (``why``) or back (``None``), once
+        each time it changes."""
+        if (why is None) == (self._gone is None):
+            return
+        self._gone = why
+        if why is not None:
+            logger.warning(
+                "the server at %s is taken for gone (%s): listen() blocks end, and the "
+                "standalone SSE stream goes on trying",
+                self.url,
+                why,
+            )
+        if self.on_server_gone is not None:
+            self.on_server_gone(why)
 
     def _stop_listening(self, response: httpx2.Response, body: bytes) -> None:
         """Say why the GET stream ends for good: a server without one (405, or 404 to

@@ -42,7 +42,7 @@ class ExitCode(IntEnum):
     """The server could not be started or reached, or went away."""
     REFUSED = 4
     """The server answered the request with a protocol error (unknown tool, bad params),
-    or with a malformed reply."""
+    or with a malformed reply, or is no MCP server (it echoed the command's messages)."""
     AUTHORIZATION = 5
     """The server requires authorization and none worked (login refused or impossible
     here, token rejected, token file unusable)."""
@@ -60,8 +60,8 @@ def build_parser() -> argparse.ArgumentParser:
         epilog='Targets: an http(s) URL, a command line in quotes ("python server.py"), or '
         "a server name from the config file. Exit codes: 0 ok, 1 the tool reported an "
         "error, 2 usage, 3 connection failed, 4 the server refused the request (or replied "
-        "malformed), 5 authorization failed, 6 the output could not be written. "
-        "answerback help COMMAND shows a command's options.",
+        "malformed, or is no MCP server), 5 authorization failed, 6 the output could not be "
+        "written. answerback help COMMAND shows a command's options.",
     )
     parser.add_argument("--version", action="version", version=f"answerback {__version__}")
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")

@@ -30,6 +30,7 @@ from answerback.cli._arguments import (
     parse_arguments,
     required_arguments,
 )
+from answerback.cli._echo import EchoedMessages
 from answerback.cli._interface import ExitCode, redacted
 from answerback.cli._render import log_line, pretty_json, print_listing, result_text
 from answerback.cli._reporting import CommandResponder, ReportedHeadless
@@ -260,6 +261,15 @@ def failure(
             f"an answer nor progress for {connect_timeout(timeout):g} s, so the request was "
             f"cancelled; if it is expected to take longer, {WAIT_LONGER}.",
             ExitCode.CONNECTION,
+        )
+    if isinstance(exc, EchoedMessages):  # not a server's refusal: its echo of ours
+        how = target.describe()
+        return CommandFailed(
+            f"{target.name}{'' if how == target.name else f' ({how})'} is not an MCP "
+            f"server: it sent the command's own messages back (its {exc.method!r} request) "
+            "instead of answering them, as a program that echoes its input does. Check "
+            "that the command starts an MCP server that speaks over stdio.",
+            ExitCode.REFUSED,
         )
     if isinstance(exc, InvalidServerResultError):  # an answer, but not MCP: nothing refused
         return CommandFailed(f"malformed reply from {target.name}: {exc}", ExitCode.REFUSED)

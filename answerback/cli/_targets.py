@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
+from answerback.cli._echo import EchoWatch
 from answerback.cli._interface import is_interpreter, redacted
 from answerback.cli._json_file import UnreadableFile, read_json
 from answerback.transports import StdioServer
@@ -65,7 +66,8 @@ class Target:
 
     def client_target(self, stderr: Any = None) -> Any:
         """What ``Client`` takes: the URL (or a transport with headers), or a
-        ``StdioServer``; ``stderr`` is where a child's stderr goes (None: inherited)."""
+        ``StdioServer`` (watched for a program that echoes, such as ``cat``: see
+        ``_echo``); ``stderr`` is where a child's stderr goes (None: inherited)."""
         if self.url is not None:
             if not self.headers and self.auth is None:
                 return self.url
@@ -73,7 +75,9 @@ class Target:
 
             return StreamableHTTPTransport(self.url, headers=self.headers, auth=self.auth)
         extra: dict[str, Any] = {} if stderr is None else {"stderr": stderr}
-        return StdioServer(self.command[0], self.command[1:], env=self.env, cwd=self.cwd, **extra)
+        return EchoWatch(
+            StdioServer(self.command[0], self.command[1:], env=self.env, cwd=self.cwd, **extra)
+        )
 
 
 def load_config(path: Path) -> dict[str, object]:

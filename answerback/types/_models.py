@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal, TypeAlias
 
 from pydantic import Discriminator, Field, FileUrl, Tag
 
-from answerback.types._base import MCPModel
+from answerback.types._base import MCPModel, optional_field
 
 # --- Aliases and constants ---------------------------------------------------------------
 
@@ -182,7 +182,7 @@ class ServerCapabilities(MCPModel):
 def _meta_key(key: str) -> Any:
     # Explicit wire names rather than ``alias=`` so type checkers keep the Python names
     # as constructor parameters.
-    return Field(default=None, validation_alias=key, serialization_alias=key)
+    return optional_field(validation_alias=key, serialization_alias=key)
 
 
 class RequestParamsMeta(MCPModel):

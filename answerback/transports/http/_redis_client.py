@@ -176,3 +176,17 @@ def safe_url(url: str) -> str:
     credentials, _, host = rest.rpartition("@")
     user = credentials.partition(":")[0]
     return f"{scheme}://{user + ':***@' if user else '***@'}{host}"
+
+
+def login_refused(error: StateUnavailable) -> bool:
+    """Whether ``error`` is Redis refusing the url's user or password, or wanting one
+    (answerback's own link reports those replies as they are: ``WRONGPASS``, ``NOAUTH``)."""
+    from redis.exceptions import AuthenticationError, ResponseError
+
+    cause = error.__cause__
+    if isinstance(cause, AuthenticationError):
+        return True
+    said = str(cause)
+    return isinstance(cause, ResponseError) and (
+        said.startswith(("WRONGPASS", "NOAUTH")) or "without any password configured" in said
+    )

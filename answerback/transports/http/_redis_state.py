@@ -35,6 +35,7 @@ from answerback.transports.http._question_ids import REPLICA_ID
 from answerback.transports.http._redis_client import (
     checked_url,
     connect,
+    login_refused,
     reaching,
     safe_url,
     unreachable,
@@ -177,6 +178,12 @@ class RedisState:
             try:
                 key, _ = await self._agree(candidate, minted=False)
             except StateUnavailable as exc:
+                if login_refused(exc):
+                    said = str(exc)
+                    end = " " if said.endswith((".", "?")) else ". "
+                    raise StateUnavailable(
+                        f"{said}{end}Correct the user or password in RedisState's url."
+                    ) from None
                 if not unreachable(exc):
                     raise
                 if anyio.current_time() >= deadline:

@@ -237,6 +237,10 @@ class StreamableHTTPApp:
         self._closing = False
         self.replication: Replication | None = None
         """The cross-replica routing, while the lifespan runs with a shared state."""
+        self.start_failure: StateUnavailable | None = None
+        """Why the state could not start, when the lifespan failed for that: said in one
+        line, since it is the deployment's fault (Redis down, a wrong password), not a
+        bug a traceback would help with."""
         self._adopting: dict[str, anyio.Event] = {}
         """Sessions whose connection this process is building from their record."""
         self._endpoint_app = _EveryMethod(self._endpoint)
@@ -264,13 +268,32 @@ class StreamableHTTPApp:
             # Straight to the endpoint: Starlette's router and its default middleware
             # would only find the same route, at about a tenth of the cost of an echo.
             await self._endpoint_app(scope, receive, send)
-        else:  # the lifespan, the auth routes, other paths, middleware added to .app
+        elif scope["type"] == "lifespan":
+            await self.app(scope, receive, self._start_failure_said(send))
+        else:  # the auth routes, other paths, middleware added to .app
             await self.app(scope, receive, send)
+
+    def _start_failure_said(self, send: Any) -> Any:
+        """``send`` for the lifespan, a failed start for want of the state reported as its
+        one-line reason in place of Starlette's traceback: the ASGI server logs either."""
+
+        async def said(message: Any) -> None:
+            failure = self.start_failure
+            if message.get("type") == "lifespan.startup.failed" and failure is not None:
+                message = {**message, "message": f"{type(failure).__name__}: {failure}"}
+            await send(message)
+
+        return said
 
     @asynccontextmanager
     async def _lifespan(self, _: Starlette) -> AsyncGenerator[None, None]:
         async with contextlib.AsyncExitStack() as stack:
-            key = await stack.enter_async_context(self.state.running())
+            self.start_failure = None
+            try:
+                key = await stack.enter_async_context(self.state.running())
+            except StateUnavailable as exc:
+                self.start_failure = exc
+                raise
             attach = getattr(self.server, "attach_state", None)
             if attach is not None:  # MCPServer: notifications and single-use state
                 await stack.enter_async_context(attach(self.state))

@@ -7,12 +7,13 @@ streams close), then lets uvicorn shut down as usual.
 
 ``run_uvicorn`` is a program's entry point, and talks to the person who started it: one
 line on stderr when it listens (uvicorn's own start-up lines stay at its ``warning`` log
-level unless ``log_level=`` asks for more), a one-line error when the port is taken, and
-on Ctrl-C, SIGTERM or SIGHUP a clean stop with no traceback. Ctrl-C exits with status
-130, the shell's code for a program interrupted from the keyboard (so a script running
-the server stops too, as it would for any interrupted command); SIGTERM, a supervisor's
-request to stop, and SIGHUP, the terminal that started the server closing, return
-normally (exit status 0: the server did what it was asked).
+level unless ``log_level=`` asks for more), a one-line error when the port is taken or
+the state cannot start (Redis down), and on Ctrl-C, SIGTERM or SIGHUP a clean stop with
+no traceback. Ctrl-C exits with status 130, the shell's code for a program interrupted
+from the keyboard (so a script running the server stops too, as it would for any
+interrupted command); SIGTERM, a supervisor's request to stop, and SIGHUP, the terminal
+that started the server closing, return normally (exit status 0: the server did what it
+was asked).
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import errno
+import logging
 import signal
 import socket
 import sys
@@ -129,7 +131,8 @@ def run_uvicorn(
     ``answerback: stopped`` when a signal has stopped it. ``config`` goes to
     ``uvicorn.Config``. Returns after SIGTERM or SIGHUP (or if uvicorn stops by itself); raises
     ``SystemExit(130)`` after Ctrl-C, and ``SystemExit`` with a one-line message (exit
-    status 1) if it cannot listen on ``host:port``, a port already in use for one.
+    status 1) if it cannot listen on ``host:port``, a port already in use for one, or if
+    its state cannot start (``StateUnavailable``: Redis down, a wrong password).
     """
     try:
         listening = listening_socket(host, port)
@@ -143,12 +146,46 @@ def run_uvicorn(
         _say(f"answerback: serving MCP at {url} (Ctrl-C to stop)")
 
     server = uvicorn_server(app, host=host, port=port, on_started=announce, **config)
-    with listening, _SignalsStop() as stopped_by, contextlib.suppress(_Stopped):
-        anyio.run(server.serve, [listening], backend_options=asyncio_loop_options())
+    with (
+        listening,
+        _SignalsStop() as stopped_by,
+        contextlib.suppress(_Stopped),
+        _start_failure_unlogged(app),
+    ):
+        try:
+            anyio.run(server.serve, [listening], backend_options=asyncio_loop_options())
+        except SystemExit:  # uvicorn's, status 3, after a lifespan that failed to start
+            if app.start_failure is None:
+                raise
+            raise SystemExit(f"answerback: the server cannot start: {app.start_failure}") from None
     if stopped_by:
         _say("answerback: stopped")
     if signal.SIGINT in stopped_by:
         raise SystemExit(130)
+
+
+@contextlib.contextmanager
+def _start_failure_unlogged(app: StreamableHTTPApp) -> Generator[None]:
+    """Keep uvicorn from logging a start that failed for want of the server's state
+    (Redis down, a wrong password): ``run_uvicorn`` says why in one line instead."""
+    uvicorn_logger = logging.getLogger("uvicorn.error")
+    quiet = _UnlessStartFailed(app)
+    uvicorn_logger.addFilter(quiet)
+    try:
+        yield
+    finally:
+        uvicorn_logger.removeFilter(quiet)
+
+
+class _UnlessStartFailed(logging.Filter):
+    """Drops every record once ``app``'s state has failed to start."""
+
+    def __init__(self, app: StreamableHTTPApp) -> None:
+        super().__init__()
+        self.app = app
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return self.app.start_failure is None
 
 
 class _Stopped(Exception):

@@ -99,9 +99,9 @@ async def test_a_client_after_the_last_one_left_gets_a_fresh_lifespan() -> None:
 
 
 async def test_concurrent_clients_share_one_lifespan_whichever_leaves_first() -> None:
-    """The first client leaves while the second still calls: the value stays open for
-    the second and is closed once, after it, by the task that opened it (the lifespan
-    holds a task group, which no other task could leave)."""
+    """The first client leaves, at once, while the second still calls: the value stays
+    open for the second and is closed once, after it, by the task that opened it (the
+    lifespan holds a task group, which no other task could leave)."""
     log: list[str] = []
     background_ran = anyio.Event()
 
@@ -145,7 +145,7 @@ async def test_concurrent_clients_share_one_lifespan_whichever_leaves_first() ->
             assert "left" not in log
     assert background_ran.is_set()
     assert counts == [1, 2]
-    assert log == ["entered", "left", "first client closed"]
+    assert log == ["entered", "first client closed", "left"]
 
 
 async def test_a_lifespan_that_fails_to_start_fails_the_connection_with_its_error() -> None:

@@ -115,9 +115,9 @@ async def test_a_sync_tool_that_raises_or_takes_the_context_works_as_before() ->
     assert _text(who).startswith("request ")
 
 
-async def test_a_cancelled_sync_call_ends_once_its_function_returns() -> None:
-    """No thread can be stopped: the function runs to its end (it is not left running
-    past its request), and the server goes on answering."""
+async def test_a_cancelled_sync_call_lets_its_function_finish_in_its_thread() -> None:
+    """No thread can be stopped: the cancelled call ends, the function runs on to its
+    end in its thread, and the server goes on answering."""
     started, finished = anyio.Event(), anyio.Event()
     release = threading.Event()
     released: list[bool] = []

@@ -19,14 +19,17 @@ thread (tkinter, COM) is written ``async def``.
 
 from __future__ import annotations
 
-import functools
+import contextlib
 import inspect
+import math
+import threading
 import types
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Annotated, Any, Union, get_args, get_origin, get_type_hints
 
 import anyio
+import anyio.from_thread
 import anyio.to_thread
 import pydantic
 from anyio.lowlevel import RunVar
@@ -43,20 +46,50 @@ from answerback.types import (
 
 USER_THREADS = 40
 """How many plain ``def`` tools, resources and prompts run at once (the rest wait)."""
-_user_threads: RunVar[anyio.CapacityLimiter] = RunVar("answerback_user_threads")
 
 
-def user_threads() -> anyio.CapacityLimiter:
-    """The limiter of user functions' worker threads, one per event loop. Not anyio's
-    default one: answerback's own blocking work (reading and writing stdio that is not a
+class UserThreads:
+    """The worker threads of user functions in one event loop: how many may run at once
+    (``limiter``), and which functions run in them now (``running``).
+
+    A thread holds its slot of the limiter until its function returns, even when the
+    call that started it was cancelled and went on without it (see ``call``): so a
+    client cancelling in a loop cannot start more threads than the limit."""
+
+    def __init__(self) -> None:
+        self.limiter = anyio.CapacityLimiter(USER_THREADS)
+        self.running: dict[object, str] = {}
+        """Each slot taken, by the name of the function running in its thread."""
+        self.unlimited = anyio.CapacityLimiter(math.inf)
+        """What anyio's ``run_sync`` is given: ``limiter`` is taken here, for as long as
+        the thread runs, rather than for as long as the call waits."""
+
+    def release(self, slot: object) -> None:
+        del self.running[slot]
+        self.limiter.release_on_behalf_of(slot)
+
+
+_user_threads: RunVar[UserThreads] = RunVar("answerback_user_threads")
+
+
+def user_threads() -> UserThreads:
+    """The user functions' worker threads, one set per event loop. Not anyio's default
+    limiter: answerback's own blocking work (reading and writing stdio that is not a
     pipe, resolving paths, token files) takes its threads from that, and forty sync
     tools waiting on something must not stall the transport that would bring it."""
     try:
         return _user_threads.get()
     except LookupError:
-        limiter = anyio.CapacityLimiter(USER_THREADS)
-        _user_threads.set(limiter)
-        return limiter
+        threads = UserThreads()
+        _user_threads.set(threads)
+        return threads
+
+
+def running_in_threads() -> list[str]:
+    """The user functions still running in worker threads of this event loop (by
+    ``module.name``), their calls over or not; a server stopping with some tells so,
+    since nothing can stop a thread."""
+    return sorted(user_threads().running.values())
 
 
 _CONTEXT_NAMES = ("ctx", "context")
@@ -215,19 +248,92 @@ async def call(function: Callable[..., Any], kwargs: dict[str, Any], on_loop: bo
     """Call a user's function: an ``async def`` (``on_loop``, from its ``Signature``) on
     the event loop, any other in a worker thread (see the module's docstring), whose
     awaitable result, if it returns one (a callable object with an ``async __call__``),
-    is awaited on the loop.
-
-    A cancelled call whose function is running in its thread waits for it to return
-    (anyio's ``abandon_on_cancel=False``, as Starlette's): no thread can be stopped, and
-    left to run on, a function would go on changing things after its request ended, and
-    outside anyio's thread limit, so a client cancelling in a loop could start threads
-    without end. The request still gets no result; only its end waits."""
+    is awaited on the loop."""
     if on_loop:
         value = await function(**kwargs)
     else:
-        value = await anyio.to_thread.run_sync(
-            functools.partial(function, **kwargs), limiter=user_threads()
-        )
+        value = await _in_thread(function, kwargs)
     if inspect.isawaitable(value):
         value = await value
     return value
+
+
+async def _in_thread(function: Callable[..., Any], kwargs: dict[str, Any]) -> Any:
+    """``function(**kwargs)`` in a worker thread, holding a slot of ``user_threads()``
+    until it returns.
+
+    A cancelled call returns at once, without a result, and leaves the function to
+    finish in its thread (anyio's ``abandon_on_cancel=True``): no thread can be stopped,
+    and waiting for it would let one stuck function (a lock never released, a socket
+    without a timeout) hold up the end of its connection and the server's shutdown for
+    ever. The thread keeps its slot until the function returns, so a client cancelling
+    in a loop cannot start more threads than the limit, and a server that stops with
+    such threads running names their functions (``running_in_threads``)."""
+    threads = user_threads()
+    slot = _Slot(threads)
+    await threads.limiter.acquire_on_behalf_of(slot)
+    threads.running[slot] = _dotted_name(function)
+
+    def run() -> Any:
+        if not slot.start():
+            return None
+        try:
+            return function(**kwargs)
+        finally:
+            slot.end()
+
+    try:
+        return await anyio.to_thread.run_sync(
+            run, abandon_on_cancel=True, limiter=threads.unlimited
+        )
+    finally:
+        slot.leave()
+
+
+def _dotted_name(function: Callable[..., Any]) -> str:
+    """``module.qualname``, as a warning names a function (a callable object by its class)."""
+    named = function if hasattr(function, "__qualname__") else type(function)
+    return f"{named.__module__}.{named.__qualname__}"
+
+
+class _Slot:
+    """One call's slot of ``UserThreads.limiter``, freed once, by whichever of the call
+    and its thread is last: the call if the function has returned, or never started
+    (cancelled first, it never will); else the thread, once the function returns."""
+
+    def __init__(self, threads: UserThreads) -> None:
+        self._threads = threads
+        self._lock = threading.Lock()
+        self._state = "waiting"
+        """"running" once the thread starts the function, "done" once it has returned;
+        "dropped" if the call was cancelled before the thread started it, "abandoned" if
+        while it ran."""
+
+    def start(self) -> bool:
+        """In the thread: whether to run the function (not if the call was dropped)."""
+        with self._lock:
+            if self._state == "dropped":
+                return False
+            self._state = "running"
+            return True
+
+    def end(self) -> None:
+        """In the thread: the function has returned."""
+        with self._lock:
+            abandoned = self._state == "abandoned"
+            self._state = "done"
+        if abandoned:
+            # The loop may have ended meanwhile (RunFinishedError is a RuntimeError):
+            # then nothing is left to give the slot to.
+            with contextlib.suppress(RuntimeError):
+                anyio.from_thread.run_sync(self._threads.release, self)
+
+    def leave(self) -> None:
+        """On the loop: the call is over, with the function's result or cancelled."""
+        with self._lock:
+            if self._state == "running":
+                self._state = "abandoned"
+                return
+            if self._state == "waiting":
+                self._state = "dropped"
+        self._threads.release(self)

@@ -1,23 +1,26 @@
 """``MCPServer(lifespan=...)``: what every request shares, opened once.
 
 A server is served in several ways at once or in turn (stdio, the HTTP app, in-process
-clients), and none of them owns the server: so the lifespan is entered by the first of
+clients), and none of them owns the server: so the lifespan is entered for the first of
 its users and left when the last is done, and all of them share its one value. It runs
-in a task of its own (``Lifespan._hold``), since a lifespan may hold a task group or a
-cancel scope, which only the task that entered it can leave, and which must not be
-cancelled with the connection that happened to come first.
+in a task that none of them owns (``Lifespan._hold``), since a lifespan may hold a task
+group or a cancel scope, which only the task that entered it can leave, and any user's
+task would keep that user from leaving before the others.
 """
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
+import contextvars
+import functools
 import inspect
-from collections.abc import AsyncGenerator, Callable
+from collections.abc import AsyncGenerator, Awaitable, Callable
 from contextlib import AbstractAsyncContextManager
 from typing import TYPE_CHECKING, Any, cast
 
 import anyio
-import anyio.abc
+import sniffio
 
 from answerback.server._arguments import bad_value, wrong_type
 
@@ -26,14 +29,14 @@ if TYPE_CHECKING:
 
 
 class Lifespan:
-    """``MCPServer(lifespan=...)``, entered by the first of its users (connections, the
+    """``MCPServer(lifespan=...)``, entered for the first of its users (connections, the
     HTTP app) and left once the last is done, so that they all share one value.
 
-    It runs in a task of the first user's (``_hold``): a lifespan may hold a task group
-    or a cancel scope, which only the task that entered it can leave, and which must not
-    be cancelled with the connection that happened to come first. That task cannot
-    outlive its user, so a first user done before the others waits for them (shielded:
-    its client went away, but the others still use the value)."""
+    It runs in a task no user owns (``_hold``, see ``start_detached``): a lifespan may
+    hold a task group or a cancel scope, which only the task that entered it can leave,
+    and a task of the first user's would hold that user, closing, until the others were
+    done. So each user leaves when it is done; the last waits for the lifespan's exit
+    (and raises its error)."""
 
     def __init__(
         self,
@@ -55,91 +58,137 @@ class Lifespan:
         if self._factory is None:
             yield
             return
-        while (current := self._round) is not None:
-            if current.others == 0:
-                current.idle = anyio.Event()
-            current.others += 1
+        current = await self._join()
+        try:
+            yield
+        finally:
+            with anyio.CancelScope(shield=True):
+                await self._leave(current)
+
+    async def _join(self) -> LifespanRound:
+        """Become a user of the lifespan, once it has been entered (entering it first
+        if no one has); raises what entering it raised."""
+        while True:
+            current = self._round
+            starter = current is None
+            if current is None:
+                current = self._round = LifespanRound()
+                current.task = start_detached(functools.partial(self._hold, current))
+            current.users += 1
             try:
                 await current.ready.wait()
-                failure = current.failure
-                if failure is None:
-                    yield
-                    return
-                if isinstance(failure, Exception):
-                    raise RuntimeError(
-                        f"{failed_lifespan(failure)} (entered for another connection)"
-                    ) from failure
-                # The user entering it was cancelled (its client left): not a failure of
-                # the lifespan's, so another user tries, this one perhaps.
-            finally:
-                current.others -= 1
-                if current.others == 0:
-                    current.idle.set()
-        current = self._round = LifespanRound()
-        try:
-            async with anyio.create_task_group() as tg:
-                try:
-                    self.value = await tg.start(self._hold, current)
-                except BaseException as exc:
-                    self._round = None
-                    current.failure = exc
-                    current.ready.set()
-                    raise
-                current.ready.set()
-                try:
-                    yield
-                finally:
-                    with anyio.CancelScope(shield=True):
-                        while current.others:  # each time one came after the others left
-                            await current.idle.wait()
-                    self._round = None
-                    self.value = None
-                    current.release.set()
-        except BaseExceptionGroup as group:
-            if len(group.exceptions) != 1:
+            except BaseException:
+                # This user went away (its client left) while the lifespan was entered:
+                # no failure of the lifespan's. Started for it, the entry is called off;
+                # one of those waiting, if any, starts it again.
+                if starter and not current.ready.is_set():
+                    self._call_off(current)
+                with anyio.CancelScope(shield=True):
+                    await self._leave(current)
                 raise
-            error = group.exceptions[0]
-            raise error from error.__cause__  # as the lifespan raised it, not in a group
+            if current.called_off:
+                current.users -= 1
+                await current.exited.wait()  # then try again
+                continue
+            failure = current.failure
+            if failure is None:
+                return current
+            current.users -= 1
+            if starter:
+                raise failure
+            raise RuntimeError(
+                f"{failed_lifespan(failure)} (entered for another connection)"
+            ) from failure
 
-    async def _hold(
-        self, current: LifespanRound, *, task_status: anyio.abc.TaskStatus[Any]
-    ) -> None:
-        """Enter the lifespan, hand over its value, and leave it once released: in a task
-        of its own, shielded once entered, so that the connection that entered it may be
-        cancelled (its client gone) while others use the value, and its cleanup runs
-        all the same."""
+    async def _leave(self, current: LifespanRound) -> None:
+        """Stop using the lifespan; the last user (of one that was entered) waits for
+        its exit, and raises its error."""
+        current.users -= 1
+        if current.users:
+            return
+        if not current.ready.is_set():
+            self._call_off(current)  # no one is left to want it
+        if current.called_off or current.failure is not None:
+            await current.exited.wait()
+            return
+        if self._round is current:
+            self._round = None
+        current.release.set()
+        await current.exited.wait()
+        if current.failure is not None:
+            raise current.failure
+
+    def _call_off(self, current: LifespanRound) -> None:
+        """Cancel an entry not finished (its user left), so that no one waits for it."""
+        current.called_off = True
+        current.entering.cancel()
+        if self._round is current:
+            self._round = None
+
+    async def _hold(self, current: LifespanRound) -> None:
+        """Enter the lifespan, hand over its value, and leave it once released."""
         assert self._factory is not None
         try:
-            made = cast(object, self._factory(self._server))  # a lifespan may be untyped
-            if not isinstance(made, AbstractAsyncContextManager):
-                raise TypeError(
-                    f"MCPServer(lifespan=...) returned {type(made).__name__}, not an async "
-                    "context manager: write the lifespan as an async generator decorated "
-                    "with @contextlib.asynccontextmanager, which yields once."
-                )
-            with anyio.CancelScope() as shelter:
+            with current.entering:
+                made = cast(object, self._factory(self._server))  # a lifespan may be untyped
+                if not isinstance(made, AbstractAsyncContextManager):
+                    raise TypeError(
+                        f"MCPServer(lifespan=...) returned {type(made).__name__}, not an "
+                        "async context manager: write the lifespan as an async generator "
+                        "decorated with @contextlib.asynccontextmanager, which yields once."
+                    )
                 async with cast("AbstractAsyncContextManager[Any]", made) as value:
-                    shelter.shield = True
-                    task_status.started(value)
-                    await current.release.wait()
-        except Exception as exc:
-            self.failure = exc
-            raise
+                    if not current.called_off:
+                        self.value = value
+                        current.ready.set()
+                        await current.release.wait()
+                        self.value = None
+        except Exception as exc:  # nothing above this task would hear of it: its users do
+            self.value = None
+            self.failure = current.failure = exc
+            if self._round is current:
+                self._round = None
+        finally:
+            current.ready.set()
+            current.exited.set()
 
 
 class LifespanRound:
     """The users of one run of a lifespan, from its entry to its exit."""
 
     def __init__(self) -> None:
-        self.others = 0
-        """Its users besides the one that entered it: waiting for it, or using it."""
+        self.users = 0
+        """Those waiting for it or using it."""
         self.ready = anyio.Event()
-        """Set once it has been entered, or has failed to be (``failure``)."""
-        self.idle = anyio.Event()
-        """Set when the last of the others has left (made anew when one comes)."""
+        """Set once it has been entered, or has failed to be (``failure``), or called off."""
         self.release = anyio.Event()
         """Set when the last user has left: the lifespan is to be left."""
-        self.failure: BaseException | None = None
+        self.exited = anyio.Event()
+        """Set once its task has ended."""
+        self.entering = anyio.CancelScope()
+        """Around the entry and the lifespan's whole run; cancelled to call the entry off."""
+        self.called_off = False
+        """Its entry was cancelled: every user that started it left first."""
+        self.failure: Exception | None = None
+        self.task: object = None
+        """The task that holds it (see ``start_detached``)."""
+
+
+def start_detached(function: Callable[[], Awaitable[None]]) -> object:
+    """Run ``function`` in a task of its own, which no caller waits for (anyio has no
+    such task: trio's system tasks, and a plain asyncio task); returns what to keep a
+    reference to while it runs (asyncio keeps only a weak one). ``function`` must not
+    raise: on trio that would end the whole run."""
+    if sniffio.current_async_library() == "trio":
+        import trio
+
+        # With the caller's context variables, as an asyncio task gets them.
+        return trio.lowlevel.spawn_system_task(function, context=contextvars.copy_context())
+    return asyncio.get_running_loop().create_task(_coroutine(function))
+
+
+async def _coroutine(function: Callable[[], Awaitable[None]]) -> None:
+    await function()
 
 
 def failed_lifespan(failure: BaseException) -> str:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import functools
 import inspect
@@ -9,6 +10,8 @@ import logging
 import os
 import re
 import secrets
+import sys
+import traceback
 from collections import deque
 from collections.abc import (
     AsyncGenerator,
@@ -20,7 +23,7 @@ from collections.abc import (
     Sequence,
 )
 from contextlib import AbstractAsyncContextManager
-from typing import TYPE_CHECKING, Any, Literal, TypeVar, cast, get_args
+from typing import TYPE_CHECKING, Any, Literal, NoReturn, TypeVar, cast, get_args
 
 import anyio
 import pydantic
@@ -50,6 +53,7 @@ from answerback.server._connection import Connection
 from answerback.server._context import Context
 from answerback.server._elicitation_binding import bound_elicitation_id, elicitation_principal
 from answerback.server._error_details import ErrorDetails, check_error_details, redacts
+from answerback.server._functions import running_in_threads
 from answerback.server._icons_and_meta import URI_SCHEME, checked_icons, checked_meta_dict
 from answerback.server._lifespan import Lifespan, checked_lifespan, failed_lifespan
 from answerback.server._prompts import RegisteredPrompt
@@ -212,6 +216,9 @@ class MCPServer:
         self._used_states: list[UsedStates] = [InMemoryUsedStates()]
         self._seen_notices: deque[str] = deque(maxlen=_REMEMBERED_NOTICES)
         self._lifespan = Lifespan(self, checked_lifespan(lifespan))
+        self._threads_left: list[str] = []
+        """The user functions still running in worker threads when serving last ended
+        (see ``run``)."""
 
     # -- declaring -------------------------------------------------------------------
 
@@ -620,7 +627,10 @@ class MCPServer:
                 stack.callback(tg.cancel_scope.cancel)
                 self._buses.append(bus)
                 stack.callback(self._buses.remove, bus)
-            yield
+            try:
+                yield
+            finally:  # the app's sessions are over: what they leave running, ``run`` tells
+                self._threads_left = running_in_threads()
 
     async def _deliver_from(self, notices: AsyncIterator[Notice]) -> None:
         """Deliver other servers' notices for as long as the state is attached."""
@@ -854,6 +864,11 @@ class MCPServer:
         either without a traceback and exits with status 130, the shell's code for an
         interrupted program; a port already in use, or a stdout that cannot be written (a
         full disk), exits with a one-line message (status 1).
+        Either way, a plain ``def`` function still running in its worker thread once
+        serving has ended (stuck on a lock, a socket without a timeout) is not waited
+        for, as Python would wait at exit, for ever: a warning on the
+        ``answerback.server`` logger names it, the ``atexit`` handlers run, and the
+        process ends with the status it would have had (``os._exit``), the thread left.
         ``backend="trio"`` serves stdio on trio (uvicorn, and so HTTP, needs asyncio).
         ``state`` and ``auth`` are passed to ``http_app`` (streamable HTTP only).
         ``max_message_bytes`` caps one stdio message either way (64 MiB if ``None``; see
@@ -871,12 +886,15 @@ class MCPServer:
                 else checked_message_limit(max_message_bytes)
             )
             greet_a_person_at_a_terminal(self.name)
-            with self._exits_if_the_lifespan_fails(logged_by_uvicorn=False):
+            with (
+                self._exits_without_waiting_for_threads(),
+                self._exits_if_the_lifespan_fails(logged_by_uvicorn=False),
+            ):
                 try:
                     options = asyncio_loop_options() if backend == "asyncio" else {}
                     anyio.run(
                         serve_until_stopped,
-                        functools.partial(self.run_stdio_async, max_message_bytes=limit),
+                        functools.partial(self._serve_stdio, limit),
                         backend=backend,
                         backend_options=options,
                     )
@@ -913,8 +931,39 @@ class MCPServer:
                 state=state,
                 auth=auth,
             )
-            with self._exits_if_the_lifespan_fails(logged_by_uvicorn=True):
+            with (
+                self._exits_without_waiting_for_threads(),
+                self._exits_if_the_lifespan_fails(logged_by_uvicorn=True),
+            ):
                 run_uvicorn(app, host=host, port=port)
+
+    async def _serve_stdio(self, max_message_bytes: int) -> None:
+        """``run_stdio_async``, noting what it leaves running in threads for ``run``."""
+        try:
+            await self.run_stdio_async(max_message_bytes=max_message_bytes)
+        finally:
+            self._threads_left = running_in_threads()
+
+    @contextlib.contextmanager
+    def _exits_without_waiting_for_threads(self) -> Generator[None, None, None]:
+        """End the process, as ``run`` would have (its status, its message), if serving
+        ended with user functions still running in worker threads: a plain ``def`` tool
+        stuck on a lock or a socket would otherwise hold the process for ever, since
+        Python waits for such threads at exit and nothing can stop one. Says which."""
+        self._threads_left = []
+        try:
+            yield
+        except SystemExit as stopping:
+            if self._threads_left:
+                _exit_now(self._threads_left, stopping.code)
+            raise
+        except BaseException:
+            if self._threads_left:
+                traceback.print_exc()
+                _exit_now(self._threads_left, 1)
+            raise
+        if self._threads_left:
+            _exit_now(self._threads_left, 0)
 
     @contextlib.contextmanager
     def _exits_if_the_lifespan_fails(
@@ -933,6 +982,27 @@ class MCPServer:
                 if not logged_by_uvicorn:
                     logger.error("The server's lifespan failed", exc_info=failure)
                 raise SystemExit(f"answerback: {failed_lifespan(failure)}") from None
+
+
+def _exit_now(functions: list[str], status: object) -> NoReturn:
+    """Warn that ``functions`` run on in threads, and end the process with ``status``
+    (a ``SystemExit`` code) without waiting for them: as for daemon threads, the
+    ``atexit`` handlers run, the threads are left where they are."""
+    logger.warning(
+        "The server stopped while %s still ran in a worker thread (a thread cannot be "
+        "stopped); exiting without waiting for %s. Give blocking calls in plain `def` "
+        "tools a timeout, so that they return.",
+        ", ".join(functions),
+        "it" if len(functions) == 1 else "them",
+    )
+    if status is not None and not isinstance(status, int):
+        print(status, file=sys.stderr)
+        status = 1
+    atexit._run_exitfuncs()  # pyright: ignore[reportPrivateUsage]
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(Exception):
+            stream.flush()
+    os._exit(status or 0)
 
 
 _RESOURCE_UPDATED = "notifications/resources/updated"

@@ -174,3 +174,57 @@ def test_a_wider_taller_or_shorter_window_leaves_no_copy_of_the_form_behind(
         assert scrollback.count("What would you like?") == 1, scrollback
     terminal.keys("Escape")
     terminal.wait_for(r"No order \(cancel\)\.")
+
+
+def test_lines_typed_for_the_prompt_never_answer_a_form_that_opens(terminal: Terminal) -> None:
+    """The probe's keys: a form opening while "call echo⏎call sample⏎" was typed took
+    them, and the Space of the second line pressed Accept (the yes/no ticked by the
+    first). Keys typed as the form opens are dropped now, and Enter on its last field
+    stays there (so the keys cannot answer it even on a machine so slow that they come
+    after the form takes keys); the form waits for the person."""
+    connect(terminal, TEAROOM)
+    terminal.type("call subscribe")
+    terminal.wait_for(r"Stay in touch\?")  # drawn: the keys below reach the form
+    terminal.type("call echo")
+    terminal.type("call sample")
+    screen = terminal.wait_for(FORM_KEYS)
+    assert "Newsletter:" not in screen, screen
+    assert "form accepted" not in screen, screen
+    terminal.keys("Escape")
+    screen = terminal.wait_for(r"No subscription \(cancel\)\.")
+    assert "Newsletter:" not in screen, screen
+
+
+def test_a_paste_without_bracketed_paste_neither_answers_a_form_nor_runs(
+    terminal: Terminal,
+) -> None:
+    """A terminal without bracketed paste sends a pasted line break as Enter: the first
+    line accepted the form and the others ran at the prompt as commands."""
+    connect(terminal, TEAROOM)
+    terminal.type("call subscribe")
+    terminal.wait_for(FORM_KEYS)
+    terminal.run("set-buffer", "-b", "pasted", "first line\nsecond line\nthird")
+    terminal.run("paste-buffer", "-b", "pasted")  # without -p: not bracketed
+    terminal.wait_for(r"This is the last field")
+    terminal.keys("Escape")
+    screen = terminal.wait_for(r"No subscription \(cancel\)\.")
+    terminal.type("status")
+    screen = terminal.wait_for(r"terminal_server", after=r"answerback> status")
+    assert "Unknown command" not in screen, screen
+    assert "Newsletter:" not in screen, screen
+
+
+def test_a_form_taller_than_the_window_leaves_no_copy_in_the_scrollback(
+    terminal: Terminal,
+) -> None:
+    """Erased from the window's top-left corner, a form as tall as the window was taken
+    by tmux for a cleared screen and copied, typed values and all, into the scrollback."""
+    connect(terminal, TEAROOM)
+    terminal.run("resize-window", "-x", "100", "-y", "12")
+    terminal.run("clear-history")
+    terminal.type("call order_tea")
+    terminal.wait_for(FORM_KEYS)
+    terminal.keys("Escape")
+    terminal.wait_for(r"No order \(cancel\)\.")
+    everything = terminal.run("capture-pane", "-p", "-J", "-S", "-")
+    assert "Which tea" not in everything, everything

@@ -49,6 +49,7 @@ from answerback.interact.terminal import (
     ServerKeys,
     TerminalPresenter,
     UrlCard,
+    _screen,
     ask_form,
 )
 from answerback.server import Context, MCPServer
@@ -111,10 +112,21 @@ def anyio_backend() -> tuple[str, dict[str, Any]]:
     return ASYNCIO
 
 
+@pytest.fixture(autouse=True)
+def keys_taken_once_drawn(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Screens take keys as soon as they are drawn here (a person's screen waits a
+    moment first, ``KeyGuard``): these tests type into a screen once it shows, and the
+    guard's own tests set its clock."""
+    monkeypatch.setattr(_screen, "SETTLE_SECONDS", 0.0)
+
+
 def snapshot(app: Application[Any], width: int | None = None, height: int | None = None) -> str:
     """The text ``app`` shows now, as an ``width``-column terminal (by default, its own)
     would show it, in ``height`` rows (by default, as many as it asks for)."""
     width = width or app.output.get_size().columns
+    # Controls keep what they drew for each render: a new count draws what is there now
+    # (else a list drawn before the last keys showed beside an error line drawn after).
+    app.render_counter += 1
     container = app.layout.container
     height = height or container.preferred_height(width, 200).preferred
     screen = Screen()
@@ -366,6 +378,181 @@ async def test_the_buttons_answer_too() -> None:
         assert await outcome(screen.application, keys, screen.run) == "decline"
 
 
+ONE_FIELD: dict[str, Any] = {
+    "type": "object",
+    "properties": {"note": {"type": "string", "title": "Note"}},
+    "required": ["note"],
+}
+
+
+class Clock:
+    """A clock the test moves by hand."""
+
+    def __init__(self) -> None:
+        self.now = 0.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+async def test_keys_typed_as_a_screen_opens_never_answer_it() -> None:
+    """A form opening while the person typed "call echo⏎call sample⏎" at the prompt took
+    those keys: Enter went to Accept and the Space pressed it, unseen. Every key is
+    dropped now until the screen has been up, with no key, for ``quiet`` seconds; a key
+    dropped starts the wait again; the keys show once it takes them."""
+    clock = Clock()
+    with terminal():
+        screen = FormScreen(parse_form(ONE_FIELD), title="Form", message="Note", server="s")
+        app = screen.application
+        assert isinstance(app, _screen.ScreenApplication)
+        app.guard = _screen.KeyGuard(quiet=0.5, clock=clock)
+        answers: list[object] = []
+
+        async def run() -> None:
+            answers.append(await screen.run())
+
+        async with running(app, run) as driven:
+            driven.pipe.send_text("call echo" + ENTER + "call sample" + ENTER + CTRL_S)
+            shown = await driven.shows(_screen.IGNORED_NOTE)
+            assert "Tab next" not in shown, shown  # the keys show once it takes them
+            assert "  >\n" in shown, shown
+            clock.now = 0.4
+            driven.pipe.send_text("x")  # still the same run of typing: dropped
+            await driven.until(lambda: app.guard.dropped == 24)
+            clock.now = 0.8  # 0.4 s since the last key: still dropped
+            driven.pipe.send_text(ESC)
+            await driven.until(lambda: app.guard.dropped == 25)
+            clock.now = 1.3  # 0.5 s without a key: keys are taken
+            shown = await driven.type("Ada", then="  > Ada")
+            assert "Tab next  Space choose  Ctrl-S accept" in shown, shown
+            assert _screen.IGNORED_NOTE not in shown, shown
+            driven.pipe.send_text(CTRL_S)
+    assert answers == [{"note": "Ada"}]
+
+
+async def test_enter_on_the_last_field_does_not_go_on_to_the_buttons() -> None:
+    """Enter then Space (a line typed, the next word begun) pressed Accept."""
+    with terminal():
+        screen = FormScreen(parse_form(ONE_FIELD), title="Form", message="Note", server="s")
+        answers: list[object] = []
+
+        async def run() -> None:
+            answers.append(await screen.run())
+
+        async with running(screen.application, run) as driven:
+            shown = await driven.type("a" + ENTER + " b" + ENTER, then="  > a b")
+            assert "This is the last field: Ctrl-S accepts the form" in shown, shown
+            shown = await driven.type("c", then="  > a bc")
+            assert "This is the last field" not in shown, shown
+            driven.pipe.send_text(TAB + " ")  # Tab is how to reach Accept
+    assert answers == [{"note": "a bc"}]
+
+
+LONG_LABELS: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "name": {"type": "string", "title": "T" * 50 + " the name you go by", "minLength": 2},
+        "email": {"type": "string", "title": "Email", "format": "email"},
+        "site": {"type": "string", "title": "Website", "format": "uri"},
+    },
+    "required": ["name", "email", "site"],
+}
+
+
+async def test_a_long_form_message_is_cut_so_who_asks_and_what_stay_in_sight() -> None:
+    """A 300-word message pushed the title (who asks) and the first field out of the
+    window for good; a long field title was cut with its "*" and what it expects."""
+    message = " ".join(["word"] * 300) + "\n" + "line\n" * 60
+    with terminal():
+        screen = FormScreen(
+            parse_form(LONG_LABELS), title="Form", message=message, server="library"
+        )
+        async with running(screen.application, screen.run) as driven:
+            shown = await driven.shows("Ctrl-S accept")
+            rows = shown.splitlines()
+            assert rows[0].startswith("╭─ Form — from library ─"), shown
+            assert re.fullmatch(r"│ … \d+ more lines not shown +│", rows[9]), shown
+            assert rows[10].startswith("╰"), shown
+            assert rows[11:13] == [
+                "T" * 50 + " the name you go by *  (text,",
+                "  at least 2 characters)",
+            ], shown
+            driven.pipe.send_text(CTRL_C)
+
+
+async def test_who_asks_stays_in_sight_above_a_form_that_scrolls() -> None:
+    """The title and message scrolled away with the fields: at a lower field, nothing
+    but the foot line said which server asked."""
+    schema = {
+        "type": "object",
+        "properties": {f"f{n}": {"type": "string", "title": f"Field {n}"} for n in range(20)},
+    }
+    with terminal():
+        screen = FormScreen(parse_form(schema), title="Form", message="Why", server="library")
+        async with running(screen.application, screen.run) as driven:
+            await driven.type(TAB * 19 + "last", then="  > last")
+            shown = snapshot(driven.app, height=40).splitlines()
+            assert shown[0].startswith("╭─ Form — from library ─"), shown
+            assert shown[1].startswith("│ Why "), shown
+            assert "  > last" in shown, shown
+            driven.pipe.send_text(CTRL_C)
+
+
+async def test_a_narrow_form_wraps_hints_and_errors_at_word_ends() -> None:
+    """At 40 columns a hint was cut ("like name@examp") and an error broke mid-word at
+    the left margin ("An ema" / "il address")."""
+    with terminal(40):
+        screen = FormScreen(parse_form(LONG_LABELS), title="Form", message="M", server="library")
+        async with running(screen.application, screen.run) as driven:
+            keys = "A" + TAB + "bad" + TAB + "notaurl" + TAB
+            shown = await driven.type(keys, then="percent-encoded)")
+            assert "\n".join(shown.splitlines()[3:]).startswith(
+                "T" * 40 + "\n"
+                "  TTTTTTTTTT the name you go by *\n"
+                "  (text, at least 2 characters)\n"
+                "  > A\n"
+                "  ✗ must be at least 2 characters\n"
+                "\n"
+                "Email *  (email address, like\n"
+                "  name@example.com)\n"
+                "  > bad\n"
+                "  ✗ is not a valid email address: An\n"
+                "    email address must have an @-sign\n"
+                "\n"
+                "Website *  (web address, like\n"
+                "  https://example.com/page)\n"
+                "  > notaurl\n"
+                "  ✗ must be an absolute URI with a\n"
+                "    scheme, like\n"
+                "    https://example.com/page (non-ASCII\n"
+                "    characters percent-encoded)\n"
+            ), shown
+            driven.pipe.send_text(CTRL_C)
+
+
+async def test_a_narrow_card_keeps_its_title_and_breaks_keys_at_word_ends() -> None:
+    """At 30 columns the title lost the server's name ("— from probe─╮") and the server
+    keys broke mid-word ("all from probe_s" / "erver")."""
+    keys = ServerKeys("probe_server", lambda: None, lambda: None)
+    with terminal(30):
+        link = judge_url("https://example.com/a")
+        card = UrlCard(link, message="hi", server="probe_server", server_keys=keys)
+        async with running(card.application, card.run) as driven:
+            shown = await driven.shows("Ctrl-Q mute")
+            rows = shown.splitlines()
+            assert rows[1:3] == [
+                "│ Open a link? — from        │",
+                "│ probe_server               │",
+            ], shown
+            assert rows[-4:] == [
+                "c/Esc cancel",
+                "Ctrl-X cancel all from",
+                "probe_server",
+                "Ctrl-Q mute probe_server",
+            ], shown
+            driven.pipe.send_text("c")
+
+
 async def test_a_form_asked_again_keeps_the_answer_and_shows_every_problem() -> None:
     problems = AnswerError(
         [
@@ -448,9 +635,10 @@ UNANSWERED = "( ) yes  ( ) no  — unanswered"
 async def test_an_optional_yes_or_no_without_a_default_may_stay_unanswered(
     spaces: int, shown: str, newsletter: dict[str, bool]
 ) -> None:
-    """Space goes round unanswered, yes, no for it, and unanswered it is left out of the
-    answer (a checkbox sent false, which the server took for the person's "no"); the
-    required and the defaulted yes/no keep their checkbox, and Space toggles it."""
+    """Space goes round unanswered, yes, no for a yes/no without a default; unanswered,
+    an optional one is left out of the answer (a checkbox sent false, which the server
+    took for the person's "no") and a required one is asked for (a checkbox sent "no"
+    for it too); the defaulted yes/no keeps its checkbox, and Space toggles it."""
     with terminal():
         screen = FormScreen(parse_form(SUBSCRIBE), title="Form", message="Stay in touch?")
         answers: list[object] = []
@@ -460,20 +648,28 @@ async def test_an_optional_yes_or_no_without_a_default_may_stay_unanswered(
 
         async with running(screen.application, run) as driven:
             first = await driven.shows("Send a reminder")
-            assert "Accept the terms *  (yes or no)\n  [ ] yes\n" in first
+            assert f"Accept the terms *  (yes or no)\n  {UNANSWERED}\n" in first
             assert f"Newsletter  (yes or no)\n  {UNANSWERED}\n" in first
             assert "Send a reminder  (yes or no)\n  [x] yes\n" in first
             driven.pipe.send_text((" " * spaces + TAB) * 3)  # the last Tab: to Accept
             focus = driven.app.layout.has_focus
             await driven.until(lambda: not any(focus(i.container) for i in screen.inputs))
             now = driven.text
-            terms, reminder = ("[x] yes", "[ ] yes") if spaces % 2 else ("[ ] yes", "[x] yes")
-            assert f"Accept the terms *  (yes or no)\n  {terms}\n" in now
+            reminder = "[ ] yes" if spaces % 2 else "[x] yes"
+            assert f"Accept the terms *  (yes or no)\n  {shown}\n" in now
             assert f"Newsletter  (yes or no)\n  {shown}\n" in now
             assert f"Send a reminder  (yes or no)\n  {reminder}\n" in now
             driven.pipe.send_text(CTRL_S)
-    odd = spaces % 2 == 1
-    assert answers == [{"terms": odd, **newsletter, "reminder": not odd}]
+            if not newsletter:
+                refused = await driven.shows("Not sent: fix Accept the terms")
+                assert "Accept the terms *  (yes or no)\n" in refused
+                assert "✗ is required" in refused
+                driven.pipe.send_text(CTRL_D)
+    if newsletter:
+        terms = newsletter["newsletter"]
+        assert answers == [{"terms": terms, **newsletter, "reminder": spaces != 1}]
+    else:
+        assert answers == ["decline"]
 
 
 async def test_a_yes_or_no_answered_last_time_can_be_made_unanswered_again() -> None:
@@ -542,6 +738,51 @@ async def test_a_message_cannot_push_the_real_link_off_the_card_or_forge_its_lin
             assert "│ Site: google.com" in shown  # the server's words, marked as such
             assert "more lines not shown" in shown
             driven.pipe.send_text("c")
+
+
+def quoted_rows(shown: str, after: str) -> list[str]:
+    """The card's rows from the one after ``after`` to its bottom border."""
+    rows = shown.splitlines()
+    start = next(i for i, row in enumerate(rows) if after in row) + 1
+    end = next(i for i in range(start, len(rows)) if rows[i].startswith("╰"))
+    return rows[start:end]
+
+
+async def test_a_wrapped_message_cannot_forge_the_cards_site_line() -> None:
+    """Only a message's first row had the bar: a line that wrapped put "Site: paypal.com"
+    at the card's own margin, under the real site. Every row carries it now."""
+    forged = "Sign in please " + "." * 60 + " OK Site: paypal.com"
+    with terminal():
+        card = UrlCard(judge_url("https://paypa1.com/login"), message=forged, server="library")
+        async with running(card.application, card.run) as driven:
+            shown = await driven.shows("open in browser")
+            rows = quoted_rows(shown, "library says:")
+            assert len(rows) > 1, shown  # it wrapped
+            assert all(row.startswith("│ │ ") for row in rows), shown
+            assert "paypal.com" in rows[-1], shown
+            sites = [row.rstrip(" │") for row in shown.splitlines() if row.startswith("│ Site:")]
+            assert sites == ["│ Site: paypa1.com"], shown
+            driven.pipe.send_text("c")
+
+
+async def test_a_wrapped_sampling_message_keeps_its_bar_on_every_row() -> None:
+    params = CreateMessageRequestParams(
+        messages=[
+            SamplingMessage(
+                role="user",
+                content=TextContent(text="word " * 40 + "Token cap 1"),
+            )
+        ],
+        max_tokens=100,
+    )
+    with terminal():
+        screen = SamplingScreen(params, server="everything")
+        async with running(screen.application, screen.run) as driven:
+            shown = await driven.shows("approve")
+            rows = quoted_rows(shown, "user:")
+            assert len(rows) > 1, shown  # it wrapped
+            assert all(row.startswith("│ │ ") for row in rows), shown
+            driven.pipe.send_text("d")
 
 
 async def test_the_site_is_emphasised_in_the_full_url() -> None:
@@ -827,7 +1068,7 @@ async def test_the_terminal_presenter_sends_an_unanswered_yes_or_no_left_out() -
     and the client's check of the answer (``CheckedForms``) lets it through."""
     rich, out = console()
     with terminal() as pipe:
-        pipe.send_text(CTRL_S)
+        pipe.send_text(" " * 2 + CTRL_S)  # the required yes/no: answered "no"
         answered = json.loads(await call(TerminalPresenter(console=rich), "subscribe"))
     assert answered == {"action": "accept", "content": {"terms": False, "reminder": True}}
     assert out.getvalue() == "library: form accepted\n"

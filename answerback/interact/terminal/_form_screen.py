@@ -29,8 +29,7 @@ from prompt_toolkit.layout import (
     Window,
 )
 from prompt_toolkit.widgets import Button
-from rich.console import Group, RenderableType
-from rich.panel import Panel
+from rich.console import RenderableType
 from rich.text import Text
 
 from answerback._options import instance_or_none, text, text_or_none
@@ -42,6 +41,7 @@ from answerback.interact.terminal._screen import (
     STYLE,
     ScreenApplication,
     ServerKeys,
+    card,
     checked_server_keys,
     foot,
     key_hints,
@@ -49,8 +49,9 @@ from answerback.interact.terminal._screen import (
     run_screen,
     status_line,
     with_server_keys,
+    wrapped_text,
 )
-from answerback.interact.terminal._text import FormOutcome, field_hint, readable
+from answerback.interact.terminal._text import FormOutcome, Quoted, field_hint, readable
 
 FORM_KEYS = (
     ("Tab", "next"),
@@ -60,6 +61,14 @@ FORM_KEYS = (
     ("Esc", "cancel"),
 )
 """The keys the form screen answers to, as its foot line shows them."""
+
+MESSAGE_LINES_SHOWN = 8
+"""The form's message is shown in up to this many lines (and a quarter of the window at
+most), as on the link card: a long one pushed the form's title (who asks) and its
+first fields out of the window for good."""
+
+LAST_FIELD = "This is the last field: Ctrl-S accepts the form, Tab goes on to the buttons."
+"""What Enter on the last field says (it does not go on to the buttons)."""
 
 
 def _by_field(errors: tuple[FieldError, ...]) -> dict[str | None, list[str]]:
@@ -143,6 +152,8 @@ class FormScreen:
 
     def _changed(self, field_input: FieldInput) -> None:
         """Check the changed field now; once Accept was refused, recheck them all."""
+        if self.status == LAST_FIELD:
+            self.status = ""
         if self._tried:
             self._say(self._judge()[1])
         else:
@@ -193,9 +204,17 @@ class FormScreen:
 
         @bindings.add("tab")
         @bindings.add("down")
-        @bindings.add("enter")
         def _next(event: KeyPressEvent) -> None:
             event.app.layout.focus_next()
+
+        @bindings.add("enter")
+        def _enter(event: KeyPressEvent) -> None:
+            # Never from the last field onto the buttons: Enter ends a line typed for the
+            # prompt too, and a Space after it pressed Accept on a form nobody had read.
+            if self.inputs and event.app.layout.has_focus(self.inputs[-1].container):
+                self.status = LAST_FIELD
+            else:
+                event.app.layout.focus_next()
 
         @bindings.add("s-tab")
         @bindings.add("up")
@@ -211,17 +230,19 @@ class FormScreen:
         if self._server:
             title.append(" — from ")
             title.append(clean(self._server), style="bold cyan")
-        parts: list[RenderableType] = [Text(clean(self._message))]
+        # A quarter of the window at most, so that the fields below have room.
+        most = max(1, min(MESSAGE_LINES_SHOWN, get_app().output.get_size().rows // 4))
+        parts: list[RenderableType] = [Quoted(self._message, most, mark="")]
         if self.notes:
             parts.append(Text("\n".join(self.notes), style="red"))
-        return Panel(Group(*parts), title=title, title_align="left", width=width)
+        return card(title, parts, width)
 
     def _layout(self) -> Container:
-        blocks: list[AnyContainer] = [
-            Window(FormattedTextControl(rich_lines(self._header)), dont_extend_height=True)
-        ]
-        blocks.extend(self._field_block(field_input) for field_input in self.inputs)
-        fields = HSplit(blocks)
+        # The header stays above the fields, which scroll under it: scrolled with them,
+        # who asks and why went out of sight as soon as a lower field had the focus.
+        header = Window(FormattedTextControl(rich_lines(self._header)), dont_extend_height=True)
+        blocks: list[AnyContainer] = [self._field_block(i) for i in self.inputs]
+        fields = HSplit(blocks or [Window(height=0)])
 
         def fields_height() -> Dimension:
             # As tall as the fields, no taller: the buttons follow them, and a form
@@ -250,6 +271,7 @@ class FormScreen:
             hints += [(GAP, "  "), ("class:hint", " * required")]
         return HSplit(
             [
+                header,
                 body,
                 status,
                 Window(height=1),
@@ -265,12 +287,11 @@ class FormScreen:
         if field.required:
             label.append(("class:required", " *"))
         label.append(("class:hint", f"  ({field_hint(field)})"))
-        rows: list[AnyContainer] = [Window(FormattedTextControl(label), dont_extend_height=True)]
+        # Wrapped, not cut: a long title once hid its own "*" and what the field expects.
+        rows: list[AnyContainer] = [wrapped_text(lambda: label, 2)]
         if field.description:
             text: StyleAndTextTuples = [("class:hint", readable(f"  {field.description}"))]
-            rows.append(
-                Window(FormattedTextControl(text), dont_extend_height=True, wrap_lines=True)
-            )
+            rows.append(wrapped_text(lambda: text, 2))
         rows.append(field_input.container)
 
         def errors() -> StyleAndTextTuples:
@@ -279,7 +300,7 @@ class FormScreen:
 
         rows.append(
             ConditionalContainer(
-                Window(FormattedTextControl(errors), dont_extend_height=True, wrap_lines=True),
+                wrapped_text(errors, 4),  # under the message, not under the ✗
                 filter=Condition(lambda: bool(self.errors[field.name])),
             )
         )

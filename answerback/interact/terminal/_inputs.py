@@ -208,10 +208,12 @@ class ChoiceInput(FieldInput):
 class CheckboxInput(FieldInput):
     """A yes/no field as one checkbox: Space toggles it.
 
-    An optional yes/no without a default may be left unanswered, which a plain checkbox
-    cannot say (it always answers yes or no): such a field (``three_states``) starts
-    unanswered, unless the last answer gave it, and Space goes round unanswered, yes,
-    no. Each state is written out in words, so none is told apart by colour alone.
+    A yes/no without a default has no answer until the person gives one, which a plain
+    checkbox cannot say (it always answers yes or no, and sent "no" the person never
+    chose): such a field (``three_states``) starts unanswered, unless the last answer
+    gave it, and Space goes round unanswered, yes, no. Left unanswered, an optional one
+    is not in the answer and a required one is marked "is required" at Accept. Each
+    state is written out in words, so none is told apart by colour alone.
     """
 
     def __init__(
@@ -221,7 +223,7 @@ class CheckboxInput(FieldInput):
         previous: Mapping[str, object] | None,
     ) -> None:
         super().__init__(field, on_change)
-        self.three_states = not field.required and field.default is None
+        self.three_states = field.default is None
         start = initial_value(field, previous)
         self.value: bool | None = start if isinstance(start, bool) else None
         if not self.three_states:

@@ -20,8 +20,7 @@ from prompt_toolkit.formatted_text import StyleAndTextTuples
 from prompt_toolkit.key_binding import KeyBindings, KeyPressEvent
 from prompt_toolkit.layout import ConditionalContainer, FormattedTextControl, HSplit, Layout, Window
 from prompt_toolkit.widgets import TextArea
-from rich.console import Group, RenderableType
-from rich.panel import Panel
+from rich.console import RenderableType
 from rich.table import Table
 from rich.text import Text
 
@@ -32,6 +31,7 @@ from answerback.interact.terminal._screen import (
     STYLE,
     ScreenApplication,
     ServerKeys,
+    card,
     checked_server_keys,
     foot,
     key_hints,
@@ -59,10 +59,10 @@ REJECTED = "User rejected sampling request"
 """The specification's wording for a person's no (error code -1)."""
 
 REQUEST_KEYS = (("a", "approve"), ("d/Esc", "deny"))
+"""The keys while the request is shown."""
 LINES_SHOWN_PER_TEXT = 12
 """Of the system prompt and of each message: the card does not scroll, and every
 message and the facts must stay on screen."""
-"""The keys while the request is shown."""
 REPLY_KEYS = (("Ctrl-S", "send reply"), ("Esc", "deny"))
 """The keys while the reply is drafted, edited or typed."""
 
@@ -230,7 +230,7 @@ class SamplingScreen:
         # with lines once pushed the later messages and the token cap off the card.
         facts = Table.grid(padding=(0, 2))
         for name, value in sampling_facts(params):
-            facts.add_row(Text(name, style="bold"), Text(clean(value)))
+            facts.add_row(Text(name, style="bold"), Text(clean(value), overflow="fold"))
         parts: list[RenderableType] = [facts]
         if params.system_prompt:
             parts += [Text(), Text("System prompt:", style="bold")]
@@ -238,7 +238,7 @@ class SamplingScreen:
         for message in params.messages:
             parts += [Text(), Text(f"{message.role}:", style="bold")]
             parts.append(quoted(describe_content(message.content), LINES_SHOWN_PER_TEXT))
-        return Panel(Group(*parts), title=title, title_align="left", width=width)
+        return card(title, parts, width)
 
     def _reply_label(self) -> StyleAndTextTuples:
         if self.draft is None:

@@ -8,6 +8,11 @@ anyio's cancellation would interrupt each of them: a late reply would then show 
 garbage in the next prompt. So ``run_screen`` never cancels an application: it asks it
 to exit, waits (shielded) until it has finished, and only then lets the cancellation
 through.
+
+A screen can open while the person is typing something else (a command at the prompt,
+a paste): those keys must not answer it. ``KeyGuard`` drops every key until the screen
+has been drawn and then left a moment with no key pressed, and the foot shows the
+screen's keys only from then on.
 """
 
 from __future__ import annotations
@@ -15,6 +20,7 @@ from __future__ import annotations
 import asyncio
 import io
 import textwrap
+import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeVar
@@ -22,16 +28,29 @@ from typing import Any, TypeVar
 import anyio
 from prompt_toolkit.application import Application, get_app
 from prompt_toolkit.data_structures import Size
+from prompt_toolkit.filters import Condition
 from prompt_toolkit.formatted_text import ANSI, StyleAndTextTuples, fragment_list_width
+from prompt_toolkit.input.typeahead import clear_typeahead
 from prompt_toolkit.key_binding import (
     KeyBindings,
     KeyBindingsBase,
     KeyPressEvent,
     merge_key_bindings,
 )
-from prompt_toolkit.layout import Container, FormattedTextControl, HSplit, Window
+from prompt_toolkit.keys import Keys
+from prompt_toolkit.layout import (
+    ConditionalContainer,
+    Container,
+    FormattedTextControl,
+    HSplit,
+    Window,
+)
+from prompt_toolkit.renderer import Renderer
 from prompt_toolkit.styles import Style
-from rich.console import Console, RenderableType
+from prompt_toolkit.utils import get_cwidth
+from rich.console import Console, Group, RenderableType
+from rich.panel import Panel
+from rich.text import Text
 
 from answerback._options import instance_or_none, text
 from answerback.interact._printable import clean
@@ -57,6 +76,93 @@ STYLE = Style.from_dict(
 """One style sheet for every screen, in the terminal's own 16 colours."""
 
 
+SETTLE_SECONDS = 0.5
+"""How long a screen must have been on the terminal, with no key pressed, before it takes
+keys: longer than the gaps in a run of typing or a paste, shorter than the time it takes
+to notice that a screen has opened."""
+
+IGNORED_NOTE = "Keys typed as this opened were ignored: nothing was answered."
+"""What a screen says once it has dropped keys typed before it was seen."""
+
+
+class KeyGuard:
+    """Keeps keys typed before a screen was seen from acting on it.
+
+    A question may open while the person types a command at the prompt: "call
+    echo⏎call sample⏎" then typed into the form, and the Space of the second line pressed
+    Accept on a form nobody had read. Every key is dropped until the screen has been
+    drawn and ``quiet`` seconds have passed without a key; a key dropped starts the wait
+    again, so the rest of a run of typing (or a paste) is dropped with it. ``clock``
+    is injectable for tests.
+    """
+
+    def __init__(
+        self, quiet: float | None = None, clock: Callable[[], float] = time.monotonic
+    ) -> None:
+        self.quiet = SETTLE_SECONDS if quiet is None else quiet
+        self.clock = clock
+        self.drawn_at: float | None = None
+        self.last_dropped: float | None = None
+        self.dropped = 0
+        """How many keys were dropped."""
+        self.noted = False
+        """Whether the screen says that keys were dropped (until a key is taken)."""
+        self._settled = False
+
+    def drawn(self) -> None:
+        """The screen is on the terminal (the first time it is drawn counts)."""
+        if self.drawn_at is None:
+            self.drawn_at = self.clock()
+
+    def wait_left(self) -> float:
+        """Seconds until keys are taken, if no key comes before (0: taken now)."""
+        if self._settled:
+            return 0.0
+        if self.drawn_at is None:
+            return self.quiet
+        since = max(self.drawn_at, self.last_dropped or self.drawn_at)
+        left = since + self.quiet - self.clock()
+        if left <= 0:
+            self._settled = True  # once taking keys, always
+            return 0.0
+        return left
+
+    @property
+    def settled(self) -> bool:
+        """Whether keys are taken now."""
+        return self.wait_left() == 0.0
+
+    def drop(self) -> None:
+        self.dropped += 1
+        self.noted = True
+        self.last_dropped = self.clock()
+
+
+class ScrollbackSparingRenderer(Renderer):
+    """prompt_toolkit's renderer, erasing a finished screen without copying it into the
+    scrollback.
+
+    A screen is erased from its top-left corner to the end of the terminal. When that
+    corner is the terminal's own (a screen as tall as the window), tmux (its
+    ``scroll-on-clear``) takes it for a cleared terminal and keeps a copy of the screen,
+    typed values and all, in the scrollback. Erasing from the second column, then the
+    first row's start, clears the same cells and is never taken so.
+    """
+
+    def erase(self, leave_alternate_screen: bool = True) -> None:
+        output = self.output
+        output.cursor_backward(self._cursor_pos.x)
+        output.cursor_up(self._cursor_pos.y)
+        output.cursor_forward(1)
+        output.erase_down()
+        output.cursor_backward(1)
+        output.erase_end_of_line()
+        output.reset_attributes()
+        output.enable_autowrap()
+        output.flush()
+        self.reset(leave_alternate_screen=leave_alternate_screen)
+
+
 class ScreenApplication(Application[T]):
     """A screen's prompt_toolkit application, redrawn whole when the terminal is resized.
 
@@ -75,17 +181,64 @@ class ScreenApplication(Application[T]):
     re-wrapping them), no terminal can be asked where the old screen now starts, and
     moving up too far would erase what was printed above it. Only the alternate screen
     would avoid the copy, and it would take the session's output out of sight.
+
+    Its ``guard`` (a ``KeyGuard``) drops the keys typed before the screen was seen.
     """
 
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
+    def __init__(self, *args: Any, key_bindings: KeyBindingsBase, **kwargs: Any) -> None:
+        super().__init__(
+            *args, key_bindings=merge_key_bindings([self._guard_bindings(), key_bindings]), **kwargs
+        )
+        self.guard = KeyGuard()
+        renderer = self.renderer
+        self.renderer = ScrollbackSparingRenderer(
+            renderer.style,
+            self.output,
+            full_screen=self.full_screen,
+            mouse_support=renderer.mouse_support,
+            cpr_not_supported_callback=self.cpr_not_supported_callback,
+        )
         self._drawn_size: Size | None = None
         """The terminal's size when the screen was last drawn: taken before drawing, so
         that a resize while it draws is never taken as drawn already."""
         self.before_render += self._drawing
+        self.after_render += self._drawn
+        self.key_processor.before_key_press += self._key_taken
+
+    def _guard_bindings(self) -> KeyBindings:
+        bindings = KeyBindings()
+
+        def dropping() -> bool:
+            buffer = self.key_processor.key_buffer
+            # The terminal's answer to a cursor-position query: prompt_toolkit waits on it.
+            replying = bool(buffer) and buffer[-1].key == Keys.CPRResponse
+            return not replying and not self.guard.settled
+
+        @bindings.add(Keys.Any, eager=True, filter=Condition(dropping))
+        def _drop(event: KeyPressEvent) -> None:
+            self.guard.drop()
+
+        return bindings
+
+    def _key_taken(self, _: object) -> None:
+        if self.guard.noted and self.guard.settled:
+            self.guard.noted = False  # the person acts on the screen now: the note has done
 
     def _drawing(self, _: object) -> None:
         self._drawn_size = self.output.get_size()
+
+    def _drawn(self, _: object) -> None:
+        if self.guard.drawn_at is None:
+            self.guard.drawn()
+            self._settling()
+
+    def _settling(self) -> None:
+        """Draw the screen again once it takes keys: its foot shows them from then on."""
+        left = self.guard.wait_left()
+        if left > 0:
+            asyncio.get_running_loop().call_later(left, self._settling)
+        else:
+            self.invalidate()  # does nothing once the screen has closed
 
     def _on_resize(self) -> None:
         output = self.output
@@ -116,6 +269,9 @@ async def run_screen(app: Application[T]) -> T:
 
     The application runs in its own asyncio task: prompt_toolkit needs asyncio, and a
     task of its own means cancellation reaches it only as a request to exit.
+
+    The keys read after the one that closed the screen are dropped, not kept for the
+    prompt: the rest of a paste that answered a form was run there as commands.
     """
     task = asyncio.ensure_future(app.run_async(handle_sigint=False, set_exception_handler=False))
     try:
@@ -132,6 +288,9 @@ async def run_screen(app: Application[T]) -> T:
         if task.done() and not task.cancelled():
             task.exception()  # retrieved, so asyncio does not report it as lost
         raise
+    finally:
+        if task.done():
+            clear_typeahead(app.input)
 
 
 def rich_lines(build: Callable[[int], RenderableType]) -> Callable[[], StyleAndTextTuples]:
@@ -228,15 +387,39 @@ def with_server_keys(bindings: KeyBindings, keys: ServerKeys | None) -> KeyBindi
     return bindings if keys is None else merge_key_bindings([bindings, keys.bindings()])
 
 
+def _guard() -> KeyGuard | None:
+    app = get_app()
+    return app.guard if isinstance(app, ScreenApplication) else None
+
+
+def _settled() -> bool:
+    guard = _guard()
+    return guard is None or guard.settled
+
+
+def _noted() -> bool:
+    guard = _guard()
+    return guard is not None and guard.noted
+
+
 def foot(hints: Callable[[], StyleAndTextTuples], keys: ServerKeys | None) -> Container:
     """The foot of a screen: its keys, and the server keys on a line of their own.
 
     Each line wraps in a narrow terminal rather than lose its last keys (a 50-column
-    form once showed "Ctrl-D decl" and no Esc at all)."""
-    line = wrapped(hints)
-    if keys is None:
-        return line
-    return HSplit([line, wrapped(keys.hints)])
+    form once showed "Ctrl-D decl" and no Esc at all). The keys show once the screen
+    takes them (``KeyGuard``); above them, a line says when keys typed before were
+    dropped."""
+    lines: list[Container] = [wrapped(hints)]
+    if keys is not None:
+        lines.append(wrapped(keys.hints))
+    return HSplit(
+        [
+            ConditionalContainer(
+                status_line("class:status", lambda: IGNORED_NOTE), filter=Condition(_noted)
+            ),
+            ConditionalContainer(HSplit(lines), filter=Condition(_settled)),
+        ]
+    )
 
 
 def wrapped(text: Callable[[], StyleAndTextTuples]) -> Window:
@@ -260,7 +443,85 @@ def wrapped(text: Callable[[], StyleAndTextTuples]) -> Window:
             shown.append(fragment)
             used += size + len(fragment[1])
             group = []
-        return shown
+        # A key wider than the terminal alone ("Ctrl-X cancel all from a_long_name")
+        # breaks at a word end.
+        return word_wrapped(shown, max(width, 1), 0)
+
+    return Window(FormattedTextControl(rows), dont_extend_height=True, wrap_lines=True)
+
+
+def card(title: Text, parts: Sequence[RenderableType], width: int) -> RenderableType:
+    """A card: ``parts`` in a box ``width`` columns wide, ``title`` on its top edge, or
+    as its first row when the edge is too short for it (cut there, it lost the name of
+    the server that asks)."""
+    if title.cell_len + 6 <= width:
+        return Panel(Group(*parts), title=title, title_align="left", width=width)
+    return Panel(Group(title, *parts), width=width)
+
+
+def word_wrapped(fragments: StyleAndTextTuples, width: int, indent: int) -> StyleAndTextTuples:
+    """``fragments`` in rows of at most ``width`` columns, broken at spaces, each row
+    after a line's first indented by ``indent`` spaces (so that it sits under the text
+    its line's mark starts, as ``✗``'s message); a word wider than a row is cut where
+    the row ends. Cut by the terminal instead, a hint lost its end and an error line
+    broke mid-word at the left margin."""
+    chars = [(style, char) for style, text, *_ in fragments for char in text]
+    rows: list[list[tuple[str, str]]] = []
+    for line in _split(chars, "\n"):
+        row: list[tuple[str, str]] = []
+        used = 0
+        for word in _words(line):
+            size = sum(get_cwidth(char) for _, char in word)
+            if used + size > width and used > indent and row:
+                if word[0][1] == " ":
+                    continue  # the spaces where a row breaks are not shown
+                rows.append(row)
+                row, used = [("", " " * indent)], indent
+            for style, char in word:
+                if used + get_cwidth(char) > width and used > indent:
+                    rows.append(row)
+                    row, used = [("", " " * indent)], indent
+                row.append((style, char))
+                used += get_cwidth(char)
+        rows.append(row)
+    shown: StyleAndTextTuples = []
+    for index, row in enumerate(rows):
+        if index:
+            shown.append(("", "\n"))
+        while row and row[-1][1] == " ":
+            row.pop()  # the spaces before a break
+        shown.extend(row)
+    return shown
+
+
+def _split(chars: list[tuple[str, str]], at: str) -> list[list[tuple[str, str]]]:
+    parts: list[list[tuple[str, str]]] = [[]]
+    for styled in chars:
+        if styled[1] == at:
+            parts.append([])
+        else:
+            parts[-1].append(styled)
+    return parts
+
+
+def _words(line: list[tuple[str, str]]) -> list[list[tuple[str, str]]]:
+    """Runs of spaces and runs of anything else, in order."""
+    words: list[list[tuple[str, str]]] = []
+    for styled in line:
+        if words and (words[-1][-1][1] == " ") == (styled[1] == " "):
+            words[-1].append(styled)
+        else:
+            words.append([styled])
+    return words
+
+
+def wrapped_text(fragments: Callable[[], StyleAndTextTuples], indent: int) -> Window:
+    """A screen's own line (a label, a hint, an error), wrapped at word ends to the
+    terminal's width, its further rows indented ``indent`` spaces."""
+
+    def rows() -> StyleAndTextTuples:
+        width = max(get_app().output.get_size().columns, indent + 1)
+        return word_wrapped(fragments(), width, indent)
 
     return Window(FormattedTextControl(rows), dont_extend_height=True, wrap_lines=True)
 

@@ -10,6 +10,10 @@ import re
 from collections.abc import Mapping
 from typing import Literal
 
+from rich.cells import cell_len
+from rich.console import Console, ConsoleOptions, RenderResult
+from rich.segment import Segment
+from rich.style import Style
 from rich.text import Text
 
 from answerback.forms import (
@@ -213,21 +217,42 @@ def verdict_words(level_name: str) -> str:
     return _LEVEL_WORDS.get(level_name, level_name.lower())
 
 
-def quoted(message: str, most: int) -> Text:
-    """A server's words set apart by a bar, blank runs closed up, and at most ``most``
-    lines (then how many more there were), so that they cannot pass for the card's own
-    lines or push them away."""
-    kept: list[str] = []
-    for line in clean(message).split("\n"):
-        if line.strip() or (kept and kept[-1].strip()):
-            kept.append(line)
-    while kept and not kept[-1].strip():
-        kept.pop()
-    text = Text(overflow="fold")
-    for line in kept[:most]:
-        text.append("│ ", style="dim")
-        text.append(line + "\n")
-    if len(kept) > most:
-        text.append(f"│ … {len(kept) - most} more lines not shown\n", style="dim")
-    text.rstrip()
-    return text
+class Quoted:
+    """A server's words as rows of a card: blank runs closed up, wrapped to the card's
+    width, at most ``most`` rows (then how many more there were), each row after
+    ``mark`` (with a bar, the server's words can never pass for the card's own lines,
+    nor push them away).
+
+    Every row carries the mark, wrapped rows too: a message that wrapped once put a
+    forged "Site: paypal.com" at the card's own margin, under the real one.
+    """
+
+    def __init__(self, message: str, most: int, *, mark: str = "│ ") -> None:
+        kept: list[str] = []
+        for line in clean(message).split("\n"):
+            if line.strip() or (kept and kept[-1].strip()):
+                kept.append(line)
+        while kept and not kept[-1].strip():
+            kept.pop()
+        self.text = Text("\n".join(kept), overflow="fold")
+        self.most = most
+        self.mark = mark
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        width = max(1, options.max_width - cell_len(self.mark))
+        rows = console.render_lines(self.text, options.update_width(width), pad=False)
+        if len(rows) > self.most:
+            more = Text(f"… {len(rows) - self.most} more lines not shown", style="dim")
+            shown = rows[: self.most]
+            shown += console.render_lines(more, options.update_width(width), pad=False)
+            rows = shown
+        mark = Segment(self.mark, Style(dim=True))
+        for row in rows:
+            yield mark
+            yield from row
+            yield Segment.line()
+
+
+def quoted(message: str, most: int) -> Quoted:
+    """A server's words set apart by a bar on every row, at most ``most`` rows."""
+    return Quoted(message, most)

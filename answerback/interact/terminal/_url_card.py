@@ -15,8 +15,7 @@ from prompt_toolkit.filters import Condition
 from prompt_toolkit.formatted_text import StyleAndTextTuples
 from prompt_toolkit.key_binding import KeyBindings, KeyPressEvent
 from prompt_toolkit.layout import FormattedTextControl, HSplit, Layout, Window
-from rich.console import Group, RenderableType
-from rich.panel import Panel
+from rich.console import RenderableType
 from rich.table import Table
 from rich.text import Text
 
@@ -26,6 +25,7 @@ from answerback.interact.terminal._screen import (
     STYLE,
     ScreenApplication,
     ServerKeys,
+    card,
     checked_server_keys,
     foot,
     key_hints,
@@ -170,7 +170,7 @@ class UrlCard:
         if self._message.strip():
             parts += [Text(), Text(f"{clean(self._server)} says:", style="dim")]
             parts.append(quoted(self._message, MESSAGE_LINES_SHOWN))
-        return Panel(Group(*parts), title=title, title_align="left", width=width)
+        return card(title, parts, width)
 
     def _foot(self) -> StyleAndTextTuples:
         if not self.can_open:

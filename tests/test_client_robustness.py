@@ -356,7 +356,10 @@ async def test_a_server_asking_past_the_bound_is_refused_and_the_rest_are_answer
         return ElicitResult(action="decline")
 
     flood = REQUESTS_IN_FLIGHT + 1
-    async with hand_driven("legacy", elicitation_callback=person) as (_, peer):
+    # Questions for the person are bounded lower by default (max_input_requests):
+    # raised here so the engine's own bound is the one met.
+    options: dict[str, Any] = {"elicitation_callback": person, "max_input_requests": flood + 1}
+    async with hand_driven("legacy", **options) as (_, peer):
         for n in range(flood):
             await peer.send({"jsonrpc": "2.0", "id": n, **NAME_QUESTION})
         refused = await peer.receive()

@@ -30,6 +30,13 @@ from answerback.client._callbacks import (
     SamplingCallback,
     explain_refusal,
 )
+from answerback.client._header_marks import (
+    MARKS_TOOLS,
+    UnlearnedMarks,
+    explain_header_refusal,
+    learn_marks,
+    warn_unlearned,
+)
 from answerback.client._negotiation import Mode, ServerFacts, check_mode
 from answerback.client._output_schemas import OutputSchemas
 from answerback.client._pages import every_page
@@ -68,6 +75,7 @@ from answerback.types import (
     EmptyResult,
     GetPromptRequestParams,
     GetPromptResult,
+    HeaderMismatchError,
     Implementation,
     InputRequiredResult,
     ListPromptsResult,
@@ -82,6 +90,7 @@ from answerback.types import (
     PromptReference,
     ReadResourceRequestParams,
     ReadResourceResult,
+    RequestTimeoutError,
     Resource,
     ResourceTemplate,
     ResourceTemplateReference,
@@ -211,7 +220,10 @@ class Client:
         it (``None``: wait for ever); calls have ``read_timeout_seconds`` (none by
         default), which never expires while a callback is answering. On 2026-07-28,
         ``max_input_requests`` is the most questions one round may ask (more is refused
-        as a server bug) and ``input_required_max_rounds`` the most rounds per call.
+        as a server bug) and ``input_required_max_rounds`` the most rounds per call; in
+        the handshake era it is the most questions (elicitation, sampling) answered at
+        once per request in progress, more being refused as busy.
+        ``connect_timeout_seconds`` also bounds the wait for a ``listen()`` to start.
         ``url_elicitations`` sets how URL-mode elicitation is judged and whether error
         -32042 is followed (see ``UrlElicitations``).
 
@@ -292,6 +304,9 @@ class Client:
         """Tool name → its ``x-mcp-header`` parameters (2026-07-28 over HTTP only)."""
         self._unknown_tools: set[str] = set()
         """Names the last full listing did not have, so calling one lists only once."""
+        self._marks_unlearned: str | None = None
+        """Why the hidden listing could not learn the header marks, for good (calls go
+        without them until the tool list changes), or ``None``."""
         self._tools_generation = 0
         """Counts tool list changes, so a listing that straddles one is not trusted."""
         self._output_schemas = OutputSchemas()
@@ -554,25 +569,35 @@ class Client:
         """
         params = _page_params("list_tools", cursor)
         result = await self.session.send_request("tools/list", params, ListToolsResult)
-        self._output_schemas.remember(result.tools)
         if not self._mirrors_parameters():
+            self._output_schemas.remember(result.tools)
             return result
+        return result.model_copy(update={"tools": self._learn_tools(result)})
+
+    def _learn_tools(self, result: ListToolsResult) -> list[Tool]:
+        """Remember a page's output schemas and header marks (for at most
+        ``MARKS_TOOLS`` tools); the tools kept, without those whose marks break the
+        rules."""
+        self._output_schemas.remember(result.tools)
         known = self._header_parameters = self._header_parameters or {}
         kept: list[Tool] = []
         for tool in result.tools:
             try:
-                known[tool.name] = header_parameters(tool.input_schema)
+                designated = header_parameters(tool.input_schema)
             except ValueError as exc:
                 logger.warning("left out tool %r: %s", tool.name, exc)
                 continue
+            if tool.name in known or len(known) < MARKS_TOOLS:
+                known[tool.name] = designated
             self._unknown_tools.discard(tool.name)
             kept.append(tool)
-        return result.model_copy(update={"tools": kept})
+        return kept
 
     def _forget_tools(self) -> None:
         """The tool list changed: what was learned from the old one no longer holds."""
         self._header_parameters = None
         self._unknown_tools.clear()
+        self._marks_unlearned = None
         self._output_schemas.forget()
         self._tools_generation += 1
 
@@ -583,21 +608,45 @@ class Client:
 
     async def _parameter_headers(
         self, name: str, arguments: dict[str, Any] | None
-    ) -> dict[str, str] | None:
-        """The ``Mcp-Param-*`` headers of a call (listing the tools first if needed)."""
+    ) -> tuple[dict[str, str] | None, str | None]:
+        """The ``Mcp-Param-*`` headers of a call (listing the tools first if needed;
+        see ``_header_marks``), and why the tool's headers are unknown if the listing
+        failed (``None`` otherwise)."""
         if not self._mirrors_parameters():
-            return None
+            return None, None
         known = self._header_parameters
-        if (known is None or name not in known) and name not in self._unknown_tools:
+        if known is not None and name in known:
+            designated = known[name]
+            return (parameter_headers(designated, arguments) if designated else None), None
+        if self._marks_unlearned is not None:
+            return None, self._marks_unlearned
+        if name not in self._unknown_tools:
             generation = self._tools_generation
-            await self.list_all_tools()
+            try:
+                await learn_marks(self.server_info, self._list_tools_raw, self._learn_page)
+            except UnlearnedMarks as exc:
+                warn_unlearned(self.server_info, exc.reason, lasting=exc.lasting)
+                if exc.lasting and generation == self._tools_generation:
+                    self._marks_unlearned = exc.reason
+                return None, exc.reason
             known = self._header_parameters
             if generation == self._tools_generation and (known is None or name not in known):
                 if len(self._unknown_tools) >= _MAX_UNKNOWN_TOOLS:
                     self._unknown_tools.clear()
                 self._unknown_tools.add(name)
         designated = (known or {}).get(name)
-        return parameter_headers(designated, arguments) if designated else None
+        return (parameter_headers(designated, arguments) if designated else None), None
+
+    async def _list_tools_raw(self, cursor: str | None) -> JSONObject:
+        params = _page_params("list_tools", cursor)
+        return await self.session.request_raw(
+            "tools/list", None if params is None else params.to_wire()
+        )
+
+    def _learn_page(self, raw: JSONObject) -> str | None:
+        result = self.session.complete_result("tools/list", raw, ListToolsResult)
+        self._learn_tools(result)
+        return result.next_cursor
 
     async def list_all_tools(self) -> list[Tool]:
         """Every tool, following pagination to the end (see ``list_all_prompts``)."""
@@ -636,14 +685,20 @@ class Client:
                 "progress_callback must be an async function taking (progress, total, "
                 f"message) or None, got {progress_callback!r}"
             )
-        result = await self._with_input(
-            "tools/call",
-            params,
-            CallToolResult,
-            timeout=read_timeout_seconds,
-            on_progress=progress_callback,
-            transport_context=await self._parameter_headers(name, arguments),
-        )
+        headers, unlearned = await self._parameter_headers(name, arguments)
+        try:
+            result = await self._with_input(
+                "tools/call",
+                params,
+                CallToolResult,
+                timeout=read_timeout_seconds,
+                on_progress=progress_callback,
+                transport_context=headers,
+            )
+        except HeaderMismatchError as exc:
+            if unlearned is None:
+                raise
+            raise explain_header_refusal(self.server_info, name, unlearned, exc) from exc
         self._output_schemas.check(self.session.server_info, name, result)
         return result
 
@@ -687,8 +742,13 @@ class Client:
                 ) from exc
         if retry.request_state is not None:
             params["requestState"] = retry.request_state
-        headers = await self._parameter_headers(name, arguments)
-        raw = await self.session.request_round("tools/call", params, transport_context=headers)
+        headers, unlearned = await self._parameter_headers(name, arguments)
+        try:
+            raw = await self.session.request_round("tools/call", params, transport_context=headers)
+        except HeaderMismatchError as exc:
+            if unlearned is None:
+                raise
+            raise explain_header_refusal(self.server_info, name, unlearned, exc) from exc
         if raw.get("resultType") == "input_required":
             return self.session.input_required("tools/call", raw)
         result = self.session.complete_result("tools/call", raw, CallToolResult)
@@ -958,7 +1018,10 @@ class Client:
         try:
             async with anyio.create_task_group() as tg:
                 tg.start_soon(hold_open)
-                await subscription.settled.wait()
+                with anyio.move_on_after(self.connect_timeout_seconds):
+                    await subscription.settled.wait()
+                if not subscription.settled.is_set():
+                    raise self._listen_unanswered("subscriptions/listen", "acknowledge")
                 if subscription.honoured is not None:
                     if left_out := _not_honoured(wanted, subscription.honoured):
                         logger.warning(
@@ -1021,12 +1084,32 @@ class Client:
                 for uri in uris:
                     if uri not in self._subscribed_on_server:
                         params = SubscribeRequestParams(uri=uri)
-                        await self.session.send_request("resources/subscribe", params, EmptyResult)
+                        try:
+                            await self.session.send_request(
+                                "resources/subscribe",
+                                params,
+                                EmptyResult,
+                                timeout=self.connect_timeout_seconds,
+                            )
+                        except RequestTimeoutError as exc:
+                            raise self._listen_unanswered("resources/subscribe", "answer") from exc
                         self._subscribed_on_server.add(uri)
         except BaseException:
             with anyio.CancelScope(shield=True):
                 await self._unfollow(uris)
             raise
+
+    def _listen_unanswered(self, method: str, verb: str) -> RequestTimeoutError:
+        """The error of a ``listen()`` the server never let start: waiting for it is
+        set-up, so it is bounded as connecting is, by ``connect_timeout_seconds``."""
+        return RequestTimeoutError(
+            f"listen() did not start: {describe_server(self.server_info, starts_sentence=False)} "
+            f"did not {verb} {method!r} within {self.connect_timeout_seconds:g} s "
+            "(Client(connect_timeout_seconds=...)). Check that the server handles "
+            f"{method!r} (its log may say why it hangs), or raise the timeout if it is "
+            "only slow.",
+            {"method": method},
+        )
 
     async def _unfollow(self, uris: list[str]) -> None:
         """A legacy ``listen()`` block is over: unsubscribe each URI no other block

@@ -49,7 +49,7 @@ from answerback.jsonrpc import (
     RequestId,
 )
 from answerback.jsonrpc._attention import Attention
-from answerback.jsonrpc._endpoint import as_object, error_from_exception
+from answerback.jsonrpc._endpoint import ResultNotObjectError, as_object, error_from_exception
 from answerback.types import (
     META_CLIENT_CAPABILITIES,
     META_CLIENT_INFO,
@@ -82,6 +82,7 @@ from answerback.types import (
     SubscriptionsAcknowledgedNotificationParams,
 )
 from answerback.types._errors import (
+    BUSY,
     INTERNAL_ERROR,
     INVALID_PARAMS,
     INVALID_REQUEST,
@@ -153,7 +154,14 @@ class ClientSession:
         self.max_input_requests = positive_int(
             "max_input_requests", max_input_requests, "questions in one round"
         )
-        """The most questions one 2026-07-28 round may ask; a server asking more is refused."""
+        """The most questions one 2026-07-28 round may ask, or a legacy server may have
+        waiting for answers at once per request of ours in progress; a server asking
+        more is refused."""
+        self._questions_open = 0
+        """Legacy questions (elicitation, sampling) being answered now."""
+        self._warned_questions = False
+        """Whether a refusal past ``max_input_requests`` was logged since the questions
+        last all got answers (one warning per flood)."""
         self.refusal_reasons = dict(refusal_reasons or {})
         """The host's own reason for refusing a capability it does not declare, by
         capability, in place of the advice to a developer (``Client(refusal_reasons=)``)."""
@@ -276,6 +284,18 @@ class ClientSession:
                 raise
             await self._set_up_again(sent_under, exc)
             return await send()
+        except ResultNotObjectError as exc:
+            server = self.server_info
+            raise InvalidServerResultError(
+                f"{describe_server(server)} answered {method!r} with a result that is not "
+                "an object, which JSON-RPC requires. The server breaks the protocol; report "
+                "it to the server's authors.",
+                {
+                    "server": server.to_wire() if server is not None else None,
+                    "method": method,
+                    "problems": ["result: not an object"],
+                },
+            ) from exc
 
     async def set_up_again(self) -> None:
         """Set the session up again now, as a request that met the expired session
@@ -289,7 +309,23 @@ class ClientSession:
     async def _set_up_again(self, sent_under: int, expired: ConnectionClosedError) -> None:
         """Single-flight ``on_session_expired``: the first request to meet the expired
         session sets it up again; the others wait for that and then retry. A request
-        sent before an earlier setting up finished just retries."""
+        sent before an earlier setting up finished just retries.
+
+        A 2026-07-28 connection has no session: a server that put a session id on its
+        answers and then ended it mixes the eras, and setting it up again would switch
+        the connection to the handshake era behind the host's back, so it is refused.
+        """
+        if self.modern_version is not None:
+            raise ConnectionClosedError(
+                f"{describe_server(self.server_info)} ended the session it had put on its "
+                f"answers (HTTP 404), but this connection speaks {self.modern_version}, "
+                "which has no session to set up again; the request was not sent again and "
+                "the connection stays in that era. The server (or a gateway in front of "
+                "it) mixes the eras, sending a session id on 2026-07-28 answers: report "
+                'it to its authors, or connect with Client(mode="legacy") to use its '
+                "sessions.",
+                {"reason": "no_session_in_era"},
+            ) from expired
         # Each turn either returns, raises, or follows a renewal whose task was
         # cancelled; then this task tries itself, so the loop ends.
         while self._setups == sent_under and self.on_session_expired is not None:
@@ -500,10 +536,48 @@ class ClientSession:
         if request.method == "ping":
             return {}
         context = ClientRequestContext(self, request.id, request.meta)
-        answer = await self._answer(context, request.method, request.params)
+        if request.method in _PERSON_FACING:
+            answer = await self._answer_person_facing(context, request.method, request.params)
+        else:
+            answer = await self._answer(context, request.method, request.params)
         if isinstance(answer, ErrorData):
             raise MCPError.from_error_data(answer)
         return answer.model_dump(mode="json", by_alias=True, exclude_none=True)
+
+    async def _answer_person_facing(
+        self, context: ClientRequestContext, method: str, params: JSONObject | None
+    ) -> BaseModel:
+        """A legacy question for the person (or model): at most ``max_input_requests``
+        are answered at once per request of ours in progress (at least one), as a
+        2026-07-28 round of each call asks at most that many; past it the server is told
+        to wait, not the person shown a form per request it sent."""
+        calls = max(1, self.endpoint.requests_waiting)
+        if self._questions_open >= self.max_input_requests * calls:
+            if not self._warned_questions:
+                self._warned_questions = True
+                logger.warning(
+                    "%s asked more than %d questions (elicitation, sampling) at once, "
+                    "with %d request(s) of this client in progress; the extra ones are "
+                    "refused until some are answered (Client(max_input_requests=...) "
+                    "raises the limit)",
+                    self._server_named(),
+                    self._questions_open,
+                    calls,
+                )
+            raise MCPError(
+                BUSY,
+                f"Busy: this client already has {self._questions_open} of your questions "
+                "(elicitation, sampling) waiting for answers, its limit: "
+                f"Client(max_input_requests={self.max_input_requests}) for each of its "
+                f"requests in progress ({calls}). Wait for their answers, then ask again.",
+            )
+        self._questions_open += 1
+        try:
+            return await self._answer(context, method, params)
+        finally:
+            self._questions_open -= 1
+            if self._questions_open == 0:
+                self._warned_questions = False
 
     async def _answer(
         self, context: ClientRequestContext, method: str, params: JSONObject | None
@@ -864,6 +938,9 @@ def _session_expired(exc: ConnectionClosedError) -> bool:
     return isinstance(data, dict) and cast(dict[str, Any], data).get("reason") == "session_expired"
 
 
+_PERSON_FACING = frozenset({"elicitation/create", "sampling/createMessage"})
+"""Legacy server requests answered by a person (or a model), bounded by
+``max_input_requests``; ``ping`` and ``roots/list`` need no one."""
 _SERVER_REQUESTS = ("elicitation/create", "sampling/createMessage", "roots/list")
 
 

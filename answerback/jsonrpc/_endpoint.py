@@ -79,6 +79,11 @@ _BATCH = 64
 handlers in one loop turn, few enough that a flooded reader still lets others run."""
 
 
+class ResultNotObjectError(MCPError):
+    """The peer answered a request with a result that is not an object: its bug (the
+    client raises it as ``InvalidServerResultError``, naming the server)."""
+
+
 class _LocalFailure:
     __slots__ = ()
 
@@ -280,6 +285,9 @@ class Endpoint:
         self._max_in_flight = max_in_flight
         self._request_bytes = request_bytes or RequestBytes()
         self._warned_full = False
+        self._stray_answers = 0
+        """Answers to no request of ours (see ``_stray_answer``)."""
+        self._stray_answers_logged_at = 1
         # Ids start at 1: some peers treat an id of 0 as missing.
         self._next_id = 1
         self._pending: dict[RequestId, _Pending] = {}
@@ -291,6 +299,11 @@ class Endpoint:
         """Set while the reader, at the end of input, waits for the last answer."""
         self._handlers_running = 0
         self._last_handler_done = 0.0
+        self._callback_started: float | None = None
+        """When the notification (or progress) callback running in the reader started."""
+        self._callback_seconds = 0.0
+        """Time notification callbacks took in all: the reader read nothing meanwhile,
+        so timeouts do not count it (see ``_wait``)."""
         self._attention = attention
         """A person shared with other connections: our timers stand still while held."""
         self._closed_reason: str | None = None
@@ -299,6 +312,11 @@ class Endpoint:
         self.closed = anyio.Event()
         self.input_ended = anyio.Event()
         """Set when the peer's input ends (see ``IncomingRequest.until_input_ends``)."""
+
+    @property
+    def requests_waiting(self) -> int:
+        """Our requests sent and not yet answered."""
+        return len(self._pending)
 
     @property
     def _name(self) -> str:
@@ -407,9 +425,10 @@ class Endpoint:
         ``timeout`` is an inactivity limit: progress on this request, or a request from
         the peer that we are still answering (a person filling in a form), keeps it alive,
         as does the endpoint's ``attention`` while held (the person busy with another peer).
-        When it expires, or the caller is cancelled, the peer is told with
-        ``notifications/cancelled`` (unless ``cancellable`` is false, as for
-        ``initialize``).
+        The time our notification callbacks take does not count: the answer may be
+        waiting unread behind them. When it expires, or the caller is cancelled, the
+        peer is told with ``notifications/cancelled`` (unless ``cancellable`` is false,
+        as for ``initialize``).
         """
         if self._closed_reason is not None:
             raise ConnectionClosedError(
@@ -448,20 +467,30 @@ class Endpoint:
             raise MCPError.from_error_data(error)
         result = as_object(response.get("result"))
         if result is None:
-            raise MCPError(
-                INVALID_REQUEST,
-                f"The {self._name} answered {method!r} with a result that is not an object.",
+            raise ResultNotObjectError(
+                INTERNAL_ERROR,
+                f"The {self._name} answered {method!r} with a result that is not an object; "
+                "it breaks JSON-RPC. Report it to its authors.",
+                {"method": method},
             )
         return result
 
     async def _wait(self, pending: _Pending, timeout: float) -> None:
+        # Time our notification callbacks take is ours, not the peer's: while one runs
+        # the reader reads nothing, so an answer already sent would time out unread.
+        callbacks_before = self._callback_seconds
         while True:
             idle_since = max(pending.last_activity, self._last_handler_done)
             attention = self._attention
             if attention is not None:
                 idle_since = max(idle_since, attention.released_at)
-            remaining = timeout - (time.monotonic() - idle_since)
-            if self._handlers_running or (attention is not None and attention.held):
+            ours = self._callback_seconds - callbacks_before
+            remaining = timeout - (time.monotonic() - idle_since) + ours
+            if (
+                self._handlers_running
+                or self._callback_started is not None
+                or (attention is not None and attention.held)
+            ):
                 remaining = max(remaining, timeout)
             if remaining <= 0:
                 raise RequestTimeoutError(
@@ -713,6 +742,28 @@ class Endpoint:
             "those you no longer need), then send this again.",
         )
 
+    def _stray_answer(self, request_id: RequestId | None) -> None:
+        """Log an answer to no request of ours: the first in full, then a count at
+        10, 100, 1000...: a peer sending them without end must not fill the log."""
+        self._stray_answers += 1
+        count = self._stray_answers
+        if count == 1:
+            logger.warning(
+                "dropped a response to unknown request id %r from the %s (more such "
+                "responses are counted, not each logged)",
+                request_id,
+                self._name,
+            )
+        elif count == self._stray_answers_logged_at * 10:
+            self._stray_answers_logged_at = count
+            logger.warning(
+                "dropped %d responses to unknown request ids from the %s so far (the "
+                "latest: %r); it answers requests this side never sent",
+                count,
+                self._name,
+                request_id,
+            )
+
     async def _invalid(self, request_id: RequestId | None, why: str) -> None:
         await self._send_error(request_id, INVALID_REQUEST, f"Invalid request: {why}.")
 
@@ -722,7 +773,7 @@ class Endpoint:
         if pending is None:
             error = as_object(message.get("error"))
             if message.get("id") is not None or error is None:
-                logger.warning("dropped a response to unknown request id %r", request_id)
+                self._stray_answer(request_id)
             elif error.get("code") not in _UNREADABLE:
                 # Not JSON-RPC's answer to an unreadable message: a peer answering a
                 # notification it does not know, say, which must not fail our calls.
@@ -795,6 +846,7 @@ class Endpoint:
                     progress, total = params.get("progress"), params.get("total")
                     message = params.get("message")
                     if isinstance(progress, int | float):
+                        started = self._callback_started = time.monotonic()
                         try:
                             await pending.on_progress(
                                 float(progress),
@@ -804,12 +856,21 @@ class Endpoint:
                         except BaseException as exc:
                             self._reraise_unless_failure(exc)
                             logger.exception("progress callback for %r failed", pending.method)
+                        finally:
+                            self._callback_done(started)
                 return
+        started = self._callback_started = time.monotonic()
         try:
             await self._on_notification(method, params, env)
         except BaseException as exc:
             self._reraise_unless_failure(exc)
             logger.exception("notification handler for %r failed", method)
+        finally:
+            self._callback_done(started)
+
+    def _callback_done(self, started: float) -> None:
+        self._callback_started = None
+        self._callback_seconds += time.monotonic() - started
 
     def _reraise_unless_failure(self, exc: BaseException) -> None:
         """Re-raise ``exc`` if it must unwind the task (cancellation, Ctrl-C, exit)

@@ -457,7 +457,11 @@ class Session:
         for known in self.servers:
             if known.name == server and known.client is not None and known.lost is None:
                 known.lost = redacted(str(exc))
-                self.say(f"[red]Server [bold]{shown(server)}[/] went away: {shown(known.lost)}[/]")
+                self.say(
+                    f"[red]Server [bold]{shown(server)}[/] went away: "
+                    f"{shown(known.lost.removesuffix('.'))}. "
+                    "To use it again, quit and run connect again.[/]"
+                )
 
     # -- the prompt ------------------------------------------------------------------
 
@@ -590,11 +594,11 @@ class Session:
     ) -> tuple[Server, str]:
         """``server:name`` or a ``name`` exactly one server offers."""
         live = self.live_servers()
-        server_name, colon, rest = spec.partition(":")
-        if colon:
-            for server in live:
-                if server.name == server_name:
-                    return server, rest
+        # The longest name before a colon: an HTTP server's own holds one (host:port).
+        named = [s for s in live if spec.startswith(f"{s.name}:")]
+        if named:
+            server = max(named, key=lambda s: len(s.name))
+            return server, spec[len(server.name) + 1 :]
         having = [s for s in live if spec in names(s)]
         if len(having) == 1:
             return having[0], spec

@@ -252,8 +252,11 @@ def failure(
     if isinstance(exc, NoAnswer | NotConnected):
         return CommandFailed(str(exc), ExitCode.CONNECTION)
     if isinstance(exc, ConnectionClosedError | OSError):
+        # The library tells a program to open a new connection; a command has none to
+        # open (``connect`` says what to do when it sees the server go).
+        why = str(exc).removesuffix(" Open a new connection.")
         return CommandFailed(
-            f"cannot talk to {target.name} ({target.describe()}): {exc}", ExitCode.CONNECTION
+            f"cannot talk to {target.name} ({target.describe()}): {why}", ExitCode.CONNECTION
         )
     if isinstance(exc, RequestTimeoutError):  # not a refusal: no answer came
         return CommandFailed(

@@ -69,6 +69,8 @@ from answerback.types import (
 
 logger = logging.getLogger("answerback.interact")
 
+_NAMED: dict[QuestionKind, str] = {"form": "form", "url": "link", "sampling": "sampling request"}
+
 SERVER_DISCONNECTED = "the server disconnected"
 SERVER_CANCELLED = "the server cancelled the request"
 CALL_ENDED = "the call that asked it was cancelled"
@@ -128,6 +130,9 @@ class Broker:
         """The conversation just answered: its next question (a form asked again)
         comes before anyone else's, since the person is in the middle of it."""
         self._muted: set[str] = set()
+        self._muted_said: set[str] = set()
+        """Muted servers whose declining was logged (once a mute: a muted server may
+        be asking without end)."""
         self._last_turn: dict[str, int] = {}
         """When each server's question was last shown (a count): the turns it had."""
         self._turns = itertools.count(1)
@@ -222,11 +227,13 @@ class Broker:
         until ``unmute``), and what it asked that is still waiting or on screen. The
         server can tell: the answer carries the reason (``HEADLESS_META``)."""
         self._muted.add(server)
+        self._muted_said.discard(server)
         self._answer_all(server, "decline")
 
     def unmute(self, server: str) -> None:
         """Show ``server``'s questions again."""
         self._muted.discard(server)
+        self._muted_said.discard(server)
 
     def is_muted(self, server: str) -> bool:
         """Whether ``server``'s questions are declined unseen."""
@@ -254,6 +261,14 @@ class Broker:
             )
         server = question.server
         if server in self._muted:
+            if server not in self._muted_said:
+                self._muted_said.add(server)
+                logger.warning(
+                    "declined a %s from %s unseen: the person muted this server (its next "
+                    "questions are declined without a word, until it is unmuted)",
+                    _NAMED[question.kind],
+                    server,
+                )
             return _refusal(question.kind, "decline", "the person muted this server")
         if not again and self._waiting_from(server) >= self.max_waiting_per_server:
             reason = (

@@ -134,10 +134,13 @@ def judge_url(url: str, *, approved_domains: ApprovedDomains | None = None) -> U
             )
     userinfo = parsed.username + (":" + parsed.password if parsed.password else "")
     if userinfo:
+        # The user name is quoted (it may be a site's name, put there to deceive); a
+        # password never is: reasons are printed and logged.
+        before = percent_decoded(parsed.username) + (":****" if parsed.password else "")
         findings.add(
             ReasonCode.USERINFO,
             RiskLevel.BLOCK,
-            f"The text before '@' ({percent_decoded(userinfo)!r}) is a user name, not the site: "
+            f"The text before '@' ({before!r}) is a user name, not the site: "
             f"this link opens {hostname}.",
         )
 

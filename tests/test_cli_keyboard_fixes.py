@@ -1,0 +1,160 @@
+"""What a keyboard probe of ``answerback connect`` left over, fixed: an HTTP server's
+name (``host:port``) can qualify a tool as the session itself suggests; a refused link's
+reason never quotes its password; a server that went away says what to do.
+
+What a person sees runs in tmux (``test_terminal_e2e``); the session's own parts are
+driven directly.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import signal
+from pathlib import Path
+from typing import Any, cast
+from urllib.parse import urlsplit
+
+from http_support import served_by_answerback
+from prompt_toolkit.completion import CompleteEvent
+from prompt_toolkit.document import Document
+from rich.console import Console
+from test_cli import SERVERS, TEAROOM
+from test_terminal_e2e import FORM_KEYS, PROMPT, Terminal, connect
+from test_terminal_e2e import terminal as terminal  # the fixture
+
+from answerback.cli._connect import Session, SessionCompleter
+from answerback.cli._interface import redacted
+from answerback.cli._targets import Target
+from answerback.client._url_elicitation import refuse_blocked
+from answerback.interact import Roots
+from answerback.types import Tool
+from answerback.urls import ReasonCode, judge_url
+
+# -- defect 3: SERVER:TOOL for a server whose name holds a colon --------------------------
+
+
+def test_an_http_servers_tool_is_called_by_the_name_the_session_suggests(
+    terminal: Terminal,
+) -> None:
+    """``call 127.0.0.1:PORT:greet`` was read as server ``127.0.0.1``, so with a second
+    server offering ``greet`` the HTTP server's could not be called at all, though the
+    ambiguity message and Tab offered exactly that spelling."""
+    with served_by_answerback(SERVERS / "terminal_server.py") as url:
+        http_name = urlsplit(url).netloc
+        connect(terminal, url, TEAROOM)
+        terminal.wait_for(f"Connected to {re.escape(http_name)}")
+        terminal.wait_for("Connected to terminal_server")
+        terminal.type("call greet name=Ada")
+        terminal.wait_for(
+            rf"say which \({re.escape(http_name)}:greet, terminal_server:greet\)",
+            after="answerback> call greet name=Ada",
+        )
+        terminal.type(f"call {http_name}:gre", enter=False)
+        terminal.keys("Tab")
+        terminal.wait_for(rf"answerback> call {re.escape(http_name)}:greet\s*$")
+        terminal.type(" name=Ada")
+        terminal.wait_for(rf"\[1\] {re.escape(http_name)}: call greet…")
+        terminal.wait_for(rf"\[1\] {re.escape(http_name)}: call greet →")
+        terminal.wait_for(r"^Hello, Ada!$")
+        terminal.type("call terminal_server:greet name=Bo")
+        terminal.wait_for(r"\[2\] terminal_server: call greet…")
+        terminal.wait_for(r"^Hello, Bo!$")
+
+
+def session_of(tmp_path: Path, *names: str) -> Session:
+    """A session whose servers ``names`` are connected, as far as its commands know,
+    each offering the tool ``greet``."""
+    session = Session(
+        [Target(name=name) for name in names],
+        Roots([tmp_path]),
+        history=tmp_path / "history",
+        timeout=None,
+        log_level="info",
+    )
+    session.console = Console(record=True, width=200)
+    for server in session.servers:
+        server.client = cast(Any, object())
+        server.tools = [Tool(name="greet", input_schema={"type": "object"})]
+    return session
+
+
+def test_the_longest_server_name_before_a_colon_wins(tmp_path: Path) -> None:
+    session = session_of(tmp_path, "localhost", "localhost:8000")
+    find = session._find  # pyright: ignore[reportPrivateUsage]
+    named = {s.name: s for s in session.servers}
+
+    def listed(server: Any) -> list[str]:
+        return ["greet"]
+
+    assert find("localhost:8000:greet", "tool", listed) == (named["localhost:8000"], "greet")
+    assert find("localhost:greet", "tool", listed) == (named["localhost"], "greet")
+    # Every qualified name Tab offers resolves to its server.
+    completer = SessionCompleter(session.live_servers)
+    offered = [
+        c.text for c in completer.get_completions(Document("call localhost"), CompleteEvent())
+    ]
+    assert sorted(offered) == ["localhost:8000:greet", "localhost:greet"]
+    for text in offered:
+        server, tool = find(text, "tool", listed)
+        assert f"{server.name}:{tool}" == text
+
+
+# -- defect 8: a refused link's reason and its password ------------------------------------
+
+
+def test_a_links_reason_quotes_its_user_name_but_never_its_password() -> None:
+    verdict = judge_url("https://user:s3cret@example.com/")
+    (reason,) = [r for r in verdict.reasons if r.code is ReasonCode.USERINFO]
+    assert "('user:****')" in reason.message
+    # The line the person sees when the client refuses the link: URL and reason.
+    said = redacted(str(refuse_blocked(verdict)))
+    assert "s3cret" not in said
+    assert "user:****@example.com" in said
+    # A user name alone is quoted: it is what deceives (a site's name before '@').
+    tricked = judge_url("https://google.com@evil.com/")
+    assert "('google.com')" in tricked.reasons[0].message
+
+
+# -- defect 10: a server that went away --------------------------------------------------
+
+
+def test_a_server_that_went_away_says_to_quit_and_connect_again(
+    terminal: Terminal, tmp_path: Path
+) -> None:
+    """The call's failure advised "Open a new connection", which ``connect`` has no
+    command for."""
+    pidfile = tmp_path / "server.pid"
+    connect(terminal, TEAROOM)
+    terminal.type(f"call vanish pidfile={pidfile}")
+    terminal.wait_for(r"A form whose server will die")
+    os.kill(int(pidfile.read_text()), signal.SIGKILL)
+    terminal.wait_gone(FORM_KEYS)
+    terminal.wait_for(
+        r"Server terminal_server went away: .*\. To use it again, quit and run connect again\."
+    )
+    screen = terminal.wait_for(r"\[1\] cannot talk to terminal_server .*SIGKILL\)?\.$")
+    assert "new connection" not in screen
+    terminal.wait_for(PROMPT)
+
+
+def test_a_muted_servers_declined_question_leaves_a_line_once_a_mute(
+    terminal: Terminal,
+) -> None:
+    """Its questions were declined with no word of it: only the tool's result told."""
+    said = r"declined a form from terminal_server unseen: the person muted this server"
+    connect(terminal, TEAROOM)
+    terminal.type("mute terminal_server")
+    terminal.wait_for(r"Muted terminal_server")
+    terminal.type("call order_tea")
+    terminal.wait_for(said)
+    terminal.wait_for(r"^No order \(decline\)\.$")
+    terminal.type("call order_tea")
+    screen = terminal.wait_for(r"\[2\] terminal_server: call order_tea →")
+    terminal.wait_for(r"^No order \(decline\)\.$", after=r"\[2\] terminal_server: call order_tea →")
+    assert len(re.findall(said, screen)) == 1  # one line a mute, however much it asks
+    terminal.type("unmute terminal_server")
+    terminal.type("mute terminal_server")
+    terminal.type("call order_tea")
+    screen = terminal.wait_for(r"^No order \(decline\)\.$", after=r"\[3\] terminal_server")
+    assert len(re.findall(said, screen)) == 2

@@ -64,7 +64,11 @@ async def test_an_answer_dropped_from_a_full_line_ends_its_call_saying_why(
                 await client.call_tool("echo_elicit", {"tag": "dropped"})
         await running.call(app.close_sessions)
     said = caught.value.error.message
-    assert "was dropped: the client was answering faster than the server took answers" in said
+    assert (
+        "was dropped: 0 answers and notifications already waited to be POSTed (the most kept)"
+        in said
+    )
+    assert "the server asked faster than the answers' POSTs went through" in said
     assert "this call was waiting on it, so it cannot complete" in said
 
 

@@ -87,12 +87,17 @@ async def test_a_request_the_dead_server_never_read_says_nothing_is_listening(
                         with pytest.raises(ConnectionClosedError) as caught:
                             await client.list_tools()
                         assert caught.value.error.message == (
-                            f"Connection failed: nothing is listening at {client_url(port)} "
+                            f"Request failed: nothing is listening at {client_url(port)} "
                             "(connection refused); start the server, or check the host and "
-                            "port."
+                            f"port. {STAYS_OPEN}"
                         )
             finally:
                 wire.removeHandler(handler)
+
+
+STAYS_OPEN = (
+    "The connection stays open: the next request reaches the server afresh (or says why it cannot)."
+)
 
 
 def client_url(port: int) -> str:
@@ -154,11 +159,10 @@ async def test_a_broken_response_stream_says_what_to_do_and_the_connection_goes_
                 await client.call_tool("fragile", progress_callback=ignore)
             after = await client.call_tool("sturdy")
     message = caught.value.error.message
-    assert message.startswith("Connection failed: the response stream broke (DecodingError")
+    assert message.startswith("Request failed: the response stream broke (DecodingError")
     assert message.endswith(
         "Whether the request did its work is unknown; send it again if repeating it is "
-        "safe: the connection stays open, and the next request reaches the server afresh "
-        "(or says why it cannot)."
+        f"safe. {STAYS_OPEN}"
     )
     assert after.text == "read"
 

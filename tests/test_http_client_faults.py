@@ -44,6 +44,10 @@ from answerback.types import (
 
 pytestmark = pytest.mark.anyio
 
+STAYS_OPEN = (
+    "The connection stays open: the next request reaches the server afresh (or says why it cannot)."
+)
+
 ASGIApp = Callable[[Any, Any, Any], Awaitable[None]]
 Pick = Callable[[dict[str, Any]], bool]
 
@@ -130,7 +134,8 @@ async def test_a_failed_request_post_fails_that_call_only(fault: str) -> None:
                 await client.call_tool("echo_elicit", {"tag": "doomed"})
             result = await client.call_tool("echo_elicit", {"tag": "fine"})
         await running.call(app.close_sessions)
-    assert "Connection failed" in caught.value.message
+    assert caught.value.message.startswith("Request failed: ")
+    assert caught.value.message.endswith(STAYS_OPEN)
     assert result.content == [TextContent(text="fine:TAG=FINE")]
 
 
@@ -175,7 +180,7 @@ async def test_a_proxys_error_page_says_whether_sending_again_is_safe(
             with pytest.raises(ConnectionClosedError) as caught:
                 await client.call_tool("echo_elicit", {"tag": "doomed"})
         await running.call(app.close_sessions)
-    assert caught.value.error.message == f"Connection failed: {known}"
+    assert caught.value.error.message == f"Request failed: {known} {STAYS_OPEN}"
 
 
 async def test_a_server_that_hangs_up_before_answering_is_said_so_in_plain_words() -> None:
@@ -857,10 +862,10 @@ async def test_a_resume_that_brings_no_event_fails_at_once_saying_the_answer_is_
             await client.ping()  # the session goes on
     assert len(resumed_from) == 1
     assert caught.value.error.message == (
-        "Connection failed: the server ended the stream without the answer (resumed with "
+        "Request failed: the server ended the stream without the answer (resumed with "
         "Last-Event-ID, it sent no event at all: the stream has finished and the answer is "
         "no longer kept). Whether the request did its work is unknown; send it again if "
-        "repeating it is safe."
+        f"repeating it is safe. {STAYS_OPEN}"
     )
 
 
@@ -935,7 +940,7 @@ async def test_answers_waiting_on_a_slow_server_wait_as_data_not_tasks() -> None
             with anyio.fail_after(PATIENCE_SECONDS):
                 while len(flood.answered) < flood.count:
                     now_posting = transport._posting  # pyright: ignore[reportPrivateUsage]
-                    now_waiting = transport._to_post  # pyright: ignore[reportPrivateUsage]
+                    now_waiting = transport._unsent.waiting  # pyright: ignore[reportPrivateUsage]
                     posting, waiting = max(posting, now_posting), max(waiting, len(now_waiting))
                     await anyio.sleep(0.005)
     assert flood.answered == set(range(150))
@@ -943,20 +948,32 @@ async def test_answers_waiting_on_a_slow_server_wait_as_data_not_tasks() -> None
     assert waiting > 0
 
 
-async def test_answers_a_server_never_takes_are_bounded_and_the_excess_dropped_saying_so() -> None:
-    """A server sends 5,000 pings and holds every answer's POST: 64 are being POSTed,
-    4,096 wait, and the rest are dropped with one warning, instead of waiting in memory
-    for a server that does not take them."""
+async def test_a_server_that_never_takes_answers_is_no_longer_read(
+    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A server sends 5,000 pings and holds every answer's POST: once more than 1,024
+    of its requests wait for their answers or for those answers' POSTs, the stream is no
+    longer read (the server's writes wait instead), so none is dropped. The client read
+    the whole flood, 4,096 answers waited, and the rest were dropped."""
+    paused = anyio.Event()
+    when_drained = client_module._Unsent.when_drained  # pyright: ignore[reportPrivateUsage]
+
+    def reading_waits(self: Any, callback: Callable[[], None]) -> None:
+        paused.set()
+        when_drained(self, callback)
+
+    monkeypatch.setattr(client_module._Unsent, "when_drained", reading_waits)  # pyright: ignore[reportPrivateUsage]
     flood = PingFlood(count=5000, hold_seconds=PATIENCE_SECONDS)
     async with serve(flood) as running:
         transport = StreamableHTTPTransport(running.url)
-        with log_watch("asks faster than it takes the answers") as dropping:
-            async with Client(transport, mode="legacy"):
-                with anyio.fail_after(PATIENCE_SECONDS):
-                    await dropping.wait()
-                waiting = transport._to_post  # pyright: ignore[reportPrivateUsage]
-                assert len(waiting) == 4096
-                flood.done.set()
+        async with Client(transport, mode="legacy"):
+            with anyio.fail_after(PATIENCE_SECONDS):
+                await paused.wait()
+            unsent = transport._unsent  # pyright: ignore[reportPrivateUsage]
+            held = len(unsent.asked) + len(unsent.waiting)  # reading has stopped
+            flood.done.set()
+    assert 1024 < held < 4096
+    assert not [r for r in caplog.records if "are dropped" in r.getMessage()]
 
 
 def test_dropping_answers_is_said_once_each_time_it_starts(
@@ -973,11 +990,13 @@ def test_dropping_answers_is_said_once_each_time_it_starts(
         transport._post_soon(nowhere, nowhere, *answer)  # pyright: ignore[reportPrivateUsage]
 
     def warnings() -> int:
-        return sum("asks faster than it takes" in r.getMessage() for r in caplog.records)
+        return sum(
+            "newer answers and notifications are dropped" in r.getMessage() for r in caplog.records
+        )
 
     for _ in range(client_module._WAITING_TO_POST + 3):  # pyright: ignore[reportPrivateUsage]
         post()
-    waiting = transport._to_post  # pyright: ignore[reportPrivateUsage]
+    waiting = transport._unsent.waiting  # pyright: ignore[reportPrivateUsage]
     assert (len(waiting), warnings()) == (client_module._WAITING_TO_POST, 1)  # pyright: ignore[reportPrivateUsage]
     waiting.popleft()  # one was sent: there is room again
     post()

@@ -264,10 +264,10 @@ class EndingLate(Listening):
         super().__init__(url)
         self.held, self.release = anyio.Event(), anyio.Event()
 
-    async def _session_ended_while_listening(self, session: str | None) -> None:  # pyright: ignore[reportIncompatibleMethodOverride]
+    async def _session_ended_while_listening(self, session: str | None, lived: float) -> None:  # pyright: ignore[reportIncompatibleMethodOverride]
         self.held.set()
         await self.release.wait()
-        await super()._session_ended_while_listening(session)
+        await super()._session_ended_while_listening(session, lived)
 
 
 async def test_a_session_a_request_set_up_meanwhile_is_not_set_up_again() -> None:

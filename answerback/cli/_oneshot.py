@@ -243,7 +243,10 @@ def failure(
         # Through the transport the message starts with what failed (the connection);
         # here the line already says so.
         why = (
-            str(refusal).removeprefix("Connection failed: ").removeprefix("authorization failed: ")
+            str(refusal)
+            .removeprefix("Connection failed: ")
+            .removeprefix("Request failed: ")
+            .removeprefix("authorization failed: ")
         )
         return CommandFailed(
             f"cannot log in to {target.name} ({target.describe()}): {why}",

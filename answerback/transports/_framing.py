@@ -15,6 +15,7 @@ import codecs
 import contextlib
 import json
 import logging
+from collections.abc import Callable
 from typing import Any
 
 import anyio
@@ -222,6 +223,49 @@ def line_for(
 
 
 _CR = ord("\r")
+
+FAULTS_SHOWN = 10
+"""How many of a peer's unreadable messages are each reported in full."""
+FAULTS_SUMMARY_SECONDS = 60.0
+"""How often, past those, one report says how many more there were."""
+
+
+class Repeated:
+    """Reports a kind of fault a peer may repeat without end (lines that are not
+    JSON-RPC, say), so the log does not fill: the first ``FAULTS_SHOWN`` in full, then at
+    most one summary per ``FAULTS_SUMMARY_SECONDS``, counting those left unsaid and
+    showing the latest. The first is never lost. ``clock`` is read only past the first
+    ones (a test sets its own)."""
+
+    def __init__(self, clock: Callable[[], float] = anyio.current_time) -> None:
+        self._clock = clock
+        self._seen = 0
+        self._unsaid = 0
+        self._due = 0.0
+
+    def report(
+        self,
+        fault: Exception,
+        summary: Callable[[int, Exception], Exception],
+        last_in_full: Callable[[Exception], Exception],
+    ) -> Exception | None:
+        """What to report for ``fault``: itself (the last shown in full as
+        ``last_in_full(fault)``, which says what follows), a ``summary(count, latest)``
+        of it and the ones left unsaid since the last report, or ``None`` (counted, said
+        later)."""
+        self._seen += 1
+        if self._seen < FAULTS_SHOWN:
+            return fault
+        if self._seen == FAULTS_SHOWN:
+            self._due = self._clock() + FAULTS_SUMMARY_SECONDS
+            return last_in_full(fault)
+        self._unsaid += 1
+        now = self._clock()
+        if now < self._due:
+            return None
+        count, self._unsaid = self._unsaid, 0
+        self._due = now + FAULTS_SUMMARY_SECONDS
+        return summary(count, fault)
 
 
 class LineReader:

@@ -20,13 +20,15 @@ it broke; a resumed stream the server ends without a single event has finished, 
 call fails at once. A failed POST fails only what it carried: its own request; for a
 notification, nothing but a log line; for an answer the server refuses, the call its
 question was part of, which could not complete otherwise; so does an answer dropped
-because the server takes answers slower than it asks. Answers and notifications that
+because too many waited to be POSTed (the streams are not read while many of the
+server's requests wait for answers, so that is rare). Answers and notifications that
 meet what may pass (a cut connection, a proxy's 502/503/504) are sent again a few
 times. The GET stream is tried again, backing off with jitter, after failures that may
 pass, for as long as the session lasts; a session the server ends while it listens is
-set up again at once. Failing in a row for ``gone_after_seconds``, or a session that
-cannot be set up again, tells ``on_server_gone``: a host that only listens learns the
-server is gone.
+set up again (backing off, and only a few times in a row, when each ends soon after it
+opened). Failing in a row for ``gone_after_seconds``, a session that cannot be set up
+again, or sessions that keep ending at once, tell ``on_server_gone``: a host that only
+listens learns the server is gone.
 """
 
 from __future__ import annotations
@@ -52,7 +54,7 @@ import httpx2
 from anyio.abc import TaskGroup
 
 from answerback._options import instance_or_none, positive_int, positive_seconds, seconds
-from answerback.jsonrpc import Envelope, JSONObject, RequestId
+from answerback.jsonrpc import Envelope, JSONObject, MalformedMessage, RequestId
 from answerback.jsonrpc._backend import Backend, current_backend
 from answerback.jsonrpc._channel import ChannelReceiver, ChannelSender, open_channel
 from answerback.jsonrpc._endpoint import (
@@ -63,7 +65,15 @@ from answerback.jsonrpc._endpoint import (
     as_request_id,
 )
 from answerback.transports._base import StreamPair
-from answerback.transports._framing import UnencodableMessage, decode, encode, undeliverable
+from answerback.transports._framing import (
+    FAULTS_SHOWN,
+    FAULTS_SUMMARY_SECONDS,
+    Repeated,
+    UnencodableMessage,
+    decode,
+    encode,
+    undeliverable,
+)
 from answerback.transports._headers import (
     METHOD_HEADER,
     NAME_HEADER,
@@ -72,7 +82,7 @@ from answerback.transports._headers import (
     encode_value,
     name_of,
 )
-from answerback.transports._pipes import UntakenMessages, until_drained
+from answerback.transports._pipes import Drained, Held, UntakenMessages, until_drained
 from answerback.transports.http._oauth_discovery import Challenge
 from answerback.transports.http._sse import Event, EventParser, MessageTooLarge
 from answerback.types import META_PROTOCOL_VERSION, AuthorizationError
@@ -83,6 +93,16 @@ logger = logging.getLogger("answerback.http")
 
 SESSION_EXPIRED = "session_expired"
 _SESSION_ENDED = "the server ended the session (HTTP 404)"
+_SESSION_LOST_AT_ONCE = (
+    "the server ended the session (HTTP 404) before answering any request in it: a new "
+    "session was set up for this request, and the server did not know that one either. "
+    "Behind a balancer, each session's requests must reach the replica that holds it "
+    "(sticky sessions) or the replicas must share a session store; otherwise check that "
+    "the server keeps its sessions"
+)
+_STAYS_OPEN = (
+    "The connection stays open: the next request reaches the server afresh (or says why it cannot)"
+)
 MAX_MESSAGE_BYTES = 64 * 1024 * 1024
 """The largest message the client accepts (as the stdio transport does)."""
 MAX_RETRY_SECONDS = 30.0
@@ -93,6 +113,15 @@ _MIN_RETRY_SECONDS = 0.1
 no message: a server that ends every resumed stream at once with a fresh event id and
 ``retry: 0`` had the client reconnecting hundreds of times a second."""
 _MAX_RECONNECTS = 5
+_SHORT_SESSION_SECONDS = 10.0
+"""A session whose GET stream the server ends (404) sooner than this after it opened
+counts as short-lived: the server is not keeping its sessions."""
+_SHORT_SESSIONS_IN_A_ROW = 5
+"""Short-lived sessions in a row after which the GET stream stops setting up new ones:
+a server that ended each at once had the client set one up every second for ever."""
+_SETUP_DELAY_SECONDS = 0.5
+"""The wait before setting up again after the first short-lived session, doubled for
+each one after it."""
 _FINISHED_WITHOUT_ANSWER = (
     "the server ended the stream without the answer (resumed with Last-Event-ID, it sent "
     "no event at all: the stream has finished and the answer is no longer kept). Whether "
@@ -101,16 +130,22 @@ _FINISHED_WITHOUT_ANSWER = (
 _MAX_REDIRECTS = 5
 _ANSWER_CONNECTIONS = 16
 _POSTED_AT_ONCE = 64
-_HIGHEST_PORT = 65535
-_Args = TypeVarTuple("_Args")
-_WAITING_TO_POST = REQUESTS_IN_FLIGHT
-"""Answers and notifications that may wait for a POST: a server that asks faster than it
-takes the answers (it holds their POSTs) cannot grow the client without limit; past this
-the newest are dropped, with a warning, as the server that ignores them deserves, and
-the call a dropped answer belonged to fails (it could never complete)."""
 """Answers and notifications POSTed at once; the rest wait their turn, in order, as
 data. A server that holds each answer's POST while it sends request after request had
 a task waiting per answer (18 KB each), and the client's closing waited for them all."""
+_HIGHEST_PORT = 65535
+_Args = TypeVarTuple("_Args")
+_UNSENT_HELD = 1024
+"""The server's requests not yet answered, with the answers and notifications waiting
+for a POST, past which the server's streams are no longer read (again once a quarter
+are left): a burst of the server's requests is read as fast as their answers go out.
+Read whole first, 20,000 of them had 4,096 answers waiting before the first POST went
+out, and the rest were dropped, failing the call."""
+_WAITING_TO_POST = REQUESTS_IN_FLIGHT
+"""Answers and notifications that may wait for a POST: what the streams read before
+``_UNSENT_HELD`` stopped them cannot grow the client without limit; past this the newest
+are dropped, with a warning, and the call a dropped answer belonged to fails (it could
+never complete)."""
 _CALLS_PER_CLIENT = 64
 _IDLE_SECONDS = 2.0
 """How long an idle connection is kept: less than the 5 s after which common servers
@@ -148,6 +183,39 @@ class _RedirectRefused(Exception):
 class _Pool:
     client: httpx2.AsyncClient
     in_flight: int = 0
+
+
+class _Unsent:
+    """The server's requests read but not yet answered, and the answers and
+    notifications waiting for a POST, in order, as a ``Backlog`` for the readers of the
+    server's streams (see ``_UNSENT_HELD``)."""
+
+    def __init__(self) -> None:
+        self.asked: set[RequestId] = set()
+        self.waiting: deque[tuple[JSONObject, bytes, dict[str, str], _Call | None]] = deque()
+        self._drained = Drained()
+
+    def backed_up(self) -> bool:
+        return len(self.asked) + len(self.waiting) > _UNSENT_HELD
+
+    def when_drained(self, callback: Callable[[], None]) -> None:
+        self._drained.add(callback)
+
+    def settled(self, question: RequestId) -> None:
+        """The server's request ``question`` was answered (or cancelled)."""
+        self.asked.discard(question)
+        self._check()
+
+    def next(self) -> tuple[JSONObject, bytes, dict[str, str], _Call | None] | None:
+        """The next one to send, if any."""
+        waiting = self.waiting.popleft() if self.waiting else None
+        self._check()
+        return waiting
+
+    def _check(self) -> None:
+        """The readers go on once few are left."""
+        if len(self.asked) + len(self.waiting) <= _UNSENT_HELD // 4:
+            self._drained.call()
 
 
 class _Lane:
@@ -246,17 +314,12 @@ class _Cursor:
 
     def unanswered(self, resumed: bool) -> str:
         """Why the request failed: its stream ended without the answer; and what to do:
-        the server had the request, but the connection is not lost with one stream."""
+        the server had the request (``_fail`` adds that the connection stays open)."""
         how = f"broke ({self.broke})" if self.broke else "ended before the answer"
         return (
             f"the response stream {how}"
             + (" and could not be resumed" if resumed else "")
-            + (
-                ""
-                if self.connecting
-                else f". {_UNKNOWN_SO_SEND_IF_SAFE}: the connection stays open, and the "
-                "next request reaches the server afresh (or says why it cannot)"
-            )
+            + ("" if self.connecting else f". {_UNKNOWN_SO_SEND_IF_SAFE}")
         )
 
 
@@ -343,15 +406,21 @@ class StreamableHTTPTransport:
         other than ``initialize`` fails as the 404 did, so the client sets one up again
         (sent without a session, it would only be refused)."""
         self._initialize_id: RequestId | None = None
+        self._reached = False
+        """Whether the server has answered a request of this connection: until then a
+        failure is the connection's, afterwards only the request's."""
+        self._session_answered = False
+        """Whether the server answered a request in the current session besides
+        ``initialize`` (a 404 before that says the server does not keep sessions)."""
         """The id of the ``initialize`` request whose answer names the version."""
         self.protocol_version: str | None = None
         self._calls: dict[RequestId, _Call] = {}
         self._posting = 0
         """Answers and notifications being POSTed now (at most ``_POSTED_AT_ONCE``)."""
-        self._to_post: deque[tuple[JSONObject, bytes, dict[str, str], _Call | None]] = deque()
+        self._unsent = _Unsent()
         """The answers and notifications waiting for one of those to finish."""
         self._dropping = False
-        """Whether answers are being dropped, ``_to_post`` being full (warned once)."""
+        """Whether answers are being dropped, ``_unsent`` being full (warned once)."""
         self._jitter: Callable[[], float] = random.random
         """Where retry delays get their randomness (a test sets its own): clients that
         failed together, behind a balancer whose replica died, must not retry together."""
@@ -370,7 +439,14 @@ class StreamableHTTPTransport:
         self._gone: str | None = None
         """Why the server was last told gone, until the GET stream is back."""
         self._clock: Callable[[], float] = anyio.current_time
-        """What times an outage of the GET stream (a test sets its own)."""
+        """What times an outage of the GET stream and a session's life (a test sets its own)."""
+        self._sleep: Callable[[float], Awaitable[None]] = anyio.sleep
+        """How the GET stream waits before setting up a session again (a test sets its own)."""
+        self._short_sessions = 0
+        """Sessions in a row whose GET stream the server ended soon after they opened."""
+        self._unreadable = Repeated(lambda: self._clock())
+        """The server's messages that are not JSON: a server that sends many would log
+        a warning each."""
         self._questions: dict[RequestId, _Call] = {}
         """Each unanswered server request, by its id, and the call whose stream carried it."""
         self._ssl_context: ssl.SSLContext | None = None
@@ -393,8 +469,10 @@ class StreamableHTTPTransport:
         incoming, incoming_read = open_channel[Envelope | Exception]()
         outgoing, outgoing_read = open_channel[Envelope]()
         self._calls, self._questions = {}, {}
-        self._posting, self._to_post = 0, deque()
+        self._posting, self._unsent = 0, _Unsent()
         self._gone = None
+        self._reached = self._session_answered = False
+        self._unreadable = Repeated(lambda: self._clock())
         self._incoming = incoming
         lanes = self._lanes()
         # Each request runs in a task of the backend's own (``answerback.jsonrpc._backend``),
@@ -695,7 +773,7 @@ class StreamableHTTPTransport:
                     logger.exception("sending request %r failed unexpectedly", request_id)
                     reason = f"{type(exc).__name__}: {exc} (the log has its traceback)"
                 if call.cancelled_early is None:  # else nobody waits for an answer
-                    await self._fail(incoming, request_id, reason, data)
+                    await self._fail(incoming, request_id, reason, data, cursor.connecting)
         finally:
             if self._calls.get(request_id) is call:
                 del self._calls[request_id]
@@ -710,6 +788,7 @@ class StreamableHTTPTransport:
         their answers, and the callbacks asking a person for them must stop."""
         for question in call.questions:
             self._questions.pop(question, None)
+            self._unsent.settled(question)
             reason = "the call this request was part of has ended"
             notice = {
                 "jsonrpc": "2.0",
@@ -746,11 +825,15 @@ class StreamableHTTPTransport:
             if call.cancelled_early is not None:
                 call.cancelled_early(_is_sse(response))  # ends this call at its next await
             if response.status_code == 404 and sent_session is not None:
+                answered_in_it = self._session_answered
                 if self.session_id == sent_session:
                     self.session_id = None
                     self._session_ended = True
-                await self._fail(incoming, request_id, _SESSION_ENDED, {"reason": SESSION_EXPIRED})
+                reason = _SESSION_ENDED if answered_in_it else _SESSION_LOST_AT_ONCE
+                await self._fail(incoming, request_id, reason, {"reason": SESSION_EXPIRED})
                 return True
+            if response.is_success:
+                self._reached = True
             new_session = response.headers.get(SESSION_HEADER)
             # Servers may repeat the session id on every response: checked when it changes.
             if new_session is not None and new_session != self.session_id and response.is_success:
@@ -762,10 +845,14 @@ class StreamableHTTPTransport:
                         f"the server sent the session id {shown!r}, which is not visible "
                         "ASCII (the specification allows only characters 0x21 to 0x7E), so "
                         "it could not be sent back; the server breaks the specification",
+                        connecting=cursor.connecting,
                     )
                     return True
                 self.session_id = new_session
                 self._session_ended = False
+                self._session_answered = False
+            elif response.is_success and message.get("method") != "initialize":
+                self._session_answered = True
             opens_session = message.get("method") == "initialize" and response.is_success
             if opens_session:
                 self._initialize_id = request_id
@@ -778,8 +865,10 @@ class StreamableHTTPTransport:
             raw = await self._read_body(response)
             answer = _answer_in(raw, request_id)
             if answer is None:
-                reason = _status_reason(response, raw, self.url) + _what_is_known(response)
-                await self._fail(incoming, request_id, reason, _refusal_data(response))
+                reason = _status_reason(response, raw, self.url, self._reached)
+                reason += _what_is_known(response)
+                data = _refusal_data(response)
+                await self._fail(incoming, request_id, reason, data, cursor.connecting)
                 return True
             self._note_version(answer)
             with contextlib.suppress(anyio.ClosedResourceError, anyio.BrokenResourceError):
@@ -837,12 +926,12 @@ class StreamableHTTPTransport:
         so the connection goes back to the pool; a server that keeps it open longer than
         ``timeout`` is hung up on. While more than ``UNTAKEN_MESSAGES_HELD`` of the
         server's messages wait for the client (its callbacks are slower than the server
-        writes), reading waits: the server's writes wait in turn, and the client's memory
-        stays bounded.
+        writes), or more than ``_UNSENT_HELD`` answers wait to be POSTed, reading waits:
+        the server's writes wait in turn, and the client's memory stays bounded.
         """
         answered = False
         cursor.broke = None
-        untaken = UntakenMessages(incoming)
+        untaken = Held(UntakenMessages(incoming), self._unsent)
         try:
             with anyio.CancelScope() as reading:
                 async with contextlib.aclosing(response.aiter_bytes()) as chunks:
@@ -900,9 +989,28 @@ class StreamableHTTPTransport:
                 self._note_version(message)
                 answered = answered or _is_answer(message, request_id)
                 self._note_question(message, request_id)
+                self._note_asked(message)
+            elif envelope.request_id is None:  # read by nobody: reported, a few in full
+                unread = self._unreadable.report(envelope, _unreadable_summary, _last_in_full)
+                if unread is None:
+                    continue
+                envelope = unread
             with contextlib.suppress(anyio.ClosedResourceError, anyio.BrokenResourceError):
                 incoming.send_nowait(envelope)  # closed: the client is leaving
         return answered
+
+    def _note_asked(self, message: JSONObject) -> None:
+        """Count a server request as asked until it is answered, or until the server
+        cancels it (then no answer comes): see ``_UNSENT_HELD``."""
+        method = message.get("method")
+        if method == CANCELLED:
+            target = as_request_id((as_object(message.get("params")) or {}).get("requestId"))
+            if target is not None:
+                self._unsent.settled(target)
+            return
+        question = as_request_id(message.get("id"))
+        if method is not None and question is not None:
+            self._unsent.asked.add(question)
 
     def _note_question(self, message: JSONObject, request_id: RequestId | None) -> None:
         """Remember a server request that came on the stream of our request ``request_id``
@@ -981,6 +1089,7 @@ class StreamableHTTPTransport:
         cursor = self._cursor()
         parser = cursor.parser
         session = self.session_id
+        opened_at = self._clock()
         quiet = 0  # reconnections in a row that brought no message
         failures = 0  # attempts in a row that failed
         failing_since = 0.0
@@ -1042,7 +1151,7 @@ class StreamableHTTPTransport:
                 logger.warning("the standalone SSE stream ended: %s", self._describe(exc))
                 return
             if ended:  # with the response closed, not holding its connection
-                await self._session_ended_while_listening(session)
+                await self._session_ended_while_listening(session, self._clock() - opened_at)
                 return
             if self.session_id != session:
                 return  # a new session listens on its own
@@ -1074,29 +1183,58 @@ class StreamableHTTPTransport:
             await anyio.sleep(min(delay, self.max_retry_seconds))
             parser.restart()
 
-    async def _session_ended_while_listening(self, session: str | None) -> None:
+    async def _session_ended_while_listening(self, session: str | None, lived: float) -> None:
         """The server ended ``session`` (idle expiry, making room, a replica that lost
-        it) while the client listened: a host that only listens would never hear again.
-        The session is set up again at once, as the next request would (the new one
-        listens on its own); only a server that once gave this session a GET stream is
-        believed, so one that answers every GET with 404 is not set up again and again.
-        A request that met the 404 meanwhile, while this response closed, has set one up
-        already (or is doing so), and that one is left alone."""
+        it) ``lived`` seconds after it opened, while the client listened: a host that
+        only listens would never hear again. The session is set up again, as the next
+        request would (the new one listens on its own); only a server that once gave
+        this session a GET stream is believed, so one that answers every GET with 404 is
+        not set up again and again. A request that met the 404 meanwhile, while this
+        response closed, has set one up already (or is doing so), and that one is left
+        alone.
+
+        A server that ends every session soon after it opened (a balancer without sticky
+        sessions, replicas without a shared session store) is not fed new ones for
+        ever: each short-lived one in a row waits twice as long before the next, and
+        after ``_SHORT_SESSIONS_IN_A_ROW`` the stream stops setting up and the server is
+        taken for gone, saying why (the next request still sets one up)."""
         if self.session_id != session:
             return
         self.session_id = None
         self._session_ended = True
         renew = self.on_session_ended
+        self._short_sessions = self._short_sessions + 1 if lived < _SHORT_SESSION_SECONDS else 0
+        short = self._short_sessions
+        if renew is not None and short >= _SHORT_SESSIONS_IN_A_ROW:
+            self._server_gone(
+                f"it ended {short} sessions in a row within {_SHORT_SESSION_SECONDS:g} s of "
+                "opening them (HTTP 404 on the standalone SSE stream), so no new session is "
+                "set up for the stream until the next request: a server behind a balancer "
+                "needs sticky sessions (each session's requests to the replica that holds "
+                "it) or a session store its replicas share; check also that the server does "
+                "not expire or forget sessions at once"
+            )
+            return
+        delay = _SETUP_DELAY_SECONDS * 2 ** (short - 2) if short > 1 else 0.0
+        if renew is None:
+            plan = "the next request sets up a new one"
+        elif delay:
+            plan = f"setting up a new session in {delay:g} s ({short} ended soon after opening)"
+        else:
+            plan = "setting up a new session now"
         logger.warning(
             "the server at %s ended the session (HTTP 404 on the standalone SSE stream): "
-            "server messages sent until a new session listens are lost; %s",
+            "server messages sent until a new session listens are lost; %s%s",
             self.url,
-            "setting up a new session now (a Client subscribes it again to the old one's resources)"
-            if renew is not None
-            else "the next request sets up a new one",
+            plan,
+            "" if renew is None else " (a Client subscribes it again to the old one's resources)",
         )
         if renew is None:
             return
+        if delay:
+            await self._sleep(delay)
+            if not self._session_ended:
+                return  # a request set one up meanwhile
         try:
             await renew()
         except Exception as exc:
@@ -1115,10 +1253,13 @@ class StreamableHTTPTransport:
         self._gone = why
         if why is not None:
             logger.warning(
-                "the server at %s is taken for gone (%s): listen() blocks end, and the "
-                "standalone SSE stream goes on trying",
+                "the server at %s is taken for gone (%s): listen() blocks end, and %s",
                 self.url,
                 why,
+                # Ended: no session is left for the stream to try again with.
+                "the next request sets up a new session"
+                if self._session_ended
+                else "the standalone SSE stream goes on trying",
             )
         if self.on_server_gone is not None:
             self.on_server_gone(why)
@@ -1150,27 +1291,33 @@ class StreamableHTTPTransport:
         """POST an answer or notification in a task, or after those already under way
         if ``_POSTED_AT_ONCE`` are: each task takes the next waiting one when done.
         ``asked_on``: for an answer, the call whose stream carried the question."""
+        answered = as_request_id(message.get("id"))
+        if "method" not in message and answered is not None:
+            self._unsent.settled(answered)
         if self._posting >= _POSTED_AT_ONCE:
-            if len(self._to_post) >= _WAITING_TO_POST:
+            waiting = self._unsent.waiting
+            if len(waiting) >= _WAITING_TO_POST:
+                # Each of the server's requests was answered; their POSTs did not keep up.
+                too_many = (
+                    f"{len(waiting)} answers and notifications already waited to be POSTed "
+                    f"(the most kept) behind the {self._posting} being POSTed: the server "
+                    "asked faster than the answers' POSTs went through (thousands of "
+                    "requests at once, or POSTs it held unanswered)"
+                )
                 if not self._dropping:
                     self._dropping = True
                     logger.warning(
-                        "the server at %s asks faster than it takes the answers: %d wait "
-                        "to be sent, so newer answers and notifications are dropped until "
-                        "fewer wait",
+                        "the server at %s: %s; newer answers and notifications are dropped "
+                        "until fewer wait",
                         self.url,
-                        len(self._to_post),
+                        too_many,
                     )
                 if asked_on is not None:
-                    lost = (
-                        "the answer to the server's request {} was dropped: the client was "
-                        f"answering faster than the server took answers ({len(self._to_post)} "
-                        "waited to be sent)"
-                    )
+                    lost = f"the answer to the server's request {{}} was dropped: {too_many}"
                     tg.start_soon(self._answer_lost, lanes, message, asked_on, lost)
                 return
             self._dropping = False
-            self._to_post.append((message, body, headers, asked_on))
+            waiting.append((message, body, headers, asked_on))
             return
         self._posting += 1
         tg.start_soon(self._post_in_turn, lanes, message, body, headers, asked_on)
@@ -1189,9 +1336,10 @@ class StreamableHTTPTransport:
         try:
             while True:
                 await self._deliver(lanes, message, body, headers, asked_on)
-                if not self._to_post:
+                waiting = self._unsent.next()
+                if waiting is None:
                     return
-                message, body, headers, asked_on = self._to_post.popleft()
+                message, body, headers, asked_on = waiting
         except Exception:
             logger.exception("sending an answer or notification failed unexpectedly")
         finally:
@@ -1243,7 +1391,7 @@ class StreamableHTTPTransport:
                             message.get("id"),
                         )
                         return
-                    reason = _status_reason(response, raw, self.url)
+                    reason = _status_reason(response, raw, self.url, self._reached)
                     if status not in _MAY_PASS or attempt == _DELIVERY_ATTEMPTS:
                         logger.warning("the server refused %s: %s", what, reason)
                         lost = f"the server refused the answer to its request {{}}: {reason}"
@@ -1416,10 +1564,17 @@ class StreamableHTTPTransport:
         request_id: RequestId,
         reason: str,
         data: Any = None,
+        connecting: bool = False,
     ) -> None:
-        """Answer our own request with an error: it fails, and nothing else does."""
+        """Answer our own request with an error: it fails, and nothing else does. Until
+        the server has answered once, or for ``initialize`` (``connecting``), that is the
+        connection failing; otherwise only this request failed, and the connection goes on."""
         # A reason that is whole sentences (an AuthorizationError's) keeps one full stop.
-        message = f"Connection failed: {reason.rstrip('.')}."
+        reason = reason.rstrip(".")
+        if self._reached and not connecting:
+            message = f"Request failed: {reason}. {_STAYS_OPEN}."
+        else:
+            message = f"Connection failed: {reason}."
         error: JSONObject = {"code": CONNECTION_CLOSED, "message": message}
         if data is not None:
             error["data"] = data
@@ -1438,6 +1593,20 @@ class StreamableHTTPTransport:
             except (httpx2.HTTPError, _RedirectRefused, AuthorizationError) as exc:
                 logger.debug("DELETE of the session failed: %r", exc)
         self.session_id = None
+
+
+def _last_in_full(fault: Exception) -> Exception:
+    return MalformedMessage(
+        f"{fault} (the {FAULTS_SHOWN}th such message: from now on they are counted, and a "
+        f"count is reported every {FAULTS_SUMMARY_SECONDS:g} s while they go on)"
+    )
+
+
+def _unreadable_summary(count: int, latest: Exception) -> Exception:
+    return MalformedMessage(
+        f"the server sent {count} more messages that could not be read in the last "
+        f"{FAULTS_SUMMARY_SECONDS:g} s or so, and they were skipped (the latest: {latest})"
+    )
 
 
 def _goes_in_order(envelope: Envelope) -> bool:
@@ -1571,9 +1740,17 @@ def _refusal_data(response: httpx2.Response) -> JSONObject | None:
     return {"reason": AUTHORIZATION_FAILED, "oauthError": error}
 
 
-def _status_reason(response: httpx2.Response, body: bytes, url: str) -> str:
-    """Why a response is no JSON-RPC answer, for the error the caller sees."""
+def _status_reason(response: httpx2.Response, body: bytes, url: str, reached: bool = False) -> str:
+    """Why a response is no JSON-RPC answer, for the error the caller sees (``reached``:
+    whether the server at ``url`` answered an earlier request of the connection)."""
     status = f"HTTP {response.status_code} {response.reason_phrase}".rstrip()
+    if response.status_code == 404 and reached:
+        return (
+            f"the server at {url} answered {status}, though it answered earlier requests "
+            "there: a gateway or proxy in front of it does not route this request to it "
+            "(check its routes, which may go by method or tool name), or the server was "
+            "replaced by one that serves MCP at another path"
+        )
     if response.status_code == 404:
         path = httpx2.URL(url).path
         hint = (

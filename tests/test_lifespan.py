@@ -208,55 +208,6 @@ async def test_a_client_waiting_for_a_lifespan_that_fails_is_told_why() -> None:
     )
 
 
-async def test_a_client_waiting_while_the_first_is_cancelled_enters_the_lifespan_itself() -> None:
-    """The client that was entering the lifespan went away (cancelled) before it had
-    started: that is no failure of the lifespan's, and a client waiting for it was told
-    "the server's lifespan failed: CancelledError". It now enters it itself."""
-    entering, opened_once = anyio.Event(), anyio.Event()
-    entries: list[str] = []
-
-    @asynccontextmanager
-    async def lifespan(server: MCPServer) -> AsyncGenerator[str, None]:
-        entries.append("entered")
-        if len(entries) == 1:
-            entering.set()
-            await anyio.sleep_forever()  # the first entry never finishes: it is cancelled
-        opened_once.set()
-        yield "pool"
-
-    mcp = MCPServer("Left while starting", lifespan=lifespan)
-
-    @mcp.tool()
-    async def pool(ctx: Context[str]) -> str:
-        return ctx.lifespan_context
-
-    async def first() -> None:
-        async with Client(mcp):
-            raise AssertionError("the first client never connects")
-
-    async with anyio.create_task_group() as tg:
-        first_scope = anyio.CancelScope()
-
-        async def cancellable_first() -> None:
-            with first_scope:
-                await first()
-
-        tg.start_soon(cancellable_first)
-        await entering.wait()
-        async with anyio.create_task_group() as second:
-
-            async def second_client() -> None:
-                async with Client(mcp) as client:
-                    result = await client.call_tool("pool")
-                    assert result.text == "pool"
-
-            second.start_soon(second_client)
-            await anyio.wait_all_tasks_blocked()  # the second waits for the first's entry
-            first_scope.cancel()
-    assert entries == ["entered", "entered"]
-    assert opened_once.is_set()
-
-
 async def test_a_lifespan_that_fails_to_stop_is_reported() -> None:
     @asynccontextmanager
     async def lifespan(server: MCPServer) -> AsyncGenerator[int, None]:

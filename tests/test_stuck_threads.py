@@ -197,3 +197,61 @@ async def everything_back(limiter: anyio.CapacityLimiter) -> None:
         await limiter.acquire_on_behalf_of(slot)
     for slot in slots:
         limiter.release_on_behalf_of(slot)
+
+
+async def test_a_call_cancelled_while_it_waits_for_a_slot_takes_none() -> None:
+    """Cancelled before its thread could start: no slot kept, no function named."""
+    started = anyio.Event()
+    release = threading.Event()
+    mcp = MCPServer("Stuck")
+
+    @mcp.tool()
+    def stuck() -> str:
+        anyio.from_thread.run_sync(started.set)
+        release.wait(PATIENCE_SECONDS)  # a safety net: on failure, the test ends
+        return "released"
+
+    with limited_to(1) as limiter, anyio.fail_after(PATIENCE_SECONDS):
+        async with Client(mcp) as client, anyio.create_task_group() as group:
+            group.start_soon(client.call_tool, "stuck")
+            await started.wait()
+            waiting = anyio.CancelScope()
+
+            async def second_call() -> None:
+                with waiting:
+                    await client.call_tool("stuck")
+
+            group.start_soon(second_call)
+            await anyio.wait_all_tasks_blocked()
+            assert limiter.statistics().tasks_waiting == 1
+            waiting.cancel()
+            await anyio.wait_all_tasks_blocked()
+            assert limiter.statistics().tasks_waiting == 0
+            assert running_in_threads() == [f"{__name__}.{stuck.__qualname__}"]
+            release.set()
+        await everything_back(limiter)
+        assert limiter.borrowed_tokens == 0
+        assert running_in_threads() == []
+
+
+async def test_a_function_that_raises_in_an_abandoned_thread_gives_its_slot_back() -> None:
+    started = anyio.Event()
+    release = threading.Event()
+    mcp = MCPServer("Stuck")
+
+    @mcp.tool()
+    def fails_late() -> str:
+        anyio.from_thread.run_sync(started.set)
+        release.wait(PATIENCE_SECONDS)  # a safety net: on failure, the test ends
+        raise OSError("the socket closed")
+
+    with limited_to(1) as limiter, anyio.fail_after(PATIENCE_SECONDS):
+        async with Client(mcp) as client, anyio.create_task_group() as group:
+            group.start_soon(client.call_tool, "fails_late")
+            await started.wait()
+            group.cancel_scope.cancel()
+        assert limiter.borrowed_tokens == 1
+        release.set()
+        await everything_back(limiter)
+        assert limiter.borrowed_tokens == 0
+        assert running_in_threads() == []

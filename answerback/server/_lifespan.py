@@ -45,12 +45,17 @@ class Lifespan:
     ) -> None:
         self._server = server
         self._factory = factory
-        self.value: Any = None
-        """What the lifespan yielded, while it runs."""
-        self.failure: Exception | None = None
+        self.failure: BaseException | None = None
         """The last error entering or leaving it (``run`` reports what uvicorn swallows)."""
         self._round: LifespanRound | None = None
         """The users of the lifespan that is running, or starting; ``None`` between."""
+
+    @property
+    def value(self) -> Any:
+        """What the lifespan yielded, while it runs: the current round's (an old round
+        may still be leaving while a new one runs)."""
+        current = self._round
+        return None if current is None else current.value
 
     @contextlib.asynccontextmanager
     async def in_use(self) -> AsyncGenerator[None, None]:
@@ -79,10 +84,8 @@ class Lifespan:
                 await current.ready.wait()
             except BaseException:
                 # This user went away (its client left) while the lifespan was entered:
-                # no failure of the lifespan's. Started for it, the entry is called off;
-                # one of those waiting, if any, starts it again.
-                if starter and not current.ready.is_set():
-                    self._call_off(current)
+                # no failure of the lifespan's. The entry goes on for the others waiting
+                # (it runs in no user's task); the last to go calls it off (``_leave``).
                 with anyio.CancelScope(shield=True):
                     await self._leave(current)
                 raise
@@ -94,8 +97,8 @@ class Lifespan:
             if failure is None:
                 return current
             current.users -= 1
-            if starter:
-                raise failure
+            if starter or not isinstance(failure, Exception):
+                raise failure  # a SystemExit or a KeyboardInterrupt ends every user
             raise RuntimeError(
                 f"{failed_lifespan(failure)} (entered for another connection)"
             ) from failure
@@ -139,13 +142,20 @@ class Lifespan:
                     )
                 async with cast("AbstractAsyncContextManager[Any]", made) as value:
                     if not current.called_off:
-                        self.value = value
+                        current.value = value
                         current.ready.set()
                         await current.release.wait()
-                        self.value = None
-        except Exception as exc:  # nothing above this task would hear of it: its users do
-            self.value = None
-            self.failure = current.failure = exc
+        except anyio.get_cancelled_exc_class():
+            # The event loop is ending: it cancels every task left, this one too. Not
+            # entered, the lifespan is called off, so that no user takes it as entered.
+            if not current.ready.is_set():
+                self._call_off(current)
+        except BaseException as exc:  # nothing above this task would hear of it: its users
+            # do, as raised (a SystemExit stays one); on trio, a system task raising
+            # would end the run with TrioInternalError.
+            current.failure = exc
+            if not isinstance(exc, KeyboardInterrupt):  # ``run`` exits with 130 for that
+                self.failure = exc  # for ``run``: uvicorn swallows it, a task group wraps it
             if self._round is current:
                 self._round = None
         finally:
@@ -168,8 +178,11 @@ class LifespanRound:
         self.entering = anyio.CancelScope()
         """Around the entry and the lifespan's whole run; cancelled to call the entry off."""
         self.called_off = False
-        """Its entry was cancelled: every user that started it left first."""
-        self.failure: Exception | None = None
+        """Its entry was cancelled: every user left before it was entered."""
+        self.value: Any = None
+        """What the lifespan yielded, once entered."""
+        self.failure: BaseException | None = None
+        """What entering or leaving it raised."""
         self.task: object = None
         """The task that holds it (see ``start_detached``)."""
 
@@ -178,7 +191,8 @@ def start_detached(function: Callable[[], Awaitable[None]]) -> object:
     """Run ``function`` in a task of its own, which no caller waits for (anyio has no
     such task: trio's system tasks, and a plain asyncio task); returns what to keep a
     reference to while it runs (asyncio keeps only a weak one). ``function`` must not
-    raise: on trio that would end the whole run."""
+    raise, not even a ``BaseException``: on trio that would end the whole run with
+    TrioInternalError, on asyncio stop the loop."""
     if sniffio.current_async_library() == "trio":
         import trio
 

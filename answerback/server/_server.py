@@ -868,7 +868,9 @@ class MCPServer:
         serving has ended (stuck on a lock, a socket without a timeout) is not waited
         for, as Python would wait at exit, for ever: a warning on the
         ``answerback.server`` logger names it, the ``atexit`` handlers run, and the
-        process ends with the status it would have had (``os._exit``), the thread left.
+        process ends with the status it would have had (``os._exit``), the thread left:
+        ``run`` then never returns, so code after it and the ``finally`` blocks around it
+        do not run. (Served otherwise, on asyncio, Python waits for the thread at exit.)
         ``backend="trio"`` serves stdio on trio (uvicorn, and so HTTP, needs asyncio).
         ``state`` and ``auth`` are passed to ``http_app`` (streamable HTTP only).
         ``max_message_bytes`` caps one stdio message either way (64 MiB if ``None``; see

@@ -146,7 +146,10 @@ async def test_a_blocked_link_never_reaches_the_callback_and_the_server_gets_an_
     assert answer["id"] == "e1"
     error = answer["error"]
     assert error["code"] == -32602
-    assert error["message"].startswith("The client refused this URL-mode elicitation")
+    assert error["message"].startswith(
+        "The link was not shown or opened: this client judged it never safe to open ("
+    )
+    assert "\n" not in error["message"]  # the CLI shows it on one line, after "X refused:"
     assert code in error["data"]["reasons"]
     assert error["data"]["url"] == url
     assert callback.asked == []
@@ -247,9 +250,12 @@ async def test_a_browser_that_cannot_open_answers_cancel() -> None:
 
 
 @pytest.mark.parametrize("failure", ["returns false", "raises"])
-async def test_a_link_that_cannot_be_opened_is_cancelled_logged_and_the_person_told(
+async def test_a_link_that_cannot_be_opened_is_cancelled_and_the_person_told_once(
     failure: str, caplog: pytest.LogCaptureFixture
 ) -> None:
+    """The host's ``not_opened`` tells the person; a warning saying the same again was
+    a second line about one link (the traceback stays, at debug level)."""
+
     async def yes(request: UrlConsentRequest) -> ConsentAnswer:
         return "accept"
 
@@ -266,7 +272,7 @@ async def test_a_link_that_cannot_be_opened_is_cancelled_logged_and_the_person_t
         told.append((request.verdict.canonical_url, reason))
 
     consent = UrlConsent(yes, opener=opener, not_opened=not_opened)
-    with caplog.at_level(logging.WARNING, logger="answerback.client"):
+    with caplog.at_level(logging.DEBUG, logger="answerback.client"):
         answer = await ask_server(consent, LINK)
     assert answer["result"] == {"action": "cancel"}
     reason = {
@@ -274,9 +280,27 @@ async def test_a_link_that_cannot_be_opened_is_cancelled_logged_and_the_person_t
         "raises": "opening the browser failed (Error: could not locate runnable browser)",
     }[failure]
     assert told == [("https://example.com/a", reason)]
-    [logged] = [r for r in caplog.records if "https://example.com/a" in r.getMessage()]
-    assert logged.getMessage().endswith("; answering cancel")
-    assert (logged.exc_info or (None, None))[1] is (broken if failure == "raises" else None)
+    about_it = [r for r in caplog.records if "https://example.com/a" in r.getMessage()]
+    assert [r for r in about_it if r.levelno >= logging.WARNING] == []
+    tracebacks = [(r.exc_info or (None, None))[1] for r in about_it]
+    assert tracebacks == ([broken] if failure == "raises" else [])
+
+
+async def test_a_link_that_cannot_be_opened_is_logged_when_no_host_tells_the_person(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    async def yes(request: UrlConsentRequest) -> ConsentAnswer:
+        return "accept"
+
+    def no_browser(url: str) -> bool:
+        return False
+
+    with caplog.at_level(logging.WARNING, logger="answerback.client"):
+        answer = await ask_server(UrlConsent(yes, opener=no_browser), LINK)
+    assert answer["result"] == {"action": "cancel"}
+    assert [r.getMessage() for r in caplog.records] == [
+        "did not open https://example.com/a: no browser could be opened; answering cancel"
+    ]
 
 
 async def test_consent_that_is_not_an_answer_fails_without_opening() -> None:

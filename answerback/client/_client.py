@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any, Self, cast
 from urllib.parse import urlsplit
 
 import anyio
+import anyio.lowlevel
 import pydantic_core
 
 from answerback._options import instance_or_none, positive_int, positive_seconds_or_none
@@ -123,8 +124,9 @@ def _listen_lost(server: Implementation | None, why: str) -> ConnectionClosedErr
     but the connection is not closed: why, and what to do."""
     return ConnectionClosedError(
         f"listen() ended: {describe_server(server, starts_sentence=False)} is gone "
-        f"({why.rstrip('.')}); nothing it sends can arrive. Open listen() again once it "
-        "is back (the client keeps trying to reach it), or close the Client.",
+        f"({why.rstrip('.')}); nothing it sends can arrive. The client keeps trying to "
+        "reach it: wait a few seconds, then open listen() again (it raises this at once "
+        "while the server is still gone), or close the Client.",
         {"reason": "server_gone"},
     )
 
@@ -329,10 +331,8 @@ class Client:
         """Why the transport finds the server gone (``_server_gone``), until it is back."""
         self._gone_news = anyio.Event()
         """Set (and replaced) when the server is found gone: legacy listens end."""
-        self._subscribing = anyio.Lock()
-        """Held while subscriptions are changed on the server, one change at a time: a
-        listen opening as another one ends must not subscribe before the other's
-        unsubscribe is answered, or the server could end up unsubscribed while it listens."""
+        self._turns: dict[str, _Turn] = {}
+        """URI → its turn to change its subscription on the server (see ``_turn``)."""
 
     def __repr__(self) -> str:
         """Where it connects, the era asked for, its state and, once connected, the
@@ -466,6 +466,11 @@ class Client:
                 exc,
                 uri,
             )
+            return
+        if self._unfollowed(uri):
+            # The last block following it ended meanwhile and found nothing to
+            # unsubscribe, this session not having confirmed it yet.
+            await self._unsubscribe_left(uri, setup=True)
             return
         self._subscribed_on_server.add(uri)
 
@@ -909,7 +914,7 @@ class Client:
         """
         params = request_params("subscribe_resource", SubscribeRequestParams, uri=uri)
         self._check_subscribable("subscribe_resource")
-        async with self._subscribing:
+        async with self._turn(uri):
             await self.session.send_request("resources/subscribe", params, EmptyResult)
             self._subscribed_by_host.add(uri)
             self._subscribed_on_server.add(uri)
@@ -921,8 +926,10 @@ class Client:
         params = request_params("unsubscribe_resource", UnsubscribeRequestParams, uri=uri)
         self._check_subscribable("unsubscribe_resource")
         self._subscribed_by_host.discard(uri)
-        async with self._subscribing:
-            if self._listened_uris[uri] or uri in self._subscribed_by_host:
+        if self._listened_uris[uri]:
+            return  # a listen follows it: its end unsubscribes
+        async with self._turn(uri):
+            if not self._unfollowed(uri):
                 return  # a listen follows it, or the host subscribed again meanwhile
             self._subscribed_on_server.discard(uri)
             await self.session.send_request("resources/unsubscribe", params, EmptyResult)
@@ -1048,6 +1055,9 @@ class Client:
         request to end it, so it ends with the connection, or when the transport finds
         the server gone (an HTTP GET stream that cannot reach it), raising
         ``ConnectionClosedError`` as a 2026-07-28 stream does."""
+        # Yield first: a host retrying while the server is gone must let the task that
+        # finds it back run.
+        await anyio.lowlevel.checkpoint()
         if self._gone is not None:
             raise _listen_lost(self.session.server_info, self._gone)
         uris = list(dict.fromkeys(wanted.resource_subscriptions or ()))
@@ -1074,15 +1084,22 @@ class Client:
     async def _follow(self, uris: list[str]) -> None:
         """Legacy ``listen()``: count the block as following each URI and subscribe
         those the session is not subscribed to yet. A refusal undoes the block's part
-        and raises, before the block runs.
+        and raises, before the block runs; so does a wait longer than
+        ``connect_timeout_seconds``, turns included.
 
-        Counted at once, subscribed in turn (``_subscribing``): whatever order blocks
-        open and end in, the server's subscriptions end up matching the open blocks."""
+        Counted at once, subscribed in each URI's turn (``_turn``): whatever order
+        blocks open and end in, the server's subscriptions end up matching the open
+        blocks. A URI already subscribed needs no turn: once counted, no block's end
+        unsubscribes it."""
         self._listened_uris.update(uris)
         try:
-            async with self._subscribing:
+            with anyio.move_on_after(self.connect_timeout_seconds) as bounded:
                 for uri in uris:
-                    if uri not in self._subscribed_on_server:
+                    if uri in self._subscribed_on_server:
+                        continue
+                    async with self._turn(uri):
+                        if uri in self._subscribed_on_server:
+                            continue  # subscribed while this block waited its turn
                         params = SubscribeRequestParams(uri=uri)
                         try:
                             await self.session.send_request(
@@ -1094,10 +1111,32 @@ class Client:
                         except RequestTimeoutError as exc:
                             raise self._listen_unanswered("resources/subscribe", "answer") from exc
                         self._subscribed_on_server.add(uri)
+            if bounded.cancelled_caught:
+                raise self._listen_unanswered("resources/subscribe", "answer")
         except BaseException:
             with anyio.CancelScope(shield=True):
                 await self._unfollow(uris)
             raise
+
+    @asynccontextmanager
+    async def _turn(self, uri: str) -> AsyncGenerator[None, None]:
+        """Hold ``uri``'s turn to change its subscription on the server: a listen
+        opening as another ends must not subscribe before the other's unsubscribe is
+        answered, or the server could end up unsubscribed while it listens. One lock
+        per URI, dropped when nobody holds or waits for it, so a change the server
+        never answers holds up only changes of its own URI. ``_set_up_again`` never
+        takes a turn: a holder's request may be waiting for it."""
+        turn = self._turns.get(uri)
+        if turn is None:
+            turn = self._turns[uri] = _Turn()
+        turn.users += 1
+        try:
+            async with turn.lock:
+                yield
+        finally:
+            turn.users -= 1
+            if not turn.users:
+                del self._turns[uri]
 
     def _listen_unanswered(self, method: str, verb: str) -> RequestTimeoutError:
         """The error of a ``listen()`` the server never let start: waiting for it is
@@ -1113,34 +1152,34 @@ class Client:
 
     async def _unfollow(self, uris: list[str]) -> None:
         """A legacy ``listen()`` block is over: unsubscribe each URI no other block
-        follows and the host did not subscribe itself, all at once, in turn with other
-        subscription changes (see ``_follow``). Shielded (a cancelled block unsubscribes
-        too), so bounded: ``UNSUBSCRIBE_SECONDS`` at most, turn included, then a warning
-        says what was left, as the block's own outcome matters more. Over a closed
-        connection there is nothing to end."""
+        follows and the host did not subscribe itself, all at once, each in its URI's
+        turn (see ``_turn``); a URI that needs no change needs no turn. Shielded (a
+        cancelled block unsubscribes too), so bounded: ``UNSUBSCRIBE_SECONDS`` at most,
+        turns included, then a warning says what was left, as the block's own outcome
+        matters more. Over a closed connection there is nothing to end."""
         self._listened_uris.subtract(uris)
         for uri in uris:
             if self._listened_uris[uri] <= 0:
                 del self._listened_uris[uri]
         if self.session.endpoint.closing:
             return
+        changing = [
+            uri
+            for uri in dict.fromkeys(uris)
+            if self._unfollowed(uri) and uri in self._subscribed_on_server
+        ]
+        if not changing:
+            return
         with anyio.move_on_after(UNSUBSCRIBE_SECONDS) as bounded:
-            async with self._subscribing:
-                leaving = [
-                    uri
-                    for uri in dict.fromkeys(uris)
-                    if self._unfollowed(uri) and uri in self._subscribed_on_server
-                ]
-                self._subscribed_on_server.difference_update(leaving)
-                async with anyio.create_task_group() as tg:
-                    for uri in leaving:
-                        tg.start_soon(self._unsubscribe_leaving, uri)
-        if bounded.cancelled_caught and (left := [u for u in uris if self._unfollowed(u)]):
+            async with anyio.create_task_group() as tg:
+                for uri in changing:
+                    tg.start_soon(self._unsubscribe_leaving, uri)
+        if bounded.cancelled_caught and (left := [u for u in changing if self._unfollowed(u)]):
             logger.warning(
                 "listen() ended but %s did not unsubscribe %s within %g s: their updates "
                 "may still reach message_handler",
                 describe_server(self.server_info, starts_sentence=False),
-                ", ".join(map(repr, dict.fromkeys(left))),
+                ", ".join(map(repr, left)),
                 UNSUBSCRIBE_SECONDS,
             )
 
@@ -1150,9 +1189,23 @@ class Client:
         return not self._listened_uris[uri] and uri not in self._subscribed_by_host
 
     async def _unsubscribe_leaving(self, uri: str) -> None:
+        """In ``uri``'s turn, unsubscribe it if no one follows it still."""
+        async with self._turn(uri):
+            if not (self._unfollowed(uri) and uri in self._subscribed_on_server):
+                return
+            self._subscribed_on_server.discard(uri)
+            await self._unsubscribe_left(uri)
+
+    async def _unsubscribe_left(self, uri: str, *, setup: bool = False) -> None:
         params = UnsubscribeRequestParams(uri=uri)
         try:
-            await self.session.send_request("resources/unsubscribe", params, EmptyResult)
+            await self.session.send_request(
+                "resources/unsubscribe",
+                params,
+                EmptyResult,
+                timeout=self.connect_timeout_seconds if setup else None,
+                setup=setup,
+            )
         except ConnectionClosedError:
             pass
         except Exception as exc:
@@ -1235,6 +1288,14 @@ def _tool_call_params(
     if meta is not None:
         params["_meta"] = _request_meta(call, meta)
     return params
+
+
+class _Turn:
+    """One URI's turn to change its subscription, and how many hold or wait for it."""
+
+    def __init__(self) -> None:
+        self.lock = anyio.Lock()
+        self.users = 0
 
 
 UNSUBSCRIBE_SECONDS = 5.0

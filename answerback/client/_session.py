@@ -506,7 +506,7 @@ class ClientSession:
                 # Cancelled, like a legacy handler, if the connection ends meanwhile.
                 answer = await self.endpoint.until_closed(
                     functools.partial(self._answer_input, context, input_request),
-                    "answering the server's questions",
+                    "waiting for the answer to the server's question",
                 )
             except MCPError:
                 raise

@@ -64,10 +64,12 @@ are forgotten (a completion for one of them is then ignored, as for any unknown 
 def refuse_blocked(verdict: UrlVerdict) -> InvalidParamsError:
     """The error for a URL elicitation whose link is never safe to open (-32602): the
     server sees why, and cannot take it for a person's decline."""
+    reasons = "; ".join(reason.message.rstrip(".") for reason in verdict.reasons)
+    because = f" ({reasons})" if reasons else ""
     return InvalidParamsError(
-        "The client refused this URL-mode elicitation without showing it: the link is "
-        f"never safe to open ({verdict.explain()}). Send an https link (plain http only "
-        "for this computer) with no user name before '@'.",
+        "The link was not shown or opened: this client judged it never safe to open"
+        f"{because}. Only an https link (plain http only for this computer) with no user "
+        "name before '@' can be offered to open.",
         {"url": _quoted(verdict.url), "reasons": [reason.code.value for reason in verdict.reasons]},
     )
 
@@ -296,9 +298,10 @@ class UrlConsent:
     system browser by default; it runs in a worker thread, since a console browser
     holds it until it exits) and in its canonical form, exactly what the person was
     shown. A link that cannot be opened (the opener returns false, or raises) answers
-    ``"cancel"`` and is logged; ``not_opened(request, reason)`` is then awaited so the
-    host can tell the person, and give them ``request.verdict.canonical_url`` to open
-    by hand. Form-mode requests go to ``forms``; without it they are refused.
+    ``"cancel"``; ``not_opened(request, reason)`` is then awaited so the host can tell
+    the person, and give them ``request.verdict.canonical_url`` to open by hand (without
+    it, a warning is logged instead). Form-mode requests go to ``forms``; without it
+    they are refused.
     """
 
     def __init__(
@@ -354,6 +357,8 @@ class UrlConsent:
             return ElicitResult(action="accept")
         if self._not_opened is not None:
             await self._not_opened(request, reason)
+        else:
+            logger.warning("did not open %s: %s; answering cancel", verdict.canonical_url, reason)
         return ElicitResult(action="cancel")
 
 
@@ -361,12 +366,12 @@ async def open_link(opener: Opener, url: str) -> str | None:
     """Open ``url`` with ``opener`` in a worker thread (a browser may take its time);
     ``None`` once it is open, else why not. An opener that raises is a link not opened,
     not a failed request: the person said yes, and the server gets an answer it can act
-    on ("cancel"), while the failure is logged."""
+    on ("cancel"). The caller tells the person why, so only the traceback is logged
+    (at debug level): one warning more would say the same thing twice."""
     try:
         if await anyio.to_thread.run_sync(opener, url):
             return None
     except Exception as exc:  # webbrowser.Error, or a custom opener's failure
-        logger.warning("opening %s failed; answering cancel", url, exc_info=exc)
+        logger.debug("opening %s failed", url, exc_info=exc)
         return f"opening the browser failed ({type(exc).__name__}: {exc})"
-    logger.warning("no browser could open %s; answering cancel", url)
     return "no browser could be opened"

@@ -100,7 +100,8 @@ class SessionOnModernAnswers:
 
 async def test_a_2026_connection_never_sets_up_a_session_again() -> None:
     """It sent ``initialize``, resent the call and went on in the handshake era,
-    without a word."""
+    without a word; then, refusing that, it took the session id as ended and failed
+    every later request at once."""
     mcp = MCPServer("Mixed")
 
     @mcp.tool()
@@ -114,12 +115,14 @@ async def test_a_2026_connection_never_sets_up_a_session_again() -> None:
         with anyio.fail_after(PATIENCE_SECONDS), pytest.raises(ConnectionClosedError) as caught:
             await client.call_tool("echo", {"text": "hi"})
         assert client.protocol_version == MODERN
+        with anyio.fail_after(PATIENCE_SECONDS):
+            listed = await client.list_tools()
+        assert [tool.name for tool in listed.tools] == ["echo"]
     assert "initialize" not in mixed.methods
     assert mixed.methods.count("tools/call") == 1
     message = caught.value.message
-    assert "ended the session it had put on its answers (HTTP 404)" in message
-    assert "speaks 2026-07-28, which has no session to set up again" in message
-    assert 'Client(mode="legacy")' in message
+    assert "answered HTTP 404" in message
+    assert "does not route this request to it" in message
 
 
 # -- a listen the server never lets start ----------------------------------------------

@@ -25,7 +25,7 @@ from anyio.streams.memory import MemoryObjectSendStream
 from answerback._options import positive_int
 from answerback.jsonrpc import Envelope, JSONObject, MalformedMessage, RequestId, WriteStream
 from answerback.jsonrpc._channel import ChannelSender
-from answerback.jsonrpc._endpoint import as_object, as_request_id
+from answerback.jsonrpc._endpoint import SkippedAnswer, as_object, as_request_id
 from answerback.types._errors import INTERNAL_ERROR, INVALID_REQUEST
 
 logger = logging.getLogger("answerback.transports")
@@ -355,8 +355,9 @@ def oversized_replies(
     A request gets an error response (the peer's call fails instead of waiting); a
     response becomes an error answer on our side (our call fails). Which it is, and its
     id, are read from the members before its first nested value, where senders put
-    ``id`` and ``method``; if they are not there, our side gets a transport error. The
-    errors say the limit is raised with ``setting`` (our side's).
+    ``id`` and ``method``; if they are not there, our side gets a transport error (a
+    ``SkippedAnswer`` if it may be an answer: the engine finds its request). The errors
+    say the limit is raised with ``setting`` (our side's).
     """
     found = _identified(head)
     if found is not None and found[1]:
@@ -375,9 +376,19 @@ def oversized_replies(
             f"message and was dropped; ask for less at a time, or raise the limit with "
             f"{setting}.",
         )
-    return None, MalformedMessage(
+    reason = (
         f"a message larger than this connection's limit of {size_text(limit)} was "
         "skipped, and its start does not say which request it belongs to"
+    )
+    members, nested_key = _leading_members(head)
+    if "method" in members or nested_key == "params":
+        return None, MalformedMessage(reason)
+    return None, SkippedAnswer(
+        reason,
+        failure=f"The answer was larger than this connection's limit of {size_text(limit)} "
+        "per message and was dropped (it did not start with its id; of the requests "
+        "waiting when it came, this one got no other answer); ask for less at a time, or "
+        f"raise the limit with {setting}.",
     )
 
 

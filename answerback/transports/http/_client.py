@@ -815,7 +815,10 @@ class StreamableHTTPTransport:
         if self._session_ended and message.get("method") != "initialize":
             await self._fail(incoming, request_id, _SESSION_ENDED, {"reason": SESSION_EXPIRED})
             return True
-        sent_session = self.session_id
+        # A 2026-07-28 message has no session (nor has ``server/discover``, which finds
+        # the era): a session id on its answer is not adopted, so its 404 ends none.
+        in_session = not call.modern and message.get("method") != "server/discover"
+        sent_session = self.session_id if in_session else None
         timeout = self._timeout(lanes, stream=True)
         resend = message.get("method") != _NOT_RESENT
         async with self._open(
@@ -834,7 +837,7 @@ class StreamableHTTPTransport:
                 return True
             if response.is_success:
                 self._reached = True
-            new_session = response.headers.get(SESSION_HEADER)
+            new_session = response.headers.get(SESSION_HEADER) if in_session else None
             # Servers may repeat the session id on every response: checked when it changes.
             if new_session is not None and new_session != self.session_id and response.is_success:
                 if not _is_session_id(new_session):

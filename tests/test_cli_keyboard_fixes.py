@@ -25,10 +25,12 @@ from test_terminal_e2e import terminal as terminal  # the fixture
 
 from answerback.cli._connect import Session, SessionCompleter
 from answerback.cli._interface import redacted
+from answerback.cli._oneshot import failure
 from answerback.cli._targets import Target
 from answerback.client._url_elicitation import refuse_blocked
 from answerback.interact import Roots
-from answerback.types import Tool
+from answerback.transports.http._client import STAYS_OPEN
+from answerback.types import ConnectionClosedError, Tool
 from answerback.urls import ReasonCode, judge_url
 
 # -- defect 3: SERVER:TOOL for a server whose name holds a colon --------------------------
@@ -158,3 +160,16 @@ def test_a_muted_servers_declined_question_leaves_a_line_once_a_mute(
     terminal.type("call order_tea")
     screen = terminal.wait_for(r"^No order \(decline\)\.$", after=r"\[3\] terminal_server")
     assert len(re.findall(said, screen)) == 2
+
+
+def test_a_request_failure_does_not_say_the_connection_stays_open_as_the_command_exits() -> None:
+    """The library's "Request failed" ends saying the connection stays open, for a
+    program that goes on; the command is leaving."""
+    exc = ConnectionClosedError(
+        f"Request failed: the server at http://127.0.0.1:9/mcp answered HTTP 502. {STAYS_OPEN}."
+    )
+    said = str(failure(Target(name="tea", url="http://127.0.0.1:9/mcp"), exc))
+    assert said == (
+        "cannot talk to tea (http://127.0.0.1:9/mcp): Request failed: the server at "
+        "http://127.0.0.1:9/mcp answered HTTP 502."
+    )

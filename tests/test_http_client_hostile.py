@@ -6,11 +6,13 @@ from __future__ import annotations
 
 import json
 import logging
+import threading
 from collections import Counter
 from typing import Any
 
 import anyio
 import anyio.lowlevel
+import anyio.to_thread
 import pytest
 from http_support import PATIENCE_SECONDS, read_request_body, replaying, serve
 from http_support.apps import tagged_server
@@ -20,7 +22,7 @@ from answerback.client import IncomingMessage
 from answerback.jsonrpc import MalformedMessage
 from answerback.transports.http import StreamableHTTPApp, StreamableHTTPTransport
 from answerback.transports.http import _client as client_module
-from answerback.types import ConnectionClosedError, TextContent
+from answerback.types import ConnectionClosedError, ElicitResult, TextContent
 
 pytestmark = pytest.mark.anyio
 
@@ -282,3 +284,107 @@ async def test_a_flood_of_unreadable_messages_is_reported_in_full_ten_times_then
     assert all("such message" not in str(r) for r in reports[:9])
     assert "(the 10th such message: from now on they are counted" in str(reports[9])
     assert str(reports[10]).startswith("the server sent 60 more messages that could not be read")
+
+
+# -- review: questions waiting for a person never stop the reading ------------------------
+
+QUESTIONS_OPEN = 20
+
+
+def asking_app(over: threading.Event) -> Any:
+    """A legacy server: ``ask`` puts ``QUESTIONS_OPEN`` elicitations on its stream and
+    waits until ``over``; any other tool answers on an event stream whose answer comes in
+    a chunk of its own, after the priming event. (``over`` is a thread's event: the
+    server may run in a loop of its own.)"""
+
+    async def app(scope: Any, receive: Any, send: Any) -> None:
+        await _asking(over, scope, receive, send)
+
+    return app
+
+
+async def _asking(over: threading.Event, scope: Any, receive: Any, send: Any) -> None:
+    if scope["type"] != "http":
+        return
+    if scope["method"] != "POST":
+        await send({"type": "http.response.start", "status": 405, "headers": []})
+        await send({"type": "http.response.body", "body": b""})
+        return
+    message = json.loads(await read_request_body(receive))
+    stream = [(b"content-type", b"text/event-stream")]
+    if message.get("method") == "initialize":
+        result: dict[str, Any] = {
+            "protocolVersion": "2025-11-25",
+            "capabilities": {"tools": {}},
+            "serverInfo": {"name": "Asking", "version": "1"},
+        }
+        body = json.dumps({"jsonrpc": "2.0", "id": message["id"], "result": result}).encode()
+        await send(
+            {
+                "type": "http.response.start",
+                "status": 200,
+                "headers": [(b"content-type", b"application/json")],
+            }
+        )
+        await send({"type": "http.response.body", "body": body})
+    elif message.get("method") == "tools/call" and message["params"]["name"] == "ask":
+        schema: dict[str, Any] = {"type": "object", "properties": {}}
+        form = {"mode": "form", "message": "?", "requestedSchema": schema}
+        events = "".join(
+            "data: "
+            + json.dumps(
+                {"jsonrpc": "2.0", "id": f"q{n}", "method": "elicitation/create", "params": form}
+            )
+            + "\n\n"
+            for n in range(QUESTIONS_OPEN)
+        )
+        await send({"type": "http.response.start", "status": 200, "headers": stream})
+        await send({"type": "http.response.body", "body": events.encode(), "more_body": True})
+        await anyio.to_thread.run_sync(over.wait)
+        await send({"type": "http.response.body", "body": b""})
+    elif message.get("method") == "tools/call":
+        done = {"content": [{"type": "text", "text": "quick done"}]}
+        answer = json.dumps({"jsonrpc": "2.0", "id": message["id"], "result": done})
+        await send({"type": "http.response.start", "status": 200, "headers": stream})
+        await send({"type": "http.response.body", "body": b"id: 1\ndata:\n\n", "more_body": True})
+        # Only so that the answer comes in a read of its own (no test waits on this).
+        await anyio.sleep(0.05)
+        await send({"type": "http.response.body", "body": f"data: {answer}\n\n".encode()})
+    else:
+        await send({"type": "http.response.start", "status": 202, "headers": []})
+        await send({"type": "http.response.body", "body": b""})
+
+
+async def test_questions_waiting_for_a_person_do_not_stop_other_calls_answers(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The streams' reading pauses while too many server requests wait for answers that
+    only need sending; a question for a person may wait long, and counted, 1,024 of them
+    (32 calls asking 32 each) stopped every stream: other calls' answers went unread."""
+    monkeypatch.setattr(client_module, "_UNSENT_HELD", QUESTIONS_OPEN // 2)
+    person = anyio.Event()
+    over = threading.Event()
+    asked = 0
+    all_asked = anyio.Event()
+
+    async def elicit(context: Any, params: Any) -> ElicitResult:
+        nonlocal asked
+        asked += 1
+        if asked == QUESTIONS_OPEN:
+            all_asked.set()
+        await person.wait()  # the person has not answered yet
+        return ElicitResult(action="decline")
+
+    options: dict[str, Any] = {"elicitation_callback": elicit, "max_input_requests": 64}
+    async with serve(asking_app(over)) as server:
+        async with (
+            Client(server.url, mode="legacy", **options) as client,
+            anyio.create_task_group() as tg,
+        ):
+            tg.start_soon(client.call_tool, "ask")
+            with anyio.fail_after(PATIENCE_SECONDS):
+                await all_asked.wait()
+                quick = await client.call_tool("quick")
+            assert quick.content == [TextContent(text="quick done")]
+            tg.cancel_scope.cancel()
+        over.set()  # the server's stream of questions ends

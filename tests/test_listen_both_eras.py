@@ -231,9 +231,9 @@ async def test_a_listen_over_http_ends_when_the_server_is_killed_in_either_era(
     message = ended.value.message
     assert message.startswith("listen() ended: the server 'Leaving' ")
     assert message.endswith(
-        "nothing it sends can arrive. The client keeps trying to reach it: wait a few "
-        "seconds, then open listen() again (it raises this at once while the server is "
-        "still gone), or close the Client."
+        "nothing it sends can arrive. Wait a few seconds, then open listen() again (it "
+        "raises this at once while the server is still gone; if the client has stopped "
+        "trying, a request such as ping() sets a session up again), or close the Client."
     )
     assert ended.value.data == {"reason": "server_gone"}
     if mode == "legacy":

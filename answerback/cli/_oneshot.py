@@ -255,9 +255,12 @@ def failure(
     if isinstance(exc, NoAnswer | NotConnected):
         return CommandFailed(str(exc), ExitCode.CONNECTION)
     if isinstance(exc, ConnectionClosedError | OSError):
-        # The library tells a program to open a new connection; a command has none to
-        # open (``connect`` says what to do when it sees the server go).
-        why = str(exc).removesuffix(" Open a new connection.")
+        # The library tells a program to open a new connection, or that its connection
+        # stays open; a command has none to open and is leaving (``connect`` says what to
+        # do when it sees the server go).
+        from answerback.transports.http._client import STAYS_OPEN
+
+        why = str(exc).removesuffix(" Open a new connection.").removesuffix(f" {STAYS_OPEN}.")
         return CommandFailed(
             f"cannot talk to {target.name} ({target.describe()}): {why}", ExitCode.CONNECTION
         )

@@ -124,9 +124,10 @@ def _listen_lost(server: Implementation | None, why: str) -> ConnectionClosedErr
     but the connection is not closed: why, and what to do."""
     return ConnectionClosedError(
         f"listen() ended: {describe_server(server, starts_sentence=False)} is gone "
-        f"({why.rstrip('.')}); nothing it sends can arrive. The client keeps trying to "
-        "reach it: wait a few seconds, then open listen() again (it raises this at once "
-        "while the server is still gone), or close the Client.",
+        f"({why.rstrip('.')}); nothing it sends can arrive. Wait a few seconds, then open "
+        "listen() again (it raises this at once while the server is still gone; if the "
+        "client has stopped trying, a request such as ping() sets a session up again), "
+        "or close the Client.",
         {"reason": "server_gone"},
     )
 

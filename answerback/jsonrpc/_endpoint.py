@@ -97,14 +97,20 @@ class SkippedAnswer(MalformedMessage):
 
 class _Skipped:
     """Answers skipped (``SkippedAnswer``) and the requests they may have been: those
-    waiting when each came, not answered since."""
+    waiting when each came, not answered since; and our requests given up unanswered
+    (cancelled, timed out), whose late answer a skipped one may be."""
 
-    __slots__ = ("count", "failure", "suspects")
+    __slots__ = ("count", "failure", "given_up", "suspects")
 
     def __init__(self) -> None:
         self.suspects: set[RequestId] = set()
         self.count = 0
         self.failure = ""
+        self.given_up: dict[RequestId, None] = {}
+        """Newest last, ``_GIVEN_UP_KEPT`` at most; one whose late answer comes leaves."""
+
+
+_GIVEN_UP_KEPT = 256
 
 
 class _LocalFailure:
@@ -478,6 +484,8 @@ class Endpoint:
             else:
                 await self._wait(pending, timeout)
         except BaseException as exc:
+            if pending.response is None:
+                self._given_up(request_id)
             if pending.response is None and cancellable and self._closed_reason is None:
                 reason = "timed out" if isinstance(exc, RequestTimeoutError) else "cancelled"
                 with anyio.CancelScope(shield=True):
@@ -810,6 +818,10 @@ class Endpoint:
         if pending is None:
             error = as_object(message.get("error"))
             if message.get("id") is not None or error is None:
+                skipped = self._skipped
+                if skipped is not None and request_id in skipped.given_up:
+                    del skipped.given_up[request_id]  # a late answer, read: not a skipped one
+                    self._settle_suspects(skipped)
                 self._stray_answer(request_id)
             elif error.get("code") not in _UNREADABLE:
                 # Not JSON-RPC's answer to an unreadable message: a peer answering a
@@ -834,11 +846,25 @@ class Endpoint:
             self._skipped.suspects.discard(request_id)
             self._settle_suspects(self._skipped)
 
+    def _given_up(self, request_id: RequestId) -> None:
+        """Our request ``request_id`` ends unanswered: an answer skipped later may be its
+        late one, so none can be laid on another request for sure (``_settle_suspects``)."""
+        skipped = self._skipped = self._skipped or _Skipped()
+        skipped.given_up[request_id] = None
+        if len(skipped.given_up) > _GIVEN_UP_KEPT:
+            del skipped.given_up[next(iter(skipped.given_up))]
+
     def _settle_suspects(self, skipped: _Skipped) -> None:
         """Fail the suspects left once no more of them remain than answers were skipped
         (with one request waiting, at once): those answers must have been theirs. A
         request given up since (cancelled, timed out) is no suspect: its answer may
-        never come."""
+        never come. While a request given up unanswered may still be answered late, a
+        skipped answer may be that one, so none is failed: a wrong call failed would
+        drop its own answer when it came."""
+        if not skipped.count:
+            return
+        if skipped.given_up:
+            return
         suspects = {
             request_id
             for request_id in skipped.suspects

@@ -159,6 +159,8 @@ class Lifespan:
             if self._round is current:
                 self._round = None
         finally:
+            if self._round is current:  # ended with its loop: a later loop enters anew
+                self._round = None
             current.ready.set()
             current.exited.set()
 

@@ -100,7 +100,7 @@ _SESSION_LOST_AT_ONCE = (
     "(sticky sessions) or the replicas must share a session store; otherwise check that "
     "the server keeps its sessions"
 )
-_STAYS_OPEN = (
+STAYS_OPEN = (  # the CLI, which exits, leaves it out
     "The connection stays open: the next request reaches the server afresh (or says why it cannot)"
 )
 MAX_MESSAGE_BYTES = 64 * 1024 * 1024
@@ -141,6 +141,11 @@ for a POST, past which the server's streams are no longer read (again once a qua
 are left): a burst of the server's requests is read as fast as their answers go out.
 Read whole first, 20,000 of them had 4,096 answers waiting before the first POST went
 out, and the rest were dropped, failing the call."""
+_ANSWERED_BY_A_PERSON = frozenset({"elicitation/create", "sampling/createMessage"})
+"""Server requests not counted in ``_UNSENT_HELD``: their answers wait for a person (or a
+model), and the streams must go on being read meanwhile, or the other calls' answers and
+the server's cancellations of these very questions would wait with them. The client
+bounds how many it answers at once (``max_input_requests``)."""
 _WAITING_TO_POST = REQUESTS_IN_FLIGHT
 """Answers and notifications that may wait for a POST: what the streams read before
 ``_UNSENT_HELD`` stopped them cannot grow the client without limit; past this the newest
@@ -314,7 +319,7 @@ class _Cursor:
 
     def unanswered(self, resumed: bool) -> str:
         """Why the request failed: its stream ended without the answer; and what to do:
-        the server had the request (``_fail`` adds that the connection stays open)."""
+        the server had the request (``_fail`` adds ``STAYS_OPEN``)."""
         how = f"broke ({self.broke})" if self.broke else "ended before the answer"
         return (
             f"the response stream {how}"
@@ -1012,7 +1017,7 @@ class StreamableHTTPTransport:
                 self._unsent.settled(target)
             return
         question = as_request_id(message.get("id"))
-        if method is not None and question is not None:
+        if method is not None and method not in _ANSWERED_BY_A_PERSON and question is not None:
             self._unsent.asked.add(question)
 
     def _note_question(self, message: JSONObject, request_id: RequestId | None) -> None:
@@ -1575,7 +1580,7 @@ class StreamableHTTPTransport:
         # A reason that is whole sentences (an AuthorizationError's) keeps one full stop.
         reason = reason.rstrip(".")
         if self._reached and not connecting:
-            message = f"Request failed: {reason}. {_STAYS_OPEN}."
+            message = f"Request failed: {reason}. {STAYS_OPEN}."
         else:
             message = f"Connection failed: {reason}."
         error: JSONObject = {"code": CONNECTION_CLOSED, "message": message}

@@ -20,7 +20,7 @@ from contextlib import AbstractAsyncContextManager
 from typing import TYPE_CHECKING, Any, cast
 
 import anyio
-import sniffio
+import anyio.lowlevel
 
 from answerback.server._arguments import bad_value, wrong_type
 
@@ -195,12 +195,13 @@ def start_detached(function: Callable[[], Awaitable[None]]) -> object:
     reference to while it runs (asyncio keeps only a weak one). ``function`` must not
     raise, not even a ``BaseException``: on trio that would end the whole run with
     TrioInternalError, on asyncio stop the loop."""
-    if sniffio.current_async_library() == "trio":
-        import trio
+    native = anyio.lowlevel.current_token().native_token
+    if isinstance(native, asyncio.AbstractEventLoop):
+        return native.create_task(_coroutine(function))
+    import trio
 
-        # With the caller's context variables, as an asyncio task gets them.
-        return trio.lowlevel.spawn_system_task(function, context=contextvars.copy_context())
-    return asyncio.get_running_loop().create_task(_coroutine(function))
+    # With the caller's context variables, as an asyncio task gets them.
+    return trio.lowlevel.spawn_system_task(function, context=contextvars.copy_context())
 
 
 async def _coroutine(function: Callable[[], Awaitable[None]]) -> None:

@@ -24,8 +24,8 @@ from dataclasses import dataclass, replace
 from typing import Any, Literal, cast
 
 import anyio
+import anyio.lowlevel
 import httpx2
-import sniffio
 
 from answerback._options import (
     callable_or_none,
@@ -239,7 +239,7 @@ class OAuth(httpx2.Auth):
         self._dpop_keys: dict[str, DPoPKey] = {}
         self._nonces: dict[str, str] = {}
         self._preregistered_issuer: str | None = None
-        self._lock: tuple[str, anyio.Lock] | None = None
+        self._lock: tuple[object, anyio.Lock] | None = None
         self._attentions: list[Attention] = []
 
     def __repr__(self) -> str:
@@ -660,7 +660,7 @@ class OAuth(httpx2.Auth):
     @asynccontextmanager
     async def _locked(self) -> AsyncGenerator[None, None]:
         """One flow at a time (a lock per event loop library: anyio's is bound to one)."""
-        library = sniffio.current_async_library()
+        library: object = type(anyio.lowlevel.current_token().native_token)  # its kind
         if self._lock is None or self._lock[0] != library:
             self._lock = (library, anyio.Lock())
         async with self._lock[1]:

@@ -842,9 +842,10 @@ class Endpoint:
                 )
             return
         pending.resolve(message, local=local)
-        if self._skipped is not None:
-            self._skipped.suspects.discard(request_id)
-            self._settle_suspects(self._skipped)
+        skipped = self._skipped
+        if skipped is not None and skipped.count:  # an answer was skipped: whose?
+            skipped.suspects.discard(request_id)
+            self._settle_suspects(skipped)
 
     def _given_up(self, request_id: RequestId) -> None:
         """Our request ``request_id`` ends unanswered: an answer skipped later may be its

@@ -335,8 +335,75 @@ async def test_a_cursor_sent_twice_ends_the_listing(method: str, key: str, liste
 async def test_a_listing_stops_after_its_page_limit(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(answerback.client._pages, "MAX_PAGES", 3)
     failure = await listing_failure("tools/list", "tools", "list_all_tools", ["b", "c", "d"])
-    assert "for more than 3 pages (3 items)" in failure.message
-    assert "Fetch the pages yourself" in failure.message
+    assert "listed 'tools/list' past 3 pages (3 items)" in failure.message
+    assert "fetch its pages yourself with list_tools(cursor=...)" in failure.message
+
+
+async def serve_endless(peer: RawPeer, method: str, key: str, per_page: int, pad: int) -> None:
+    """Answer every ``method`` with ``per_page`` fresh items, each with a description
+    of ``pad`` characters, and a cursor to yet another page: a hostile listing."""
+    page = 0
+    while True:
+        request = await peer.receive_until(lambda message: message.get("method") == method)
+        items = [
+            {**listed_item(key, page * per_page + i), "description": "x" * pad}
+            for i in range(per_page)
+        ]
+        page += 1
+        result: JSONObject = {key: items, "nextCursor": f"page {page}"}
+        await peer.send({"jsonrpc": "2.0", "id": request["id"], "result": result})
+
+
+async def endless_listing_failure(
+    method: str, key: str, lister: str, per_page: int, pad: int
+) -> InvalidServerResultError:
+    failure: InvalidServerResultError | None = None
+    async with hand_driven("legacy") as (client, peer), anyio.create_task_group() as tg:
+        tg.start_soon(serve_endless, peer, method, key, per_page, pad)
+        with anyio.fail_after(PATIENCE_SECONDS):
+            try:
+                await getattr(client, lister)()
+            except InvalidServerResultError as exc:
+                failure = exc
+        tg.cancel_scope.cancel()
+    assert failure is not None
+    return failure
+
+
+ONE_PAGE = {
+    "list_all_tools": "list_tools",
+    "list_all_prompts": "list_prompts",
+    "list_all_resources": "list_resources",
+    "list_all_resource_templates": "list_resource_templates",
+}
+
+
+@pytest.mark.parametrize(("method", "key", "lister"), LISTINGS)
+async def test_an_endless_listing_stops_at_its_item_bound(
+    monkeypatch: pytest.MonkeyPatch, method: str, key: str, lister: str
+) -> None:
+    """A server whose pages never end grew the client by each page's items for a
+    thousand pages; the listing now stops past ``MAX_ITEMS`` items, naming the server,
+    the bound, and how to page by hand."""
+    monkeypatch.setattr(answerback.client._pages, "MAX_ITEMS", 250)
+    failure = await endless_listing_failure(method, key, lister, per_page=100, pad=0)
+    assert failure.message.startswith("The server 'hand-driven' 0 listed")
+    assert f"listed {method!r} past 250 items or" in failure.message
+    assert "(300 items," in failure.message
+    assert "in 3 pages)" in failure.message
+    assert f"with {ONE_PAGE[lister]}(cursor=...)" in failure.message
+    assert failure.data["method"] == method
+
+
+async def test_a_listing_of_huge_items_stops_at_its_byte_bound(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A few items of a megabyte each pass the item bound; the bytes stop them."""
+    monkeypatch.setattr(answerback.client._pages, "MAX_BYTES", 10_000)
+    failure = await endless_listing_failure(
+        "tools/list", "tools", "list_all_tools", per_page=1, pad=4_000
+    )
+    assert "listed 'tools/list' past 10000 items or 10000 bytes (3 items," in failure.message
 
 
 # -- a flooding server -------------------------------------------------------------------

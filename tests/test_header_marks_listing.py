@@ -17,7 +17,7 @@ import pytest
 from http_support import PATIENCE_SECONDS, read_request_body, serve
 from pydantic import Field
 
-import answerback.client._header_marks as header_marks
+import answerback.client._pages as pages
 from answerback import Client
 from answerback.server import MCPServer
 from answerback.types import HeaderMismatchError, TextContent
@@ -95,7 +95,7 @@ async def test_an_endless_tool_list_stops_at_its_bound_and_the_call_is_sent(
     monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
 ) -> None:
     """A server whose pages never end made one call list a thousand pages (2 GB)."""
-    monkeypatch.setattr(header_marks, "MARKS_TOOLS", 250)
+    monkeypatch.setattr(pages, "MAX_ITEMS", 250)
     hostile = HostileListing(regions().http_app(), endless)
     async with serve(hostile) as running, Client(running.url, mode=MODERN) as client:
         with anyio.fail_after(PATIENCE_SECONDS):
@@ -113,7 +113,7 @@ async def test_an_endless_tool_list_stops_at_its_bound_and_the_call_is_sent(
 async def test_a_tool_list_past_its_bytes_stops(
     monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
 ) -> None:
-    monkeypatch.setattr(header_marks, "MARKS_BYTES", 10_000)
+    monkeypatch.setattr(pages, "MAX_BYTES", 10_000)
     hostile = HostileListing(regions().http_app(), endless)
     async with serve(hostile) as running, Client(running.url, mode=MODERN) as client:
         with anyio.fail_after(PATIENCE_SECONDS):

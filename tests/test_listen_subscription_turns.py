@@ -11,6 +11,7 @@ from typing import Any
 import anyio
 import pytest
 from support import PATIENCE_SECONDS
+from trio.testing import MockClock
 
 from answerback import Client
 from answerback.jsonrpc import IncomingRequest, JSONObject
@@ -212,3 +213,72 @@ async def test_a_listen_ending_as_the_session_is_set_up_again_leaves_it_unsubscr
                     await anyio.wait_all_tasks_blocked()  # the listen has ended
                     answer_it.set()
             assert server_subscriptions(mcp) == set()
+
+
+def subscribed_unanswered(monkeypatch: pytest.MonkeyPatch, uri: str) -> anyio.Event:
+    """The server subscribes ``uri`` but never answers that subscribe; the event is
+    set once it has subscribed."""
+    subscribed = anyio.Event()
+
+    async def unanswered(
+        connection: Connection, client: Any, request: IncomingRequest
+    ) -> JSONObject:
+        result = await Connection.subscribe(connection, client, request)
+        if request.params is not None and request.params.get("uri") == uri:
+            subscribed.set()
+            await anyio.sleep_forever()
+        return result
+
+    monkeypatch.setitem(
+        connection_module._LEGACY,  # pyright: ignore[reportPrivateUsage]
+        "resources/subscribe",
+        unanswered,
+    )
+    return subscribed
+
+
+async def test_a_listen_cancelled_after_the_server_subscribed_leaves_it_unsubscribed(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A listen cancelled while its subscribe was unanswered, though the server had
+    handled it, recorded nothing: the server stayed subscribed and no unsubscribe was
+    ever sent. The given-up subscribe is now unsubscribed as the listen ends, and a
+    later listen of the URI subscribes it again."""
+    subscribed = subscribed_unanswered(monkeypatch, NEWS)
+    mcp = library()
+    async with Client(mcp, mode="legacy") as client:
+
+        async def listen() -> None:
+            async with client.listen(resource_subscriptions=[NEWS]):
+                pytest.fail("the block ran though its subscribe was never answered")
+
+        with anyio.fail_after(PATIENCE_SECONDS):
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(listen)
+                await subscribed.wait()
+                assert server_subscriptions(mcp) == {NEWS}
+                tg.cancel_scope.cancel()
+            assert server_subscriptions(mcp) == set()
+            monkeypatch.undo()
+            async with client.listen(resource_subscriptions=[NEWS]):
+                assert server_subscriptions(mcp) == {NEWS}
+            assert server_subscriptions(mcp) == set()
+
+
+@pytest.mark.parametrize(
+    "anyio_backend", [pytest.param(("trio", {"clock": MockClock(autojump_threshold=0)}), id="trio")]
+)
+async def test_a_listen_whose_subscribe_timed_out_after_the_server_subscribed_unsubscribes(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """As a cancelled one: a listen that gave up waiting for its subscribe's answer
+    left the server subscribed. The clock jumps only once every task waits, so the
+    timeout comes after the server subscribed."""
+    subscribed = subscribed_unanswered(monkeypatch, NEWS)
+    mcp = library()
+    async with Client(mcp, mode="legacy", connect_timeout_seconds=5) as client:
+        with pytest.raises(RequestTimeoutError):
+            async with client.listen(resource_subscriptions=[NEWS]):
+                pytest.fail("the block ran though its subscribe was never answered")
+        assert subscribed.is_set()
+        assert server_subscriptions(mcp) == set()

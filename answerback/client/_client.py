@@ -32,7 +32,6 @@ from answerback.client._callbacks import (
     explain_refusal,
 )
 from answerback.client._header_marks import (
-    MARKS_TOOLS,
     UnlearnedMarks,
     explain_header_refusal,
     learn_marks,
@@ -40,7 +39,7 @@ from answerback.client._header_marks import (
 )
 from answerback.client._negotiation import Mode, ServerFacts, check_mode
 from answerback.client._output_schemas import OutputSchemas
-from answerback.client._pages import every_page
+from answerback.client._pages import MAX_ITEMS, every_page
 from answerback.client._responder import CallbackResponder, Responder, checked_responder
 from answerback.client._session import (
     ClientSession,
@@ -328,6 +327,10 @@ class Client:
         self._subscribed_on_server: set[str] = set()
         """URIs the current session has confirmed subscribed, so a listen subscribes
         only what is not yet."""
+        self._maybe_subscribed: set[str] = set()
+        """URIs whose ``resources/subscribe`` was given up unanswered (timed out or
+        cancelled): the server may have handled it, so the end of following one
+        unsubscribes it as if confirmed; a listen still subscribes it again."""
         self._gone: str | None = None
         """Why the transport finds the server gone (``_server_gone``), until it is back."""
         self._gone_news = anyio.Event()
@@ -430,6 +433,7 @@ class Client:
         subscriptions the old session held, since a new session has none (a listen
         would otherwise hear no update again). Other requests wait until this is done."""
         self._subscribed_on_server.clear()
+        self._maybe_subscribed.clear()
         await self.session.negotiation.initialize()
         uris = self._subscribed_by_host | {uri for uri, n in self._listened_uris.items() if n > 0}
         if not uris:
@@ -450,15 +454,8 @@ class Client:
     async def _subscribe_again(self, uri: str) -> None:
         """Subscribe the new session to ``uri``; a failure is logged, not raised, so
         the session set up again still serves every other request."""
-        params = SubscribeRequestParams(uri=uri)
         try:
-            await self.session.send_request(
-                "resources/subscribe",
-                params,
-                EmptyResult,
-                timeout=self.connect_timeout_seconds,
-                setup=True,
-            )
+            await self._send_subscribe(uri, setup=True)
         except Exception as exc:
             logger.warning(
                 "could not subscribe the new session to %r (%s): its updates will not "
@@ -582,7 +579,7 @@ class Client:
 
     def _learn_tools(self, result: ListToolsResult) -> list[Tool]:
         """Remember a page's output schemas and header marks (for at most
-        ``MARKS_TOOLS`` tools); the tools kept, without those whose marks break the
+        ``MAX_ITEMS`` tools); the tools kept, without those whose marks break the
         rules."""
         self._output_schemas.remember(result.tools)
         known = self._header_parameters = self._header_parameters or {}
@@ -593,7 +590,7 @@ class Client:
             except ValueError as exc:
                 logger.warning("left out tool %r: %s", tool.name, exc)
                 continue
-            if tool.name in known or len(known) < MARKS_TOOLS:
+            if tool.name in known or len(known) < MAX_ITEMS:
                 known[tool.name] = designated
             self._unknown_tools.discard(tool.name)
             kept.append(tool)
@@ -842,7 +839,8 @@ class Client:
 
     async def list_all_prompts(self) -> list[Prompt]:
         """Every prompt, following pagination to the end: a server that repeats a cursor,
-        or pages on past a thousand pages, fails it with ``InvalidServerResultError``."""
+        or lists past 100 pages, 10,000 items or 32 MiB, fails it with
+        ``InvalidServerResultError`` (``list_prompts(cursor=...)`` fetches one page)."""
         return await every_page(
             "prompts/list", self.server_info, self.list_prompts, lambda page: page.prompts
         )
@@ -919,6 +917,7 @@ class Client:
             await self.session.send_request("resources/subscribe", params, EmptyResult)
             self._subscribed_by_host.add(uri)
             self._subscribed_on_server.add(uri)
+            self._maybe_subscribed.discard(uri)
 
     async def unsubscribe_resource(self, uri: str) -> None:
         """Legacy era: stop ``notifications/resources/updated`` for ``uri`` (refused as
@@ -933,6 +932,7 @@ class Client:
             if not self._unfollowed(uri):
                 return  # a listen follows it, or the host subscribed again meanwhile
             self._subscribed_on_server.discard(uri)
+            self._maybe_subscribed.discard(uri)
             await self.session.send_request("resources/unsubscribe", params, EmptyResult)
 
     def _check_subscribable(self, call: str) -> None:
@@ -1101,14 +1101,8 @@ class Client:
                     async with self._turn(uri):
                         if uri in self._subscribed_on_server:
                             continue  # subscribed while this block waited its turn
-                        params = SubscribeRequestParams(uri=uri)
                         try:
-                            await self.session.send_request(
-                                "resources/subscribe",
-                                params,
-                                EmptyResult,
-                                timeout=self.connect_timeout_seconds,
-                            )
+                            await self._send_subscribe(uri)
                         except RequestTimeoutError as exc:
                             raise self._listen_unanswered("resources/subscribe", "answer") from exc
                         self._subscribed_on_server.add(uri)
@@ -1118,6 +1112,27 @@ class Client:
             with anyio.CancelScope(shield=True):
                 await self._unfollow(uris)
             raise
+
+    async def _send_subscribe(self, uri: str, *, setup: bool = False) -> None:
+        """``resources/subscribe`` for a listen (``_follow``) or a session set up again
+        (``setup``, ``_subscribe_again``), bounded by ``connect_timeout_seconds`` as
+        setting up is. Each caller handles a failure its own way: a listen raises it
+        to the host, a set-up logs it so other requests still go. One given up
+        unanswered (timed out, or cancelled with its listen) may have been handled by
+        the server, so it is kept in ``_maybe_subscribed`` for the end of following
+        ``uri`` to unsubscribe."""
+        try:
+            await self.session.send_request(
+                "resources/subscribe",
+                SubscribeRequestParams(uri=uri),
+                EmptyResult,
+                timeout=self.connect_timeout_seconds,
+                setup=setup,
+            )
+        except (RequestTimeoutError, anyio.get_cancelled_exc_class()):
+            self._maybe_subscribed.add(uri)
+            raise
+        self._maybe_subscribed.discard(uri)
 
     @asynccontextmanager
     async def _turn(self, uri: str) -> AsyncGenerator[None, None]:
@@ -1164,11 +1179,7 @@ class Client:
                 del self._listened_uris[uri]
         if self.session.endpoint.closing:
             return
-        changing = [
-            uri
-            for uri in dict.fromkeys(uris)
-            if self._unfollowed(uri) and uri in self._subscribed_on_server
-        ]
+        changing = [uri for uri in dict.fromkeys(uris) if self._left_subscribed(uri)]
         if not changing:
             return
         with anyio.move_on_after(UNSUBSCRIBE_SECONDS) as bounded:
@@ -1189,12 +1200,19 @@ class Client:
         follows it and the host did not subscribe itself."""
         return not self._listened_uris[uri] and uri not in self._subscribed_by_host
 
+    def _left_subscribed(self, uri: str) -> bool:
+        """Whether the server is (or may be) subscribed to ``uri`` that no one follows."""
+        return self._unfollowed(uri) and (
+            uri in self._subscribed_on_server or uri in self._maybe_subscribed
+        )
+
     async def _unsubscribe_leaving(self, uri: str) -> None:
         """In ``uri``'s turn, unsubscribe it if no one follows it still."""
         async with self._turn(uri):
-            if not (self._unfollowed(uri) and uri in self._subscribed_on_server):
+            if not self._left_subscribed(uri):
                 return
             self._subscribed_on_server.discard(uri)
+            self._maybe_subscribed.discard(uri)
             await self._unsubscribe_left(uri)
 
     async def _unsubscribe_left(self, uri: str, *, setup: bool = False) -> None:

@@ -3,8 +3,9 @@
 On 2026-07-28 over HTTP a call repeats in headers the arguments its tool's input schema
 marks with ``x-mcp-header``, so before the first call of a tool it has not seen the
 client lists the tools. The host never asked for that listing, so it must neither cost
-without bound nor fail a call that would work: it stops past ``MARKS_PAGES`` pages,
-``MARKS_TOOLS`` tools or ``MARKS_BYTES`` bytes and keeps no page it has read. When it
+without bound nor fail a call that would work: it stops at the bounds of every listing
+(``_pages.MAX_PAGES`` pages, ``MAX_ITEMS`` tools, ``MAX_BYTES`` bytes) and keeps no page
+it has read. When it
 fails, is malformed or runs past its bounds, the call is sent without headers after a
 warning, and so are later calls until the tool list changes (unless the listing only
 failed on its way, a timeout or a connection or HTTP failure: the next call lists
@@ -20,6 +21,7 @@ from collections.abc import Awaitable, Callable
 
 import pydantic_core
 
+from answerback.client import _pages as pages
 from answerback.client._session import describe_server
 from answerback.jsonrpc import JSONObject
 from answerback.types import (
@@ -31,13 +33,6 @@ from answerback.types import (
 )
 
 logger = logging.getLogger("answerback.client")
-
-MARKS_PAGES = 100
-"""Pages the hidden listing follows (a real server's whole list fits in a few)."""
-MARKS_TOOLS = 10_000
-"""Tools the hidden listing reads, and whose marks the client remembers."""
-MARKS_BYTES = 32 * 1024 * 1024
-"""Bytes of ``tools/list`` results the hidden listing reads, all pages together."""
 
 
 class UnlearnedMarks(Exception):
@@ -65,14 +60,14 @@ async def learn_marks(
     seen: set[str] = set()
     cursor: str | None = None
     try:
-        for _ in range(MARKS_PAGES):
+        for _ in range(pages.MAX_PAGES):
             raw = await fetch(cursor)
             size += len(pydantic_core.to_json(raw))
             listed = raw.get("tools")
             tools += len(listed) if isinstance(listed, list) else 0  # pyright: ignore[reportUnknownArgumentType]
-            if size > MARKS_BYTES or tools > MARKS_TOOLS:
+            if size > pages.MAX_BYTES or tools > pages.MAX_ITEMS:
                 raise UnlearnedMarks(
-                    f"the list ran past {MARKS_TOOLS} tools or {MARKS_BYTES} bytes "
+                    f"the list ran past {pages.MAX_ITEMS} tools or {pages.MAX_BYTES} bytes "
                     f"({tools} tools, {size} bytes in {len(seen) + 1} pages)"
                 )
             cursor = learn(raw)
@@ -84,7 +79,7 @@ async def learn_marks(
     except MCPError as exc:
         passing = isinstance(exc, ConnectionClosedError | RequestTimeoutError)
         raise UnlearnedMarks(f"listing failed: {exc.message}", lasting=not passing) from exc
-    raise UnlearnedMarks(f"the list ran past {MARKS_PAGES} pages ({tools} tools)")
+    raise UnlearnedMarks(f"the list ran past {pages.MAX_PAGES} pages ({tools} tools)")
 
 
 def warn_unlearned(server: Implementation | None, reason: str, *, lasting: bool) -> None:

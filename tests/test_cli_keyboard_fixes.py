@@ -29,7 +29,7 @@ from answerback.cli._oneshot import failure
 from answerback.cli._targets import Target
 from answerback.client._url_elicitation import refuse_blocked
 from answerback.interact import Roots
-from answerback.transports.http._client import STAYS_OPEN
+from answerback.transports.http._client import STAYS_OPEN, WHY
 from answerback.types import ConnectionClosedError, Tool
 from answerback.urls import ReasonCode, judge_url
 
@@ -165,11 +165,7 @@ def test_a_muted_servers_declined_question_leaves_a_line_once_a_mute(
 def test_a_request_failure_does_not_say_the_connection_stays_open_as_the_command_exits() -> None:
     """The library's "Request failed" ends saying the connection stays open, for a
     program that goes on; the command is leaving."""
-    exc = ConnectionClosedError(
-        f"Request failed: the server at http://127.0.0.1:9/mcp answered HTTP 502. {STAYS_OPEN}."
-    )
+    reason = "the server at http://127.0.0.1:9/mcp answered HTTP 502."
+    exc = ConnectionClosedError(f"Request failed: {reason} {STAYS_OPEN}.", {WHY: reason})
     said = str(failure(Target(name="tea", url="http://127.0.0.1:9/mcp"), exc))
-    assert said == (
-        "cannot talk to tea (http://127.0.0.1:9/mcp): Request failed: the server at "
-        "http://127.0.0.1:9/mcp answered HTTP 502."
-    )
+    assert said == f"cannot talk to tea (http://127.0.0.1:9/mcp): {reason}"

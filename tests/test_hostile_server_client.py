@@ -8,12 +8,14 @@ from __future__ import annotations
 
 import json
 import logging
+import subprocess
 import sys
 from collections.abc import AsyncGenerator
 from contextlib import asynccontextmanager
 from typing import Any
 
 import anyio
+import anyio.to_thread
 import pytest
 from http_support import PATIENCE_SECONDS, read_request_body, replaying, serve
 from pydantic import FileUrl
@@ -24,6 +26,7 @@ from answerback.client import ClientRequestContext, InvalidServerResultError
 from answerback.jsonrpc import JSONObject
 from answerback.jsonrpc import _endpoint as endpoint_module
 from answerback.server import MCPServer
+from answerback.transports.http import StreamableHTTPTransport
 from answerback.types import (
     ConnectionClosedError,
     ElicitRequestParams,
@@ -311,3 +314,113 @@ async def test_answers_to_nothing_are_logged_first_then_counted(
     assert unknown[1].startswith("dropped 10 responses to unknown request ids")
     assert "dropped 1000 responses" in unknown[3]
     assert "(the latest: 'never-999')" in unknown[3]
+
+
+async def forgets_its_session(scope: Any, receive: Any, send: Any) -> None:
+    """A legacy server that opens a session on ``initialize`` and answers 404 to every
+    other request in it, as one that does not keep sessions."""
+    if scope["type"] != "http":
+        return
+    if scope["method"] != "POST":
+        await send({"type": "http.response.start", "status": 405, "headers": []})
+        await send({"type": "http.response.body", "body": b""})
+        return
+    message = json.loads(await read_request_body(receive))
+    status, headers, body = 404, [(b"content-type", b"text/plain")], b""
+    if message.get("method") == "initialize":
+        result: JSONObject = {
+            "protocolVersion": "2025-11-25",
+            "capabilities": {},
+            "serverInfo": SERVER_INFO,
+        }
+        answer = {"jsonrpc": "2.0", "id": message["id"], "result": result}
+        status, body = 200, json.dumps(answer).encode()
+        headers = [(b"content-type", b"application/json"), (b"mcp-session-id", b"s1")]
+    elif "id" not in message:
+        status = 202
+    await send({"type": "http.response.start", "status": status, "headers": headers})
+    await send({"type": "http.response.body", "body": body})
+
+
+async def test_a_404_in_the_first_session_does_not_say_a_new_one_was_set_up() -> None:
+    """A request meeting 404 in a session that replaced none (here the first, with no
+    client to set one up again) said "a new session was set up for this request, and
+    the server did not know that one either": nothing had been set up again."""
+    async with serve(forgets_its_session) as server:
+        transport = StreamableHTTPTransport(server.url)
+        async with transport.connect() as (read, write):
+            peer = RawPeer(read, write)
+            await peer.send(
+                {
+                    "jsonrpc": "2.0",
+                    "id": 1,
+                    "method": "initialize",
+                    "params": {
+                        "protocolVersion": "2025-11-25",
+                        "capabilities": {},
+                        "clientInfo": {"name": "raw", "version": "0"},
+                    },
+                }
+            )
+            assert "result" in await peer.receive()
+            await peer.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
+            await peer.send({"jsonrpc": "2.0", "id": 2, "method": "tools/list"})
+            answer = await peer.receive()
+    assert answer["id"] == 2
+    message = answer["error"]["message"]
+    assert "before answering any request in it. Behind a balancer" in message, message
+    assert "a new session was set up" not in message, message
+
+
+async def fails_calls_with_502(scope: Any, receive: Any, send: Any) -> None:
+    """A legacy server whose tool calls meet a proxy's 502 (it answers the rest)."""
+    if scope["type"] != "http":
+        return
+    if scope["method"] != "POST":
+        await send({"type": "http.response.start", "status": 405, "headers": []})
+        await send({"type": "http.response.body", "body": b""})
+        return
+    message = json.loads(await read_request_body(receive))
+    method = message.get("method")
+    answer: JSONObject = {"jsonrpc": "2.0", "id": message.get("id")}
+    if method == "initialize":
+        answer["result"] = {
+            "protocolVersion": "2025-11-25",
+            "capabilities": {"tools": {}},
+            "serverInfo": SERVER_INFO,
+        }
+    elif method == "tools/list":
+        answer["result"] = {"tools": [{"name": "order", "inputSchema": {"type": "object"}}]}
+    else:
+        answer["error"] = {"code": -32601, "message": f"Method not found: {method}"}
+    status, body = 200, json.dumps(answer).encode()
+    if "id" not in message:
+        status, body = 202, b""
+    elif method == "tools/call":
+        status, body = 502, b"Bad Gateway"
+    headers = [(b"content-type", b"application/json" if status == 200 else b"text/plain")]
+    await send({"type": "http.response.start", "status": status, "headers": headers})
+    await send({"type": "http.response.body", "body": body})
+
+
+async def test_a_one_shot_call_meeting_a_502_prints_the_reason_alone() -> None:
+    """The one-shot command printed the library's "Request failed: ... The connection
+    stays open: the next request reaches the server afresh", though it exits at once;
+    it now prints the reason the error keeps apart in its data."""
+    async with serve(fails_calls_with_502) as server:
+        done = await anyio.to_thread.run_sync(
+            lambda: subprocess.run(
+                [sys.executable, "-m", "answerback", "call", server.url, "order"],
+                stdin=subprocess.DEVNULL,
+                capture_output=True,
+                text=True,
+                timeout=PATIENCE_SECONDS,
+                check=False,
+            )
+        )
+    assert done.returncode == 3, done.stderr
+    assert "): HTTP 502 Bad Gateway with a body that is not a JSON-RPC answer" in done.stderr, (
+        done.stderr
+    )
+    assert "Request failed" not in done.stderr, done.stderr
+    assert "stays open" not in done.stderr, done.stderr

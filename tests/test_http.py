@@ -460,7 +460,7 @@ async def test_a_session_ended_again_at_once_is_set_up_again_at_the_next_call() 
                 result = await client.call_tool("issue_card")
             assert transport.session_id not in (None, first_session)
         await running.call(app.close_sessions)
-    assert caught.value.data == {"reason": "session_expired"}
+    assert caught.value.data["reason"] == "session_expired"
     assert "the server ended the session (HTTP 404)" in caught.value.message
     assert result.content == [TextContent(text="Card issued to Ada Lovelace.")]
 
@@ -494,7 +494,7 @@ async def test_a_404_is_reported_as_session_expired() -> None:
         with pytest.raises(MCPError) as caught:
             await client.call_tool("client_features")
     assert caught.value.code == CONNECTION_CLOSED
-    assert caught.value.data == {"reason": "session_expired"}
+    assert caught.value.data["reason"] == "session_expired"
 
 
 # -- 6. leaks ---------------------------------------------------------------------------

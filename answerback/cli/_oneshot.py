@@ -243,9 +243,8 @@ def failure(
         # Through the transport the message starts with what failed (the connection);
         # here the line already says so.
         why = (
-            str(refusal)
+            _reason_alone(refusal)
             .removeprefix("Connection failed: ")
-            .removeprefix("Request failed: ")
             .removeprefix("authorization failed: ")
         )
         return CommandFailed(
@@ -258,9 +257,7 @@ def failure(
         # The library tells a program to open a new connection, or that its connection
         # stays open; a command has none to open and is leaving (``connect`` says what to
         # do when it sees the server go).
-        from answerback.transports.http._client import STAYS_OPEN
-
-        why = str(exc).removesuffix(" Open a new connection.").removesuffix(f" {STAYS_OPEN}.")
+        why = _reason_alone(exc).removesuffix(" Open a new connection.")
         return CommandFailed(
             f"cannot talk to {target.name} ({target.describe()}): {why}", ExitCode.CONNECTION
         )
@@ -318,6 +315,19 @@ _UNDECLARED_SAMPLING = {
 """What a user can do about a refusal for want of a sampling capability the command did
 not declare: it declares sampling only at a terminal (and never tools or context);
 elicitation and roots it always declares."""
+
+
+def _reason_alone(exc: BaseException) -> str:
+    """Why a request failed, without the HTTP client's word to a program that goes on
+    (it keeps the reason apart in the error's data: ``WHY``)."""
+    from answerback.transports.http._client import WHY
+
+    data: object = exc.data if isinstance(exc, MCPError) else None
+    if isinstance(data, dict):
+        why = cast(dict[str, object], data).get(WHY)
+        if isinstance(why, str):
+            return why
+    return str(exc)
 
 
 def _authorization_failure(exc: BaseException) -> BaseException | None:

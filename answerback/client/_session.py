@@ -90,7 +90,7 @@ from answerback.types._errors import (
     shown_problems,
     validation_problems,
 )
-from answerback.types._methods import parse_as
+from answerback.types._methods import PERSON_FACING_METHODS, parse_as
 from answerback.types._sampling_rules import (
     SamplingAnswerError,
     check_sampling_answer,
@@ -536,7 +536,7 @@ class ClientSession:
         if request.method == "ping":
             return {}
         context = ClientRequestContext(self, request.id, request.meta)
-        if request.method in _PERSON_FACING:
+        if request.method in PERSON_FACING_METHODS:
             answer = await self._answer_person_facing(context, request.method, request.params)
         else:
             answer = await self._answer(context, request.method, request.params)
@@ -938,9 +938,6 @@ def _session_expired(exc: ConnectionClosedError) -> bool:
     return isinstance(data, dict) and cast(dict[str, Any], data).get("reason") == "session_expired"
 
 
-_PERSON_FACING = frozenset({"elicitation/create", "sampling/createMessage"})
-"""Legacy server requests answered by a person (or a model), bounded by
-``max_input_requests``; ``ping`` and ``roots/list`` need no one."""
 _SERVER_REQUESTS = ("elicitation/create", "sampling/createMessage", "roots/list")
 
 

@@ -627,11 +627,9 @@ class Endpoint:
             await self._dispatch(item)
 
     async def _transport_error(self, exc: Exception) -> None:
-        if isinstance(exc, MalformedMessage):
-            # An id still being answered keeps its one answer: the error goes to null.
-            named = exc.request_id if exc.request_id not in self._in_flight else None
-            await self._send_error(named, PARSE_ERROR, f"Parse error: {exc}")
         if isinstance(exc, SkippedAnswer):
+            # An answer, not a request: nothing is sent back. A parse error with no id
+            # would tell the peer we cannot read it, and it would fail all it awaits.
             skipped = self._skipped = self._skipped or _Skipped()
             skipped.suspects.update(
                 request_id
@@ -641,6 +639,10 @@ class Endpoint:
             skipped.count += 1
             skipped.failure = exc.failure
             self._settle_suspects(skipped)
+        elif isinstance(exc, MalformedMessage):
+            # An id still being answered keeps its one answer: the error goes to null.
+            named = exc.request_id if exc.request_id not in self._in_flight else None
+            await self._send_error(named, PARSE_ERROR, f"Parse error: {exc}")
         if isinstance(exc, ConnectionClosedError):
             self._fail_pending(exc.message)
         if self._on_transport_error is not None:

@@ -234,13 +234,15 @@ class Repeated:
     """Reports a kind of fault a peer may repeat without end (lines that are not
     JSON-RPC, say), so the log does not fill: the first ``FAULTS_SHOWN`` in full, then at
     most one summary per ``FAULTS_SUMMARY_SECONDS``, counting those left unsaid and
-    showing the latest. The first is never lost. ``clock`` is read only past the first
-    ones (a test sets its own)."""
+    showing the latest, and a last one at the connection's end (``say_left``) for those
+    still unsaid. The first is never lost. ``clock`` is read only past the first ones (a
+    test sets its own)."""
 
     def __init__(self, clock: Callable[[], float] = anyio.current_time) -> None:
         self._clock = clock
         self._seen = 0
         self._unsaid = 0
+        self._latest: Exception | None = None
         self._due = 0.0
 
     def report(
@@ -260,12 +262,32 @@ class Repeated:
             self._due = self._clock() + FAULTS_SUMMARY_SECONDS
             return last_in_full(fault)
         self._unsaid += 1
+        self._latest = fault
         now = self._clock()
         if now < self._due:
             return None
         count, self._unsaid = self._unsaid, 0
         self._due = now + FAULTS_SUMMARY_SECONDS
         return summary(count, fault)
+
+    def say_left(
+        self,
+        summary: Callable[[int, Exception], Exception],
+        sink: ChannelSender[Envelope | Exception] | MemoryObjectSendStream[Envelope | Exception],
+    ) -> None:
+        """At the connection's end, put the ``summary`` of the faults counted and not yet
+        said on ``sink`` (our side's reader), or log it if that reader has gone: the
+        faults may have stopped before the next summary was due, and their count would
+        be lost."""
+        latest = self._latest
+        if not self._unsaid or latest is None:
+            return
+        left = summary(self._unsaid, latest)
+        self._unsaid = 0
+        try:
+            sink.send_nowait(left)
+        except (anyio.ClosedResourceError, anyio.BrokenResourceError):
+            logger.warning("%s", left)
 
 
 class LineReader:
@@ -309,8 +331,10 @@ class LineReader:
             # A CRLF line's CR is not part of the message (Windows peers end lines so).
             if end - start - (end > start and data[end - 1] == _CR) > self.limit:
                 self._oversized(bytes(data[start : start + _HEAD_BYTES]), incoming, replies)
-            elif line := bytes(data[start:end]).strip():
-                incoming.append(self.decode_line(line))
+            elif (line := bytes(data[start:end]).strip()) and (
+                item := self.decode_line(line)
+            ) is not None:
+                incoming.append(item)
             start = end + 1
         if data is buffer:
             del buffer[:start]
@@ -328,10 +352,12 @@ class LineReader:
         reads a line at its newline."""
         line = b"" if self._skipping else bytes(self._buffer).strip()
         self._buffer.clear()
-        return [self.decode_line(line)] if line else []
+        item = self.decode_line(line) if line else None
+        return [] if item is None else [item]
 
-    def decode_line(self, line: bytes) -> Envelope | Exception:
-        """One complete line (within the limit, never blank) as a message or an error."""
+    def decode_line(self, line: bytes) -> Envelope | Exception | None:
+        """One complete line (within the limit, never blank) as a message or an error;
+        ``None``: nothing to pass on (a fault counted, to be reported later)."""
         return decode(line)
 
     def _oversized(

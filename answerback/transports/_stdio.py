@@ -11,7 +11,8 @@ naming its exit code instead of hanging.
 
 A line on the child's stdout that is not JSON-RPC (a stray ``print``) is skipped and
 reported as a ``StrayOutputError``, which reaches the client's message handler like any
-transport error (the default one logs a warning); the connection carries on.
+transport error (the default one logs a warning); the connection carries on. Past the
+first few, such lines are counted and reported once a minute, and at the end.
 """
 
 from __future__ import annotations
@@ -43,7 +44,10 @@ from answerback.transports._child_stderr import (
 )
 from answerback.transports._framing import (
     DEFAULT_MAX_MESSAGE_BYTES,
+    FAULTS_SHOWN,
+    FAULTS_SUMMARY_SECONDS,
     LineReader,
+    Repeated,
     checked_message_limit,
     decode,
     deliver,
@@ -89,6 +93,8 @@ _GROUPS = sys.platform != "win32"
 _COMMAND_CHARS = 100
 _RAISED_WITH = "StdioServer(..., max_message_bytes=...)"
 """Where a client's message limit is raised, as its over-the-limit errors say."""
+_clock: Callable[[], float] = anyio.current_time
+"""What times the counts of stray output (a test sets its own)."""
 
 
 def default_environment() -> dict[str, str]:
@@ -381,13 +387,20 @@ class _Child:
 
 class _ServerOutput(LineReader):
     """The server's stdout: a line that is not JSON-RPC (not JSON, or JSON that is not a
-    message) becomes a ``StrayOutputError`` instead of an error sent back to the server."""
+    message) becomes a ``StrayOutputError`` instead of an error sent back to the server.
+    A server that prints a line per request would log a warning each: past the first
+    few, they are counted (``Repeated``), at no cost to the lines that are messages."""
 
     def __init__(self, limit: int, command_line: str) -> None:
         super().__init__(limit, setting=_RAISED_WITH)
         self._command_line = command_line
+        self._stray = Repeated(_clock)
 
-    def decode_line(self, line: bytes) -> Envelope | Exception:
+    def say_left(self, sink: ChannelSender[Envelope | Exception]) -> None:
+        """At the end, the count of stray lines not yet reported (see ``Repeated``)."""
+        self._stray.say_left(self._summary, sink)
+
+    def decode_line(self, line: bytes) -> Envelope | Exception | None:
         item = decode(line)
         if isinstance(item, Envelope):
             message = item.message
@@ -400,12 +413,32 @@ class _ServerOutput(LineReader):
         elif item.request_id is not None:
             return item  # a request: the engine answers its id with a parse error
         text = line.decode("utf-8", errors="replace")
-        return StrayOutputError(
+        stray = StrayOutputError(
             f"The server `{self._command_line}` wrote a line that is not JSON-RPC to stdout: "
             f"{_shown(text)}. It was skipped. A stdio server must write only protocol "
             "messages to stdout; log to stderr instead (print(..., file=sys.stderr), or "
             "logging).",
             text,
+        )
+        return self._stray.report(stray, self._summary, self._last_in_full)
+
+    def _last_in_full(self, fault: Exception) -> Exception:
+        assert isinstance(fault, StrayOutputError)
+        return StrayOutputError(
+            f"{fault} This is the {FAULTS_SHOWN}th such line: from now on they are "
+            f"counted, and a count is reported every {FAULTS_SUMMARY_SECONDS:g} s while "
+            "they go on.",
+            fault.line,
+        )
+
+    def _summary(self, count: int, latest: Exception) -> Exception:
+        assert isinstance(latest, StrayOutputError)
+        return StrayOutputError(
+            f"The server `{self._command_line}` wrote {count} more lines that are not "
+            f"JSON-RPC to stdout since the last report (the latest: {_shown(latest.line)}); "
+            "they were skipped. A stdio server must write only protocol messages to stdout; "
+            "log to stderr instead.",
+            latest.line,
         )
 
 
@@ -444,7 +477,7 @@ def _connection_closed(exc: BaseException) -> bool:
 async def _read_lines(
     pipes: _Pipes,
     process: Process,
-    lines: LineReader,
+    lines: _ServerOutput,
     sink: ChannelSender[Envelope | Exception],
     child: _Child,
 ) -> None:
@@ -465,11 +498,14 @@ async def _read_lines(
 
     async with sink:
         output_ended = False
-        async with anyio.create_task_group() as tg:
-            tg.start_soon(_stop_reading_once_exited, process, tg.cancel_scope)
-            await pipes.read_all(take, Held(UntakenMessages(sink), pipes.unread))
-            output_ended = True
-            tg.cancel_scope.cancel()
+        try:
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(_stop_reading_once_exited, process, tg.cancel_scope)
+                await pipes.read_all(take, Held(UntakenMessages(sink), pipes.unread))
+                output_ended = True
+                tg.cancel_scope.cancel()
+        finally:
+            lines.say_left(sink)
         if engine_gone:
             return
         with anyio.move_on_after(_SHUTDOWN_GRACE_SECONDS):

@@ -191,6 +191,11 @@ SERVER_REQUEST_TYPES: RequestTypes = {
 }
 """Requests a legacy server sends to its client; in 2026 the same shapes are input requests."""
 
+PERSON_FACING_METHODS: frozenset[str] = frozenset({"elicitation/create", "sampling/createMessage"})
+"""Server requests a person (or a model) answers, which may take long: the client bounds
+how many it answers at once, and does not hold the server's streams for them (``ping``
+and ``roots/list`` need no one)."""
+
 CLIENT_NOTIFICATION_TYPES: NotificationTypes = {
     "notifications/cancelled": CancelledNotificationParams,
     "notifications/initialized": NotificationParams,

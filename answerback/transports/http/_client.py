@@ -87,6 +87,7 @@ from answerback.transports.http._oauth_discovery import Challenge
 from answerback.transports.http._sse import Event, EventParser, MessageTooLarge
 from answerback.types import META_PROTOCOL_VERSION, AuthorizationError
 from answerback.types._errors import ALREADY_ANSWERED, AUTHORIZATION_FAILED, CONNECTION_CLOSED
+from answerback.types._methods import PERSON_FACING_METHODS
 from answerback.types._versions import SUPPORTED_VERSIONS, is_modern
 
 logger = logging.getLogger("answerback.http")
@@ -94,15 +95,18 @@ logger = logging.getLogger("answerback.http")
 SESSION_EXPIRED = "session_expired"
 _SESSION_ENDED = "the server ended the session (HTTP 404)"
 _SESSION_LOST_AT_ONCE = (
-    "the server ended the session (HTTP 404) before answering any request in it: a new "
-    "session was set up for this request, and the server did not know that one either. "
+    "the server ended the session (HTTP 404) before answering any request in it{again}. "
     "Behind a balancer, each session's requests must reach the replica that holds it "
     "(sticky sessions) or the replicas must share a session store; otherwise check that "
     "the server keeps its sessions"
 )
-STAYS_OPEN = (  # the CLI, which exits, leaves it out
+_AGAIN = ": a new session was set up for this request, and the server did not know that one either"
+STAYS_OPEN = (
     "The connection stays open: the next request reaches the server afresh (or says why it cannot)"
 )
+WHY = "why"
+"""The member of a failed request's error ``data`` that holds the reason alone, without
+what the message adds for a program that goes on (the CLI, which exits, shows it)."""
 MAX_MESSAGE_BYTES = 64 * 1024 * 1024
 """The largest message the client accepts (as the stdio transport does)."""
 MAX_RETRY_SECONDS = 30.0
@@ -141,11 +145,6 @@ for a POST, past which the server's streams are no longer read (again once a qua
 are left): a burst of the server's requests is read as fast as their answers go out.
 Read whole first, 20,000 of them had 4,096 answers waiting before the first POST went
 out, and the rest were dropped, failing the call."""
-_ANSWERED_BY_A_PERSON = frozenset({"elicitation/create", "sampling/createMessage"})
-"""Server requests not counted in ``_UNSENT_HELD``: their answers wait for a person (or a
-model), and the streams must go on being read meanwhile, or the other calls' answers and
-the server's cancellations of these very questions would wait with them. The client
-bounds how many it answers at once (``max_input_requests``)."""
 _WAITING_TO_POST = REQUESTS_IN_FLIGHT
 """Answers and notifications that may wait for a POST: what the streams read before
 ``_UNSENT_HELD`` stopped them cannot grow the client without limit; past this the newest
@@ -411,13 +410,15 @@ class StreamableHTTPTransport:
         other than ``initialize`` fails as the 404 did, so the client sets one up again
         (sent without a session, it would only be refused)."""
         self._initialize_id: RequestId | None = None
+        """The id of the ``initialize`` request whose answer names the version."""
         self._reached = False
         """Whether the server has answered a request of this connection: until then a
         failure is the connection's, afterwards only the request's."""
         self._session_answered = False
         """Whether the server answered a request in the current session besides
         ``initialize`` (a 404 before that says the server does not keep sessions)."""
-        """The id of the ``initialize`` request whose answer names the version."""
+        self._renewed = False
+        """Whether the current session replaced one the server ended (HTTP 404)."""
         self.protocol_version: str | None = None
         self._calls: dict[RequestId, _Call] = {}
         self._posting = 0
@@ -476,7 +477,7 @@ class StreamableHTTPTransport:
         self._calls, self._questions = {}, {}
         self._posting, self._unsent = 0, _Unsent()
         self._gone = None
-        self._reached = self._session_answered = False
+        self._reached = self._session_answered = self._renewed = False
         self._unreadable = Repeated(lambda: self._clock())
         self._incoming = incoming
         lanes = self._lanes()
@@ -499,6 +500,7 @@ class StreamableHTTPTransport:
             for call in self._calls.values():
                 call.scope.cancel()
             await self._backend.join()
+            self._unreadable.say_left(_unreadable_summary, incoming)
             incoming.close()
             outgoing_read.close()
             with anyio.CancelScope(shield=True):
@@ -834,10 +836,13 @@ class StreamableHTTPTransport:
                 call.cancelled_early(_is_sse(response))  # ends this call at its next await
             if response.status_code == 404 and sent_session is not None:
                 answered_in_it = self._session_answered
+                again = _AGAIN if self._renewed else ""
                 if self.session_id == sent_session:
                     self.session_id = None
                     self._session_ended = True
-                reason = _SESSION_ENDED if answered_in_it else _SESSION_LOST_AT_ONCE
+                reason = (
+                    _SESSION_ENDED if answered_in_it else _SESSION_LOST_AT_ONCE.format(again=again)
+                )
                 await self._fail(incoming, request_id, reason, {"reason": SESSION_EXPIRED})
                 return True
             if response.is_success:
@@ -856,10 +861,15 @@ class StreamableHTTPTransport:
                         connecting=cursor.connecting,
                     )
                     return True
+                self._renewed = self._session_ended
                 self.session_id = new_session
                 self._session_ended = False
                 self._session_answered = False
-            elif response.is_success and message.get("method") != "initialize":
+            elif (
+                response.is_success
+                and sent_session == self.session_id
+                and message.get("method") != "initialize"
+            ):
                 self._session_answered = True
             opens_session = message.get("method") == "initialize" and response.is_success
             if opens_session:
@@ -1017,7 +1027,11 @@ class StreamableHTTPTransport:
                 self._unsent.settled(target)
             return
         question = as_request_id(message.get("id"))
-        if method is not None and method not in _ANSWERED_BY_A_PERSON and question is not None:
+        # A question for a person is not counted: its answer may wait long, and the streams
+        # must go on being read meanwhile, or the other calls' answers and the server's
+        # cancellations of these very questions would wait with it (the client bounds how
+        # many it answers at once: ``max_input_requests``).
+        if method is not None and method not in PERSON_FACING_METHODS and question is not None:
             self._unsent.asked.add(question)
 
     def _note_question(self, message: JSONObject, request_id: RequestId | None) -> None:
@@ -1581,6 +1595,7 @@ class StreamableHTTPTransport:
         reason = reason.rstrip(".")
         if self._reached and not connecting:
             message = f"Request failed: {reason}. {STAYS_OPEN}."
+            data = {**cast(JSONObject, data or {}), WHY: f"{reason}."}
         else:
             message = f"Connection failed: {reason}."
         error: JSONObject = {"code": CONNECTION_CLOSED, "message": message}
@@ -1612,8 +1627,8 @@ def _last_in_full(fault: Exception) -> Exception:
 
 def _unreadable_summary(count: int, latest: Exception) -> Exception:
     return MalformedMessage(
-        f"the server sent {count} more messages that could not be read in the last "
-        f"{FAULTS_SUMMARY_SECONDS:g} s or so, and they were skipped (the latest: {latest})"
+        f"the server sent {count} more messages that could not be read since the last "
+        f"report, and they were skipped (the latest: {latest})"
     )
 
 

@@ -98,7 +98,7 @@ class Lifespan:
                 return current
             current.users -= 1
             if starter or not isinstance(failure, Exception):
-                raise failure  # a SystemExit or a KeyboardInterrupt ends every user
+                raise _as_raised(failure)  # a SystemExit or a KeyboardInterrupt ends every user
             raise RuntimeError(
                 f"{failed_lifespan(failure)} (entered for another connection)"
             ) from failure
@@ -119,7 +119,7 @@ class Lifespan:
         current.release.set()
         await current.exited.wait()
         if current.failure is not None:
-            raise current.failure
+            raise _as_raised(current.failure)
 
     def _call_off(self, current: LifespanRound) -> None:
         """Cancel an entry not finished (its user left), so that no one waits for it."""
@@ -206,6 +206,24 @@ def start_detached(function: Callable[[], Awaitable[None]]) -> object:
 
 async def _coroutine(function: Callable[[], Awaitable[None]]) -> None:
     await function()
+
+
+def _as_raised(failure: BaseException) -> BaseException:
+    """``failure`` as a user's task raises it. On asyncio, a child task raising
+    ``SystemExit`` or ``KeyboardInterrupt`` stops the loop at once, the tasks above it
+    (an in-process ``Client``'s host) left to be cancelled as the loop closes, and the
+    error raised again there unheard ("Task exception was never retrieved"). In a
+    one-member group it travels up the task groups as any error, and the ``Client``
+    raises it bare. Only in a task anyio started as a child: the first task raises it
+    as it is, and of a task asyncio started nothing is known. (Trio carries either as
+    any error.)"""
+    if isinstance(failure, Exception):
+        return failure
+    if not isinstance(anyio.lowlevel.current_token().native_token, asyncio.AbstractEventLoop):
+        return failure
+    if anyio.get_current_task().parent_id is None:
+        return failure
+    return BaseExceptionGroup(failed_lifespan(failure), [failure])
 
 
 def failed_lifespan(failure: BaseException) -> str:

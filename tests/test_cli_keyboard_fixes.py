@@ -121,23 +121,39 @@ def test_a_links_reason_quotes_its_user_name_but_never_its_password() -> None:
 # -- defect 10: a server that went away --------------------------------------------------
 
 
-def test_a_server_that_went_away_says_to_quit_and_connect_again(
+def test_a_server_that_went_away_is_connected_again_by_reconnect(
     terminal: Terminal, tmp_path: Path
 ) -> None:
-    """The call's failure advised "Open a new connection", which ``connect`` has no
-    command for."""
+    """The call's failure advised "Open a new connection", which ``connect`` had no
+    command for, then "quit and run connect again", which lost the session. ``reconnect``
+    starts the same server again, in the same session (its history too)."""
     pidfile = tmp_path / "server.pid"
     connect(terminal, TEAROOM)
     terminal.type(f"call vanish pidfile={pidfile}")
     terminal.wait_for(r"A form whose server will die")
-    os.kill(int(pidfile.read_text()), signal.SIGKILL)
+    first = int(pidfile.read_text())
+    os.kill(first, signal.SIGKILL)
     terminal.wait_gone(FORM_KEYS)
     terminal.wait_for(
-        r"Server terminal_server went away: .*\. To use it again, quit and run connect again\."
+        r"Server terminal_server went away: .*\. To use it again, type reconnect "
+        r"terminal_server\."
     )
     screen = terminal.wait_for(r"\[1\] cannot talk to terminal_server .*SIGKILL\)?\.$")
     assert "new connection" not in screen
     terminal.wait_for(PROMPT)
+    terminal.type("reconnect")
+    terminal.wait_for(r"Connected to terminal_server", after=r"answerback> reconnect")
+    terminal.type("call greet name=Ada")
+    terminal.wait_for(r"^Hello, Ada!$", after=r"answerback> call greet")
+    terminal.keys("Up", "Up", "Up")  # the lines typed before the server went away
+    terminal.wait_for(rf"^answerback> call vanish pidfile={re.escape(str(pidfile))}\s*$")
+    terminal.keys("C-u")
+    terminal.type("reconnect")
+    terminal.wait_for(r"Every server is connected", after=r"answerback> reconnect")
+    terminal.type("call vanish pidfile=" + str(pidfile))
+    terminal.wait_for(r"A form whose server will die")
+    assert int(pidfile.read_text()) != first  # started again: the same target, anew
+    terminal.keys("Escape")
 
 
 def test_a_muted_servers_declined_question_leaves_a_line_once_a_mute(

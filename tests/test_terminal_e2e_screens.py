@@ -228,3 +228,74 @@ def test_a_form_taller_than_the_window_leaves_no_copy_in_the_scrollback(
     terminal.wait_for(r"No order \(cancel\)\.")
     everything = terminal.run("capture-pane", "-p", "-J", "-S", "-")
     assert "Which tea" not in everything, everything
+
+
+LONG_SERVER = """
+from pydantic import BaseModel, Field
+
+from answerback.server import Context, MCPServer
+
+mcp = MCPServer("long")
+
+
+class Note(BaseModel):
+    note: str = Field(title="Note", description=" ".join(f"d{n}" for n in range(300)))
+    other: str = Field(default="", title="Other")
+
+
+@mcp.tool()
+async def ask(ctx: Context) -> str:
+    message = "\\n".join(f"line {n}" for n in range(40))
+    answer = await ctx.elicit(message, schema=Note)
+    return f"noted {answer.data.note!r}" if answer.action == "accept" else answer.action
+
+
+if __name__ == "__main__":
+    mcp.run()
+"""
+
+
+def test_a_cut_message_and_description_are_read_whole_with_ctrl_r(
+    terminal: Terminal, tmp_path: Path
+) -> None:
+    """A form's message was cut with no way to read the rest, and a long description
+    pushed the other fields off the window. Both are cut, say so where, and Ctrl-R
+    shows them whole, each row of the server's words barred; q goes back."""
+    server = tmp_path / "long.py"
+    server.write_text(LONG_SERVER, encoding="utf-8")
+    connect(terminal, f"{sys.executable} {server}")
+    terminal.type("call ask")
+    screen = terminal.wait_for(FORM_KEYS)
+    assert re.search(r"^│ │ line 0 ", screen, re.MULTILINE), screen
+    assert re.search(r"^│ │ … \d+ more lines: Ctrl-R shows them whole", screen, re.M), screen
+    assert re.search(r"^  … \d+ more lines: Ctrl-R shows them whole$", screen, re.M), screen
+    assert "Other  (text)" in screen, screen
+    terminal.keys("C-r")
+    screen = terminal.wait_for(r"Esc/q back")
+    assert "The message from " in screen, screen
+    assert re.search(r"^│ line 0\s*$", screen, re.MULTILINE), screen
+    terminal.keys("PageDown", "PageDown", "PageDown")
+    screen = terminal.wait_for(r"d299")
+    said = [row for row in screen.splitlines() if "d2" in row]
+    assert said, screen
+    assert all(row.startswith("│ ") for row in said), screen
+    terminal.keys("q")
+    terminal.wait_for(FORM_KEYS)
+    terminal.type("Ada", enter=False)
+    terminal.keys("C-s")
+    terminal.wait_for(r"^noted 'Ada'$")
+
+
+def test_a_paste_whose_tab_reaches_accept_never_presses_it(terminal: Terminal) -> None:
+    """Pasted without bracketed paste, "Ada⇥⇥Lovelace and more": the Tabs went on to
+    Accept and the first space pressed it, sending a half-pasted answer unread."""
+    connect(terminal, TEAROOM)
+    terminal.type("call greet")
+    terminal.wait_for(FORM_KEYS)
+    terminal.run("set-buffer", "-b", "pasted", "Ada\t\tLovelace and more")  # Times kept
+    terminal.run("paste-buffer", "-b", "pasted")  # without -p: not bracketed
+    screen = terminal.wait_for(r"Not pressed: the keys before it came all at once")
+    assert "Hello," not in screen, screen
+    assert re.search(r"^  > Ada\s*$", screen, re.MULTILINE), screen
+    terminal.keys("C-s")
+    terminal.wait_for(r"^Hello, Ada!$")

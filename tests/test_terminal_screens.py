@@ -29,7 +29,7 @@ from prompt_toolkit.application import Application, create_app_session, get_app_
 from prompt_toolkit.data_structures import Size
 from prompt_toolkit.formatted_text import to_formatted_text
 from prompt_toolkit.input import PipeInput, create_pipe_input
-from prompt_toolkit.layout import FormattedTextControl, Window
+from prompt_toolkit.layout import FormattedTextControl
 from prompt_toolkit.layout.mouse_handlers import MouseHandlers
 from prompt_toolkit.layout.screen import Screen, WritePosition
 from prompt_toolkit.output import DummyOutput
@@ -116,8 +116,10 @@ def anyio_backend() -> tuple[str, dict[str, Any]]:
 def keys_taken_once_drawn(monkeypatch: pytest.MonkeyPatch) -> None:
     """Screens take keys as soon as they are drawn here (a person's screen waits a
     moment first, ``KeyGuard``): these tests type into a screen once it shows, and the
-    guard's own tests set its clock."""
+    guard's own tests set its clock. Keys sent apart count as typed alone whatever the
+    time between them; the tests of that gap set it and a clock."""
     monkeypatch.setattr(_screen, "SETTLE_SECONDS", 0.0)
+    monkeypatch.setattr(_screen, "TYPED_GAP_SECONDS", 0.0)
 
 
 def snapshot(app: Application[Any], width: int | None = None, height: int | None = None) -> str:
@@ -147,7 +149,25 @@ class Driven:
         self.app = app
         self.pipe = pipe
         self._rendered = anyio.Event()
+        self.keys = 0
+        """How many keys the screen has handled."""
+        self._handled = anyio.Event()
         app.after_render += self._on_render
+        app.key_processor.after_key_press += self._on_key
+
+    def _on_key(self, _processor: object) -> None:
+        self.keys += 1
+        self._handled.set()
+
+    async def alone(self, key: str) -> None:
+        """Type ``key`` on its own, as a person does, and wait until it is handled
+        (it may close the screen)."""
+        handled = self.keys + 1
+        self.pipe.send_text(key)
+        with anyio.fail_after(PATIENCE_SECONDS):
+            while self.keys < handled:
+                self._handled = anyio.Event()
+                await self._handled.wait()
 
     def _on_render(self, _app: Application[Any]) -> None:
         self._rendered.set()
@@ -374,8 +394,15 @@ async def test_the_buttons_answer_too() -> None:
     # From the last field, Tab reaches Accept, then Decline.
     with terminal():
         screen = FormScreen(booking(), title="Form", message="Book", server="library")
-        keys = TAB * 6 + TAB + ENTER
-        assert await outcome(screen.application, keys, screen.run) == "decline"
+        answers: list[object] = []
+
+        async def run() -> None:
+            answers.append(await screen.run())
+
+        async with running(screen.application, run) as driven:
+            for key in TAB * 7 + ENTER:
+                await driven.alone(key)
+    assert answers == ["decline"]
 
 
 ONE_FIELD: dict[str, Any] = {
@@ -444,7 +471,8 @@ async def test_enter_on_the_last_field_does_not_go_on_to_the_buttons() -> None:
             assert "This is the last field: Ctrl-S accepts the form" in shown, shown
             shown = await driven.type("c", then="  > a bc")
             assert "This is the last field" not in shown, shown
-            driven.pipe.send_text(TAB + " ")  # Tab is how to reach Accept
+            await driven.alone(TAB)  # Tab is how to reach Accept
+            await driven.alone(" ")
     assert answers == [{"note": "a bc"}]
 
 
@@ -471,7 +499,8 @@ async def test_a_long_form_message_is_cut_so_who_asks_and_what_stay_in_sight() -
             shown = await driven.shows("Ctrl-S accept")
             rows = shown.splitlines()
             assert rows[0].startswith("╭─ Form — from library ─"), shown
-            assert re.fullmatch(r"│ … \d+ more lines not shown +│", rows[9]), shown
+            assert all(row.startswith("│ │ ") for row in rows[1:10]), shown  # the server's
+            assert re.fullmatch(r"│ │ … \d+ more lines: Ctrl-R shows them whole +│", rows[9]), shown
             assert rows[10].startswith("╰"), shown
             assert rows[11:13] == [
                 "T" * 50 + " the name you go by *  (text,",
@@ -493,9 +522,198 @@ async def test_who_asks_stays_in_sight_above_a_form_that_scrolls() -> None:
             await driven.type(TAB * 19 + "last", then="  > last")
             shown = snapshot(driven.app, height=40).splitlines()
             assert shown[0].startswith("╭─ Form — from library ─"), shown
-            assert shown[1].startswith("│ Why "), shown
+            assert shown[1].startswith("│ │ Why "), shown
             assert "  > last" in shown, shown
             driven.pipe.send_text(CTRL_C)
+
+
+LONG_DESCRIPTION: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "note": {
+            "type": "string",
+            "title": "Note",
+            "description": " ".join(f"d{n}" for n in range(400)),
+        },
+        "other": {"type": "string", "title": "Other"},
+    },
+}
+
+
+def barred_after(shown: str, heading: str, until: str) -> list[str]:
+    """The rows after ``heading`` up to the one holding ``until``, without the scrollbar."""
+    rows = [row[:79].rstrip() for row in shown.splitlines()]  # 80 columns, the last a bar
+    start = next(i for i, row in enumerate(rows) if row == heading) + 1
+    end = next(i for i in range(start, len(rows)) if until in rows[i]) + 1
+    return rows[start:end]
+
+
+async def test_a_cut_message_and_description_are_read_whole_with_ctrl_r() -> None:
+    """A form's message was cut at 8 lines with no way to read on, its rows unbarred,
+    and one long field description pushed every other field off the screen. Both are
+    cut now, each says where and how to read on, and Ctrl-R shows them whole, every
+    row of the server's words barred, wrapped rows too; q goes back to the field."""
+    message = "\n".join(f"line {n}" for n in range(30))
+    with terminal():
+        screen = FormScreen(
+            parse_form(LONG_DESCRIPTION), title="Form", message=message, server="library"
+        )
+        answers: list[object] = []
+
+        async def run() -> None:
+            answers.append(await screen.run())
+
+        async with running(screen.application, run) as driven:
+            shown = await driven.shows("Ctrl-S accept")
+            assert "│ │ … 22 more lines: Ctrl-R shows them whole" in shown, shown
+            rows = shown.splitlines()
+            note = rows.index("Note  (text)")
+            assert rows[note + 1].startswith("  d0 d1 d2"), shown
+            assert re.fullmatch(r"  … \d+ more lines: Ctrl-R shows them whole", rows[note + 4])
+            assert rows[note + 5] == "  >", shown
+            assert "Other  (text)" in shown, shown  # the next field is in sight
+            shown = await driven.type("\x12", then="Esc/q back")
+            assert "Ctrl-S accept" not in shown, shown
+            said = barred_after(shown, "The message from library:", "line 29")
+            assert said == [f"│ line {n}" for n in range(30)], shown
+            described = barred_after(shown, "Note (what the field is for):", "d399")
+            assert len(described) > 1, shown  # wrapped
+            assert all(row.startswith("│ ") for row in described), shown
+            await driven.type("q", then="Ctrl-S accept")
+            await driven.type("x", then="  > x")  # the focus is back on the field
+            driven.pipe.send_text(CTRL_S)
+    assert answers == [{"note": "x"}]
+
+
+async def test_a_label_holding_a_line_break_cannot_forge_an_unbarred_row_in_the_reader() -> None:
+    """The reader's headings are its own rows, without the bar; a field's title in one
+    holds a line break written out, never a second row standing where the words are."""
+    reader = _screen.Reader([("Note\nSite: paypal.com (what the field is for):", "words")])
+    assert reader.text.splitlines() == [
+        "Note\\x0aSite: paypal.com (what the field is for):",
+        "words",
+    ]
+
+
+LONG_WORDS = "\n".join(f"line {n}" for n in range(30))
+
+
+async def test_the_link_and_sampling_cards_show_a_cut_message_whole_too() -> None:
+    params = CreateMessageRequestParams(
+        messages=[SamplingMessage(role="user", content=TextContent(text=LONG_WORDS))],
+        system_prompt="Be brief.",
+        max_tokens=10,
+    )
+    with terminal():
+        link = UrlCard(judge_url("https://example.com/"), message=LONG_WORDS, server="library")
+        sampling = SamplingScreen(params, server="library")
+        screens: list[tuple[Application[Any], Callable[[], Coroutine[Any, Any, object]]]] = [
+            (link.application, link.run),
+            (sampling.application, sampling.run),
+        ]
+        for (app, run), (keys, heading, end) in zip(
+            screens,
+            [("open in browser", "What library says:", "c"), ("a approve", "user:", "d")],
+            strict=True,
+        ):
+            async with running(app, run) as driven:
+                shown = await driven.shows(keys)
+                assert "more lines: Ctrl-R shows them whole" in shown, shown
+                shown = await driven.type("\x12", then="Esc/q back")
+                said = barred_after(shown, heading, "line 29")
+                assert said == [f"│ line {n}" for n in range(30)], shown
+                await driven.type("q", then=keys)
+                driven.pipe.send_text(end)
+
+
+async def test_a_paste_whose_tab_reaches_accept_never_presses_it() -> None:
+    """Pasted without bracketed paste into a form, "first⇥second third": the Tab went
+    on to Accept and the space pressed it, sending text never meant for the form. A
+    button is pressed only by a key that came alone, after one that came alone."""
+    with terminal():
+        screen = FormScreen(parse_form(ONE_FIELD), title="Form", message="Note", server="s")
+        answers: list[object] = []
+
+        async def run() -> None:
+            answers.append(await screen.run())
+
+        async with running(screen.application, run) as driven:
+            shown = await driven.type("first" + TAB + "second third", then=_screen.BURST_NOTE)
+            assert "  > first\n" in shown, shown
+            await driven.until(lambda: driven.keys == 18)
+            await driven.alone(" ")  # alone, but after the paste's last key: not yet
+            assert driven.app.is_running
+            assert not answers
+            await driven.alone(" ")
+    assert answers == [{"note": "first"}]
+
+
+async def test_a_paste_read_in_parts_never_presses_a_button(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A paste can be read in parts, its Tab the last key of one and its space the
+    first of the next: a key this soon after another did not come alone either."""
+    monkeypatch.setattr(_screen, "TYPED_GAP_SECONDS", 0.02)
+    clock = Clock()
+    with terminal():
+        screen = FormScreen(parse_form(ONE_FIELD), title="Form", message="Note", server="s")
+        app = screen.application
+        assert isinstance(app, _screen.ScreenApplication)
+        app.guard = _screen.KeyGuard(quiet=0.0, clock=clock)
+        answers: list[object] = []
+
+        async def run() -> None:
+            answers.append(await screen.run())
+
+        async with running(app, run) as driven:
+            for key in "a" + TAB + " ":
+                await driven.alone(key)  # each read alone, all at the same instant
+            assert _screen.BURST_NOTE in driven.text
+            clock.now = 1.0
+            await driven.alone(" ")  # typed, but after the paste's space
+            assert driven.app.is_running
+            assert not answers
+            clock.now = 2.0
+            await driven.alone(" ")
+    assert answers == [{"note": "a"}]
+
+
+async def test_a_pasted_word_does_not_open_a_link() -> None:
+    """The "o" of a pasted "hello" opened the link, unread."""
+    with terminal():
+        card = UrlCard(judge_url("https://example.com/"), message="Go", server="library")
+        answers: list[object] = []
+
+        async def run() -> None:
+            answers.append(await card.run())
+
+        async with running(card.application, run) as driven:
+            await driven.shows("open in browser")
+            await driven.type("hello", then=_screen.BURST_NOTE)
+            await driven.until(lambda: driven.keys == 5)
+            await driven.alone("o")  # after the paste's last key: not yet
+            assert driven.app.is_running
+            await driven.alone("o")
+    assert answers == ["open"]
+
+
+async def test_a_pasted_word_does_not_approve_sampling() -> None:
+    """The "a" of a pasted "a cat" approved the request, unread."""
+    params = CreateMessageRequestParams(
+        messages=[SamplingMessage(role="user", content=TextContent(text="Hi"))], max_tokens=10
+    )
+    with terminal():
+        screen = SamplingScreen(params, server="library")
+        async with running(screen.application, screen.run) as driven:
+            await driven.shows("a approve")
+            await driven.type("a cat", then=_screen.BURST_NOTE)
+            await driven.until(lambda: driven.keys == 5)
+            assert screen.stage == "request"
+            await driven.alone("a")
+            assert screen.stage == "request"
+            await driven.alone("a")
+            await driven.shows("Your reply")
+            driven.pipe.send_text(ESC)
 
 
 async def test_a_narrow_form_wraps_hints_and_errors_at_word_ends() -> None:
@@ -712,10 +930,9 @@ async def test_a_safe_link_opens_only_on_its_key() -> None:
             assert "https://example.com/auth" in shown
             assert "Site: example.com" in shown
             assert "o open in browser  d decline  c/Esc cancel" in shown
-            driven.pipe.send_text("x")  # not a key of the card: nothing happens
-            await driven.until(lambda: True)
+            await driven.alone("x")  # not a key of the card: nothing happens
             assert answers == []
-            driven.pipe.send_text("o")
+            await driven.alone("o")
     assert answers == ["open"]
 
 
@@ -736,7 +953,7 @@ async def test_a_message_cannot_push_the_real_link_off_the_card_or_forge_its_lin
             assert "Site: secure-login-update.com" in shown
             assert "library says:" in shown
             assert "│ Site: google.com" in shown  # the server's words, marked as such
-            assert "more lines not shown" in shown
+            assert "more lines: Ctrl-R shows them whole" in shown
             driven.pipe.send_text("c")
 
 
@@ -790,8 +1007,11 @@ async def test_the_site_is_emphasised_in_the_full_url() -> None:
         card = url_card("https://accounts.google.com.evil-login.net/path?q=1")
         async with running(card.application, card.run) as driven:
             await driven.shows("HIGH RISK")
-            window = driven.app.layout.container.get_children()[0]
-            assert isinstance(window, Window)
+            window = next(
+                w
+                for w in driven.app.layout.find_all_windows()
+                if isinstance(w.content, FormattedTextControl)
+            )
             assert isinstance(window.content, FormattedTextControl)
             fragments = to_formatted_text(window.content.text)
             emphasised = "".join(f[1] for f in fragments if "underline" in f[0])
@@ -965,7 +1185,16 @@ async def test_a_draft_of_tool_calls_is_shown_and_sent_as_drafted() -> None:
 async def test_without_a_sampler_the_person_types_the_reply() -> None:
     with terminal():
         screen = SamplingScreen(sampling_request(), server="everything")
-        reply = await outcome(screen.application, "a" + CTRL_S + "Two cats." + CTRL_S, screen.run)
+        replies: list[object] = []
+
+        async def run() -> None:
+            replies.append(await screen.run())
+
+        async with running(screen.application, run) as driven:
+            await driven.alone("a")  # typed alone, as approving must be
+            await driven.type(CTRL_S + "Two cats.", then="Two cats.")
+            driven.pipe.send_text(CTRL_S)
+        reply = replies[0]
     assert isinstance(reply, CreateMessageResult)
     assert reply.content == TextContent(text="Two cats.")
     assert reply.model == TYPED_BY_PERSON
@@ -1702,10 +1931,28 @@ RISKY = "https://accounts.google.com.evil-login.net/signin"
 async def test_a_risky_link_no_browser_opened_is_warned_of_again() -> None:
     """The line that says to open a link by hand repeats the card's verdict."""
     rich, out = console()
-    presenter = TerminalPresenter(opener=recorder([], works=False), console=rich)
+    opened = anyio.Event()
+    screens: list[Application[Any]] = []
+
+    def on_screen(application: Application[Any]) -> None:
+        screens.append(application)
+        opened.set()
+
+    presenter = TerminalPresenter(
+        opener=recorder([], works=False), console=rich, on_screen=on_screen
+    )
     with terminal() as pipe:
-        pipe.send_text("oy")
-        assert await call(presenter, "sign_in", {"url": RISKY}) == "cancel"
+
+        async def open_it() -> None:
+            await opened.wait()
+            driven = Driven(screens[0], pipe)
+            await driven.shows("open in browser")
+            await driven.alone("o")  # each typed alone: "oy" at once opens nothing
+            await driven.alone("y")
+
+        async with anyio.create_task_group() as group:
+            group.start_soon(open_it)
+            assert await call(presenter, "sign_in", {"url": RISKY}) == "cancel"
     said = out.getvalue().replace("\n", " ")
     assert said.startswith(
         "library: no browser could be opened; it was judged HIGH RISK: The site is "
@@ -1768,7 +2015,8 @@ async def cli_rendered(shot: CliShot) -> str:
                 await opened.wait()
             driven = Driven(screens[0], pipe)
             await driven.until(lambda: True)
-            drawn = await driven.type(keys, then=ready)
+            await driven.alone(keys[0])  # typed alone, as a key that acts must be
+            drawn = await driven.type(keys[1:], then=ready)
             pipe.send_text(CTRL_C)
     return drawn
 

@@ -153,6 +153,7 @@ COMMANDS = {
     "loglevel": "loglevel LEVEL: the least severe log message servers send",
     "status": "status: servers, protocol versions, questions waiting, muted servers",
     "cancel": "cancel SERVER: answer 'cancel' to its questions and stop its calls",
+    "reconnect": "reconnect [SERVER]: connect again (by default, to each server that went away)",
     "mute": "mute SERVER: decline its questions unseen from now on",
     "unmute": "unmute SERVER: show its questions again",
     "help": "help: this list",
@@ -250,6 +251,8 @@ class Server:
     prompts: list[Prompt] = field(default_factory=list[Prompt])
     calls: dict[anyio.CancelScope, str] = field(default_factory=dict[anyio.CancelScope, str])
     """Its calls, reads and prompts running, each with its job's label."""
+    connection: AsyncExitStack | None = None
+    """What closes its client (and stops announcing roots to it), for ``reconnect``."""
 
     @property
     def name(self) -> str:
@@ -360,6 +363,7 @@ class Session:
         presenter.controls = self.broker  # Ctrl-X: cancel all from a server; Ctrl-Q: mute it
         self.jobs = 0
         self.task_group: TaskGroup | None = None
+        self._stack: AsyncExitStack | None = None
 
     def live_servers(self) -> list[Server]:
         return [s for s in self.servers if s.client is not None and s.lost is None]
@@ -371,6 +375,7 @@ class Session:
 
     async def run(self) -> int:
         async with AsyncExitStack() as stack:
+            self._stack = stack
             await stack.enter_async_context(self.broker)
             self.task_group = await stack.enter_async_context(anyio.create_task_group())
             for server in self.servers:
@@ -387,6 +392,8 @@ class Session:
         return ExitCode.OK
 
     async def _connect(self, stack: AsyncExitStack, server: Server) -> None:
+        # Its own stack in the session's: closed alone by reconnect, else at the end.
+        server.connection = await stack.enter_async_context(AsyncExitStack())
         stderr: Any = None
         if server.target.is_stdio:
             try:
@@ -413,12 +420,14 @@ class Session:
         )
         self.say(f"[dim]Connecting to {shown(server.name)}…[/]")  # a slow one shows a blank
         try:
-            await stack.enter_async_context(connected(client, server.target, self.timeout))
+            await server.connection.enter_async_context(
+                connected(client, server.target, self.timeout)
+            )
         except Exception as exc:
             self.say(f"[red]{shown(str(failure(server.target, exc, timeout=self.timeout)))}[/]")
             return
         server.client = client
-        self.roots.attach(client)
+        server.connection.callback(self.roots.attach(client))
         self.say(
             f"Connected to [bold]{shown(server.name)}[/] ({shown(client.server_info.name)} "
             f"{shown(client.server_info.version)}, protocol {client.protocol_version})"
@@ -460,7 +469,7 @@ class Session:
                 self.say(
                     f"[red]Server [bold]{shown(server)}[/] went away: "
                     f"{shown(known.lost.removesuffix('.'))}. "
-                    "To use it again, quit and run connect again.[/]"
+                    f"To use it again, type reconnect {shown(server)}.[/]"
                 )
 
     # -- the prompt ------------------------------------------------------------------
@@ -567,6 +576,8 @@ class Session:
             self.say(
                 f"Cancelled {count} question(s) and {len(server.calls)} call(s) of {server.name}."
             )
+        elif name == "reconnect":
+            await self._reconnect(words)
         elif name == "mute":
             server = self._one_server(words, "mute SERVER")
             self.broker.mute(server.name)
@@ -577,6 +588,33 @@ class Session:
             self.say(f"Unmuted {server.name}.")
         else:
             raise UsageError(f"Unknown command {name!r}: type help for the commands.")
+
+    async def _reconnect(self, words: list[str]) -> None:
+        """Connect again, to the same target, to the servers named (by default, every
+        one that went away or never answered); what they ran is stopped first."""
+        if words:
+            names = {s.name: s for s in self.servers}
+            if len(words) != 1 or words[0] not in names:
+                usage = COMMANDS["reconnect"].split(":")[0]
+                raise UsageError(f"Usage: {usage} (servers: {', '.join(names)}).")
+            servers = [names[words[0]]]
+        else:
+            servers = [s for s in self.servers if s not in self.live_servers()]
+            if not servers:
+                self.say("Every server is connected: reconnect SERVER connects to one again.")
+                return
+        assert self._stack is not None
+        for server in servers:
+            self.broker.cancel_all(server.name)
+            for scope in list(server.calls):
+                scope.cancel()
+            if server.connection is not None:
+                # The connection that went away may fail as it closes: it is gone anyway.
+                with contextlib.suppress(Exception):
+                    await server.connection.aclose()
+            server.client, server.lost = None, None
+            server.tools, server.resources, server.templates, server.prompts = [], [], [], []
+            await self._connect(self._stack, server)
 
     def _servers_named(self, words: list[str]) -> list[Server]:
         if not words:

@@ -9,7 +9,7 @@ filled in and every problem shown where it belongs.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Literal, cast
 
 from prompt_toolkit.application import Application, get_app
@@ -37,8 +37,10 @@ from answerback.forms import AnswerError, FieldError, Form, FormValue
 from answerback.interact._printable import clean
 from answerback.interact.terminal._inputs import FieldInput, make_input
 from answerback.interact.terminal._screen import (
+    BURST_NOTE,
     GAP,
     STYLE,
+    Reader,
     ScreenApplication,
     ServerKeys,
     card,
@@ -65,7 +67,11 @@ FORM_KEYS = (
 MESSAGE_LINES_SHOWN = 8
 """The form's message is shown in up to this many lines (and a quarter of the window at
 most), as on the link card: a long one pushed the form's title (who asks) and its
-first fields out of the window for good."""
+first fields out of the window for good. ``READ_KEY`` shows it whole."""
+
+DESCRIPTION_LINES_SHOWN = 3
+"""A field's description is shown in up to this many lines: one long description
+pushed every other field off the screen. ``READ_KEY`` shows it whole."""
 
 LAST_FIELD = "This is the last field: Ctrl-S accepts the form, Tab goes on to the buttons."
 """What Enter on the last field says (it does not go on to the buttons)."""
@@ -124,9 +130,10 @@ class FormScreen:
             for message in messages
         ]
         self.status = "The last answer was not accepted; fix what is marked." if problems else ""
+        self.reader = Reader(self._texts())
         self.application: Application[FormOutcome] = ScreenApplication(
-            layout=Layout(self._layout()),
-            key_bindings=with_server_keys(self._bindings(), server_keys),
+            layout=Layout(self.reader.around(self._layout())),
+            key_bindings=self.reader.bindings(with_server_keys(self._bindings(), server_keys)),
             style=STYLE,
             erase_when_done=True,
             mouse_support=False,
@@ -149,6 +156,22 @@ class FormScreen:
         self._say(wrong)
         if wrong:
             self.application.layout.focus(wrong[0].container)
+
+    def _pressed(self, action: Callable[[], None]) -> Callable[[], None]:
+        """A button's action, done only when the key that pressed it was typed, not
+        pasted (``ScreenApplication.deliberate``): a paste's Tab reached Accept and
+        its next space pressed it."""
+
+        def press() -> None:
+            app = self.application
+            if isinstance(app, ScreenApplication) and not app.deliberate():
+                self.status = BURST_NOTE
+                return
+            if self.status == BURST_NOTE:
+                self.status = ""
+            action()
+
+        return press
 
     def _changed(self, field_input: FieldInput) -> None:
         """Check the changed field now; once Accept was refused, recheck them all."""
@@ -225,6 +248,20 @@ class FormScreen:
 
     # -- what the person sees ----------------------------------------------------------
 
+    def _end(self, outcome: Literal["decline", "cancel"]) -> None:
+        self.application.exit(result=outcome)
+
+    def _texts(self) -> list[tuple[str, str]]:
+        """The server's words that the screen may cut short, for its ``Reader``."""
+        asker = f" from {self._server}" if self._server else ""
+        texts = [(f"The message{asker}:", self._message)] if self._message.strip() else []
+        texts += [
+            (f"{field.label} (what the field is for):", field.description)
+            for field in self.form.fields
+            if field.description
+        ]
+        return texts
+
     def _header(self, width: int) -> RenderableType:
         title = Text(clean(self._title), style="bold")
         if self._server:
@@ -232,7 +269,7 @@ class FormScreen:
             title.append(clean(self._server), style="bold cyan")
         # A quarter of the window at most, so that the fields below have room.
         most = max(1, min(MESSAGE_LINES_SHOWN, get_app().output.get_size().rows // 4))
-        parts: list[RenderableType] = [Quoted(self._message, most, mark="")]
+        parts: list[RenderableType] = [Quoted(self._message, most)]
         if self.notes:
             parts.append(Text("\n".join(self.notes), style="red"))
         return card(title, parts, width)
@@ -253,11 +290,11 @@ class FormScreen:
         body = ScrollablePane(fields, height=fields_height, show_scrollbar=False)
         buttons = VSplit(
             [
-                Button("Accept", handler=self.accept),
+                Button("Accept", handler=self._pressed(self.accept)),
                 Window(width=2),
-                Button("Decline", handler=lambda: self.application.exit(result="decline")),
+                Button("Decline", handler=self._pressed(lambda: self._end("decline"))),
                 Window(width=2),
-                Button("Cancel", handler=lambda: self.application.exit(result="cancel")),
+                Button("Cancel", handler=self._pressed(lambda: self._end("cancel"))),
             ],
             padding=0,
         )
@@ -291,7 +328,7 @@ class FormScreen:
         rows: list[AnyContainer] = [wrapped_text(lambda: label, 2)]
         if field.description:
             text: StyleAndTextTuples = [("class:hint", readable(f"  {field.description}"))]
-            rows.append(wrapped_text(lambda: text, 2))
+            rows.append(wrapped_text(lambda: text, 2, DESCRIPTION_LINES_SHOWN))
         rows.append(field_input.container)
 
         def errors() -> StyleAndTextTuples:

@@ -28,7 +28,9 @@ from answerback._options import text
 from answerback.client._callbacks import async_callable_or_none
 from answerback.interact._printable import clean
 from answerback.interact.terminal._screen import (
+    BURST_NOTE,
     STYLE,
+    Reader,
     ScreenApplication,
     ServerKeys,
     card,
@@ -102,35 +104,41 @@ class SamplingScreen:
         self.status = ""
         self.reply = TextArea(multiline=True, prompt=[("class:hint", "> ")], height=6)
         reply_shown = Condition(lambda: self.stage == "reply")
+        texts = [("System prompt:", params.system_prompt)] if params.system_prompt else []
+        texts += [(f"{m.role}:", describe_content(m.content)) for m in params.messages]
+        self.reader = Reader(texts)
         self.application: Application[CreateMessageResult | ErrorData] = ScreenApplication(
             layout=Layout(
-                HSplit(
-                    [
-                        Window(
-                            FormattedTextControl(rich_lines(self._card)), dont_extend_height=True
-                        ),
-                        ConditionalContainer(
-                            HSplit(
-                                [
-                                    Window(
-                                        FormattedTextControl(self._reply_label),
-                                        dont_extend_height=True,
-                                    ),
-                                    self.reply,
-                                ]
+                self.reader.around(
+                    HSplit(
+                        [
+                            Window(
+                                FormattedTextControl(rich_lines(self._card)),
+                                dont_extend_height=True,
                             ),
-                            filter=reply_shown,
-                        ),
-                        ConditionalContainer(
-                            status_line("class:status", lambda: self.status),
-                            filter=Condition(lambda: bool(self.status)),
-                        ),
-                        foot(self._foot, server_keys),
-                        Window(),  # takes the rest of the terminal, below everything
-                    ]
+                            ConditionalContainer(
+                                HSplit(
+                                    [
+                                        Window(
+                                            FormattedTextControl(self._reply_label),
+                                            dont_extend_height=True,
+                                        ),
+                                        self.reply,
+                                    ]
+                                ),
+                                filter=reply_shown,
+                            ),
+                            ConditionalContainer(
+                                status_line("class:status", lambda: self.status),
+                                filter=Condition(lambda: bool(self.status)),
+                            ),
+                            foot(self._foot, server_keys),
+                            Window(),  # takes the rest of the terminal, below everything
+                        ]
+                    )
                 )
             ),
-            key_bindings=with_server_keys(self._bindings(), server_keys),
+            key_bindings=self.reader.bindings(with_server_keys(self._bindings(), server_keys)),
             style=STYLE,
             erase_when_done=True,
         )
@@ -205,6 +213,12 @@ class SamplingScreen:
 
         @bindings.add("a", filter=asking)
         def _approve(event: KeyPressEvent) -> None:
+            # Not by the "a" of a pasted word: typed, or nothing.
+            app = self.application
+            if isinstance(app, ScreenApplication) and not app.deliberate():
+                self.status = BURST_NOTE
+                return
+            self.status = ""
             self.approve()
 
         @bindings.add("d", filter=asking)

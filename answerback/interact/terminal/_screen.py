@@ -12,7 +12,11 @@ through.
 A screen can open while the person is typing something else (a command at the prompt,
 a paste): those keys must not answer it. ``KeyGuard`` drops every key until the screen
 has been drawn and then left a moment with no key pressed, and the foot shows the
-screen's keys only from then on.
+screen's keys only from then on. Once it takes keys, a button press (or a card's
+key that acts) counts only if it and the key before it each came alone, as typed
+keys do: a paste's keys come together, and its Tab then Space pressed Accept.
+
+A screen cuts a server's long words short; ``Reader`` shows them whole on request.
 """
 
 from __future__ import annotations
@@ -28,10 +32,12 @@ from typing import Any, TypeVar
 import anyio
 from prompt_toolkit.application import Application, get_app
 from prompt_toolkit.data_structures import Size
+from prompt_toolkit.document import Document
 from prompt_toolkit.filters import Condition
 from prompt_toolkit.formatted_text import ANSI, StyleAndTextTuples, fragment_list_width
 from prompt_toolkit.input.typeahead import clear_typeahead
 from prompt_toolkit.key_binding import (
+    ConditionalKeyBindings,
     KeyBindings,
     KeyBindingsBase,
     KeyPressEvent,
@@ -39,6 +45,7 @@ from prompt_toolkit.key_binding import (
 )
 from prompt_toolkit.keys import Keys
 from prompt_toolkit.layout import (
+    AnyContainer,
     ConditionalContainer,
     Container,
     FormattedTextControl,
@@ -48,12 +55,14 @@ from prompt_toolkit.layout import (
 from prompt_toolkit.renderer import Renderer
 from prompt_toolkit.styles import Style
 from prompt_toolkit.utils import get_cwidth
+from prompt_toolkit.widgets import TextArea
 from rich.console import Console, Group, RenderableType
 from rich.panel import Panel
 from rich.text import Text
 
 from answerback._options import instance_or_none, text
 from answerback.interact._printable import clean
+from answerback.interact.terminal._text import READ_KEY, cut_note
 
 T = TypeVar("T")
 
@@ -83,6 +92,14 @@ to notice that a screen has opened."""
 
 IGNORED_NOTE = "Keys typed as this opened were ignored: nothing was answered."
 """What a screen says once it has dropped keys typed before it was seen."""
+
+TYPED_GAP_SECONDS = 0.02
+"""A key comes alone if no other key is waiting behind it and none came this shortly
+before it: a paste's keys are read together (or split into parts read in a row),
+while a person's keys are tens of milliseconds apart at the fastest."""
+
+BURST_NOTE = "Not pressed: the keys before it came all at once, as a paste. Press it again."
+"""What a screen says when a paste's key would have pressed a button."""
 
 
 class KeyGuard:
@@ -204,6 +221,16 @@ class ScreenApplication(Application[T]):
         self.before_render += self._drawing
         self.after_render += self._drawn
         self.key_processor.before_key_press += self._key_taken
+        self._last_key_at: float | None = None
+        self._waiting = False
+        """Whether keys were read with the last one, behind it."""
+        self._alone = (True, True)
+        """Whether the key before the one handled now, and that one, each came alone."""
+
+    def deliberate(self) -> bool:
+        """Whether the key handled now, and the one before it, each came alone: typed
+        by a person, not part of a paste (whose Tab then Space pressed Accept)."""
+        return all(self._alone)
 
     def _guard_bindings(self) -> KeyBindings:
         bindings = KeyBindings()
@@ -221,6 +248,16 @@ class ScreenApplication(Application[T]):
         return bindings
 
     def _key_taken(self, _: object) -> None:
+        # Alone: read by itself (no key read with it, before or behind), and not this
+        # soon after the key before (the next part of a paste read in parts).
+        now = self.guard.clock()
+        waiting = any(k.key != Keys.CPRResponse for k in self.key_processor.input_queue)
+        after = self._last_key_at
+        soon = after is not None and now - after < TYPED_GAP_SECONDS
+        alone = not waiting and not self._waiting and not soon
+        self._alone = (self._alone[1], alone)
+        self._last_key_at = now
+        self._waiting = waiting
         if self.guard.noted and self.guard.settled:
             self.guard.noted = False  # the person acts on the screen now: the note has done
 
@@ -515,13 +552,23 @@ def _words(line: list[tuple[str, str]]) -> list[list[tuple[str, str]]]:
     return words
 
 
-def wrapped_text(fragments: Callable[[], StyleAndTextTuples], indent: int) -> Window:
+def wrapped_text(
+    fragments: Callable[[], StyleAndTextTuples], indent: int, most: int | None = None
+) -> Window:
     """A screen's own line (a label, a hint, an error), wrapped at word ends to the
-    terminal's width, its further rows indented ``indent`` spaces."""
+    terminal's width, its further rows indented ``indent`` spaces; at most ``most``
+    rows, then how many more there are and how to read them (``Reader``)."""
 
     def rows() -> StyleAndTextTuples:
         width = max(get_app().output.get_size().columns, indent + 1)
-        return word_wrapped(fragments(), width, indent)
+        shown = word_wrapped(fragments(), width, indent)
+        if most is None:
+            return shown
+        breaks = [i for i, (_, text, *_) in enumerate(shown) if text == "\n"]
+        if len(breaks) < most:
+            return shown
+        note: StyleAndTextTuples = [("class:hint", " " * indent + cut_note(len(breaks) + 1 - most))]
+        return [*shown[: breaks[most - 1] + 1], *word_wrapped(note, width, indent)]
 
     return Window(FormattedTextControl(rows), dont_extend_height=True, wrap_lines=True)
 
@@ -536,3 +583,85 @@ def status_line(style: str, text: Callable[[], str]) -> Window:
         return [(style, "\n".join(lines))]
 
     return Window(FormattedTextControl(rows), dont_extend_height=True, wrap_lines=True)
+
+
+READER_KEYS = (("Up/Down PgUp/PgDn", "scroll"), ("Esc/q", "back"))
+"""The keys while the whole of a screen's texts is shown."""
+
+
+class Reader:
+    """The whole of the server's words that a screen cuts short (a message, a field's
+    description), to scroll through: ``READ_KEY`` opens it, Esc or ``q`` goes back.
+
+    ``texts`` are (heading, server's words) pairs; every row of the words, wrapped
+    ones too, carries the bar, as on the cards. Cut with no way to read on, the rest of
+    a long message was never seen.
+    """
+
+    def __init__(self, texts: Sequence[tuple[str, str]]) -> None:
+        lines: list[str] = []
+        self._quoted: set[int] = set()
+        for heading, words in texts:
+            if lines:
+                lines.append("")
+            lines.append(clean(heading, newlines=False))  # a label's line break: no bar
+            for line in clean(words).expandtabs(8).split("\n"):
+                self._quoted.add(len(lines))
+                lines.append(line)
+        self.text = "\n".join(lines)
+        self.reading = False
+        self._back_to: Window | None = None
+        self.area = TextArea(
+            read_only=True,
+            scrollbar=True,
+            wrap_lines=True,
+            get_line_prefix=self._prefix,
+        )
+        self.area.document = Document(self.text, cursor_position=0)
+
+    def _prefix(self, line: int, _wrapped: int) -> StyleAndTextTuples:
+        return [("class:hint", "│ ")] if line in self._quoted else []
+
+    def around(self, body: AnyContainer) -> Container:
+        """The screen's layout ``body``, or the reader in its place while it is open."""
+        reading = Condition(lambda: self.reading)
+        return HSplit(
+            [
+                ConditionalContainer(body, filter=~reading),
+                ConditionalContainer(
+                    HSplit([self.area, wrapped(lambda: key_hints(READER_KEYS))]), filter=reading
+                ),
+            ]
+        )
+
+    def bindings(self, screen: KeyBindingsBase) -> KeyBindingsBase:
+        """The screen's keys while it shows, the reader's while it is open."""
+        reading = Condition(lambda: self.reading)
+        own = KeyBindings()
+
+        @own.add(READ_KEY.replace("Ctrl-", "c-").lower(), filter=~reading)
+        def _open(event: KeyPressEvent) -> None:
+            self._back_to = event.app.layout.current_window
+            self.reading = True
+            event.app.layout.focus(self.area)
+
+        # prompt_toolkit pages only in a full-screen application: these screens are not.
+        @own.add("pagedown", filter=reading)
+        @own.add("pageup", filter=reading)
+        def _page(event: KeyPressEvent) -> None:
+            info = self.area.window.render_info
+            rows = max(1, (info.window_height if info is not None else 10) - 1)
+            if event.key_sequence[0].key == Keys.PageDown:
+                self.area.buffer.cursor_down(count=rows)
+            else:
+                self.area.buffer.cursor_up(count=rows)
+
+        @own.add("escape", filter=reading)
+        @own.add("q", filter=reading)
+        @own.add("c-c", filter=reading)
+        def _back(event: KeyPressEvent) -> None:
+            self.reading = False
+            if self._back_to is not None:
+                event.app.layout.focus(self._back_to)
+
+        return merge_key_bindings([ConditionalKeyBindings(screen, ~reading), own])

@@ -212,6 +212,15 @@ def sampling_facts(params: CreateMessageRequestParams) -> list[tuple[str, str]]:
 _LEVEL_WORDS = {"OK": "ok", "WARN": "warning", "HIGH_RISK": "high risk", "BLOCK": "blocked"}
 
 
+READ_KEY = "Ctrl-R"
+"""The key that shows, whole, the server's words a screen cut short."""
+
+
+def cut_note(rows: int) -> str:
+    """What a screen says where it cut a server's words: how much, and how to read it."""
+    return f"… {rows} more lines: {READ_KEY} shows them whole"
+
+
 def verdict_words(level_name: str) -> str:
     """A risk level as the card says it ("HIGH_RISK" -> "high risk")."""
     return _LEVEL_WORDS.get(level_name, level_name.lower())
@@ -221,7 +230,7 @@ class Quoted:
     """A server's words as rows of a card: blank runs closed up, wrapped to the card's
     width, at most ``most`` rows (then how many more there were), each row after
     ``mark`` (with a bar, the server's words can never pass for the card's own lines,
-    nor push them away).
+    nor push them away). Where it cuts, it says how to read the rest (``READ_KEY``).
 
     Every row carries the mark, wrapped rows too: a message that wrapped once put a
     forged "Site: paypal.com" at the card's own margin, under the real one.
@@ -242,7 +251,7 @@ class Quoted:
         width = max(1, options.max_width - cell_len(self.mark))
         rows = console.render_lines(self.text, options.update_width(width), pad=False)
         if len(rows) > self.most:
-            more = Text(f"… {len(rows) - self.most} more lines not shown", style="dim")
+            more = Text(cut_note(len(rows) - self.most), style="dim")
             shown = rows[: self.most]
             shown += console.render_lines(more, options.update_width(width), pad=False)
             rows = shown

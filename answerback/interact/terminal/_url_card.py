@@ -22,7 +22,9 @@ from rich.text import Text
 from answerback._options import text
 from answerback.interact._printable import clean
 from answerback.interact.terminal._screen import (
+    BURST_NOTE,
     STYLE,
+    Reader,
     ScreenApplication,
     ServerKeys,
     card,
@@ -81,19 +83,26 @@ class UrlCard:
         server_keys = checked_server_keys(server_keys)
         self.confirming = False
         """Whether the card asks for the second key of a high-risk link."""
+        self.note = ""
+        """Why the last key did nothing (a paste's ``o`` opens nothing)."""
+        says = f"What {self._server} says:"
+        self.reader = Reader([(says, self._message)] if self._message.strip() else [])
         self.application: Application[UrlDecision] = ScreenApplication(
             layout=Layout(
-                HSplit(
-                    [
-                        Window(
-                            FormattedTextControl(rich_lines(self._card)), dont_extend_height=True
-                        ),
-                        foot(self._foot, server_keys),
-                        Window(),  # takes the rest of the terminal, below everything
-                    ]
+                self.reader.around(
+                    HSplit(
+                        [
+                            Window(
+                                FormattedTextControl(rich_lines(self._card)),
+                                dont_extend_height=True,
+                            ),
+                            foot(self._foot, server_keys),
+                            Window(),  # takes the rest of the terminal, below everything
+                        ]
+                    )
                 )
             ),
-            key_bindings=with_server_keys(self._bindings(), server_keys),
+            key_bindings=self.reader.bindings(with_server_keys(self._bindings(), server_keys)),
             style=STYLE,
             erase_when_done=True,
         )
@@ -114,6 +123,8 @@ class UrlCard:
 
         @bindings.add("o", filter=openable & ~confirming)
         def _open(event: KeyPressEvent) -> None:
+            if not self._typed():
+                return
             if self.verdict.level >= RiskLevel.HIGH_RISK:
                 self.confirming = True
             else:
@@ -121,7 +132,8 @@ class UrlCard:
 
         @bindings.add("y", filter=openable & confirming)
         def _confirm(event: KeyPressEvent) -> None:
-            event.app.exit(result="open")
+            if self._typed():
+                event.app.exit(result="open")
 
         @bindings.add("n", filter=confirming)
         def _back(event: KeyPressEvent) -> None:
@@ -138,6 +150,14 @@ class UrlCard:
             event.app.exit(result="cancel")
 
         return bindings
+
+    def _typed(self) -> bool:
+        """Whether the key that would open the link was typed, not pasted: the ``o``
+        of a pasted word opened the link."""
+        app = self.application
+        typed = not isinstance(app, ScreenApplication) or app.deliberate()
+        self.note = "" if typed else BURST_NOTE
+        return typed
 
     def _card(self, width: int) -> RenderableType:
         verdict, display = self.verdict, self.verdict.display
@@ -173,6 +193,10 @@ class UrlCard:
         return card(title, parts, width)
 
     def _foot(self) -> StyleAndTextTuples:
+        note: StyleAndTextTuples = [("class:status", f"{self.note} ")] if self.note else []
+        return [*note, *self._keys()]
+
+    def _keys(self) -> StyleAndTextTuples:
         if not self.can_open:
             return key_hints(BLOCKED_KEYS)
         if self.confirming:

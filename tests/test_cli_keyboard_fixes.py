@@ -29,7 +29,8 @@ from answerback.cli._oneshot import failure
 from answerback.cli._targets import Target
 from answerback.client._url_elicitation import refuse_blocked
 from answerback.interact import Roots
-from answerback.transports.http._client import STAYS_OPEN, WHY
+from answerback.jsonrpc._endpoint import WHY
+from answerback.transports.http._client import STAYS_OPEN
 from answerback.types import ConnectionClosedError, Tool
 from answerback.urls import ReasonCode, judge_url
 

@@ -22,6 +22,7 @@ import anyio.lowlevel
 import pydantic
 import pytest
 from support import PATIENCE_SECONDS, RawPeer, peer_pair
+from trio.testing import MockClock
 
 from answerback.jsonrpc import (
     Endpoint,
@@ -31,6 +32,9 @@ from answerback.jsonrpc import (
     MalformedMessage,
     RequestId,
 )
+from answerback.jsonrpc import _attention as attention_module
+from answerback.jsonrpc import _endpoint as endpoint_module
+from answerback.jsonrpc._attention import Attention
 from answerback.jsonrpc._budget import RequestBytes
 from answerback.jsonrpc._endpoint import REQUESTS_IN_FLIGHT
 from answerback.server import MCPServer
@@ -1194,6 +1198,90 @@ async def test_a_failing_progress_callback_does_not_break_the_connection() -> No
         await assert_still_answers(peer)
         await peer.send({"jsonrpc": "2.0", "id": request["id"], "result": {"done": True}})
     assert results == [{"done": True}]
+
+
+class TrioTime:
+    """``time`` for the engine and ``Attention``: trio's clock, which a ``MockClock`` moves."""
+
+    @staticmethod
+    def monotonic() -> float:
+        return anyio.current_time()
+
+
+SLOW_LOG: JSONObject = {"jsonrpc": "2.0", "method": "notifications/message", "params": {}}
+
+
+def progress(token: RequestId, step: int) -> JSONObject:
+    params: JSONObject = {"progressToken": token, "progress": step}
+    return {"jsonrpc": "2.0", "method": "notifications/progress", "params": params}
+
+
+@pytest.mark.parametrize(
+    "anyio_backend", [pytest.param(("trio", {"clock": MockClock(autojump_threshold=0)}), id="trio")]
+)
+@pytest.mark.parametrize(
+    "then",
+    [
+        "nothing",
+        "progress",
+        "progress after a slow progress callback",
+        "a handler's end",
+        "the person let go after it",
+        "the person let go during it",
+    ],
+)
+async def test_a_slow_callback_before_the_last_activity_does_not_lengthen_the_timeout(
+    monkeypatch: pytest.MonkeyPatch, then: str
+) -> None:
+    """A request with a 10 s timeout, a callback of ours taking 5 s, then (at 5 s) the
+    activity the timer restarts from, then silence: it times out at 15 s. Callback time
+    was counted since the wait began, before the activity too: the timeout came at 20 s.
+    With nothing after the callback, its 5 s do not count (15 s too)."""
+    monkeypatch.setattr(endpoint_module, "time", TrioTime)
+    monkeypatch.setattr(attention_module, "time", TrioTime)
+    attention = Attention()
+    callback_done = anyio.Event()
+
+    class SlowLog(Handlers):
+        async def on_notification(self, method: str, params: Any, _: Envelope) -> None:
+            if then == "the person let go during it":
+                with attention.holding():
+                    await anyio.sleep(5)
+            else:
+                await anyio.sleep(5)
+            callback_done.set()
+
+    async def on_progress(progress: float, total: float | None, message: str | None) -> None:
+        if progress == 1 and then == "progress after a slow progress callback":
+            await anyio.sleep(5)
+
+    async def peer_goes_silent(peer: RawPeer) -> None:
+        request = await peer.receive()
+        if then == "progress after a slow progress callback":
+            await peer.send(progress(request["id"], 1))
+        elif then == "the person let go after it":
+            with attention.holding():
+                await peer.send(SLOW_LOG)
+                await callback_done.wait()
+        else:
+            await peer.send(SLOW_LOG)
+        if then.startswith("progress"):
+            await peer.send(progress(request["id"], 2))
+        elif then == "a handler's end":
+            assert await ask(peer, "ping", "ping") == {"jsonrpc": "2.0", "id": "ping", "result": {}}
+
+    elapsed: list[float] = []
+    options: dict[str, Any] = {"attention": attention}
+    async with (
+        endpoint_and_peer(SlowLog(), **options) as (endpoint, peer),
+        anyio.create_task_group() as tg,
+    ):
+        tg.start_soon(peer_goes_silent, peer)
+        start = anyio.current_time()
+        with pytest.raises(RequestTimeoutError):
+            await endpoint.request("work", timeout=10, on_progress=on_progress)
+        elapsed.append(anyio.current_time() - start)
+    assert elapsed == [pytest.approx(15)]
 
 
 # -- closing -------------------------------------------------------------------------------

@@ -48,6 +48,7 @@ from answerback.client._negotiation import PROBE_SECONDS
 from answerback.interact import Roots
 from answerback.interact._printable import clean
 from answerback.jsonrpc import ProgressCallback
+from answerback.jsonrpc._endpoint import WHY
 from answerback.types import (
     ClientCapabilities,
     ConnectionClosedError,
@@ -240,26 +241,19 @@ def failure(
     ``timeout``: ``--timeout``, to say how long a request that timed out was waited for).
     Each kind of error is told by its class, never by the library's wording."""
     if (refusal := _authorization_failure(exc)) is not None:
-        # Through the transport the message starts with what failed (the connection);
-        # here the line already says so.
-        why = (
-            _reason_alone(refusal)
-            .removeprefix("Connection failed: ")
-            .removeprefix("authorization failed: ")
-        )
         return CommandFailed(
-            f"cannot log in to {target.name} ({target.describe()}): {why}",
+            f"cannot log in to {target.name} ({target.describe()}): {_reason_alone(refusal)}",
             ExitCode.AUTHORIZATION,
         )
     if isinstance(exc, NoAnswer | NotConnected):
         return CommandFailed(str(exc), ExitCode.CONNECTION)
     if isinstance(exc, ConnectionClosedError | OSError):
-        # The library tells a program to open a new connection, or that its connection
-        # stays open; a command has none to open and is leaving (``connect`` says what to
-        # do when it sees the server go).
-        why = _reason_alone(exc).removesuffix(" Open a new connection.")
+        # Without what the library tells a program that goes on (to open a new
+        # connection, that its connection stays open): a command is leaving
+        # (``connect`` says what to do when it sees the server go).
         return CommandFailed(
-            f"cannot talk to {target.name} ({target.describe()}): {why}", ExitCode.CONNECTION
+            f"cannot talk to {target.name} ({target.describe()}): {_reason_alone(exc)}",
+            ExitCode.CONNECTION,
         )
     if isinstance(exc, RequestTimeoutError):  # not a refusal: no answer came
         return CommandFailed(
@@ -318,10 +312,9 @@ elicitation and roots it always declares."""
 
 
 def _reason_alone(exc: BaseException) -> str:
-    """Why a request failed, without the HTTP client's word to a program that goes on
-    (it keeps the reason apart in the error's data: ``WHY``)."""
-    from answerback.transports.http._client import WHY
-
+    """Why a request failed, without the library's word to a program that goes on, nor
+    what failed (the connection, authorization), which the command's line says: the
+    library keeps the reason apart in the error's data (``WHY``)."""
     data: object = exc.data if isinstance(exc, MCPError) else None
     if isinstance(data, dict):
         why = cast(dict[str, object], data).get(WHY)

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import math
 import secrets
 import time
 from collections.abc import Awaitable, Callable
@@ -125,6 +126,11 @@ LOCAL_FAILURE: Any = _LocalFailure()
 which it could not deliver or whose answer it could not get (HTTP failed, the session
 expired, authorization failed): its -32000 raises ``ConnectionClosedError`` (or
 ``AuthorizationError``), not the plain ``MCPError`` of a -32000 the peer sent."""
+
+WHY = "why"
+"""The member of a connection error's ``data`` that holds the reason alone, without what
+the message adds for a program that goes on (to open a new connection, that it stays
+open): the CLI, which exits, shows it."""
 
 
 def error_from_exception(
@@ -243,7 +249,15 @@ class _Pending:
     the library (one per request) and the event's backend lookups cost more than the rest.
     """
 
-    __slots__ = ("answered", "last_activity", "local", "method", "on_progress", "response")
+    __slots__ = (
+        "answered",
+        "callbacks_at",
+        "last_activity",
+        "local",
+        "method",
+        "on_progress",
+        "response",
+    )
 
     def __init__(self, method: str, on_progress: ProgressCallback | None, answered: Waiter) -> None:
         self.method = method
@@ -254,6 +268,9 @@ class _Pending:
         """This side made the answer up: the connection ended or the transport failed
         (see ``LOCAL_FAILURE``); else the peer sent it."""
         self.last_activity = time.monotonic()
+        self.callbacks_at = 0.0
+        """Our callbacks' time in all at ``last_activity`` (see ``_CallbackTime``); set
+        only for a request with a timeout."""
 
     def resolve(self, response: JSONObject, *, local: bool = False) -> None:
         if self.response is None:
@@ -261,6 +278,63 @@ class _Pending:
             self.local = local
             if not self.answered.done():
                 self.answered.set_result(None)
+
+
+class _CallbackTime:
+    """The time our notification callbacks took, which request timers do not count:
+    the reader reads nothing while one runs, so an answer may wait unread behind it.
+
+    A timer restarts at the latest activity (a request's progress, a handler's end, the
+    person let go); only callback time after that instant is added to it. So the total
+    is kept with its value at each such instant: callback time since is the difference.
+    """
+
+    __slots__ = (
+        "attention",
+        "handler_done",
+        "handler_done_total",
+        "released_at",
+        "released_total",
+        "started",
+        "total",
+    )
+
+    def __init__(self, attention: Attention | None) -> None:
+        self.attention = attention
+        self.started: float | None = None
+        """When the callback running in the reader started (one runs at a time)."""
+        self.total = 0.0
+        """The finished callbacks' time in all."""
+        self.handler_done = 0.0
+        """When a handler of the peer's requests last finished."""
+        self.handler_done_total = 0.0
+        self.released_at = -math.inf
+        """``attention.released_at`` as last seen, and the total then."""
+        self.released_total = 0.0
+
+    def at(self, now: float) -> float:
+        """The callback time in all up to ``now``, the running callback's included."""
+        started = self.started
+        return self.total if started is None else self.total + now - started
+
+    def note_release(self) -> None:
+        """Take the total at the person's latest release. Called at every callback's
+        start and end and by timers: a release seen new happened since the last call,
+        meanwhile no callback started or ended, so ``at`` tells the total then."""
+        attention = self.attention
+        if attention is not None and attention.released_at != self.released_at:
+            self.released_at = attention.released_at
+            self.released_total = self.at(self.released_at)
+
+    def begin(self) -> float:
+        self.note_release()
+        started = self.started = time.monotonic()
+        return started
+
+    def end(self, started: float) -> None:
+        self.note_release()
+        self.started = None
+        self.total += time.monotonic() - started
 
 
 class Endpoint:
@@ -331,12 +405,9 @@ class Endpoint:
         self._all_answered: Waiter | None = None
         """Set while the reader, at the end of input, waits for the last answer."""
         self._handlers_running = 0
-        self._last_handler_done = 0.0
-        self._callback_started: float | None = None
-        """When the notification (or progress) callback running in the reader started."""
-        self._callback_seconds = 0.0
-        """Time notification callbacks took in all: the reader read nothing meanwhile,
-        so timeouts do not count it (see ``_wait``)."""
+        self._callbacks = _CallbackTime(attention)
+        """Time notification callbacks took: the reader read nothing meanwhile, so
+        timeouts do not count it (see ``_wait``)."""
         self._attention = attention
         """A person shared with other connections: our timers stand still while held."""
         self._closed_reason: str | None = None
@@ -429,8 +500,8 @@ class Endpoint:
                     return await work()
             finally:
                 self._bound.discard(scope)
-        reason = self._closed_reason or "the connection was closed"
-        raise ConnectionClosedError(f"Stopped {what}: {reason}. Open a new connection.")
+        why = f"Stopped {what}: {self._closed_reason or 'the connection was closed'}."
+        raise ConnectionClosedError(f"{why} Open a new connection.", {WHY: why})
 
     # -- sending ---------------------------------------------------------------------
 
@@ -464,12 +535,17 @@ class Endpoint:
         as for ``initialize``).
         """
         if self._closed_reason is not None:
-            raise ConnectionClosedError(
-                f"Cannot send {method!r}: {self._closed_reason}. Open a new connection."
-            )
+            why = f"Cannot send {method!r}: {self._closed_reason}."
+            raise ConnectionClosedError(f"{why} Open a new connection.", {WHY: why})
         if request_id is None:
             request_id = self.reserve_id()
         pending = _Pending(method, on_progress, self._backend.new_waiter())
+        if timeout is not None:
+            callbacks = self._callbacks
+            if callbacks.started is None:
+                pending.callbacks_at = callbacks.total
+            else:  # sent from a callback
+                pending.callbacks_at = callbacks.at(pending.last_activity)
         if on_progress is not None:
             params = dict(params or {})
             params["_meta"] = {**params.get("_meta", {}), "progressToken": request_id}
@@ -512,18 +588,25 @@ class Endpoint:
 
     async def _wait(self, pending: _Pending, timeout: float) -> None:
         # Time our notification callbacks take is ours, not the peer's: while one runs
-        # the reader reads nothing, so an answer already sent would time out unread.
-        callbacks_before = self._callback_seconds
+        # the reader reads nothing, so an answer already sent would time out unread. Only
+        # their time since the latest activity counts out: the timer restarted there.
+        callbacks = self._callbacks
+        attention = self._attention
         while True:
-            idle_since = max(pending.last_activity, self._last_handler_done)
-            attention = self._attention
+            if pending.last_activity >= callbacks.handler_done:
+                idle_since, callbacks_then = pending.last_activity, pending.callbacks_at
+            else:
+                idle_since, callbacks_then = callbacks.handler_done, callbacks.handler_done_total
             if attention is not None:
-                idle_since = max(idle_since, attention.released_at)
-            ours = self._callback_seconds - callbacks_before
+                callbacks.note_release()
+                if attention.released_at > idle_since:
+                    idle_since, callbacks_then = attention.released_at, callbacks.released_total
+            # A callback running now holds the timer (below): only finished ones count.
+            ours = callbacks.total - callbacks_then
             remaining = timeout - (time.monotonic() - idle_since) + ours
             if (
                 self._handlers_running
-                or self._callback_started is not None
+                or callbacks.started is not None
                 or (attention is not None and attention.held)
             ):
                 remaining = max(remaining, timeout)
@@ -929,11 +1012,12 @@ class Endpoint:
             pending = self._pending.get(token) if token is not None else None
             if pending is not None:
                 pending.last_activity = time.monotonic()
+                pending.callbacks_at = self._callbacks.total  # none runs: this is the reader
                 if pending.on_progress is not None:
                     progress, total = params.get("progress"), params.get("total")
                     message = params.get("message")
                     if isinstance(progress, int | float):
-                        started = self._callback_started = time.monotonic()
+                        started = self._callbacks.begin()
                         try:
                             await pending.on_progress(
                                 float(progress),
@@ -944,20 +1028,16 @@ class Endpoint:
                             self._reraise_unless_failure(exc)
                             logger.exception("progress callback for %r failed", pending.method)
                         finally:
-                            self._callback_done(started)
+                            self._callbacks.end(started)
                 return
-        started = self._callback_started = time.monotonic()
+        started = self._callbacks.begin()
         try:
             await self._on_notification(method, params, env)
         except BaseException as exc:
             self._reraise_unless_failure(exc)
             logger.exception("notification handler for %r failed", method)
         finally:
-            self._callback_done(started)
-
-    def _callback_done(self, started: float) -> None:
-        self._callback_started = None
-        self._callback_seconds += time.monotonic() - started
+            self._callbacks.end(started)
 
     def _reraise_unless_failure(self, exc: BaseException) -> None:
         """Re-raise ``exc`` if it must unwind the task (cancellation, Ctrl-C, exit)
@@ -994,7 +1074,11 @@ class Endpoint:
                 response = {"jsonrpc": "2.0", "id": request.id, "error": error}
             finally:
                 self._handlers_running -= 1
-                self._last_handler_done = time.monotonic()
+                callbacks = self._callbacks
+                now = callbacks.handler_done = time.monotonic()
+                callbacks.handler_done_total = (
+                    callbacks.total if callbacks.started is None else callbacks.at(now)
+                )
                 del self._in_flight[request.id]
                 self._request_bytes.give_back(request.envelope.size, request.envelope.holder)
             # A request the peer cancelled gets no response (the peer stopped listening).

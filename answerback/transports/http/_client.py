@@ -61,6 +61,7 @@ from answerback.jsonrpc._endpoint import (
     CANCELLED,
     LOCAL_FAILURE,
     REQUESTS_IN_FLIGHT,
+    WHY,
     as_object,
     as_request_id,
 )
@@ -104,9 +105,6 @@ _AGAIN = ": a new session was set up for this request, and the server did not kn
 STAYS_OPEN = (
     "The connection stays open: the next request reaches the server afresh (or says why it cannot)"
 )
-WHY = "why"
-"""The member of a failed request's error ``data`` that holds the reason alone, without
-what the message adds for a program that goes on (the CLI, which exits, shows it)."""
 MAX_MESSAGE_BYTES = 64 * 1024 * 1024
 """The largest message the client accepts (as the stdio transport does)."""
 MAX_RETRY_SECONDS = 30.0
@@ -752,6 +750,7 @@ class StreamableHTTPTransport:
         cursor = self._cursor()
         cursor.connecting = not call.own_task
         data: Any = None
+        why: str | None = None
         try:
             with call.scope:
                 try:
@@ -765,7 +764,7 @@ class StreamableHTTPTransport:
                             return
                 except AuthorizationError as exc:
                     # Its data marks it, so the caller gets an AuthorizationError back.
-                    reason, data = self._describe(exc), exc.data
+                    reason, data, why = self._describe(exc), exc.data, str(exc)
                 except _CUT_OFF as exc:
                     reason = self._describe(exc)
                     if not call.reached_server:
@@ -780,7 +779,7 @@ class StreamableHTTPTransport:
                     logger.exception("sending request %r failed unexpectedly", request_id)
                     reason = f"{type(exc).__name__}: {exc} (the log has its traceback)"
                 if call.cancelled_early is None:  # else nobody waits for an answer
-                    await self._fail(incoming, request_id, reason, data, cursor.connecting)
+                    await self._fail(incoming, request_id, reason, data, cursor.connecting, why)
         finally:
             if self._calls.get(request_id) is call:
                 del self._calls[request_id]
@@ -1587,20 +1586,21 @@ class StreamableHTTPTransport:
         reason: str,
         data: Any = None,
         connecting: bool = False,
+        why: str | None = None,
     ) -> None:
         """Answer our own request with an error: it fails, and nothing else does. Until
         the server has answered once, or for ``initialize`` (``connecting``), that is the
-        connection failing; otherwise only this request failed, and the connection goes on."""
+        connection failing; otherwise only this request failed, and the connection goes on.
+        ``data`` holds the reason alone under ``WHY``: ``why``, else ``reason``."""
         # A reason that is whole sentences (an AuthorizationError's) keeps one full stop.
         reason = reason.rstrip(".")
         if self._reached and not connecting:
             message = f"Request failed: {reason}. {STAYS_OPEN}."
-            data = {**cast(JSONObject, data or {}), WHY: f"{reason}."}
         else:
             message = f"Connection failed: {reason}."
-        error: JSONObject = {"code": CONNECTION_CLOSED, "message": message}
-        if data is not None:
-            error["data"] = data
+        alone = reason if why is None else why.rstrip(".")
+        data = {**cast(JSONObject, data or {}), WHY: f"{alone}."}
+        error: JSONObject = {"code": CONNECTION_CLOSED, "message": message, "data": data}
         answer: JSONObject = {"jsonrpc": "2.0", "id": request_id, "error": error}
         await incoming.send(Envelope(answer, transport_context=LOCAL_FAILURE))
 

@@ -17,7 +17,7 @@ from typing import Any
 import anyio
 import anyio.to_thread
 import pytest
-from http_support import PATIENCE_SECONDS, read_request_body, replaying, serve
+from http_support import PATIENCE_SECONDS, posted_message, read_request_body, replaying, serve
 from pydantic import FileUrl
 from support import SERVERS, HandDrivenServer, RawPeer
 
@@ -319,13 +319,9 @@ async def test_answers_to_nothing_are_logged_first_then_counted(
 async def forgets_its_session(scope: Any, receive: Any, send: Any) -> None:
     """A legacy server that opens a session on ``initialize`` and answers 404 to every
     other request in it, as one that does not keep sessions."""
-    if scope["type"] != "http":
+    message = await posted_message(scope, receive, send)
+    if message is None:
         return
-    if scope["method"] != "POST":
-        await send({"type": "http.response.start", "status": 405, "headers": []})
-        await send({"type": "http.response.body", "body": b""})
-        return
-    message = json.loads(await read_request_body(receive))
     status, headers, body = 404, [(b"content-type", b"text/plain")], b""
     if message.get("method") == "initialize":
         result: JSONObject = {
@@ -374,13 +370,9 @@ async def test_a_404_in_the_first_session_does_not_say_a_new_one_was_set_up() ->
 
 async def fails_calls_with_502(scope: Any, receive: Any, send: Any) -> None:
     """A legacy server whose tool calls meet a proxy's 502 (it answers the rest)."""
-    if scope["type"] != "http":
+    message = await posted_message(scope, receive, send)
+    if message is None:
         return
-    if scope["method"] != "POST":
-        await send({"type": "http.response.start", "status": 405, "headers": []})
-        await send({"type": "http.response.body", "body": b""})
-        return
-    message = json.loads(await read_request_body(receive))
     method = message.get("method")
     answer: JSONObject = {"jsonrpc": "2.0", "id": message.get("id")}
     if method == "initialize":

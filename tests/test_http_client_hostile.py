@@ -14,7 +14,7 @@ import anyio
 import anyio.lowlevel
 import anyio.to_thread
 import pytest
-from http_support import PATIENCE_SECONDS, read_request_body, replaying, serve
+from http_support import PATIENCE_SECONDS, posted_message, read_request_body, replaying, serve
 from http_support.apps import tagged_server
 
 from answerback import Client
@@ -304,13 +304,9 @@ def asking_app(over: threading.Event) -> Any:
 
 
 async def _asking(over: threading.Event, scope: Any, receive: Any, send: Any) -> None:
-    if scope["type"] != "http":
+    message = await posted_message(scope, receive, send)
+    if message is None:
         return
-    if scope["method"] != "POST":
-        await send({"type": "http.response.start", "status": 405, "headers": []})
-        await send({"type": "http.response.body", "body": b""})
-        return
-    message = json.loads(await read_request_body(receive))
     stream = [(b"content-type", b"text/event-stream")]
     if message.get("method") == "initialize":
         result: dict[str, Any] = {

@@ -13,7 +13,7 @@ from typing import Any
 
 import anyio
 import pytest
-from http_support import PATIENCE_SECONDS, read_request_body, serve
+from http_support import PATIENCE_SECONDS, posted_message, serve
 
 from answerback import Client, StdioServer
 from answerback.client import IncomingMessage
@@ -97,13 +97,9 @@ GARBAGE_EVENTS = 25
 async def garbling_server(scope: Any, receive: Any, send: Any) -> None:
     """A legacy server whose answer to a tool call comes after GARBAGE_EVENTS events
     that are not JSON."""
-    if scope["type"] != "http":
+    message = await posted_message(scope, receive, send)
+    if message is None:
         return
-    if scope["method"] != "POST":
-        await send({"type": "http.response.start", "status": 405, "headers": []})
-        await send({"type": "http.response.body", "body": b""})
-        return
-    message = json.loads(await read_request_body(receive))
     body = b""
     kind = b"application/json"
     if message.get("method") == "initialize":

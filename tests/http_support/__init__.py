@@ -33,7 +33,7 @@ from collections.abc import (
 from contextlib import asynccontextmanager, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import anyio
 import anyio.from_thread
@@ -293,6 +293,18 @@ async def read_request_body(receive: Callable[[], Awaitable[Any]]) -> bytes:
         body += event.get("body", b"")
         if not event.get("more_body"):
             return body
+
+
+async def posted_message(scope: Any, receive: Any, send: Any) -> dict[str, Any] | None:
+    """The JSON a hand-written server's POST carries; ``None`` for anything else (a GET
+    stream is refused with 405, a lifespan event ignored), already answered."""
+    if scope["type"] != "http":
+        return None
+    if scope["method"] != "POST":
+        await send({"type": "http.response.start", "status": 405, "headers": []})
+        await send({"type": "http.response.body", "body": b""})
+        return None
+    return cast(dict[str, Any], json.loads(await read_request_body(receive)))
 
 
 def replaying(body: bytes, receive: Callable[[], Awaitable[Any]]) -> Callable[[], Awaitable[Any]]:

@@ -15,33 +15,24 @@ Starlette, FastAPI and the official SDK run theirs: a sync function is where blo
 code goes (a database driver, ``requests``, ``time.sleep``), and on the loop it would
 stall every other request and session of the server. Code that must stay on the loop's
 thread (tkinter, COM) is written ``async def``.
-
-On asyncio those threads are answerback's own daemon threads (``_DaemonThreads``), not
-anyio's, which are not daemon threads: the interpreter waits for those at exit, and a
-function stuck in one (a lock never released, a socket without a timeout) would keep the
-process from ever exiting. (Trio's are daemon threads already.)
 """
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
-import contextvars
 import inspect
 import math
-import queue
 import threading
 import types
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import Annotated, Any, Union, cast, get_args, get_origin, get_type_hints
+from typing import Annotated, Any, Union, get_args, get_origin, get_type_hints
 
 import anyio
 import anyio.from_thread
-import anyio.lowlevel
 import anyio.to_thread
 import pydantic
-from anyio.lowlevel import EventLoopToken, RunVar
+from anyio.lowlevel import RunVar
 from pydantic import TypeAdapter
 
 from answerback.types import (
@@ -70,17 +61,8 @@ class UserThreads:
         self.running: dict[object, str] = {}
         """Each slot taken, by the name of the function running in its thread."""
         self.unlimited = anyio.CapacityLimiter(math.inf)
-        """What anyio's ``run_sync`` is given (trio): ``limiter`` is taken here, for as
-        long as the thread runs, rather than for as long as the call waits."""
-        token = anyio.lowlevel.current_token()
-        self.daemons = (
-            _DaemonThreads(token, _ANYIO_WORKERS)
-            if _ANYIO_WORKERS is not None
-            and isinstance(token.native_token, asyncio.AbstractEventLoop)
-            else None
-        )
-        """Where functions run on asyncio; ``None`` on trio (anyio's threads there), or
-        with an anyio whose private names ``_DaemonThreads`` needs have moved."""
+        """What anyio's ``run_sync`` is given: ``limiter`` is taken here, for as long as
+        the thread runs, rather than for as long as the call waits."""
 
     def release(self, slot: object) -> None:
         del self.running[slot]
@@ -281,13 +263,12 @@ async def _in_thread(function: Callable[..., Any], kwargs: dict[str, Any]) -> An
     until it returns.
 
     A cancelled call returns at once, without a result, and leaves the function to
-    finish in its thread (as anyio's ``abandon_on_cancel=True``): no thread can be
-    stopped, and waiting for it would let one stuck function (a lock never released, a
-    socket without a timeout) hold up the end of its connection and the server's
-    shutdown for ever. The thread, a daemon thread, does not hold up the process's exit
-    either. It keeps its slot until the function returns, so a client cancelling in a
-    loop cannot start more threads than the limit, and a server that stops with such
-    threads running names their functions (``running_in_threads``)."""
+    finish in its thread (anyio's ``abandon_on_cancel=True``): no thread can be stopped,
+    and waiting for it would let one stuck function (a lock never released, a socket
+    without a timeout) hold up the end of its connection and the server's shutdown for
+    ever. The thread keeps its slot until the function returns, so a client cancelling
+    in a loop cannot start more threads than the limit, and a server that stops with
+    such threads running names their functions (``running_in_threads``)."""
     threads = user_threads()
     slot = _Slot(threads)
     await threads.limiter.acquire_on_behalf_of(slot)
@@ -302,140 +283,11 @@ async def _in_thread(function: Callable[..., Any], kwargs: dict[str, Any]) -> An
             slot.end()
 
     try:
-        if threads.daemons is None:
-            return await anyio.to_thread.run_sync(
-                run, abandon_on_cancel=True, limiter=threads.unlimited
-            )
-        with anyio.CancelScope() as scope:  # ``check_cancelled`` in the thread looks here
-            return await threads.daemons.run(run, scope)
+        return await anyio.to_thread.run_sync(
+            run, abandon_on_cancel=True, limiter=threads.unlimited
+        )
     finally:
         slot.leave()
-
-
-IDLE_SECONDS = 10.0
-"""How long an idle daemon thread waits for another function before it ends."""
-
-
-@dataclass(frozen=True)
-class _AnyioWorkers:
-    """anyio's private names that make a thread one of its worker threads."""
-
-    claim: Callable[[type[Any], asyncio.AbstractEventLoop], contextlib.AbstractContextManager[None]]
-    """``claim_worker_thread``: ``anyio.from_thread`` calls from the thread find the loop."""
-    threadlocals: threading.local
-    """Holds the ``current_cancel_scope`` that ``anyio.from_thread.check_cancelled`` reads."""
-
-
-def _anyio_workers() -> _AnyioWorkers | None:
-    """anyio's private names, or ``None`` if a later anyio moved them: then functions
-    run in anyio's own threads (which a stuck function keeps the process's exit waiting
-    for), rather than the server failing to import."""
-    try:
-        from anyio._core._eventloop import claim_worker_thread, threadlocals
-    except ImportError:
-        return None
-    return _AnyioWorkers(claim_worker_thread, threadlocals)
-
-
-_ANYIO_WORKERS = _anyio_workers()
-
-
-class _DaemonThreads:
-    """Daemon threads that run user functions for one asyncio loop, reused as anyio
-    reuses its own: a thread the loop waits for is idle again once it has said so.
-
-    Each is made an anyio worker thread of the loop, as ``anyio.to_thread.run_sync``
-    makes its own, so that a function may call ``anyio.from_thread.run``/``run_sync``
-    without a token and ``anyio.from_thread.check_cancelled``, in the caller's context
-    variables: with anyio's private ``claim_worker_thread`` and its asyncio backend's
-    ``threadlocals.current_cancel_scope`` (``_AnyioWorkers``: anyio has no public way;
-    both the same from anyio 4.11 to 4.16), which ``tests/test_stuck_threads.py`` checks
-    still work."""
-
-    def __init__(self, token: EventLoopToken, anyio_workers: _AnyioWorkers) -> None:
-        self._token = token
-        self.anyio_workers = anyio_workers
-        self.loop = cast(asyncio.AbstractEventLoop, token.native_token)
-        self._idle: list[_DaemonThread] = []
-        self._lock = threading.Lock()
-        """Guards ``_idle``: the loop takes threads from it, an idle thread leaves it."""
-
-    def run(self, function: Callable[[], Any], scope: anyio.CancelScope) -> asyncio.Future[Any]:
-        """``function()`` in an idle thread, or a new one; what it returns or raises."""
-        future = self.loop.create_future()
-        with self._lock:
-            thread = self._idle.pop() if self._idle else None
-        if thread is None:
-            thread = _DaemonThread(self)
-        thread.jobs.put((contextvars.copy_context(), function, scope, future))
-        return future
-
-    def claimed(self) -> contextlib.AbstractContextManager[None]:
-        """In a thread: make it a worker thread of the loop, for ``anyio.from_thread``."""
-        return self.anyio_workers.claim(self._token.backend_class, self.loop)
-
-    def done(
-        self,
-        thread: _DaemonThread,
-        future: asyncio.Future[Any],
-        result: Any,
-        error: BaseException | None,
-    ) -> None:
-        """On the loop: ``thread``'s function returned; the call, if not gone, hears it."""
-        with self._lock:
-            self._idle.append(thread)
-        if future.done():  # the call was cancelled, and went on without it
-            return
-        if error is not None:
-            future.set_exception(error)
-        else:
-            future.set_result(result)
-
-    def retire(self, thread: _DaemonThread) -> bool:
-        """In ``thread``, idle too long: whether it may end (not if just taken)."""
-        with self._lock:
-            if thread in self._idle:
-                self._idle.remove(thread)
-                return True
-            return False
-
-
-_Job = tuple[contextvars.Context, Callable[[], Any], anyio.CancelScope, "asyncio.Future[Any]"]
-
-
-class _DaemonThread:
-    """One thread of ``_DaemonThreads``, running its functions one at a time."""
-
-    def __init__(self, threads: _DaemonThreads) -> None:
-        self._threads = threads
-        self.jobs: queue.SimpleQueue[_Job] = queue.SimpleQueue()
-        threading.Thread(target=self._serve, name="answerback worker", daemon=True).start()
-
-    def _serve(self) -> None:
-        threads = self._threads
-        threadlocals = threads.anyio_workers.threadlocals
-        with threads.claimed():
-            while True:
-                try:
-                    context, function, scope, future = self.jobs.get(timeout=IDLE_SECONDS)
-                except queue.Empty:
-                    if threads.retire(self):
-                        return
-                    continue
-                result: Any = None
-                error: BaseException | None = None
-                threadlocals.current_cancel_scope = scope
-                try:
-                    result = context.run(function)
-                except BaseException as exc:
-                    error = exc
-                finally:
-                    del threadlocals.current_cancel_scope
-                try:
-                    threads.loop.call_soon_threadsafe(threads.done, self, future, result, error)
-                except RuntimeError:  # the loop has closed: no one is waiting, none will come
-                    return
-                del context, function, scope, future, result, error  # nothing kept while idle
 
 
 def _dotted_name(function: Callable[..., Any]) -> str:

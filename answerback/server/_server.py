@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import functools
 import inspect
@@ -9,6 +10,8 @@ import logging
 import os
 import re
 import secrets
+import sys
+import traceback
 from collections import deque
 from collections.abc import (
     AsyncGenerator,
@@ -20,7 +23,7 @@ from collections.abc import (
     Sequence,
 )
 from contextlib import AbstractAsyncContextManager
-from typing import TYPE_CHECKING, Any, Literal, TypeVar, cast, get_args
+from typing import TYPE_CHECKING, Any, Literal, NoReturn, TypeVar, cast, get_args
 
 import anyio
 import pydantic
@@ -863,9 +866,11 @@ class MCPServer:
         full disk), exits with a one-line message (status 1).
         Either way, a plain ``def`` function still running in its worker thread once
         serving has ended (stuck on a lock, a socket without a timeout) is not waited
-        for: a warning on the ``answerback.server`` logger names it, and ``run`` returns
-        (or raises) as it would have; the thread, a daemon thread, does not hold up the
-        process's exit.
+        for, as Python would wait at exit, for ever: a warning on the
+        ``answerback.server`` logger names it, the ``atexit`` handlers run, and the
+        process ends with the status it would have had (``os._exit``), the thread left:
+        ``run`` then never returns, so code after it and the ``finally`` blocks around it
+        do not run. (Served otherwise, on asyncio, Python waits for the thread at exit.)
         ``backend="trio"`` serves stdio on trio (uvicorn, and so HTTP, needs asyncio).
         ``state`` and ``auth`` are passed to ``http_app`` (streamable HTTP only).
         ``max_message_bytes`` caps one stdio message either way (64 MiB if ``None``; see
@@ -884,7 +889,7 @@ class MCPServer:
             )
             greet_a_person_at_a_terminal(self.name)
             with (
-                self._says_which_threads_are_left(),
+                self._exits_without_waiting_for_threads(),
                 self._exits_if_the_lifespan_fails(logged_by_uvicorn=False),
             ):
                 try:
@@ -929,7 +934,7 @@ class MCPServer:
                 auth=auth,
             )
             with (
-                self._says_which_threads_are_left(),
+                self._exits_without_waiting_for_threads(),
                 self._exits_if_the_lifespan_fails(logged_by_uvicorn=True),
             ):
                 run_uvicorn(app, host=host, port=port)
@@ -942,22 +947,25 @@ class MCPServer:
             self._threads_left = running_in_threads()
 
     @contextlib.contextmanager
-    def _says_which_threads_are_left(self) -> Generator[None, None, None]:
-        """Warn if serving ended with user functions still running in their threads (a
-        plain ``def`` tool stuck on a lock or a socket): the process exits without them
-        (daemon threads), and the warning says which, and what to do."""
+    def _exits_without_waiting_for_threads(self) -> Generator[None, None, None]:
+        """End the process, as ``run`` would have (its status, its message), if serving
+        ended with user functions still running in worker threads: a plain ``def`` tool
+        stuck on a lock or a socket would otherwise hold the process for ever, since
+        Python waits for such threads at exit and nothing can stop one. Says which."""
         self._threads_left = []
         try:
             yield
-        finally:
-            if left := self._threads_left:
-                logger.warning(
-                    "The server stopped while %s still ran in a worker thread (a thread "
-                    "cannot be stopped); exiting without waiting for %s. Give blocking "
-                    "calls in plain `def` tools a timeout, so that they return.",
-                    ", ".join(left),
-                    "it" if len(left) == 1 else "them",
-                )
+        except SystemExit as stopping:
+            if self._threads_left:
+                _exit_now(self._threads_left, stopping.code)
+            raise
+        except BaseException:
+            if self._threads_left:
+                traceback.print_exc()
+                _exit_now(self._threads_left, 1)
+            raise
+        if self._threads_left:
+            _exit_now(self._threads_left, 0)
 
     @contextlib.contextmanager
     def _exits_if_the_lifespan_fails(
@@ -976,6 +984,27 @@ class MCPServer:
                 if not logged_by_uvicorn:
                     logger.error("The server's lifespan failed", exc_info=failure)
                 raise SystemExit(f"answerback: {failed_lifespan(failure)}") from None
+
+
+def _exit_now(functions: list[str], status: object) -> NoReturn:
+    """Warn that ``functions`` run on in threads, and end the process with ``status``
+    (a ``SystemExit`` code) without waiting for them: as for daemon threads, the
+    ``atexit`` handlers run, the threads are left where they are."""
+    logger.warning(
+        "The server stopped while %s still ran in a worker thread (a thread cannot be "
+        "stopped); exiting without waiting for %s. Give blocking calls in plain `def` "
+        "tools a timeout, so that they return.",
+        ", ".join(functions),
+        "it" if len(functions) == 1 else "them",
+    )
+    if status is not None and not isinstance(status, int):
+        print(status, file=sys.stderr)
+        status = 1
+    atexit._run_exitfuncs()  # pyright: ignore[reportPrivateUsage]
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(Exception):
+            stream.flush()
+    os._exit(status or 0)
 
 
 _RESOURCE_UPDATED = "notifications/resources/updated"

@@ -50,8 +50,15 @@ async def hand_driven(mode: str, **options: Any) -> AsyncGenerator[tuple[Client,
     plays by hand, in either era."""
     transport = HandDrivenServer()
     peer = transport.peer
+    set_up_done = anyio.Event()
 
     async def set_up() -> None:
+        try:
+            await play_set_up()
+        finally:
+            set_up_done.set()
+
+    async def play_set_up() -> None:
         if mode == "legacy":
             await peer.answer_initialize(SUBSCRIBABLE)
             return
@@ -67,6 +74,7 @@ async def hand_driven(mode: str, **options: Any) -> AsyncGenerator[tuple[Client,
     async with anyio.create_task_group() as tg:
         tg.start_soon(set_up)
         async with Client(transport, mode=mode, **options) as client:
+            await set_up_done.wait()  # else a test's first read may take `initialized`
             yield client, peer
 
 
@@ -288,6 +296,36 @@ async def test_a_result_that_is_not_an_object_is_an_invalid_result(mode: str) ->
 
 
 # -- answers to requests never sent ----------------------------------------------------
+
+
+async def test_the_late_answer_to_a_call_given_up_is_no_stray_answer(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """A server may answer a request just as the client cancels it (the specification
+    allows the race): that answer is expected, and logging it as one to a request never
+    sent misled under cancellation load."""
+    caplog.set_level(logging.WARNING, "answerback.jsonrpc")
+    async with hand_driven("legacy") as (client, peer):
+        with anyio.fail_after(PATIENCE_SECONDS):
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(client.ping)
+                request = await peer.receive()
+                tg.cancel_scope.cancel()
+            cancelled = await peer.receive()
+            assert cancelled["method"] == "notifications/cancelled"
+            await peer.send({"jsonrpc": "2.0", "id": request["id"], "result": {}})
+            await peer.send({"jsonrpc": "2.0", "id": "never-sent", "result": {}})
+            async with anyio.create_task_group() as tg:
+
+                async def answer_ping() -> None:
+                    ping = await peer.receive()
+                    await peer.send({"jsonrpc": "2.0", "id": ping["id"], "result": {}})
+
+                tg.start_soon(answer_ping)
+                await client.ping()  # read after both answers
+    unknown = [r.getMessage() for r in caplog.records if "unknown request id" in r.getMessage()]
+    assert len(unknown) == 1, unknown
+    assert "'never-sent'" in unknown[0]
 
 
 async def test_answers_to_nothing_are_logged_first_then_counted(

@@ -905,9 +905,12 @@ class Endpoint:
             if message.get("id") is not None or error is None:
                 skipped = self._skipped
                 if skipped is not None and request_id in skipped.given_up:
-                    del skipped.given_up[request_id]  # a late answer, read: not a skipped one
+                    # The late answer to a request we gave up (a race the peer may lose):
+                    # not a stray one, and not one of those skipped.
+                    del skipped.given_up[request_id]
                     self._settle_suspects(skipped)
-                self._stray_answer(request_id)
+                else:
+                    self._stray_answer(request_id)
             elif error.get("code") not in _UNREADABLE:
                 # Not JSON-RPC's answer to an unreadable message: a peer answering a
                 # notification it does not know, say, which must not fail our calls.

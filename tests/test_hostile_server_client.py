@@ -307,6 +307,7 @@ async def test_the_late_answer_to_a_call_given_up_is_no_stray_answer(
     caplog.set_level(logging.WARNING, "answerback.jsonrpc")
     async with hand_driven("legacy") as (client, peer):
         with anyio.fail_after(PATIENCE_SECONDS):
+            request: JSONObject = {}
             async with anyio.create_task_group() as tg:
                 tg.start_soon(client.ping)
                 request = await peer.receive()

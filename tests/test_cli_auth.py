@@ -108,6 +108,21 @@ def test_a_token_the_server_refuses_exits_5_saying_why(
     assert "not meant for this resource" in done.stderr
 
 
+def test_a_refused_token_says_what_the_command_can_change(
+    auth_server: AuthServer, server_url: str, home: Path
+) -> None:
+    """The server's 401 to ``--token`` is worded for a user of the command: the library's
+    advice (``auth=``) is for programs."""
+    elsewhere = anyio.run(lambda: auth_server.mint(aud="http://127.0.0.1:1/mcp", scope="mcp"))
+    done = answerback("call", server_url, "whoami", home=home, env={"ANSWERBACK_TOKEN": elsewhere})
+    assert done.returncode == 5, done.stderr
+    given = "it refused the token given by --token or $ANSWERBACK_TOKEN with HTTP 401 ("
+    assert given in done.stderr
+    assert "give a token it accepts, or none, for the command to log in" in done.stderr
+    assert "auth=" not in done.stderr
+    assert "answerback.client.OAuth" not in done.stderr
+
+
 def test_client_credentials(auth_server: AuthServer, server_url: str, home: Path) -> None:
     robot = anyio.run(auth_server.confidential_client)
     done = answerback(

@@ -93,7 +93,7 @@ def test_the_longest_server_name_before_a_colon_wins(tmp_path: Path) -> None:
     assert find("localhost:8000:greet", "tool", listed) == (named["localhost:8000"], "greet")
     assert find("localhost:greet", "tool", listed) == (named["localhost"], "greet")
     # Every qualified name Tab offers resolves to its server.
-    completer = SessionCompleter(session.live_servers)
+    completer = SessionCompleter(session.live_servers, lambda: session.servers)
     offered = [
         c.text for c in completer.get_completions(Document("call localhost"), CompleteEvent())
     ]
@@ -101,6 +101,24 @@ def test_the_longest_server_name_before_a_colon_wins(tmp_path: Path) -> None:
     for text in offered:
         server, tool = find(text, "tool", listed)
         assert f"{server.name}:{tool}" == text
+
+
+def test_reconnect_completes_every_server_name_those_gone_too(tmp_path: Path) -> None:
+    """The completer knew only live servers, and ``reconnect`` is for those gone:
+    ``reconnect`` + Tab offered nothing for them."""
+    session = session_of(tmp_path, "tea", "coffee", "cocoa")
+    gone = {s.name: s for s in session.servers}
+    gone["coffee"].client = None  # never answered
+    gone["cocoa"].lost = "it exited"  # went away
+    completer = SessionCompleter(session.live_servers, lambda: session.servers)
+
+    def offered(text: str) -> list[str]:
+        return [c.text for c in completer.get_completions(Document(text), CompleteEvent())]
+
+    assert offered("reconnect ") == ["tea", "coffee", "cocoa"]
+    assert offered("reconnect co") == ["coffee", "cocoa"]
+    assert offered("tools ") == ["tea"]  # the others take live servers only
+    assert offered("reconnect tea ") == []
 
 
 # -- defect 8: a refused link's reason and its password ------------------------------------

@@ -8,6 +8,7 @@ connection.") is for no command, which is leaving.
 from __future__ import annotations
 
 from collections.abc import AsyncGenerator, Generator
+from pathlib import Path
 from typing import Any
 
 import anyio
@@ -22,7 +23,7 @@ from support import peer_pair
 
 from answerback import Client
 from answerback.cli._oneshot import failure
-from answerback.cli._targets import Target
+from answerback.cli._targets import Target, config_entry
 from answerback.jsonrpc import Endpoint, Envelope, IncomingRequest, JSONObject
 from answerback.jsonrpc._endpoint import WHY
 from answerback.transports.http import StreamableHTTPTransport
@@ -58,15 +59,34 @@ async def refuse_unauthorized(request: Request) -> Response:
     return Response(status_code=401, headers={"www-authenticate": challenge})
 
 
-async def test_a_servers_401_shows_its_reason_alone() -> None:
+async def test_a_servers_401_is_worded_for_the_command() -> None:
+    """The library's reason advises a program (``auth=``); the command's line says what a
+    user of the command can do, from the status and challenge the error's data keeps."""
     app = Starlette(routes=[Route("/mcp", refuse_unauthorized, methods=["POST"])])
     async with serve(app) as server:
         exc = await connection_error(server.url)
     assert isinstance(exc, AuthorizationError)
     assert exc.message.startswith("Connection failed: HTTP 401 Unauthorized: ")
+    assert "connect with auth=" in exc.message
+    challenge = 'Bearer error="invalid_token", error_description="no token"'
+    assert (exc.data["httpStatus"], exc.data["challenge"]) == (401, challenge)
     said = str(failure(Target(name="tea", url=server.url), exc))
-    reason = exc.message.removeprefix("Connection failed: ")
-    assert said == f"cannot log in to tea ({server.url}): {reason}"
+    assert said == (
+        f"cannot log in to tea ({server.url}): it refused the command's authorization with "
+        f"HTTP 401 (WWW-Authenticate: {challenge}): log in as someone it lets in "
+        f"(answerback logout {server.url}, then run the command at a terminal), or give a "
+        "token it accepts (--token or $ANSWERBACK_TOKEN)."
+    )
+    entry = {"url": server.url, "headers": {"Authorization": "Bearer old"}}
+    configured = config_entry(Path("servers.json"), "tea", entry)
+    said = str(failure(configured, exc))
+    assert said == (
+        f"cannot log in to tea ({server.url}): it refused the token given by the "
+        "\"Authorization\" header of the server 'tea' in servers.json with HTTP 401 "
+        f"(WWW-Authenticate: {challenge}): give a token it accepts, or none, for the "
+        "command to log in through the browser."
+    )
+    assert "auth=" not in said
 
 
 class DeclinedLogin(httpx2.Auth):

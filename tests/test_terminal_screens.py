@@ -585,6 +585,66 @@ async def test_a_cut_message_and_description_are_read_whole_with_ctrl_r() -> Non
     assert answers == [{"note": "x"}]
 
 
+LONG_TITLE: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "note": {"type": "string", "title": " ".join(f"t{n}" for n in range(300))},
+        "other": {"type": "string", "title": "Other"},
+    },
+    "required": ["note"],
+}
+
+
+async def test_a_long_field_title_is_capped_as_descriptions_are() -> None:
+    """A long title was wrapped whole and pushed every other field off the screen. It
+    shows three rows now, then its "*", what the field expects and how to read the rest;
+    Ctrl-R shows it whole."""
+    with terminal():
+        screen = FormScreen(parse_form(LONG_TITLE), title="Form", message="", server="s")
+        answers: list[object] = []
+
+        async def run() -> None:
+            answers.append(await screen.run())
+
+        async with running(screen.application, run) as driven:
+            shown = await driven.shows("Ctrl-S accept")
+            rows = shown.splitlines()
+            first = next(i for i, row in enumerate(rows) if row.startswith("t0 t1 t2"))
+            assert rows[first + 1].startswith("  t"), shown
+            assert rows[first + 2].startswith("  t"), shown
+            assert re.fullmatch(
+                r"  \*  \(text\)  … \d+ more lines: Ctrl-R shows them whole", rows[first + 3]
+            ), shown
+            assert rows[first + 4] == "  >", shown
+            assert "Other  (text)" in shown, shown  # the next field is in sight
+            shown = await driven.type("\x12", then="Esc/q back")
+            rows = shown.splitlines()
+            start = next(i for i, row in enumerate(rows) if row.startswith("A field's title:"))
+            assert rows[start + 1].startswith("│ t0 t1 t2"), shown
+            whole = LONG_TITLE["properties"]["note"]["title"]
+            assert screen.reader.text == f"A field's title:\n{whole}"
+            await driven.type("q", then="Ctrl-S accept")
+            await driven.type("x", then="  > x")
+            driven.pipe.send_text(CTRL_S)
+    assert answers == [{"note": "x"}]
+
+
+async def test_a_title_that_fits_is_whole_though_its_marks_take_a_row_more() -> None:
+    """Only a title longer than the cap is cut: when the title fits and only its "*" and
+    what the field expects spill onto one more row, all of it shows, with no note."""
+    title = "aaaa bbbb cccc dddd eeee ffff gggg hhhh iiii"
+    form = parse_form(LONG_TITLE | {"properties": {"note": {"type": "string", "title": title}}})
+    with terminal(columns=20):
+        screen = FormScreen(form, title="Form", message="", server="s")
+        async with running(screen.application, screen.run) as driven:
+            shown = await driven.shows("  (text)")
+            rows = shown.splitlines()
+            first = rows.index("aaaa bbbb cccc dddd")
+            assert rows[first + 1 : first + 4] == ["  eeee ffff gggg", "  hhhh iiii *", "  (text)"]
+            assert "more lines" not in shown, shown
+            driven.pipe.send_text(CTRL_D)  # decline
+
+
 async def test_a_label_holding_a_line_break_cannot_forge_an_unbarred_row_in_the_reader() -> None:
     """The reader's headings are its own rows, without the bar; a field's title in one
     holds a line break written out, never a second row standing where the words are."""
@@ -624,6 +684,20 @@ async def test_the_link_and_sampling_cards_show_a_cut_message_whole_too() -> Non
                 assert said == [f"│ line {n}" for n in range(30)], shown
                 await driven.type("q", then=keys)
                 driven.pipe.send_text(end)
+
+
+async def test_ctrl_r_on_a_link_card_without_a_message_opens_nothing() -> None:
+    """With no words of the server's to read, Ctrl-R opened an empty view that hid the
+    card; now it leaves the card as it was."""
+    with terminal():
+        link = UrlCard(judge_url("https://example.com/"), message="", server="library")
+        async with running(link.application, link.run) as driven:
+            await driven.shows("open in browser")
+            await driven.alone("\x12")
+            assert not link.reader.reading
+            shown = await driven.shows("open in browser")
+            assert "Esc/q back" not in shown, shown
+            driven.pipe.send_text("c")
 
 
 async def test_a_paste_whose_tab_reaches_accept_never_presses_it() -> None:

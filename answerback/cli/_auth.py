@@ -109,6 +109,7 @@ def authorized(
             )
         for target in urls:
             target.headers["Authorization"] = f"Bearer {options.token}"
+            target.token_from = f"--token or ${TOKEN_ENV}"
         yield
         return
     oauth = _oauth()

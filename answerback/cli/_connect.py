@@ -262,10 +262,14 @@ class Server:
 class SessionCompleter(Completer):
     """Completes commands, then what each command takes: tool, resource and prompt
     names (``server:name`` when several servers are connected), server names, levels,
-    paths."""
+    paths. ``servers`` are the live ones; ``everyone`` those gone too, which only
+    ``reconnect`` takes."""
 
-    def __init__(self, servers: Callable[[], list[Server]]) -> None:
+    def __init__(
+        self, servers: Callable[[], list[Server]], everyone: Callable[[], list[Server]]
+    ) -> None:
         self.servers = servers
+        self.everyone = everyone
         self.paths = PathCompleter(only_directories=True, expanduser=True)
 
     def get_completions(
@@ -281,6 +285,9 @@ class SessionCompleter(Completer):
         arguments = words[1:] if text.endswith(" ") else words[1:-1]
         current = "" if text.endswith(" ") else words[-1]
         if arguments and command not in ("roots",):
+            return
+        if command == "reconnect":
+            yield from _matching(current, [s.name for s in self.everyone()])
             return
         servers = self.servers()
         if command in ("tools", "resources", "prompts", "cancel", "mute", "unmute"):
@@ -352,7 +359,7 @@ class Session:
         self.console = Console(force_terminal=sys.stdout.isatty(), highlight=False)
         self.prompt: PromptSession[str] = PromptSession(
             history=command_history(history, self.say),
-            completer=SessionCompleter(self.live_servers),
+            completer=SessionCompleter(self.live_servers, lambda: self.servers),
             complete_while_typing=False,
         )
         self.seat = PromptSeat(self.prompt)

@@ -31,7 +31,7 @@ from answerback.cli._arguments import (
     required_arguments,
 )
 from answerback.cli._echo import EchoedMessages
-from answerback.cli._interface import ExitCode, redacted
+from answerback.cli._interface import TOKEN_ENV, ExitCode, redacted
 from answerback.cli._render import log_line, pretty_json, print_listing, result_text
 from answerback.cli._reporting import CommandResponder, ReportedHeadless
 from answerback.cli._targets import Target
@@ -241,8 +241,9 @@ def failure(
     ``timeout``: ``--timeout``, to say how long a request that timed out was waited for).
     Each kind of error is told by its class, never by the library's wording."""
     if (refusal := _authorization_failure(exc)) is not None:
+        reason = _refused_credentials(target, refusal) or _reason_alone(refusal)
         return CommandFailed(
-            f"cannot log in to {target.name} ({target.describe()}): {_reason_alone(refusal)}",
+            f"cannot log in to {target.name} ({target.describe()}): {reason}",
             ExitCode.AUTHORIZATION,
         )
     if isinstance(exc, NoAnswer | NotConnected):
@@ -321,6 +322,31 @@ def _reason_alone(exc: BaseException) -> str:
         if isinstance(why, str):
             return why
     return str(exc)
+
+
+def _refused_credentials(target: Target, refusal: BaseException) -> str | None:
+    """The server's 401/403 to what the command sent, with what a user of the command can
+    change: the library's own reason advises a program (``auth=``). ``None`` for any other
+    authorization failure (a login, a token store), whose reason says what to do."""
+    data: object = refusal.data if isinstance(refusal, MCPError) else None
+    if not isinstance(data, dict):
+        return None
+    status = cast(dict[str, object], data).get("httpStatus")
+    challenge = cast(dict[str, object], data).get("challenge")
+    if not isinstance(status, int) or not isinstance(challenge, str):
+        return None
+    answered = f"HTTP {status} (WWW-Authenticate: {challenge})"
+    if target.token_from is not None:
+        return (
+            f"it refused the token given by {target.token_from} with {answered}: give a "
+            "token it accepts, or none, for the command to log in through the browser."
+        )
+    return (
+        f"it refused the command's authorization with {answered}: log in as someone it "
+        "lets in (answerback logout "
+        f"{target.describe()}, then run the command at a terminal), or give a token it "
+        f"accepts (--token or ${TOKEN_ENV})."
+    )
 
 
 def _authorization_failure(exc: BaseException) -> BaseException | None:

@@ -54,6 +54,9 @@ class Target:
     headers: dict[str, str] = field(default_factory=dict[str, str])
     auth: OAuth | None = None
     """How an HTTP target logs in (set by ``answerback.cli._auth``)."""
+    token_from: str | None = None
+    """Where the bearer token sent as is came from (``--token``, a config file's
+    headers): what to change when the server refuses it."""
 
     @property
     def is_stdio(self) -> bool:
@@ -203,7 +206,9 @@ def _http_entry(name: str, where: str, url: object, headers: object) -> Target:
             "ASCII, spaces and tabs): write it in the file percent-encoded, as the server "
             'expects (an "é" as %C3%A9), or leave the header out.'
         ) from None
-    return Target(name=name, url=url, headers=checked)
+    given = any(header.lower() == "authorization" for header in checked)
+    token_from = f'the "Authorization" header of the {where}' if given else None
+    return Target(name=name, url=url, headers=checked, token_from=token_from)
 
 
 def _sendable(value: str) -> bool:

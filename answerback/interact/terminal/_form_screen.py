@@ -73,6 +73,14 @@ DESCRIPTION_LINES_SHOWN = 3
 """A field's description is shown in up to this many lines: one long description
 pushed every other field off the screen. ``READ_KEY`` shows it whole."""
 
+TITLE_LINES_SHOWN = 3
+"""A field's title is shown in up to this many lines, as its description: one long
+title pushed every other field off the screen. ``READ_KEY`` shows it whole."""
+
+TITLE_ALWAYS_WHOLE = 40
+"""A title this many characters long or shorter fits in ``TITLE_LINES_SHOWN`` rows of
+any terminal wide enough for the form, so the reader need not repeat it."""
+
 LAST_FIELD = "This is the last field: Ctrl-S accepts the form, Tab goes on to the buttons."
 """What Enter on the last field says (it does not go on to the buttons)."""
 
@@ -255,11 +263,11 @@ class FormScreen:
         """The server's words that the screen may cut short, for its ``Reader``."""
         asker = f" from {self._server}" if self._server else ""
         texts = [(f"The message{asker}:", self._message)] if self._message.strip() else []
-        texts += [
-            (f"{field.label} (what the field is for):", field.description)
-            for field in self.form.fields
-            if field.description
-        ]
+        for field in self.form.fields:
+            if field.description:  # the heading holds the title whole
+                texts.append((f"{field.label} (what the field is for):", field.description))
+            elif len(field.label) > TITLE_ALWAYS_WHOLE:
+                texts.append(("A field's title:", field.label))
         return texts
 
     def _header(self, width: int) -> RenderableType:
@@ -321,11 +329,11 @@ class FormScreen:
     def _field_block(self, field_input: FieldInput) -> Container:
         field = field_input.field
         label: StyleAndTextTuples = [("class:label", readable(field.label))]
-        if field.required:
-            label.append(("class:required", " *"))
-        label.append(("class:hint", f"  ({field_hint(field)})"))
-        # Wrapped, not cut: a long title once hid its own "*" and what the field expects.
-        rows: list[AnyContainer] = [wrapped_text(lambda: label, 2)]
+        marks: StyleAndTextTuples = [("class:required", " *")] if field.required else []
+        marks.append(("class:hint", f"  ({field_hint(field)})"))
+        # Cut, the "*" and what the field expects kept: a long title cut by the terminal
+        # once hid them, and one wrapped whole pushed the other fields off the screen.
+        rows: list[AnyContainer] = [wrapped_text(lambda: label, 2, TITLE_LINES_SHOWN, kept=marks)]
         if field.description:
             text: StyleAndTextTuples = [("class:hint", readable(f"  {field.description}"))]
             rows.append(wrapped_text(lambda: text, 2, DESCRIPTION_LINES_SHOWN))

@@ -34,7 +34,12 @@ from prompt_toolkit.application import Application, get_app
 from prompt_toolkit.data_structures import Size
 from prompt_toolkit.document import Document
 from prompt_toolkit.filters import Condition
-from prompt_toolkit.formatted_text import ANSI, StyleAndTextTuples, fragment_list_width
+from prompt_toolkit.formatted_text import (
+    ANSI,
+    OneStyleAndTextTuple,
+    StyleAndTextTuples,
+    fragment_list_width,
+)
 from prompt_toolkit.input.typeahead import clear_typeahead
 from prompt_toolkit.key_binding import (
     ConditionalKeyBindings,
@@ -553,24 +558,44 @@ def _words(line: list[tuple[str, str]]) -> list[list[tuple[str, str]]]:
 
 
 def wrapped_text(
-    fragments: Callable[[], StyleAndTextTuples], indent: int, most: int | None = None
+    fragments: Callable[[], StyleAndTextTuples],
+    indent: int,
+    most: int | None = None,
+    kept: Sequence[OneStyleAndTextTuple] = (),
 ) -> Window:
     """A screen's own line (a label, a hint, an error), wrapped at word ends to the
     terminal's width, its further rows indented ``indent`` spaces; at most ``most``
-    rows, then how many more there are and how to read them (``Reader``)."""
+    rows, then how many more there are and how to read them (``Reader``).
+
+    ``kept`` follows the fragments and is never cut: where they are, it leads the note's
+    row (a field's ``*`` and what it expects, after a long title)."""
 
     def rows() -> StyleAndTextTuples:
         width = max(get_app().output.get_size().columns, indent + 1)
-        shown = word_wrapped(fragments(), width, indent)
-        if most is None:
+        shown = word_wrapped([*fragments(), *kept], width, indent)
+        if most is None or _breaks(shown) < most:
             return shown
-        breaks = [i for i, (_, text, *_) in enumerate(shown) if text == "\n"]
+        alone = word_wrapped(fragments(), width, indent)
+        breaks = [i for i, (_, text, *_) in enumerate(alone) if text == "\n"]
         if len(breaks) < most:
-            return shown
-        note: StyleAndTextTuples = [("class:hint", " " * indent + cut_note(len(breaks) + 1 - most))]
-        return [*shown[: breaks[most - 1] + 1], *word_wrapped(note, width, indent)]
+            return shown  # the fragments fit: only what is kept takes a row more
+        lead: StyleAndTextTuples = list(kept)
+        if lead:  # its own row's start, after the indent
+            lead[0] = (lead[0][0], lead[0][1].lstrip())
+        more = "  " if lead else ""
+        note: StyleAndTextTuples = [
+            ("", " " * indent),
+            *lead,
+            ("class:hint", more + cut_note(len(breaks) + 1 - most)),
+        ]
+        return [*alone[: breaks[most - 1] + 1], *word_wrapped(note, width, indent)]
 
     return Window(FormattedTextControl(rows), dont_extend_height=True, wrap_lines=True)
+
+
+def _breaks(shown: StyleAndTextTuples) -> int:
+    """How many rows ``word_wrapped``'s rows are, less one."""
+    return sum(1 for _, text, *_ in shown if text == "\n")
 
 
 def status_line(style: str, text: Callable[[], str]) -> Window:
@@ -595,7 +620,8 @@ class Reader:
 
     ``texts`` are (heading, server's words) pairs; every row of the words, wrapped
     ones too, carries the bar, as on the cards. Cut with no way to read on, the rest of
-    a long message was never seen.
+    a long message was never seen. With no ``texts`` (a link card without a message)
+    ``READ_KEY`` does nothing: an empty view would only hide the screen.
     """
 
     def __init__(self, texts: Sequence[tuple[str, str]]) -> None:
@@ -637,9 +663,10 @@ class Reader:
     def bindings(self, screen: KeyBindingsBase) -> KeyBindingsBase:
         """The screen's keys while it shows, the reader's while it is open."""
         reading = Condition(lambda: self.reading)
+        readable = Condition(lambda: bool(self.text))
         own = KeyBindings()
 
-        @own.add(READ_KEY.replace("Ctrl-", "c-").lower(), filter=~reading)
+        @own.add(READ_KEY.replace("Ctrl-", "c-").lower(), filter=readable & ~reading)
         def _open(event: KeyPressEvent) -> None:
             self._back_to = event.app.layout.current_window
             self.reading = True

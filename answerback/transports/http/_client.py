@@ -1756,11 +1756,18 @@ def _caused_by(exc: BaseException, *kinds: type[BaseException]) -> bool:
 
 def _refusal_data(response: httpx2.Response) -> JSONObject | None:
     """A 401/403 with a Bearer challenge is an authorization failure (the caller gets an
-    ``AuthorizationError``): no auth, or a token the server refuses."""
+    ``AuthorizationError``): no auth, or a token the server refuses. The status and the
+    challenge are kept apart, for a caller that words its own advice (the command line's
+    options, not ``auth=``)."""
     if response.status_code not in (401, 403) or "www-authenticate" not in response.headers:
         return None
-    error = Challenge.parse(response.headers["www-authenticate"]).error
-    return {"reason": AUTHORIZATION_FAILED, "oauthError": error}
+    challenge = response.headers["www-authenticate"]
+    return {
+        "reason": AUTHORIZATION_FAILED,
+        "oauthError": Challenge.parse(challenge).error,
+        "httpStatus": response.status_code,
+        "challenge": challenge,
+    }
 
 
 def _status_reason(response: httpx2.Response, body: bytes, url: str, reached: bool = False) -> str:

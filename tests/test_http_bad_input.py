@@ -1093,11 +1093,14 @@ def test_without_httptools_uvicorn_parses_with_h11_which_bounds_heads_itself(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     """httptools is a dependency on CPython only; where it (and so the head-bounded
-    protocol built on it) cannot be imported, ``uvicorn_server`` leaves the parser to
-    uvicorn, which then picks h11, whose own bound on heads holds."""
+    protocol built on it) cannot be imported, ``uvicorn_server`` parses with uvicorn's
+    h11 protocol, whose own bound on heads holds (watching descriptors as well)."""
+    from uvicorn.protocols.http.h11_impl import H11Protocol
+
     monkeypatch.setitem(sys.modules, "answerback.transports.http._heads", None)
     server = uvicorn_server(StreamableHTTPApp(tagged_server()), port=0)
-    assert server.config.http == "auto"
+    assert isinstance(server.config.http, type)
+    assert issubclass(server.config.http, H11Protocol)
     with_parser = uvicorn_server(StreamableHTTPApp(tagged_server()), port=0, http="h11")
     assert with_parser.config.http == "h11"  # a parser asked for is kept
 

@@ -184,6 +184,10 @@ class LegacySession:
         self.unsolicited = 0
         """Responses the client POSTed that answered none of those: dropped, the first
         logged and the rest counted, so a client cannot set the log's volume."""
+        self.backlog_dropped = 0
+        """Messages dropped from a full ``backlog`` since a GET stream last took it: the
+        first logged and the rest counted (the count logged when the session ends or a
+        GET stream opens), so N sessions without one do not log N lines per broadcast."""
         self.scope = anyio.CancelScope()
         self.last_active = anyio.current_time()
         self.closed = False
@@ -265,6 +269,7 @@ class LegacySession:
                     self.id,
                     self.unsolicited,
                 )
+            self._log_backlog_dropped("it ended")
             self.scope.cancel()
             self.incoming.close()
             for waiter in self.json_waiters.values():
@@ -549,13 +554,40 @@ class LegacySession:
             f"the client has opened no GET stream to receive it and more than "
             f"{self.max_backlog} messages were waiting"
         )
-        logger.warning("dropped a message for the GET stream: %s", reason)
+        self.backlog_dropped += 1
+        if self.backlog_dropped == 1:
+            logger.warning(
+                "session %s: dropped a message for the GET stream: %s; more dropped are "
+                "counted, and the count logged when the session ends or a GET stream opens",
+                self.id,
+                reason,
+            )
         dropped_id = as_request_id(dropped.get("id"))
         if dropped_id is not None:  # a request of the server's, failed on its side below
             self.asked.discard(dropped_id)
         _, to_self = undeliverable(dropped, reason)
         if to_self is not None:
             self.submit(Envelope(to_self))
+
+    def take_backlog(self) -> list[Event]:
+        """The messages kept for the GET stream opening now, oldest first (the backlog
+        is empty after); the count of those dropped meanwhile is logged."""
+        events = [(event_id, data) for event_id, data, _ in self.backlog]
+        self.backlog.clear()
+        self._log_backlog_dropped("its client opened a GET stream")
+        return events
+
+    def _log_backlog_dropped(self, event: str) -> None:
+        if self.backlog_dropped > 1:
+            logger.warning(
+                "session %s: %s; %d messages for its GET stream had been dropped, %d at "
+                "most being kept while none is open",
+                self.id,
+                event,
+                self.backlog_dropped,
+                self.max_backlog,
+            )
+        self.backlog_dropped = 0
 
     def _finish(self, stream: SSEStream) -> None:
         stream.done = True

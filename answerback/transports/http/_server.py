@@ -77,8 +77,10 @@ from answerback.transports.http._request_auth import (
 from answerback.transports.http._security import EndpointRequest, HostPolicy, fields_of
 from answerback.transports.http._serving import (
     CLIENT_CLOSED_REQUEST,
+    AnswerFlaw,
     ClientGone,
     EventStreamResponse,
+    answer_flaw,
     crowded,
     error_response,
     json_response,
@@ -519,7 +521,7 @@ class StreamableHTTPApp:
             return _sent_twice("Mcp-Session-Id", "the session id the server gave")
         # A version header sent twice says no version: the body alone tells the era.
         version_repeated = VERSION_HEADER in headers.repeated
-        read: tuple[JSONObject, bool, int] | None = None
+        read: tuple[JSONObject, bool, int, AnswerFlaw | None] | None = None
         if request.method == "POST":
             parsed = await self._read_message(request)
             if isinstance(parsed, Response):
@@ -530,7 +532,7 @@ class StreamableHTTPApp:
                 if refusal is not None:
                     return refusal
             if not in_session and is_modern_request(read[0], None if version_repeated else version):
-                return await answer_modern(self, request, *read)
+                return await answer_modern(self, request, *read[:3])
         elif version in MODERN_VERSIONS and not in_session:
             return error_response(
                 405,
@@ -659,9 +661,13 @@ class StreamableHTTPApp:
             hooks=self.replication,
         )
 
-    async def _read_message(self, request: Request) -> tuple[JSONObject, bool, int] | Response:
-        """The POSTed JSON-RPC message, whether the client takes SSE and the body's size
-        (``Envelope.size``), or the error."""
+    async def _read_message(
+        self, request: Request
+    ) -> tuple[JSONObject, bool, int, AnswerFlaw | None] | Response:
+        """The POSTed JSON-RPC message, whether the client takes SSE, the body's size
+        (``Envelope.size``) and, for an answer that names its question but cannot be
+        used, why (the message is then the error answer that question fails with); or
+        the error."""
         headers = fields_of(request)
         accepts = acceptance(headers.joined("accept"))
         if not accepts.json:
@@ -690,7 +696,12 @@ class StreamableHTTPApp:
             )
             return error_response(400, INVALID_REQUEST, f"Invalid request: {what}.")
         problem = message_problem(message)
-        if problem is not None:
+        flaw = None
+        if "method" not in message and (answered := as_request_id(message.get("id"))) is not None:
+            flaw = answer_flaw(message, body, problem)
+            if flaw is not None and not flaw.unreadable:  # decode stood one in for those
+                message = flaw.stand_in(answered)
+        elif problem is not None:
             return error_response(400, *problem, as_request_id(message.get("id")))
         if len(body) > MAX_INITIALIZE_BYTES and message.get("method") == "initialize":
             return error_response(
@@ -702,7 +713,7 @@ class StreamableHTTPApp:
                 "information fit in far less.",
                 as_request_id(message.get("id")),
             )
-        return message, accepts.event_stream, len(body)
+        return message, accepts.event_stream, len(body), flaw
 
     async def _read_body(self, request: Request) -> bytes | Response:
         """The whole body, or why not: too large (413), or too slow to arrive (408)."""
@@ -739,9 +750,16 @@ class StreamableHTTPApp:
         )
 
     async def _post(
-        self, request: Request, message: JSONObject, wants_sse: bool, size: int
+        self,
+        request: Request,
+        message: JSONObject,
+        wants_sse: bool,
+        size: int,
+        flaw: AnswerFlaw | None,
     ) -> Response:
-        """A legacy (2025-11-25 and older) POST: sessions, SSE, server requests."""
+        """A legacy (2025-11-25 and older) POST: sessions, SSE, server requests.
+        ``flaw``: why the answer POSTed cannot be used (``message`` is the error answer
+        standing in for it)."""
         method = message.get("method")
         request_id = as_request_id(message.get("id"))
         if method == "initialize":
@@ -767,11 +785,17 @@ class StreamableHTTPApp:
             if self.replication is not None:
                 routed = await self._route_elsewhere(session, message)
                 if routed is not None:
+                    if flaw is not None and request_id is not None and routed.status_code == 202:
+                        return flaw.refusal(request_id, failed=True)
                     return routed
             if method is None and not session.answers_a_question(message):
+                if flaw is not None and request_id is not None and not flaw.unreadable:
+                    return flaw.refusal(request_id, failed=False)
                 return Response(status_code=202)  # accepted, and of no use to anyone
             if not session.submit(envelope):
                 return _session_ended(request_id)
+            if flaw is not None and request_id is not None:
+                return flaw.refusal(request_id, failed=True)
             if method == CANCELLED:
                 await self._cancel(session, message)
             return Response(status_code=202)
@@ -1047,8 +1071,7 @@ class StreamableHTTPApp:
             try:
                 earlier = list(replay or [])
                 if stream.id == STANDALONE:
-                    earlier.extend((event_id, data) for event_id, data, _ in session.backlog)
-                    session.backlog.clear()
+                    earlier.extend(session.take_backlog())
                 if primes and replay is None:
                     if earlier or taken:
                         # Events stored already go first, each with its id: a priming

@@ -4,12 +4,14 @@ client that hangs up while the server is still working for it."""
 
 from __future__ import annotations
 
+import codecs
 import logging
 from collections.abc import Awaitable, Callable
 from contextlib import suppress
 from typing import Any, NamedTuple, TypeVar
 
 import anyio
+import pydantic_core
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.types import Receive, Scope, Send
@@ -18,7 +20,12 @@ from answerback.jsonrpc import JSONObject, RequestId
 from answerback.jsonrpc._channel import ChannelReceiver, ChannelSender
 from answerback.jsonrpc._endpoint import as_object, as_request_id
 from answerback.transports._framing import UnencodableMessage, encode, undeliverable
-from answerback.types._errors import INVALID_PARAMS, INVALID_REQUEST
+from answerback.types._errors import (
+    INTERNAL_ERROR,
+    INVALID_PARAMS,
+    INVALID_REQUEST,
+    PARSE_ERROR,
+)
 
 logger = logging.getLogger("answerback.http")
 
@@ -130,6 +137,63 @@ def message_problem(message: JSONObject) -> tuple[int, str] | None:
                 'string "message".',
             )
     return None
+
+
+class AnswerFlaw(NamedTuple):
+    """Why a response the client POSTed cannot be used, though its id says which
+    request of the server's it answers. The question it answers fails with ``reason``
+    (its tool's ``ctx.elicit`` or sampling raises) and the client gets a 400 saying
+    ``reason``: one rule for every unusable answer, so neither side waits on it."""
+
+    code: int
+    reason: str
+    unreadable: bool
+    """Not JSON at all: when it answers no waiting question it is dropped (202), as
+    an answer to nothing is."""
+
+    def stand_in(self, request_id: RequestId) -> JSONObject:
+        """The error answer the question fails with."""
+        return {
+            "jsonrpc": "2.0",
+            "id": request_id,
+            "error": {
+                "code": INTERNAL_ERROR,
+                "message": f"The client's answer could not be used: {self.reason}",
+            },
+        }
+
+    def refusal(self, request_id: RequestId, failed: bool) -> Response:
+        """The 400 the poster gets; ``failed``: the question it answers has failed."""
+        told = (
+            f"{self.reason} The server's request {request_id!r} it answers has failed "
+            "with this reason."
+            if failed
+            else self.reason
+        )
+        return error_response(400, self.code, told, request_id)
+
+
+def answer_flaw(
+    message: JSONObject, body: bytes, problem: tuple[int, str] | None
+) -> AnswerFlaw | None:
+    """Why ``message``, a response with a usable id, cannot be used (``problem``: what
+    ``message_problem`` found), or ``None`` if it can. A body that is not JSON was
+    decoded to an error answer standing in for it (``decode``); only error responses
+    are parsed again to tell the two apart."""
+    if problem is not None:
+        return AnswerFlaw(problem[0], problem[1], unreadable=False)
+    if "error" not in message or _parses(body):
+        return None
+    error = as_object(message["error"]) or {}
+    return AnswerFlaw(PARSE_ERROR, f"Parse error: {error.get('message')}", unreadable=True)
+
+
+def _parses(body: bytes) -> bool:
+    try:
+        pydantic_core.from_json(body.removeprefix(codecs.BOM_UTF8), allow_inf_nan=False)
+    except ValueError:
+        return False
+    return True
 
 
 def _kind(value: object) -> str:

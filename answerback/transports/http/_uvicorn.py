@@ -21,11 +21,13 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import errno
+import functools
 import logging
 import signal
 import socket
 import sys
 import threading
+import time
 from collections.abc import Callable, Generator
 from types import FrameType
 from typing import Any
@@ -35,6 +37,8 @@ import uvicorn
 
 from answerback.transports._loop import STOPPING_SIGNALS, asyncio_loop_options
 from answerback.transports.http._server import StreamableHTTPApp
+
+logger = logging.getLogger("answerback.http")
 
 STOP_SECONDS = 5.0
 """How long a stopping server waits for its responses once its sessions are closed
@@ -62,6 +66,8 @@ class MCPUvicornServer(uvicorn.Server):
         """Called once the server is ready and its sockets listen."""
 
     async def startup(self, sockets: list[socket.socket] | None = None) -> None:
+        _descriptors()  # the limit read now: with no descriptor free, even an import fails
+        _fold_accept_errors(asyncio.get_running_loop())
         await super().startup(sockets)
         if self.started and self.on_started is not None:
             self.on_started()
@@ -104,14 +110,135 @@ def uvicorn_server(
     )
 
 
-def _head_bounded_protocol() -> type[asyncio.Protocol] | str:
+def _head_bounded_protocol() -> type[asyncio.Protocol]:
     """uvicorn's httptools protocol with bounds on request heads; where httptools is not
-    installed (it is a CPython-only dependency), uvicorn's choice: h11 bounds heads."""
+    installed (it is a CPython-only dependency), uvicorn's h11 protocol, which bounds
+    heads itself. Either watches the process's file descriptors (``_Descriptors``)."""
     try:
         from answerback.transports.http._heads import HeadBoundedProtocol
     except ImportError:
-        return "auto"
-    return HeadBoundedProtocol
+        from uvicorn.protocols.http.h11_impl import H11Protocol
+
+        class WatchedH11(_DescriptorWatching, H11Protocol):
+            pass
+
+        return WatchedH11
+
+    class Watched(_DescriptorWatching, HeadBoundedProtocol):
+        pass
+
+    return Watched
+
+
+DESCRIPTORS_WARNING_SECONDS = 60.0
+"""How often, at most, the server warns that its connections nearly use up its file
+descriptors (with the count of connections that came that close meanwhile)."""
+
+
+class _Descriptors:
+    """Warns when an accepted connection finds the process's file descriptors nearly
+    all in use. Once none is left, uvloop (libuv) accepts and at once closes each new
+    connection, and asyncio leaves them waiting, and neither says so where an operator
+    looks: clients just see the server hang up.
+
+    A new socket takes the lowest free descriptor, so one numbered within ``margin`` of
+    the limit means at most ``margin`` are left: one comparison per connection."""
+
+    def __init__(self, clock: Callable[[], float] = time.monotonic) -> None:
+        self.clock = clock
+        self.limit, self.margin = _descriptor_limit()
+        self.near = 0
+        """Connections that came this close since the last warning."""
+        self.warned_at: float | None = None
+
+    def accepted(self, descriptor: int) -> None:
+        """A connection was accepted on ``descriptor``."""
+        if self.limit is not None and descriptor >= self.limit - self.margin:
+            self._near(f"a connection took descriptor {descriptor}")
+
+    def refused(self) -> None:
+        """asyncio could not accept a connection for want of a descriptor (it tries
+        again a second later, and would log an error each time)."""
+        self._near("a connection could not be accepted for want of one")
+
+    def _near(self, what: str) -> None:
+        self.near += 1
+        now = self.clock()
+        if self.warned_at is not None and now - self.warned_at < DESCRIPTORS_WARNING_SECONDS:
+            return
+        since = (
+            ""
+            if self.warned_at is None
+            else f" ({self.near} times in the last {now - self.warned_at:.0f} s.)"
+        )
+        logger.warning(
+            "the server is running out of file descriptors, of which this process may "
+            "open %s (RLIMIT_NOFILE): %s; once none is left, new "
+            "connections wait or are closed unanswered. Raise the limit (ulimit -n, "
+            "or LimitNOFILE= in a systemd unit) well above the connections expected, put "
+            "a proxy that bounds connections in front, or lower body_timeout_seconds so "
+            "slow clients let go sooner.%s",
+            "no limit" if self.limit is None else self.limit,
+            what,
+            since,
+        )
+        self.near = 0
+        self.warned_at = now
+
+
+def _descriptor_limit() -> tuple[int | None, int]:
+    """The soft RLIMIT_NOFILE (``None`` where there is none to read, or it is
+    unlimited) and how close to it a descriptor warns."""
+    try:
+        import resource
+    except ImportError:  # Windows
+        return None, 0
+    soft, _ = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if soft == resource.RLIM_INFINITY:
+        return None, 0
+    return soft, max(8, soft // 16)
+
+
+@functools.cache
+def _descriptors() -> _Descriptors:
+    """The process's one watch (the limit is the process's), made when first needed."""
+    return _Descriptors()
+
+
+_ACCEPT_OUT_OF_RESOURCES = "socket.accept() out of system resource"
+"""What asyncio's loop reports, through its exception handler, when accepting fails
+for want of a descriptor (or of memory), once a second while it lasts."""
+
+
+def _fold_accept_errors(loop: asyncio.AbstractEventLoop) -> None:
+    """Have asyncio's accept failures counted in ``_descriptors``' warning, which says
+    what to do, instead of logged as an error with a traceback each second."""
+    previous = loop.get_exception_handler()
+
+    def handle(loop: asyncio.AbstractEventLoop, context: dict[str, Any]) -> None:
+        exc = context.get("exception")
+        if (
+            context.get("message") == _ACCEPT_OUT_OF_RESOURCES
+            and isinstance(exc, OSError)
+            and exc.errno in (errno.EMFILE, errno.ENFILE)
+        ):
+            _descriptors().refused()
+        elif previous is not None:
+            previous(loop, context)
+        else:
+            loop.default_exception_handler(context)
+
+    loop.set_exception_handler(handle)
+
+
+class _DescriptorWatching(asyncio.Protocol):
+    """A connection's protocol that has ``_Descriptors`` look at its socket first."""
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        sock = transport.get_extra_info("socket")
+        if sock is not None:
+            _descriptors().accepted(sock.fileno())
+        super().connection_made(transport)
 
 
 async def serve_uvicorn(

@@ -11,10 +11,13 @@ from __future__ import annotations
 import os
 import re
 import signal
+import sys
 from pathlib import Path
 from typing import Any, cast
 from urllib.parse import urlsplit
 
+import anyio
+import pytest
 from http_support import served_by_answerback
 from prompt_toolkit.completion import CompleteEvent
 from prompt_toolkit.document import Document
@@ -23,6 +26,7 @@ from test_cli import SERVERS, TEAROOM
 from test_terminal_e2e import FORM_KEYS, PROMPT, Terminal, connect
 from test_terminal_e2e import terminal as terminal  # the fixture
 
+from answerback import Client
 from answerback.cli._connect import Session, SessionCompleter
 from answerback.cli._interface import redacted
 from answerback.cli._oneshot import failure
@@ -173,6 +177,77 @@ def test_a_server_that_went_away_is_connected_again_by_reconnect(
     terminal.wait_for(r"A form whose server will die")
     assert int(pidfile.read_text()) != first  # started again: the same target, anew
     terminal.keys("Escape")
+
+
+HANGING_LISTING = """
+import json, sys
+
+for line in sys.stdin:
+    message = json.loads(line)
+    method, ident = message.get("method"), message.get("id")
+    if method == "initialize":
+        answer = {
+            "result": {
+                "protocolVersion": message["params"]["protocolVersion"],
+                "capabilities": {"tools": {}},
+                "serverInfo": {"name": "hang", "version": "1"},
+            }
+        }
+    elif ident is None or method == "tools/list":
+        continue
+    else:
+        answer = {"error": {"code": -32601, "message": "Method not found"}}
+    print(json.dumps({"jsonrpc": "2.0", "id": ident, **answer}), flush=True)
+"""
+"""A server that answers initialize, and refuses what else it does not know, but never
+answers tools/list: its listing waits for ever."""
+
+
+def test_reconnect_while_the_first_listing_waits_says_nothing_of_the_old_one(
+    terminal: Terminal, tmp_path: Path
+) -> None:
+    """``reconnect`` while the old connection's first listing still waited printed "Could
+    not list what hanging offers: ... the connection was closed. Type tools hanging to try
+    again.", of a connection it had just replaced (and, had that failure come once the
+    server had no client, its assertion would have ended the session)."""
+    server = tmp_path / "hanging.py"
+    server.write_text(HANGING_LISTING)
+    connect(terminal, f"{sys.executable} {server}")
+    terminal.wait_for(r"Connected to hanging")
+    terminal.type("reconnect hanging")
+    terminal.wait_for(r"Connected to hanging", after=r"answerback> reconnect hanging")
+    terminal.type("status")
+    screen = terminal.wait_for(r"hanging .* connected", after=r"answerback> status")
+    assert "Could not list" not in screen
+
+
+@pytest.mark.anyio
+async def test_a_first_listing_that_fails_once_reconnect_took_its_client_says_nothing(
+    tmp_path: Path,
+) -> None:
+    """Had the old connection's listing failed once ``reconnect`` had cleared the
+    server's client, its report asserted a client and the assertion ended the session."""
+    script = tmp_path / "hanging.py"
+    script.write_text(HANGING_LISTING)
+    session = Session(
+        [Target(name="hanging", command=[sys.executable, str(script)])],
+        Roots([tmp_path]),
+        history=tmp_path / "history",
+        timeout=None,
+        log_level="info",
+    )
+    session.console = Console(record=True, width=200)
+    (server,) = session.servers
+    first_listing = session._first_listing  # pyright: ignore[reportPrivateUsage]
+    async with (
+        anyio.create_task_group() as group,
+        Client(server.target.client_target()) as client,
+    ):
+        server.client = client
+        group.start_soon(first_listing, server, client)
+        server.client = None  # as reconnect does, then closes it: the listing fails
+    assert "Could not list" not in session.console.export_text()
+    assert server.tools == []
 
 
 def test_a_muted_servers_declined_question_leaves_a_line_once_a_mute(

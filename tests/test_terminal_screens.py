@@ -457,6 +457,30 @@ async def test_keys_typed_as_a_screen_opens_never_answer_it() -> None:
     assert answers == [{"note": "Ada"}]
 
 
+async def test_the_first_key_after_dropped_keys_presses_alone() -> None:
+    """Keys typed as a link's card opened were dropped; once it took keys, the first
+    "o" typed alone was refused ("Press it again"): the dropped keys' last one, not
+    alone, counted as the key before it. A dropped key did nothing: it counts for none."""
+    clock = Clock()
+    with terminal():
+        card = UrlCard(judge_url("https://example.com/"), message="Go", server="library")
+        app = card.application
+        assert isinstance(app, _screen.ScreenApplication)
+        app.guard = _screen.KeyGuard(quiet=0.5, clock=clock)
+        answers: list[object] = []
+
+        async def run() -> None:
+            answers.append(await card.run())
+
+        async with running(app, run) as driven:
+            driven.pipe.send_text("hello")
+            await driven.shows(_screen.IGNORED_NOTE)
+            await driven.until(lambda: app.guard.dropped == 5)
+            clock.now = 1.0  # 0.5 s without a key: keys are taken
+            await driven.alone("o")
+    assert answers == ["open"]
+
+
 async def test_enter_on_the_last_field_does_not_go_on_to_the_buttons() -> None:
     """Enter then Space (a line typed, the next word begun) pressed Accept."""
     with terminal():

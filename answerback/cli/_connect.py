@@ -442,16 +442,21 @@ class Session:
         assert self.task_group is not None
         # In the background: a server that never lists keeps neither the other servers
         # nor the prompt waiting.
-        self.task_group.start_soon(self._first_listing, server)
+        self.task_group.start_soon(self._first_listing, server, client)
 
-    async def _first_listing(self, server: Server) -> None:
+    async def _first_listing(self, server: Server, client: Client) -> None:
         try:
-            await self._refresh(server)
+            listed = await listing(client, server.name, self.timeout)
         except Exception as exc:
+            if server.client is not client:
+                return  # reconnect closed it (its listing failed with it): nothing to say
             self.say(
                 f"[yellow]{shown(self._listing_failure(server, exc))} Type tools "
                 f"{shown(server.name)} to try again.[/]"
             )
+            return
+        if server.client is client:
+            server.tools, server.resources, server.templates, server.prompts = listed
 
     async def _refresh(self, server: Server) -> None:
         """What ``server`` offers, listed again; raises why it could not be."""
@@ -615,11 +620,13 @@ class Session:
             self.broker.cancel_all(server.name)
             for scope in list(server.calls):
                 scope.cancel()
+            # No longer its client before it closes: what waited on it (its first
+            # listing) fails as it closes, and says nothing of a connection replaced.
+            server.client, server.lost = None, None
             if server.connection is not None:
                 # The connection that went away may fail as it closes: it is gone anyway.
                 with contextlib.suppress(Exception):
                     await server.connection.aclose()
-            server.client, server.lost = None, None
             server.tools, server.resources, server.templates, server.prompts = [], [], [], []
             await self._connect(self._stack, server)
 

@@ -249,6 +249,9 @@ class ScreenApplication(Application[T]):
         @bindings.add(Keys.Any, eager=True, filter=Condition(dropping))
         def _drop(event: KeyPressEvent) -> None:
             self.guard.drop()
+            # A dropped key did nothing: the first key taken after a dropped paste is
+            # judged by itself, not refused for following the paste's last key.
+            self._alone = (True, True)
 
         return bindings
 

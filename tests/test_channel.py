@@ -1,7 +1,7 @@
 """The engine's channel behaves like an unbounded anyio memory object stream where the
 engine and the transports rely on it: order, ends, errors, cancellation that loses
 nothing, and a reader that stays fair and cancellable when flooded; a sender learns when
-the reader has drained a backlog. Items handed over to
+the reader has drained a backlog (on a weighed channel, in bytes too). Items handed over to
 an idle reader's taker keep their order with those it reads. And a transport written
 with anyio's streams, as the docs describe, still works."""
 
@@ -222,6 +222,60 @@ async def test_a_sender_learns_when_the_reader_has_drained_the_buffer() -> None:
     receiver.close()
     assert drained == ["first", "already", "closed"]
     assert sender.buffered() == 0
+
+
+async def test_a_weighed_channel_counts_the_bytes_its_reader_has_left() -> None:
+    """Opened with ``weigh``, a channel counts what waits in bytes: an item counts from
+    its send to its receive (one handed over to an idle reader never does), and
+    nothing once the reader closes. A sender waiting for the drain waits for both low
+    marks, bytes as well as items."""
+    sender, receiver = open_channel[bytes](weigh=len)
+    sender.send_nowait(b"x" * 100)
+    sender.send_nowait(b"y" * 10)
+    sender.send_nowait(b"z" * 5)
+    assert (sender.buffered(), sender.buffered_bytes()) == (3, 115)
+    drained: list[str] = []
+    sender.when_drained(2, lambda: drained.append("drained"), 10)
+    assert receiver.receive_nowait() == b"x" * 100
+    assert drained == []  # two items left, the low mark, but 15 bytes
+    assert receiver.receive_nowait() == b"y" * 10
+    assert drained == ["drained"]
+    assert sender.buffered_bytes() == 5
+    sender.when_drained(1, lambda: drained.append("already"), 5)
+    assert drained == ["drained", "already"]
+    assert receiver.receive_nowait() == b"z" * 5
+    assert sender.buffered_bytes() == 0
+
+    got: list[bytes] = []
+
+    def take(item: bytes) -> bool:
+        if item == b"buffered":
+            return False
+        got.append(item)
+        return True
+
+    async def wait_idle() -> None:
+        with contextlib.suppress(anyio.ClosedResourceError):  # closed below
+            await receiver.receive()
+
+    receiver.hand_over(take)
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(wait_idle)
+        await anyio.wait_all_tasks_blocked()
+        sender.send_nowait(b"handed over")
+        sender.send_nowait(b"buffered")
+        assert got == [b"handed over"]
+        assert sender.buffered_bytes() == len(b"buffered")
+        receiver.close()
+    assert sender.buffered_bytes() == 0
+
+
+def test_a_channel_opened_without_weigh_weighs_nothing() -> None:
+    sender, _ = channel()
+    sender.send_nowait(1)
+    drained: list[str] = []
+    sender.when_drained(1, lambda: drained.append("drained"), 0)
+    assert (sender.buffered_bytes(), drained) == (0, ["drained"])
 
 
 class AnyioStreamsTransport:

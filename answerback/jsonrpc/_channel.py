@@ -23,6 +23,10 @@ exceptions), so a transport written with memory object streams works unchanged. 
 left out is what they never need: a bound (every such buffer is unbounded, see
 ``transports/_memory.py``), clones, and several tasks receiving at once. An item is
 never lost to cancellation: it leaves the buffer only when a receive returns it.
+
+A channel opened with ``weigh`` also counts what its buffer holds in bytes, for a sender
+that must bound a slow reader's backlog by size as well as by number (an HTTP stream of
+large messages). Its ends are subclasses, so the other channels pay nothing for it.
 """
 
 from __future__ import annotations
@@ -143,10 +147,16 @@ class ChannelSender(_End, Generic[T]):
         """How many items wait for the reader."""
         return len(self._state.buffer)
 
-    def when_drained(self, low_mark: int, callback: Callable[[], None]) -> None:
+    def buffered_bytes(self) -> int:
+        """What the items waiting for the reader weigh: 0 unless the channel was opened
+        with ``weigh``."""
+        return 0
+
+    def when_drained(self, low_mark: int, callback: Callable[[], None], low_bytes: int = 0) -> None:
         """Call ``callback`` once when the reader has taken all but ``low_mark`` items (at
         once if it has), or has closed its end: a sender that stops sending while too
-        much waits learns when to go on. One low mark at a time."""
+        much waits learns when to go on. One low mark at a time. On a channel opened
+        with ``weigh``, what is left must also weigh ``low_bytes`` at most."""
         state = self._state
         if len(state.buffer) <= low_mark or state.receiver_closed:
             callback()
@@ -247,6 +257,83 @@ class ChannelReceiver(_End, Generic[T]):
             raise StopAsyncIteration from None
 
 
+class _WeighedState(_State[T]):
+    __slots__ = ("held", "low_bytes", "weigh")
+
+    def __init__(self, weigh: Callable[[T], int]) -> None:
+        super().__init__()
+        self.weigh = weigh
+        self.held = 0
+        """What the buffered items weigh."""
+        self.low_bytes = 0
+
+
+class _WeighedSender(ChannelSender[T]):
+    __slots__ = ("_weighed",)
+
+    def __init__(self, state: _WeighedState[T]) -> None:
+        super().__init__(state)
+        self._weighed = state
+
+    def send_nowait(self, item: T) -> None:
+        state = self._weighed
+        if self._closed or state.receiver_closed or state.taker is not None:
+            count = len(state.buffer)
+            super().send_nowait(item)  # raises, or may hand the item over
+            if len(state.buffer) == count:
+                return
+        else:  # the usual case, without super()'s cost on the path of every item
+            state.buffer.append(item)
+            state.wake()
+        state.held += state.weigh(item)
+
+    def buffered_bytes(self) -> int:
+        return self._weighed.held
+
+    def when_drained(self, low_mark: int, callback: Callable[[], None], low_bytes: int = 0) -> None:
+        state = self._weighed
+        state.low_bytes = low_bytes
+        if state.held <= low_bytes or state.receiver_closed:
+            super().when_drained(low_mark, callback)
+        else:
+            state.low_mark = low_mark
+            if state.drained is None:
+                state.drained = []
+            state.drained.append(callback)
+
+
+class _WeighedReceiver(ChannelReceiver[T]):
+    __slots__ = ("_weighed",)
+
+    def __init__(self, state: _WeighedState[T]) -> None:
+        super().__init__(state)
+        self._weighed = state
+
+    def receive_nowait(self) -> T:
+        # The base's, with the weighing: not through super(), whose frame would cost a
+        # WouldBlock (raised each time the reader catches up) another traceback entry.
+        state = self._weighed
+        if state.receiver_closed:
+            raise anyio.ClosedResourceError
+        if state.buffer:
+            item = state.buffer.popleft()
+            state.held -= state.weigh(item)
+            if (
+                state.drained
+                and len(state.buffer) <= state.low_mark
+                and state.held <= state.low_bytes
+            ):
+                state.call_drained()
+            return item
+        if state.sender_closed:
+            raise anyio.EndOfStream
+        raise anyio.WouldBlock
+
+    def close(self) -> None:
+        self._weighed.held = 0
+        super().close()
+
+
 class open_channel(tuple[ChannelSender[T], ChannelReceiver[T]]):
     """A connected (sender, receiver) pair: ``open_channel[Item]()``.
 
@@ -255,10 +342,16 @@ class open_channel(tuple[ChannelSender[T], ChannelReceiver[T]]):
     """
 
     def __new__(  # type: ignore[misc]
-        cls, primitives: Primitives | None = None
+        cls, primitives: Primitives | None = None, weigh: Callable[[T], int] | None = None
     ) -> tuple[ChannelSender[T], ChannelReceiver[T]]:
         """``primitives``: the running loop's (``native_primitives()``), from a caller
-        that opens many channels; otherwise they are looked up at the first wait."""
+        that opens many channels; otherwise they are looked up at the first wait.
+        ``weigh``: an item's size in bytes (the same each time it is asked), to count
+        what the buffer holds (``ChannelSender.buffered_bytes``)."""
+        if weigh is not None:
+            weighed: _WeighedState[T] = _WeighedState(weigh)
+            weighed.primitives = primitives
+            return (_WeighedSender(weighed), _WeighedReceiver(weighed))
         state: _State[T] = _State()  # not _State[T](): subscripting costs a microsecond
         state.primitives = primitives
         return (ChannelSender(state), ChannelReceiver(state))

@@ -38,7 +38,13 @@ from answerback.transports.http._event_store import (
     ImmediateEventStore,
     StreamOpeningEventStore,
 )
-from answerback.transports.http._serving import UNSENT_EVENTS_HELD, crowded, outgoing, until_read
+from answerback.transports.http._serving import (
+    UNSENT_BYTES_HELD,
+    UNSENT_EVENTS_HELD,
+    crowded,
+    outgoing,
+    until_read,
+)
 from answerback.transports.http._sessions import state_entry
 from answerback.transports.http._state import StateUnavailable
 from answerback.types._errors import CONNECTION_CLOSED, SERVER_CLOSED
@@ -537,10 +543,14 @@ class LegacySession:
         Its events are stored; what comes next waits in the backlog for the client to
         resume with ``Last-Event-ID``."""
         logger.warning(
-            "ended the GET stream of session %s: the client left more than %d messages "
-            "unread; it can resume the stream",
+            "ended the GET stream of session %s: the client left %d messages (%d bytes) "
+            "unread, more than the %d messages or %d bytes a stream holds; it can resume "
+            "the stream",
             self.id,
+            listener.buffered(),
+            listener.buffered_bytes(),
             UNSENT_EVENTS_HELD,
+            UNSENT_BYTES_HELD,
         )
         listener.close()
         self.standalone().listener = None
@@ -602,9 +612,9 @@ class LegacySession:
 class _PacedWriter:
     """The server's write end of a session: a message a call's handler sends
     (``Envelope.paced``) waits while the call's client leaves more than
-    ``UNSENT_EVENTS_HELD`` of its stream unread, so that a client that does not read
-    costs a bounded buffer, not all its tools write. Only that handler waits, never the
-    session."""
+    ``UNSENT_EVENTS_HELD`` messages (or ``UNSENT_BYTES_HELD`` bytes) of its stream
+    unread, so that a client that does not read costs a bounded buffer, not all its
+    tools write. Only that handler waits, never the session."""
 
     __slots__ = ("_session",)
 

@@ -83,6 +83,7 @@ from answerback.transports.http._serving import (
     answer_flaw,
     crowded,
     error_response,
+    event_bytes,
     json_response,
     message_problem,
     until_read,
@@ -1026,7 +1027,7 @@ class StreamableHTTPApp:
 
     def _listen(self, stream: SSEStream) -> Listener:
         """Attach a new SSE connection to ``stream`` (replacing an older one)."""
-        send, receive = open_channel[Event](self._primitives)
+        send, receive = open_channel[Event](self._primitives, event_bytes)
         if stream.listener is not None:
             stream.listener.close()
         stream.listener = send
@@ -1286,7 +1287,7 @@ class StreamableHTTPApp:
             done = SSEStream(stream_id, None, done=True)
             return self._sse_response(session, done, _closed_listener(), headers, replayed)
         stream = SSEStream(stream_id, call.request_id)
-        send, receive = open_channel[Event]()
+        send, receive = open_channel[Event](weigh=event_bytes)
         scope = anyio.CancelScope()
 
         async def deliver(event_id: str, data: bytes) -> None:

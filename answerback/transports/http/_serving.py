@@ -246,24 +246,39 @@ answers come sooner, and the watch costs a task per request."""
 UNSENT_EVENTS_HELD = 1024
 """How many of a stream's messages may wait for a client that reads them too slowly.
 
-Past it, a call's own handler waits before it sends more on the call's stream, as a
-program writing to a full pipe does: ``crowded`` and ``until_read``. A stream fed by
-the server's broadcasts (the GET stream, a ``subscriptions/listen`` stream) is ended
-instead, for one slow client must not hold up every other's notifications: the client
-resumes it, or listens again. Either way a client that does not read costs the server
-at most this many messages per stream, however much its tools write."""
+Past it, or past ``UNSENT_BYTES_HELD``, a call's own handler waits before it sends more
+on the call's stream, as a program writing to a full pipe does: ``crowded`` and
+``until_read``. A stream fed by the server's broadcasts (the GET stream, a
+``subscriptions/listen`` stream) is ended instead, for one slow client must not hold up
+every other's notifications: the client resumes it, or listens again. Either way a
+client that does not read costs the server at most this many messages per stream, and
+about ``UNSENT_BYTES_HELD``, however much its tools write."""
+
+UNSENT_BYTES_HELD = 4 * 1024 * 1024
+"""How many bytes of a stream's messages may wait for a client that reads them too
+slowly (their JSON text), counted on a stream opened with ``event_bytes``: the count
+bound alone let 1,024 large log messages pile up per stream. One message alone never
+crowds a stream, however large: its client has had no chance to read it yet."""
+
+
+def event_bytes(event: tuple[object, bytes]) -> int:
+    """What a message waiting on a stream weighs (an SSE event's id and data, or a
+    message and its data): its data's size, the JSON text encoded once for the wire."""
+    return len(event[1])
 
 
 def crowded(stream: ChannelSender[Any]) -> bool:
-    """Whether a stream's client has left more than ``UNSENT_EVENTS_HELD`` unread."""
-    return stream.buffered() > UNSENT_EVENTS_HELD
+    """Whether a stream's client has left more than ``UNSENT_EVENTS_HELD`` messages
+    unread, or more than one message weighing over ``UNSENT_BYTES_HELD`` together."""
+    count = stream.buffered()
+    return count > UNSENT_EVENTS_HELD or (count > 1 and stream.buffered_bytes() > UNSENT_BYTES_HELD)
 
 
 async def until_read(stream: ChannelSender[Any]) -> None:
-    """Wait until a crowded stream's client has read all but a quarter of the bound,
+    """Wait until a crowded stream's client has read all but a quarter of each bound,
     or the stream has ended."""
     read = anyio.Event()
-    stream.when_drained(UNSENT_EVENTS_HELD // 4, read.set)
+    stream.when_drained(UNSENT_EVENTS_HELD // 4, read.set, UNSENT_BYTES_HELD // 4)
     await read.wait()
 
 

@@ -36,7 +36,7 @@ from answerback.jsonrpc import _attention as attention_module
 from answerback.jsonrpc import _endpoint as endpoint_module
 from answerback.jsonrpc._attention import Attention
 from answerback.jsonrpc._budget import RequestBytes
-from answerback.jsonrpc._endpoint import REQUESTS_IN_FLIGHT
+from answerback.jsonrpc._endpoint import REQUESTS_IN_FLIGHT, SkippedAnswer
 from answerback.server import MCPServer
 from answerback.transports import InProcessTransport, create_stream_pairs
 from answerback.types import (
@@ -1495,3 +1495,88 @@ async def test_mcp_server_answers_malformed_input_with_standard_codes() -> None:
             added = await ask(peer, 5, "tools/call", {"name": "add", "arguments": {"a": 2, "b": 3}})
             assert added["result"]["structuredContent"] == {"result": 5}
             peer.write_stream.close()
+
+
+# -- a skipped answer after a request given up ---------------------------------------------
+
+
+class GivenUpTime:
+    """The clock and the sleep of ``GIVEN_UP_GRACE``, turned by the test."""
+
+    def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        self.now = 1000.0
+        self.slept: list[float] = []
+        self.sleeping = anyio.Event()
+        self.wake = anyio.Event()
+        monkeypatch.setattr(endpoint_module, "_now", lambda: self.now)
+        monkeypatch.setattr(endpoint_module, "_sleep", self.sleep)
+
+    async def sleep(self, seconds: float) -> None:
+        self.slept.append(seconds)
+        self.sleeping.set()
+        await self.wake.wait()
+
+
+async def give_up_one(endpoint: Endpoint, peer: RawPeer) -> None:
+    """Our request "first" is cancelled; the peer, as MCP asks, never answers it."""
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(endpoint.request, "first")
+        await peer.receive()
+        tg.cancel_scope.cancel()
+    assert (await peer.receive())["method"] == "notifications/cancelled"
+
+
+async def skip_its_answer(peer: RawPeer) -> None:
+    """The peer answers "second" with an answer too big, which names no id."""
+    assert (await peer.receive())["method"] == "second"
+    await peer.send_raw(SkippedAnswer("too big", failure="The answer was too big."))
+
+
+async def test_a_request_given_up_long_ago_does_not_keep_a_skipped_answer_from_its_call(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A peer never answers a request we cancelled: past ``GIVEN_UP_GRACE`` it may no
+    longer own an answer skipped, which fails the one call waiting at once (no timer)."""
+    time = GivenUpTime(monkeypatch)
+    async with endpoint_and_peer() as (endpoint, peer):
+        await give_up_one(endpoint, peer)
+        time.now += endpoint_module.GIVEN_UP_GRACE
+        with anyio.fail_after(PATIENCE_SECONDS):
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(skip_its_answer, peer)
+                with pytest.raises(MCPError, match=r"^The answer was too big\.$") as caught:
+                    await endpoint.request("second")
+                assert caught.value.error.code == INTERNAL_ERROR
+    assert time.slept == []
+
+
+async def test_a_skipped_answer_in_the_grace_of_a_request_given_up_is_settled_after_it(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Within ``GIVEN_UP_GRACE`` of a cancel the skipped answer may be the late answer
+    to the request cancelled, so the call waits; once the grace has passed, with no
+    further message from the peer, a timer fails it."""
+    time = GivenUpTime(monkeypatch)
+    outcome: list[MCPError] = []
+
+    async def second() -> None:
+        with pytest.raises(MCPError, match=r"^The answer was too big\.$") as caught:
+            await endpoint.request("second")
+        outcome.append(caught.value)
+
+    async with endpoint_and_peer() as (endpoint, peer):
+        await give_up_one(endpoint, peer)
+        time.now += 1
+        with anyio.fail_after(PATIENCE_SECONDS):
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(second)
+                await skip_its_answer(peer)
+                await time.sleeping.wait()
+                assert time.slept == [endpoint_module.GIVEN_UP_GRACE - 1]
+                await assert_still_answers(peer)
+                assert not outcome
+                assert endpoint.requests_waiting == 1
+                time.now += endpoint_module.GIVEN_UP_GRACE - 1
+                time.wake.set()
+    assert outcome[0].error.code == INTERNAL_ERROR
+    assert time.slept == [endpoint_module.GIVEN_UP_GRACE - 1]

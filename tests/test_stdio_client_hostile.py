@@ -14,7 +14,8 @@ from support import PATIENCE_SECONDS
 from answerback import Client, MCPError, StdioServer
 from answerback.client import IncomingMessage
 from answerback.jsonrpc import MalformedMessage
-from answerback.types import TextContent
+from answerback.jsonrpc import _endpoint as endpoint_module
+from answerback.types import RequestTimeoutError, TextContent
 from answerback.types._errors import INTERNAL_ERROR
 
 pytestmark = pytest.mark.anyio
@@ -129,12 +130,14 @@ async def test_an_oversized_answer_without_its_id_first_fails_the_call_left_unan
 
 
 async def test_a_skipped_answer_is_laid_on_no_call_while_a_call_given_up_may_own_it(
-    tmp_path: Path,
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """ "never" and "big" wait when big's answer is skipped; "never" is then given up.
     The skipped answer may have been never's (or its late answer may be one still to
     come), so "big" is not failed: failed wrongly, it would drop its own answer when it
-    came. It waits, as any call does for an answer (its own timeout bounds it)."""
+    came. It waits, as any call does for an answer (its own timeout bounds it), here
+    within ``GIVEN_UP_GRACE`` of the cancel: the clock stands still."""
+    monkeypatch.setattr(endpoint_module, "_now", lambda: 0.0)
     skipped = anyio.Event()
     results: dict[str, object] = {}
 
@@ -165,3 +168,21 @@ async def test_a_skipped_answer_is_laid_on_no_call_while_a_call_given_up_may_own
     assert results["small"] == [TextContent(text="small")]
     assert "never" not in results
     assert "big" not in results
+
+
+async def test_a_call_given_up_long_ago_does_not_keep_a_skipped_answer_from_its_call(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """ "never" timed out and, as MCP asks of a server told so, was never answered. Once
+    ``GIVEN_UP_GRACE`` has passed it may own no answer: big's skipped answer fails big,
+    the only call waiting, instead of leaving it waiting for ever."""
+    now = [0.0]
+    monkeypatch.setattr(endpoint_module, "_now", lambda: now[0])
+    async with Client(id_last_server(tmp_path), mode="legacy") as client:
+        with anyio.fail_after(PATIENCE_SECONDS):
+            with pytest.raises(RequestTimeoutError):
+                await client.call_tool("never", read_timeout_seconds=0.01)
+            now[0] += endpoint_module.GIVEN_UP_GRACE
+            with pytest.raises(MCPError) as caught:
+                await client.call_tool("big")
+    assert_skipped_answer(caught.value)

@@ -2124,3 +2124,34 @@ async def test_the_cli_docs_show_the_screens_as_drawn(shot: CliShot) -> None:
     page = CLI_DOCS.read_text(encoding="utf-8")
     found = dict(re.findall(r"<!-- screen: ([\w-]+) -->\n```text\n(.*?)\n```", page, flags=re.S))
     assert found.get(shot) == await cli_rendered(shot)
+
+
+@pytest.mark.parametrize(
+    ("title", "shown", "columns"),
+    [
+        ("字" * 40, "字" * 40, 24),
+        ("\x1b" * 40, "\\x1b" * 40, 30),
+        ("a\nb\nc\nd\ne", "a\nb\nc\nd\ne", 30),
+    ],
+    ids=["wide characters", "control characters", "line breaks"],
+)
+async def test_a_short_title_cut_as_shown_is_whole_behind_ctrl_r(
+    title: str, shown: str, columns: int
+) -> None:
+    """A title of 40 characters or fewer was never put in the reader, yet wide
+    characters, control characters written out (four columns each) or line breaks cut
+    it: the screen said "Ctrl-R shows them whole" and Ctrl-R showed nothing."""
+    form = parse_form(
+        {"type": "object", "properties": {"note": {"type": "string", "title": title}}}
+    )
+    with terminal(columns=columns):
+        screen = FormScreen(form, title="Form", message="", server="s")
+        async with running(screen.application, screen.run) as driven:
+            drawn = await driven.shows("Ctrl-S accept")
+            # The note may wrap: its words, in order.
+            assert "more lines: Ctrl-R shows them whole" in " ".join(drawn.split()), drawn
+            drawn = await driven.type("\x12", then="Esc/q back")
+            assert "A field's title:" in drawn, drawn
+            assert screen.reader.text == f"A field's title:\n{shown}"
+            await driven.type("q", then="Ctrl-S accept")
+            driven.pipe.send_text(CTRL_D)  # decline

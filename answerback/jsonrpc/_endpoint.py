@@ -101,17 +101,28 @@ class _Skipped:
     waiting when each came, not answered since; and our requests given up unanswered
     (cancelled, timed out), whose late answer a skipped one may be."""
 
-    __slots__ = ("count", "failure", "given_up", "suspects")
+    __slots__ = ("count", "failure", "given_up", "suspects", "timer")
 
     def __init__(self) -> None:
         self.suspects: set[RequestId] = set()
         self.count = 0
         self.failure = ""
-        self.given_up: dict[RequestId, None] = {}
-        """Newest last, ``_GIVEN_UP_KEPT`` at most; one whose late answer comes leaves."""
+        self.given_up: dict[RequestId, float] = {}
+        """When each was given up (``_now``): newest last, ``_GIVEN_UP_KEPT`` at most; one
+        whose late answer comes leaves."""
+        self.timer = False
+        """Whether ``Endpoint._settle_later`` waits for the newest to pass its grace."""
 
 
 _GIVEN_UP_KEPT = 256
+GIVEN_UP_GRACE = 10.0
+"""Seconds after we give up a request during which an answer skipped may be its late one.
+A peer told of the cancel does not answer (MCP asks it not to), so a late answer is one
+already on its way as we gave up; an older given-up request must not keep a skipped answer
+from failing the call it belongs to (which, with no timeout, would wait for ever)."""
+_now = time.monotonic
+"""The clock of ``GIVEN_UP_GRACE`` (tests replace it, and ``_sleep``)."""
+_sleep = anyio.sleep
 
 
 class _LocalFailure:
@@ -939,7 +950,7 @@ class Endpoint:
         """Our request ``request_id`` ends unanswered: an answer skipped later may be its
         late one, so none can be laid on another request for sure (``_settle_suspects``)."""
         skipped = self._skipped = self._skipped or _Skipped()
-        skipped.given_up[request_id] = None
+        skipped.given_up[request_id] = _now()
         if len(skipped.given_up) > _GIVEN_UP_KEPT:
             del skipped.given_up[next(iter(skipped.given_up))]
 
@@ -947,13 +958,21 @@ class Endpoint:
         """Fail the suspects left once no more of them remain than answers were skipped
         (with one request waiting, at once): those answers must have been theirs. A
         request given up since (cancelled, timed out) is no suspect: its answer may
-        never come. While a request given up unanswered may still be answered late, a
-        skipped answer may be that one, so none is failed: a wrong call failed would
-        drop its own answer when it came."""
+        never come. While a request given up unanswered may still be answered late
+        (``GIVEN_UP_GRACE``), a skipped answer may be that one, so none is failed yet: a
+        wrong call failed would drop its own answer when it came. Once the grace has
+        passed they are settled, by a timer if no other answer comes first."""
         if not skipped.count:
             return
         if skipped.given_up:
-            return
+            # Newest last: once it is past its grace, all are.
+            left = next(reversed(skipped.given_up.values())) + GIVEN_UP_GRACE - _now()
+            if left > 0:
+                if not skipped.timer:
+                    skipped.timer = True
+                    assert self._task_group is not None
+                    self._task_group.start_soon(self._settle_later, skipped, left)
+                return
         suspects = {
             request_id
             for request_id in skipped.suspects
@@ -965,7 +984,19 @@ class Endpoint:
         failure: JSONObject = {"code": INTERNAL_ERROR, "message": skipped.failure}
         for request_id in suspects:
             self._pending[request_id].resolve({"error": failure})
-        self._skipped = None
+        if skipped.given_up:  # still told from stray answers if they come late
+            skipped.count = 0
+            skipped.suspects = set()
+        else:
+            self._skipped = None
+
+    async def _settle_later(self, skipped: _Skipped, seconds: float) -> None:
+        """Settle the suspects of answers skipped once requests given up have passed
+        their grace, if no answer has settled them first."""
+        await _sleep(seconds)
+        skipped.timer = False
+        if self._skipped is skipped:
+            self._settle_suspects(skipped)
 
     def _fail_unread(self, error: ErrorData) -> None:
         """The peer answered a message of ours it could not read (a parse error, an

@@ -28,6 +28,7 @@ from prompt_toolkit.layout import (
     VSplit,
     Window,
 )
+from prompt_toolkit.utils import get_cwidth
 from prompt_toolkit.widgets import Button
 from rich.console import RenderableType
 from rich.text import Text
@@ -78,8 +79,10 @@ TITLE_LINES_SHOWN = 3
 title pushed every other field off the screen. ``READ_KEY`` shows it whole."""
 
 TITLE_ALWAYS_WHOLE = 40
-"""A title this many characters long or shorter fits in ``TITLE_LINES_SHOWN`` rows of
-any terminal wide enough for the form, so the reader need not repeat it."""
+"""A title of one line this many columns wide or narrower, as shown (``readable``), fits
+in ``TITLE_LINES_SHOWN`` rows of any terminal wide enough for the form, so the reader need
+not repeat it. Counted in characters, a short title of wide characters or of control
+characters written out was cut, while Ctrl-R, said to show it whole, had nothing."""
 
 LAST_FIELD = "This is the last field: Ctrl-S accepts the form, Tab goes on to the buttons."
 """What Enter on the last field says (it does not go on to the buttons)."""
@@ -266,7 +269,7 @@ class FormScreen:
         for field in self.form.fields:
             if field.description:  # the heading holds the title whole
                 texts.append((f"{field.label} (what the field is for):", field.description))
-            elif len(field.label) > TITLE_ALWAYS_WHOLE:
+            elif "\n" in (shown := readable(field.label)) or get_cwidth(shown) > TITLE_ALWAYS_WHOLE:
                 texts.append(("A field's title:", field.label))
         return texts
 

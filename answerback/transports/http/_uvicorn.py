@@ -64,17 +64,46 @@ class MCPUvicornServer(uvicorn.Server):
         self.mcp_app = app
         self.on_started = on_started
         """Called once the server is ready and its sockets listen."""
+        self._unfold: Callable[[], None] | None = None
+        """Puts back the loop's exception handler ``startup`` wrapped."""
+
+    async def serve(self, sockets: list[socket.socket] | None = None) -> None:
+        try:
+            await super().serve(sockets)
+        finally:  # also when the serving task was cancelled, and shutdown never ran
+            self._restore_exception_handler()
 
     async def startup(self, sockets: list[socket.socket] | None = None) -> None:
-        _descriptors()  # the limit read now: with no descriptor free, even an import fails
-        _fold_accept_errors(asyncio.get_running_loop())
+        watch = _descriptors()  # read now: with no descriptor free, even an import fails
         await super().startup(sockets)
-        if self.started and self.on_started is not None:
+        if not self.started:
+            return
+        watch.read_limit()  # again: the app's lifespan may have raised (or lowered) it
+        self._unfold = _fold_accept_errors(asyncio.get_running_loop(), self._listens_on)
+        if self.on_started is not None:
             self.on_started()
 
+    def _listens_on(self, sock: Any) -> bool:
+        """Whether ``sock`` (asyncio's ``TransportSocket``) is one this server listens on."""
+        return any(
+            listening.fileno() == sock.fileno()
+            for server in self.servers
+            for listening in server.sockets
+        )
+
     async def shutdown(self, sockets: list[socket.socket] | None = None) -> None:
-        await self.mcp_app.close_sessions()
-        await super().shutdown(sockets)
+        try:
+            await self.mcp_app.close_sessions()
+            await super().shutdown(sockets)
+        finally:
+            self._restore_exception_handler()
+
+    def _restore_exception_handler(self) -> None:
+        """The loop outlives the server (``serve_uvicorn``): its other servers' accept
+        errors are theirs, and each serve would wrap one more handler."""
+        if self._unfold is not None:
+            self._unfold()
+            self._unfold = None
 
     @contextlib.contextmanager
     def capture_signals(self) -> Generator[None, None, None]:
@@ -135,6 +164,19 @@ DESCRIPTORS_WARNING_SECONDS = 60.0
 descriptors (with the count of connections that came that close meanwhile)."""
 
 
+def _descriptor_limit() -> tuple[int | None, int]:
+    """The soft RLIMIT_NOFILE (``None`` where there is none to read, or it is
+    unlimited) and how close to it a descriptor warns."""
+    try:
+        import resource
+    except ImportError:  # Windows
+        return None, 0
+    soft, _ = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if soft == resource.RLIM_INFINITY:
+        return None, 0
+    return soft, max(8, soft // 16)
+
+
 class _Descriptors:
     """Warns when an accepted connection finds the process's file descriptors nearly
     all in use. Once none is left, uvloop (libuv) accepts and at once closes each new
@@ -142,23 +184,37 @@ class _Descriptors:
     looks: clients just see the server hang up.
 
     A new socket takes the lowest free descriptor, so one numbered within ``margin`` of
-    the limit means at most ``margin`` are left: one comparison per connection."""
+    the limit means at most ``margin`` are left: one comparison per connection. The
+    limit is read again before a warning, since a program may change its own."""
 
-    def __init__(self, clock: Callable[[], float] = time.monotonic) -> None:
+    def __init__(
+        self,
+        clock: Callable[[], float] = time.monotonic,
+        limit: Callable[[], tuple[int | None, int]] = _descriptor_limit,
+    ) -> None:
         self.clock = clock
-        self.limit, self.margin = _descriptor_limit()
+        self._read = limit
+        self.limit, self.margin = limit()
         self.near = 0
         """Connections that came this close since the last warning."""
         self.warned_at: float | None = None
 
+    def read_limit(self) -> tuple[int | None, int]:
+        """Take the limit in force now (and the margin), and return them."""
+        self.limit, self.margin = self._read()
+        return self.limit, self.margin
+
     def accepted(self, descriptor: int) -> None:
         """A connection was accepted on ``descriptor``."""
         if self.limit is not None and descriptor >= self.limit - self.margin:
-            self._near(f"a connection took descriptor {descriptor}")
+            limit, margin = self.read_limit()  # only this close: ordinary ones pay nothing
+            if limit is not None and descriptor >= limit - margin:
+                self._near(f"a connection took descriptor {descriptor}")
 
     def refused(self) -> None:
         """asyncio could not accept a connection for want of a descriptor (it tries
         again a second later, and would log an error each time)."""
+        self.read_limit()
         self._near("a connection could not be accepted for want of one")
 
     def _near(self, what: str) -> None:
@@ -186,19 +242,6 @@ class _Descriptors:
         self.warned_at = now
 
 
-def _descriptor_limit() -> tuple[int | None, int]:
-    """The soft RLIMIT_NOFILE (``None`` where there is none to read, or it is
-    unlimited) and how close to it a descriptor warns."""
-    try:
-        import resource
-    except ImportError:  # Windows
-        return None, 0
-    soft, _ = resource.getrlimit(resource.RLIMIT_NOFILE)
-    if soft == resource.RLIM_INFINITY:
-        return None, 0
-    return soft, max(8, soft // 16)
-
-
 @functools.cache
 def _descriptors() -> _Descriptors:
     """The process's one watch (the limit is the process's), made when first needed."""
@@ -210,9 +253,13 @@ _ACCEPT_OUT_OF_RESOURCES = "socket.accept() out of system resource"
 for want of a descriptor (or of memory), once a second while it lasts."""
 
 
-def _fold_accept_errors(loop: asyncio.AbstractEventLoop) -> None:
-    """Have asyncio's accept failures counted in ``_descriptors``' warning, which says
-    what to do, instead of logged as an error with a traceback each second."""
+def _fold_accept_errors(
+    loop: asyncio.AbstractEventLoop, ours: Callable[[Any], bool]
+) -> Callable[[], None]:
+    """Have asyncio's accept failures on the sockets ``ours`` tells apart counted in
+    ``_descriptors``' warning, which says what to do, instead of logged as an error
+    with a traceback each second. Returns what puts the loop's handler back (if this
+    one is still installed): other servers on the loop keep their errors."""
     previous = loop.get_exception_handler()
 
     def handle(loop: asyncio.AbstractEventLoop, context: dict[str, Any]) -> None:
@@ -221,6 +268,8 @@ def _fold_accept_errors(loop: asyncio.AbstractEventLoop) -> None:
             context.get("message") == _ACCEPT_OUT_OF_RESOURCES
             and isinstance(exc, OSError)
             and exc.errno in (errno.EMFILE, errno.ENFILE)
+            and "socket" in context
+            and ours(context["socket"])
         ):
             _descriptors().refused()
         elif previous is not None:
@@ -228,7 +277,12 @@ def _fold_accept_errors(loop: asyncio.AbstractEventLoop) -> None:
         else:
             loop.default_exception_handler(context)
 
+    def unfold() -> None:
+        if loop.get_exception_handler() is handle:
+            loop.set_exception_handler(previous)
+
     loop.set_exception_handler(handle)
+    return unfold
 
 
 class _DescriptorWatching(asyncio.Protocol):

@@ -1,4 +1,4 @@
-"""answerback and FastMCP 4.1.6 (``fastmcp`` on PyPI) talking, both ways.
+"""answerback and FastMCP 4.2.3 (``fastmcp`` on PyPI) talking, both ways.
 
 FastMCP runs only in subprocesses, never imported here: one FastMCP HTTP server
 (``tests/interop/fastmcp_server.py``) serves every answerback client of the module, in
@@ -19,10 +19,21 @@ from typing import Any
 import anyio
 import pytest
 from http_support import INTEROP, PATIENCE_SECONDS, REPO, free_port, python_server, serve_process
+from pydantic import FileUrl
 
 from answerback import Client, MCPError
 from answerback.client import ClientRequestContext
-from answerback.types import ElicitRequestFormParams, ElicitRequestParams, ElicitResult
+from answerback.types import (
+    CreateMessageRequestParams,
+    CreateMessageResult,
+    ElicitRequestFormParams,
+    ElicitRequestParams,
+    ElicitRequestURLParams,
+    ElicitResult,
+    ListRootsResult,
+    Root,
+    TextContent,
+)
 
 pytestmark = [pytest.mark.anyio, pytest.mark.interop]
 
@@ -132,8 +143,8 @@ class Forms:
 async def test_fastmcp_forms_are_answered_on_a_legacy_connection(
     fastmcp_url: str, tool: str, told: Any
 ) -> None:
-    """Each of FastMCP's response types, including the untitled multi-select it writes
-    without ``items.type`` (which answerback's client once refused)."""
+    """Each of FastMCP's response types. Its untitled multi-select has carried
+    ``items.type`` since 4.2; the guard tool below still sends one without it."""
     forms = Forms()
     async with Client(fastmcp_url, mode="legacy", elicitation_callback=forms) as client:
         result = await client.call_tool(tool)
@@ -141,7 +152,8 @@ async def test_fastmcp_forms_are_answered_on_a_legacy_connection(
     assert result.structured_content == {"result": json.dumps(told)}
     if tool == "ask_dishes":
         schema = forms.schemas["Which dishes?"]
-        assert schema["properties"]["value"]["items"] == {"enum": ["soup", "fish", "cake"]}
+        items = {"type": "string", "enum": ["soup", "fish", "cake"]}
+        assert schema["properties"]["value"]["items"] == items
 
 
 async def test_a_fastmcp_guard_tool_is_answered_on_2026(fastmcp_url: str) -> None:
@@ -162,6 +174,72 @@ async def test_a_fastmcp_guard_tool_is_answered_on_2026(fastmcp_url: str) -> Non
                 "action": "accept",
                 "content": {"name": "Ada", "seats": 2, "table": "window"},
             },
+        },
+    }
+
+
+class Trip:
+    """Answers FastMCP's guard for a model's answer, the roots and a link, recording
+    what it was asked."""
+
+    def __init__(self) -> None:
+        self.asked: list[str] = []
+
+    async def model(
+        self, context: ClientRequestContext, params: CreateMessageRequestParams
+    ) -> CreateMessageResult:
+        (message,) = params.messages
+        assert isinstance(message.content, TextContent)
+        self.asked.append(f"model: {message.content.text}")
+        return CreateMessageResult(
+            role="assistant", model="scripted", content=TextContent(type="text", text="Oslo")
+        )
+
+    async def roots(self, context: ClientRequestContext) -> ListRootsResult:
+        self.asked.append("roots")
+        return ListRootsResult(roots=[Root(uri=FileUrl("file:///srv/trips"), name="trips")])
+
+    async def link(
+        self, context: ClientRequestContext, params: ElicitRequestParams
+    ) -> ElicitResult:
+        assert isinstance(params, ElicitRequestURLParams)
+        self.asked.append(f"link: {params.url} {params.elicitation_id}")
+        return ElicitResult(action="accept")
+
+
+async def test_a_fastmcp_guard_asking_for_sampling_roots_and_a_link_is_answered_on_2026(
+    fastmcp_url: str,
+) -> None:
+    """One ``InputRequiredResult`` from FastMCP with a sampling request, a roots request
+    and a URL-mode elicitation: each reaches its callback once (the link without the
+    ``elicitationId`` FastMCP set, a field 2026-07-28 does not have) and FastMCP reads
+    every answer from the retry."""
+    trip = Trip()
+    async with Client(
+        fastmcp_url,
+        mode=MODERN,
+        sampling_callback=trip.model,
+        list_roots_callback=trip.roots,
+        elicitation_callback=trip.link,
+    ) as client:
+        result = await client.call_tool("plan_trip")
+    assert not result.is_error, result.content
+    assert sorted(trip.asked) == [
+        "link: https://example.com/login None",  # 2026-07-28 has no elicitationId
+        "model: Where to?",
+        "roots",
+    ]
+    assert result.structured_content is not None
+    assert json.loads(result.structured_content["result"]) == {
+        "state": "trip",
+        "answers": {
+            "login": {"action": "accept"},
+            "model": {
+                "role": "assistant",
+                "model": "scripted",
+                "content": {"type": "text", "text": "Oslo"},
+            },
+            "roots": {"roots": [{"uri": "file:///srv/trips", "name": "trips"}]},
         },
     }
 
@@ -224,3 +302,31 @@ def test_fastmcp_applies_answerbacks_output_schema(
         "structured": {"city": "Oslo", "celsius": 12, "summary": "showers"},
         "data": ["Forecast", "Oslo", 12, "showers"],
     }
+
+
+@pytest.mark.parametrize("mode", ["legacy", MODERN])
+def test_fastmcp_answers_answerbacks_link_roots_and_sampling_with_tools(
+    fastmcp_client_saw: dict[str, Any], mode: str
+) -> None:
+    """FastMCP's client answers a URL-mode elicitation, a roots request and a sampling
+    loop in which its model calls a tool of answerback's server (``weight_of``): a live
+    request each on a legacy connection, rounds of ``InputRequiredResult`` on 2026-07-28."""
+    asked = fastmcp_client_saw[f"asks {mode}"]
+    assert asked["told"] == {
+        "sign_in": "accept",
+        "where": "file:///srv/project",
+        "weigh": "2 rounds: An apple weighs 180 g.",
+    }
+    assert asked["links"] == [
+        {
+            "mode": "url",
+            "message": "Sign in to continue.",
+            "url": "https://example.com/login",
+            "elicitationId": "login-1",
+        }
+    ]
+    offered = {"tools": ["weight_of"], "toolChoice": None}
+    assert asked["sampled"] == [
+        {**offered, "last": ["text"]},
+        {**offered, "last": ["tool_result"]},
+    ]

@@ -2,9 +2,10 @@
 
 It has tools and one resource but no prompts, so a ``subscriptions/listen`` asking for
 prompt list changes or for a URI no resource serves is acknowledged without them. Its
-tools return a model (an output schema FastMCP's client applies), ask the client for a
-name (a live request on a legacy connection, an ``InputRequiredResult`` on 2026-07-28)
-and announce changes to listening clients.
+tools return a model (an output schema FastMCP's client applies), ask the client (a live
+request on a legacy connection, an ``InputRequiredResult`` on 2026-07-28) for a name, to
+open a link, for its roots, or for its model's answer with a tool of ours offered, and
+announce changes to listening clients.
 
 Run over stdio: ``python tests/interop/answerback_for_fastmcp.py``.
 """
@@ -43,6 +44,31 @@ async def greet(ctx: Context) -> str:
     if answer.action == "accept":
         return f"Hello, {answer.data.name}."
     return f"No name ({answer.action})."
+
+
+@mcp.tool()
+async def sign_in(ctx: Context) -> str:
+    """Ask the person to open a sign-in page; say what they answered."""
+    answer = await ctx.elicit_url("Sign in to continue.", "https://example.com/login", "login-1")
+    return answer.action
+
+
+@mcp.tool()
+async def where(ctx: Context) -> str:
+    """The client's roots, by URI."""
+    return " ".join(str(root.uri) for root in await ctx.roots())
+
+
+def weight_of(item: str) -> int:
+    """How many grams an item weighs."""
+    return {"apple": 180, "pear": 170}.get(item, 0)
+
+
+@mcp.tool()
+async def weigh(ctx: Context) -> str:
+    """Ask the client's model, offering it ``weight_of``; report the rounds and answer."""
+    sampled = await ctx.sample("How heavy is an apple?", max_tokens=50, tools=[weight_of])
+    return f"{sampled.rounds} rounds: {sampled.text}"
 
 
 @mcp.tool()

@@ -1,4 +1,4 @@
-"""A client built with FastMCP 4.1.6 (``fastmcp`` on PyPI), a real peer in tests.
+"""A client built with FastMCP 4.2.3 (``fastmcp`` on PyPI), a real peer in tests.
 
 It plays these scenarios at once against ``tests/interop/answerback_for_fastmcp.py``
 (one stdio process each, started with the Python running this script) and prints one
@@ -10,7 +10,10 @@ JSON object of what each saw, by name:
 - ``elicit legacy``, ``elicit 2026-07-28``: answers the server's form with a name and
   records the tool's text;
 - ``structured legacy``, ``structured 2026-07-28``: records the structured content and
-  FastMCP's parsed data of a tool with an output schema.
+  FastMCP's parsed data of a tool with an output schema;
+- ``asks legacy``, ``asks 2026-07-28``: answers a URL-mode elicitation, a roots request
+  and two sampling requests (the model calls the server's tool, then answers with its
+  result), recording what each request carried and each tool's text.
 
 Any failure prints one line to stderr and exits 1.
 
@@ -35,7 +38,17 @@ from fastmcp import Client
 from fastmcp.client.elicitation import ElicitResult
 from fastmcp.client.transports import StdioTransport
 from mcp.client.subscriptions import listen
-from mcp.types import TextContent
+from mcp.types import (
+    CreateMessageRequestParams,
+    CreateMessageResultWithTools,
+    ElicitRequestURLParams,
+    SamplingCapability,
+    SamplingMessage,
+    SamplingToolsCapability,
+    TextContent,
+    ToolResultContent,
+    ToolUseContent,
+)
 
 SERVER = Path(__file__).with_name("answerback_for_fastmcp.py")
 LIMIT_SECONDS = 20.0
@@ -88,6 +101,64 @@ async def structured(mode: str) -> dict[str, Any]:
         }
 
 
+def texts(content: Any) -> str:
+    """The text items of a tool's content, joined: what the test compares."""
+    return " ".join(item.text for item in content if isinstance(item, TextContent))
+
+
+class Asked:
+    """Answers the server's link, roots and sampling requests, recording each request."""
+
+    def __init__(self) -> None:
+        self.links: list[dict[str, Any]] = []
+        self.sampled: list[dict[str, Any]] = []
+
+    async def follow(self, message: str, response_type: Any, params: Any, context: Any) -> Any:
+        assert isinstance(params, ElicitRequestURLParams), params
+        self.links.append(params.model_dump(by_alias=True, exclude_none=True))
+        return ElicitResult(action="accept")
+
+    async def model(
+        self, messages: list[SamplingMessage], params: CreateMessageRequestParams, context: Any
+    ) -> Any:
+        """A scripted model: calls ``weight_of`` first, then answers with what it got."""
+        self.sampled.append(
+            {
+                "tools": [tool.name for tool in params.tools or []],
+                "toolChoice": params.tool_choice.mode if params.tool_choice else None,
+                "last": [item.type for item in messages[-1].content_as_list],
+            }
+        )
+        (last,) = messages[-1].content_as_list
+        if isinstance(last, ToolResultContent):
+            return f"An apple weighs {texts(last.content)} g."
+        return CreateMessageResultWithTools(
+            role="assistant",
+            model="scripted",
+            content=[
+                ToolUseContent(type="tool_use", name="weight_of", id="w1", input={"item": "apple"})
+            ],
+            stop_reason="toolUse",
+        )
+
+
+TOOLS_THAT_ASK = ("sign_in", "where", "weigh")
+
+
+async def asking(mode: str) -> dict[str, Any]:
+    asked = Asked()
+    async with Client(
+        transport(),
+        mode=mode,
+        elicitation_handler=asked.follow,
+        roots=["file:///srv/project"],
+        sampling_handler=asked.model,
+        sampling_capabilities=SamplingCapability(tools=SamplingToolsCapability()),
+    ) as client:
+        told = {name: texts((await client.call_tool(name, {})).content) for name in TOOLS_THAT_ASK}
+    return {"told": told, "links": asked.links, "sampled": asked.sampled}
+
+
 async def run() -> dict[str, Any]:
     seen: dict[str, Any] = {}
 
@@ -100,6 +171,7 @@ async def run() -> dict[str, Any]:
             for mode in ("legacy", "2026-07-28"):
                 tg.start_soon(record, f"elicit {mode}", functools.partial(eliciting, mode))
                 tg.start_soon(record, f"structured {mode}", functools.partial(structured, mode))
+                tg.start_soon(record, f"asks {mode}", functools.partial(asking, mode))
     return seen
 
 

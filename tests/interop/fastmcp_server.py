@@ -1,10 +1,11 @@
-"""An MCP server built with FastMCP 4.1.6 (``fastmcp`` on PyPI), a real peer in tests.
+"""An MCP server built with FastMCP 4.2.3 (``fastmcp`` on PyPI), a real peer in tests.
 
 answerback's client talks to it in ``tests/test_interop_fastmcp.py``: tools with output
 schemas, tools that elicit with each of FastMCP's response types on a handshake-era
 (legacy) connection, where ``ctx.elicit`` sends a real request, and a guard tool for
 2026-07-28, where a tool asks by returning an ``InputRequiredResult`` and reads the
-answers from ``ctx.input_responses`` when the client calls again. FastMCP has no
+answers from ``ctx.input_responses`` when the client calls again (forms in one, a
+model's answer, the roots and a URL-mode elicitation in another). FastMCP has no
 ``subscriptions/listen``; it refuses it.
 
 Usage:
@@ -127,6 +128,38 @@ async def book_table(ctx: Context) -> str | mcp_types.InputRequiredResult:
             request_state="first-round",
         )
     told = {key: answer.model_dump(exclude_none=True) for key, answer in sorted(answers.items())}
+    return json.dumps({"state": ctx.request_state, "answers": told}, sort_keys=True)
+
+
+@mcp.tool
+async def plan_trip(ctx: Context) -> str | mcp_types.InputRequiredResult:
+    """2026-07-28 guard: ask for a model's answer, the roots and a visit to a link in
+    one round, then report the answers."""
+    answers = ctx.input_responses
+    if answers is None:
+        question = mcp_types.SamplingMessage(
+            role="user", content=mcp_types.TextContent(type="text", text="Where to?")
+        )
+        return mcp_types.InputRequiredResult(
+            input_requests={
+                "model": mcp_types.CreateMessageRequest(
+                    params=mcp_types.CreateMessageRequestParams(messages=[question], max_tokens=20)
+                ),
+                "roots": mcp_types.ListRootsRequest(),
+                "login": mcp_types.ElicitRequest(
+                    params=mcp_types.ElicitRequestURLParams(
+                        message="Sign in to book.",
+                        url="https://example.com/login",
+                        elicitation_id="trip-1",
+                    )
+                ),
+            },
+            request_state="trip",
+        )
+    told = {
+        key: answer.model_dump(mode="json", by_alias=True, exclude_none=True)
+        for key, answer in sorted(answers.items())
+    }
     return json.dumps({"state": ctx.request_state, "answers": told}, sort_keys=True)
 
 

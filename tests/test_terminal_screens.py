@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import contextlib
 import io
+import itertools
 import json
 import os
 import re
@@ -524,7 +525,7 @@ async def test_a_long_form_message_is_cut_so_who_asks_and_what_stay_in_sight() -
             rows = shown.splitlines()
             assert rows[0].startswith("╭─ Form — from library ─"), shown
             assert all(row.startswith("│ │ ") for row in rows[1:10]), shown  # the server's
-            assert re.fullmatch(r"│ │ … \d+ more lines: Ctrl-R shows them whole +│", rows[9]), shown
+            assert re.fullmatch(r"│ │ … 72 more lines: Ctrl-R shows them whole +│", rows[9]), shown
             assert rows[10].startswith("╰"), shown
             assert rows[11:13] == [
                 "T" * 50 + " the name you go by *  (text,",
@@ -593,7 +594,7 @@ async def test_a_cut_message_and_description_are_read_whole_with_ctrl_r() -> Non
             rows = shown.splitlines()
             note = rows.index("Note  (text)")
             assert rows[note + 1].startswith("  d0 d1 d2"), shown
-            assert re.fullmatch(r"  … \d+ more lines: Ctrl-R shows them whole", rows[note + 4])
+            assert re.fullmatch(r"  … 23 more lines: Ctrl-R shows them whole", rows[note + 4])
             assert rows[note + 5] == "  >", shown
             assert "Other  (text)" in shown, shown  # the next field is in sight
             shown = await driven.type("\x12", then="Esc/q back")
@@ -607,6 +608,45 @@ async def test_a_cut_message_and_description_are_read_whole_with_ctrl_r() -> Non
             await driven.type("x", then="  > x")  # the focus is back on the field
             driven.pipe.send_text(CTRL_S)
     assert answers == [{"note": "x"}]
+
+
+async def test_a_message_cut_by_one_line_says_so_in_the_singular() -> None:
+    """Eight lines shown of nine: the note said "… 1 more lines: Ctrl-R shows them"."""
+    message = "\n".join(f"line {n}" for n in range(9))
+    with terminal():
+        screen = FormScreen(booking(), title="Form", message=message, server="library")
+        async with running(screen.application, screen.run) as driven:
+            rows = (await driven.shows("Ctrl-S accept")).splitlines()
+            assert rows[8].startswith("│ │ line 7 "), rows
+            assert re.fullmatch(r"│ │ … 1 more line: Ctrl-R shows it whole +│", rows[9]), rows
+            driven.pipe.send_text(ESC)
+
+
+async def test_the_reader_breaks_rows_at_word_ends_and_bars_each() -> None:
+    """The reader broke a long line wherever a row ended, mid-word, so one word read as
+    two. Its rows break at word ends now, each full as far as the next word allows and
+    barred; a word wider than a row is still cut where the row ends."""
+    columns, room = 40, 37  # less the bar and the scrollbar
+    words = [f"{'ab'[n % 2] * (n % 7 + 1)}{n}" for n in range(120)] + ["L" * 100, "end"]
+    with terminal(columns=columns):
+        screen = FormScreen(
+            parse_form(LONG_DESCRIPTION), title="Form", message=" ".join(words), server="s"
+        )
+        async with running(screen.application, screen.run) as driven:
+            await driven.shows("Ctrl-S accept")
+            shown = await driven.type("\x12", then="Esc/q back")
+            rows = [row[: columns - 1].rstrip() for row in shown.splitlines()]
+            start = rows.index("The message from s:") + 1
+            end = next(i for i in range(start, len(rows)) if rows[i].endswith(" end")) + 1
+            assert all(row.startswith("│ ") for row in rows[start:end]), shown
+            said = [row.removeprefix("│ ") for row in rows[start:end]]
+            assert all(0 < len(row) <= room and row[0] != " " for row in said), shown
+            cut = ["L" * room, "L" * room, "L" * (100 - 2 * room)]
+            assert " ".join(said).split() == words[:-2] + cut + ["end"], shown
+            for row, after in itertools.pairwise(said):
+                assert len(row) + 1 + len(after.split()[0]) > room, (row, after)  # filled
+            await driven.type("q", then="Ctrl-S accept")
+            driven.pipe.send_text(CTRL_D)  # decline
 
 
 LONG_TITLE: dict[str, Any] = {
@@ -637,7 +677,7 @@ async def test_a_long_field_title_is_capped_as_descriptions_are() -> None:
             assert rows[first + 1].startswith("  t"), shown
             assert rows[first + 2].startswith("  t"), shown
             assert re.fullmatch(
-                r"  \*  \(text\)  … \d+ more lines: Ctrl-R shows them whole", rows[first + 3]
+                r"  \*  \(text\)  … 16 more lines: Ctrl-R shows them whole", rows[first + 3]
             ), shown
             assert rows[first + 4] == "  >", shown
             assert "Other  (text)" in shown, shown  # the next field is in sight
@@ -695,14 +735,14 @@ async def test_the_link_and_sampling_cards_show_a_cut_message_whole_too() -> Non
             (link.application, link.run),
             (sampling.application, sampling.run),
         ]
-        for (app, run), (keys, heading, end) in zip(
+        for (app, run), (keys, heading, end, cut) in zip(
             screens,
-            [("open in browser", "What library says:", "c"), ("a approve", "user:", "d")],
+            [("open in browser", "What library says:", "c", 22), ("a approve", "user:", "d", 18)],
             strict=True,
         ):
             async with running(app, run) as driven:
                 shown = await driven.shows(keys)
-                assert "more lines: Ctrl-R shows them whole" in shown, shown
+                assert f"│ │ … {cut} more lines: Ctrl-R shows them whole" in shown, shown
                 shown = await driven.type("\x12", then="Esc/q back")
                 said = barred_after(shown, heading, "line 29")
                 assert said == [f"│ line {n}" for n in range(30)], shown
@@ -1051,7 +1091,7 @@ async def test_a_message_cannot_push_the_real_link_off_the_card_or_forge_its_lin
             assert "Site: secure-login-update.com" in shown
             assert "library says:" in shown
             assert "│ Site: google.com" in shown  # the server's words, marked as such
-            assert "more lines: Ctrl-R shows them whole" in shown
+            assert "│ │ … 19 more lines: Ctrl-R shows them whole" in shown, shown
             driven.pipe.send_text("c")
 
 
@@ -2127,20 +2167,21 @@ async def test_the_cli_docs_show_the_screens_as_drawn(shot: CliShot) -> None:
 
 
 @pytest.mark.parametrize(
-    ("title", "shown", "columns"),
+    ("title", "shown", "columns", "note"),
     [
-        ("字" * 40, "字" * 40, 24),
-        ("\x1b" * 40, "\\x1b" * 40, 30),
-        ("a\nb\nc\nd\ne", "a\nb\nc\nd\ne", 30),
+        ("字" * 40, "字" * 40, 24, "… 1 more line: Ctrl-R shows it whole"),
+        ("\x1b" * 40, "\\x1b" * 40, 30, "… 3 more lines: Ctrl-R shows them whole"),
+        ("a\nb\nc\nd\ne", "a\nb\nc\nd\ne", 30, "… 2 more lines: Ctrl-R shows them whole"),
     ],
     ids=["wide characters", "control characters", "line breaks"],
 )
 async def test_a_short_title_cut_as_shown_is_whole_behind_ctrl_r(
-    title: str, shown: str, columns: int
+    title: str, shown: str, columns: int, note: str
 ) -> None:
     """A title of 40 characters or fewer was never put in the reader, yet wide
     characters, control characters written out (four columns each) or line breaks cut
-    it: the screen said "Ctrl-R shows them whole" and Ctrl-R showed nothing."""
+    it: the screen said "Ctrl-R shows them whole" and Ctrl-R showed nothing. One row
+    cut said "1 more lines"."""
     form = parse_form(
         {"type": "object", "properties": {"note": {"type": "string", "title": title}}}
     )
@@ -2149,7 +2190,7 @@ async def test_a_short_title_cut_as_shown_is_whole_behind_ctrl_r(
         async with running(screen.application, screen.run) as driven:
             drawn = await driven.shows("Ctrl-S accept")
             # The note may wrap: its words, in order.
-            assert "more lines: Ctrl-R shows them whole" in " ".join(drawn.split()), drawn
+            assert note in " ".join(drawn.split()), drawn
             drawn = await driven.type("\x12", then="Esc/q back")
             assert "A field's title:" in drawn, drawn
             assert screen.reader.text == f"A field's title:\n{shown}"

@@ -252,7 +252,8 @@ class Server:
     calls: dict[anyio.CancelScope, str] = field(default_factory=dict[anyio.CancelScope, str])
     """Its calls, reads and prompts running, each with its job's label."""
     connection: AsyncExitStack | None = None
-    """What closes its client (and stops announcing roots to it), for ``reconnect``."""
+    """What closes its client (and stops announcing roots to it): ``reconnect`` closes it,
+    and it holds the next connection."""
 
     @property
     def name(self) -> str:
@@ -399,8 +400,10 @@ class Session:
         return ExitCode.OK
 
     async def _connect(self, stack: AsyncExitStack, server: Server) -> None:
-        # Its own stack in the session's: closed alone by reconnect, else at the end.
-        server.connection = await stack.enter_async_context(AsyncExitStack())
+        # Its own stack in the session's, entered once: reconnect closes it alone and it
+        # holds the next connection (one entered per connection kept every one closed).
+        if server.connection is None:
+            server.connection = await stack.enter_async_context(AsyncExitStack())
         stderr: Any = None
         if server.target.is_stdio:
             try:

@@ -433,10 +433,15 @@ class _ServerOutput(LineReader):
 
     def _summary(self, count: int, latest: Exception) -> Exception:
         assert isinstance(latest, StrayOutputError)
+        lines, are, they = (
+            ("1 more line", "is", "it was")
+            if count == 1
+            else (f"{count} more lines", "are", "they were")
+        )
         return StrayOutputError(
-            f"The server `{self._command_line}` wrote {count} more lines that are not "
-            f"JSON-RPC to stdout since the last report (the latest: {_shown(latest.line)}); "
-            "they were skipped. A stdio server must write only protocol messages to stdout; "
+            f"The server `{self._command_line}` wrote {lines} that {are} not JSON-RPC to "
+            f"stdout since the last report (the latest: {_shown(latest.line)}); "
+            f"{they} skipped. A stdio server must write only protocol messages to stdout; "
             "log to stderr instead.",
             latest.line,
         )

@@ -57,6 +57,7 @@ from prompt_toolkit.layout import (
     HSplit,
     Window,
 )
+from prompt_toolkit.layout.processors import Processor, Transformation, TransformationInput
 from prompt_toolkit.renderer import Renderer
 from prompt_toolkit.styles import Style
 from prompt_toolkit.utils import get_cwidth
@@ -613,6 +614,62 @@ def status_line(style: str, text: Callable[[], str]) -> Window:
     return Window(FormattedTextControl(rows), dont_extend_height=True, wrap_lines=True)
 
 
+class _WordEnds(Processor):
+    """Breaks a line's rows at word ends as a wrapping window shows it: where a word
+    would cross a row's end, spaces fill the row so that the word starts the next one
+    (prompt_toolkit wraps at the last column, mid-word), and the spaces where a row
+    breaks are not shown. A word wider than a row starts a row and is cut where it
+    ends, as ``word_wrapped`` does. ``prefix`` gives each row's mark, whose columns the
+    words do not have."""
+
+    def __init__(self, prefix: Callable[[int, int], StyleAndTextTuples]) -> None:
+        self._prefix = prefix
+
+    def apply_transformation(self, transformation_input: TransformationInput) -> Transformation:
+        lineno = transformation_input.lineno
+        width = transformation_input.width - fragment_list_width(self._prefix(lineno, 0))
+        if width < 1:
+            return Transformation(transformation_input.fragments)
+        chars = [
+            (style, char) for style, text, *_ in transformation_input.fragments for char in text
+        ]
+        shown: StyleAndTextTuples = []
+        to_display: list[int] = []  # each source character's place in ``shown``
+        to_source: list[int] = []  # each shown character's source character
+        used = 0  # columns of the row taken
+        for word in _words(chars):
+            start = len(to_display)
+            if word[0][1] == " ":
+                # Not shown at the start of a row the line wrapped onto.
+                fit = 0 if to_source and not used else min(len(word), width - used)
+                to_display.extend(len(to_source) + min(n, fit) for n in range(len(word)))
+                shown.extend(word[:fit])
+                to_source.extend(range(start, start + fit))
+                used += fit
+                continue
+            size = sum(get_cwidth(char) for _, char in word)
+            if used and used + size > width:
+                shown.append(("", " " * (width - used)))  # none if the row is full
+                to_source.extend([start] * (width - used))
+                used = 0
+            for offset, (style, char) in enumerate(word):
+                if used + get_cwidth(char) > width:
+                    used = 0
+                to_display.append(len(to_source))
+                to_source.append(start + offset)
+                shown.append((style, char))
+                used += get_cwidth(char)
+        ends = len(to_display), len(to_source)
+
+        def source_to_display(at: int) -> int:
+            return to_display[at] if at < ends[0] else at - ends[0] + ends[1]
+
+        def display_to_source(at: int) -> int:
+            return to_source[at] if at < ends[1] else at - ends[1] + ends[0]
+
+        return Transformation(shown, source_to_display, display_to_source)
+
+
 READER_KEYS = (("Up/Down PgUp/PgDn", "scroll"), ("Esc/q", "back"))
 """The keys while the whole of a screen's texts is shown."""
 
@@ -622,9 +679,10 @@ class Reader:
     description), to scroll through: ``READ_KEY`` opens it, Esc or ``q`` goes back.
 
     ``texts`` are (heading, server's words) pairs; every row of the words, wrapped
-    ones too, carries the bar, as on the cards. Cut with no way to read on, the rest of
-    a long message was never seen. With no ``texts`` (a link card without a message)
-    ``READ_KEY`` does nothing: an empty view would only hide the screen.
+    ones too, carries the bar, as on the cards, and rows break at word ends
+    (``_WordEnds``): broken mid-word, one word read as two. Cut with no way to read on,
+    the rest of a long message was never seen. With no ``texts`` (a link card without a
+    message) ``READ_KEY`` does nothing: an empty view would only hide the screen.
     """
 
     def __init__(self, texts: Sequence[tuple[str, str]]) -> None:
@@ -645,6 +703,7 @@ class Reader:
             scrollbar=True,
             wrap_lines=True,
             get_line_prefix=self._prefix,
+            input_processors=[_WordEnds(self._prefix)],
         )
         self.area.document = Document(self.text, cursor_position=0)
 

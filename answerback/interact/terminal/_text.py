@@ -218,6 +218,8 @@ READ_KEY = "Ctrl-R"
 
 def cut_note(rows: int) -> str:
     """What a screen says where it cut a server's words: how much, and how to read it."""
+    if rows == 1:
+        return f"… 1 more line: {READ_KEY} shows it whole"
     return f"… {rows} more lines: {READ_KEY} shows them whole"
 
 

@@ -1626,9 +1626,12 @@ def _last_in_full(fault: Exception) -> Exception:
 
 
 def _unreadable_summary(count: int, latest: Exception) -> Exception:
+    messages, they = (
+        ("1 more message", "it was") if count == 1 else (f"{count} more messages", "they were")
+    )
     return MalformedMessage(
-        f"the server sent {count} more messages that could not be read since the last "
-        f"report, and they were skipped (the latest: {latest})"
+        f"the server sent {messages} that could not be read since the last report, and "
+        f"{they} skipped (the latest: {latest})"
     )
 
 

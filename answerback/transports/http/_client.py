@@ -158,10 +158,11 @@ _RESETS_RESENT = 4
 """Connections reset before an answer, one after the other, that a request is sent again
 after (see ``_send``): a server that stopped resets each of its idle kept-alive ones."""
 _NOT_RESENT = "tools/call"
-"""The one method a reset does not send again: a tool may act on the world, and a reset
-can come after the server read the request (a balancer's idle timeout, a server that
-closed abruptly), so whether it ran is unknown, which its error then says. Every other
-request only reads or sets what a second try sets alike."""
+"""The one method a reset does not send again once it was written whole: a tool may act
+on the world, and a reset can come after the server read the request (a balancer's idle
+timeout, a server that closed abruptly), so whether it ran is unknown, which its error
+then says. Every other request only reads or sets what a second try sets alike. Any
+request whose writing failed is sent again (see ``_Writing``)."""
 _MAY_PASS = (502, 503, 504)
 """What a proxy answers while the server behind it restarts or is replaced."""
 _CUT_OFF = (httpx2.RemoteProtocolError, httpx2.ReadError, httpx2.WriteError)
@@ -179,6 +180,39 @@ _INITIALIZED = "notifications/initialized"
 
 class _RedirectRefused(Exception):
     """The server redirected somewhere the session must not follow."""
+
+
+_TRACED_BYTES = 64 * 1024
+"""Requests with a body this large are traced (``_Writing``): a body this size may not fit
+the socket's buffer, so a connection lost part way through its writing is one the server
+never had the whole request on. A smaller body is handed to the kernel whole, and fails
+only on a connection already lost, which the pool's check before reuse catches; it keeps
+the cautious rule and spares every small request the trace's callbacks."""
+
+
+class _SentInPart(httpx2.WriteError):
+    """Every try of a request lost its connection before the request was written whole:
+    the server cannot have handled it."""
+
+
+class _Writing:
+    """Whether writing one HTTP request failed, told by httpcore2's ``trace`` extension.
+
+    httpcore2 hides a failed write: it goes on to read the response, so the connection
+    cut while the request was being written surfaces as a ``ReadError`` or a
+    ``RemoteProtocolError``, as one cut after the server read the request does. Only its
+    trace tells them apart. The body has a ``Content-Length``, so a server that was not
+    sent all of it cannot have handled it. (On asyncio, a write the reset came before
+    is traced as done, the event loop dropping it: that case keeps the cautious rule.)"""
+
+    __slots__ = ("failed",)
+
+    def __init__(self) -> None:
+        self.failed = False
+
+    async def trace(self, event: str, info: Mapping[str, Any]) -> None:
+        if event.endswith((".send_request_headers.failed", ".send_request_body.failed")):
+            self.failed = True
 
 
 @dataclass(slots=True)
@@ -765,6 +799,8 @@ class StreamableHTTPTransport:
                 except AuthorizationError as exc:
                     # Its data marks it, so the caller gets an AuthorizationError back.
                     reason, data, why = self._describe(exc), exc.data, str(exc)
+                except _SentInPart as exc:
+                    reason = str(exc)
                 except _CUT_OFF as exc:
                     reason = self._describe(exc)
                     if not call.reached_server:
@@ -1428,7 +1464,7 @@ class StreamableHTTPTransport:
                     lost = f"the answer to the server's request {{}} could not be sent: {exc}"
                     await self._answer_lost(lanes, message, asked_on, lost)
                     return
-                maybe_taken = maybe_taken or not isinstance(exc, httpx2.ConnectError)
+                maybe_taken = maybe_taken or not isinstance(exc, (httpx2.ConnectError, _SentInPart))
             except (httpx2.HTTPError, _RedirectRefused, MessageTooLarge, AuthorizationError) as exc:
                 logger.warning("could not send %s: %s", what, self._describe(exc))
                 lost = f"the answer to the server's request {{}} could not be sent: {exc}"
@@ -1516,34 +1552,55 @@ class StreamableHTTPTransport:
     ) -> httpx2.Response:
         """Send one HTTP request and return its response (its body still to read).
 
-        A request whose connection was reset before any answer came is sent again, on
-        another connection, if ``resend_after_reset``, which its caller gives for what is
-        safe to repeat (see ``_NOT_RESENT``). A server that stops resets its kept-alive
-        connections idle in the pool, and new ones still in its listening queue: a fresh
-        try then says what is true now, the answer, or that nothing is listening. Any
-        other failure is the caller's: the server may have read the request, so whether
-        it did its work is unknown.
+        A request whose connection was lost while it was still being written is sent
+        again, on another connection: the server cannot have handled it. One whose
+        connection was reset after, before any answer came, is sent again only if
+        ``resend_after_reset``, which its caller gives for what is safe to repeat (see
+        ``_NOT_RESENT``). A server that stops resets its kept-alive connections idle in
+        the pool, and new ones still in its listening queue: a fresh try then says what
+        is true now, the answer, or that nothing is listening. Any other failure is the
+        caller's: the server may have read the request, so whether it did its work is
+        unknown (``_SentInPart`` when every try failed while being written).
         """
         auth = self.auth if self.auth is not None else httpx2.USE_CLIENT_DEFAULT
         resets = 0
+        unsent = True  # whether every try so far failed while being written
+        traced = body is not None and len(body) >= _TRACED_BYTES
         while True:
+            writing = _Writing()
             request = client.build_request(
-                method, url, content=body, headers=headers, timeout=timeout
+                method,
+                url,
+                content=body,
+                headers=headers,
+                timeout=timeout,
+                extensions={"trace": writing.trace} if traced else None,
             )
             try:
                 return await client.send(request, auth=auth, follow_redirects=False, stream=True)
-            except (httpx2.ReadError, httpx2.WriteError) as exc:
-                if (
+            except (httpx2.ReadError, httpx2.WriteError, httpx2.RemoteProtocolError) as exc:
+                if not writing.failed and (
                     not resend_after_reset
-                    or resets == _RESETS_RESENT
+                    or isinstance(exc, httpx2.RemoteProtocolError)
                     or not _caused_by(exc, ConnectionResetError, BrokenPipeError)
                 ):
                     raise
+                unsent = unsent and writing.failed
+                if resets == _RESETS_RESENT:
+                    if not unsent:
+                        raise  # a try written whole may have been handled
+                    raise _SentInPart(
+                        f"the connection closed before the whole request was sent, "
+                        f"{resets + 1} times in a row (the last: {_first_said(exc)}), "
+                        "so the server did not handle it and sending it again is safe; a "
+                        "server or proxy that cuts off large requests may limit their size"
+                    ) from exc
                 resets += 1
                 logger.info(
-                    "the connection to %s was reset before an answer came (%r); sending "
-                    "the request again on another",
+                    "the connection to %s was %s before an answer came (%r); sending the "
+                    "request again on another",
                     self.url,
+                    "lost while the request was being written" if writing.failed else "reset",
                     exc,
                 )
 
@@ -1737,6 +1794,19 @@ def _answer_in(raw: bytes, request_id: RequestId) -> JSONObject | None:
     if "error" in message and message.get("id") is None:
         message = {**message, "id": request_id}
     return message if _is_answer(message, request_id) else None
+
+
+def _first_said(exc: BaseException) -> str:
+    """The first message down ``exc``'s chain of causes, else its type's name: on
+    asyncio, httpx2's ``ReadError`` for a reset says nothing, the reset under it does."""
+    current: BaseException | None = exc
+    for _ in range(16):  # a chain is short; a cycle is not followed for ever
+        if current is None:
+            break
+        if said := str(current):
+            return said
+        current = current.__cause__ or current.__context__
+    return type(exc).__name__
 
 
 def _caused_by(exc: BaseException, *kinds: type[BaseException]) -> bool:

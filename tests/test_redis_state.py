@@ -19,6 +19,7 @@ from contextlib import (
     asynccontextmanager,
     contextmanager,
 )
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar, cast
 
@@ -736,14 +737,24 @@ class Warned(logging.Handler):
 BusT = TypeVar("BusT", bound=StuckBus)
 
 
+@dataclass
+class Resume:
+    """A session's GET stream resumed on replica b: b's wrapped bus, the HTTP client, the
+    session, and the open response of the resume."""
+
+    bus: Any
+    http: httpx2.AsyncClient
+    raw: RawSession
+    response: httpx2.Response
+
+
 @asynccontextmanager
 async def resumed_on_b_with(
     redis: Redis, wrapper: Callable[[RedisNotificationBus], BusT]
-) -> AsyncGenerator[tuple[BusT, httpx2.AsyncClient, list[str]], None]:
+) -> AsyncGenerator[Resume, None]:
     """Replicas a and b, b's notification bus wrapped by ``wrapper``; a session's GET
     stream opened on a, left, and resumed on b (answered 200). While the resumed stream
-    is open (and ``PATIENCE_SECONDS`` at most): the wrapped bus, the HTTP client and the
-    replicas' URLs. Leaving stops both apps."""
+    is open (and ``PATIENCE_SECONDS`` at most): the ``Resume``. Leaving stops both apps."""
     wrapped: list[BusT] = []
 
     def wrap(bus: RedisNotificationBus) -> BusT:
@@ -759,7 +770,7 @@ async def resumed_on_b_with(
         with anyio.fail_after(PATIENCE_SECONDS):
             async with resume_on_b(http, raw, primed) as resumed:
                 assert resumed.status_code == 200
-                yield wrapped[0], http, urls
+                yield Resume(wrapped[0], http, raw, resumed)
 
 
 @contextmanager
@@ -779,10 +790,36 @@ async def test_a_resume_answers_at_once_while_redis_hangs_on_the_missed_broadcas
     """The GET's response starts while the broadcasts it missed are still being read;
     the read is given up when the app stops (the time bound is far off here)."""
     monkeypatch.setattr(_replication, "MISSED_BROADCASTS_SECONDS", 3600.0)
-    async with resumed_on_b_with(redis, StuckBus) as (stuck, _, _):
+    async with resumed_on_b_with(redis, StuckBus) as resume:
+        stuck = resume.bus
         await stuck.asked.wait()
         assert not stuck.given_up.is_set()
     assert stuck.given_up.is_set()  # ended with the app, not left running
+
+
+async def test_the_missed_broadcasts_are_given_up_when_the_session_ends(
+    redis: Redis, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Redis hangs on the read, and the client ends its session (DELETE on replica b):
+    the read is given up then, not when its time bound (far off here) or the app ends."""
+    monkeypatch.setattr(_replication, "MISSED_BROADCASTS_SECONDS", 3600.0)
+    async with resumed_on_b_with(redis, StuckBus) as resume:
+        await resume.bus.asked.wait()
+        ended = await resume.http.delete(resume.raw.urls[1], headers=resume.raw.headers())
+        assert ended.status_code == 200, ended.text
+        await resume.bus.given_up.wait()
+
+
+async def test_the_missed_broadcasts_are_given_up_when_the_client_leaves_the_stream(
+    redis: Redis, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Redis hangs on the read, and the client closes the resumed GET stream: the read is
+    given up then (the client's next resume replays for itself)."""
+    monkeypatch.setattr(_replication, "MISSED_BROADCASTS_SECONDS", 3600.0)
+    async with resumed_on_b_with(redis, StuckBus) as resume:
+        await resume.bus.asked.wait()
+        await resume.response.aclose()
+        await resume.bus.given_up.wait()
 
 
 async def test_a_resume_gives_up_the_missed_broadcasts_after_its_time_bound(
@@ -810,9 +847,9 @@ async def test_a_replay_that_fails_leaves_the_replica_serving(redis: Redis) -> N
     and the replica answered every request after that with an error. Now it is logged,
     and the replica serves on."""
     with warned("sending the broadcasts raised while no replica held it failed") as logged:
-        async with resumed_on_b_with(redis, FailingBus) as (_, http, urls):
+        async with resumed_on_b_with(redis, FailingBus) as resume:
             await logged.wait()
-            other = RawSession(http, urls)
+            other = RawSession(resume.http, resume.raw.urls)
             await other.initialize(1)  # replica b, after its replay failed
             listed = await other.post(1, other.request("tools/list"))
     assert listed.status_code == 200, listed.text

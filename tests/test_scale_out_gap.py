@@ -331,6 +331,8 @@ class Resumed:
         self.closed = False
         self.resuming: list[list[Any]] = []
         self.sent: list[Any] = []
+        # The GET stream, its resumed connection attached (the replay ends with it).
+        self.streams = {"standalone": SimpleNamespace(listener=object(), done=False)}
 
     def subscribed(self, uri: str) -> bool:
         return False

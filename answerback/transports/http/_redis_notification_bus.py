@@ -6,6 +6,10 @@ list changed. A stream keeps the notices (capped at ``max_length``, trimmed
 approximately), and each reader asks with ``XREAD BLOCK`` for the entries after the last
 one it saw, so a reconnecting reader picks up where it left off. The blocking read is
 itself the wake-up; no pub/sub is needed.
+
+A reader back after an outage passes on only the newest ``CATCH_UP_LIMIT`` notices it
+missed, as a GET stream's resume does: each makes clients fetch a list or a resource
+again, and a later one of the same kind covers an earlier.
 """
 
 from __future__ import annotations
@@ -13,6 +17,8 @@ from __future__ import annotations
 import json
 import logging
 import math
+import time
+from collections import deque
 from collections.abc import AsyncGenerator, AsyncIterator
 from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING, Any, cast
@@ -47,6 +53,13 @@ logger = logging.getLogger("answerback.http")
 _BATCH = 100
 _PUBLISH_ATTEMPTS = 2
 _FIRST_RETRY_SECONDS = 0.1
+CATCH_UP_LIMIT = 1_000
+"""The most notices a reader passes on after a failed read (the newest of those published
+meanwhile); the older are skipped with a warning saying how many."""
+_CLOCK_SKEW_SECONDS = 5.0
+"""How far a reader that could not ask Redis for the stream's newest entry when it
+started looks back from its own clock's time (Redis's clock may be behind): a notice
+that much older comes too, which costs a client a needless fetch at most."""
 
 
 class RedisNotificationBus:
@@ -153,16 +166,20 @@ class RedisNotificationBus:
     @asynccontextmanager
     async def subscribe(self) -> AsyncGenerator[AsyncIterator[Notice], None]:
         """Every notice appended after entering, in order, until the block exits; while
-        Redis is unreachable the reader retries, and then reads on from where it was."""
+        Redis is unreachable the reader retries, and then reads on from where it was
+        (the newest ``CATCH_UP_LIMIT`` of the notices it missed)."""
         require_asyncio("RedisNotificationBus")
         send, receive = anyio.create_memory_object_stream[Notice](math.inf)
-        start: str | None = None
         try:
-            start = await self._last_id()
+            start, behind = await self._last_id(), False
         except RedisError as exc:
             logger.warning("Redis is unreachable (%s); notifications follow once it is back", exc)
+            # Where the stream is now, by this machine's clock: what is published from
+            # here on is delivered once Redis is back, not only what comes after that.
+            start = f"{int((time.time() - _CLOCK_SKEW_SECONDS) * 1000)}-0"
+            behind = True
         async with anyio.create_task_group() as tg:
-            tg.start_soon(self._follow, start, send)
+            tg.start_soon(self._follow, start, behind, send)
             try:
                 with receive:
                     yield receive
@@ -175,14 +192,18 @@ class RedisNotificationBus:
         newest = cast(list[Any], await self._redis.xrevrange(self.key, count=1))
         return _text(newest[0][0]) if newest else "0-0"
 
-    async def _follow(self, last_id: str | None, send: MemoryObjectSendStream[Notice]) -> None:
-        """Read the stream for ever, retrying with backoff while Redis is unreachable."""
+    async def _follow(
+        self, last_id: str, behind: bool, send: MemoryObjectSendStream[Notice]
+    ) -> None:
+        """Read the stream for ever after ``last_id``, retrying with backoff while Redis
+        is unreachable, and catching up (``behind``) after a failed read."""
         delay = _FIRST_RETRY_SECONDS
         with send:
             while True:
                 try:
-                    if last_id is None:
-                        last_id = await self._last_id()
+                    if behind:
+                        last_id = await self._catch_up(last_id, send)
+                        behind = False
                     replies = await self._redis.xread(
                         {self.key: last_id}, count=_BATCH, block=self._block_ms
                     )
@@ -194,15 +215,50 @@ class RedisNotificationBus:
                     )
                     await anyio.sleep(delay)
                     delay = min(delay * 2, READER_LONGEST_RETRY_SECONDS)
+                    behind = True
                     continue
                 delay = _FIRST_RETRY_SECONDS
                 for entry_id, fields in _entries(replies):
                     last_id = entry_id
-                    notice = _notice(fields)
-                    if notice is None:
-                        logger.warning("Skipped a malformed notice %s in %s", entry_id, self.key)
-                    else:
-                        send.send_nowait(notice)
+                    self._pass_on(entry_id, fields, send)
+
+    async def _catch_up(self, last_id: str, send: MemoryObjectSendStream[Notice]) -> str:
+        """Pass on the newest ``CATCH_UP_LIMIT`` entries after ``last_id`` (the reader
+        missed them, its reads failing), warning of the older ones skipped; the id of
+        the newest read. Reads every entry after ``last_id``, to count them: once per
+        outage, at most ``max_length``."""
+        kept: deque[tuple[str, dict[Any, Any]]] = deque(maxlen=CATCH_UP_LIMIT)
+        missed = 0
+        while True:
+            entries = _entries(await self._redis.xread({self.key: last_id}, count=_BATCH))
+            missed += len(entries)
+            kept.extend(entries)
+            if entries:
+                last_id = entries[-1][0]
+            if len(entries) < _BATCH:
+                break
+        if missed > len(kept):
+            logger.warning(
+                "%d notifications were published in %s while this replica could not read "
+                "them: its clients get the newest %d list changes and resource updates, and "
+                "the %d older ones are skipped",
+                missed,
+                self.key,
+                len(kept),
+                missed - len(kept),
+            )
+        for entry_id, fields in kept:
+            self._pass_on(entry_id, fields, send)
+        return last_id
+
+    def _pass_on(
+        self, entry_id: str, fields: dict[Any, Any], send: MemoryObjectSendStream[Notice]
+    ) -> None:
+        notice = _notice(fields)
+        if notice is None:
+            logger.warning("Skipped a malformed notice %s in %s", entry_id, self.key)
+        else:
+            send.send_nowait(notice)
 
 
 def _entries(replies: object) -> list[tuple[str, dict[Any, Any]]]:

@@ -29,6 +29,7 @@ from answerback.jsonrpc import JSONObject, RequestId
 from answerback.jsonrpc._endpoint import CANCELLED, as_object, as_request_id
 from answerback.transports._framing import decode, encode
 from answerback.transports.http._event_store import FollowableEventStore, TimedEventStore
+from answerback.transports.http._legacy_session import STANDALONE
 from answerback.transports.http._message_bus import CallOwner, Forwarded
 from answerback.transports.http._notification_bus import (
     READER_LONGEST_RETRY_SECONDS,
@@ -113,8 +114,9 @@ class Replication:
         after ``Last-Event-ID`` in ``replayed``), deliver the broadcasts raised while no
         replica held it, filtered as live ones are. Run as a task beside the response
         (started once it notes what the stream gets meanwhile), it ends within
-        ``MISSED_BROADCASTS_SECONDS`` and reads at most ``MISSED_BROADCASTS_LIMIT``
-        entries of the bus.
+        ``MISSED_BROADCASTS_SECONDS``, or sooner when that connection ends (the session
+        closed, the client left, or resumed again: that resume replays for itself), and
+        reads at most ``MISSED_BROADCASTS_LIMIT`` entries of the bus.
 
         Every broadcast delivered on the stream was stored there, and the event store
         and the bus stamp entries by one clock (Redis's, given one Redis for both): so
@@ -133,56 +135,23 @@ class Replication:
         caught: list[tuple[str, Event]] = []
         session.resuming.append(caught)
         task_status.started()
-        sent = 0
-        try:
-            with anyio.move_on_after(MISSED_BROADCASTS_SECONDS) as bounded:
-                try:
-                    since = stored_at - int(BUS_LAG_MARGIN_SECONDS * 1000)
-                    found = await bus.notices_since(since, MISSED_BROADCASTS_LIMIT)
-                except ConnectionError as exc:
-                    logger.warning(
-                        "session %s resumed its GET stream, but the broadcasts raised while no "
-                        "replica held it could not be read, so it misses them: %s",
-                        session.id,
-                        exc,
-                    )
-                    return
-                finally:
-                    session.resuming.remove(caught)
-                if not found.complete:
-                    logger.warning(
-                        "session %s resumed its GET stream after more broadcasts than a resume "
-                        "reads (the newest %d of the bus) or than the bus keeps: the older "
-                        "list changes and resource updates it may have missed are skipped; "
-                        "it gets the newest",
-                        session.id,
-                        MISSED_BROADCASTS_LIMIT,
-                    )
-                given = _broadcasts(data for _, data in replayed)
-                given |= _broadcasts(data for _, (_, data) in caught)
-                for notice in found.notices:
-                    message = _wanted(session, notice)
-                    if message is None or _broadcast_key(message) in given:
-                        continue
-                    if session.closed:
-                        return
-                    given.add(_broadcast_key(message))
-                    await session.deliver_broadcast(message)
-                    sent += 1
-            if bounded.cancelled_caught:
-                logger.warning(
-                    "session %s resumed its GET stream, but reading and sending the broadcasts "
-                    "raised while no replica held it took over %.0f s (is Redis slow?): the "
-                    "list changes and resource updates not sent by then (%d were) are skipped",
-                    session.id,
-                    MISSED_BROADCASTS_SECONDS,
-                    sent,
-                )
-        except Exception:  # a task of the app's: failing, it would end every request
-            logger.exception(
-                "session %s resumed its GET stream, but sending the broadcasts raised while "
-                "no replica held it failed: it misses them",
+        stream = session.streams.get(STANDALONE)
+        connection = stream.listener if stream is not None else None
+        sent = [0]
+        with anyio.move_on_after(MISSED_BROADCASTS_SECONDS) as bounded:
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(_cancel_when_left, session, connection, tg.cancel_scope)
+                since = stored_at - int(BUS_LAG_MARGIN_SECONDS * 1000)
+                await _replay(session, bus, since, replayed, caught, sent)
+                tg.cancel_scope.cancel()
+        if bounded.cancelled_caught:
+            logger.warning(
+                "session %s resumed its GET stream, but reading and sending the broadcasts "
+                "raised while no replica held it took over %.0f s (is Redis slow?): the "
+                "list changes and resource updates not sent by then (%d were) are skipped",
                 session.id,
+                MISSED_BROADCASTS_SECONDS,
+                sent[0],
             )
 
     # -- the owner's side ------------------------------------------------------------
@@ -389,6 +358,84 @@ class Replication:
                 "minting with the new one, still accepting answers to the old"
             )
         self.ids.use(key, recent)
+
+
+REPLAY_WATCH_SECONDS = 0.1
+"""How often a resume's broadcast replay looks whether its connection has ended: a
+session says so only by its state (``closed``, the GET stream's ``listener``), so the
+replay looks, rather than running on to ``MISSED_BROADCASTS_SECONDS``."""
+
+
+async def _cancel_when_left(
+    session: LegacySession, connection: object, replay: anyio.CancelScope
+) -> None:
+    """Cancel ``replay`` once the GET stream's ``connection`` (its listener when the
+    replay began) has ended: the session closed, the client left, or another resume
+    replaced it."""
+    while True:
+        stream = session.streams.get(STANDALONE)
+        if (
+            session.closed
+            or stream is None
+            or stream.done
+            or connection is None
+            or stream.listener is not connection
+        ):
+            replay.cancel()
+            return
+        await anyio.sleep(REPLAY_WATCH_SECONDS)
+
+
+async def _replay(
+    session: LegacySession,
+    bus: ReplayingNotificationBus,
+    since: int,
+    replayed: list[Event],
+    caught: list[tuple[str, Event]],
+    sent: list[int],
+) -> None:
+    """Deliver the broadcasts ``bus`` keeps from ``since`` on that ``session`` wants and
+    gets no equal of otherwise (``caught`` stops collecting once they are read),
+    counting them in ``sent[0]``; a failure is logged (a task of the app's that failed
+    would end every request)."""
+    try:
+        try:
+            found = await bus.notices_since(since, MISSED_BROADCASTS_LIMIT)
+        finally:
+            session.resuming.remove(caught)
+        if not found.complete:
+            logger.warning(
+                "session %s resumed its GET stream after more broadcasts than a resume "
+                "reads (the newest %d of the bus) or than the bus keeps: the older list "
+                "changes and resource updates it may have missed are skipped; it gets the "
+                "newest",
+                session.id,
+                MISSED_BROADCASTS_LIMIT,
+            )
+        given = _broadcasts(data for _, data in replayed)
+        given |= _broadcasts(data for _, (_, data) in caught)
+        for notice in found.notices:
+            message = _wanted(session, notice)
+            if message is None or _broadcast_key(message) in given:
+                continue
+            if session.closed:
+                return
+            given.add(_broadcast_key(message))
+            await session.deliver_broadcast(message)
+            sent[0] += 1
+    except ConnectionError as exc:
+        logger.warning(
+            "session %s resumed its GET stream, but the broadcasts raised while no replica "
+            "held it could not be read, so it misses them: %s",
+            session.id,
+            exc,
+        )
+    except Exception:
+        logger.exception(
+            "session %s resumed its GET stream, but sending the broadcasts raised while no "
+            "replica held it failed: it misses them",
+            session.id,
+        )
 
 
 def _answers(data: bytes, request_id: RequestId) -> bool:

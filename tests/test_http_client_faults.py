@@ -22,6 +22,7 @@ from typing import Any, cast
 import anyio
 import anyio.abc
 import anyio.to_thread
+import httpx2
 import pytest
 from http_support import PATIENCE_SECONDS, read_request_body, replaying, serve
 from http_support.apps import http_app
@@ -1080,3 +1081,23 @@ async def test_connecting_to_a_server_that_never_accepts_times_out() -> None:
             for filler in fillers:
                 filler.close()
     assert f"could not connect to http://127.0.0.1:{port}/mcp within 0.5 s" in str(caught.value)
+
+
+async def test_a_connect_error_that_says_nothing_is_told_by_its_cause() -> None:
+    """An ``httpx2.ConnectError`` with no words of its own (as some failures come) is
+    told by the first cause that has some, not as empty brackets."""
+
+    def unreachable(request: httpx2.Request) -> httpx2.Response:
+        try:
+            raise OSError(101, "Network is unreachable")
+        except OSError as exc:
+            raise httpx2.ConnectError("", request=request) from exc
+
+    async with httpx2.AsyncClient(transport=httpx2.MockTransport(unreachable)) as http:
+        transport = StreamableHTTPTransport("http://127.0.0.1:9/mcp", http_client=http)
+        with anyio.fail_after(PATIENCE_SECONDS), pytest.raises(MCPError) as caught:
+            async with Client(transport, mode="legacy"):
+                pass
+    assert "could not connect to http://127.0.0.1:9/mcp ([Errno 101] Network is unreachable)" in (
+        str(caught.value)
+    )

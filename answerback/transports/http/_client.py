@@ -1627,7 +1627,7 @@ class StreamableHTTPTransport:
                     f"could not connect to {self.url} ({exc}): https:// against a server "
                     f"that speaks plain http? try {plain}"
                 )
-            return f"could not connect to {self.url} ({exc or type(exc).__name__})"
+            return f"could not connect to {self.url} ({_first_said(exc)})"
         if isinstance(exc, httpx2.HTTPError):
             return f"HTTP request to {self.url} failed: {type(exc).__name__}: {exc}"
         if isinstance(exc, AuthorizationError):

@@ -150,6 +150,7 @@ TEXT_RESULT = {
     "type": "object",
     "properties": {"result": {"type": "string"}},
     "required": ["result"],
+    "x-fastmcp-wrap-result": True,
 }
 
 
@@ -169,6 +170,7 @@ def test_tools_list(inspector: Inspector) -> None:
                 "hours": {"default": 1, "title": "Hours", "type": "number"},
             },
             "required": ["name", "guests", "member", "room"],
+            "additionalProperties": False,
         },
         "outputSchema": TEXT_RESULT,
     }
@@ -249,7 +251,7 @@ def test_prompts_list(inspector: Inspector) -> None:
             "description": "Ask for a review of a book.",
             "arguments": [
                 {"name": "book", "required": True},
-                {"name": "tone", "required": False},
+                {"name": "tone", "description": "One of: friendly, stern.", "required": False},
                 {"name": "sentences", "required": False},
             ],
         }

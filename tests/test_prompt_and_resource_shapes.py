@@ -146,8 +146,8 @@ async def test_listed_prompt_arguments_carry_required_flags_and_descriptions() -
     assert [(a.name, a.required, a.description) for a in typed.arguments or []] == [
         ("count", True, None),
         ("loud", True, None),
-        ("tone", True, None),
-        ("length", True, None),
+        ("tone", True, "One of: warm, dry."),
+        ("length", True, "One of: short, long."),
         ("outline", True, None),
         ("tags", True, None),
         ("topic", True, "What to write about"),

@@ -411,12 +411,12 @@ def unwritable_server() -> MCPServer:
         return {"reading": math.nan}
 
     @mcp.tool()
-    def raw() -> bytes:
-        return b"\x89PNG"
+    def raw() -> dict[str, Any]:
+        return {"png": b"\x89PNG"}
 
     @mcp.tool()
-    def text_bytes() -> bytes:
-        return "Jörg".encode()
+    def text_bytes() -> dict[str, Any]:
+        return {"name": "Jörg".encode()}
 
     return mcp
 
@@ -453,12 +453,12 @@ async def test_bytes_that_are_not_text_get_an_error_result_saying_so(
     assert refused.content == [
         TextContent(
             text="Tool 'raw' returned a value JSON cannot hold (bytes that are not UTF-8 "
-            "text): return text (binary data as base64), or an ImageContent, AudioContent "
-            "or EmbeddedResource."
+            "text): return an ImageContent or AudioContent (the data as base64), an "
+            "EmbeddedResource holding a BlobResourceContents, or text."
         )
     ]
     assert not [record for record in caplog.records if record.exc_info], "no traceback"
-    assert sent.structured_content == {"result": "Jörg"}
+    assert sent.structured_content == {"name": "Jörg"}
 
 
 # -- 8. pinging the client -----------------------------------------------------------------
@@ -521,7 +521,7 @@ async def test_a_serializer_that_fails_gets_an_error_result_naming_the_tool(
     assert block.text.startswith("Tool 'reading' returned a value JSON cannot hold (")
     assert "the sensor is not calibrated" in block.text
     assert block.text.endswith(
-        "): return text (binary data as base64), or an ImageContent, AudioContent or "
-        "EmbeddedResource."
+        "): return an ImageContent or AudioContent (the data as base64), an "
+        "EmbeddedResource holding a BlobResourceContents, or text."
     )
     assert not [record for record in caplog.records if record.exc_info], "no traceback"

@@ -164,6 +164,7 @@ async def test_what_may_not_be_an_object_is_still_wrapped(
         "type": "object",
         "properties": {"result": inner},
         "required": ["result"],
+        "x-fastmcp-wrap-result": True,
     }
     assert result.structured_content == {"result": content}
 

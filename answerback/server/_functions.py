@@ -22,9 +22,10 @@ from __future__ import annotations
 import contextlib
 import inspect
 import math
+import os
 import threading
 import types
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Annotated, Any, Union, get_args, get_origin, get_type_hints
 
@@ -34,6 +35,7 @@ import anyio.to_thread
 import pydantic
 from anyio.lowlevel import RunVar
 from pydantic import TypeAdapter
+from pydantic.fields import FieldInfo
 
 from answerback.types import (
     AudioContent,
@@ -216,6 +218,24 @@ def unreadable_parameters(parameters: dict[str, tuple[Any, Any]]) -> list[str]:
     return unreadable
 
 
+def unknown_arguments(unknown: list[str]) -> str:
+    """The problem of arguments a tool or prompt has no parameter for, by name."""
+    plural = "s" if len(unknown) > 1 else ""
+    return f"unknown argument{plural} {', '.join(map(repr, unknown))}"
+
+
+def accepted_arguments(fields: Mapping[str, FieldInfo]) -> str:
+    """What to send instead of an unknown argument: the arguments there are, the
+    required ones marked, so a misspelt name can be corrected in one go."""
+    if not fields:
+        return "It takes no arguments."
+    listed = [
+        f"{name!r} (required)" if field.is_required() else repr(name)
+        for name, field in fields.items()
+    ]
+    return f"Its arguments are {', '.join(listed)}."
+
+
 KNOWN_CONTENT = (
     "build each content block as one of the types MCP defines ("
     + ", ".join(
@@ -237,6 +257,15 @@ def unknown_content_type(blocks: Iterable[object]) -> str | None:
         if isinstance(block, UnknownContent):
             return block.type
     return None
+
+
+def written_at(function: Callable[..., Any]) -> str:
+    """Where ``function`` was written, for a registration error: ``server.py, line 12``
+    (``unknown place`` for a callable with no code of its own)."""
+    code = getattr(inspect.unwrap(getattr(function, "__func__", function)), "__code__", None)
+    if code is None:
+        return "unknown place"
+    return f"{os.path.basename(code.co_filename)}, line {code.co_firstlineno}"
 
 
 def type_name(annotation: Any) -> str:

@@ -13,6 +13,9 @@ which is not always what the annotation would *accept*:
   ``AwareDatetime`` (or ``time`` with ``tz_constraint``) keeps the format.
 - A ``timedelta`` that may be negative carries no ``duration`` format: pydantic writes
   ``-PT1H``, and RFC 3339's durations have no sign.
+
+A value JSON does not always write as an object (an ``int``, a list) is sent wrapped as
+``{"result": value}``, and its schema says so (``wrapped_output_schema``).
 """
 
 from __future__ import annotations
@@ -28,6 +31,31 @@ from pydantic_core import core_schema
 def output_json_schema(adapter: TypeAdapter[Any]) -> dict[str, Any]:
     """The schema of the JSON that ``adapter`` dumps (see the module's docstring)."""
     return adapter.json_schema(mode="serialization", schema_generator=_SentJsonSchema)
+
+
+WRAPPED_RESULT_KEYWORD = "x-fastmcp-wrap-result"
+"""The mark on a wrapped output schema that FastMCP's client reads: with it, its
+``CallToolResult.data`` is the value inside ``result``; without it, an object holding
+one. Every other client ignores a keyword it does not know (JSON Schema 2020-12 allows
+unknown keywords), so the mark costs them nothing."""
+
+
+def wrapped_output_schema(schema: dict[str, Any]) -> dict[str, Any]:
+    """The object schema of ``{"result": value}``, ``schema`` being the value's. The
+    value's ``$defs`` move to the root, where its ``"#/$defs/..."`` references point: left
+    inside ``result`` they would point nowhere, and a client would be unable to check (or
+    would refuse) the schema of every ``-> list[Model]`` tool."""
+    inner = dict(schema)
+    definitions = inner.pop("$defs", None)
+    wrapped: dict[str, Any] = {
+        "type": "object",
+        "properties": {"result": inner},
+        "required": ["result"],
+        WRAPPED_RESULT_KEYWORD: True,
+    }
+    if definitions is not None:
+        wrapped["$defs"] = definitions
+    return wrapped
 
 
 class _SentJsonSchema(GenerateJsonSchema):

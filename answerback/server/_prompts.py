@@ -13,9 +13,11 @@ by its value), and one that needs a structure (a model, a list, a dict) is read 
 JSON text. A value that does not convert is the client's mistake, -32602 naming the
 argument: the function never receives the raw text in place of the type it declared.
 A parameter no text can become (a plain class of the author's own, a callable) is
-refused when the prompt is registered. ``""`` for an optional argument that cannot be
-``""`` (``count: int | None = None``) means the argument was not given: some clients
-(the MCP Inspector) send it for a field left empty.
+refused when the prompt is registered, and an argument the prompt has no parameter for
+when it is given (-32602, naming the arguments there are). A ``Literal`` or ``Enum``
+parameter lists its values in its argument's description. ``""`` for an optional
+argument that cannot be ``""`` (``count: int | None = None``) means the argument was
+not given: some clients (the MCP Inspector) send it for a field left empty.
 """
 
 from __future__ import annotations
@@ -25,16 +27,21 @@ import inspect
 import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, cast
+from enum import Enum
+from types import UnionType
+from typing import Annotated, Any, Literal, Union, cast, get_args, get_origin
 
 import pydantic
 from pydantic import BaseModel
+from pydantic.fields import FieldInfo
 
 from answerback.server._functions import (
     KNOWN_CONTENT,
     Signature,
+    accepted_arguments,
     call,
     read_signature,
+    unknown_arguments,
     unknown_content_type,
     unreadable_parameters,
 )
@@ -96,7 +103,7 @@ class RegisteredPrompt:
         prompt_name = name or function.__name__
         arguments_model = _arguments_model(prompt_name, function, signature)
         arguments = [
-            PromptArgument(name=arg, description=field.description, required=field.is_required())
+            PromptArgument(name=arg, description=_described(field), required=field.is_required())
             for arg, field in arguments_model.model_fields.items()
         ]
         definition = Prompt(
@@ -118,10 +125,9 @@ class RegisteredPrompt:
         missing = [
             arg for arg, field in fields.items() if field.is_required() and arg not in arguments
         ]
-        if missing:
-            raise InvalidParamsError(
-                f"Prompt {self.definition.name!r} needs the argument(s) {missing}."
-            )
+        unknown = [arg for arg in arguments if arg not in fields]
+        if missing or unknown:
+            raise self._misnamed(missing, unknown)
         kwargs = self._converted(
             {
                 arg: arguments[arg]
@@ -170,6 +176,19 @@ class RegisteredPrompt:
                 raise self._invalid(again, given) from None
         return dict(vars(parsed))
 
+    def _misnamed(self, missing: list[str], unknown: list[str]) -> InvalidParamsError:
+        """-32602 for required arguments not given, or arguments the prompt has no
+        parameter for: a misspelt optional one would otherwise keep its default without
+        a word. An unknown one is named with the arguments there are."""
+        name = self.definition.name
+        if not unknown:
+            return InvalidParamsError(f"Prompt {name!r} needs the argument(s) {missing}.")
+        needs = f" needs the argument(s) {missing};" if missing else ":"
+        return InvalidParamsError(
+            f"Prompt {name!r}{needs} {unknown_arguments(unknown)}. "
+            f"{accepted_arguments(self.arguments_model.model_fields)}"
+        )
+
     def _invalid(self, exc: pydantic.ValidationError, given: dict[str, str]) -> InvalidParamsError:
         problems: list[str] = []
         for error in exc.errors(include_url=False):
@@ -198,11 +217,44 @@ def _arguments_model(
             "from JSON text)"
         )
     fields: dict[str, Any] = dict(signature.parameters)
+    # Arguments it has no field for never reach it: ``render`` refuses them first.
     return pydantic.create_model(  # type: ignore[call-overload, no-any-return]
-        f"{function.__name__}Arguments",
-        __config__=pydantic.ConfigDict(extra="ignore"),
-        **fields,
+        f"{function.__name__}Arguments", **fields
     )
+
+
+def _described(field: FieldInfo) -> str | None:
+    """An argument's description: the author's, followed by the values allowed where
+    the parameter is a ``Literal`` or an ``Enum``, which a host shows beside the field
+    (else a person could only learn them from a completion handler or a refusal)."""
+    choices = _choices(field.annotation)
+    if choices is None:
+        return field.description
+    allowed = f"One of: {', '.join(choices)}."
+    description = (field.description or "").rstrip()
+    if not description:
+        return allowed
+    if not description.endswith((".", "!", "?", ":")):
+        description += "."
+    return f"{description} {allowed}"
+
+
+def _choices(annotation: Any) -> list[str] | None:
+    """The texts a ``Literal`` or ``Enum`` parameter (or one of those ``| None``)
+    accepts, as a client sends them; ``None`` for any other annotation."""
+    origin = get_origin(annotation)
+    if origin is Annotated:
+        return _choices(get_args(annotation)[0])
+    if origin in (Union, UnionType):
+        members = [arg for arg in get_args(annotation) if arg is not type(None)]
+        return _choices(members[0]) if len(members) == 1 else None
+    if origin is Literal:
+        values: tuple[Any, ...] = get_args(annotation)
+    elif isinstance(annotation, type) and issubclass(annotation, Enum):
+        values = tuple(member.value for member in annotation)
+    else:
+        return None
+    return [value if isinstance(value, str) else json.dumps(value) for value in values]
 
 
 def _blank_means_default(arguments_model: type[BaseModel]) -> frozenset[str]:

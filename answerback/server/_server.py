@@ -516,6 +516,15 @@ class MCPServer:
 
         return register
 
+    if not TYPE_CHECKING:  # hidden from type checkers, which go on reporting every typo
+
+        def __getattr__(self, name: str) -> NoReturn:
+            """Called only for a name no attribute has: a method other frameworks have
+            (a ported server calls it) is answered with answerback's way to do the same."""
+            advice = _PORTED_METHODS.get(name)
+            problem = f"{type(self).__name__!r} object has no attribute {name!r}"
+            raise AttributeError(f"{problem}: {advice}" if advice else problem, name=name, obj=self)
+
     @property
     def capabilities(self) -> ServerCapabilities:
         """What this server declares to clients: each kind it has registered so far (and
@@ -879,7 +888,14 @@ class MCPServer:
         ``ValueError`` (HTTP limits request bodies instead, with
         ``http_app(max_body_bytes=...)`` served by ``run_uvicorn``).
         """
-        one_of("transport", transport, ("stdio", "streamable-http"))
+        transports = ("stdio", "streamable-http")
+        if transport in _PORTED_TRANSPORTS:
+            listed = ", ".join(map(repr, transports))
+            raise ValueError(
+                f"transport must be one of {listed}, got {transport!r}: "
+                f"{_PORTED_TRANSPORTS[transport]}"
+            )
+        one_of("transport", transport, transports)
         one_of("backend", backend, ("asyncio", "trio"))
         if transport == "stdio":
             limit = (
@@ -1018,6 +1034,36 @@ _listener_filters: dict[str, Callable[[SubscriptionFilter, object], bool]] = {
 
 
 _ANNOTATIONS_ADVICE = "Pass ToolAnnotations(read_only_hint=True, ...), or None."
+
+_PORTED_METHODS = {
+    "add_tool": (
+        "register a function as a tool with mcp.tool()(function) (the decorator, called "
+        "on it); mcp.remove_tool(name) takes one away, and "
+        "await mcp.notify_tools_changed() tells connected clients."
+    ),
+    "add_prompt": (
+        "register a function as a prompt with mcp.prompt()(function); "
+        "mcp.remove_prompt(name) takes one away, and "
+        "await mcp.notify_prompts_changed() tells connected clients."
+    ),
+    "add_resource": (
+        "register the function that reads a resource with mcp.resource(uri)(function); "
+        "mcp.remove_resource(uri) takes one away, and "
+        "await mcp.notify_resources_changed() tells connected clients."
+    ),
+}
+"""What a server ported from the official SDK or FastMCP calls that answerback spells
+another way, and that way."""
+
+_PORTED_TRANSPORTS = {
+    "http": "answerback calls streamable HTTP 'streamable-http'; pass that.",
+    "sse": (
+        "answerback does not serve the HTTP+SSE transport of protocol 2024-11-05, which "
+        "streamable HTTP replaced; pass 'streamable-http' (clients of the official SDK "
+        "and FastMCP speak it)."
+    ),
+}
+"""Transport names other frameworks take for ``run``, and what to pass here instead."""
 
 
 def _check_labels(call: str, name: object, title: object, description: object) -> None:

@@ -2,12 +2,15 @@
 
 The input schema comes from the function's signature (pydantic does the work, so
 models, ``Annotated`` constraints and defaults all carry over). The parameter annotated
-with ``Context`` is injected, never exposed. The return annotation decides structured
-output: what is always a JSON object (a model, dataclass, ``TypedDict``, or a ``dict``,
-whose keys pydantic writes as strings) is the structured content itself; any other type
-(a list, a scalar, a union that may be something else, ``None`` included) is wrapped as
-``{"result": value}``, which is how a ``list[str]`` tool produces
-``structured_content == {"result": [...]}``.
+with ``Context`` is injected, never exposed. An argument the function has no parameter
+for is an invalid-arguments error naming the arguments there are, never dropped: a
+misspelt optional one would leave its parameter at the default without a word.
+
+The return annotation decides structured output: what is always a JSON object (a
+model, dataclass, ``TypedDict``, or a ``dict``, whose keys pydantic writes as strings)
+is the structured content itself; any other type (a list, a scalar, a union that may be
+something else, ``None`` included) is wrapped as ``{"result": value}``, which is how a
+``list[str]`` tool produces ``structured_content == {"result": [...]}``.
 
 An annotation that mentions content blocks (``ImageContent``, ``ContentBlock``, a list
 or union with one in it) declares no output schema: such a tool returns content, which
@@ -18,6 +21,12 @@ as the official SDK sends it. Under an annotation that admits anything (``-> Any
 ``-> list[object]``) the tool keeps its schema, and the blocks also go, as written on
 the wire, into the structured content, which is checked against the schema like a
 ``CallToolResult``'s: no result is sent that its own tool's schema refuses.
+
+Binary data (``bytes``, ``bytearray``, ``memoryview``) is never sent as text, where it
+would be its Python repr: a return annotation of it is refused at registration, and
+such a value returned anyway is an error result saying what to return instead. Any
+other value with no JSON form (a class of the author's own) goes out as its ``str()``,
+with a warning the first time each tool returns each such type.
 
 ``None`` is empty content under ``-> None``, ``-> X | None`` or no annotation (a tool
 may act and have nothing to say, as the official SDK has it), and an error result under
@@ -41,7 +50,7 @@ import inspect
 import json
 import logging
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from types import UnionType
 from typing import Annotated, Any, Literal, Union, cast, get_args, get_origin
 
@@ -56,13 +65,16 @@ from answerback.server._functions import (
     ANY_VALUE,
     KNOWN_CONTENT,
     NAN_KEPT,
+    accepted_arguments,
     call,
     read_signature,
     type_name,
+    unknown_arguments,
     unknown_content_type,
     unreadable_parameters,
+    written_at,
 )
-from answerback.server._output_schema import output_json_schema
+from answerback.server._output_schema import output_json_schema, wrapped_output_schema
 from answerback.server._roots_guard import PathOutsideRootsError
 from answerback.types import (
     AudioContent,
@@ -86,6 +98,16 @@ _RETURNED_BLOCKS = (*_CONTENT_TYPES, UnknownContent)
 """What a tool may return as content: the known kinds, and ``UnknownContent``, which is
 recognised as content only to be refused (``_unknown_content_result``)."""
 _NO_RETURN = (inspect.Signature.empty, None, type(None))
+_BINARY = (bytes, bytearray, memoryview)
+_BINARY_ADVICE = (
+    "return an ImageContent or AudioContent (the data as base64), an EmbeddedResource "
+    "holding a BlobResourceContents, or text"
+)
+"""What a tool returns in place of binary data, which JSON text cannot carry as it is."""
+_ARGUMENTS_CONFIG = pydantic.ConfigDict(extra="forbid")
+"""An argument the function has no parameter for is refused, not dropped: it is most
+likely a misspelt optional one, which would otherwise keep its default without a word.
+The input schema says so too (``"additionalProperties": false``)."""
 
 
 @dataclass(slots=True)
@@ -116,6 +138,9 @@ class RegisteredTool:
     on_loop: bool = False
     """An ``async def``, awaited on the event loop; anything else runs in a worker
     thread (``Signature.on_loop``)."""
+    sent_as_str: set[type] = field(default_factory=set[type])
+    """The types of values with no JSON form this tool returned, sent as their ``str()``:
+    the author is warned of each once, not on every call."""
 
     @classmethod
     def from_function(
@@ -139,7 +164,7 @@ class RegisteredTool:
         try:
             arguments_model = pydantic.create_model(  # type: ignore[call-overload]
                 f"{function.__name__}Arguments",
-                __config__=pydantic.ConfigDict(extra="ignore"),
+                __config__=_ARGUMENTS_CONFIG,
                 **fields,
             )
             advertised_schema = input_schema or _clean_schema(arguments_model.model_json_schema())
@@ -147,6 +172,12 @@ class RegisteredTool:
             raise _unreadable_parameters(function, signature.parameters, exc) from None
 
         returns = _output_annotation(signature.returns)
+        if _names_binary(returns):
+            raise TypeError(
+                f"tool {function.__name__!r} ({written_at(function)}): its return annotation "
+                f"{type_name(returns)} is binary data, which a tool result cannot hold: "
+                f"{_BINARY_ADVICE}"
+            )
         output_adapter, output_schema, wraps_result = _described_output(
             function.__name__, returns, structured_output
         )
@@ -182,8 +213,7 @@ class RegisteredTool:
         try:
             parsed = self.arguments_model.model_validate(arguments)
         except pydantic.ValidationError as exc:
-            problems = listed_problems(exc, "arguments")
-            return _error_result(f"Invalid arguments for tool {self.definition.name!r}: {problems}")
+            return self._invalid_arguments_result(arguments, exc)
         kwargs = dict(vars(parsed))  # the validated values, by parameter name
         if self.context_parameter is not None:
             kwargs[self.context_parameter] = context
@@ -201,6 +231,8 @@ class RegisteredTool:
             return self._checked_result(value)
         if value is None and self.refuses_none:
             return self._none_result()
+        if isinstance(value, _BINARY):
+            return self._binary_result(value)
         if self.may_hold_blocks and (items := _content_items(value)) is not None:
             return self._content_result(value, items)
         if self.output_adapter is not None:
@@ -225,15 +257,43 @@ class RegisteredTool:
             return _wire_result([_text_block(text)], structured=structured)
         if value is None:
             return _wire_result([])
-        text = value if isinstance(value, str) else _json_text(value)
-        return _wire_result([_text_block(text)])
+        text = value if isinstance(value, str) else self._text(value)
+        return self._binary_result(value) if text is None else _wire_result([_text_block(text)])
+
+    def _invalid_arguments_result(
+        self, arguments: dict[str, Any], exc: pydantic.ValidationError
+    ) -> JSONObject:
+        """The error result for arguments the signature refuses: each problem, an
+        unknown argument (a misspelt name would otherwise leave its parameter at its
+        default without a word) named with the arguments the tool takes."""
+        fields = self.arguments_model.model_fields
+        unknown = [arg for arg in arguments if arg not in fields]
+        problems = [
+            f"{'.'.join(map(str, error['loc'])) or 'arguments'}: {error['msg']}"
+            for error in exc.errors(include_url=False)
+            if error["type"] != "extra_forbidden"
+        ]
+        if unknown:
+            problems.insert(0, unknown_arguments(unknown))
+        message = f"Invalid arguments for tool {self.definition.name!r}: {'; '.join(problems)}"
+        if unknown:
+            message += f". {accepted_arguments(fields)}"
+        return _error_result(message)
 
     def _content_result(self, value: Any, items: list[Any]) -> JSONObject:
         """The result for returned content (see the module's docstring), with the
         structured content the tool's output schema asks for, if it has one."""
         if (kind := unknown_content_type(items)) is not None:
             return self._unknown_content_result(kind)
-        content = [block for item in items if (block := _item_block(item)) is not None]
+        content: list[JSONObject] = []
+        for item in items:
+            if isinstance(item, _RETURNED_BLOCKS):
+                content.append(item.to_wire())
+            elif item is not None:
+                text = item if isinstance(item, str) else self._text(item)
+                if text is None:
+                    return self._binary_result(item)
+                content.append(_text_block(text))
         if self.output_adapter is None:
             return _wire_result(content)
         try:
@@ -256,6 +316,45 @@ class RegisteredTool:
         if (refused := self._misfit(structured, advice)) is not None:
             return refused
         return _wire_result(content, structured=structured)
+
+    def _text(self, value: Any) -> str | None:
+        """The text of a value returned without a schema to write it by: its JSON, or,
+        for a value with no JSON form (a class of the author's own), its ``str()``, of
+        which the author is warned once per type; ``None`` for binary data, which no
+        text stands for (``_binary_result``)."""
+        if isinstance(value, _BINARY):
+            return None
+        try:
+            return json.dumps(ANY_VALUE.dump_python(value, mode="json"), ensure_ascii=False)
+        except UnicodeDecodeError:  # bytes inside, that are not UTF-8 text
+            return None
+        except (TypeError, ValueError, pydantic_core.PydanticSerializationError) as exc:
+            kind: type = type(cast(object, value))
+            if kind not in self.sent_as_str:
+                self.sent_as_str.add(kind)
+                logger.warning(
+                    "tool %r returned a value of type %s, which has no JSON form (%s), so it "
+                    "is sent as its str(); if the model should read something else, return a "
+                    "JSON value, a pydantic model, a dataclass or content blocks (said once "
+                    "per type)",
+                    self.definition.name,
+                    type_name(kind),
+                    cut(str(exc)),
+                )
+            return str(value)
+
+    def _binary_result(self, value: Any) -> JSONObject:
+        """The error result for binary data returned (``bytes``, or a value holding
+        bytes that are not UTF-8 text): sent as text it would be its Python repr."""
+        name = self.definition.name
+        kind = type_name(type(value))
+        if not isinstance(value, _BINARY):
+            kind = f"bytes that are not UTF-8 text, inside a {kind}"
+        logger.warning("tool %r returned binary data (%s), which it cannot send", name, kind)
+        return _error_result(
+            f"Tool {name!r} returned binary data ({kind}), which a tool result cannot "
+            f"hold: {_BINARY_ADVICE}."
+        )
 
     def _none_result(self) -> JSONObject:
         """The error result for ``None`` from a tool whose return annotation does not
@@ -370,8 +469,7 @@ class RegisteredTool:
         reason = "bytes that are not UTF-8 text" if isinstance(exc, UnicodeDecodeError) else exc
         logger.warning("tool %r returned a value JSON cannot hold: %s", name, reason)
         return _error_result(
-            f"Tool {name!r} returned a value JSON cannot hold ({reason}): return text (binary "
-            "data as base64), or an ImageContent, AudioContent or EmbeddedResource."
+            f"Tool {name!r} returned a value JSON cannot hold ({reason}): {_BINARY_ADVICE}."
         )
 
     def _not_json_result(self) -> JSONObject:
@@ -415,13 +513,6 @@ def tool_error_result(name: str, exc: Exception, *, redact: bool) -> JSONObject:
         return _error_result(redacted_message("Error executing tool", reference))
     logger.warning("tool %r failed: %s", name, exc, exc_info=exc)
     return _error_result(f"Error executing tool: {exc}" if str(exc) else type(exc).__name__)
-
-
-def _json_text(value: Any) -> str:
-    try:
-        return json.dumps(ANY_VALUE.dump_python(value, mode="json"), ensure_ascii=False)
-    except (TypeError, ValueError, pydantic_core.PydanticSerializationError):
-        return str(value)
 
 
 def _output_annotation(annotation: Any) -> Any:
@@ -470,6 +561,20 @@ def _names_content(annotation: object) -> bool:
     return False
 
 
+def _names_binary(annotation: object) -> bool:
+    """Whether a return annotation is binary data (``bytes``, ``bytearray``,
+    ``memoryview``), or a union or container with it in (``bytes | None``,
+    ``list[bytes]``): a value of it could only be refused when returned."""
+    if isinstance(annotation, type):
+        return issubclass(annotation, _BINARY)
+    origin = get_origin(annotation)
+    if origin is Annotated:
+        return _names_binary(get_args(annotation)[0])
+    if origin is None or origin is Literal:
+        return False
+    return any(_names_binary(arg) for arg in get_args(annotation))
+
+
 def _admits_none(annotation: object) -> bool:
     """Whether a return annotation allows ``None``: ``Any``, ``object``, or a union with
     ``None`` in it."""
@@ -511,15 +616,6 @@ def _content_items(value: Any) -> list[Any] | None:
     if any(issubclass(kind, _RETURNED_BLOCKS) for kind in set(map(type, items))):
         return items
     return None
-
-
-def _item_block(item: Any) -> JSONObject | None:
-    """One item of returned content as the block it is sent as (``None``: none)."""
-    if isinstance(item, _RETURNED_BLOCKS):
-        return item.to_wire()
-    if item is None:
-        return None
-    return _text_block(item if isinstance(item, str) else _json_text(item))
 
 
 def _as_data(value: Any) -> tuple[Any, list[Any]]:
@@ -571,7 +667,7 @@ def _described_output(
     # mapping: pydantic writes every key as a string) is the structured content itself.
     if schema.get("type") == "object":
         return adapter, _clean_schema(schema), False
-    return adapter, _wrapped_schema(_clean_schema(schema)), True
+    return adapter, wrapped_output_schema(_clean_schema(schema)), True
 
 
 def _output_adapter(returns: Any) -> TypeAdapter[Any]:
@@ -637,23 +733,6 @@ def _unreferenced_root(schema: dict[str, Any]) -> dict[str, Any]:
     if not isinstance(target, dict):
         return schema
     return {**cast(dict[str, Any], target), "$defs": definitions}
-
-
-def _wrapped_schema(schema: dict[str, Any]) -> dict[str, Any]:
-    """The object schema of ``{"result": value}``. The value's ``$defs`` move to the
-    root, where its ``"#/$defs/..."`` references point: left inside ``result`` they
-    would point nowhere, and a client would be unable to check (or would refuse) the
-    schema of every ``-> list[Model]`` tool."""
-    inner = dict(schema)
-    definitions = inner.pop("$defs", None)
-    wrapped: dict[str, Any] = {
-        "type": "object",
-        "properties": {"result": inner},
-        "required": ["result"],
-    }
-    if definitions is not None:
-        wrapped["$defs"] = definitions
-    return wrapped
 
 
 def _clean_schema(schema: dict[str, Any]) -> dict[str, Any]:

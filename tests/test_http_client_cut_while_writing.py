@@ -222,7 +222,8 @@ async def test_a_tool_call_cut_after_it_was_read_is_not_sent_again(mode: str) ->
 
 
 async def test_a_call_cut_each_time_while_being_written_says_it_was_not_handled() -> None:
-    """Five tries in a row cut while being written: the call fails, saying the server
+    """Two tries in a row cut while being written (a second cut is more likely a limit on
+    size than a broken connection, so no third upload): the call fails, saying the server
     did not handle it (so sending it again is safe), not that the outcome is unknown."""
     mcp, received = uploads()
     async with serve(http_app(mcp, max_body_bytes=4 * LARGE)) as running:
@@ -232,11 +233,15 @@ async def test_a_call_cut_each_time_while_being_written_says_it_was_not_handled(
                     with pytest.raises(ConnectionClosedError) as caught:
                         await client.call_tool("store", {"data": "x" * LARGE})
     message = caught.value.error.message
-    assert "the connection closed before the whole request was sent, 5 times in a row" in message
-    assert "the server did not handle it and sending it again is safe" in message
+    assert re.search(
+        r"the connection closed before the whole request \(\d+ bytes\) was sent, 2 times in a "
+        r"row \(the last: .*\): a server or proxy may cut off requests this large",
+        message,
+    )
+    assert "the server did not handle it, so sending it again is safe" in message
     assert "unknown" not in message
     # What cut the last try: a reset on asyncio, the end of the connection on trio.
     assert "Connection reset by peer" in message or "Server disconnected" in message
-    assert front.cut_partway == 5
+    assert front.cut_partway == 2
     assert front.read_whole == 0
     assert received == []

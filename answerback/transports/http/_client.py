@@ -190,6 +190,13 @@ only on a connection already lost, which the pool's check before reuse catches; 
 the cautious rule and spares every small request the trace's callbacks."""
 
 
+_CUT_WRITING_RESENT = 1
+"""How many times a request cut while being written is sent again: once covers a
+connection that broke; a second cut is more likely a server or proxy refusing the
+request's size (cutting it rather than answering 413), which sending it again only
+repeats at the cost of the whole upload."""
+
+
 class _SentInPart(httpx2.WriteError):
     """Every try of a request lost its connection before the request was written whole:
     the server cannot have handled it."""
@@ -1565,6 +1572,7 @@ class StreamableHTTPTransport:
         auth = self.auth if self.auth is not None else httpx2.USE_CLIENT_DEFAULT
         resets = 0
         unsent = True  # whether every try so far failed while being written
+        cut_writing = 0  # the tries that failed while being written
         traced = body is not None and len(body) >= _TRACED_BYTES
         while True:
             writing = _Writing()
@@ -1586,14 +1594,15 @@ class StreamableHTTPTransport:
                 ):
                     raise
                 unsent = unsent and writing.failed
-                if resets == _RESETS_RESENT:
+                cut_writing += writing.failed
+                if resets == _RESETS_RESENT or cut_writing > _CUT_WRITING_RESENT:
                     if not unsent:
                         raise  # a try written whole may have been handled
                     raise _SentInPart(
-                        f"the connection closed before the whole request was sent, "
-                        f"{resets + 1} times in a row (the last: {_first_said(exc)}), "
-                        "so the server did not handle it and sending it again is safe; a "
-                        "server or proxy that cuts off large requests may limit their size"
+                        f"the connection closed before the whole request ({len(body or b'')} "
+                        f"bytes) was sent, {resets + 1} times in a row (the last: "
+                        f"{_first_said(exc)}): a server or proxy may cut off requests this "
+                        "large; the server did not handle it, so sending it again is safe"
                     ) from exc
                 resets += 1
                 logger.info(

@@ -182,3 +182,120 @@ async def test_choice_arguments_list_their_values() -> None:
         "depth": "How far to dig. One of: shallow, deep.",
         "strict": "Be strict? One of: true, false.",
     }
+
+
+def aliased_server() -> MCPServer:
+    server = MCPServer("Aliases")
+
+    @server.tool()
+    def move(from_: Annotated[str, Field(alias="from")], count: int = 1) -> str:
+        return f"{from_} x{count}"
+
+    @server.prompt()
+    def route(from_: Annotated[str, Field(alias="from")], via: str = "") -> str:
+        return f"From {from_} via {via}."
+
+    return server
+
+
+@pytest.mark.parametrize("mode", ERAS)
+async def test_an_aliased_argument_is_named_as_the_client_sends_it(mode: str) -> None:
+    """The schema advertises ``from``: sent beside a misspelt neighbour, it is not called
+    unknown, and the advice names it ``from``, never ``from_`` (which is refused)."""
+    async with Client(aliased_server(), mode=mode) as client:
+        result = await client.call_tool("move", {"from": "x", "cuont": 2})
+    assert result.is_error
+    assert result.text == (
+        "Invalid arguments for tool 'move': unknown argument 'cuont'. "
+        "Its arguments are 'from' (required), 'count'."
+    )
+
+
+@pytest.mark.parametrize("mode", ERAS)
+async def test_the_python_name_of_an_aliased_argument_is_unknown(mode: str) -> None:
+    async with Client(aliased_server(), mode=mode) as client:
+        result = await client.call_tool("move", {"from_": "x"})
+    assert result.is_error
+    assert result.text == (
+        "Invalid arguments for tool 'move': unknown argument 'from_'; from: Field required. "
+        "Its arguments are 'from' (required), 'count'."
+    )
+
+
+@pytest.mark.parametrize("mode", ERAS)
+async def test_an_aliased_prompt_argument_is_listed_and_taken_by_its_alias(mode: str) -> None:
+    async with Client(aliased_server(), mode=mode) as client:
+        (prompt,) = (await client.list_prompts()).prompts
+        rendered = await client.get_prompt("route", {"from": "Paris", "via": "Lyon"})
+        with pytest.raises(MCPError) as raised:
+            await client.get_prompt("route", {"from_": "Paris"})
+    assert [(arg.name, arg.required) for arg in prompt.arguments or []] == [
+        ("from", True),
+        ("via", False),
+    ]
+    assert rendered.messages[0].content.text == "From Paris via Lyon."  # type: ignore[union-attr]
+    assert raised.value.code == INVALID_PARAMS
+    assert raised.value.message == (
+        "Prompt 'route' needs the argument(s) ['from']; unknown argument 'from_'. "
+        "Its arguments are 'from' (required), 'via'."
+    )
+
+
+OPEN_SCHEMA = {
+    "type": "object",
+    "properties": {"query": {"type": "string"}, "trace_id": {"type": "string"}},
+    "required": ["query"],
+}
+
+
+def hand_written_server() -> MCPServer:
+    server = MCPServer("Hand-written")
+
+    @server.tool(input_schema=OPEN_SCHEMA)
+    def search(query: str) -> str:
+        return f"found {query}"
+
+    @server.tool(input_schema={**OPEN_SCHEMA, "additionalProperties": False})
+    def strict(query: str) -> str:
+        return f"found {query}"
+
+    return server
+
+
+@pytest.mark.parametrize("mode", ERAS)
+async def test_a_hand_written_schema_that_allows_other_keys_is_the_contract(mode: str) -> None:
+    """A key the advertised schema allows is never refused: one the function does not
+    take is dropped, as before; ``additionalProperties: false`` refuses unknown keys."""
+    async with Client(hand_written_server(), mode=mode) as client:
+        allowed = await client.call_tool("search", {"query": "q", "trace_id": "t1"})
+        other = await client.call_tool("search", {"query": "q", "colour": "red"})
+        refused = await client.call_tool("strict", {"query": "q", "trace_id": "t1"})
+    assert (allowed.is_error, allowed.text) == (False, "found q")
+    assert (other.is_error, other.text) == (False, "found q")
+    assert refused.is_error
+    assert refused.text == (
+        "Invalid arguments for tool 'strict': unknown argument 'trace_id'. "
+        "Its arguments are 'query' (required)."
+    )
+
+
+class Speed(Enum):
+    FAST = "fast"
+    SLOW = "slow"
+
+
+async def test_a_literal_of_enum_members_or_values_without_json_describes_them() -> None:
+    """``Literal[Speed.FAST]`` is listed by the member's value, a value ``json.dumps``
+    refuses (``bytes``) by its ``str()``: registering never fails on a description."""
+    server = MCPServer("Choices")
+
+    @server.prompt()
+    def pick(speed: Literal[Speed.FAST, Speed.SLOW], raw: Literal[b"x", 2] = 2) -> str:
+        return f"{speed} {raw!r}"
+
+    async with Client(server, mode="legacy") as client:
+        (prompt,) = (await client.list_prompts()).prompts
+    assert [arg.description for arg in prompt.arguments or []] == [
+        "One of: fast, slow.",
+        "One of: b'x', 2.",
+    ]

@@ -12,6 +12,8 @@ lands: each mistake gets an error naming answerback's way, and there is no secon
 
 from __future__ import annotations
 
+import copy
+
 import pytest
 from pydantic import BaseModel
 
@@ -48,6 +50,34 @@ def test_another_missing_attribute_is_python_s_plain_error() -> None:
         mcp.set_state  # type: ignore[attr-defined]  # noqa: B018
     assert str(caught.value) == "'MCPServer' object has no attribute 'set_state'"
     assert not hasattr(mcp, "add_tools")
+
+
+def test_an_attribute_error_inside_a_subclass_property_names_the_real_attribute() -> None:
+    """Only the three ported names carry advice: a typo inside a subclass's property is
+    reported as itself, not as the property missing."""
+
+    class Sub(MCPServer):
+        @property
+        def banner(self) -> str:
+            return self.titel  # type: ignore[attr-defined]  # pyright: ignore[reportAttributeAccessIssue]
+
+    with pytest.raises(AttributeError) as caught:
+        Sub("s").banner  # noqa: B018
+    assert caught.value.name == "titel"
+    assert "'titel'" in str(caught.value)
+
+
+def test_the_ported_names_are_no_attributes_of_the_class_or_a_copy() -> None:
+    mcp = MCPServer("Ported")
+    assert not hasattr(mcp, "add_tool")
+    assert not hasattr(MCPServer, "add_prompt")
+    with pytest.raises(AttributeError) as caught:
+        MCPServer.add_resource  # type: ignore[attr-defined]  # noqa: B018
+    assert str(caught.value).startswith(
+        "type object 'MCPServer' has no attribute 'add_resource': "
+        "register the function that reads a resource with mcp.resource(uri)(function)"
+    )
+    assert not hasattr(copy.copy(mcp), "add_tool")
 
 
 def test_run_http_says_streamable_http() -> None:

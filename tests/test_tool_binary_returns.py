@@ -1,9 +1,11 @@
 """A tool's return value that has no JSON form: never sent as its Python repr unnoticed.
 
 Binary data (``bytes``, ``bytearray``, ``memoryview``) is an error result saying what to
-return instead, and a ``-> bytes`` annotation is refused when the tool is registered,
-since every call would be. A value of a class of the author's own is still sent as its
-``str()``, as documented, and the author is warned once per tool and type.
+return instead, and a ``-> bytes`` annotation (or any that allows only binary data) is
+refused when the tool is registered, since every call would be; ``-> str | bytes`` and
+``-> list[bytes]`` are not, since a value of them may be sent. A value of a class of the
+author's own is still sent as its ``str()``, as documented, and the author is warned
+once per tool and type.
 """
 
 from __future__ import annotations
@@ -138,8 +140,8 @@ def _declares_optional_buffer() -> bytearray | None:
     return None
 
 
-def _declares_a_list_of_views() -> list[memoryview]:
-    return []
+def _declares_a_union_of_buffers() -> bytes | memoryview | None:
+    return None
 
 
 def _declares_annotated_bytes() -> Annotated[bytes, Field(description="the file")]:
@@ -151,7 +153,7 @@ def _declares_annotated_bytes() -> Annotated[bytes, Field(description="the file"
     [
         (_declares_bytes, "bytes"),
         (_declares_optional_buffer, "bytearray | None"),
-        (_declares_a_list_of_views, "list[memoryview]"),
+        (_declares_a_union_of_buffers, "bytes | memoryview | None"),
         (_declares_annotated_bytes, "typing.Annotated[bytes, FieldInfo("),
     ],
 )
@@ -168,4 +170,53 @@ def test_a_binary_return_annotation_is_refused_at_registration(
         f"tool {function.__name__!r} ({Path(__file__).name}, line {line}): its return "
         f"annotation {shown}"
     )
-    assert message.endswith(f"is binary data, {ADVICE}")
+    assert message.endswith(f"allows only binary data, {ADVICE}")
+
+
+def text_or_binary_server() -> MCPServer:
+    server = MCPServer("Maybe binary")
+
+    @server.tool()
+    def read(binary: bool = False) -> str | bytes:
+        return b"\xff" if binary else "text"
+
+    @server.tool()
+    def lines(binary: bool = False) -> list[str] | bytes:
+        return b"\xff" if binary else ["a", "b"]
+
+    @server.tool()
+    def chunks(utf8: bool = True) -> list[bytes]:
+        return [b"abc"] if utf8 else [b"\xff"]
+
+    return server
+
+
+@pytest.mark.parametrize("mode", ["legacy", "2026-07-28"])
+async def test_an_annotation_that_may_be_text_registers_and_refuses_only_binary(
+    mode: str,
+) -> None:
+    """A union with something else in (``str | bytes``) is not refused at registration:
+    the text it returns is sent as always, the binary data it returns is refused."""
+    async with Client(text_or_binary_server(), mode=mode) as client:
+        text = await client.call_tool("read")
+        lines = await client.call_tool("lines")
+        binary = await client.call_tool("read", {"binary": True})
+    assert (text.is_error, text.text) == (False, "text")
+    assert (lines.is_error, lines.structured_content) == (False, {"result": ["a", "b"]})
+    assert binary.is_error
+    assert binary.text == f"Tool 'read' returned binary data (bytes), {ADVICE}."
+
+
+@pytest.mark.parametrize("mode", ["legacy", "2026-07-28"])
+async def test_bytes_inside_a_list_are_text_when_utf8_as_inside_any_value(mode: str) -> None:
+    """``-> list[bytes]`` registers, as a model with a ``bytes`` field does: UTF-8 bytes
+    inside a value are sent as text, any others refused when returned."""
+    async with Client(text_or_binary_server(), mode=mode) as client:
+        utf8 = await client.call_tool("chunks")
+        other = await client.call_tool("chunks", {"utf8": False})
+    assert (utf8.is_error, utf8.structured_content) == (False, {"result": ["abc"]})
+    assert other.is_error
+    assert other.text == (
+        f"Tool 'chunks' returned a value JSON cannot hold (bytes that are not UTF-8 text): "
+        f"{ADVICE.removeprefix('which a tool result cannot hold: ')}."
+    )

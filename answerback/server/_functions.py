@@ -224,13 +224,24 @@ def unknown_arguments(unknown: list[str]) -> str:
     return f"unknown argument{plural} {', '.join(map(repr, unknown))}"
 
 
+def wire_name(name: str, field: FieldInfo) -> str:
+    """The name a client sends for parameter ``name``: its alias
+    (``from_: Annotated[str, Field(alias="from")]`` is sent as ``from``), else the name."""
+    if isinstance(field.validation_alias, str):
+        return field.validation_alias
+    return field.alias or name
+
+
 def accepted_arguments(fields: Mapping[str, FieldInfo]) -> str:
-    """What to send instead of an unknown argument: the arguments there are, the
-    required ones marked, so a misspelt name can be corrected in one go."""
+    """What to send instead of an unknown argument: the arguments there are, as a client
+    sends them (``wire_name``), the required ones marked, so a misspelt name can be
+    corrected in one go."""
     if not fields:
         return "It takes no arguments."
     listed = [
-        f"{name!r} (required)" if field.is_required() else repr(name)
+        f"{wire_name(name, field)!r} (required)"
+        if field.is_required()
+        else repr(wire_name(name, field))
         for name, field in fields.items()
     ]
     return f"Its arguments are {', '.join(listed)}."

@@ -44,6 +44,7 @@ from answerback.server._functions import (
     unknown_arguments,
     unknown_content_type,
     unreadable_parameters,
+    wire_name,
 )
 from answerback.types import (
     AudioContent,
@@ -81,6 +82,9 @@ class RegisteredPrompt:
     signature: Signature
     arguments_model: type[BaseModel]
     """Converts the string arguments to the parameters' types (built once)."""
+    fields: dict[str, FieldInfo]
+    """The arguments by the names a client sends (an alias, else the parameter's name):
+    the model reads them by those names, so the prompt lists and checks them so too."""
     blank_means_default: frozenset[str]
     """The optional arguments ``""`` is no valid value of (``count: int | None = None``):
     given ``""``, such an argument takes its default. The MCP Inspector, for one, sends
@@ -102,9 +106,12 @@ class RegisteredPrompt:
         signature = read_signature(function, context_type)
         prompt_name = name or function.__name__
         arguments_model = _arguments_model(prompt_name, function, signature)
+        fields = {
+            wire_name(name, field): field for name, field in arguments_model.model_fields.items()
+        }
         arguments = [
             PromptArgument(name=arg, description=_described(field), required=field.is_required())
-            for arg, field in arguments_model.model_fields.items()
+            for arg, field in fields.items()
         ]
         definition = Prompt(
             name=prompt_name,
@@ -115,13 +122,18 @@ class RegisteredPrompt:
             meta=meta,
         )
         return cls(
-            definition, function, signature, arguments_model, _blank_means_default(arguments_model)
+            definition,
+            function,
+            signature,
+            arguments_model,
+            fields,
+            _blank_means_default(arguments_model, fields),
         )
 
     async def render(
         self, arguments: dict[str, str], context: Any
     ) -> GetPromptResult | InputRequiredResult:
-        fields = self.arguments_model.model_fields
+        fields = self.fields
         missing = [
             arg for arg, field in fields.items() if field.is_required() and arg not in arguments
         ]
@@ -207,20 +219,26 @@ def _arguments_model(
     prompt: str, function: Callable[..., Any], signature: Signature
 ) -> type[BaseModel]:
     """The model converting the prompt's arguments, or ``TypeError`` naming each
-    parameter no text could become."""
-    unreadable = unreadable_parameters(signature.parameters)
-    if unreadable:
+    parameter no text could become. Judged on the whole model first: a parameter read
+    alone (``unreadable_parameters``) loses what only a model field means (pydantic warns
+    that ``Field(alias=...)`` has no effect there), so only a model that fails is taken
+    apart."""
+    fields: dict[str, Any] = dict(signature.parameters)
+    try:
+        # Arguments it has no field for never reach it: ``render`` refuses them first.
+        model: type[BaseModel] = pydantic.create_model(  # type: ignore[call-overload]
+            f"{function.__name__}Arguments", **fields
+        )
+        model.model_json_schema()
+    except pydantic.PydanticUserError:
+        unreadable = ", ".join(unreadable_parameters(signature.parameters)) or "its parameters"
         raise TypeError(
-            f"prompt {prompt!r}: a client cannot send {', '.join(unreadable)} as a prompt "
+            f"prompt {prompt!r}: a client cannot send {unreadable} as a prompt "
             "argument, which is a string; annotate each with str, or a type read from "
             "text (int, float, bool, an Enum, a Literal, a pydantic model or a list read "
             "from JSON text)"
-        )
-    fields: dict[str, Any] = dict(signature.parameters)
-    # Arguments it has no field for never reach it: ``render`` refuses them first.
-    return pydantic.create_model(  # type: ignore[call-overload, no-any-return]
-        f"{function.__name__}Arguments", **fields
-    )
+        ) from None
+    return model
 
 
 def _described(field: FieldInfo) -> str | None:
@@ -254,16 +272,30 @@ def _choices(annotation: Any) -> list[str] | None:
         values = tuple(member.value for member in annotation)
     else:
         return None
-    return [value if isinstance(value, str) else json.dumps(value) for value in values]
+    return [_choice_text(value) for value in values]
 
 
-def _blank_means_default(arguments_model: type[BaseModel]) -> frozenset[str]:
-    """The optional arguments whose parameters refuse ``""`` (``int | None``, ``bool``,
-    a ``str`` with ``min_length=1``), found once by validating ``""`` for each: a
-    ``str`` argument keeps the ``""`` it was given."""
-    optional = [
-        arg for arg, field in arguments_model.model_fields.items() if not field.is_required()
-    ]
+def _choice_text(value: Any) -> str:
+    """One allowed value as a client sends it: an ``Enum`` member (``Literal[Mode.FAST]``)
+    by its value, a string as it is, anything else as JSON, or as its ``str()`` where it
+    has no JSON form: a description must never stop a prompt from registering."""
+    if isinstance(value, Enum):
+        value = value.value
+    if isinstance(value, str):
+        return value
+    try:
+        return json.dumps(value)
+    except (TypeError, ValueError):
+        return str(value)
+
+
+def _blank_means_default(
+    arguments_model: type[BaseModel], fields: dict[str, FieldInfo]
+) -> frozenset[str]:
+    """The optional arguments (by ``fields``' names) whose parameters refuse ``""``
+    (``int | None``, ``bool``, a ``str`` with ``min_length=1``), found once by validating
+    ``""`` for each: a ``str`` argument keeps the ``""`` it was given."""
+    optional = [arg for arg, field in fields.items() if not field.is_required()]
     try:
         arguments_model.model_validate(dict.fromkeys(optional, ""))
     except pydantic.ValidationError as exc:

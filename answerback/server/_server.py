@@ -112,6 +112,26 @@ FunctionT = TypeVar("FunctionT", bound=Callable[..., Any])
 CompletionHandlerT = TypeVar("CompletionHandlerT", bound=CompletionHandler)
 
 
+class _PortedMethod:
+    """A method other frameworks have that answerback spells another way
+    (``_PORTED_METHODS``): reading it raises the ``AttributeError`` Python would, with
+    answerback's way to do the same. One per name, not a ``__getattr__``, which would
+    also catch an ``AttributeError`` raised inside a subclass's property and report
+    the property itself as missing."""
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self._name = name
+
+    def __get__(self, server: object, owner: type | None = None) -> NoReturn:
+        name = self._name
+        problem = (
+            f"type object {owner.__name__!r} has no attribute {name!r}"
+            if server is None and owner is not None
+            else f"{type(server).__name__!r} object has no attribute {name!r}"
+        )
+        raise AttributeError(f"{problem}: {_PORTED_METHODS[name]}", name=name, obj=server)
+
+
 class MCPServer:
     """An MCP server: tools (and the rest) declared with decorators, served anywhere.
 
@@ -516,14 +536,10 @@ class MCPServer:
 
         return register
 
-    if not TYPE_CHECKING:  # hidden from type checkers, which go on reporting every typo
-
-        def __getattr__(self, name: str) -> NoReturn:
-            """Called only for a name no attribute has: a method other frameworks have
-            (a ported server calls it) is answered with answerback's way to do the same."""
-            advice = _PORTED_METHODS.get(name)
-            problem = f"{type(self).__name__!r} object has no attribute {name!r}"
-            raise AttributeError(f"{problem}: {advice}" if advice else problem, name=name, obj=self)
+    if not TYPE_CHECKING:  # hidden from type checkers, which go on reporting them
+        add_tool = _PortedMethod()
+        add_prompt = _PortedMethod()
+        add_resource = _PortedMethod()
 
     @property
     def capabilities(self) -> ServerCapabilities:

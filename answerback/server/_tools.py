@@ -3,8 +3,11 @@
 The input schema comes from the function's signature (pydantic does the work, so
 models, ``Annotated`` constraints and defaults all carry over). The parameter annotated
 with ``Context`` is injected, never exposed. An argument the function has no parameter
-for is an invalid-arguments error naming the arguments there are, never dropped: a
-misspelt optional one would leave its parameter at the default without a word.
+for is an invalid-arguments error naming the arguments there are (as the client sends
+them, aliases included), never dropped: a misspelt optional one would leave its
+parameter at the default without a word. A hand-written ``input_schema=`` is the
+contract instead: a key it allows that the function does not take is dropped, and only
+one that says ``"additionalProperties": false`` refuses unknown keys.
 
 The return annotation decides structured output: what is always a JSON object (a
 model, dataclass, ``TypedDict``, or a ``dict``, whose keys pydantic writes as strings)
@@ -23,8 +26,10 @@ the wire, into the structured content, which is checked against the schema like 
 ``CallToolResult``'s: no result is sent that its own tool's schema refuses.
 
 Binary data (``bytes``, ``bytearray``, ``memoryview``) is never sent as text, where it
-would be its Python repr: a return annotation of it is refused at registration, and
-such a value returned anyway is an error result saying what to return instead. Any
+would be its Python repr: a return annotation that allows nothing else (``-> bytes``,
+``-> bytes | None``) is refused at registration, and such a value returned anyway is an
+error result saying what to return instead; inside a container (``list[bytes]``) it is
+sent as text when it is UTF-8, else refused when returned. Any
 other value with no JSON form (a class of the author's own) goes out as its ``str()``,
 with a warning the first time each tool returns each such type.
 
@@ -108,6 +113,10 @@ _ARGUMENTS_CONFIG = pydantic.ConfigDict(extra="forbid")
 """An argument the function has no parameter for is refused, not dropped: it is most
 likely a misspelt optional one, which would otherwise keep its default without a word.
 The input schema says so too (``"additionalProperties": false``)."""
+_HAND_WRITTEN_CONFIG = pydantic.ConfigDict(extra="ignore")
+"""Under an ``input_schema=`` written by hand that allows other keys, the schema is the
+contract: a key it allows and the function does not take is dropped, since a client that
+checked its arguments against the advertised schema could not foresee a refusal."""
 
 
 @dataclass(slots=True)
@@ -161,10 +170,11 @@ class RegisteredTool:
         signature = read_signature(function, context_type)
         fields: dict[str, Any] = dict(signature.parameters)
         context_parameter = signature.context_parameter
+        forbids_others = input_schema is None or input_schema.get("additionalProperties") is False
         try:
             arguments_model = pydantic.create_model(  # type: ignore[call-overload]
                 f"{function.__name__}Arguments",
-                __config__=_ARGUMENTS_CONFIG,
+                __config__=_ARGUMENTS_CONFIG if forbids_others else _HAND_WRITTEN_CONFIG,
                 **fields,
             )
             advertised_schema = input_schema or _clean_schema(arguments_model.model_json_schema())
@@ -175,7 +185,7 @@ class RegisteredTool:
         if _names_binary(returns):
             raise TypeError(
                 f"tool {function.__name__!r} ({written_at(function)}): its return annotation "
-                f"{type_name(returns)} is binary data, which a tool result cannot hold: "
+                f"{type_name(returns)} allows only binary data, which a tool result cannot hold: "
                 f"{_BINARY_ADVICE}"
             )
         output_adapter, output_schema, wraps_result = _described_output(
@@ -213,7 +223,7 @@ class RegisteredTool:
         try:
             parsed = self.arguments_model.model_validate(arguments)
         except pydantic.ValidationError as exc:
-            return self._invalid_arguments_result(arguments, exc)
+            return self._invalid_arguments_result(exc)
         kwargs = dict(vars(parsed))  # the validated values, by parameter name
         if self.context_parameter is not None:
             kwargs[self.context_parameter] = context
@@ -260,24 +270,28 @@ class RegisteredTool:
         text = value if isinstance(value, str) else self._text(value)
         return self._binary_result(value) if text is None else _wire_result([_text_block(text)])
 
-    def _invalid_arguments_result(
-        self, arguments: dict[str, Any], exc: pydantic.ValidationError
-    ) -> JSONObject:
+    def _invalid_arguments_result(self, exc: pydantic.ValidationError) -> JSONObject:
         """The error result for arguments the signature refuses: each problem, an
         unknown argument (a misspelt name would otherwise leave its parameter at its
         default without a word) named with the arguments the tool takes."""
-        fields = self.arguments_model.model_fields
-        unknown = [arg for arg in arguments if arg not in fields]
+        errors = exc.errors(include_url=False)
+        # pydantic's own judgement, by the names the client sent (an alias, not the
+        # parameter's Python name), rather than one recomputed here.
+        unknown = [
+            str(error["loc"][0])
+            for error in errors
+            if error["type"] == "extra_forbidden" and error["loc"]
+        ]
         problems = [
             f"{'.'.join(map(str, error['loc'])) or 'arguments'}: {error['msg']}"
-            for error in exc.errors(include_url=False)
+            for error in errors
             if error["type"] != "extra_forbidden"
         ]
         if unknown:
             problems.insert(0, unknown_arguments(unknown))
         message = f"Invalid arguments for tool {self.definition.name!r}: {'; '.join(problems)}"
         if unknown:
-            message += f". {accepted_arguments(fields)}"
+            message += f". {accepted_arguments(self.arguments_model.model_fields)}"
         return _error_result(message)
 
     def _content_result(self, value: Any, items: list[Any]) -> JSONObject:
@@ -562,17 +576,20 @@ def _names_content(annotation: object) -> bool:
 
 
 def _names_binary(annotation: object) -> bool:
-    """Whether a return annotation is binary data (``bytes``, ``bytearray``,
-    ``memoryview``), or a union or container with it in (``bytes | None``,
-    ``list[bytes]``): a value of it could only be refused when returned."""
+    """Whether a return annotation allows only binary data (``bytes``, ``bytearray``,
+    ``memoryview``, or a union of them and ``None``): every value but ``None`` would be
+    refused when returned. A union with anything else in (``str | bytes``) may return
+    that, and binary data inside a container (``list[bytes]``, a model's ``bytes``
+    field) is sent as text when it is UTF-8, so neither is refused here."""
     if isinstance(annotation, type):
         return issubclass(annotation, _BINARY)
     origin = get_origin(annotation)
     if origin is Annotated:
         return _names_binary(get_args(annotation)[0])
-    if origin is None or origin is Literal:
+    if origin not in (Union, UnionType):
         return False
-    return any(_names_binary(arg) for arg in get_args(annotation))
+    members = [arg for arg in get_args(annotation) if arg is not type(None)]
+    return bool(members) and all(_names_binary(arg) for arg in members)
 
 
 def _admits_none(annotation: object) -> bool:

@@ -28,6 +28,7 @@ from http_support.apps import CardHolder
 from answerback import MCPError
 from answerback.server import Context, MCPServer
 from answerback.transports.http import StreamableHTTPApp
+from answerback.transports.http._serving import UNSENT_BYTES_HELD
 
 pytestmark = pytest.mark.anyio
 
@@ -92,9 +93,11 @@ async def test_dropped_broadcasts_are_logged_once_per_session_then_counted(
     assert sorted(counts) == sorted(
         [
             f"session {reader}: its client opened a GET stream; {lost} messages for its GET "
-            f"stream had been dropped, {BACKLOG} at most being kept while none is open",
+            f"stream had been dropped, {BACKLOG} at most (and {UNSENT_BYTES_HELD} bytes) "
+            "being kept while none is open",
             f"session {ender}: it ended; {lost} messages for its GET stream had been "
-            f"dropped, {BACKLOG} at most being kept while none is open",
+            f"dropped, {BACKLOG} at most (and {UNSENT_BYTES_HELD} bytes) being kept while "
+            "none is open",
         ]
     )
 

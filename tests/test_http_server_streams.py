@@ -906,8 +906,9 @@ async def test_a_listen_stream_left_unread_is_ended_with_an_error_saying_so() ->
         *updates, ended = messages
         assert 0 < len(updates) < CHATTER
         assert ended["id"] == 9
-        assert re.fullmatch(  # the number is the bound's, not this test's smaller one
-            r"Ended: the client left more than \d+ notifications of this stream unread\. "
+        assert re.fullmatch(  # the bounds named are the server's, not this test's smaller one
+            r"Ended: the client left \d+ notifications \(\d+ bytes\) of this stream unread, "
+            r"more than the \d+ notifications or \d+ bytes a stream holds\. "
             r"Read a listen stream as it comes, then listen again\.",
             ended["error"]["message"],
         )

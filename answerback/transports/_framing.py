@@ -92,7 +92,15 @@ def _unparsed(
     if is_request:
         return MalformedMessage(reason, request_id=request_id)
     answer = _unreadable_error(request_id, reason if too_deep else f"not JSON: {reason}")
-    return Envelope(answer, transport_context=transport_context, size=len(data))
+    return Envelope(StandIn(answer), transport_context=transport_context, size=len(data))
+
+
+class StandIn(dict[str, Any]):
+    """The error answer ``decode`` stands in for a response that is not JSON: a reader
+    that must tell it from an error answer the peer sent (the HTTP server refuses the
+    first with 400) checks its type, instead of parsing the text again."""
+
+    __slots__ = ()
 
 
 def _without_byte_order_mark(data: bytes | str) -> bytes | str | None:

@@ -167,7 +167,11 @@ class LegacySession:
         self.request_streams: dict[RequestId, SSEStream] = {}
         self.json_waiters: dict[RequestId, Waiter] = {}
         self.backlog: deque[tuple[str, bytes, JSONObject]] = deque()
-        """Messages for the GET stream while none is open (bounded by ``max_backlog``)."""
+        """Messages for the GET stream while none is open (bounded by ``max_backlog``, and
+        by ``UNSENT_BYTES_HELD`` as an unread stream is)."""
+        self.backlog_bytes = 0
+        """What the ``backlog``'s messages weigh (their JSON text): in JSON-response mode
+        a call's log messages wait there too, and they may be large."""
         self.stored: dict[str, None] = {}
         """The streams with events in the store, least recently written first, whose
         events are forgotten when the session ends. It keeps the ``STREAMS_REMEMBERED``
@@ -196,6 +200,10 @@ class LegacySession:
         GET stream opens), so N sessions without one do not log N lines per broadcast."""
         self.scope = anyio.CancelScope()
         self.last_active = anyio.current_time()
+        self.used = False
+        """Whether a request has named the session since its ``initialize`` (its
+        ``notifications/initialized``, any other): until one has, a full server lets it
+        give its place sooner (``NEWCOMER_GRACE_SECONDS``)."""
         self.closed = False
 
     def key(self, stream_id: str) -> str:
@@ -534,8 +542,11 @@ class LegacySession:
                 return
         if stream.request_id is None:
             self.backlog.append((event_id, data, message))
+            self.backlog_bytes += len(data)
             if len(self.backlog) > self.max_backlog:
-                self._drop_oldest_waiting()
+                self._drop_oldest_waiting(f"{self.max_backlog} messages")
+            while self.backlog_bytes > UNSENT_BYTES_HELD and len(self.backlog) > 1:
+                self._drop_oldest_waiting(f"{UNSENT_BYTES_HELD} bytes of messages")
 
     def _end_unread_get_stream(self, listener: ChannelSender[Event]) -> None:
         """The client leaves its GET stream unread while broadcasts pile up for it: end
@@ -555,14 +566,15 @@ class LegacySession:
         listener.close()
         self.standalone().listener = None
 
-    def _drop_oldest_waiting(self) -> None:
-        """The client opened no GET stream while more than ``max_backlog`` messages
-        waited for one: the oldest goes. A request of the server's among them fails at
-        once on the server's side instead of waiting for an answer that cannot come."""
-        _, _, dropped = self.backlog.popleft()
+    def _drop_oldest_waiting(self, bound: str) -> None:
+        """The client opened no GET stream while more than ``bound`` (``max_backlog``
+        messages, or ``UNSENT_BYTES_HELD`` bytes) waited for one: the oldest goes. A
+        request of the server's among them fails at once on the server's side instead of
+        waiting for an answer that cannot come."""
+        _, data, dropped = self.backlog.popleft()
+        self.backlog_bytes -= len(data)
         reason = (
-            f"the client has opened no GET stream to receive it and more than "
-            f"{self.max_backlog} messages were waiting"
+            f"the client has opened no GET stream to receive it and more than {bound} were waiting"
         )
         self.backlog_dropped += 1
         if self.backlog_dropped == 1:
@@ -584,6 +596,7 @@ class LegacySession:
         is empty after); the count of those dropped meanwhile is logged."""
         events = [(event_id, data) for event_id, data, _ in self.backlog]
         self.backlog.clear()
+        self.backlog_bytes = 0
         self._log_backlog_dropped("its client opened a GET stream")
         return events
 
@@ -591,11 +604,12 @@ class LegacySession:
         if self.backlog_dropped > 1:
             logger.warning(
                 "session %s: %s; %d messages for its GET stream had been dropped, %d at "
-                "most being kept while none is open",
+                "most (and %d bytes) being kept while none is open",
                 self.id,
                 event,
                 self.backlog_dropped,
                 self.max_backlog,
+                UNSENT_BYTES_HELD,
             )
         self.backlog_dropped = 0
 

@@ -47,12 +47,15 @@ from answerback.transports.http._security import EndpointHeaders, fields_of
 from answerback.transports.http._serving import (
     CLIENT_CLOSED_REQUEST,
     QUICK_ANSWER_SECONDS,
+    UNSENT_BYTES_HELD,
     UNSENT_EVENTS_HELD,
+    AnswerFlaw,
     ClientGone,
     EventStreamResponse,
     Outgoing,
     crowded,
     error_response,
+    event_bytes,
     json_response,
     outgoing,
     unless_client_leaves,
@@ -486,13 +489,16 @@ class _Route:
     primitives: InitVar[Primitives | None]
     send: ChannelSender[tuple[JSONObject, bytes]] = field(init=False)
     receive: ChannelReceiver[tuple[JSONObject, bytes]] = field(init=False)
-    unread: bool = False
-    """Ended because its client left more than ``UNSENT_EVENTS_HELD`` messages unread."""
+    unread: tuple[int, int] | None = None
+    """Ended because its client left too much unread: how many messages, and bytes."""
     listen: Envelope | None = None
     """A listen not yet acknowledged: its request, whose bytes the budget holds."""
 
     def __post_init__(self, primitives: Primitives | None) -> None:
-        self.send, self.receive = open_channel[tuple[JSONObject, bytes]](primitives)
+        # Only a listen stream is weighed: it lives long and its client may leave it
+        # unread, while weighing would cost every other request's messages.
+        weigh = event_bytes if self.broadcasts else None
+        self.send, self.receive = open_channel[tuple[JSONObject, bytes]](primitives, weigh)
 
     def deliver(self, wire: Outgoing) -> None:
         """Pass a message on; one that cannot be sent as JSON was already replaced by an
@@ -505,12 +511,15 @@ class _Route:
         except (anyio.ClosedResourceError, anyio.BrokenResourceError):
             return
         if self.broadcasts and crowded(self.send):
+            self.unread = (self.send.buffered(), self.send.buffered_bytes())
             logger.warning(
-                "ended a subscriptions/listen stream: its client left more than %d "
-                "notifications unread",
+                "ended a subscriptions/listen stream: its client left %d notifications "
+                "(%d bytes) unread, more than the %d notifications or %d bytes a stream "
+                "holds",
+                *self.unread,
                 UNSENT_EVENTS_HELD,
+                UNSENT_BYTES_HELD,
             )
-            self.unread = True
             self.send.close()
 
     def close(self) -> None:
@@ -529,7 +538,12 @@ def _with_subscription_id(message: JSONObject, route: _Route) -> JSONObject:
 
 
 async def answer_modern(
-    app: StreamableHTTPApp, request: Request, message: JSONObject, wants_sse: bool, size: int
+    app: StreamableHTTPApp,
+    request: Request,
+    message: JSONObject,
+    wants_sse: bool,
+    size: int,
+    flaw: AnswerFlaw | None,
 ) -> Response:
     """Answer one 2026-07-28 request through the app's stateless connection.
 
@@ -540,9 +554,12 @@ async def answer_modern(
     then, and keepalives keep a proxy from ending it as silent; a client that accepts
     only JSON waits for its body. A client that hangs up, whether it was reading a
     stream or waiting for a JSON body, cancels the request: that is how a 2026-07-28
-    client cancels over HTTP.
+    client cancels over HTTP. ``flaw``: what is wrong with a response-shaped message
+    (``message`` is then an error answer standing in for it).
     """
     request_id = as_request_id(message.get("id"))
+    if flaw is not None:  # say what is wrong with it first, as to a legacy client
+        return error_response(400, flaw.code, flaw.reason, request_id)
     if "method" not in message:
         return error_response(
             400,
@@ -648,8 +665,8 @@ async def _events(
             if _is_response(item[0], request_id):
                 return
     except anyio.EndOfStream:
-        if route.unread:
-            yield encode_event(_unread_error(request_id).decode())
+        if route.unread is not None:
+            yield encode_event(_unread_error(request_id, *route.unread).decode())
     finally:
         app.stateless.cancel(route)  # a closed stream cancels the request
 
@@ -673,11 +690,13 @@ def _json(message: JSONObject, data: bytes) -> Response:
     return json_response(data, status)
 
 
-def _unread_error(request_id: RequestId) -> bytes:
-    """The answer ending a listen stream its client did not read (see ``_Route``)."""
+def _unread_error(request_id: RequestId, messages: int, size: int) -> bytes:
+    """The answer ending a listen stream its client left ``messages`` notifications
+    (``size`` bytes) of unread (see ``_Route``)."""
     reason = (
-        f"Ended: the client left more than {UNSENT_EVENTS_HELD} notifications of this "
-        "stream unread. Read a listen stream as it comes, then listen again."
+        f"Ended: the client left {messages} notifications ({size} bytes) of this stream "
+        f"unread, more than the {UNSENT_EVENTS_HELD} notifications or {UNSENT_BYTES_HELD} "
+        "bytes a stream holds. Read a listen stream as it comes, then listen again."
     )
     error = {"code": INTERNAL_ERROR, "message": reason}
     return encode({"jsonrpc": "2.0", "id": request_id, "error": error})

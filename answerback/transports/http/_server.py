@@ -125,6 +125,13 @@ MAKING_ROOM_AFTER_SECONDS = 60.0
 """How long a session must have gone unused before a new one may take its place when
 the server holds ``max_sessions``: sessions opened and left no longer lock everyone else
 out until they idle out, and a client that used its session within the minute keeps it."""
+NEWCOMER_GRACE_SECONDS = 10.0
+"""How long a session may go without a request after its ``initialize`` before, the
+server holding ``max_sessions``, a new one may take its place (before any session merely
+unused for ``MAKING_ROOM_AFTER_SECONDS``): a burst of ``initialize`` requests, which a
+caller the server cannot tell apart (no ``auth=``) may send, no longer locks everyone
+else out for a minute. A client sends ``notifications/initialized`` at once; one that
+does so within this grace keeps its session as any used one does."""
 _REPLAYED_ID_PREFIX = "answerback-replay-"
 """The ids of the requests a replica replays to rebuild a session's state locally."""
 
@@ -343,10 +350,15 @@ class StreamableHTTPApp:
     def _making_room_after(self) -> float:
         return min(MAKING_ROOM_AFTER_SECONDS, self.session_idle_seconds)
 
+    @property
+    def _newcomer_grace(self) -> float:
+        return min(NEWCOMER_GRACE_SECONDS, self.session_idle_seconds)
+
     def _unused_longest(self) -> LegacySession | None:
-        """The session a new one may take the place of when the server is full: the one
-        unused the longest, if no client is connected to it and it has gone unused for
-        ``MAKING_ROOM_AFTER_SECONDS``; ``None`` if there is none.
+        """The session a new one may take the place of when the server is full, among
+        those no client is connected to: the one left the longest after its
+        ``initialize`` alone, if for ``NEWCOMER_GRACE_SECONDS``; else the one unused
+        the longest, if for ``MAKING_ROOM_AFTER_SECONDS``; ``None`` if there is none.
 
         Its client gets 404 on its next request and sets up a new session, as the
         specification has it do; so a full server serves everyone who comes back rather
@@ -354,23 +366,33 @@ class StreamableHTTPApp:
         idle = [session for session in self.sessions.values() if not session.has_client]
         if not idle:
             return None
+        now = anyio.current_time()
+        newcomers = [session for session in idle if not session.used]
+        if newcomers:
+            oldest = min(newcomers, key=lambda session: session.last_active)
+            if now - oldest.last_active >= self._newcomer_grace:
+                return oldest
         longest = min(idle, key=lambda session: session.last_active)
-        if anyio.current_time() - longest.last_active < self._making_room_after:
+        if now - longest.last_active < self._making_room_after:
             return None
         return longest
 
     async def _make_room(self, session: LegacySession) -> None:
-        """End ``session`` for a new one, everywhere: with replicas sharing sessions, a
-        record left behind would have it taken up again on its next request."""
+        """End ``session`` for a new one, everywhere if it was used: with replicas
+        sharing sessions, a record left behind would have it taken up again on its next
+        request. One never used here ends here only: with replicas, its client's
+        requests since its ``initialize`` may all have gone to others (no sticky
+        routing), which is no reason to end it there."""
         unused_for = anyio.current_time() - session.last_active
         logger.info(
-            "holding max_sessions=%d: ended session %s, unused for %.0f s, for a new one",
+            "holding max_sessions=%d: ended session %s, unused for %.0f s%s, for a new one",
             self.max_sessions,
             session.id,
             unused_for,
+            "" if session.used else " since its initialize",
         )
         await self._end_session(
-            session, "the server needed its place for a new session", everywhere=True
+            session, "the server needed its place for a new session", everywhere=session.used
         )
 
     async def close_sessions(self, reason: str = "the server is shutting down") -> None:
@@ -533,7 +555,7 @@ class StreamableHTTPApp:
                 if refusal is not None:
                     return refusal
             if not in_session and is_modern_request(read[0], None if version_repeated else version):
-                return await answer_modern(self, request, *read[:3])
+                return await answer_modern(self, request, *read)
         elif version in MODERN_VERSIONS and not in_session:
             return error_response(
                 405,
@@ -590,6 +612,7 @@ class StreamableHTTPApp:
                 f"session negotiated ({session.protocol_version!r}); send that one.",
             )
         session.last_active = anyio.current_time()
+        session.used = True
         return session
 
     async def _shared_session(
@@ -699,7 +722,7 @@ class StreamableHTTPApp:
         problem = message_problem(message)
         flaw = None
         if "method" not in message and (answered := as_request_id(message.get("id"))) is not None:
-            flaw = answer_flaw(message, body, problem)
+            flaw = answer_flaw(message, problem)
             if flaw is not None and not flaw.unreadable:  # decode stood one in for those
                 message = flaw.stand_in(answered)
         elif problem is not None:
@@ -893,7 +916,8 @@ class StreamableHTTPApp:
                     CONNECTION_CLOSED,
                     f"Service Unavailable: the server already holds its limit of "
                     f"{self.max_sessions} sessions, each of them used in the last "
-                    f"{self._making_room_after:g} s. Try again later (clients should "
+                    f"{self._making_room_after:g} s or opened in the last "
+                    f"{self._newcomer_grace:g} s. Try again later (clients should "
                     "DELETE sessions they no longer need).",
                     request_id,
                 )

@@ -4,14 +4,12 @@ client that hangs up while the server is still working for it."""
 
 from __future__ import annotations
 
-import codecs
 import logging
 from collections.abc import Awaitable, Callable
 from contextlib import suppress
 from typing import Any, NamedTuple, TypeVar
 
 import anyio
-import pydantic_core
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.types import Receive, Scope, Send
@@ -19,7 +17,7 @@ from starlette.types import Receive, Scope, Send
 from answerback.jsonrpc import JSONObject, RequestId
 from answerback.jsonrpc._channel import ChannelReceiver, ChannelSender
 from answerback.jsonrpc._endpoint import as_object, as_request_id
-from answerback.transports._framing import UnencodableMessage, encode, undeliverable
+from answerback.transports._framing import StandIn, UnencodableMessage, encode, undeliverable
 from answerback.types._errors import (
     INTERNAL_ERROR,
     INVALID_PARAMS,
@@ -173,27 +171,16 @@ class AnswerFlaw(NamedTuple):
         return error_response(400, self.code, told, request_id)
 
 
-def answer_flaw(
-    message: JSONObject, body: bytes, problem: tuple[int, str] | None
-) -> AnswerFlaw | None:
+def answer_flaw(message: JSONObject, problem: tuple[int, str] | None) -> AnswerFlaw | None:
     """Why ``message``, a response with a usable id, cannot be used (``problem``: what
     ``message_problem`` found), or ``None`` if it can. A body that is not JSON was
-    decoded to an error answer standing in for it (``decode``); only error responses
-    are parsed again to tell the two apart."""
+    decoded to an error answer standing in for it, marked as such (``StandIn``)."""
     if problem is not None:
         return AnswerFlaw(problem[0], problem[1], unreadable=False)
-    if "error" not in message or _parses(body):
+    if not isinstance(message, StandIn):
         return None
     error = as_object(message["error"]) or {}
     return AnswerFlaw(PARSE_ERROR, f"Parse error: {error.get('message')}", unreadable=True)
-
-
-def _parses(body: bytes) -> bool:
-    try:
-        pydantic_core.from_json(body.removeprefix(codecs.BOM_UTF8), allow_inf_nan=False)
-    except ValueError:
-        return False
-    return True
 
 
 def _kind(value: object) -> str:

@@ -71,15 +71,16 @@ def test_connect_says_which_server_it_is_connecting_to(terminal: Terminal) -> No
 
 
 def test_a_model_that_cannot_be_reached_is_said_whole(terminal: Terminal) -> None:
-    """The model's failure was cut to one row ("...http://127.0.0.1:1/v1/cha")."""
+    """The model's failure was cut to one row ("...http://127.0.0.1:1/v1/cha"); the
+    person is told where the request went, which the server that asked is not."""
     connect(terminal, TEAROOM, options="--model-url http://127.0.0.1:1/v1 --model m")
     terminal.type("call summarise text=hi")
     terminal.wait_for(r"a approve")
     terminal.keys("a")
     screen = terminal.wait_for(r"Type a reply, or deny\.")
     said = " ".join(screen.split())
-    assert "The model failed: The OpenAI-compatible endpoint at " in said
-    assert "/v1/chat/completions could not be reached (" in said
+    assert "The model at http://127.0.0.1:1/v1/chat/completions failed: " in said
+    assert "The OpenAI-compatible endpoint could not be reached (" in said
     assert "SamplingProviderError" not in said
     terminal.keys("Escape")
     terminal.wait_for(r"User rejected sampling request")

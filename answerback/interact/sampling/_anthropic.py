@@ -21,9 +21,10 @@ from answerback._options import http_url, instance_or_none, positive_seconds
 from answerback.interact.sampling._http import (
     check_sdk_client,
     checked_api_key,
-    message_in,
     post_json,
-    status_error,
+    provider_message,
+    shareable,
+    through_sdk,
 )
 from answerback.interact.sampling._names import ToolNames
 from answerback.interact.sampling._provider import (
@@ -139,8 +140,11 @@ def to_anthropic_request(params: CreateMessageRequestParams, *, model: str) -> M
                     f"{where}: an image in an assistant message cannot be sent to Anthropic, "
                     "whose assistant turns take only text and tool uses."
                 )
+            if isinstance(block, TextContent) and not block.text:
+                continue  # Anthropic refuses empty text blocks (a refusal's, carried on)
             content.append(_block(block, where, names))
-        messages.append({"role": message.role, "content": content})
+        if content:  # a turn left empty is dropped; Anthropic joins the turns around it
+            messages.append({"role": message.role, "content": content})
     body: dict[str, Any] = {"model": model, "max_tokens": params.max_tokens, "messages": messages}
     if params.system_prompt:
         body["system"] = params.system_prompt
@@ -169,8 +173,21 @@ def from_anthropic_response(
     """The MCP result for a Messages API response (pure). Text and tool uses are kept
     in order (names and ids mapped back); thinking blocks are the provider's own and
     dropped. ``stop_reason: "refusal"`` comes back as ``"refusal"``."""
+    content = response.get("content")
+    failed = response.get("type") == "error" or "error" in response
+    if failed or not isinstance(content, list):
+        # An error object sent with HTTP 200, or no content at all, is not an answer,
+        # not even an empty one (``"content": []`` is one, and passes).
+        said = shareable(None, provider_message(response))
+        what = (f"an error: {said}" if said else "an error") if failed else "without content"
+        raise SamplingProviderError(
+            f"The Anthropic API answered {what} (HTTP 200); check that base_url points at "
+            "the Anthropic Messages API.",
+            failure="malformed",
+        )
     blocks: list[SamplingMessageContentBlock] = []
-    for part in cast("list[object]", response.get("content") or []):
+    seen: set[str] = set()
+    for part in cast("list[object]", content):
         if not isinstance(part, dict):
             continue
         part = cast("dict[str, Any]", part)
@@ -193,7 +210,7 @@ def from_anthropic_response(
                 )
             blocks.append(
                 ToolUseContent(
-                    id=request.names.ids.from_provider(str(part.get("id", ""))),
+                    id=request.names.answered_id(part.get("id"), seen),
                     name=name,
                     input=cast("dict[str, Any]", tool_input),
                 )
@@ -259,39 +276,40 @@ class AnthropicProvider:
         """Map ``params``, send them to ``model``, and map the answer back."""
         request = to_anthropic_request(params, model=model)
         if self._client is not None:
-            response = await self._through_sdk(self._client, request.body)
+            endpoint = shown_endpoint(str(self._client.base_url))
+            response = await self._through_sdk(self._client, request.body, endpoint)
         else:
+            url = f"{self.base_url}/v1/messages"
+            endpoint = shown_endpoint(url)
             headers = {"anthropic-version": ANTHROPIC_VERSION}
             if self._api_key:
                 headers["x-api-key"] = self._api_key
             response = await post_json(
                 self._http,
-                f"{self.base_url}/v1/messages",
+                url,
                 headers=headers,
                 body=request.body,
                 timeout=self._timeout,
                 label="The Anthropic API",
             )
-        return from_anthropic_response(response, model=model, request=request)
+        try:
+            return from_anthropic_response(response, model=model, request=request)
+        except SamplingProviderError as exc:  # the answer is not one: say where it came from
+            exc.endpoint = endpoint
+            raise
 
     @staticmethod
-    async def _through_sdk(client: AsyncAnthropic, body: dict[str, Any]) -> dict[str, Any]:
+    async def _through_sdk(
+        client: AsyncAnthropic, body: dict[str, Any], endpoint: str
+    ) -> dict[str, Any]:
         import anthropic
 
-        try:
-            # Without ``stream``, the SDK answers a whole Message; the overloads
-            # cannot tell that from a dict of arguments.
-            create = cast("Callable[..., Awaitable[Message]]", client.messages.create)
-            message = await create(**body)
-        except anthropic.APIStatusError as exc:
-            raise status_error(
-                "The Anthropic API",
-                exc.status_code,
-                message_in(exc.response.content) or exc.message,
-            ) from exc
-        except anthropic.APIError as exc:
-            raise SamplingProviderError(
-                f"The Anthropic API failed: {exc.message} "
-                "(check the client's base URL and the network)."
-            ) from exc
-        return message.model_dump(mode="json")
+        # Without ``stream``, the SDK answers a whole Message; the overloads cannot tell
+        # that from a dict of arguments.
+        create = cast("Callable[..., Awaitable[Message]]", client.messages.create)
+        return await through_sdk(
+            anthropic,
+            create(**body),
+            label="The Anthropic API",
+            endpoint=endpoint,
+        )

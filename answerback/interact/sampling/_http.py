@@ -7,14 +7,16 @@ rate limit, a timeout); one function says for each what happened and what to do.
 from __future__ import annotations
 
 import json
+import math
+import re
 import sys
-from collections.abc import Mapping
+from collections.abc import Awaitable, Mapping
 from typing import Any, cast
 
 import httpx2
 
 from answerback._options import text_or_none
-from answerback.interact.sampling._provider import SamplingProviderError
+from answerback.interact.sampling._provider import SamplingProviderError, shown_endpoint
 
 _ADVICE = {
     400: "the provider refused the request; check the model name and the endpoint's quirk flags",
@@ -57,13 +59,85 @@ def message_in(content: bytes | str) -> str | None:
         return None
 
 
-def status_error(label: str, status: int, message: str | None) -> SamplingProviderError:
-    """The error for a provider that answered HTTP ``status``."""
-    said = f": {message}" if message else ""
+_SECRET_STATUSES = frozenset({401, 403, 407})
+"""Statuses whose message is about the host's credentials: the requesting server can do
+nothing about them, and OpenAI's names part of the key (``sk-...abcd``)."""
+_URL = re.compile(r"\b[a-zA-Z][a-zA-Z0-9+.-]*://\S+")
+_KEY = re.compile(
+    r"\b(?:sk|pk|rk)-[A-Za-z0-9*_.-]{4,}|\bBearer\s+\S+"
+    r"|\b(?:api[_-]?key|key|token|access_token|password)=[^\s&;,)\]\"']+",
+    re.IGNORECASE,
+)
+_SHARED_LENGTH = 300
+
+
+def shareable(status: int | None, message: str | None) -> str | None:
+    """The part of a provider's ``message`` a requesting server may read: none for an
+    authentication failure; otherwise the text without URLs (which may name the host's
+    network or carry credentials) or key-like tokens, cut to a few hundred characters,
+    and none of a web page (a proxy's, which may name its software and hosts).
+    What is left (the context is too long, the model is unknown) tells the server what
+    to change."""
+    if not message or status in _SECRET_STATUSES or message.lstrip().startswith("<"):
+        return None  # a page of markup is a proxy's, not the provider's words
+    text = _KEY.sub("[key]", _URL.sub("[URL]", " ".join(message.split())))
+    return text if len(text) <= _SHARED_LENGTH else f"{text[: _SHARED_LENGTH - 3]}..."
+
+
+def failure_of(status: int) -> str:
+    """The failure class of HTTP ``status``, for programs reading the error."""
+    if status == 408:
+        return "timed_out"
+    if status == 429:
+        return "rate_limited"
+    return "failing" if status >= 500 else "refused"
+
+
+def retry_after(headers: Mapping[str, str]) -> float | None:
+    """The wait a provider asked for, in seconds: ``retry-after-ms`` (OpenAI) or a
+    ``retry-after`` in seconds; ``None`` for none, or for an HTTP date, which would need
+    a clock this side does not trust to match the provider's."""
+    for name, scale in (("retry-after-ms", 1000.0), ("retry-after", 1.0)):
+        value = headers.get(name)
+        if value is None:
+            continue
+        try:
+            seconds = float(value) / scale
+        except ValueError:
+            continue
+        if math.isfinite(seconds) and seconds >= 0:
+            return seconds
+    return None
+
+
+def status_error(
+    label: str,
+    status: int,
+    message: str | None,
+    *,
+    headers: Mapping[str, str] | None = None,
+    endpoint: str | None = None,
+) -> SamplingProviderError:
+    """The error for a provider that answered HTTP ``status`` (``headers`` for the wait
+    it asks for); the message keeps only the ``shareable`` part of the provider's."""
+    shared = shareable(status, message)
+    said = f": {shared}" if shared else ""
     return SamplingProviderError(
         f"{label} answered HTTP {status}{said} ({advice(status)}).",
         status=status,
         provider_message=message,
+        failure=failure_of(status),
+        retry_after=retry_after(headers) if headers is not None else None,
+        endpoint=endpoint,
+    )
+
+
+def malformed(label: str, what: str, *, endpoint: str | None = None) -> SamplingProviderError:
+    """The error for a provider whose answer is ``what`` instead of the API's reply."""
+    return SamplingProviderError(
+        f"{label} answered {what}; check that the base URL points at the API, not a web page.",
+        failure="malformed",
+        endpoint=endpoint,
     )
 
 
@@ -79,8 +153,10 @@ async def post_json(
     """POST ``body`` to ``url`` and return the JSON object it answers.
 
     ``client`` is reused when given (connection pooling); otherwise one is made for this
-    request. ``label`` names the provider in errors.
+    request. ``label`` names the provider in errors, which never name ``url``: they
+    reach the requesting server, a third party (``endpoint`` tells the host).
     """
+    endpoint = shown_endpoint(url)
     try:
         if client is None:
             async with httpx2.AsyncClient(timeout=timeout) as own:
@@ -90,27 +166,77 @@ async def post_json(
                 url, headers=dict(headers), json=dict(body), timeout=timeout
             )
     except httpx2.TimeoutException as exc:
-        raise SamplingProviderError(
-            f"{label} at {url} did not answer within {timeout:g} s; "
-            "try again, or allow more time with timeout=."
-        ) from exc
+        raise timed_out(label, timeout, endpoint=endpoint) from exc
     except httpx2.HTTPError as exc:
-        raise SamplingProviderError(
-            f"{label} at {url} could not be reached ({exc}); check the base URL and the network."
-        ) from exc
+        raise unreachable(label, type(exc).__name__, endpoint=endpoint) from exc
     try:
         answer: object = json.loads(response.content)
     except ValueError:
         answer = None
     if response.status_code >= 400:
         text = provider_message(answer) or (response.text.strip()[:500] or None)
-        raise status_error(f"{label} at {url}", response.status_code, text)
+        raise status_error(
+            label, response.status_code, text, headers=response.headers, endpoint=endpoint
+        )
     if not isinstance(answer, dict):
-        raise SamplingProviderError(
-            f"{label} at {url} answered HTTP {response.status_code} with something other than "
-            "a JSON object; check that the base URL points at the API, not a web page."
+        raise malformed(
+            label,
+            f"HTTP {response.status_code} with something other than a JSON object",
+            endpoint=endpoint,
         )
     return cast("dict[str, Any]", answer)
+
+
+def timed_out(
+    label: str, timeout: float | None, *, endpoint: str | None = None
+) -> SamplingProviderError:
+    """The error for a provider that did not answer in time."""
+    within = f" within {timeout:g} s" if timeout is not None else " in time"
+    return SamplingProviderError(
+        f"{label} did not answer{within}; try again, or allow more time with timeout=.",
+        failure="timed_out",
+        endpoint=endpoint,
+    )
+
+
+def unreachable(label: str, kind: str, *, endpoint: str | None = None) -> SamplingProviderError:
+    """The error for a provider that could not be reached (``kind``: the error's class
+    name; its text may name the host's addresses, so it stays in ``__cause__``)."""
+    return SamplingProviderError(
+        f"{label} could not be reached ({kind}); check the base URL and the network.",
+        failure="unreachable",
+        endpoint=endpoint,
+    )
+
+
+async def through_sdk(
+    sdk: Any, call: Awaitable[object], *, label: str, endpoint: str
+) -> dict[str, Any]:
+    """Await ``call``, a request through the official ``sdk`` module (``openai`` or
+    ``anthropic``, whose errors have the same names), and return its reply as JSON:
+    every way it fails is the ``SamplingProviderError`` the httpx2 path gives, including
+    a body that is not the API's (the SDKs then return a string, or raise a parsing
+    error)."""
+    try:
+        reply = await call
+    except sdk.APIStatusError as exc:
+        response = exc.response
+        message = message_in(response.content) or exc.message
+        raise status_error(
+            label, exc.status_code, message, headers=response.headers, endpoint=endpoint
+        ) from exc
+    except sdk.APITimeoutError as exc:
+        raise timed_out(label, None, endpoint=endpoint) from exc
+    except sdk.APIConnectionError as exc:
+        raise unreachable(label, type(exc).__name__, endpoint=endpoint) from exc
+    except (sdk.APIError, ValueError) as exc:
+        raise malformed(
+            label, f"a reply the SDK could not read ({type(exc).__name__})", endpoint=endpoint
+        ) from exc
+    dump = getattr(reply, "model_dump", None)
+    if not callable(dump):
+        raise malformed(label, "something other than a JSON object", endpoint=endpoint)
+    return cast("dict[str, Any]", dump(mode="json"))
 
 
 def checked_api_key(value: object) -> str | None:

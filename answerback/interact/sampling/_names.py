@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import hashlib
 import re
+import secrets
 
 _ACCEPTED = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
 _REJECTED_CHARACTER = re.compile(r"[^a-zA-Z0-9_-]")
@@ -39,14 +40,14 @@ class ReversibleNames:
         if _ACCEPTED.match(name) and name not in self._incoming:
             safe = name
         else:
-            digest = hashlib.sha256(name.encode()).hexdigest()[:_HASH_LENGTH]
             stem = _REJECTED_CHARACTER.sub("_", name)[:_STEM_LENGTH] or "x"
-            safe = f"{stem}_{digest}"
-            if safe in self._incoming:
-                raise ValueError(
-                    f"the names {self._incoming[safe]!r} and {name!r} map to the same "
-                    f"provider name {safe!r}; rename one of them."
-                )
+            # A safe name given earlier may already be this stand-in: hash again with a
+            # counter until it is free, so no order of names makes two collide.
+            safe, attempt = "", 0
+            while not safe or safe in self._incoming:
+                salted = name if attempt == 0 else f"{name}\0{attempt}"
+                safe = f"{stem}_{hashlib.sha256(salted.encode()).hexdigest()[:_HASH_LENGTH]}"
+                attempt += 1
         self._outgoing[name] = safe
         self._incoming[safe] = name
         return safe
@@ -55,6 +56,10 @@ class ReversibleNames:
         """The MCP string behind ``safe``; unknown strings come back as they are."""
         return self._incoming.get(safe, safe)
 
+    def issued(self, safe: str) -> bool:
+        """Whether ``safe`` is a string ``to_provider`` gave out for this request."""
+        return safe in self._incoming
+
 
 class ToolNames:
     """The two maps a request needs: one for tool names, one for tool-use ids."""
@@ -62,3 +67,18 @@ class ToolNames:
     def __init__(self) -> None:
         self.names = ReversibleNames()
         self.ids = ReversibleNames()
+
+    def answered_id(self, provider_id: object, seen: set[str]) -> str:
+        """The MCP id of a tool call the provider answered with ``provider_id`` (``seen``:
+        the ids of the reply's earlier calls, updated here). Some OpenAI-compatible
+        servers (older llama.cpp and Ollama) send no id, or the same one for every call
+        or round; such a call gets a fresh id, so the server can answer each call once.
+        The next request sends the fresh id as it is, and the endpoint reads it back
+        from the same conversation."""
+        raw = provider_id if isinstance(provider_id, str) else ""
+        if not raw or raw in seen or self.ids.issued(raw):
+            fresh = f"call_{secrets.token_hex(8)}"
+            seen.add(fresh)
+            return fresh
+        seen.add(raw)
+        return self.ids.from_provider(raw)

@@ -22,9 +22,10 @@ from answerback._options import http_url, instance_or_none, positive_seconds
 from answerback.interact.sampling._http import (
     check_sdk_client,
     checked_api_key,
-    message_in,
     post_json,
-    status_error,
+    provider_message,
+    shareable,
+    through_sdk,
 )
 from answerback.interact.sampling._names import ToolNames
 from answerback.interact.sampling._provider import (
@@ -226,7 +227,7 @@ def to_openai_request(
     return MappedRequest(body, names, emulated)
 
 
-def _tool_use(call: object, names: ToolNames) -> ToolUseContent:
+def _tool_use(call: object, names: ToolNames, seen: set[str]) -> ToolUseContent:
     if not isinstance(call, dict):
         raise SamplingProviderError("the endpoint answered a tool call that is not an object.")
     call = cast("dict[str, Any]", call)
@@ -246,7 +247,7 @@ def _tool_use(call: object, names: ToolNames) -> ToolUseContent:
             "ask again, or use a model that is better at tool calls."
         )
     return ToolUseContent(
-        id=names.ids.from_provider(str(call.get("id") or "")),
+        id=names.answered_id(call.get("id"), seen),
         name=names.names.from_provider(name),
         input=cast("dict[str, Any]", arguments),
     )
@@ -285,7 +286,12 @@ def from_openai_response(
     ``"refusal"``; tool names and ids are mapped back through ``request``'s maps."""
     choices = response.get("choices")
     if not isinstance(choices, list) or not choices:
-        raise SamplingProviderError("the endpoint answered without choices; check the model name.")
+        said = shareable(None, provider_message(response))
+        raise SamplingProviderError(
+            f"The OpenAI-compatible endpoint answered without choices"
+            f"{f': {said}' if said else ''}; check the model name.",
+            failure="malformed",
+        )
     choice = cast("dict[str, Any]", cast("list[Any]", choices)[0])
     message = cast("dict[str, Any]", choice.get("message") or {})
     finish = choice.get("finish_reason")
@@ -302,7 +308,8 @@ def from_openai_response(
             text, stop_reason = cut, "stopSequence"
         blocks.append(TextContent(text=text))
     calls = cast("list[object]", message.get("tool_calls") or [])
-    blocks.extend(_tool_use(call, request.names) for call in calls)
+    seen: set[str] = set()
+    blocks.extend(_tool_use(call, request.names, seen) for call in calls)
     if not blocks:
         blocks.append(TextContent(text=""))
     answered = response.get("model")
@@ -373,39 +380,38 @@ class OpenAIChatProvider:
         """Map ``params``, send them to ``model``, and map the answer back."""
         request = to_openai_request(params, model=model, quirks=self.quirks)
         if self._client is not None:
-            response = await self._through_sdk(self._client, request.body)
+            endpoint = shown_endpoint(str(self._client.base_url))
+            response = await self._through_sdk(self._client, request.body, endpoint)
         else:
+            url = f"{self.base_url}/chat/completions"
+            endpoint = shown_endpoint(url)
             headers = {"authorization": f"Bearer {self._api_key}"} if self._api_key else {}
             response = await post_json(
                 self._http,
-                f"{self.base_url}/chat/completions",
+                url,
                 headers=headers,
                 body=request.body,
                 timeout=self._timeout,
                 label="The OpenAI-compatible endpoint",
             )
-        return from_openai_response(response, model=model, request=request)
+        try:
+            return from_openai_response(response, model=model, request=request)
+        except SamplingProviderError as exc:  # the answer is not one: say where it came from
+            exc.endpoint = endpoint
+            raise
 
     @staticmethod
-    async def _through_sdk(client: AsyncOpenAI, body: dict[str, Any]) -> dict[str, Any]:
+    async def _through_sdk(
+        client: AsyncOpenAI, body: dict[str, Any], endpoint: str
+    ) -> dict[str, Any]:
         import openai
 
-        try:
-            # Without ``stream``, the SDK answers a whole ChatCompletion; the overloads
-            # cannot tell that from a dict of arguments.
-            create = cast(
-                "Callable[..., Awaitable[ChatCompletion]]", client.chat.completions.create
-            )
-            completion = await create(**body)
-        except openai.APIStatusError as exc:
-            raise status_error(
-                "The OpenAI-compatible endpoint",
-                exc.status_code,
-                message_in(exc.response.content) or exc.message,
-            ) from exc
-        except openai.APIError as exc:
-            raise SamplingProviderError(
-                f"The OpenAI-compatible endpoint failed: {exc.message} "
-                "(check the client's base URL and the network)."
-            ) from exc
-        return completion.model_dump(mode="json")
+        # Without ``stream``, the SDK answers a whole ChatCompletion; the overloads cannot tell
+        # that from a dict of arguments.
+        create = cast("Callable[..., Awaitable[ChatCompletion]]", client.chat.completions.create)
+        return await through_sdk(
+            openai,
+            create(**body),
+            label="The OpenAI-compatible endpoint",
+            endpoint=endpoint,
+        )

@@ -54,17 +54,33 @@ class MappedRequest:
 class SamplingProviderError(Exception):
     """A sampling request a provider cannot take, or a provider that failed.
 
-    ``status`` is the HTTP status when the provider answered with an error (``None``
-    when the request was refused before sending, or never arrived); ``provider_message``
-    is the provider's own explanation, when it gave one. The message says what to do.
+    The message is what the requesting server may read: it never holds the endpoint's
+    address or credentials. ``status`` is the HTTP status when the provider answered
+    with an error (``None`` when the request was refused before sending, or never
+    arrived); ``failure`` says which way it failed, for programs (``"timed_out"``,
+    ``"unreachable"``, ``"rate_limited"``, ``"refused"``, ``"failing"``, ``"malformed"``;
+    ``None`` for a request refused before sending); ``retry_after`` is the wait in seconds
+    the provider asked for. For the host only: ``provider_message``, the provider's own
+    explanation as it gave it, and ``endpoint``, where the request went (without a user
+    name, password or query).
     """
 
     def __init__(
-        self, message: str, *, status: int | None = None, provider_message: str | None = None
+        self,
+        message: str,
+        *,
+        status: int | None = None,
+        provider_message: str | None = None,
+        failure: str | None = None,
+        retry_after: float | None = None,
+        endpoint: str | None = None,
     ) -> None:
         super().__init__(message)
         self.status = status
         self.provider_message = provider_message
+        self.failure = failure
+        self.retry_after = retry_after
+        self.endpoint = endpoint
 
 
 REFUSAL = "refusal"

@@ -3,7 +3,8 @@
 One sampler serves every server a host is connected to: it holds the catalogue, the
 policy, the audit log and the approval hook, and ``responder(server, inner)`` gives each
 connection a ``SamplingResponder`` that answers sampling through it and hands everything
-else (forms, links, roots, logs) to ``inner``. In order, a request is:
+else (forms, links, roots, logs) to ``inner``. In order, a request (refused at once if
+it has no messages) is:
 
 1. given a model (``ModelCatalogue.choose``, restricted to the allowed models),
 2. admitted by the policy (server allowed, rate, budget; ``maxTokens`` capped),
@@ -40,6 +41,7 @@ from answerback.interact.sampling._policy import (
 from answerback.interact.sampling._provider import SamplingProviderError
 from answerback.types import (
     INTERNAL_ERROR,
+    INVALID_PARAMS,
     USER_REJECTED,
     ClientCapabilities,
     CreateMessageRequestParams,
@@ -213,6 +215,7 @@ class ModelSampler:
         number = next(self._numbers)
         request_id = context.request_id if context is not None else None
         try:
+            _check_conversation(params)
             choice = self.choose(params)
             grant = self.policy.admit(server, params)
         except SamplingRefused as refused:
@@ -223,6 +226,7 @@ class ModelSampler:
             )  # fmt: skip
             return refused.error
         answer: CreateMessageResult | ErrorData | Exception | None = None
+        endpoint: str | None = None
         try:
             run = await self._with_context(server, grant.params)
             self._log(
@@ -234,13 +238,16 @@ class ModelSampler:
             )  # fmt: skip
             answer = await self._approved_answer(server, context, run, choice, grant, person)
             return answer
+        except _ProviderFailed as failed:
+            answer, endpoint = failed.error, failed.endpoint
+            return answer
         except Exception as exc:  # logged as failed; a cancellation is "abandoned"
             answer = exc
             raise
         finally:
             answered = isinstance(answer, CreateMessageResult)
             self.policy.settle(grant, answered=answered)
-            self._log_outcome(server, number, answer, grant)
+            self._log_outcome(server, number, answer, grant, endpoint)
 
     async def _approved_answer(
         self,
@@ -260,7 +267,7 @@ class ModelSampler:
             try:  # the person's screen drafts with ``reply``, which may fail the same way
                 return await person.sample(context, params)
             except SamplingProviderError as exc:
-                return _provider_failed(choice, exc)
+                raise _ProviderFailed(choice, exc) from exc
         request = SamplingRequest(server, params, choice, grant.requested_max_tokens)
         if not await self.approval(request):
             return ErrorData(
@@ -271,7 +278,7 @@ class ModelSampler:
         try:
             return await self._run(choice, params)
         except SamplingProviderError as exc:
-            return _provider_failed(choice, exc)
+            raise _ProviderFailed(choice, exc) from exc
 
     async def _with_context(
         self, server: str, params: CreateMessageRequestParams
@@ -296,6 +303,7 @@ class ModelSampler:
         number: int,
         answer: CreateMessageResult | ErrorData | Exception | None,
         grant: Grant,
+        endpoint: str | None,
     ) -> None:
         if isinstance(answer, CreateMessageResult):
             self._log(
@@ -306,7 +314,7 @@ class ModelSampler:
             outcome = "rejected" if answer.code == USER_REJECTED else "failed"
             self._log(
                 "outcome", server, number, outcome=outcome, code=answer.code,
-                message=answer.message,
+                message=answer.message, endpoint=endpoint,
             )  # fmt: skip
         elif isinstance(answer, Exception):
             self._log(
@@ -317,13 +325,39 @@ class ModelSampler:
             self._log("outcome", server, number, outcome="abandoned")
 
 
-def _provider_failed(choice: ModelChoice, exc: SamplingProviderError) -> ErrorData:
-    """What the server is told when the chosen model could not answer."""
-    return ErrorData(
-        code=INTERNAL_ERROR,
-        message=f"Sampling failed: model {choice.model.name!r} could not answer: {exc}",
-        data={"reason": "provider_failed", "status": exc.status},
-    )
+def _check_conversation(params: CreateMessageRequestParams) -> None:
+    """Refuse a request with no messages before anyone approves it: the schema allows
+    one, but there is nothing for a model to answer and every provider rejects it."""
+    if not params.messages:
+        raise SamplingRefused(
+            ErrorData(
+                code=INVALID_PARAMS,
+                message="Sampling refused: messages is empty; send at least one user message "
+                "for the model to answer.",
+                data={"reason": "no_messages"},
+            )
+        )
+
+
+class _ProviderFailed(Exception):
+    """The chosen model could not answer: ``error`` is what the server is told (the
+    provider error's message, which never names the endpoint, its status, how it failed
+    and the wait the provider asked for), ``endpoint`` where the request went, for the
+    host's audit log only."""
+
+    def __init__(self, choice: ModelChoice, exc: SamplingProviderError) -> None:
+        super().__init__(str(exc))
+        data: dict[str, object] = {"reason": "provider_failed", "status": exc.status}
+        if exc.failure is not None:
+            data["failure"] = exc.failure
+        if exc.retry_after is not None:
+            data["retryAfterSeconds"] = exc.retry_after
+        self.error = ErrorData(
+            code=INTERNAL_ERROR,
+            message=f"Sampling failed: model {choice.model.name!r} could not answer: {exc}",
+            data=data,
+        )
+        self.endpoint = exc.endpoint
 
 
 class SamplingResponder(ResponderWrapper):

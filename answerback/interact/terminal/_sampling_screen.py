@@ -27,6 +27,7 @@ from rich.text import Text
 from answerback._options import text
 from answerback.client._callbacks import async_callable_or_none
 from answerback.interact._printable import clean
+from answerback.interact.sampling._provider import SamplingProviderError
 from answerback.interact.terminal._screen import (
     BURST_NOTE,
     STYLE,
@@ -164,7 +165,11 @@ class SamplingScreen:
         except Exception as exc:  # the person can still type a reply, or deny
             why = clean(str(exc).strip()) or type(exc).__name__
             end = "" if why.endswith((".", "!", "?")) else "."
-            self.status = f"The model failed: {why}{end} Type a reply, or deny."
+            # The error's words are what a server may read; where the request went (no
+            # credentials in it) is for the person, who set the model up.
+            endpoint = exc.endpoint if isinstance(exc, SamplingProviderError) else None
+            model = f"The model at {clean(endpoint)}" if endpoint else "The model"
+            self.status = f"{model} failed: {why}{end} Type a reply, or deny."
             self._edit("")
             return
         self.draft = draft

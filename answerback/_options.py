@@ -13,9 +13,11 @@ Pure code: every layer may use it.
 
 from __future__ import annotations
 
+import ipaddress
 import math
 from collections.abc import Collection
 from typing import Any, TypeVar, cast
+from urllib.parse import urlsplit
 
 T = TypeVar("T")
 
@@ -192,8 +194,10 @@ def seconds(name: str, value: object, zero_means: str) -> float:
     return value
 
 
-def http_url(name: str, value: object, what: str) -> str:
-    """``value`` if it is an absolute http(s) URL (``what`` says of what)."""
+def http_url(name: str, value: object, what: str, *, secure: bool = False) -> str:
+    """``value`` if it is an absolute http(s) URL (``what`` says of what). ``secure``
+    also refuses plain http off this machine: for an address that tokens, secrets or
+    signing keys travel to or from, where anyone on the way could read or replace them."""
     if not isinstance(value, str):
         raise TypeError(
             f"{name} must be a string, the http(s) URL of {what}, such as "
@@ -205,7 +209,32 @@ def http_url(name: str, value: object, what: str) -> str:
             f"{name} must be the absolute http(s) URL of {what}, such as "
             f"'https://example.com/...', got {value!r}"
         )
+    if secure and scheme.lower() == "http" and not is_loopback(_host_of(value)):
+        raise ValueError(
+            f"{name} must be an https URL of {what}, got {value!r}: over plain http anyone "
+            "on the network path could read or replace the tokens, secrets and signing keys "
+            "exchanged there (MCP requires https for authorization servers). Plain http is "
+            "accepted only on this machine (localhost, 127.0.0.1, ::1), for development."
+        )
     return value
+
+
+def is_loopback(host: str) -> bool:
+    """Whether ``host`` is this machine: ``localhost`` and its subdomains (RFC 6761),
+    127.0.0.0/8 or ::1."""
+    if host == "localhost" or host.endswith(".localhost"):
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def _host_of(url: str) -> str:
+    try:
+        return urlsplit(url).hostname or ""
+    except ValueError:  # a malformed address (an unclosed IPv6 bracket) is no host here
+        return ""
 
 
 def having_methods(name: str, value: object, methods: Collection[str], what: str) -> None:

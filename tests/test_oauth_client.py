@@ -14,6 +14,7 @@ import sys
 import threading
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import anyio
@@ -37,6 +38,7 @@ from starlette.routing import Route
 from answerback import Client, MCPError
 from answerback.client import (
     AuthorizationError,
+    FileTokenStore,
     InMemoryTokenStore,
     OAuth,
     TokenStore,
@@ -46,7 +48,8 @@ from answerback.interact import BrowserLogin
 from answerback.server import MCPServer
 from answerback.transports.http import StreamableHTTPApp
 from answerback.transports.http._oauth_http import is_loopback
-from answerback.transports.http._oauth_registration import application_type
+from answerback.transports.http._oauth_registration import ClientInfo, application_type
+from answerback.transports.http._oauth_token import Tokens
 from answerback.types._versions import LATEST_VERSION
 
 pytestmark = pytest.mark.anyio
@@ -93,6 +96,9 @@ class Fake:
         default_factory=dict[str, Callable[[], Response]]
     )
     """Responses that replace the fake's own, by path."""
+    rotating: bool = False
+    """Each refresh token works once (OAuth 2.1 §4.3.1): a second use is invalid_grant."""
+    spent: set[str] = field(default_factory=set[str])
 
     @property
     def issuer(self) -> str:
@@ -164,6 +170,9 @@ def fake_app(fake: Fake, mcp: StreamableHTTPApp | None = None) -> Any:
                 return JSONResponse({"error": "invalid_grant"}, 400)
             scopes = fake.token_scopes[form["code"]]
         elif form["grant_type"] == "refresh_token":
+            if fake.rotating and form["refresh_token"] in fake.spent:
+                return JSONResponse({"error": "invalid_grant"}, 400)
+            fake.spent.add(form["refresh_token"])
             scopes = fake.token_scopes[form["refresh_token"]]
         else:
             scopes = set(form.get("scope", "").split())
@@ -344,6 +353,38 @@ async def test_metadata_for_another_resource_is_refused(fake: Fake, base: str) -
     with pytest.raises(AuthorizationError, match=r"is for 'https://evil\.example/mcp', not for"):
         await get(f"{base}/mcp", login())
     assert "GET /.well-known/oauth-authorization-server" not in fake.log
+
+
+@pytest.mark.parametrize("fake", [Fake(challenge_names_metadata=False)], indirect=True)
+async def test_metadata_at_the_endpoints_own_address_must_name_exactly_the_endpoint(
+    fake: Fake, base: str
+) -> None:
+    """Found at the well-known address built from /mcp, the metadata may not name the
+    whole origin (RFC 9728 §3.3): the token asked for would be good for every tenant's
+    endpoint on it."""
+    fake.prm_overrides = {"resource": f"{base}/"}
+    with pytest.raises(AuthorizationError, match=r"is for '.*/', .*must name exactly that URL"):
+        await get(f"{base}/mcp", login())
+    assert "GET /.well-known/oauth-authorization-server" not in fake.log
+
+
+@pytest.mark.parametrize(
+    "fake",
+    [
+        Fake(),
+        Fake(challenge_names_metadata=False, prm_path="/.well-known/oauth-protected-resource"),
+    ],
+    ids=["named-by-the-challenge", "at-the-root"],
+    indirect=True,
+)
+async def test_metadata_named_by_the_challenge_or_at_the_root_may_name_a_parent(
+    fake: Fake, base: str
+) -> None:
+    """Where the standard relaxes the rule (the challenge's address; the root's, which
+    stands for the origin), a resource above the endpoint is still accepted."""
+    fake.prm_overrides = {"resource": f"{base}/"}
+    assert (await get(f"{base}/mcp", login())).text == "hello"
+    assert fake.authorizations[0]["resource"] == f"{base}/"
 
 
 # -- what the client will talk to ----------------------------------------------------------
@@ -549,6 +590,51 @@ async def test_step_up_gives_up_after_max_step_ups(fake: Fake, base: str) -> Non
 # -- tokens --------------------------------------------------------------------------------
 
 
+async def test_an_oversized_metadata_document_is_reported_as_too_large(
+    fake: Fake, base: str
+) -> None:
+    """Not as "publishes no authorization server metadata", which would send the
+    operator looking for a document that is there."""
+    fake.replaced["/.well-known/oauth-authorization-server"] = lambda: Response(
+        b" " * 2 * 1024 * 1024, media_type="application/json"
+    )
+    with pytest.raises(AuthorizationError) as caught:
+        await get(f"{base}/mcp", login())
+    message = str(caught.value)
+    assert "authorization server metadata at" in message
+    assert "sent more than 1024 KiB" in message
+    assert "publishes no" not in message
+
+
+async def test_control_characters_in_a_challenge_are_written_out(fake: Fake, base: str) -> None:
+    """A server's challenge reaches the error message: U+009B (the 8-bit CSI, which h11
+    lets through as obs-text) would recolour or move the cursor of a terminal printing
+    it, so it is shown as text, as a C0 control would be."""
+    fake.replaced["/mcp"] = lambda: PlainTextResponse(
+        "no", 401, headers={"www-authenticate": 'Bearer error="\x9b31mSTOLEN\x9b0m\x85"'}
+    )
+    with pytest.raises(AuthorizationError, match="refused the token just issued") as caught:
+        await get(f"{base}/mcp", login())
+    message = str(caught.value)
+    assert "\\x9b31mSTOLEN\\x9b0m\\x85" in message
+    assert not any("\x80" <= character <= "\x9f" for character in message)
+
+
+def test_tokens_and_registrations_hide_their_secrets_in_repr() -> None:
+    """A repr reaches logs and tracebacks with their locals."""
+    tokens = Tokens(
+        "access-secret", "DPoP", "https://as", "app", "refresh-secret", dpop_jwk={"d": "key"}
+    )
+    client = ClientInfo("app", "https://as", "client_secret_basic", "client-secret")
+    shown = repr(tokens) + repr(client)
+    for secret in ("access-secret", "refresh-secret", "'d'", "client-secret"):
+        assert secret not in shown
+    assert "access_token=<hidden>" in shown
+    assert "client_secret=<hidden>" in shown
+    assert "client_id='app'" in shown
+    assert "client_secret=None" in repr(ClientInfo("app", "https://as", "none"))
+
+
 @pytest.mark.parametrize("fake", [Fake(expires_in=1)], indirect=True)
 async def test_an_expired_token_is_refreshed_without_a_new_login(fake: Fake, base: str) -> None:
     store = InMemoryTokenStore()
@@ -599,6 +685,54 @@ async def test_a_refresh_the_server_refuses_forgets_the_tokens_and_logs_in_again
     assert (await get(f"{base}/mcp", login(store=store))).text == "hello"
     assert len(fake.authorizations) == 2
     assert [r["grant_type"] for r in fake.token_requests] == ["authorization_code"] * 2
+
+
+@pytest.mark.parametrize("fake", [Fake(expires_in=1, rotating=True)], indirect=True)
+async def test_two_programs_sharing_a_token_file_do_not_log_each_other_out(
+    fake: Fake, base: str, tmp_path: Path
+) -> None:
+    """Two programs (two OAuth objects, each with its own FileTokenStore on one file)
+    hold the same expired tokens. B refreshes first; the refresh token rotates. A reads
+    the record again before refreshing and uses B's tokens: it never spends the old
+    refresh token, which the authorization server would refuse, and nobody logs in."""
+    path = tmp_path / "tokens.json"
+    a, b = login(store=FileTokenStore(path)), login(store=FileTokenStore(path))
+    assert (await get(f"{base}/mcp", a)).text == "hello"  # A logs in; stored, expiring
+    assert (await get(f"{base}/mcp", b)).text == "hello"  # B refreshes them
+    assert (await get(f"{base}/mcp", a)).text == "hello"  # A uses what B stored
+    assert len(fake.authorizations) == 1
+    refreshed = [r["refresh_token"] for r in fake.token_requests if "refresh_token" in r]
+    assert refreshed == ["refresh-1"]
+    stored = await FileTokenStore(path).get(f"oauth:tokens:{base}/mcp")
+    assert stored is not None
+    assert stored["access_token"] == "access-2"
+
+
+@pytest.mark.parametrize("fake", [Fake(expires_in=1, rotating=True)], indirect=True)
+async def test_a_refused_refresh_forgets_only_the_refused_tokens(
+    fake: Fake, base: str, tmp_path: Path
+) -> None:
+    """Both programs refresh at once: B's refresh is refused because A spent the same
+    refresh token a moment earlier and stored new tokens. B keeps A's tokens (the
+    record no longer holds the refused one) instead of deleting them and logging in."""
+    path = tmp_path / "tokens.json"
+    key = f"oauth:tokens:{base}/mcp"
+    assert (await get(f"{base}/mcp", login(store=FileTokenStore(path)))).text == "hello"
+
+    def spent_by_the_other_program() -> Response:
+        del fake.replaced["/token"]
+        records = json.loads(path.read_text())
+        records[key] |= {"access_token": "access-other", "refresh_token": "refresh-other"}
+        path.write_text(json.dumps(records))
+        fake.token_scopes["access-other"] = set()
+        return JSONResponse({"error": "invalid_grant"}, 400)
+
+    fake.replaced["/token"] = spent_by_the_other_program
+    assert (await get(f"{base}/mcp", login(store=FileTokenStore(path)))).text == "hello"
+    assert len(fake.authorizations) == 1
+    stored = await FileTokenStore(path).get(key)
+    assert stored is not None
+    assert stored["access_token"] == "access-other"
 
 
 @pytest.mark.parametrize("access_token", ["t1\r\nX-Injected: yes", "", "t\u00e9", "a b"])

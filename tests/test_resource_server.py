@@ -443,7 +443,7 @@ def whoami_server() -> MCPServer:
 @asynccontextmanager
 async def protected_mcp(verifier: TokenVerifier) -> AsyncGenerator[str]:
     mcp = whoami_server()
-    app = StreamableHTTPApp(mcp, auth=ResourceServer(RESOURCE, ["http://unused"], verifier))
+    app = StreamableHTTPApp(mcp, auth=ResourceServer(RESOURCE, ["https://unused"], verifier))
     async with serve(app) as running:
         yield running.url
 

@@ -54,8 +54,9 @@ class ScopedTools(Protocol):
 
 class ResourceServer:
     """Requires an access token for ``resource`` (the MCP endpoint's URL, exactly as
-    clients reach it), issued by one of ``authorization_servers`` and checked by
-    ``verifier`` (``JWTVerifier`` or ``IntrospectionVerifier``).
+    clients reach it), issued by one of ``authorization_servers`` (https issuers; plain
+    http only on this machine, as clients refuse others) and checked by ``verifier``
+    (``JWTVerifier`` or ``IntrospectionVerifier``).
 
     ``scopes`` are required for every request; a tool may require more
     (``@mcp.tool(scopes=...)``). ``scopes_supported`` (advertised in the metadata)
@@ -101,7 +102,12 @@ class ResourceServer:
                 "e.g. ['https://auth.example.com']"
             )
         for issuer in issuers:
-            http_url("authorization_servers", issuer, "an authorization server (its issuer)")
+            http_url(
+                "authorization_servers",
+                issuer,
+                "an authorization server (its issuer)",
+                secure=True,
+            )
         having_methods(
             "verifier",
             verifier,

@@ -32,9 +32,12 @@ class IntrospectionVerifier:
     """Verifies tokens at the authorization server's introspection endpoint ``url``,
     authenticating as ``client_id``/``client_secret``.
 
-    The answer must say ``active``, be unexpired, name one of the accepted audiences (by
-    default the resource server's ``resource``; see ``JWTVerifier`` for when to give
-    ``audience``) and, with ``issuer``, come from that issuer.
+    The answer must say ``active``, name one of the accepted audiences (by default the
+    resource server's ``resource``; see ``JWTVerifier`` for when to give ``audience``)
+    and, with ``issuer``, not name another issuer. An ``exp`` it gives must not have
+    passed; without one, the token is good for as long as the server calls it active
+    (RFC 7662 makes ``exp`` and ``iss`` optional). ``url`` must be https (plain http
+    only on this machine): the secret and every token are sent there.
     """
 
     def __init__(
@@ -49,7 +52,9 @@ class IntrospectionVerifier:
         leeway_seconds: float = DEFAULT_LEEWAY_SECONDS,
         timeout_seconds: float = 10.0,
     ) -> None:
-        self.url = http_url("url", url, "the authorization server's introspection endpoint")
+        self.url = http_url(
+            "url", url, "the authorization server's introspection endpoint", secure=True
+        )
         text("client_id", client_id, "the resource server's client ID at the authorization server")
         text("client_secret", client_secret, "that client's secret", secret=True)
         one_of("auth_method", auth_method, ("client_secret_basic", "client_secret_post"))
@@ -95,4 +100,5 @@ class IntrospectionVerifier:
             issuer=self.issuer,
             accepted_audiences=audiences(self.audience, resource),
             leeway_seconds=self.leeway_seconds,
+            introspected=True,
         )

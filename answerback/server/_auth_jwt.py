@@ -30,7 +30,14 @@ from joserfc import jws, jwt
 from joserfc.errors import JoseError
 from joserfc.jwk import KeySet
 
-from answerback._options import http_url, non_empty_text, positive_seconds, seconds, strings
+from answerback._options import (
+    flag,
+    http_url,
+    non_empty_text,
+    positive_seconds,
+    seconds,
+    strings,
+)
 from answerback.server._auth_verifier import (
     DEFAULT_LEEWAY_SECONDS,
     InvalidTokenError,
@@ -75,6 +82,15 @@ class JWTVerifier:
     ``algorithms`` may name only asymmetric JWS algorithms joserfc knows
     (the error lists them): ``none``, ``HS256`` and the like, and an unknown or
     misspelt name (``"rs256"``), are refused here, not when the first token comes.
+
+    A token's ``typ`` header, when it names a type, must be ``at+jwt`` (RFC 9068 §4)
+    or the generic ``JWT``: another type (a DPoP proof, a logout token) signed by the
+    same keys is no access token. Many authorization servers (Keycloak, Entra ID,
+    Auth0 by default) write ``JWT`` or nothing; ``require_at_jwt=True`` accepts only
+    ``at+jwt``, for one that types its access tokens, so that no other JWT it signs
+    (an ID token) can pass for one. ``issuer``, ``jwks_url`` and the ``jwks_uri`` of
+    the metadata must be https (plain http only on this machine): whoever can replace
+    the keys on the way can forge any token.
     """
 
     def __init__(
@@ -88,12 +104,20 @@ class JWTVerifier:
         cache_seconds: float = 3600.0,
         min_refresh_seconds: float = 10.0,
         timeout_seconds: float = 10.0,
+        require_at_jwt: bool = False,
     ) -> None:
         non_empty_text("issuer", issuer, "the issuer identifier, exactly as the tokens' iss says")
         if jwks_url is None:
-            http_url("issuer", issuer, "the authorization server (its metadata names the keys)")
+            http_url(
+                "issuer",
+                issuer,
+                "the authorization server (its metadata names the keys)",
+                secure=True,
+            )
         else:
-            http_url("jwks_url", jwks_url, "the authorization server's signing keys (JWKS)")
+            http_url(
+                "jwks_url", jwks_url, "the authorization server's signing keys (JWKS)", secure=True
+            )
         audience = checked_audience(audience)
         algorithms = strings(
             "algorithms", algorithms, "the JWS algorithms accepted", example="['RS256', 'ES256']"
@@ -108,6 +132,7 @@ class JWTVerifier:
             "min_refresh_seconds", min_refresh_seconds, "fetch the keys again at every unknown kid"
         )
         timeout_seconds = positive_seconds("timeout_seconds", timeout_seconds)
+        self.require_at_jwt = flag("require_at_jwt", require_at_jwt)
         unsafe = [name for name in algorithms if name == "none" or name.startswith("HS")]
         if unsafe:
             raise ValueError(
@@ -143,6 +168,7 @@ class JWTVerifier:
             header = jws.extract_compact(token.encode()).protected
         except (JoseError, ValueError, UnicodeError):
             raise InvalidTokenError("the token is not a JWT") from None
+        self._check_type(header.get("typ"))
         algorithm = header.get("alg")
         if algorithm not in self.algorithms:
             raise InvalidTokenError(f"the token's algorithm {algorithm!r} is not accepted")
@@ -157,6 +183,16 @@ class JWTVerifier:
             issuer=self.issuer,
             accepted_audiences=audiences(self.audience, resource),
             leeway_seconds=self.leeway_seconds,
+        )
+
+    def _check_type(self, typ: object) -> None:
+        """Refuse a token typed as something other than an access token (media types
+        compare without regard to case, RFC 7515 §4.1.9)."""
+        kind = typ.lower().removeprefix("application/") if isinstance(typ, str) else typ
+        if kind == "at+jwt" or (not self.require_at_jwt and kind in (None, "jwt")):
+            return
+        raise InvalidTokenError(
+            f"the token's type (typ) is {typ!r}, not at+jwt: it is not an access token"
         )
 
     async def _keys_for(self, kid: str | None) -> KeySet:
@@ -220,6 +256,13 @@ class JWTVerifier:
                 )
             jwks_uri = metadata.get("jwks_uri")
             if isinstance(jwks_uri, str):
+                try:
+                    http_url("jwks_uri", jwks_uri, f"the signing keys named in {url}", secure=True)
+                except ValueError as exc:
+                    raise VerifierUnavailableError(
+                        f"{exc} Ask the authorization server's operator to publish it over "
+                        "https, or pass JWTVerifier an https jwks_url="
+                    ) from None
                 self.jwks_url = jwks_uri
                 return jwks_uri
         raise VerifierUnavailableError(

@@ -9,6 +9,7 @@ never be accepted here, or any service the user signed in to could replay it).
 
 from __future__ import annotations
 
+import math
 import time
 from collections.abc import Mapping, Sequence
 from typing import Any, Protocol, cast
@@ -63,20 +64,30 @@ def checked_info(
     issuer: str | None,
     accepted_audiences: Sequence[str],
     leeway_seconds: float,
+    introspected: bool = False,
 ) -> AuthInfo:
     """The ``AuthInfo`` for claims whose authenticity is established, once they pass the
-    issuer, time and audience checks."""
+    issuer, time and audience checks.
+
+    A JWT must name its issuer and expiry (RFC 9068 §2.2). An introspection answer
+    (``introspected``) may leave either out (RFC 7662 §2.2): it is the authorization
+    server's word about the token now, so a token without ``exp`` stays valid for as
+    long as the server says it is active. A value that is there is checked either way."""
     now = time.time()
     found_issuer = claims.get("iss")
-    if issuer is not None and found_issuer != issuer:
+    if (
+        issuer is not None
+        and found_issuer != issuer
+        and not (introspected and found_issuer is None)
+    ):
         raise InvalidTokenError(f"the token was issued by {found_issuer!r}, not by {issuer!r}")
-    expires = claims.get("exp")
-    if not isinstance(expires, int | float):
+    expires = _seconds(claims, "exp")
+    if expires is None and not introspected:
         raise InvalidTokenError("the token has no expiry (exp)")
-    if expires + leeway_seconds <= now:
+    if expires is not None and expires + leeway_seconds <= now:
         raise InvalidTokenError("the token has expired")
-    not_before = claims.get("nbf")
-    if isinstance(not_before, int | float) and not_before - leeway_seconds > now:
+    not_before = _seconds(claims, "nbf")
+    if not_before is not None and not_before - leeway_seconds > now:
         raise InvalidTokenError("the token is not valid yet (nbf)")
     raw_audience = claims.get("aud")
     if isinstance(raw_audience, str):
@@ -92,19 +103,32 @@ def checked_info(
         )
     subject = claims.get("sub")
     client_id = claims.get("client_id", claims.get("azp", claims.get("appid")))
-    if not isinstance(subject, str) or not subject:
-        if not isinstance(client_id, str):
+    client_only = not isinstance(subject, str) or not subject
+    if client_only:
+        if not isinstance(client_id, str) or not client_id:
             raise InvalidTokenError("the token names no subject (sub)")
         subject = client_id  # a client acting for itself (client credentials)
     return AuthInfo(
-        subject=subject,
+        subject=cast(str, subject),
         issuer=found_issuer if isinstance(found_issuer, str) else None,
         client_id=client_id if isinstance(client_id, str) else None,
         scopes=scopes_of(claims),
         audience=audience,
-        expires_at=float(expires),
+        expires_at=expires,
         claims=dict(claims),
+        client_only=client_only,
     )
+
+
+def _seconds(claims: Mapping[str, Any], name: str) -> float | None:
+    """The NumericDate claim ``name`` (``None`` if absent); ``InvalidTokenError`` for
+    anything else there (RFC 7519 §2), which must not be taken as "no limit"."""
+    value = claims.get(name)
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
+        raise InvalidTokenError(f"the token's {name} is not a number of seconds")
+    return float(value)
 
 
 def scopes_of(claims: Mapping[str, Any]) -> frozenset[str]:

@@ -316,14 +316,19 @@ class OAuth(httpx2.Auth):
     # -- tokens ---------------------------------------------------------------------------
 
     async def _usable_tokens(self, resource: str) -> Tokens | None:
-        """The tokens to send: the stored ones, refreshed first if they have expired."""
+        """The tokens to send: the stored ones, refreshed first if they have expired.
+
+        Another program sharing the store (a second ``answerback`` command, another
+        window) may have refreshed them already, and with a rotating refresh token a
+        second refresh of the old one is refused: so the record is read again before
+        refreshing, and tokens stored meanwhile are used as they are."""
         tokens = await self._load(resource)
         if tokens is None or not tokens.expired(time.time()) or tokens.refresh_token is None:
             return tokens
         async with self._locked():
-            current = await self._load(resource)
-            if current is not tokens:
-                return current
+            current = await self._reload(resource)
+            if current is None or _replaced(current, tokens):
+                return current  # forgotten, or renewed by another task or program
             try:
                 async with self._http() as http:
                     metadata = await fetch_server_metadata(http, tokens.issuer)
@@ -339,7 +344,10 @@ class OAuth(httpx2.Auth):
                 if not _refused(exc):
                     raise  # the tokens may still be good: kept for the next try
                 logger.info("refreshing the token for %s failed: %s", resource, exc)
-                await self._save(resource, None)
+                newer = await self._reload(resource)
+                if newer is not None and _replaced(newer, tokens):
+                    return newer  # another program refreshed first: its tokens are good
+                await self._save(resource, None)  # only the refused tokens are forgotten
                 return None
             await self._save(resource, refreshed)
             return refreshed
@@ -350,8 +358,8 @@ class OAuth(httpx2.Auth):
         """New tokens after a 401 or 403: unless another request already got them,
         discover, then refresh (a 401 at the same issuer) or authorize anew."""
         async with self._locked():
-            current = await self._load(resource)
-            if current is not None and (sent is None or current.access_token != sent.access_token):
+            current = await self._reload(resource)
+            if current is not None and (sent is None or _replaced(current, sent)):
                 return current
             async with self._http() as http:
                 found = await self._discover(http, resource, challenge)
@@ -371,6 +379,9 @@ class OAuth(httpx2.Auth):
                         except AuthorizationError as exc:
                             if not _refused(exc):
                                 raise  # a login would meet the same server
+                            newer = await self._reload(resource)
+                            if newer is not None and _replaced(newer, sent):
+                                return newer  # refreshed by another program meanwhile
                             logger.info("refresh failed, authorizing anew: %s", exc)
                         else:
                             await self._save(resource, tokens)
@@ -650,6 +661,12 @@ class OAuth(httpx2.Auth):
             self._tokens[resource] = Tokens.from_record(record, key) if record is not None else None
         return self._tokens[resource]
 
+    async def _reload(self, resource: str) -> Tokens | None:
+        """The tokens as the store holds them now, not as this object last saw them:
+        another program sharing the store may have replaced them."""
+        self._tokens.pop(resource, None)
+        return await self._load(resource)
+
     async def _save(self, resource: str, tokens: Tokens | None) -> None:
         self._tokens[resource] = tokens
         if tokens is None:
@@ -683,6 +700,11 @@ def _refused(failure: AuthorizationError) -> bool:
     be asked (unreachable, too slow, a server error). Only then are the stored tokens
     worthless: a network blip must not log the person out."""
     return failure.oauth_error is not None
+
+
+def _replaced(stored: Tokens, held: Tokens) -> bool:
+    """Whether ``stored`` are other tokens than ``held`` (renewed by someone else)."""
+    return (stored.access_token, stored.refresh_token) != (held.access_token, held.refresh_token)
 
 
 def _resource_key(url: httpx2.URL) -> str:

@@ -25,11 +25,16 @@ import httpx2
 from answerback.transports.http._oauth_http import (
     NoUsableAnswer,
     OAuthHTTP,
+    TooLarge,
     authorization_server_url,
 )
 from answerback.types import AuthorizationError
 
 logger = logging.getLogger("answerback.oauth")
+
+_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f]")
+"""C0 and C1 controls and DEL: none belongs in a challenge (RFC 6750 §3), and some
+(U+009B, the 8-bit CSI) drive a terminal that prints an error message holding them."""
 
 _AUTH_PARAM = re.compile(r'([A-Za-z0-9_!#$%&\'*+.^`|~-]+)\s*=\s*("(?:[^"\\]|\\.)*"|[^\s,]+)')
 
@@ -54,7 +59,7 @@ class Challenge:
         params: dict[str, str] = {}
         for name, raw in _AUTH_PARAM.findall(header):
             value = raw[1:-1].replace('\\"', '"').replace("\\\\", "\\") if raw[0] == '"' else raw
-            params.setdefault(name.lower(), value)
+            params.setdefault(name.lower(), _CONTROL.sub(_escaped, value))
         scope = params.get("scope")
         return cls(
             scheme=None if "=" in scheme else scheme,
@@ -113,14 +118,26 @@ def resource_metadata_urls(server_url: str, from_challenge: str | None) -> list[
     """Where to look for the resource metadata, in the order the specification gives:
     the challenge's ``resource_metadata``, then the well-known address with the
     endpoint's path, then the one at the root."""
-    url = httpx2.URL(server_url)
-    root = url.copy_with(path="/.well-known/oauth-protected-resource", query=None, fragment=None)
     candidates: list[str] = [from_challenge] if from_challenge else []
-    path = url.path.rstrip("/")
-    if path:
-        candidates.append(str(root.copy_with(path=root.path + path)))
-    candidates.append(str(root))
+    at_path = _path_well_known(server_url)
+    if at_path is not None:
+        candidates.append(at_path)
+    candidates.append(str(_root_well_known(httpx2.URL(server_url))))
     return list(dict.fromkeys(candidates))
+
+
+def _root_well_known(url: httpx2.URL) -> httpx2.URL:
+    return url.copy_with(path="/.well-known/oauth-protected-resource", query=None, fragment=None)
+
+
+def _path_well_known(server_url: str) -> str | None:
+    """The well-known address with the endpoint's path inserted (``None`` at the root)."""
+    url = httpx2.URL(server_url)
+    path = url.path.rstrip("/")
+    if not path:
+        return None
+    root = _root_well_known(url)
+    return str(root.copy_with(path=root.path + path))
 
 
 def authorization_server_metadata_urls(issuer: str) -> list[str]:
@@ -164,9 +181,16 @@ async def fetch_resource_metadata(
     http: OAuthHTTP, server_url: str, from_challenge: str | None
 ) -> ResourceMetadata | None:
     """The server's resource metadata, or ``None`` if it publishes none (a server
-    of the 2025-03-26 specification). Metadata for another resource is refused."""
+    of the 2025-03-26 specification). Metadata for another resource is refused.
+
+    Found at the well-known address built from the server's own URL, the metadata must
+    name exactly that URL (RFC 9728 §3.3); only the challenge's address and the root's
+    may name a resource above it (same origin, a parent path), which the standard's
+    revision allows for the challenge, and the root's address stands for the origin.
+    A wider resource would get a token good for every endpoint below it."""
+    too_large: list[str] = []
     for url in resource_metadata_urls(server_url, from_challenge):
-        document = await _get_json(http, url, "the protected resource metadata")
+        document = await _get_json(http, url, "the protected resource metadata", too_large)
         if document is None:
             continue
         resource = document.get("resource")
@@ -174,11 +198,14 @@ async def fetch_resource_metadata(
         if not isinstance(resource, str) or not isinstance(servers, list) or not servers:
             logger.info("ignoring resource metadata at %s: no resource or servers", url)
             continue
-        if not covers(resource, server_url):
+        exact = url != from_challenge and url == _path_well_known(server_url)
+        if not covers(resource, server_url) or (exact and not covers(server_url, resource)):
             raise AuthorizationError(
                 f"the protected resource metadata at {url} is for {resource!r}, not for "
-                f"{server_url}; refusing to send credentials for it. The server is "
-                "misconfigured (or something is impersonating it): tell its operator"
+                f"{server_url}"
+                + (" (at this address it must name exactly that URL)" if exact else "")
+                + "; refusing to send credentials for it. The server is misconfigured (or "
+                "something is impersonating it): tell its operator"
             )
         scopes = document.get("scopes_supported")
         return ResourceMetadata(
@@ -189,6 +216,7 @@ async def fetch_resource_metadata(
             else None,
             url=url,
         )
+    _refuse_too_large(too_large)
     return None
 
 
@@ -202,8 +230,9 @@ async def fetch_server_metadata(http: OAuthHTTP, issuer: str) -> ServerMetadata 
     """
     authorization_server_url(issuer, "the authorization server's issuer")
     refused: list[str] = []
+    too_large: list[str] = []
     for url in authorization_server_metadata_urls(issuer):
-        document = await _get_json(http, url, "the authorization server metadata")
+        document = await _get_json(http, url, "the authorization server metadata", too_large)
         if document is None:
             continue
         published = document.get("issuer")
@@ -230,6 +259,7 @@ async def fetch_server_metadata(http: OAuthHTTP, issuer: str) -> ServerMetadata 
             + ". Its issuer must be exactly the address it is discovered by; tell the "
             "server's operator"
         )
+    _refuse_too_large(too_large)
     return None
 
 
@@ -244,16 +274,35 @@ def fallback_metadata(origin: str) -> ServerMetadata:
     )
 
 
-async def _get_json(http: OAuthHTTP, url: str, what: str) -> dict[str, Any] | None:
+async def _get_json(
+    http: OAuthHTTP, url: str, what: str, too_large: list[str]
+) -> dict[str, Any] | None:
     """A JSON object served at ``url``, or ``None`` for anything else (a 404 is the
-    usual "not here"). A server that does not answer in time raises: waiting as long
-    again at the next address would not help."""
+    usual "not here"; an answer too large to read is noted in ``too_large``, since
+    if no other address serves the document, that is the reason to report). A server
+    that does not answer in time raises: waiting as long again would not help."""
     try:
         answer = await http.exchange("GET", url, what=what, headers={"accept": "application/json"})
+    except TooLarge as exc:
+        logger.info("%s", exc)
+        too_large.append(str(exc))
+        return None
     except NoUsableAnswer as exc:
         logger.info("%s", exc)
         return None
     return answer.json_object() if answer.status_code == 200 else None
+
+
+def _refuse_too_large(too_large: list[str]) -> None:
+    """Where no address served a usable document but one was too large: say so, not
+    that there is none (which would send the operator looking in the wrong place)."""
+    if too_large:
+        raise AuthorizationError("; ".join(too_large))
+
+
+def _escaped(control: re.Match[str]) -> str:
+    """A control character written out (``\\x9b``), so it shows instead of acting."""
+    return f"\\x{ord(control.group(0)):02x}"
 
 
 def _same_issuer(published: object, expected: str) -> bool:

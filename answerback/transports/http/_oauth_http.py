@@ -12,14 +12,14 @@ and its body is read in pieces and given up as soon as it passes the size limit.
 
 from __future__ import annotations
 
-import ipaddress
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from typing import Any, cast
 
 import anyio
 import httpx2
 
+from answerback._options import is_loopback
 from answerback.types import AuthorizationError
 
 MAX_ANSWER_BYTES = 1024 * 1024
@@ -30,6 +30,10 @@ class NoUsableAnswer(AuthorizationError):
     """The server could not be reached, or its answer was too large to read. Discovery
     takes it as "not here" and tries the next address; anywhere else it is the error.
     (A deadline that ran out is never taken as "not here": see ``OAuthHTTP``.)"""
+
+
+class TooLarge(NoUsableAnswer):
+    """The answer passed ``MAX_ANSWER_BYTES`` and was given up while it arrived."""
 
 
 @dataclass(frozen=True)
@@ -71,7 +75,7 @@ class OAuthHTTP:
                     async for chunk in response.aiter_bytes():
                         body += chunk
                         if len(body) > MAX_ANSWER_BYTES:
-                            raise NoUsableAnswer(
+                            raise TooLarge(
                                 f"{what} at {url} sent more than {MAX_ANSWER_BYTES // 1024} "
                                 "KiB, far more than any OAuth answer needs, so it was not "
                                 "read; tell the server's operator"
@@ -114,12 +118,13 @@ def authorization_server_url(url: str, what: str) -> str:
     )
 
 
-def is_loopback(host: str) -> bool:
-    """Whether ``host`` is this machine: ``localhost`` and its subdomains (RFC 6761),
-    127.0.0.0/8 or ::1."""
-    if host == "localhost" or host.endswith(".localhost"):
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
+def hiding_secrets(record: Any, secrets: tuple[str, ...]) -> str:
+    """The repr of the dataclass ``record`` with the fields named in ``secrets`` shown
+    only as set or not: a repr reaches logs and tracebacks (with their locals), where a
+    token or a client secret must not."""
+    shown = (
+        f"{field.name}={'<hidden>' if field.name in secrets and value is not None else repr(value)}"
+        for field in fields(record)
+        for value in [getattr(record, field.name)]
+    )
+    return f"{type(record).__name__}({', '.join(shown)})"

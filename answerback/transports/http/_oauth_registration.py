@@ -15,7 +15,7 @@ from typing import Any
 import httpx2
 
 from answerback.transports.http._oauth_discovery import ServerMetadata
-from answerback.transports.http._oauth_http import OAuthHTTP, is_loopback
+from answerback.transports.http._oauth_http import OAuthHTTP, hiding_secrets, is_loopback
 from answerback.transports.http._token_store_file import TokenStoreError
 from answerback.types import AuthorizationError
 
@@ -32,6 +32,9 @@ class ClientInfo:
     auth_method: str
     client_secret: str | None = None
     redirect_uri: str | None = None
+
+    def __repr__(self) -> str:
+        return hiding_secrets(self, ("client_secret",))
 
     def as_record(self) -> dict[str, Any]:
         return asdict(self)

@@ -26,7 +26,7 @@ from joserfc.jwk import ECKey, OKPKey, RSAKey, import_key
 
 from answerback.transports.http._oauth_discovery import ServerMetadata
 from answerback.transports.http._oauth_dpop import DPoPKey
-from answerback.transports.http._oauth_http import Answer, OAuthHTTP
+from answerback.transports.http._oauth_http import Answer, OAuthHTTP, hiding_secrets
 from answerback.transports.http._oauth_registration import ClientInfo
 from answerback.transports.http._token_store_file import TokenStoreError
 from answerback.types import AuthorizationError
@@ -57,6 +57,9 @@ class Tokens:
     """What was asked for: the base of a step-up's union when the grant names no scope."""
     dpop_jwk: dict[str, Any] | None = None
     """The private key a DPoP token is bound to (it is useless without it)."""
+
+    def __repr__(self) -> str:
+        return hiding_secrets(self, ("access_token", "refresh_token", "dpop_jwk"))
 
     def expired(self, now: float, leeway: float = 30.0) -> bool:
         return self.expires_at is not None and now >= self.expires_at - leeway

@@ -31,7 +31,10 @@ class AuthInfo:
 
     ``principal`` identifies the user for binding state to them (a session, URL-mode
     elicitation, ``requestState``): the token's issuer and subject together, since a
-    subject is unique only within its issuer.
+    subject is unique only within its issuer. ``client_only``: the token names no user
+    (no ``sub``), only a client acting for itself (client credentials); its
+    ``subject`` is then the client ID, and its principal is kept apart from the users'
+    (a client registered as ``alice`` must not share user ``alice``'s sessions).
     """
 
     subject: str
@@ -41,11 +44,15 @@ class AuthInfo:
     audience: Sequence[str] = ()
     expires_at: float | None = None
     claims: Mapping[str, Any] = field(default_factory=dict[str, Any])
+    client_only: bool = False
 
     @property
     def principal(self) -> str:
-        """The user's key for binding state to them: issuer and subject together."""
-        return f"{self.issuer or ''} {self.subject}"
+        """The user's key for binding state to them: issuer and subject together
+        (``client:`` first for a client acting for itself: an issuer is a URL, so no
+        user's principal starts so)."""
+        prefix = "client:" if self.client_only else ""
+        return f"{prefix}{self.issuer or ''} {self.subject}"
 
 
 class RequestAuthenticator(Protocol):

@@ -1,6 +1,6 @@
 """Forms as peers send them, and what a refusal says about a key that is not there.
 
-FastMCP 4.1.6 sends an untitled multi-select as ``"items": {"enum": [...]}``, without the
+FastMCP before 4.2 sent an untitled multi-select as ``"items": {"enum": [...]}``, without the
 ``"type": "string"`` the specification requires; answerback takes it as it takes titled
 choices without one, when every choice is a string. A refusal says a key is missing
 rather than calling it null, and the client's log line names the server mid-sentence.

@@ -169,7 +169,7 @@ async def acknowledge(peer: RawPeer, listen: JSONObject, notifications: Any) -> 
 
 
 async def test_a_refused_listen_raises_the_refusal_itself_before_the_block() -> None:
-    """A server without ``subscriptions/listen`` (FastMCP 4.1.6 answers -32601) once
+    """A server without ``subscriptions/listen`` (FastMCP 4.2.3 answers -32601) once
     let the block run as if acknowledged, cancelled a call made in it, and raised an
     ExceptionGroup when it ended."""
     entered = False

@@ -109,14 +109,14 @@ _BINARY_ADVICE = (
     "holding a BlobResourceContents, or text"
 )
 """What a tool returns in place of binary data, which JSON text cannot carry as it is."""
-_ARGUMENTS_CONFIG = pydantic.ConfigDict(extra="forbid")
-"""An argument the function has no parameter for is refused, not dropped: it is most
-likely a misspelt optional one, which would otherwise keep its default without a word.
-The input schema says so too (``"additionalProperties": false``)."""
-_HAND_WRITTEN_CONFIG = pydantic.ConfigDict(extra="ignore")
-"""Under an ``input_schema=`` written by hand that allows other keys, the schema is the
-contract: a key it allows and the function does not take is dropped, since a client that
-checked its arguments against the advertised schema could not foresee a refusal."""
+_ARGUMENTS_CONFIG = pydantic.ConfigDict(extra="ignore")
+"""The arguments model drops keys it has no field for; whether such a key is refused is
+decided beside it (``RegisteredTool.refuses_others``), because pydantic's own refusal
+(``extra="forbid"``) costs every call about a microsecond more, while counting the
+fields set costs nothing."""
+_REFUSING_CONFIG = pydantic.ConfigDict(extra="forbid")
+"""The arguments model again, refusing other keys: run only for arguments that hold one,
+for pydantic's own verdict on them (the names as the client sent them, aliases too)."""
 
 
 @dataclass(slots=True)
@@ -147,6 +147,16 @@ class RegisteredTool:
     on_loop: bool = False
     """An ``async def``, awaited on the event loop; anything else runs in a worker
     thread (``Signature.on_loop``)."""
+    refuses_others: bool = True
+    """Whether an argument the function has no parameter for is refused, not dropped: it
+    is most likely a misspelt optional one, which would otherwise keep its default without
+    a word (the generated input schema says ``"additionalProperties": false``). Under an
+    ``input_schema=`` written by hand that allows other keys, the schema is the contract:
+    a key it allows and the function does not take is dropped, since a client that checked
+    its arguments against the advertised schema could not foresee a refusal."""
+    refusing_model: type[BaseModel] | None = None
+    """``arguments_model`` refusing other keys (``_REFUSING_CONFIG``), made the first time
+    arguments hold one."""
     sent_as_str: set[type] = field(default_factory=set[type])
     """The types of values with no JSON form this tool returned, sent as their ``str()``:
     the author is warned of each once, not on every call."""
@@ -170,14 +180,15 @@ class RegisteredTool:
         signature = read_signature(function, context_type)
         fields: dict[str, Any] = dict(signature.parameters)
         context_parameter = signature.context_parameter
-        forbids_others = input_schema is None or input_schema.get("additionalProperties") is False
+        refuses_others = input_schema is None or input_schema.get("additionalProperties") is False
         try:
             arguments_model = pydantic.create_model(  # type: ignore[call-overload]
-                f"{function.__name__}Arguments",
-                __config__=_ARGUMENTS_CONFIG if forbids_others else _HAND_WRITTEN_CONFIG,
-                **fields,
+                f"{function.__name__}Arguments", __config__=_ARGUMENTS_CONFIG, **fields
             )
-            advertised_schema = input_schema or _clean_schema(arguments_model.model_json_schema())
+            advertised_schema = input_schema or {
+                **_clean_schema(arguments_model.model_json_schema()),
+                "additionalProperties": False,
+            }
         except pydantic.PydanticUserError as exc:
             raise _unreadable_parameters(function, signature.parameters, exc) from None
 
@@ -212,6 +223,7 @@ class RegisteredTool:
             refuses_none=returns not in _NO_RETURN and not _admits_none(returns),
             may_hold_blocks=output_adapter is None or _admits_blocks(output_adapter),
             on_loop=signature.on_loop,
+            refuses_others=refuses_others,
         )
 
     async def call(
@@ -222,8 +234,11 @@ class RegisteredTool:
         result; exceptions propagate to the caller, which decides how to report them."""
         try:
             parsed = self.arguments_model.model_validate(arguments)
+            # Fewer fields set than keys sent: a key named no parameter (or two keys one).
+            if self.refuses_others and len(parsed.model_fields_set) < len(arguments):
+                parsed = self._refusing().model_validate(arguments)
         except pydantic.ValidationError as exc:
-            return self._invalid_arguments_result(exc)
+            return self._invalid_arguments_result(arguments, exc)
         kwargs = dict(vars(parsed))  # the validated values, by parameter name
         if self.context_parameter is not None:
             kwargs[self.context_parameter] = context
@@ -270,10 +285,28 @@ class RegisteredTool:
         text = value if isinstance(value, str) else self._text(value)
         return self._binary_result(value) if text is None else _wire_result([_text_block(text)])
 
-    def _invalid_arguments_result(self, exc: pydantic.ValidationError) -> JSONObject:
+    def _refusing(self) -> type[BaseModel]:
+        if self.refusing_model is None:
+            self.refusing_model = type(
+                self.arguments_model.__name__,
+                (self.arguments_model,),
+                {"model_config": _REFUSING_CONFIG, "__module__": __name__},
+            )
+        return self.refusing_model
+
+    def _invalid_arguments_result(
+        self, arguments: dict[str, Any], exc: pydantic.ValidationError
+    ) -> JSONObject:
         """The error result for arguments the signature refuses: each problem, an
         unknown argument (a misspelt name would otherwise leave its parameter at its
         default without a word) named with the arguments the tool takes."""
+        if self.refuses_others and not any(
+            error["type"] == "extra_forbidden" for error in exc.errors()
+        ):
+            try:  # the refusing model's verdict names other keys too, if any
+                self._refusing().model_validate(arguments)
+            except pydantic.ValidationError as refused:
+                exc = refused
         errors = exc.errors(include_url=False)
         # pydantic's own judgement, by the names the client sent (an alias, not the
         # parameter's Python name), rather than one recomputed here.

@@ -109,12 +109,12 @@ async def test_a_client_initialized_late_within_the_grace_keeps_its_session(
         await still_served(http, server.url, fresh)
 
 
-async def test_with_replicas_a_session_used_elsewhere_gives_its_place_here_only(
+async def test_with_replicas_a_session_given_up_ends_everywhere(
     http: httpx2.AsyncClient, tmp_path: Path
 ) -> None:
-    """Without sticky routing a client's requests after its ``initialize`` may all reach
-    other replicas, so the one that opened its session sees it unused: past the grace it
-    gives its place there, and goes on being served by the others."""
+    """A session given up for a new one ends on every replica, even one its client used
+    only through another (no sticky routing): that client gets 404 there and sets up a
+    new session, and no shared record outlives the place it gave up."""
     missing = missing_for_redis()
     if missing is not None:
         pytest.skip(missing)
@@ -132,4 +132,73 @@ async def test_with_replicas_a_session_used_elsewhere_gives_its_place_here_only(
             age(here, session_id, NEWCOMER_GRACE_SECONDS + 1)
             other = await newcomer(http, opened_on.url)
             assert set(here.sessions) == {other}
-            await still_served(http, used_on.url, session_id)
+            gone = await http.post(used_on.url, json=rpc("ping", id=1), headers=headers)
+            assert gone.status_code == 404
+
+
+async def test_with_replicas_a_burst_of_initialize_keeps_no_more_records_than_places(
+    http: httpx2.AsyncClient, tmp_path: Path
+) -> None:
+    """Each session of a burst of bare ``initialize`` requests gives its place to the
+    next after the grace, and takes its shared record with it: named again, each gets
+    404 (a record left behind would be taken up, or the full replica answer 503), and
+    the store holds no more of them than the replica has places."""
+    missing = missing_for_redis()
+    if missing is not None:
+        pytest.skip(missing)
+    with redis_server(tmp_path) as redis:
+        state = RedisState(redis.url, replica_id="here")
+        app = StreamableHTTPApp(tagged_server(), state=state, max_sessions=1)
+        async with serve(app) as server:
+            opened: list[str] = []
+            for _ in range(5):
+                for session_id in opened[-1:]:
+                    age(app, session_id, NEWCOMER_GRACE_SECONDS + 1)
+                opened.append(await newcomer(http, server.url))
+            for session_id in opened[:-1]:
+                ping = rpc("ping", id=1)
+                gone = await http.post(server.url, json=ping, headers=session_headers(session_id))
+                assert gone.status_code == 404
+            assert set(app.sessions) == set(opened[-1:])
+
+
+async def test_with_replicas_taking_up_a_session_counts_against_max_sessions(
+    http: httpx2.AsyncClient, tmp_path: Path
+) -> None:
+    """A replica builds its connection for a session another opened only within
+    ``max_sessions``: full of sessions in use, it answers 503 with ``initialize``'s
+    advice (the session lives on where it is); once one may give its place, it takes
+    it, as a new session would. A DELETE is served even when full: it ends the session."""
+    missing = missing_for_redis()
+    if missing is not None:
+        pytest.skip(missing)
+    with redis_server(tmp_path) as redis:
+        state = RedisState(redis.url, replica_id="here")
+        here = StreamableHTTPApp(tagged_server(), state=state, max_sessions=1)
+        there = StreamableHTTPApp(tagged_server(), state=RedisState(redis.url, replica_id="there"))
+        async with serve(here) as full, serve(there) as elsewhere:
+            held = await newcomer(http, full.url)
+            await still_served(http, full.url, held)
+            named = await newcomer(http, elsewhere.url)
+            refused = await http.post(
+                full.url, json=rpc("ping", id=1), headers=session_headers(named)
+            )
+            assert refused.status_code == 503, refused.text
+            assert "used in the last 60 s" in refused.json()["error"]["message"]
+            assert set(here.sessions) == {held}
+            await still_served(http, elsewhere.url, named)
+            deleted = await newcomer(http, elsewhere.url)
+            ended = await http.delete(full.url, headers=session_headers(deleted))
+            assert ended.status_code == 200, ended.text
+            assert set(here.sessions) == {held}
+            after = await http.post(
+                elsewhere.url, json=rpc("ping", id=1), headers=session_headers(deleted)
+            )
+            assert after.status_code == 404
+            age(here, held, MAKING_ROOM_AFTER_SECONDS + 1)
+            await still_served(http, full.url, named)
+            assert set(here.sessions) == {named}
+            gone = await http.post(
+                elsewhere.url, json=rpc("ping", id=1), headers=session_headers(held)
+            )
+            assert gone.status_code == 404

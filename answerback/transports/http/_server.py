@@ -377,12 +377,32 @@ class StreamableHTTPApp:
             return None
         return longest
 
+    def _room_for_one(self, request_id: RequestId | None) -> LegacySession | Response | None:
+        """``None`` while the server holds fewer than ``max_sessions``; else the session
+        to end for one more (``_unused_longest``), or the 503 refusing it if none may go.
+        A new session and a shared one taken up here both ask it."""
+        if len(self.sessions) + self._starting < self.max_sessions:
+            return None
+        unused = self._unused_longest()
+        if unused is not None:
+            return unused
+        return error_response(
+            503,
+            CONNECTION_CLOSED,
+            f"Service Unavailable: the server already holds its limit of "
+            f"{self.max_sessions} sessions, each of them used in the last "
+            f"{self._making_room_after:g} s or opened in the last "
+            f"{self._newcomer_grace:g} s. Try again later (clients should "
+            "DELETE sessions they no longer need).",
+            request_id,
+        )
+
     async def _make_room(self, session: LegacySession) -> None:
-        """End ``session`` for a new one, everywhere if it was used: with replicas
-        sharing sessions, a record left behind would have it taken up again on its next
-        request. One never used here ends here only: with replicas, its client's
-        requests since its ``initialize`` may all have gone to others (no sticky
-        routing), which is no reason to end it there."""
+        """End ``session`` for a new one, everywhere, even one never used here (its
+        client may be using it through another replica, and gets 404 there and sets up
+        a new session): a shared record left behind would outlive the place it gave up
+        by ``session_idle_seconds``, so a burst of ``initialize`` requests would fill
+        the shared store far past ``max_sessions``."""
         unused_for = anyio.current_time() - session.last_active
         logger.info(
             "holding max_sessions=%d: ended session %s, unused for %.0f s%s, for a new one",
@@ -392,7 +412,7 @@ class StreamableHTTPApp:
             "" if session.used else " since its initialize",
         )
         await self._end_session(
-            session, "the server needed its place for a new session", everywhere=session.used
+            session, "the server needed its place for a new session", everywhere=True
         )
 
     async def close_sessions(self, reason: str = "the server is shutting down") -> None:
@@ -586,10 +606,13 @@ class StreamableHTTPApp:
             return await self._get(request)
         return await self._delete(request)
 
-    async def _session_for(self, request: Request) -> LegacySession | Response:
+    async def _session_for(
+        self, request: Request, *, ending: bool = False
+    ) -> LegacySession | Response:
         """The session a request names, checked: known (to this process, or to the
-        shared state, which then builds this process's connection for it), opened by
-        the same caller, and spoken in its negotiated version."""
+        shared state, which then builds this process's connection for it, within
+        ``max_sessions`` unless the request is ``ending`` it), opened by the same
+        caller, and spoken in its negotiated version."""
         session_id = request.headers.get(SESSION_HEADER)
         if session_id is None:
             return error_response(
@@ -597,7 +620,10 @@ class StreamableHTTPApp:
             )
         session = self.sessions.get(session_id)
         if self.state.shared:
-            session = await self._shared_session(session_id, session)
+            shared = await self._shared_session(session_id, session, limited=not ending)
+            if isinstance(shared, Response):
+                return shared
+            session = shared
         principal = principal_of(request.scope)
         if session is None or session.principal != principal:
             return error_response(
@@ -616,24 +642,38 @@ class StreamableHTTPApp:
         return session
 
     async def _shared_session(
-        self, session_id: str, session: LegacySession | None
-    ) -> LegacySession | None:
+        self, session_id: str, session: LegacySession | None, *, limited: bool = True
+    ) -> LegacySession | Response | None:
         """This process's connection for a shared session, up to date with its record
-        (built from it if this process has none); ``None`` if the session has ended."""
+        (built from it if this process has none); ``None`` if the session has ended.
+
+        Building one takes a place among ``max_sessions`` as ``initialize`` does, or
+        gets its 503 (``limited=False`` for a DELETE, which ends the session at once):
+        any replica takes up any record, so an unlimited one would hold every session
+        its clients name."""
         record = await self.state.sessions.touch(session_id, self.session_idle_seconds)
         if record is None:
             if session is not None:  # deleted through another replica
                 await self._end_session(session, "the client ended the session")
             return None
+        if session is None:  # unless taken up here while the record was read
+            session = self.sessions.get(session_id)
         if session is None:
             adopting = self._adopting.get(session_id)
             if adopting is not None:
                 await adopting.wait()
                 return self.sessions.get(session_id)
+            making_room_from = self._room_for_one(None) if limited else None
+            if isinstance(making_room_from, Response):
+                return making_room_from
             adopting = self._adopting[session_id] = anyio.Event()
+            self._starting += 1  # the place is held from here, before anything is awaited
             try:
+                if making_room_from is not None:
+                    await self._make_room(making_room_from)
                 session = await self._adopt(record)
             finally:
+                self._starting -= 1
                 del self._adopting[session_id]
                 adopting.set()
             if session is None:
@@ -907,20 +947,9 @@ class StreamableHTTPApp:
             return error_response(
                 400, INVALID_REQUEST, "Invalid request: initialize is a request; give it an id."
             )
-        making_room_from = None
-        if len(self.sessions) + self._starting >= self.max_sessions:
-            making_room_from = self._unused_longest()
-            if making_room_from is None:
-                return error_response(
-                    503,
-                    CONNECTION_CLOSED,
-                    f"Service Unavailable: the server already holds its limit of "
-                    f"{self.max_sessions} sessions, each of them used in the last "
-                    f"{self._making_room_after:g} s or opened in the last "
-                    f"{self._newcomer_grace:g} s. Try again later (clients should "
-                    "DELETE sessions they no longer need).",
-                    request_id,
-                )
+        making_room_from = self._room_for_one(request_id)
+        if isinstance(making_room_from, Response):
+            return making_room_from
         principal = principal_of(request.scope)
         held = len(self._sessions_of.get(principal, ())) if principal is not None else 0
         if held >= self.max_sessions_per_principal:
@@ -1338,7 +1367,7 @@ class StreamableHTTPApp:
         )
 
     async def _delete(self, request: Request) -> Response:
-        found = await self._session_for(request)
+        found = await self._session_for(request, ending=True)
         if isinstance(found, Response):
             return found
         await self._end_session(found, "the client ended the session", everywhere=True)

@@ -194,10 +194,14 @@ def seconds(name: str, value: object, zero_means: str) -> float:
     return value
 
 
-def http_url(name: str, value: object, what: str, *, secure: bool = False) -> str:
+def http_url(
+    name: str, value: object, what: str, *, secure: bool = False, opt_out: str | None = None
+) -> str:
     """``value`` if it is an absolute http(s) URL (``what`` says of what). ``secure``
     also refuses plain http off this machine: for an address that tokens, secrets or
-    signing keys travel to or from, where anyone on the way could read or replace them."""
+    signing keys travel to or from, where anyone on the way could read or replace them.
+    ``opt_out`` is how to lift that refusal (``"JWTVerifier(allow_insecure_http=True)"``),
+    for the error to say."""
     if not isinstance(value, str):
         raise TypeError(
             f"{name} must be a string, the http(s) URL of {what}, such as "
@@ -210,24 +214,35 @@ def http_url(name: str, value: object, what: str, *, secure: bool = False) -> st
             f"'https://example.com/...', got {value!r}"
         )
     if secure and scheme.lower() == "http" and not is_loopback(_host_of(value)):
+        elsewhere = (
+            "; on a private network you trust (a cluster's internal service, a "
+            f"docker-compose network), {opt_out} accepts it there too."
+            if opt_out
+            else ", and nowhere else."
+        )
         raise ValueError(
             f"{name} must be an https URL of {what}, got {value!r}: over plain http anyone "
             "on the network path could read or replace the tokens, secrets and signing keys "
             "exchanged there (MCP requires https for authorization servers). Plain http is "
-            "accepted only on this machine (localhost, 127.0.0.1, ::1), for development."
+            f"accepted on this machine (localhost, 127.0.0.1, ::1), for development{elsewhere}"
         )
     return value
 
 
 def is_loopback(host: str) -> bool:
     """Whether ``host`` is this machine: ``localhost`` and its subdomains (RFC 6761),
-    127.0.0.0/8 or ::1."""
-    if host == "localhost" or host.endswith(".localhost"):
+    also written fully qualified (``localhost.``), 127.0.0.0/8, ::1, or 127.0.0.0/8
+    mapped into IPv6 (``::ffff:127.0.0.1``), which reaches the same IPv4 loopback."""
+    name = host.removesuffix(".")
+    if name == "localhost" or name.endswith(".localhost"):
         return True
     try:
-        return ipaddress.ip_address(host).is_loopback
+        address = ipaddress.ip_address(host)
     except ValueError:
         return False
+    if isinstance(address, ipaddress.IPv6Address) and address.ipv4_mapped is not None:
+        return address.ipv4_mapped.is_loopback
+    return address.is_loopback
 
 
 def _host_of(url: str) -> str:

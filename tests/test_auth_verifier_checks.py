@@ -110,9 +110,44 @@ def test_plain_http_off_this_machine_is_refused(build: Any, option: str) -> None
     message = str(raised.value)
     assert option in message
     assert "localhost" in message
+    # a verifier's own fetches may opt out, and the error says how; clients are never
+    # told a plain-http issuer, so authorization_servers has no way out to name
+    assert ("allow_insecure_http=True" in message) is (option != "authorization_servers")
 
 
-@pytest.mark.parametrize("host", ["127.0.0.1:9000", "localhost:9000", "[::1]:9000"])
+IN_CLUSTER = "http://keycloak.auth.svc.cluster.local:8080/realms/mcp"
+
+
+def test_verifiers_may_fetch_over_plain_http_on_a_trusted_network() -> None:
+    """In-cluster, Ory Hydra's admin port, docker-compose: plain http off this machine,
+    on a network the operator trusts, opted into by name."""
+    JWTVerifier(issuer=IN_CLUSTER, allow_insecure_http=True)
+    JWTVerifier(
+        issuer=ISSUER,
+        jwks_url=f"{IN_CLUSTER}/protocol/openid-connect/certs",
+        allow_insecure_http=True,
+    )
+    IntrospectionVerifier(
+        "http://hydra-admin:4445/admin/oauth2/introspect", "rs", "secret", allow_insecure_http=True
+    )
+    # what clients are told stays https, whatever the verifier fetches from
+    with pytest.raises(ValueError, match="authorization_servers must be an https URL"):
+        ResourceServer(
+            RESOURCE, ["http://keycloak:8080"], JWTVerifier(issuer=ISSUER, allow_insecure_http=True)
+        )
+
+
+def test_allow_insecure_http_is_a_flag() -> None:
+    with pytest.raises(TypeError, match="allow_insecure_http must be True or False"):
+        JWTVerifier(issuer=ISSUER, allow_insecure_http="yes")  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match="allow_insecure_http must be True or False"):
+        IntrospectionVerifier(f"{ISSUER}/i", "rs", "s", allow_insecure_http=1)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(
+    "host",
+    ["127.0.0.1:9000", "localhost:9000", "[::1]:9000", "localhost.:9000", "[::ffff:127.0.0.1]"],
+)
 def test_plain_http_on_this_machine_is_allowed_for_development(host: str) -> None:
     url = f"http://{host}"
     JWTVerifier(issuer=url)
@@ -126,7 +161,19 @@ async def test_a_plain_http_jwks_uri_in_the_metadata_is_not_fetched(
 ) -> None:
     server.jwks_uri = "http://keys.example.com/jwks"
     checking = JWTVerifier(issuer=server.base, audience=RESOURCE)
-    with pytest.raises(VerifierUnavailableError, match="jwks_uri must be an https URL"):
+    with pytest.raises(VerifierUnavailableError, match="jwks_uri must be an https URL") as raised:
+        await checking.verify(token(iss=server.base), resource=RESOURCE)
+    assert "JWTVerifier(..., allow_insecure_http=True)" in str(raised.value)
+
+
+async def test_allow_insecure_http_covers_the_jwks_uri_in_the_metadata(
+    server: AuthorizationServer,
+) -> None:
+    """The opt-out reaches the address the metadata names, not only the configured ones:
+    the keys are fetched (``.invalid`` never resolves, RFC 6761, so the fetch fails)."""
+    server.jwks_uri = "http://keys.invalid/jwks"
+    checking = JWTVerifier(issuer=server.base, audience=RESOURCE, allow_insecure_http=True)
+    with pytest.raises(VerifierUnavailableError, match="could not fetch the signing keys from"):
         await checking.verify(token(iss=server.base), resource=RESOURCE)
 
 

@@ -55,8 +55,9 @@ class ScopedTools(Protocol):
 class ResourceServer:
     """Requires an access token for ``resource`` (the MCP endpoint's URL, exactly as
     clients reach it), issued by one of ``authorization_servers`` (https issuers; plain
-    http only on this machine, as clients refuse others) and checked by ``verifier``
-    (``JWTVerifier`` or ``IntrospectionVerifier``).
+    http only on this machine, as clients refuse others, with no opt-out: clients are
+    sent there) and checked by ``verifier`` (``JWTVerifier`` or ``IntrospectionVerifier``,
+    whose ``allow_insecure_http`` covers only their own fetches, over a private network).
 
     ``scopes`` are required for every request; a tool may require more
     (``@mcp.tool(scopes=...)``). ``scopes_supported`` (advertised in the metadata)
@@ -105,7 +106,7 @@ class ResourceServer:
             http_url(
                 "authorization_servers",
                 issuer,
-                "an authorization server (its issuer)",
+                "an authorization server (its issuer, where clients are sent to log in)",
                 secure=True,
             )
         having_methods(

@@ -16,7 +16,15 @@ from urllib.parse import urlencode
 import httpx2
 from authlib.oauth2.auth import ClientAuth
 
-from answerback._options import http_url, one_of, positive_seconds, seconds, text, text_or_none
+from answerback._options import (
+    flag,
+    http_url,
+    one_of,
+    positive_seconds,
+    seconds,
+    text,
+    text_or_none,
+)
 from answerback.server._auth_verifier import (
     DEFAULT_LEEWAY_SECONDS,
     InvalidTokenError,
@@ -38,6 +46,9 @@ class IntrospectionVerifier:
     passed; without one, the token is good for as long as the server calls it active
     (RFC 7662 makes ``exp`` and ``iss`` optional). ``url`` must be https (plain http
     only on this machine): the secret and every token are sent there.
+    ``allow_insecure_http=True`` accepts plain http anyway, for an endpoint reached over a
+    private network the operator trusts (Ory Hydra's internal admin port, a cluster's
+    internal service): anyone else who can see that traffic gets the secret and the tokens.
     """
 
     def __init__(
@@ -51,9 +62,14 @@ class IntrospectionVerifier:
         auth_method: Literal["client_secret_basic", "client_secret_post"] = ("client_secret_basic"),
         leeway_seconds: float = DEFAULT_LEEWAY_SECONDS,
         timeout_seconds: float = 10.0,
+        allow_insecure_http: bool = False,
     ) -> None:
         self.url = http_url(
-            "url", url, "the authorization server's introspection endpoint", secure=True
+            "url",
+            url,
+            "the authorization server's introspection endpoint",
+            secure=not flag("allow_insecure_http", allow_insecure_http),
+            opt_out="IntrospectionVerifier(..., allow_insecure_http=True)",
         )
         text("client_id", client_id, "the resource server's client ID at the authorization server")
         text("client_secret", client_secret, "that client's secret", secret=True)

@@ -56,6 +56,8 @@ SUPPORTED_ALGORITHMS = tuple(
 """The asymmetric JWS algorithms joserfc verifies (asked of it, so a joserfc that adds
 one adds it here): ``algorithms`` may name these only."""
 
+_OPT_OUT = "JWTVerifier(..., allow_insecure_http=True)"
+
 DEFAULT_ALGORITHMS = (
     "RS256",
     "RS384",
@@ -90,7 +92,10 @@ class JWTVerifier:
     ``at+jwt``, for one that types its access tokens, so that no other JWT it signs
     (an ID token) can pass for one. ``issuer``, ``jwks_url`` and the ``jwks_uri`` of
     the metadata must be https (plain http only on this machine): whoever can replace
-    the keys on the way can forge any token.
+    the keys on the way can forge any token. ``allow_insecure_http=True`` accepts plain
+    http for these fetches anyway, for an authorization server reached over a private
+    network the operator trusts (a cluster's internal service, a docker-compose network);
+    the addresses clients are told (``ResourceServer.authorization_servers``) stay https.
     """
 
     def __init__(
@@ -105,18 +110,25 @@ class JWTVerifier:
         min_refresh_seconds: float = 10.0,
         timeout_seconds: float = 10.0,
         require_at_jwt: bool = False,
+        allow_insecure_http: bool = False,
     ) -> None:
         non_empty_text("issuer", issuer, "the issuer identifier, exactly as the tokens' iss says")
+        self.allow_insecure_http = flag("allow_insecure_http", allow_insecure_http)
         if jwks_url is None:
             http_url(
                 "issuer",
                 issuer,
                 "the authorization server (its metadata names the keys)",
-                secure=True,
+                secure=not self.allow_insecure_http,
+                opt_out=_OPT_OUT,
             )
         else:
             http_url(
-                "jwks_url", jwks_url, "the authorization server's signing keys (JWKS)", secure=True
+                "jwks_url",
+                jwks_url,
+                "the authorization server's signing keys (JWKS)",
+                secure=not self.allow_insecure_http,
+                opt_out=_OPT_OUT,
             )
         audience = checked_audience(audience)
         algorithms = strings(
@@ -257,11 +269,17 @@ class JWTVerifier:
             jwks_uri = metadata.get("jwks_uri")
             if isinstance(jwks_uri, str):
                 try:
-                    http_url("jwks_uri", jwks_uri, f"the signing keys named in {url}", secure=True)
+                    http_url(
+                        "jwks_uri",
+                        jwks_uri,
+                        f"the signing keys named in {url}",
+                        secure=not self.allow_insecure_http,
+                        opt_out=_OPT_OUT,
+                    )
                 except ValueError as exc:
                     raise VerifierUnavailableError(
-                        f"{exc} Ask the authorization server's operator to publish it over "
-                        "https, or pass JWTVerifier an https jwks_url="
+                        f"{exc} Otherwise ask the authorization server's operator to publish "
+                        "it over https, or pass JWTVerifier an https jwks_url="
                     ) from None
                 self.jwks_url = jwks_uri
                 return jwks_uri

@@ -321,7 +321,11 @@ class OAuth(httpx2.Auth):
         Another program sharing the store (a second ``answerback`` command, another
         window) may have refreshed them already, and with a rotating refresh token a
         second refresh of the old one is refused: so the record is read again before
-        refreshing, and tokens stored meanwhile are used as they are."""
+        refreshing, and tokens stored meanwhile are used as they are. That makes programs
+        that refresh one after another safe; nothing locks across programs, so two that
+        refresh at the same instant may still send one to log in again (and an
+        authorization server that revokes the family of a reused refresh token may log
+        both out)."""
         tokens = await self._load(resource)
         if tokens is None or not tokens.expired(time.time()) or tokens.refresh_token is None:
             return tokens

@@ -164,8 +164,10 @@ def origin_of(url: str) -> str:
 
 def covers(resource: str, server_url: str) -> bool:
     """Whether metadata for ``resource`` may speak for ``server_url``: the same
-    origin, and the server's path at or below the resource's path (RFC 9728 §3.3,
-    RFC 8707 allows the most general URI that still names the server)."""
+    origin, and the server's path at or below the resource's path. RFC 9728 §3.3 asks
+    for an exact match; this looser rule is the one the official Python and TypeScript
+    SDKs apply (from draft-mcguinness-oauth-rfc9728bis, an expired draft), and RFC 8707
+    lets a client ask for the most general URI that still names the server."""
     try:
         wanted, named = httpx2.URL(server_url), httpx2.URL(resource)
     except httpx2.InvalidURL:
@@ -185,9 +187,11 @@ async def fetch_resource_metadata(
 
     Found at the well-known address built from the server's own URL, the metadata must
     name exactly that URL (RFC 9728 §3.3); only the challenge's address and the root's
-    may name a resource above it (same origin, a parent path), which the standard's
-    revision allows for the challenge, and the root's address stands for the origin.
-    A wider resource would get a token good for every endpoint below it."""
+    may name a resource above it (same origin, a parent path), as the official Python
+    and TypeScript SDKs accept (RFC 9728 §3.3 asks for an exact match there too; the
+    looser rule comes from an expired draft, draft-mcguinness-oauth-rfc9728bis), and the
+    root's address stands for the origin. A wider resource would get a token good for
+    every endpoint below it."""
     too_large: list[str] = []
     for url in resource_metadata_urls(server_url, from_challenge):
         document = await _get_json(http, url, "the protected resource metadata", too_large)

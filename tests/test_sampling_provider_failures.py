@@ -39,7 +39,10 @@ from answerback.interact.sampling import (
     ReversibleNames,
     SamplingProviderError,
     approve_all,
+    from_anthropic_response,
+    from_openai_response,
     to_anthropic_request,
+    to_openai_request,
 )
 from answerback.server import Context, MCPServer
 from answerback.types import (
@@ -217,8 +220,9 @@ async def test_a_failing_endpoint_tells_the_server_what_failed_and_nothing_of_th
         {"retryAfterSeconds": 7.0} if case == "http 429" else {}
     )
     if case == "http 500":
-        # The provider's own words reach the server, without the URL and the key in them.
-        assert "upstream [URL] failed for key [key] ([key]); try later" in error.message
+        # A 5xx is the host's network failing: its words (a gateway names the hosts
+        # behind it) are nothing the server can act on, so they are not repeated.
+        assert "upstream" not in error.message
     if case == "http 401":
         assert "Incorrect API key" not in error.message
         assert "check the API key" in error.message
@@ -320,14 +324,136 @@ async def test_an_anthropic_reply_with_empty_content_is_still_an_answer() -> Non
 
 
 @pytest.mark.anyio
-@pytest.mark.parametrize("kind", ["openai httpx2", "openai sdk"])
-async def test_openai_no_choices_passes_on_the_shareable_part_of_the_error(kind: str) -> None:
-    body: dict[str, Any] = {"error": {"message": LEAKY_MESSAGE}, "choices": []}
+@pytest.mark.parametrize("kind", KINDS)
+async def test_an_error_sent_with_http_200_is_told_to_the_host_only(kind: str) -> None:
+    body: dict[str, Any] = error_body(LEAKY_MESSAGE) | {"choices": []}
     async with model_api() as (script, port):
         script.answers = [JSONResponse(body)]
-        error, _audit = await failed(kind, port)
-    assert "answered without choices: upstream [URL] failed for key [key]" in error.message
+        error, audit = await failed(kind, port)
+        async with provider_at(kind, port) as provider:
+            script.answers = [JSONResponse(body)]
+            with pytest.raises(SamplingProviderError) as caught:
+                await provider.create_message(ask(), model="m")
+    assert_nothing_of_the_host(error, audit)
+    assert "upstream" not in error.message
     assert data_of(error)["failure"] == "malformed"
+    assert caught.value.provider_message == LEAKY_MESSAGE
+
+
+SHARED_WORDS = {
+    # status, the provider's words, what the server reads of them
+    "ipv4 and port": (
+        400,
+        "OllamaException - Cannot connect to host 10.20.0.7:11434 ssl:default "
+        "[Connect call failed ('10.20.0.7', 11434)]",
+        "OllamaException - Cannot connect to host [address] ssl:default "
+        "[Connect call failed ('[address]', 11434)]",
+    ),
+    "host and port": (
+        404,
+        "no model at llm-gpu-3.internal.corp.example:8000 nor ollama:11434",
+        "no model at [address] nor [address]",
+    ),
+    "ipv6": (
+        400,
+        "tried [fd00::7]:8080, fe80::1%eth0, ::ffff:10.0.0.1 and 2001:db8:0:0:0:0:0:1",
+        "tried [address], [address], [address] and [address]",
+    ),
+    "quoted key": (
+        400,
+        '{"api_key": "AIzaSyD-abcdefghijklmnopqrstuvwxyz012345"} is invalid',
+        '{"api_key": [key]} is invalid',
+    ),
+    "key header": (
+        422,
+        "x-api-key: sk_live_0123456789abcdef rejected",
+        "x-api-key: [key] rejected",
+    ),
+    "hex key": (
+        400,
+        "api-key: 0123456789abcdef0123456789abcdef is not valid for this deployment",
+        "api-key: [key] is not valid for this deployment",
+    ),
+    "basic": (
+        400,
+        "Authorization: Basic dXNlcjpwYXNz is not accepted",
+        "Authorization: [key] is not accepted",
+    ),
+    "named values": (
+        413,
+        "CLIENT_SECRET='a b', Access-Token=xyz; Password = hunter2, apiKey:q",
+        "CLIENT_SECRET=[key], Access-Token=[key]; Password = [key], apiKey:[key]",
+    ),
+    "aws and org ids": (
+        429,
+        "AKIAIOSFODNN7EXAMPLE of org-AbCdEf123456 is over its limit",
+        "[key] of [key] is over its limit",
+    ),
+    "what to change": (
+        400,
+        "This model's maximum context length is 8192 tokens (max_tokens: 100); llama3.1:70b",
+        "This model's maximum context length is 8192 tokens (max_tokens: 100); llama3.1:70b",
+    ),
+}
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("case", list(SHARED_WORDS))
+async def test_the_words_the_server_can_act_on_reach_it_without_addresses_or_credentials(
+    case: str,
+) -> None:
+    status, words, shared = SHARED_WORDS[case]
+    async with model_api() as (script, port):
+        script.answers = [JSONResponse(error_body(words), status)]
+        error, _audit = await failed("openai httpx2", port)
+    assert f"answered HTTP {status}: {shared} (" in error.message
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("kind", KINDS)
+@pytest.mark.parametrize("status", [500, 502, 503, 504, 401, 403, 407, 409])
+async def test_words_about_the_host_are_not_repeated(kind: str, status: int) -> None:
+    async with model_api() as (script, port):
+        script.answers = [JSONResponse(error_body("upstream llm-gpu-3.internal failed"), status)]
+        error, _audit = await failed(kind, port)
+    assert "llm-gpu-3" not in error.message
+    assert data_of(error)["status"] == status
+
+
+MALFORMED_REPLIES = {
+    "openai content": {"choices": [{"message": {"content": 42}}]},
+    "openai call": {"choices": [{"message": {"tool_calls": ["x"]}}]},
+    "openai arguments not json": {
+        "choices": [
+            {"message": {"tool_calls": [{"id": "a", "function": {"name": "t", "arguments": "{"}}]}}
+        ]
+    },
+    "openai arguments not an object": {
+        "choices": [
+            {"message": {"tool_calls": [{"id": "a", "function": {"name": "t", "arguments": "[]"}}]}}
+        ]
+    },
+    "anthropic text": {"type": "message", "content": [{"type": "text", "text": 42}]},
+    "anthropic input": {
+        "type": "message",
+        "content": [{"type": "tool_use", "id": "a", "name": "t", "input": [1]}],
+    },
+}
+
+
+@pytest.mark.parametrize("case", list(MALFORMED_REPLIES))
+def test_a_reply_that_breaks_the_api_is_malformed(case: str) -> None:
+    reply = MALFORMED_REPLIES[case]
+    if case.startswith("openai"):
+        request = to_openai_request(ask(), model="m")
+        read = from_openai_response
+    else:
+        request = to_anthropic_request(ask(), model="m")
+        read = from_anthropic_response
+    with pytest.raises(SamplingProviderError) as caught:
+        read(reply, model="m", request=request)
+    assert caught.value.failure == "malformed"
+    assert caught.value.status is None
 
 
 # --- Tool calls without ids, or with the same id ------------------------------------------

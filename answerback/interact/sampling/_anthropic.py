@@ -23,7 +23,6 @@ from answerback.interact.sampling._http import (
     checked_api_key,
     post_json,
     provider_message,
-    shareable,
     through_sdk,
 )
 from answerback.interact.sampling._names import ToolNames
@@ -178,11 +177,11 @@ def from_anthropic_response(
     if failed or not isinstance(content, list):
         # An error object sent with HTTP 200, or no content at all, is not an answer,
         # not even an empty one (``"content": []`` is one, and passes).
-        said = shareable(None, provider_message(response))
-        what = (f"an error: {said}" if said else "an error") if failed else "without content"
+        what = "an error" if failed else "without content"
         raise SamplingProviderError(
             f"The Anthropic API answered {what} (HTTP 200); check that base_url points at "
             "the Anthropic Messages API.",
+            provider_message=provider_message(response),
             failure="malformed",
         )
     blocks: list[SamplingMessageContentBlock] = []
@@ -196,7 +195,8 @@ def from_anthropic_response(
             if not isinstance(text, str):
                 raise SamplingProviderError(
                     f"The Anthropic API answered a text block whose text is {text!r:.40}, not "
-                    "a string; check that base_url points at the Anthropic Messages API."
+                    "a string; check that base_url points at the Anthropic Messages API.",
+                    failure="malformed",
                 )
             blocks.append(TextContent(text=text))
         elif part.get("type") == "tool_use":
@@ -206,7 +206,8 @@ def from_anthropic_response(
                 raise SamplingProviderError(
                     f"the model called {name[:64]!r} with input that is not a JSON object "
                     f"({tool_input!r:.200}); ask again, or use a model that is better at "
-                    "tool calls."
+                    "tool calls.",
+                    failure="malformed",
                 )
             blocks.append(
                 ToolUseContent(

@@ -59,28 +59,49 @@ def message_in(content: bytes | str) -> str | None:
         return None
 
 
-_SECRET_STATUSES = frozenset({401, 403, 407})
-"""Statuses whose message is about the host's credentials: the requesting server can do
-nothing about them, and OpenAI's names part of the key (``sk-...abcd``)."""
+_SHARED_STATUSES = frozenset({400, 404, 413, 422, 429})
+"""Statuses whose words tell the requesting server what to change (the context is too
+long, the model is unknown, wait). The rest are about the host: its credentials
+(401, 403, 407; OpenAI's names part of the key) or its network (5xx, where gateways name
+the hosts behind them), nothing the server can act on."""
 _URL = re.compile(r"\b[a-zA-Z][a-zA-Z0-9+.-]*://\S+")
+_HEX = r"[0-9A-Fa-f]{1,4}"
+_ADDRESS = re.compile(
+    # IPv6 (full, or shortened with ::), bracketed or not, with an optional port
+    rf"\[?(?<![\w:.])(?:{_HEX}(?::{_HEX}){{7}}|(?:{_HEX}(?::{_HEX})*)?::(?:{_HEX}(?::{_HEX})*)?)"
+    r"(?:\.\d{1,3}){0,3}(?:%\w+)?(?![\w:])\]?(?::\d{1,5}\b)?"
+    # IPv4, and any host name with a port
+    r"|\b(?:\d{1,3}\.){3}\d{1,3}\b(?::\d{1,5}\b)?"
+    r"|(?<![\w.-])[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*:\d{1,5}\b(?!\.\d)"
+)
+_CREDENTIAL = re.compile(
+    # a value named as a key, token, secret, password or authorization (x-api-key: ...,
+    # "api_key": "...", client_secret=..., Authorization: Basic ...)
+    r"(?<![\w-])([\w-]*(?:key|token|secret|password|authorization)[\"']?\s*[:=]\s*)"
+    r"(?:\"[^\"]*\"|'[^']*'|(?:(?:basic|bearer|digest|token)\s+)?[^\s,;&)\]}\"']+)",
+    re.IGNORECASE,
+)
 _KEY = re.compile(
-    r"\b(?:sk|pk|rk)-[A-Za-z0-9*_.-]{4,}|\bBearer\s+\S+"
-    r"|\b(?:api[_-]?key|key|token|access_token|password)=[^\s&;,)\]\"']+",
+    r"\b(?:sk|pk|rk)[-_][A-Za-z0-9*_.-]{4,}|\bBearer\s+\S+|\bAIza[\w-]{20,}"
+    r"|\b(?:AKIA|ASIA)[A-Z0-9]{12,}|\borg-[A-Za-z0-9]{8,}",
     re.IGNORECASE,
 )
 _SHARED_LENGTH = 300
+_READ_LENGTH = 4000
+"""How much of a message is scrubbed: enough to leave ``_SHARED_LENGTH`` after the
+replacements, and a bound on the work (the patterns scan back and forth on some text)."""
 
 
-def shareable(status: int | None, message: str | None) -> str | None:
-    """The part of a provider's ``message`` a requesting server may read: none for an
-    authentication failure; otherwise the text without URLs (which may name the host's
-    network or carry credentials) or key-like tokens, cut to a few hundred characters,
-    and none of a web page (a proxy's, which may name its software and hosts).
-    What is left (the context is too long, the model is unknown) tells the server what
-    to change."""
-    if not message or status in _SECRET_STATUSES or message.lstrip().startswith("<"):
-        return None  # a page of markup is a proxy's, not the provider's words
-    text = _KEY.sub("[key]", _URL.sub("[URL]", " ".join(message.split())))
+def shareable(status: int, message: str | None) -> str | None:
+    """The part of a provider's ``message`` a requesting server may read: none unless
+    ``status`` is one whose words say what to change, none of a web page (a proxy's);
+    otherwise the text without URLs, addresses (IP literals, ``host:port``), named
+    credentials and key-like tokens, cut to a few hundred characters."""
+    if not message or status not in _SHARED_STATUSES or message.lstrip().startswith("<"):
+        return None
+    text = _URL.sub("[URL]", " ".join(message[:_READ_LENGTH].split()))
+    text = _CREDENTIAL.sub(r"\1[key]", text)
+    text = _KEY.sub("[key]", _ADDRESS.sub("[address]", text))
     return text if len(text) <= _SHARED_LENGTH else f"{text[: _SHARED_LENGTH - 3]}..."
 
 

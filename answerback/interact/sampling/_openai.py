@@ -24,7 +24,6 @@ from answerback.interact.sampling._http import (
     checked_api_key,
     post_json,
     provider_message,
-    shareable,
     through_sdk,
 )
 from answerback.interact.sampling._names import ToolNames
@@ -229,7 +228,9 @@ def to_openai_request(
 
 def _tool_use(call: object, names: ToolNames, seen: set[str]) -> ToolUseContent:
     if not isinstance(call, dict):
-        raise SamplingProviderError("the endpoint answered a tool call that is not an object.")
+        raise SamplingProviderError(
+            "the endpoint answered a tool call that is not an object.", failure="malformed"
+        )
     call = cast("dict[str, Any]", call)
     function = cast("dict[str, Any]", call.get("function") or {})
     name = function.get("name")
@@ -239,12 +240,14 @@ def _tool_use(call: object, names: ToolNames, seen: set[str]) -> ToolUseContent:
     except ValueError as exc:
         raise SamplingProviderError(
             f"the model called {name!r} with arguments that are not JSON ({raw[:200]!r}); "
-            "ask again, or use a model that is better at tool calls."
+            "ask again, or use a model that is better at tool calls.",
+            failure="malformed",
         ) from exc
     if not isinstance(arguments, dict) or not isinstance(name, str):
         raise SamplingProviderError(
             f"the model called {name!r} with arguments that are not a JSON object; "
-            "ask again, or use a model that is better at tool calls."
+            "ask again, or use a model that is better at tool calls.",
+            failure="malformed",
         )
     return ToolUseContent(
         id=names.answered_id(call.get("id"), seen),
@@ -267,7 +270,8 @@ def _reply_text(content: object) -> str | None:
     raise SamplingProviderError(
         f"the endpoint answered a message whose content is {content!r:.60}, neither text "
         "nor a list of text parts; check that base_url points at an OpenAI-compatible "
-        "/chat/completions endpoint."
+        "/chat/completions endpoint.",
+        failure="malformed",
     )
 
 
@@ -286,10 +290,9 @@ def from_openai_response(
     ``"refusal"``; tool names and ids are mapped back through ``request``'s maps."""
     choices = response.get("choices")
     if not isinstance(choices, list) or not choices:
-        said = shareable(None, provider_message(response))
         raise SamplingProviderError(
-            f"The OpenAI-compatible endpoint answered without choices"
-            f"{f': {said}' if said else ''}; check the model name.",
+            "The OpenAI-compatible endpoint answered without choices; check the model name.",
+            provider_message=provider_message(response),
             failure="malformed",
         )
     choice = cast("dict[str, Any]", cast("list[Any]", choices)[0])

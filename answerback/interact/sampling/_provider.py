@@ -54,8 +54,9 @@ class MappedRequest:
 class SamplingProviderError(Exception):
     """A sampling request a provider cannot take, or a provider that failed.
 
-    The message is what the requesting server may read: it never holds the endpoint's
-    address or credentials. ``status`` is the HTTP status when the provider answered
+    The message is what the requesting server may read: its own words never name the
+    endpoint, and the provider's words it repeats (for a few statuses only) have URLs,
+    addresses and credentials taken out. ``status`` is the HTTP status when the provider answered
     with an error (``None`` when the request was refused before sending, or never
     arrived); ``failure`` says which way it failed, for programs (``"timed_out"``,
     ``"unreachable"``, ``"rate_limited"``, ``"refused"``, ``"failing"``, ``"malformed"``;

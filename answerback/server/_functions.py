@@ -270,12 +270,12 @@ def unknown_content_type(blocks: Iterable[object]) -> str | None:
     return None
 
 
-def written_at(function: Callable[..., Any]) -> str:
+def written_at(function: Callable[..., Any]) -> str | None:
     """Where ``function`` was written, for a registration error: ``server.py, line 12``
-    (``unknown place`` for a callable with no code of its own)."""
+    (``None`` for a callable with no code of its own)."""
     code = getattr(inspect.unwrap(getattr(function, "__func__", function)), "__code__", None)
     if code is None:
-        return "unknown place"
+        return None
     return f"{os.path.basename(code.co_filename)}, line {code.co_firstlineno}"
 
 

@@ -53,7 +53,7 @@ from answerback.server._connection import Connection
 from answerback.server._context import Context
 from answerback.server._elicitation_binding import bound_elicitation_id, elicitation_principal
 from answerback.server._error_details import ErrorDetails, check_error_details, redacts
-from answerback.server._functions import running_in_threads
+from answerback.server._functions import running_in_threads, written_at
 from answerback.server._icons_and_meta import URI_SCHEME, checked_icons, checked_meta_dict
 from answerback.server._lifespan import Lifespan, checked_lifespan, failed_lifespan
 from answerback.server._prompts import RegisteredPrompt
@@ -1214,11 +1214,8 @@ def _origin(function: Callable[..., Any]) -> str:
     """Where ``function`` was written, for an error: ``the function weather (server.py,
     line 12)``; the file and line are left out where they are not known."""
     name = getattr(function, "__qualname__", None) or repr(function)
-    unwrapped = inspect.unwrap(getattr(function, "__func__", function))
-    code = getattr(unwrapped, "__code__", None)
-    if code is None:
-        return f"the function {name}"
-    return f"the function {name} ({os.path.basename(code.co_filename)}, line {code.co_firstlineno})"
+    place = written_at(function)
+    return f"the function {name}" if place is None else f"the function {name} ({place})"
 
 
 def check_uri(call: str, uri: object) -> None:

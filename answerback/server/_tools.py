@@ -195,8 +195,9 @@ class RegisteredTool:
         returns = _output_annotation(signature.returns)
         if _names_binary(returns):
             raise TypeError(
-                f"tool {function.__name__!r} ({written_at(function)}): its return annotation "
-                f"{type_name(returns)} allows only binary data, which a tool result cannot hold: "
+                f"tool {function.__name__!r} ({written_at(function) or 'unknown place'}): its "
+                f"return annotation {type_name(returns)} allows only binary data, which a tool "
+                "result cannot hold: "
                 f"{_BINARY_ADVICE}"
             )
         output_adapter, output_schema, wraps_result = _described_output(

@@ -1573,28 +1573,29 @@ class StreamableHTTPTransport:
         resets = 0
         unsent = True  # whether every try so far failed while being written
         cut_writing = 0  # the tries that failed while being written
-        traced = body is not None and len(body) >= _TRACED_BYTES
+        traced = body is not None and len(body) >= _TRACED_BYTES  # else no trace to pay for
         while True:
-            writing = _Writing()
+            writing = _Writing() if traced else None
             request = client.build_request(
                 method,
                 url,
                 content=body,
                 headers=headers,
                 timeout=timeout,
-                extensions={"trace": writing.trace} if traced else None,
+                extensions={"trace": writing.trace} if writing is not None else None,
             )
             try:
                 return await client.send(request, auth=auth, follow_redirects=False, stream=True)
             except (httpx2.ReadError, httpx2.WriteError, httpx2.RemoteProtocolError) as exc:
-                if not writing.failed and (
+                failed = writing is not None and writing.failed
+                if not failed and (
                     not resend_after_reset
                     or isinstance(exc, httpx2.RemoteProtocolError)
                     or not _caused_by(exc, ConnectionResetError, BrokenPipeError)
                 ):
                     raise
-                unsent = unsent and writing.failed
-                cut_writing += writing.failed
+                unsent = unsent and failed
+                cut_writing += failed
                 if resets == _RESETS_RESENT or cut_writing > _CUT_WRITING_RESENT:
                     if not unsent:
                         raise  # a try written whole may have been handled
@@ -1609,7 +1610,7 @@ class StreamableHTTPTransport:
                     "the connection to %s was %s before an answer came (%r); sending the "
                     "request again on another",
                     self.url,
-                    "lost while the request was being written" if writing.failed else "reset",
+                    "lost while the request was being written" if failed else "reset",
                     exc,
                 )
 

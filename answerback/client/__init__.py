@@ -43,6 +43,7 @@ from answerback.transports.http import (
     FileTokenStore,
     InMemoryTokenStore,
     KeyringTokenStore,
+    LockingTokenStore,
     TokenStore,
     TokenStoreError,
 )
@@ -81,6 +82,7 @@ __all__ = [
     "KeyringTokenStore",
     "ListRootsCallback",
     "ListenStream",
+    "LockingTokenStore",
     "LoggingCallback",
     "MessageHandler",
     "OAuth",

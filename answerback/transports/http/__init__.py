@@ -35,7 +35,11 @@ if TYPE_CHECKING:
     from answerback.transports.http._security import HostPolicy
     from answerback.transports.http._server import StreamableHTTPApp
     from answerback.transports.http._state import InMemoryState, ServerState
-    from answerback.transports.http._token_store import InMemoryTokenStore, TokenStore
+    from answerback.transports.http._token_store import (
+        InMemoryTokenStore,
+        LockingTokenStore,
+        TokenStore,
+    )
     from answerback.transports.http._token_store_file import FileTokenStore, TokenStoreError
     from answerback.transports.http._token_store_keyring import KeyringTokenStore
     from answerback.transports.http._used_states import InMemoryUsedStates, UsedStates
@@ -45,6 +49,7 @@ _LAZY = {
     "StreamableHTTPTransport": "_client",
     "TokenStore": "_token_store",
     "InMemoryTokenStore": "_token_store",
+    "LockingTokenStore": "_token_store",
     "FileTokenStore": "_token_store_file",
     "TokenStoreError": "_token_store_file",
     "KeyringTokenStore": "_token_store_keyring",
@@ -89,6 +94,7 @@ __all__ = [
     "InMemoryTokenStore",
     "InMemoryUsedStates",
     "KeyringTokenStore",
+    "LockingTokenStore",
     "Notice",
     "NoticesSince",
     "NotificationBus",

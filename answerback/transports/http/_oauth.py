@@ -63,7 +63,11 @@ from answerback.transports.http._oauth_token import (
     load_private_key,
     request_token,
 )
-from answerback.transports.http._token_store import InMemoryTokenStore, TokenStore
+from answerback.transports.http._token_store import (
+    InMemoryTokenStore,
+    LockingTokenStore,
+    TokenStore,
+)
 from answerback.types import AuthorizationError
 
 logger = logging.getLogger("answerback.oauth")
@@ -319,17 +323,14 @@ class OAuth(httpx2.Auth):
         """The tokens to send: the stored ones, refreshed first if they have expired.
 
         Another program sharing the store (a second ``answerback`` command, another
-        window) may have refreshed them already, and with a rotating refresh token a
-        second refresh of the old one is refused: so the record is read again before
-        refreshing, and tokens stored meanwhile are used as they are. That makes programs
-        that refresh one after another safe; nothing locks across programs, so two that
-        refresh at the same instant may still send one to log in again (and an
-        authorization server that revokes the family of a reused refresh token may log
-        both out)."""
+        window) may be refreshing them too, and with a rotating refresh token a second
+        refresh of the old one is refused: so the refresh runs inside the store's lock on
+        the record where it offers one, the record is read again first, and tokens stored
+        meanwhile are used as they are."""
         tokens = await self._load(resource)
         if tokens is None or not tokens.expired(time.time()) or tokens.refresh_token is None:
             return tokens
-        async with self._locked():
+        async with self._locked(), self._holding(resource):
             current = await self._reload(resource)
             if current is None or _replaced(current, tokens):
                 return current  # forgotten, or renewed by another task or program
@@ -376,20 +377,24 @@ class OAuth(httpx2.Auth):
                 ):
                     client = await self._known_client(metadata, refreshing=sent.client_id)
                     if client is not None:
-                        try:
-                            tokens = await self._refresh(
-                                http, metadata, client, sent, found.resource
-                            )
-                        except AuthorizationError as exc:
-                            if not _refused(exc):
-                                raise  # a login would meet the same server
+                        async with self._holding(resource):
                             newer = await self._reload(resource)
                             if newer is not None and _replaced(newer, sent):
                                 return newer  # refreshed by another program meanwhile
-                            logger.info("refresh failed, authorizing anew: %s", exc)
-                        else:
-                            await self._save(resource, tokens)
-                            return tokens
+                            try:
+                                tokens = await self._refresh(
+                                    http, metadata, client, sent, found.resource
+                                )
+                            except AuthorizationError as exc:
+                                if not _refused(exc):
+                                    raise  # a login would meet the same server
+                                newer = await self._reload(resource)
+                                if newer is not None and _replaced(newer, sent):
+                                    return newer  # a program that held no lock refreshed
+                                logger.info("refresh failed, authorizing anew: %s", exc)
+                            else:
+                                await self._save(resource, tokens)
+                                return tokens
                 previous = sent if sent is not None and sent.issuer == metadata.issuer else None
                 scopes = self._scopes(found, challenge, previous)
                 tokens = await self._obtain(http, found, challenge, scopes)
@@ -685,6 +690,18 @@ class OAuth(httpx2.Auth):
         if self._lock is None or self._lock[0] != library:
             self._lock = (library, anyio.Lock())
         async with self._lock[1]:
+            yield
+
+    @asynccontextmanager
+    async def _holding(self, resource: str) -> AsyncGenerator[None, None]:
+        """The store's lock on ``resource``'s tokens, where the store offers one: other
+        programs sharing the store wait while this one reads, refreshes and saves them,
+        rather than spend the same refresh token at the same instant. A person's login
+        is never run inside it (it may take minutes)."""
+        if isinstance(self.store, LockingTokenStore):
+            async with self.store.lock(_token_key(resource)):
+                yield
+        else:
             yield
 
     @asynccontextmanager

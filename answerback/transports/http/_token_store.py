@@ -6,12 +6,20 @@ and a dynamically registered client should not register anew on every start. The
 talks to storage only through ``TokenStore``, a small async key/value protocol over
 JSON-able records, so a program picks memory (the default), a file, the system keyring,
 or its own database without the OAuth code knowing which.
+
+A store may also offer ``lock(key)`` (``LockingTokenStore``): programs sharing it then
+refresh a token one at a time, which a rotating refresh token (each works once) needs.
 """
 
 from __future__ import annotations
 
 import copy
+from collections.abc import AsyncGenerator
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from typing import Any, Protocol, runtime_checkable
+
+import anyio
+import anyio.lowlevel
 
 
 @runtime_checkable
@@ -34,6 +42,44 @@ class TokenStore(Protocol):
         ...
 
 
+@runtime_checkable
+class LockingTokenStore(TokenStore, Protocol):
+    """A ``TokenStore`` that can also hold one key exclusively for a while.
+
+    The OAuth client refreshes a token inside ``lock(key)``: it reads the record again,
+    spends the refresh token and saves the new tokens before anyone else sharing the
+    store may do the same. Without it, two programs refreshing at the same instant spend
+    one refresh token twice, and a server that rotates them refuses the second.
+    """
+
+    def lock(self, key: str) -> AbstractAsyncContextManager[None]:
+        """Until the block ends, no other holder of ``key``'s lock (task, store object
+        or program sharing the records) gets past its own ``lock(key)``. ``get``,
+        ``set`` and ``delete`` must keep working inside the block."""
+        ...
+
+
+class KeyLocks:
+    """One ``anyio.Lock`` per key, for the tasks of one process sharing one object.
+
+    A lock is made per event loop library (anyio's lock belongs to the library it was
+    first used with), so one object serves an asyncio program and a trio one alike.
+    """
+
+    def __init__(self) -> None:
+        self._locks: dict[str, tuple[object, anyio.Lock]] = {}
+
+    @asynccontextmanager
+    async def hold(self, key: str) -> AsyncGenerator[None]:
+        """Hold ``key`` until the block ends, waiting for the task holding it first."""
+        library: object = type(anyio.lowlevel.current_token().native_token)
+        held = self._locks.get(key)
+        if held is None or held[0] != library:
+            held = self._locks[key] = (library, anyio.Lock())
+        async with held[1]:
+            yield
+
+
 class InMemoryTokenStore:
     """Records kept for the life of this object: nothing survives the process.
 
@@ -43,6 +89,7 @@ class InMemoryTokenStore:
 
     def __init__(self) -> None:
         self._records: dict[str, dict[str, Any]] = {}
+        self._key_locks = KeyLocks()
 
     async def get(self, key: str) -> dict[str, Any] | None:
         """A copy of the record stored under ``key``, or ``None``."""
@@ -56,3 +103,8 @@ class InMemoryTokenStore:
     async def delete(self, key: str) -> None:
         """Forget ``key`` (nothing happens if it is not there)."""
         self._records.pop(key, None)
+
+    def lock(self, key: str) -> AbstractAsyncContextManager[None]:
+        """Hold ``key`` until the block ends, among the tasks sharing this object (the
+        only ones that can see its records)."""
+        return self._key_locks.hold(key)

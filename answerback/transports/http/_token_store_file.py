@@ -7,27 +7,41 @@ directory that others can read or write is refused, not silently used. A file th
 not the store's JSON is never overwritten: the person may want what is in it, so the
 error says where it is and what to do. Writers are serialised with an advisory lock
 (``flock``) beside the file, so two tasks, two stores or two ``answerback`` commands
-never lose each other's records.
+never lose each other's records. ``lock(key)`` holds one record across programs (a
+lock file of its own per key) while the OAuth client refreshes its token.
 """
 
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import json
+import logging
 import os
 import stat
 import tempfile
 import threading
-from collections.abc import Callable, Generator
+from collections.abc import AsyncGenerator, Callable, Generator
 from pathlib import Path
 from typing import Any, cast
 
+import anyio
 import anyio.to_thread
+
+from answerback._options import positive_seconds
+from answerback.transports.http._token_store import KeyLocks
 
 try:
     import fcntl
 except ImportError:  # Windows: no flock; the per-store lock still serialises one store
     fcntl = None
+
+
+logger = logging.getLogger("answerback.oauth")
+
+_LONGEST_PAUSE = 0.25
+"""The longest wait between two tries of a key lock another program holds: a refresh
+takes a round trip or two, so a quarter of a second adds little and costs nothing."""
 
 
 class TokenStoreError(Exception):
@@ -45,9 +59,12 @@ class FileTokenStore:
     raises ``TokenStoreError`` naming the ``chmod`` that fixes it; so does a file that
     is not valid store JSON (it is left as it is). Permissions are only checked where
     POSIX modes mean something (not on Windows).
+
+    ``lock(key)`` waits at most ``lock_timeout`` seconds for another program's lock on
+    the same key, then goes on without it and logs a warning (see ``lock``).
     """
 
-    def __init__(self, path: str | os.PathLike[str]) -> None:
+    def __init__(self, path: str | os.PathLike[str], *, lock_timeout: float = 60.0) -> None:
         if not isinstance(cast(object, path), str | os.PathLike):
             raise TypeError(
                 "path must be the store file's path (a str or Path), such as "
@@ -60,6 +77,8 @@ class FileTokenStore:
         self.path = Path(path).expanduser().absolute()
         self._lock_path = self.path.with_name(f".{self.path.name}.lock")
         self._thread_lock = threading.Lock()
+        self.lock_timeout = positive_seconds("lock_timeout", lock_timeout)
+        self._key_locks = KeyLocks()  # where there is no flock (Windows)
 
     def __repr__(self) -> str:
         return f"FileTokenStore({str(self.path)!r})"
@@ -96,6 +115,54 @@ class FileTokenStore:
     async def keys(self) -> list[str]:
         """The keys stored, sorted (to list or forget what one server left behind)."""
         return sorted(await anyio.to_thread.run_sync(self._read))
+
+    @contextlib.asynccontextmanager
+    async def lock(self, key: str) -> AsyncGenerator[None]:
+        """Hold ``key`` until the block ends, against every task, store object and
+        program using this file: an ``flock`` on a lock file of the key's own beside the
+        store file, which the kernel releases when its holder ends, crashed or not.
+
+        A lock held longer than ``lock_timeout`` belongs to a live program that is stuck
+        (suspended with Ctrl-Z, stopped in a debugger); refusing to go on would fail every
+        other program until that one is killed, so the wait ends with a warning and the
+        block runs unlocked: the OAuth client still reads the record again before a
+        refresh and compares before forgetting, as it does with a store without a lock.
+        Where there is no ``flock`` (Windows) the lock holds among this object's tasks.
+        """
+        if fcntl is None:
+            async with self._key_locks.hold(key):
+                yield
+            return
+        digest = hashlib.sha256(key.encode()).hexdigest()[:16]
+        lock_path = self.path.with_name(f".{self.path.name}.{digest}.lock")
+        fd = await anyio.to_thread.run_sync(self._open_lock_file, lock_path)
+        try:
+            await self._wait_for_flock(fd, lock_path)
+            yield
+        finally:
+            os.close(fd)  # closing releases the lock
+
+    async def _wait_for_flock(self, fd: int, lock_path: Path) -> None:
+        """Take the ``flock`` on ``fd`` without blocking the event loop: try, then try
+        again after a growing pause, up to ``lock_timeout`` (then warn and give up)."""
+        if _try_flock(fd):
+            return
+        logger.debug("waiting for another program's lock %s", lock_path)
+        deadline = anyio.current_time() + self.lock_timeout
+        pause = 0.01
+        while not _try_flock(fd):
+            remaining = deadline - anyio.current_time()
+            if remaining <= 0:
+                logger.warning(
+                    "another program has held the token lock %s for over %s seconds; going "
+                    "on without it (if it is stuck, end it; if its refreshes are that slow, "
+                    "give FileTokenStore a longer lock_timeout)",
+                    lock_path,
+                    self.lock_timeout,
+                )
+                return
+            await anyio.sleep(min(pause, remaining))
+            pause = min(pause * 2, _LONGEST_PAUSE)
 
     # -- in a worker thread ----------------------------------------------------------
 
@@ -143,6 +210,17 @@ class FileTokenStore:
             yield
         finally:
             os.close(fd)  # closing releases the lock
+
+    def _open_lock_file(self, lock_path: Path) -> int:
+        self._ensure_directory()
+        try:
+            return os.open(lock_path, os.O_RDWR | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0), 0o600)
+        except OSError as exc:
+            raise TokenStoreError(
+                f"Cannot open the lock file {lock_path} of the token file: {exc.strerror}. "
+                "It must be a regular file (not a link) you can write, in the token file's "
+                "directory."
+            ) from exc
 
     def _ensure_directory(self) -> None:
         directory = self.path.parent
@@ -219,3 +297,13 @@ class FileTokenStore:
                 "store (you will log in again)."
             )
         return cast(_Records, data)
+
+
+def _try_flock(fd: int) -> bool:
+    """Whether the exclusive ``flock`` on ``fd`` was taken (never waits: ``LOCK_NB``)."""
+    assert fcntl is not None
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return False
+    return True

@@ -1,10 +1,16 @@
 """Session records in Redis: a hash per session plus a hash of its connection's state
 (``state_entry``'s keys to the requests that set them), both with a sliding expiry, so
-any replica can serve any session and an idle one disappears by itself."""
+any replica can serve any session and an idle one disappears by itself.
+
+The record's ``used`` field is when the session was last used, through any replica, in
+microseconds of Redis's clock (one clock, however the replicas' differ): a replica that
+wants a session's place asks it before ending the session everywhere. A record without
+one has had no request since its ``initialize``."""
 
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from typing import Any
 
 from answerback.jsonrpc import JSONObject
@@ -13,11 +19,35 @@ from answerback.transports.http._redis_client import milliseconds, reaching
 from answerback.transports.http._redis_link import RedisLink, Script, array_items
 from answerback.transports.http._sessions import SessionRecord
 
-_TOUCH = Script("""
-redis.call('PEXPIRE', KEYS[1], ARGV[1])
+_NOW = """
+local clock = redis.call('TIME')
+local now = clock[1] .. string.format('%06d', clock[2])
+"""
+"""Lua: ``now``, Redis's clock in microseconds, as a string (a Lua number would be
+written to Redis in exponent form)."""
+_TOUCH = Script(
+    _NOW
+    + """
+if redis.call('PEXPIRE', KEYS[1], ARGV[1]) == 1 then
+  redis.call('HSET', KEYS[1], 'used', now)
+end
 redis.call('PEXPIRE', KEYS[2], ARGV[1])
 return {redis.call('HGETALL', KEYS[1]), redis.call('HGETALL', KEYS[2])}
-""")
+"""
+)
+_MARK_USED = Script(
+    _NOW
+    + """
+for i = 1, #KEYS, 2 do
+  if redis.call('PEXPIRE', KEYS[i], ARGV[1]) == 1 then
+    redis.call('HSET', KEYS[i], 'used', now)
+    redis.call('PEXPIRE', KEYS[i + 1], ARGV[1])
+  end
+end
+return 0
+"""
+)
+_LAST_USE = Script(_NOW + "return {redis.call('HGET', KEYS[1], 'used'), now}")
 
 
 class RedisSessionManager:
@@ -78,6 +108,21 @@ class RedisSessionManager:
             principal=principal if isinstance(principal, str) else None,
             state=entries,
         )
+
+    async def mark_used(self, session_ids: Sequence[str], idle_seconds: float) -> None:
+        if not session_ids:
+            return
+        keys = [key for session_id in session_ids for key in self._keys(session_id)]
+        with reaching(self._url):
+            await self._link.eval(_MARK_USED, keys, [milliseconds(idle_seconds)])
+
+    async def unused_for(self, session_id: str) -> float | None:
+        key, _ = self._keys(session_id)
+        with reaching(self._url):
+            used, now = array_items(await self._link.eval(_LAST_USE, [key], []))
+        if used is None:
+            return None
+        return max(0, int(now) - int(used)) / 1_000_000
 
     async def set_state(self, session_id: str, key: str, entry: JSONObject | None) -> None:
         record_key, state_key = self._keys(session_id)

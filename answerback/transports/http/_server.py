@@ -338,13 +338,28 @@ class StreamableHTTPApp:
                         await self.state.replicas.stop(self.state.replica_id)
 
     async def _reap_idle_sessions(self) -> None:
-        interval = max(0.05, min(60.0, self.session_idle_seconds / 4))
+        """End the sessions idle here too long; with replicas, also note the sessions
+        with a client connected here as used, often enough within
+        ``_making_room_after`` that no other replica takes them for idle."""
+        interval = max(0.05, self._making_room_after / 4)
         while True:
             await anyio.sleep(interval)
             now = anyio.current_time()
             for session in list(self.sessions.values()):
                 if not session.has_client and now - session.last_active > self.session_idle_seconds:
                     await self._end_session(session, "the session was idle too long")
+            if self.state.shared:
+                await self._mark_connected_sessions_used()
+
+    async def _mark_connected_sessions_used(self) -> None:
+        """A client that holds a stream or awaits an answer here sends no request
+        meanwhile (a long call, a GET stream that only listens), so the shared record
+        would say its session unused."""
+        connected = [session.id for session in self.sessions.values() if session.has_client]
+        try:
+            await self.state.sessions.mark_used(connected, self.session_idle_seconds)
+        except StateUnavailable as exc:
+            logger.warning("could not note %d sessions as in use: %s", len(connected), exc)
 
     @property
     def _making_room_after(self) -> float:
@@ -398,21 +413,30 @@ class StreamableHTTPApp:
         )
 
     async def _make_room(self, session: LegacySession) -> None:
-        """End ``session`` for a new one, everywhere, even one never used here (its
-        client may be using it through another replica, and gets 404 there and sets up
-        a new session): a shared record left behind would outlive the place it gave up
-        by ``session_idle_seconds``, so a burst of ``initialize`` requests would fill
-        the shared store far past ``max_sessions``."""
-        unused_for = anyio.current_time() - session.last_active
+        """End ``session`` here for a new one, and everywhere too if the shared record
+        says it is idle everywhere: not used since its ``initialize``, or not for
+        ``_making_room_after``, through any replica.
+
+        A session given up here only lives on where it is used, and is taken up here
+        again if its client comes back (no 404 for a client that did nothing wrong).
+        One idle everywhere goes with its shared record, which would otherwise outlive
+        the place it gave up by ``session_idle_seconds``: a burst of ``initialize``
+        requests would fill the shared store far past ``max_sessions``."""
+        unused_here = anyio.current_time() - session.last_active
+        everywhere = True
+        if self.state.shared:
+            unused_anywhere = await self.state.sessions.unused_for(session.id)
+            everywhere = unused_anywhere is None or unused_anywhere >= self._making_room_after
         logger.info(
-            "holding max_sessions=%d: ended session %s, unused for %.0f s%s, for a new one",
+            "holding max_sessions=%d: ended session %s%s, unused here for %.0f s%s, for a new one",
             self.max_sessions,
             session.id,
-            unused_for,
+            "" if everywhere else " here only (it is in use through another replica)",
+            unused_here,
             "" if session.used else " since its initialize",
         )
         await self._end_session(
-            session, "the server needed its place for a new session", everywhere=True
+            session, "the server needed its place for a new session", everywhere=everywhere
         )
 
     async def close_sessions(self, reason: str = "the server is shutting down") -> None:
@@ -479,7 +503,8 @@ class StreamableHTTPApp:
                 return False
             # Resource subscriptions POSTed to other replicas are in the record only.
             with contextlib.suppress(StateUnavailable):
-                return await self._shared_session(session.id, session) is not None
+                found = await self._shared_session(session.id, session, session.principal)
+                return found is not None
             return True
 
         async def serve(read: Any, write: WriteStream) -> None:
@@ -606,51 +631,43 @@ class StreamableHTTPApp:
             return await self._get(request)
         return await self._delete(request)
 
-    async def _session_for(
-        self, request: Request, *, ending: bool = False
-    ) -> LegacySession | Response:
+    async def _session_for(self, request: Request) -> LegacySession | Response:
         """The session a request names, checked: known (to this process, or to the
         shared state, which then builds this process's connection for it, within
-        ``max_sessions`` unless the request is ``ending`` it), opened by the same
-        caller, and spoken in its negotiated version."""
+        ``max_sessions`` and the caller's share of them), opened by the same caller,
+        and spoken in its negotiated version."""
         session_id = request.headers.get(SESSION_HEADER)
         if session_id is None:
             return error_response(
                 400, INVALID_REQUEST, "Bad Request: Mcp-Session-Id header required."
             )
         session = self.sessions.get(session_id)
+        principal = principal_of(request.scope)
         if self.state.shared:
-            shared = await self._shared_session(session_id, session, limited=not ending)
+            shared = await self._shared_session(session_id, session, principal)
             if isinstance(shared, Response):
                 return shared
             session = shared
-        principal = principal_of(request.scope)
-        if session is None or session.principal != principal:
-            return error_response(
-                404, INVALID_REQUEST, "Session not found: initialize a new session."
-            )
-        version = request.headers.get(VERSION_HEADER)
-        if version is not None and version != session.protocol_version:
-            return error_response(
-                400,
-                INVALID_REQUEST,
-                f"Bad Request: MCP-Protocol-Version {version!r} is not the version this "
-                f"session negotiated ({session.protocol_version!r}); send that one.",
-            )
+        if session is None:
+            return _session_not_found()
+        refusal = _misnamed(request, session.principal, session.protocol_version)
+        if refusal is not None:
+            return refusal
         session.last_active = anyio.current_time()
         session.used = True
         return session
 
     async def _shared_session(
-        self, session_id: str, session: LegacySession | None, *, limited: bool = True
+        self, session_id: str, session: LegacySession | None, principal: str | None
     ) -> LegacySession | Response | None:
         """This process's connection for a shared session, up to date with its record
-        (built from it if this process has none); ``None`` if the session has ended.
+        (built from it if this process has none and ``principal`` opened it); ``None``
+        if the session has ended, or is not ``principal``'s to take up.
 
-        Building one takes a place among ``max_sessions`` as ``initialize`` does, or
-        gets its 503 (``limited=False`` for a DELETE, which ends the session at once):
-        any replica takes up any record, so an unlimited one would hold every session
-        its clients name."""
+        Building one takes a place among ``max_sessions``, and one of the caller's
+        share of them, as ``initialize`` does, or gets its 503: any replica takes up
+        any record, so an unlimited one would hold every session its clients name, and
+        a caller would hold its share once on each replica that took its sessions up."""
         record = await self.state.sessions.touch(session_id, self.session_idle_seconds)
         if record is None:
             if session is not None:  # deleted through another replica
@@ -659,23 +676,33 @@ class StreamableHTTPApp:
         if session is None:  # unless taken up here while the record was read
             session = self.sessions.get(session_id)
         if session is None:
+            if record.principal != principal:
+                return None  # not found, as on the replica that opened it
             adopting = self._adopting.get(session_id)
             if adopting is not None:
                 await adopting.wait()
                 return self.sessions.get(session_id)
-            making_room_from = self._room_for_one(None) if limited else None
+            making_room_from = self._room_for_one(None)
             if isinstance(making_room_from, Response):
                 return making_room_from
+            over_share = self._over_share(principal, None)
+            if over_share is not None:
+                return over_share
             adopting = self._adopting[session_id] = anyio.Event()
-            self._starting += 1  # the place is held from here, before anything is awaited
+            # The place and the caller's share are held from here, before anything is
+            # awaited: two sessions taken up at once cannot both have the last of either.
+            self._starting += 1
+            starting = self._new_session(record.id, record.principal)
             try:
                 if making_room_from is not None:
                     await self._make_room(making_room_from)
-                session = await self._adopt(record)
+                session = await self._adopt(starting, record)
             finally:
                 self._starting -= 1
                 del self._adopting[session_id]
                 adopting.set()
+                if self.sessions.get(session_id) is not starting:
+                    self._give_back_share(starting)
             if session is None:
                 return None
         await self._catch_up(session, record.state)
@@ -693,11 +720,11 @@ class StreamableHTTPApp:
             session.mirror(key, None)
             await self._replay(session, undoing(key))
 
-    async def _adopt(self, record: SessionRecord) -> LegacySession | None:
-        """Build this process's connection for a session another replica opened: a
-        fresh connection gets the ``initialize`` request replayed (its answer unused)."""
+    async def _adopt(self, session: LegacySession, record: SessionRecord) -> LegacySession | None:
+        """Run ``session``, this process's connection for a session another replica
+        opened, from its record: the fresh connection gets the ``initialize`` request
+        replayed (its answer unused)."""
         assert self.task_group is not None
-        session = self._new_session(record.id, record.principal)
         session.protocol_version = record.protocol_version
         self.task_group.start_soon(self._run_session, session)
         answer = await session.ask({**record.initialize, "id": f"{_REPLAYED_ID_PREFIX}init"})
@@ -951,16 +978,9 @@ class StreamableHTTPApp:
         if isinstance(making_room_from, Response):
             return making_room_from
         principal = principal_of(request.scope)
-        held = len(self._sessions_of.get(principal, ())) if principal is not None else 0
-        if held >= self.max_sessions_per_principal:
-            return error_response(
-                503,
-                CONNECTION_CLOSED,
-                f"Service Unavailable: you already hold {held} "
-                "sessions, the most one caller may hold on this server. DELETE sessions "
-                "you no longer need, then try again.",
-                request_id,
-            )
+        over_share = self._over_share(principal, request_id)
+        if over_share is not None:
+            return over_share
         assert self.task_group is not None
         session = self._new_session(secrets.token_urlsafe(24), principal)
         self._starting += 1  # the place is held from here, before anything is awaited
@@ -999,6 +1019,21 @@ class StreamableHTTPApp:
         # get its answer.
         taken, _ = await self._first_events(listen[1])
         return self._sse_response(session, stream, listen, headers, taken=taken)
+
+    def _over_share(self, principal: str | None, request_id: RequestId | None) -> Response | None:
+        """The 503 refusing ``principal`` one more session here when it holds its share
+        (``max_sessions_per_principal``), new or taken up from another replica."""
+        held = len(self._sessions_of.get(principal, ())) if principal is not None else 0
+        if held < self.max_sessions_per_principal:
+            return None
+        return error_response(
+            503,
+            CONNECTION_CLOSED,
+            f"Service Unavailable: you already hold {held} "
+            "sessions, the most one caller may hold on this server. DELETE sessions "
+            "you no longer need, then try again.",
+            request_id,
+        )
 
     async def _await_answer(
         self,
@@ -1367,10 +1402,38 @@ class StreamableHTTPApp:
         )
 
     async def _delete(self, request: Request) -> Response:
-        found = await self._session_for(request, ending=True)
+        session_id = request.headers.get(SESSION_HEADER)
+        if self.state.shared and session_id is not None:
+            adopting = self._adopting.get(session_id)
+            if adopting is not None:  # being taken up here: end it as one served here
+                await adopting.wait()
+            if session_id not in self.sessions:
+                return await self._end_unserved(request, session_id)
+        found = await self._session_for(request)
         if isinstance(found, Response):
             return found
         await self._end_session(found, "the client ended the session", everywhere=True)
+        return Response(status_code=200)
+
+    async def _end_unserved(self, request: Request, session_id: str) -> Response:
+        """A DELETE for a shared session this process has no connection for: its record
+        goes (checked as any request naming it is), and with it the session on every
+        replica, each of which finds it gone at its next request for it. No connection
+        is built here only to be ended: that would run the server's ``initialize`` again,
+        and take a place, for nothing."""
+        record = await self.state.sessions.touch(session_id, self.session_idle_seconds)
+        if record is None:
+            return _session_not_found()
+        refusal = _misnamed(request, record.principal, record.protocol_version)
+        if refusal is not None:
+            return refusal
+        await self.state.sessions.end(session_id)
+        adopting = self._adopting.get(session_id)
+        if adopting is not None:  # a request took it up here meanwhile
+            await adopting.wait()
+        session = self.sessions.get(session_id)
+        if session is not None:
+            await self._end_session(session, "the client ended the session")
         return Response(status_code=200)
 
 
@@ -1406,6 +1469,27 @@ def _sent_twice(header: str, what: str) -> Response:
         INVALID_REQUEST,
         f"Bad Request: the {header} header was sent more than once; send it once, carrying {what}.",
     )
+
+
+def _session_not_found() -> Response:
+    return error_response(404, INVALID_REQUEST, "Session not found: initialize a new session.")
+
+
+def _misnamed(request: Request, principal: str | None, protocol_version: str) -> Response | None:
+    """Why a request may not use the session it names: another caller opened it (it is
+    not found, as if it did not exist), or it speaks another version than the session
+    negotiated; ``None`` if it may."""
+    if principal != principal_of(request.scope):
+        return _session_not_found()
+    version = request.headers.get(VERSION_HEADER)
+    if version is not None and version != protocol_version:
+        return error_response(
+            400,
+            INVALID_REQUEST,
+            f"Bad Request: MCP-Protocol-Version {version!r} is not the version this "
+            f"session negotiated ({protocol_version!r}); send that one.",
+        )
+    return None
 
 
 def _session_ended(request_id: RequestId | None) -> Response:

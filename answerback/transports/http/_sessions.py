@@ -11,8 +11,11 @@ process needs.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
+
+import anyio
 
 from answerback.jsonrpc import JSONObject
 from answerback.jsonrpc._endpoint import as_object
@@ -68,7 +71,21 @@ class SessionManager(Protocol):
         ...
 
     async def touch(self, session_id: str, idle_seconds: float) -> SessionRecord | None:
-        """The record, its expiry pushed back; ``None`` if it ended or expired."""
+        """The record, its expiry pushed back and the session noted as used now (a
+        request names it, or a notification is for its GET stream); ``None`` if it
+        ended or expired."""
+        ...
+
+    async def mark_used(self, session_ids: Sequence[str], idle_seconds: float) -> None:
+        """Note sessions as used now, their expiry pushed back, as ``touch`` does, without
+        reading them: a client is connected to each (a stream open, an answer awaited),
+        which is use, though no request names the session meanwhile."""
+        ...
+
+    async def unused_for(self, session_id: str) -> float | None:
+        """Seconds since the session was last used, through any process; ``None`` if it
+        has not been since its ``initialize`` (or has ended). A process must not end a
+        session everywhere for idling when it is in use through another."""
         ...
 
     async def set_state(self, session_id: str, key: str, entry: JSONObject | None) -> None:
@@ -88,6 +105,7 @@ class InMemorySessionManager:
 
     def __init__(self) -> None:
         self._records: dict[str, SessionRecord] = {}
+        self._used_at: dict[str, float] = {}
 
     def __len__(self) -> int:
         return len(self._records)
@@ -96,7 +114,18 @@ class InMemorySessionManager:
         self._records[record.id] = record
 
     async def touch(self, session_id: str, idle_seconds: float) -> SessionRecord | None:
+        await self.mark_used([session_id], idle_seconds)
         return self._records.get(session_id)
+
+    async def mark_used(self, session_ids: Sequence[str], idle_seconds: float) -> None:
+        now = anyio.current_time()
+        for session_id in session_ids:
+            if session_id in self._records:
+                self._used_at[session_id] = now
+
+    async def unused_for(self, session_id: str) -> float | None:
+        used_at = self._used_at.get(session_id)
+        return None if used_at is None else anyio.current_time() - used_at
 
     async def set_state(self, session_id: str, key: str, entry: JSONObject | None) -> None:
         record = self._records.get(session_id)
@@ -109,3 +138,4 @@ class InMemorySessionManager:
 
     async def end(self, session_id: str) -> None:
         self._records.pop(session_id, None)
+        self._used_at.pop(session_id, None)

@@ -148,6 +148,20 @@ class Context(Generic[LifespanT]):
         self._loop_thread = threading.get_ident()
         """The event loop's thread, where the context is made (a ``def`` tool runs in another)."""
 
+    def __repr__(self) -> str:
+        """The request being answered (its id, method, and the tool or prompt it names)
+        and the client behind it, for a debugger inside a tool: never the arguments,
+        which may hold secrets."""
+        request = self._request
+        shown = [f"request_id={request.id!r}", f"method={request.method!r}"]
+        named = request.params.get("name") if request.params is not None else None
+        kind = _NAMED_BY.get(request.method)
+        if kind is not None and isinstance(named, str):
+            shown.append(f"{kind}={named!r}")
+        session = self._session
+        shown += [f"client={session.client_info.name!r}", f"protocol={session.protocol_version!r}"]
+        return f"Context({', '.join(shown)})"
+
     @property
     def lifespan_context(self) -> LifespanT:
         """What the server's ``lifespan`` yielded: one value shared by every request, such
@@ -458,13 +472,17 @@ class Context(Generic[LifespanT]):
         """Report progress, if the client asked for it with a progress token.
 
         A number that is not a finite ``int`` or ``float`` (``TypeError``, or
-        ``ValueError`` for NaN and infinity), or a ``message`` that is not a string, is
-        refused whether or not the client asked, so the mistake shows on every client.
+        ``ValueError`` for NaN and infinity), a ``progress`` not above the last one this
+        request reported (``ValueError``: it must increase), or a ``message`` that is not
+        a string, is refused whether or not the client asked, so the mistake shows on
+        every client.
         """
         check_progress("ctx.report_progress()", progress, total, message)
         await self._session.send_progress(progress, total, message)
 
 
+_NAMED_BY = {"tools/call": "tool", "prompts/get": "prompt"}
+"""The methods whose ``name`` parameter a ``Context``'s repr shows, and as what."""
 _QUESTION_ADVICE = "Pass the question to show above the form, as a string."
 _SCHEMA_ADVICE = (
     "Pass the class of a pydantic model whose fields are the form's (strings, numbers, "

@@ -5,13 +5,15 @@ messages: a ``str`` is one user message; ``PromptMessage`` objects, message dict
 (``{"role": "user", "content": "text"}``, as the official SDK accepts), content blocks
 (text, images, embedded resources) and strings may be mixed in a list; a
 ``GetPromptResult`` passes through. A content block of a type MCP does not define is
-refused, never sent.
+refused, never sent, and a return annotation none of these fits (``-> int``) when the
+prompt is registered.
 
 Arguments are strings on the wire; each is converted to its parameter's annotation,
 as pydantic reads text (``"3"`` for an ``int``, ``"false"`` for a ``bool``, an ``Enum``
-by its value), and one that needs a structure (a model, a list, a dict) is read from
-JSON text. A value that does not convert is the client's mistake, -32602 naming the
-argument: the function never receives the raw text in place of the type it declared.
+or a ``Literal`` by its value, as the argument's description lists it), and one that
+needs a structure (a model, a list, a dict) is read from JSON text. A value that does
+not convert is the client's mistake, -32602 naming the argument: the function never
+receives the raw text in place of the type it declared.
 A parameter no text can become (a plain class of the author's own, a callable) is
 refused when the prompt is registered, and an argument the prompt has no parameter for
 when it is given (-32602, naming the arguments there are). A ``Literal`` or ``Enum``
@@ -22,14 +24,25 @@ not given: some clients (the MCP Inspector) send it for a field left empty.
 
 from __future__ import annotations
 
+import collections.abc
 import contextlib
 import inspect
 import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from enum import Enum
-from types import UnionType
-from typing import Annotated, Any, Literal, Union, cast, get_args, get_origin
+from types import NoneType, UnionType
+from typing import (
+    Annotated,
+    Any,
+    Literal,
+    Never,
+    NoReturn,
+    Union,
+    cast,
+    get_args,
+    get_origin,
+)
 
 import pydantic
 from pydantic import BaseModel
@@ -41,11 +54,13 @@ from answerback.server._functions import (
     accepted_arguments,
     call,
     read_signature,
+    type_name,
     unknown_arguments,
     unknown_content_type,
     unreadable_parameters,
     wire_name,
 )
+from answerback.server._literals import choice_text, reading_literal_text
 from answerback.types import (
     AudioContent,
     EmbeddedResource,
@@ -105,6 +120,13 @@ class RegisteredPrompt:
     ) -> RegisteredPrompt:
         signature = read_signature(function, context_type)
         prompt_name = name or function.__name__
+        if not _may_be_prompt(signature.returns):
+            returns = signature.returns
+            shown = "None" if returns is NoneType else type_name(returns)
+            raise TypeError(
+                f"prompt {prompt_name!r} is annotated to return {shown}, which no prompt "
+                f"can return; {_RETURNS} (or leave the return unannotated)"
+            )
         arguments_model = _arguments_model(prompt_name, function, signature)
         fields = {
             wire_name(name, field): field for name, field in arguments_model.model_fields.items()
@@ -223,7 +245,10 @@ def _arguments_model(
     alone (``unreadable_parameters``) loses what only a model field means (pydantic warns
     that ``Field(alias=...)`` has no effect there), so only a model that fails is taken
     apart."""
-    fields: dict[str, Any] = dict(signature.parameters)
+    fields: dict[str, Any] = {
+        name: (reading_literal_text(annotation), default)
+        for name, (annotation, default) in signature.parameters.items()
+    }
     try:
         # Arguments it has no field for never reach it: ``render`` refuses them first.
         model: type[BaseModel] = pydantic.create_model(  # type: ignore[call-overload]
@@ -239,6 +264,67 @@ def _arguments_model(
             "from JSON text)"
         ) from None
     return model
+
+
+_PROMPT_RETURNS = (str, PromptMessage, GetPromptResult, InputRequiredResult, dict, *_BLOCKS[:-1])
+"""The classes a prompt's value (or an item of its list) may be: a message dict included."""
+_AWAITABLES = (collections.abc.Awaitable, collections.abc.Coroutine)
+
+
+def _may_be_prompt(returns: Any) -> bool:
+    """Whether a prompt annotated to return ``returns`` could return anything ``render``
+    takes: for a union, one member is enough (``str | None`` works whenever it returns
+    the ``str``), so only an annotation that rules every such value out (``-> int``,
+    ``-> list[int]``) is refused. What is not judged here (a ``TypeVar``, a typing form
+    of a later Python) is let through, to be judged by the value it returns."""
+    if returns in (inspect.Signature.empty, Any, NoReturn, Never):
+        return True
+    if returns is None or returns is NoneType:
+        return False
+    supertype = getattr(returns, "__supertype__", None)  # a NewType
+    if supertype is not None:
+        return _may_be_prompt(supertype)
+    origin = get_origin(returns)
+    arguments = get_args(returns)
+    if origin is Annotated:
+        return _may_be_prompt(arguments[0])
+    if origin in (Union, UnionType):
+        return any(_may_be_prompt(member) for member in arguments)
+    if origin is Literal:
+        return any(isinstance(value, str) for value in arguments)
+    if origin in _AWAITABLES:
+        return not arguments or _may_be_prompt(arguments[-1])
+    kind = origin if origin is not None else returns
+    if not isinstance(kind, type):
+        return True
+    if _may_be_list(kind) and arguments and not _may_be_mapping(kind):
+        items = [item for item in arguments if item is not Ellipsis]
+        return any(_may_be_prompt(item) and not _is_list(item) for item in items)
+    return _may_be_list(kind) or _related(kind, _PROMPT_RETURNS)
+
+
+def _related(kind: type, classes: tuple[type, ...]) -> bool:
+    """Whether a value of class ``kind`` could also be of one of ``classes``: ``kind`` is
+    one of them or a subclass (``TextContent``), or a base (``BaseModel``, ``object``,
+    ``Sequence``). A class ``issubclass`` cannot judge (a protocol) is let through."""
+    try:
+        return any(issubclass(kind, cls) or issubclass(cls, kind) for cls in classes)
+    except TypeError:
+        return True
+
+
+def _may_be_list(kind: type) -> bool:
+    return _related(kind, (list, tuple))
+
+
+def _may_be_mapping(kind: type) -> bool:
+    return _related(kind, (dict,))
+
+
+def _is_list(item: Any) -> bool:
+    """Whether a list's item is annotated as a list itself (no message is one)."""
+    kind = get_origin(item) or item
+    return isinstance(kind, type) and issubclass(kind, list | tuple)
 
 
 def _described(field: FieldInfo) -> str | None:
@@ -272,21 +358,7 @@ def _choices(annotation: Any) -> list[str] | None:
         values = tuple(member.value for member in annotation)
     else:
         return None
-    return [_choice_text(value) for value in values]
-
-
-def _choice_text(value: Any) -> str:
-    """One allowed value as a client sends it: an ``Enum`` member (``Literal[Mode.FAST]``)
-    by its value, a string as it is, anything else as JSON, or as its ``str()`` where it
-    has no JSON form: a description must never stop a prompt from registering."""
-    if isinstance(value, Enum):
-        value = value.value
-    if isinstance(value, str):
-        return value
-    try:
-        return json.dumps(value)
-    except (TypeError, ValueError):
-        return str(value)
+    return [choice_text(value) for value in values]
 
 
 def _blank_means_default(

@@ -30,6 +30,7 @@ from answerback.server._functions import (
     type_name,
     unreadable_parameters,
 )
+from answerback.server._literals import reading_literal_text
 from answerback.types import (
     BlobResourceContents,
     Icon,
@@ -122,7 +123,7 @@ class RegisteredResource:
             )
         try:
             parsers = {
-                parameter: TypeAdapter[Any](annotation)
+                parameter: TypeAdapter[Any](reading_literal_text(annotation))
                 for parameter, (annotation, _) in signature.parameters.items()
             }
             not_text = [

@@ -240,6 +240,17 @@ class MCPServer:
         """The user functions still running in worker threads when serving last ended
         (see ``run``)."""
 
+    def __repr__(self) -> str:
+        """The server's name and version and how much it offers, for a log line or a
+        debugger: never its keys or settings."""
+        registry = self._registry
+        return (
+            f"MCPServer({self.name!r}, version={self.version!r}, "
+            f"tools={len(registry.tools)}, prompts={len(registry.prompts)}, "
+            f"resources={len(registry.fixed_resources())}, "
+            f"templates={len(registry.resource_templates())})"
+        )
+
     # -- declaring -------------------------------------------------------------------
 
     def tool(

@@ -94,6 +94,16 @@ class ServerSession:
         self._asker = asker
         self._already_sent = already_sent
         """2026-07-28: what earlier rounds sent, so a re-run does not send it again."""
+        self._last_progress: float | None = None
+        """The progress this request last reported, which the next report must pass."""
+
+    def __repr__(self) -> str:
+        """Who the client is and what it speaks, for a debugger or a log line: never
+        what it sent (arguments may hold secrets)."""
+        return (
+            f"ServerSession(client={self._client.client_info.name!r}, "
+            f"protocol={self.protocol_version!r}, request_id={self._request.id!r})"
+        )
 
     @property
     def protocol_version(self) -> str:
@@ -485,10 +495,20 @@ class ServerSession:
         """Report progress, if the client asked for it with a progress token.
 
         Raises ``TypeError`` for a number or message of the wrong type and ``ValueError``
-        for a NaN or infinite number (JSON cannot carry it) whether or not the client
-        asked, so the mistake shows on every transport alike.
+        for a NaN or infinite number (JSON cannot carry it), or for a ``progress`` not
+        above this request's last one (the specification says it MUST increase with each
+        report, so an equal one is refused too), whether or not the client asked, so the
+        mistake shows on every transport alike.
         """
         check_progress("ctx.session.send_progress()", progress, total, message)
+        if self._last_progress is not None and progress <= self._last_progress:
+            raise ValueError(
+                f"progress {progress} is not more than this request's last report, "
+                f"{self._last_progress}: progress must increase with each report (MCP "
+                "requires it). Report how much is done so far, not the step just finished "
+                "or what is left; to say something new without progress, log it instead."
+            )
+        self._last_progress = progress
         token = self._request.progress_token
         send = functools.partial(self._request.send_progress, progress, total, message)
         if self._already_sent is None or token is None:

@@ -79,6 +79,7 @@ from answerback.server._functions import (
     unreadable_parameters,
     written_at,
 )
+from answerback.server._literals import reading_member_values
 from answerback.server._output_schema import output_json_schema, wrapped_output_schema
 from answerback.server._roots_guard import PathOutsideRootsError
 from answerback.types import (
@@ -178,7 +179,10 @@ class RegisteredTool:
         meta: dict[str, Any] | None = None,
     ) -> RegisteredTool:
         signature = read_signature(function, context_type)
-        fields: dict[str, Any] = dict(signature.parameters)
+        fields: dict[str, Any] = {
+            name: (reading_member_values(annotation), default)
+            for name, (annotation, default) in signature.parameters.items()
+        }
         context_parameter = signature.context_parameter
         refuses_others = input_schema is None or input_schema.get("additionalProperties") is False
         try:

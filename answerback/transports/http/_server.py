@@ -899,7 +899,8 @@ class StreamableHTTPApp:
         # for the other replicas once this connection has accepted it, never before:
         # a refused one would be replayed, and kept in the record, for nothing.
         changes_state = self.state.shared and method in STATE_METHODS
-        if self.json_response or not wants_sse or changes_state:
+        plain_json = self.json_response and not _asks_for_progress(message)
+        if plain_json or not wants_sse or changes_state:
             if self.replication is not None and not await self.replication.open_call(
                 session, request_id, None
             ):
@@ -1490,6 +1491,16 @@ def _misnamed(request: Request, principal: str | None, protocol_version: str) ->
             f"session negotiated ({protocol_version!r}); send that one.",
         )
     return None
+
+
+def _asks_for_progress(message: JSONObject) -> bool:
+    """Whether a request carries a ``progressToken``: with ``json_response``, it is
+    answered on its own stream anyway (the specification lets the server choose per
+    POST), as its progress sent to the GET stream could reach the client after its
+    answer, too late for the caller's progress callback."""
+    params = as_object(message.get("params"))
+    meta = as_object(params.get("_meta")) if params is not None else None
+    return meta is not None and as_request_id(meta.get("progressToken")) is not None
 
 
 def _session_ended(request_id: RequestId | None) -> Response:

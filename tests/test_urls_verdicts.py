@@ -143,12 +143,12 @@ def test_approved_domains_store_sites_in_ascii() -> None:
     assert "example.com" not in approved
     assert 42 not in approved
     assert "not a host/" not in approved
-    assert approved.approve("[::1]:8080") == "[::1]"
-    assert list(approved) == ["[::1]", "xn--mnchen-3ya.de"]
+    assert approved.approve("[::1]:8080") == "[::1]:8080"  # on loopback the port counts
+    assert list(approved) == ["[::1]:8080", "xn--mnchen-3ya.de"]
     assert len(approved) == 2
     approved.revoke("MÜNCHEN.de")
-    assert list(approved) == ["[::1]"]
-    assert repr(approved) == "ApprovedDomains(['[::1]'])"
+    assert list(approved) == ["[::1]:8080"]
+    assert repr(approved) == "ApprovedDomains(['[::1]:8080'])"
 
 
 @pytest.mark.parametrize("text", ["", "example.com/path", "user@example.com", "exa mple.com"])

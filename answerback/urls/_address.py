@@ -79,3 +79,16 @@ def address_facts(host: str) -> AddressFacts:
         AddressKind.PUBLIC,
     )
     return AddressFacts(address=address, kind=kind, embedded_ipv4=embedded)
+
+
+def is_loopback_host(host: str) -> bool:
+    """Whether a canonical host is this computer: ``localhost``, ``*.localhost``, or a
+    loopback address written plainly (``127.0.0.1``, ``[::1]``)."""
+    name = host.removesuffix(".")
+    if name == "localhost" or name.endswith(".localhost"):
+        return True
+    try:
+        facts = address_facts(host)
+    except ValueError:
+        return False
+    return facts.kind is AddressKind.LOOPBACK and facts.embedded_ipv4 is None

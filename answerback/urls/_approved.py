@@ -6,6 +6,7 @@ from collections.abc import Iterable, Iterator
 
 import ada_url
 
+from answerback.urls._address import is_loopback_host
 from answerback.urls._domains import split_host
 from answerback.urls._model import UrlVerdict
 
@@ -20,7 +21,10 @@ class ApprovedDomains:
     approving a site never makes a dangerous URL safe.
 
     Approval is by site, as the person saw it emphasised: approving
-    ``accounts.example.com`` approves ``example.com``. Names are stored in ASCII, so the
+    ``accounts.example.com`` approves ``example.com``. On this computer the port picks the
+    program, so a verdict for ``http://localhost:8080/`` approves ``localhost:8080`` only;
+    a loopback host given as text without a port (``"localhost"``) approves all of its
+    ports. Names are stored in ASCII, so the
     Unicode and ACE spellings of one name are one entry. Nothing is written to disk; a host
     that wants approvals to outlive the process saves ``list(approved)`` and passes it back.
     """
@@ -56,9 +60,11 @@ class ApprovedDomains:
         if not isinstance(site, str):
             return False
         try:
-            return canonical_site(site) in self._sites
+            key = canonical_site(site)
         except ValueError:
             return False
+        # A loopback host approved without a port approves every port on it.
+        return key in self._sites or _without_port(key) in self._sites
 
     def __iter__(self) -> Iterator[str]:
         return iter(sorted(self._sites))
@@ -72,7 +78,8 @@ class ApprovedDomains:
 
 def canonical_site(text: str) -> str:
     """The site a host name belongs to, in ASCII: ``Accounts.München.de.`` →
-    ``xn--mnchen-3ya.de``; an IP host stays itself (``127.0.0.1``, ``[::1]``)."""
+    ``xn--mnchen-3ya.de``; an IP host stays itself (``127.0.0.1``, ``[::1]``); a loopback
+    host keeps the port it was given with (``localhost:8080``)."""
     candidate = text.strip()
     try:
         parsed = ada_url.parse_url(f"https://{candidate}/", ("hostname", "host_type", "pathname"))
@@ -84,6 +91,30 @@ def canonical_site(text: str) -> str:
             "verdict itself"
         )
     host = parsed.get("hostname", "")
+    if is_loopback_host(host):
+        name = host.rstrip(".")
+        port = _written_port(candidate)
+        return f"{name}:{port}" if port else name
     if parsed.get("host_type") != ada_url.HostType.DEFAULT:
         return host
     return split_host(host).registrable or host.rstrip(".")
+
+
+def loopback_site(host: str, port: str, scheme: str) -> str:
+    """What approval remembers for a page on this computer: its host and the port that
+    picks the program (the scheme's own when the link names none)."""
+    return f"{host.rstrip('.')}:{port or ('443' if scheme == 'https' else '80')}"
+
+
+def _written_port(candidate: str) -> str:
+    """The port written after a host, 443 too (an https parse drops its default port)."""
+    try:
+        # A scheme without a default port keeps every port as written, normalised.
+        return ada_url.parse_url(f"port-only://{candidate}/", ("port",)).get("port", "")
+    except ValueError:
+        return ""
+
+
+def _without_port(key: str) -> str:
+    host, colon, port = key.rpartition(":")
+    return host if colon and port.isdigit() and not host.endswith(":") else key

@@ -94,6 +94,9 @@ class HostParts:
     """The site: "evil-login.net". None when the host has no public suffix ("intranet",
     "printer.local") or is a public suffix itself ("github.io")."""
     suffix: str
+    shared: bool = False
+    """Whether the suffix is from the list's private section: a service where anyone may
+    make a site ("herokuapp.com", "github.io")."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -133,6 +136,7 @@ def split_host(host: str) -> HostParts:
         subdomain=".".join(labels[:split]),
         registrable=".".join(labels[split:]),
         suffix=".".join(labels[split + 1 :]),
+        shared=result.is_private,
     )
 
 
@@ -193,6 +197,12 @@ def brand_token(label_text: str) -> str | None:
     """The brand that the label or hyphen-separated part ``label_text`` names, exactly or
     with lookalike letters; None for ordinary words."""
     return _top_domains().tokens_by_skeleton.get(skeleton(label_text))
+
+
+def brand_domains(brand: str) -> frozenset[str]:
+    """The well-known domains whose name is ``brand`` ("google" → google.com, google.de,
+    google.co.uk, ...)."""
+    return frozenset(domain for domain in top_domains() if domain.split(".", 1)[0] == brand)
 
 
 def is_self_hosted_product(brand: str) -> bool:

@@ -7,15 +7,17 @@ from dataclasses import dataclass, field
 import ada_url
 
 from answerback.urls._address import AddressKind, address_facts
-from answerback.urls._approved import ApprovedDomains
+from answerback.urls._approved import ApprovedDomains, loopback_site
 from answerback.urls._domains import (
     HostParts,
+    brand_domains,
     brand_token,
     embedded_top_domain,
     is_self_hosted_product,
     lookalike_brand,
     lookalike_domain,
     split_host,
+    top_domains,
 )
 from answerback.urls._labels import LabelJudgement, judge_label
 from answerback.urls._model import (
@@ -218,7 +220,9 @@ def _judge_address(hostname: str, scheme: str, port: str, findings: _Findings) -
         )
     if facts.kind is AddressKind.LOOPBACK:
         _judge_loopback(hostname, findings)
+        key = loopback_site(hostname, port, scheme)
     else:
+        key = hostname
         _require_https(scheme, hostname, findings)
         findings.add(
             ReasonCode.IP_ADDRESS,
@@ -249,7 +253,7 @@ def _judge_address(hostname: str, scheme: str, port: str, findings: _Findings) -
             RiskLevel.HIGH_RISK,
             f"{shown} {what}.",
         )
-    return _Host(before="", site=hostname, after="", key=hostname)
+    return _Host(before="", site=hostname, after="", key=key)
 
 
 def _judge_domain(hostname: str, scheme: str, port: str, findings: _Findings) -> _Host:
@@ -257,7 +261,8 @@ def _judge_domain(hostname: str, scheme: str, port: str, findings: _Findings) ->
     labels = hostname.removesuffix(".").split(".")
     if hostname == "localhost" or hostname.removesuffix(".").endswith(".localhost"):
         _judge_loopback(hostname, findings)
-        return _Host(before="", site=hostname, after="", key=hostname.removesuffix("."))
+        key = loopback_site(hostname, port, scheme)
+        return _Host(before="", site=hostname, after="", key=key)
     _require_https(scheme, hostname, findings)
     _judge_port(port, findings)
     if "" in labels:
@@ -266,7 +271,11 @@ def _judge_domain(hostname: str, scheme: str, port: str, findings: _Findings) ->
             RiskLevel.WARN,
             f"The host {hostname} has an empty part between two dots, which no real name has.",
         )
-    top_level = ada_url.idna_to_unicode(labels[-1])
+    # A top-level domain that is not public is no registry's home for any script: a
+    # resolver that answers for a made-up Cyrillic "com", or a name of one label, follows
+    # no registry's rules about which script a name may be written in.
+    public_top_level = len(labels) > 1 and bool(split_host(labels[-1]).suffix)
+    top_level = ada_url.idna_to_unicode(labels[-1]) if public_top_level else None
     judged = [judge_label(label, top_level) for label in labels]
     for label in judged:
         for reason in label.reasons:
@@ -279,8 +288,8 @@ def _judge_domain(hostname: str, scheme: str, port: str, findings: _Findings) ->
         whole = ".".join(label.shown for label in judged)
         return _Host(before="", site=whole, after=after, key=hostname.removesuffix("."))
     split = len(judged) - (parts.registrable.count(".") + 1)
-    imitates = _judge_site(judged[split:], parts.registrable, findings)
-    _judge_subdomain(judged[:split], parts.registrable, findings)
+    imitates = _judge_site(judged[split:], parts, findings)
+    _judge_subdomain(judged[:split], judged[split], parts.registrable, findings)
     # A registrable domain that imitates a well-known one is shown in ACE as a whole, even
     # where each label alone looked harmless.
     site = ".".join(label.ascii if imitates else label.shown for label in judged[split:])
@@ -288,9 +297,10 @@ def _judge_domain(hostname: str, scheme: str, port: str, findings: _Findings) ->
     return _Host(before=before, site=site, after=after, key=parts.registrable)
 
 
-def _judge_site(labels: list[LabelJudgement], registrable: str, findings: _Findings) -> bool:
+def _judge_site(labels: list[LabelJudgement], parts: HostParts, findings: _Findings) -> bool:
     """Judge the registrable domain against well-known ones; True when it must be shown
     in ACE because it imitates one."""
+    registrable = parts.registrable or ""
     text = ".".join(label.text for label in labels)
     imitated = lookalike_domain(registrable, text)
     if imitated is not None:
@@ -310,6 +320,8 @@ def _judge_site(labels: list[LabelJudgement], registrable: str, findings: _Findi
             "with other letters.",
         )
         return True
+    if registrable not in top_domains() and _judge_brand_name(name, parts, findings):
+        return False
     tokens = name.split("-")
     if len(tokens) > 1:
         for token in tokens:
@@ -326,14 +338,64 @@ def _judge_site(labels: list[LabelJudgement], registrable: str, findings: _Findi
     return False
 
 
-def _judge_subdomain(labels: list[LabelJudgement], registrable: str, findings: _Findings) -> None:
+def _judge_brand_name(name: str, parts: HostParts, findings: _Findings) -> bool:
+    """A site whose whole name is a brand's ("paypal.herokuapp.com", "paypal.com.co"), or
+    the brand glued to "com" ("paypalcom.net"), on a domain the brand does not own: the
+    closer the name, the more convincing. True when it said so."""
+    registrable, suffix = parts.registrable or "", parts.suffix
+    first, _, rest = suffix.partition(".")
+    glued = name.removesuffix("com")
+    if glued != name and brand_token(glued) == glued and f"{glued}.com" in top_domains():
+        findings.add(
+            ReasonCode.BRAND_IN_DOMAIN,
+            RiskLevel.WARN,
+            f"{registrable} reads as {glued}.com but is not {glued}'s site; anyone can "
+            "register a name like that.",
+        )
+        return True
+    if brand_token(name) != name or first == name:  # first == name: the brand's own service
+        return False
+    if rest and f"{name}.{first}" in top_domains():
+        # "paypal.com.co" is paypal.com with a country after it. A brand that runs sites
+        # under country domains may own this one too; one that does not, never.
+        international = any(domain.count(".") > 1 for domain in brand_domains(name))
+        findings.add(
+            ReasonCode.BRAND_IN_DOMAIN,
+            RiskLevel.WARN if international else RiskLevel.HIGH_RISK,
+            f"{registrable} reads as {name}.{first} with more after it, but it is a name "
+            f"registered under {suffix}, not one of {name}'s sites"
+            + (" that answerback knows." if international else "; anyone can register one."),
+        )
+        return True
+    if parts.shared or rest:
+        where = (
+            f"{suffix}, a service where anyone can make a site"
+            if parts.shared
+            else f"{suffix}, where anyone can register a name"
+        )
+        findings.add(
+            ReasonCode.BRAND_IN_DOMAIN,
+            RiskLevel.WARN,
+            f"{registrable} is named {name!r} but it is not {name}'s site: it is on {where}.",
+        )
+        return True
+    return False
+
+
+def _judge_subdomain(
+    labels: list[LabelJudgement],
+    site_name: LabelJudgement,
+    registrable: str,
+    findings: _Findings,
+) -> None:
     """A well-known name to the left of another site's name is the site's own choice of
-    words, made to be read first."""
+    words, made to be read first; with the site's own name after it ("github" before
+    "com.zip") it may spell a well-known domain outright."""
     if not labels:
         return
     texts = [label.text for label in labels]
     subdomain = ".".join(label.ascii for label in labels)
-    embedded = embedded_top_domain(texts)
+    embedded = embedded_top_domain([*texts, site_name.text])
     if embedded is not None:
         findings.add(
             ReasonCode.BRAND_IN_SUBDOMAIN,
@@ -360,6 +422,14 @@ def _judge_subdomain(labels: list[LabelJudgement], registrable: str, findings: _
                 f"{registrable} gave one of its pages, not {brand}'s site.",
             )
             return
+
+
+def _approved_name(shown_site: str, site: str | None) -> str:
+    """The site as the person approved it: with its port on this computer, where the
+    port picks the program ("localhost:8080"), else as shown."""
+    if site is not None and site.startswith(f"{shown_site}:"):
+        return site
+    return shown_site or site or ""
 
 
 def _both(ascii: str, text: str) -> str:
@@ -485,7 +555,7 @@ def _verdict(
             UrlReason(
                 code=ReasonCode.APPROVED,
                 level=RiskLevel.OK,
-                message=f"You approved {display.site or site} before.",
+                message=f"You approved {_approved_name(display.site, site)} before.",
             )
         )
     ordered = tuple(sorted(reasons, key=lambda reason: -reason.level))

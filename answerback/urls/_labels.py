@@ -51,6 +51,9 @@ _WHOLE_SCRIPT_HOMES: dict[str, frozenset[str]] = {
 # apostrophe) in a host name, so browsers show labels with them in ACE.
 _PUNCTUATION_LIKE = frozenset("\u2010\u2019\u2027\u30a0\u058a\u02bb\u02bc")
 _MIDDLE_DOT = "\u00b7"
+# Combining overlays that draw a slash through the letter before them ("com̸evil" reads
+# as "com/evil"): a path separator inside the host.
+_SLASH_OVERLAYS = frozenset("\u0337\u0338")
 _LDH = frozenset("abcdefghijklmnopqrstuvwxyz0123456789-_")
 
 
@@ -68,9 +71,10 @@ class LabelJudgement:
         return self.ascii if self.reasons else self.text
 
 
-def judge_label(label: str, top_level: str) -> LabelJudgement:
+def judge_label(label: str, top_level: str | None) -> LabelJudgement:
     """Judge one label of a canonical (lowercase, ASCII) host; ``top_level`` is the host's
-    last label in Unicode, for the whole-script check."""
+    last label in Unicode, for the whole-script check, or None when it is not a public
+    top-level domain (then no script is at home)."""
     if not label.startswith("xn--"):
         odd = sorted({char for char in label if char not in _LDH})
         reasons = (
@@ -104,10 +108,12 @@ def judge_label(label: str, top_level: str) -> LabelJudgement:
     return LabelJudgement(ascii=label, text=text, reasons=tuple(findings))
 
 
-def _unicode_findings(label: str, text: str, top_level: str) -> list[UrlReason]:
+def _unicode_findings(label: str, text: str, top_level: str | None) -> list[UrlReason]:
     findings: list[UrlReason] = []
     shown = f"'{escaped(text)}' ({label})"
-    punctuation = [char for char in text if looks_like_url_punctuation(char)]
+    punctuation = [
+        char for char in text if looks_like_url_punctuation(char) or char in _SLASH_OVERLAYS
+    ]
     if punctuation:
         findings.append(
             _reason(
@@ -125,6 +131,7 @@ def _unicode_findings(label: str, text: str, top_level: str) -> list[UrlReason]:
     ]
     odd.extend(_misplaced_middle_dots(text))
     odd.extend(_stacked_marks(text))
+    odd.extend(char for char in _marks_on_ascii(text) if char not in punctuation)
     if odd:
         findings.append(
             _reason(
@@ -180,7 +187,9 @@ def _unicode_findings(label: str, text: str, top_level: str) -> list[UrlReason]:
     return findings
 
 
-def _at_home(script: str, top_level: str) -> bool:
+def _at_home(script: str, top_level: str | None) -> bool:
+    if top_level is None:
+        return False
     return top_level in _WHOLE_SCRIPT_HOMES[script] or script_of_letters(top_level) == script
 
 
@@ -201,6 +210,17 @@ def _stacked_marks(text: str) -> list[str]:
         if unicodedata.category(char) == "Mn" and (previous == char or previous in "ıȷ"):
             found.append(char)
     return found
+
+
+def _marks_on_ascii(text: str) -> list[str]:
+    """Combining marks left on a plain ASCII letter after normalisation: a letter with a
+    precomposed form was composed into it, so what is left (a stroke, a ring, an overlay)
+    is drawn onto a familiar letter rather than written as one."""
+    return [
+        char
+        for previous, char in itertools.pairwise(text)
+        if unicodedata.category(char) == "Mn" and previous.isascii()
+    ]
 
 
 def _named(chars: list[str]) -> str:

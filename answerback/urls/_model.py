@@ -106,7 +106,8 @@ class UrlReason:
 
 @dataclass(frozen=True, slots=True)
 class UrlDisplay:
-    """How to show the URL: always whole, never truncated, with the site emphasised.
+    """How to show the URL: whole, with the site emphasised (a link of pages may be cut
+    after its host, if the rest is a request away and the verdict stays in view).
 
     ``before + site + after == url``. Put ``site`` in bold (or otherwise apart): it is the
     registrable domain, the part that says whose page this is. Labels that could pass for
@@ -142,7 +143,9 @@ class UrlVerdict:
     display: UrlDisplay
     site: str | None
     """The site in ASCII: the registrable domain ("example.co.uk"), or the whole host for
-    an IP address or a name with no public suffix. What ``ApprovedDomains`` remembers."""
+    an IP address or a name with no public suffix; for this computer, the host and its
+    port ("localhost:8080"), since there the port picks the program. What
+    ``ApprovedDomains`` remembers."""
     approved: bool
     """Whether the person approved ``site`` before (see ``ApprovedDomains``)."""
 

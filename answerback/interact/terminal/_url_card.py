@@ -1,7 +1,10 @@
 """The URL consent card: where a link really goes, and a deliberate key to go there.
 
-The card shows the link whole as a browser will read it (never cut short), the
-registrable domain emphasised (whose page it is), the verdict and every reason for it.
+The card shows the link as a browser will read it, the registrable domain emphasised
+(whose page it is), the verdict and every reason for it. A link longer than
+``LINK_CHARACTERS_SHOWN`` is cut there, saying how much more there is, and Ctrl-R shows
+it whole: a link of pages once pushed the site and the verdict off the screen while
+``o`` still opened it.
 Nothing opens until the person presses the open key; a high-risk link needs a second,
 different key; a blocked link has no open key at all.
 """
@@ -35,7 +38,7 @@ from answerback.interact.terminal._screen import (
     run_screen,
     with_server_keys,
 )
-from answerback.interact.terminal._text import quoted, verdict_words
+from answerback.interact.terminal._text import READ_KEY, quoted, verdict_words
 from answerback.urls import RiskLevel, UrlVerdict
 
 UrlDecision = Literal["open", "decline", "cancel"]
@@ -44,6 +47,11 @@ UrlDecision = Literal["open", "decline", "cancel"]
 MESSAGE_LINES_SHOWN = 8
 """The server's message is shown after the facts, up to this many lines: the card
 does not scroll, and what the person decides on must stay on screen."""
+
+LINK_CHARACTERS_SHOWN = 300
+"""The most of a link the card shows (a few rows): past the host of any name DNS can
+look up, and short enough that the site, the verdict and its reasons below it stay on
+screen. The rest is a key away (Ctrl-R)."""
 
 
 URL_KEYS = (("o", "open in browser"), ("d", "decline"), ("c/Esc", "cancel"))
@@ -86,7 +94,12 @@ class UrlCard:
         self.note = ""
         """Why the last key did nothing (a paste's ``o`` opens nothing)."""
         says = f"What {self._server} says:"
-        self.reader = Reader([(says, self._message)] if self._message.strip() else [])
+        readable: list[tuple[str, str]] = []
+        if len(clean(verdict.display.url)) > LINK_CHARACTERS_SHOWN:
+            readable.append(("The whole link:", verdict.display.url))
+        if self._message.strip():
+            readable.append((says, self._message))
+        self.reader = Reader(readable)
         self.application: Application[UrlDecision] = ScreenApplication(
             layout=Layout(
                 self.reader.around(
@@ -164,13 +177,9 @@ class UrlCard:
         title = Text("Open a link?", style="bold")
         title.append(" — from ")
         title.append(clean(self._server), style="bold cyan")
-        link = Text(overflow="fold")
-        link.append(clean(display.before))
-        link.append(clean(display.site), style="bold underline")
-        link.append(clean(display.after))
         # The facts the person decides on come first, whatever the message holds: a
         # message padded with lines once pushed the real link off the screen.
-        parts: list[RenderableType] = [link]
+        parts: list[RenderableType] = _cut_link(display.before, display.site, display.after)
         if verdict.site:
             site = Text("Site: ")
             site.append(clean(display.site or verdict.site), style="bold underline")
@@ -202,3 +211,21 @@ class UrlCard:
         if self.confirming:
             return [("class:status", "This link is high risk. "), *key_hints(CONFIRM_KEYS)]
         return key_hints(URL_KEYS)
+
+
+def _cut_link(before: str, site: str, after: str) -> list[RenderableType]:
+    """The link's first ``LINK_CHARACTERS_SHOWN`` characters, its site emphasised, and,
+    when it is cut, a line saying how much more there is and how to read it."""
+    link = Text(overflow="fold")
+    room = LINK_CHARACTERS_SHOWN
+    for piece, style in ((clean(before), ""), (clean(site), "bold underline"), (clean(after), "")):
+        link.append(piece[:room], style=style)
+        room -= min(room, len(piece))
+    hidden = len(clean(before)) + len(clean(site)) + len(clean(after)) - LINK_CHARACTERS_SHOWN
+    if hidden <= 0:
+        return [link]
+    link.append("…")
+    more = (
+        f"… {hidden:,} more character{'s' if hidden > 1 else ''}: {READ_KEY} shows the link whole"
+    )
+    return [link, Text(more, style="dim")]

@@ -8,9 +8,10 @@ tool that was never listed is not checked. A changed tool list forgets them all.
 
 The schema is the server's, so it is treated as hostile: it is checked with the one
 checker both ends share (``forms/_json_schema.py``), whose patterns run with a deadline
-and which never fetches a ``$ref``; and a schema that is not valid JSON Schema, or that
-the validator cannot apply (a ``$ref`` that loops for ever), is skipped for that tool
-with one warning rather than failing every call.
+and a budget for the whole result (content they are too slow to check is refused, not
+waited for), and which never fetches a ``$ref``; and a schema that is not valid JSON
+Schema, or that the validator cannot apply (a ``$ref`` that loops for ever), is skipped
+for that tool with one warning rather than failing every call.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from typing import Any
 
 from answerback.client._session import InvalidServerResultError, describe_server
 from answerback.forms._json_schema import SchemaCheck, compile_schema, cut
+from answerback.forms._patterns import PATTERN_BUDGET_SECONDS
 from answerback.types import CallToolResult, Implementation, Tool
 from answerback.types._errors import shown_problems
 
@@ -85,7 +87,7 @@ class OutputSchemas:
         if isinstance(validator, _Unchecked):
             return
         try:
-            problems = validator.problems(result.structured_content, "structuredContent")
+            verdict = validator.judge(result.structured_content, "structuredContent")
         except Exception as exc:  # RecursionError, an unresolvable $ref: not the result's fault
             self._validators[name] = _UNCHECKED
             reason = (
@@ -101,6 +103,17 @@ class OutputSchemas:
                 reason,
             )
             return
+        problems = verdict.problems
+        if verdict.too_slow:
+            found = shown_problems(problems) if problems else "nothing wrong before it stopped"
+            raise InvalidServerResultError(
+                f"{describe_server(server)} sent structuredContent for tool {name!r} that "
+                "could not be checked against the tool's outputSchema: its patterns took more "
+                f"than the {PATTERN_BUDGET_SECONDS:g} s one result may spend on them "
+                f"({found}). The server's patterns are too slow to check; report it to its "
+                "authors.",
+                _data(server, name, problems),
+            )
         if not problems:
             return
         raise InvalidServerResultError(

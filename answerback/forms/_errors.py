@@ -56,6 +56,17 @@ class FormTooLarge(UnsupportedForm):
     _HEADLINE = "The requested form is too large to show"
 
 
+class FormTooSlow(UnsupportedForm):
+    """A ``requestedSchema`` whose patterns are too slow to check its own defaults: one
+    past ``PATTERN_SECONDS``, or all of them together past ``PATTERN_BUDGET_SECONDS``.
+
+    An ``UnsupportedForm``, refused where any other is, at once rather than after the
+    client has spent seconds (or, across a form's fields, minutes) on the patterns.
+    """
+
+    _HEADLINE = "The requested form's patterns are too slow to check"
+
+
 class AnswerError(ValueError):
     """An answer does not fit its form; ``errors`` names every bad field and what is wrong.
 

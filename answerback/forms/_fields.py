@@ -29,13 +29,13 @@ import re
 from abc import ABC, abstractmethod
 from collections.abc import Iterable
 from dataclasses import dataclass
-from decimal import Decimal
+from decimal import Context, Decimal
 from functools import cached_property
 from typing import TYPE_CHECKING, Any, TypeAlias, cast
 
 from answerback.forms._errors import AnswerError, FieldError
 from answerback.forms._formats import FORMAT_HINTS, StringFormat, new_validator
-from answerback.forms._patterns import PatternTooSlow, pattern_search
+from answerback.forms._patterns import PatternBudgetSpent, PatternTooSlow, pattern_search
 
 if TYPE_CHECKING:
     from jsonschema import Draft202012Validator, ValidationError
@@ -49,6 +49,8 @@ _LARGEST_EXPONENT = 308  # beyond this a float is infinite and an int is absurd 
 _YES = frozenset({"yes", "y", "true", "t", "1", "on"})
 _NO = frozenset({"no", "n", "false", "f", "0", "off"})
 _SHOWN_OPTIONS = 10
+_EXACT_DIGITS = 17  # every float's digits, and room for 2**53 + 1 written out
+_EXACT_BELOW = 10**_EXACT_DIGITS
 
 MAX_PATTERN_LENGTH = 1024
 """Characters in a field's ``pattern``; a longer one makes the form unsupported."""
@@ -80,7 +82,13 @@ def show(value: object) -> str:
 
 
 def _number(value: float) -> str:
-    return str(int(value)) if isinstance(value, float) and value.is_integer() else str(value)
+    """A bound as a message states it: whole numbers in full up to ``_EXACT_DIGITS``
+    digits, longer ones in exponent form (``1e+308``, not 309 digits)."""
+    if isinstance(value, float):
+        return str(int(value)) if value.is_integer() and abs(value) < _EXACT_BELOW else repr(value)
+    if abs(value) < _EXACT_BELOW:
+        return str(value)
+    return format(Context(prec=_EXACT_DIGITS).create_decimal(value).normalize(), "e")
 
 
 def _within(measure: float, least: float | None, most: float | None) -> bool:
@@ -131,9 +139,14 @@ class _Field(ABC):
     def check(self, value: object) -> FormValue:
         """``value`` if it fits this field (whole floats of an integer field become ints).
 
-        Raises ``AnswerError`` with everything wrong with it.
+        Raises ``AnswerError`` with everything wrong with it; that includes a pattern
+        too slow to check it, alone or with the other checks of an open
+        ``pattern_budget`` (a whole answer's, a round's).
         """
-        messages = self.problems(value)
+        try:
+            messages = self.problems(value)
+        except PatternBudgetSpent as exc:
+            raise AnswerError([FieldError(self.name, str(exc))]) from None
         if messages:
             raise AnswerError(FieldError(self.name, message) for message in messages)
         return self.normalize(value)
@@ -213,7 +226,8 @@ class _Field(ABC):
         """Everything wrong with ``value`` as sentences, each said once (none: it fits).
 
         A value of the wrong type (or NaN, or infinite) is told only that, not every rule
-        it then breaks.
+        it then breaks. Raises ``PatternBudgetSpent`` past an open ``pattern_budget``: a
+        form checking many values stops there.
         """
         if self._plainly_fits(value):
             return []
@@ -295,7 +309,8 @@ class StringField(_Field):
 
     def matches(self, text: str) -> bool:
         """Whether ``text`` matches the field's ``pattern`` (anywhere, as JSON Schema
-        says); true without one. Raises ``PatternTooSlow`` past ``PATTERN_SECONDS``."""
+        says); true without one. Raises ``PatternTooSlow`` past ``PATTERN_SECONDS``, and
+        ``PatternBudgetSpent`` past the open ``pattern_budget``."""
         return self.pattern is None or pattern_search(self.pattern, text)
 
     def _errors(self, value: object) -> list[ValidationError]:
@@ -313,6 +328,8 @@ class StringField(_Field):
                             instance=value,
                         )
                     )
+            except PatternBudgetSpent:
+                raise  # the whole answer's budget: every further pattern would say so too
             except PatternTooSlow as exc:
                 errors.append(ValidationError(str(exc), validator="patternTime", instance=value))
         return errors

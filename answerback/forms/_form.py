@@ -17,6 +17,7 @@ from typing import Any, cast
 
 from answerback.forms._errors import AnswerError, FieldError
 from answerback.forms._fields import FormField, FormValue
+from answerback.forms._patterns import PatternBudget, PatternBudgetSpent, pattern_budget
 
 
 def repeated(items: Iterable[str]) -> list[str]:
@@ -71,11 +72,14 @@ class Form:
 
         Raises ``AnswerError`` naming every bad field: a required one left out, one the
         form does not have, null, or a value of the wrong type, length, range, format or
-        choice. Defaults are not filled in here; see ``with_defaults``.
+        choice, or one the server's patterns are too slow to check (all the answer's
+        pattern checks share one ``PATTERN_BUDGET_SECONDS``). Defaults are not filled in
+        here; see ``with_defaults``.
         """
         if isinstance(answer, Mapping):
             answer = dict(cast(Mapping[str, object], answer))
-        errors = self._errors(answer)
+        with pattern_budget():
+            errors = self._errors(answer)
         if errors:
             raise AnswerError(errors)
         values = cast(dict[str, Any], answer)
@@ -88,7 +92,11 @@ class Form:
         found: list[FieldError] = []
         for field in self.fields:
             if field.name in values:
-                problems = field.problems(values[field.name])
+                try:
+                    problems = field.problems(values[field.name])
+                except PatternBudgetSpent as exc:
+                    # Each further pattern would say the same: the answer is refused here.
+                    return [*found, FieldError(field.name, str(exc))]
                 found.extend(FieldError(field.name, problem) for problem in problems)
             elif field.required:
                 found.append(FieldError(field.name, "is required"))
@@ -112,8 +120,13 @@ class Form:
         each text, defaults for blank or missing ones, then ``check`` of the whole.
 
         Raises ``AnswerError`` naming every field whose text could not be read, plus
-        whatever ``check`` finds in the fields that could.
+        whatever ``check`` finds in the fields that could. Reading and checking share one
+        pattern budget, as ``check`` alone does.
         """
+        with pattern_budget() as budget:
+            return self._coerce(texts, budget)
+
+    def _coerce(self, texts: Mapping[str, str], budget: PatternBudget) -> dict[str, FormValue]:
         answer: dict[str, FormValue] = {}
         unreadable: list[FieldError] = []
         for name, text in texts.items():
@@ -124,6 +137,8 @@ class Form:
                 value = self[name].coerce(text)
             except AnswerError as exc:
                 unreadable.extend(exc.errors)
+                if budget.spent_up:  # every further pattern would say so too
+                    raise AnswerError(unreadable) from None
                 continue
             if value is not None:
                 answer[name] = value

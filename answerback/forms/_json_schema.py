@@ -20,7 +20,12 @@ from functools import cache
 from typing import TYPE_CHECKING, Any, cast
 
 from answerback.forms._ecma_regex import PatternError
-from answerback.forms._patterns import PatternTooSlow, compiled_pattern, pattern_search
+from answerback.forms._patterns import (
+    PatternTooSlow,
+    compiled_pattern,
+    pattern_budget,
+    pattern_search,
+)
 from answerback.forms._plain_schema import plain_test
 
 if TYPE_CHECKING:
@@ -29,10 +34,21 @@ if TYPE_CHECKING:
 
 PROBLEMS_KEPT = 20
 """Problems collected from one result: enough to report, and a bound on the time a
-hostile result can cost (each pattern that backtracks costs ``PATTERN_SECONDS``)."""
+hostile result can cost in values that fail. Values that pass slowly are bounded by the
+result's pattern budget (``PATTERN_BUDGET_SECONDS``)."""
 
 _PROBLEM_CHARS = 300
 _VALUE_CHARS = 60
+
+
+@dataclass(frozen=True, slots=True)
+class Verdict:
+    """What a check of content found: its ``problems``, and whether the schema's
+    patterns were too slow to check it whole (``too_slow``: the last problem says where
+    checking stopped, and the rest was not looked at)."""
+
+    problems: list[str]
+    too_slow: bool
 
 
 @dataclass(frozen=True, slots=True)
@@ -44,14 +60,26 @@ class SchemaCheck:
     plainly_fits: Callable[[object], bool] | None
 
     def problems(self, content: object, whole: str) -> list[str]:
+        """What in ``content`` breaks the schema (``judge``'s problems)."""
+        return self.judge(content, whole).problems
+
+    def judge(self, content: object, whole: str) -> Verdict:
         """What in ``content`` breaks the schema, at most ``PROBLEMS_KEPT``, each as
-        ``where: what`` (``whole`` names the content itself). Raises what jsonschema does
-        for a schema it cannot apply (``RecursionError`` for a ``$ref`` that loops for
-        ever, an unresolvable ``$ref``): not the content's fault."""
+        ``where: what`` (``whole`` names the content itself). All its pattern checks
+        share one budget; once it is spent, checking stops there. Raises what jsonschema
+        does for a schema it cannot apply (``RecursionError`` for a ``$ref`` that loops
+        for ever, an unresolvable ``$ref``): not the content's fault."""
         if self.plainly_fits is not None and self.plainly_fits(content):
-            return []
-        errors = self.validator.iter_errors(cast(Any, content))
-        return [_problem(error, whole) for error in itertools.islice(errors, PROBLEMS_KEPT)]
+            return Verdict([], too_slow=False)
+        problems: list[str] = []
+        with pattern_budget() as budget:
+            errors = self.validator.iter_errors(cast(Any, content))
+            for error in itertools.islice(errors, PROBLEMS_KEPT):
+                problems.append(_problem(error, whole))
+                if budget.spent_up:
+                    break
+        # Spent even with no problem found: a branch of anyOf or not may have hidden one.
+        return Verdict(problems, too_slow=budget.spent_up)
 
 
 def compile_schema(schema: dict[str, Any]) -> SchemaCheck:

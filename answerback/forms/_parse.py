@@ -17,7 +17,7 @@ from dataclasses import replace
 from typing import Any, TypedDict, cast
 
 from answerback.forms._ecma_regex import PatternError
-from answerback.forms._errors import AnswerError, FieldError, UnsupportedForm
+from answerback.forms._errors import AnswerError, FieldError, FormTooSlow, UnsupportedForm
 from answerback.forms._fields import (
     MAX_PATTERN_LENGTH,
     BooleanField,
@@ -32,7 +32,7 @@ from answerback.forms._fields import (
 from answerback.forms._form import Form, repeated
 from answerback.forms._formats import FORMATS
 from answerback.forms._limits import check_size
-from answerback.forms._patterns import PatternTooSlow, compiled_pattern
+from answerback.forms._patterns import PatternTooSlow, compiled_pattern, pattern_budget
 
 _TOP_KEYS = frozenset({"type", "properties", "required"})
 _TOP_IGNORED = frozenset({"$schema", "$id", "$comment", "title", "description"})
@@ -74,8 +74,16 @@ def parse_form(requested_schema: Mapping[str, Any]) -> Form:
     Raises ``UnsupportedForm`` listing every field that is outside the restricted
     subset (and why), so a host can tell the server exactly what it could not show;
     first, and at once, ``FormTooLarge`` if the form holds more fields, choices or text
-    than ``MAX_FIELDS``, ``MAX_CHOICES`` and ``MAX_TEXT_LENGTH`` allow.
+    than ``MAX_FIELDS``, ``MAX_CHOICES`` and ``MAX_TEXT_LENGTH`` allow. Checking the
+    defaults against their patterns shares one ``PATTERN_BUDGET_SECONDS``: past it, or
+    past one default's ``PATTERN_SECONDS``, ``FormTooSlow`` (an ``UnsupportedForm``)
+    refuses the form at once, naming the field it stopped at.
     """
+    with pattern_budget():
+        return _parse(requested_schema)
+
+
+def _parse(requested_schema: Mapping[str, Any]) -> Form:
     problems: list[FieldError] = []
     if not isinstance(requested_schema, Mapping):  # pyright: ignore[reportUnnecessaryIsInstance]
         raise UnsupportedForm(
@@ -394,15 +402,14 @@ def _with_default(field: FormField, default: object, complain: Complain) -> Form
     if isinstance(field, NumberField) and isinstance(default, int) and not _finite(default):
         complain(f"its default {show(default)} does not fit the field: must be {_WITHIN_FLOAT}")
         return field
-    if isinstance(field, StringField) and isinstance(default, str):
-        try:
-            field.matches(default)
-        except PatternTooSlow as exc:
-            # At once, whatever else the form holds: each such field would cost the
-            # whole deadline, and a form may have hundreds.
-            raise UnsupportedForm([FieldError(field.name, f"its default {exc}")]) from None
     try:
+        if isinstance(field, StringField) and isinstance(default, str):
+            field.matches(default)
         value = field.check(default)
+    except PatternTooSlow as exc:
+        # At once, whatever else the form holds: each such field would cost the whole
+        # deadline (or the rest of the form's budget), and a form may have hundreds.
+        raise FormTooSlow([FieldError(field.name, f"its default {exc}")]) from None
     except AnswerError as exc:
         reasons = "; ".join(error.message for error in exc.errors)
         complain(f"its default {show(default)} does not fit the field: {reasons}")

@@ -3,7 +3,10 @@
 JSON Schema's ``pattern`` and ``patternProperties`` are the server's own regular
 expressions. Python's ``re`` cannot be stopped: ``^(a+)+$`` takes minutes on thirty
 characters, freezing the client. So every pattern a peer chose (in a form, or in a tool's
-output schema) runs here, with the ``regex`` engine and a deadline (``PATTERN_SECONDS``).
+output schema) runs here, with the ``regex`` engine and a deadline (``PATTERN_SECONDS``);
+and all the checks of one form, answer or result share a budget
+(``PATTERN_BUDGET_SECONDS``), since many values each just under the deadline freeze the
+client as surely as one past it.
 
 Those patterns are ECMA-262's, not Python's: each is first translated
 (``answerback.forms._ecma_regex``), once per pattern, cached with its compiled form.
@@ -11,6 +14,10 @@ Those patterns are ECMA-262's, not Python's: each is first translated
 
 from __future__ import annotations
 
+import time
+from collections.abc import Callable, Generator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from functools import lru_cache
 from typing import TYPE_CHECKING
 
@@ -24,6 +31,16 @@ PATTERN_SECONDS = 0.05
 meant for real answers takes microseconds; one that backtracks is stopped here, and the
 value is refused as not checkable (``PatternTooSlow``) rather than the client frozen."""
 
+PATTERN_BUDGET_SECONDS = 0.25
+"""How long all the pattern checks of one piece of work may take together: reading one
+form (its defaults checked), checking one answer, checking one tool result against its
+output schema. ``PATTERN_SECONDS`` alone does not bound that: a pattern that backtracks
+for 30 ms and then matches never reaches it, and 256 such defaults (or 2,000 such strings
+in a result) froze the event loop for half a minute and more. Real patterns take
+microseconds per value, a whole form's a few milliseconds; a quarter of a second is a
+hundred times that, and still only a pause to a person. Counted in the thread's CPU
+time, so a machine busy with other programs does not use it up."""
+
 _PATTERNS_KEPT = 256
 
 
@@ -33,18 +50,93 @@ class PatternTooSlow(Exception):
     different value might be checked in time."""
 
 
-def pattern_search(pattern: str, text: str) -> bool:
-    """Whether ``pattern`` matches anywhere in ``text`` (as JSON Schema says). Raises
-    ``PatternTooSlow`` past ``PATTERN_SECONDS``, and ``PatternError`` for a pattern that
-    cannot be run."""
+class PatternBudgetSpent(PatternTooSlow):
+    """The pattern checks of one piece of work took more than ``PATTERN_BUDGET_SECONDS``
+    together: the server's patterns are too slow to check, whatever the values. The rest
+    is not checked; the form, answer or result is refused as a whole."""
+
+
+class PatternBudget:
+    """The time left for the pattern checks of one piece of work (``pattern_budget``).
+
+    ``clock`` measures what each check costs (the thread's CPU time; tests give a fake
+    one). Each check runs with the smaller of ``PATTERN_SECONDS`` and what is left.
+    """
+
+    def __init__(
+        self,
+        seconds: float = PATTERN_BUDGET_SECONDS,
+        clock: Callable[[], float] = time.thread_time,
+    ) -> None:
+        self.seconds = seconds
+        self.spent = 0.0
+        self._clock = clock
+
+    def search(self, pattern: str, text: str) -> bool:
+        """Whether ``pattern`` matches anywhere in ``text``; ``PatternTooSlow`` past
+        ``PATTERN_SECONDS``, ``PatternBudgetSpent`` once the budget is used up (at once,
+        without searching, when nothing is left)."""
+        compiled = compiled_pattern(pattern)
+        left = self.seconds - self.spent
+        if left <= 0:
+            raise self._spent()
+        deadline = min(PATTERN_SECONDS, left)
+        start = self._clock()
+        try:
+            return compiled.search(text, timeout=deadline) is not None
+        except TimeoutError:
+            if deadline < PATTERN_SECONDS:
+                raise self._spent() from None
+            raise PatternTooSlow(
+                f"could not be checked against the pattern {pattern} within "
+                f"{PATTERN_SECONDS:g} s: the server's pattern backtracks too much to check "
+                f"{len(text):,} characters"
+            ) from None
+        finally:
+            self.spent += self._clock() - start
+
+    def _spent(self) -> PatternBudgetSpent:
+        return PatternBudgetSpent(
+            "could not be checked: the server's patterns are too slow to check (together "
+            f"they took more than the {self.seconds:g} s one form, answer or result may "
+            "spend on them); patterns that do not backtrack check in microseconds"
+        )
+
+    @property
+    def spent_up(self) -> bool:
+        """Whether nothing is left: every further check raises ``PatternBudgetSpent``."""
+        return self.spent >= self.seconds
+
+
+_OPEN_BUDGET: ContextVar[PatternBudget | None] = ContextVar("pattern_budget", default=None)
+
+
+@contextmanager
+def pattern_budget(
+    seconds: float = PATTERN_BUDGET_SECONDS, clock: Callable[[], float] = time.thread_time
+) -> Generator[PatternBudget]:
+    """One piece of work whose pattern checks share one budget: every ``pattern_search``
+    inside it draws on it. Inside another one, the outer budget is shared instead (an
+    answer checked while a form is read, a round of forms read under one budget), so
+    nesting never grants more time."""
+    outer = _OPEN_BUDGET.get()
+    if outer is not None:
+        yield outer
+        return
+    budget = PatternBudget(seconds, clock)
+    token = _OPEN_BUDGET.set(budget)
     try:
-        return compiled_pattern(pattern).search(text, timeout=PATTERN_SECONDS) is not None
-    except TimeoutError:
-        raise PatternTooSlow(
-            f"could not be checked against the pattern {pattern} within "
-            f"{PATTERN_SECONDS:g} s: the server's pattern backtracks too much to check "
-            f"{len(text):,} characters"
-        ) from None
+        yield budget
+    finally:
+        _OPEN_BUDGET.reset(token)
+
+
+def pattern_search(pattern: str, text: str) -> bool:
+    """Whether ``pattern`` matches anywhere in ``text`` (as JSON Schema says), drawing on
+    the open ``pattern_budget`` (outside one, the value alone is bounded). Raises
+    ``PatternTooSlow`` past ``PATTERN_SECONDS``, ``PatternBudgetSpent`` past the budget,
+    and ``PatternError`` for a pattern that cannot be run."""
+    return (_OPEN_BUDGET.get() or PatternBudget()).search(pattern, text)
 
 
 @lru_cache(maxsize=_PATTERNS_KEPT)

@@ -1,0 +1,314 @@
+"""One time budget for all the pattern checks of a form, an answer or a tool result.
+
+Each check of one value against a server's pattern has a deadline (``PATTERN_SECONDS``),
+but a pattern that backtracks for a few milliseconds and then matches never reaches it:
+256 such defaults froze the client's event loop for half a minute, a round of three such
+forms for a minute, a result of 2,000 such strings for a minute and a half. So all the
+checks of one piece of work share ``PATTERN_BUDGET_SECONDS``, and past it the form, the
+answer or the result is refused as too slow to check.
+
+The budget's own tests give it a fake clock on which each check costs a fixed time, and
+count the checks; the tests with a real slow pattern assert only the refusal, which the
+old code never gave (it accepted everything, seconds later).
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+from support import RawPeer
+from test_structured_output_validation import call_against, listing
+
+from answerback import Client, MCPError
+from answerback.client import ClientRequestContext, Headless, InvalidServerResultError
+from answerback.forms import AnswerError, FieldError, UnsupportedForm, parse_form
+from answerback.forms._errors import FormTooSlow
+from answerback.forms._fields import NumberField
+from answerback.forms._json_schema import Verdict, compile_schema
+from answerback.forms._patterns import (
+    PATTERN_BUDGET_SECONDS,
+    PatternBudgetSpent,
+    pattern_budget,
+    pattern_search,
+)
+from answerback.jsonrpc import JSONObject
+from answerback.server import Context, MCPServer
+from answerback.types import (
+    INVALID_PARAMS,
+    CallToolResult,
+    ElicitRequest,
+    ElicitRequestFormParams,
+    ElicitRequestParams,
+    ElicitResult,
+    InputRequiredResult,
+    TextContent,
+)
+
+SLOW_PATTERN = "^(?:(a|a)*b|[ac]*)$"
+"""The probe's pattern: it backtracks, then matches. On ``SLOW_VALUE`` it takes a few
+milliseconds, far under the one-value deadline, so only the budget stops it."""
+
+SLOW_VALUE = "a" * 14 + "c"
+
+SPENT = (
+    "could not be checked: the server's patterns are too slow to check (together they "
+    f"took more than the {PATTERN_BUDGET_SECONDS:g} s one form, answer or result may spend "
+    "on them); patterns that do not backtrack check in microseconds"
+)
+
+CHECK_COST = 1 / 16
+"""What each check costs on the fake clock: a quarter second buys exactly four."""
+
+CHECKS_IN_BUDGET = 4
+
+
+class SteppingClock:
+    """A fake clock that moves ``CHECK_COST`` each time it is read: the budget reads it
+    before and after each check, so each check costs ``CHECK_COST`` however long it took."""
+
+    def __init__(self) -> None:
+        self.now = 0.0
+        self.reads = 0
+
+    def __call__(self) -> float:
+        self.reads += 1
+        self.now += CHECK_COST
+        return self.now
+
+    @property
+    def checks(self) -> int:
+        return self.reads // 2
+
+
+def fields(count: int, **definition: Any) -> dict[str, Any]:
+    """A form of ``count`` alike fields, ``f0`` onwards."""
+    properties = {f"f{n}": {"type": "string", **definition} for n in range(count)}
+    return {"type": "object", "properties": properties}
+
+
+def test_checks_run_until_the_budget_is_spent_then_stop_without_searching() -> None:
+    clock = SteppingClock()
+    with pattern_budget(clock=clock) as budget:
+        assert all(pattern_search("^a+$", "aaa") for _ in range(CHECKS_IN_BUDGET))
+        assert budget.spent_up
+        with pytest.raises(PatternBudgetSpent) as caught:
+            pattern_search("^a+$", "aaa")
+    assert str(caught.value) == SPENT
+    assert clock.checks == CHECKS_IN_BUDGET, "the check past the budget never ran"
+
+
+def test_a_budget_opened_inside_another_shares_it() -> None:
+    """Nesting never grants more time: an answer checked while a form is read, or a
+    round of forms read under one budget, all draw on the outermost."""
+    with pattern_budget(clock=SteppingClock()) as outer:
+        pattern_search("^a+$", "aaa")
+        with pattern_budget() as inner:
+            assert inner is outer
+            pattern_search("^a+$", "aaa")
+    assert outer.spent == 2 * CHECK_COST
+
+
+def test_outside_a_budget_each_value_has_only_its_own_deadline() -> None:
+    """A field checked on its own (a keystroke in a form) is one value: never refused
+    for what other checks spent."""
+    for _ in range(10 * CHECKS_IN_BUDGET):
+        assert pattern_search("^a+$", "aaa")
+
+
+def test_reading_a_form_stops_at_the_field_where_its_budget_runs_out() -> None:
+    """Each default is checked twice (alone first, so that a default that times out
+    refuses the form at once): two fields fit in four checks, the third is refused."""
+    clock = SteppingClock()
+    schema = fields(256, pattern="^a+$", default="aaa")
+    with pattern_budget(clock=clock), pytest.raises(FormTooSlow) as caught:
+        parse_form(schema)
+    assert isinstance(caught.value, UnsupportedForm)
+    assert caught.value.errors == (FieldError("f2", f"its default {SPENT}"),)
+    assert str(caught.value).startswith("The requested form's patterns are too slow to check: f2")
+    assert clock.checks == CHECKS_IN_BUDGET
+
+
+def test_a_form_read_within_its_budget_is_not_touched_by_the_next_one() -> None:
+    """Each form has its own budget: reading one that used most of it leaves the next
+    form's whole."""
+    schema = fields(2, pattern="^a+$", default="aaa")
+    for _ in range(3):
+        with pattern_budget(clock=SteppingClock()):
+            assert [field.name for field in parse_form(schema).fields] == ["f0", "f1"]
+
+
+def test_checking_an_answer_stops_at_the_field_where_its_budget_runs_out() -> None:
+    form = parse_form(fields(256, pattern="^a+$"))
+    clock = SteppingClock()
+    with pattern_budget(clock=clock), pytest.raises(AnswerError) as caught:
+        form.check({f"f{n}": "aaa" for n in range(256)})
+    assert caught.value.errors == (FieldError("f4", SPENT),)
+    assert clock.checks == CHECKS_IN_BUDGET
+
+
+def test_reading_typed_answers_stops_where_its_budget_runs_out() -> None:
+    form = parse_form(fields(256, pattern="^a+$"))
+    clock = SteppingClock()
+    with pattern_budget(clock=clock), pytest.raises(AnswerError) as caught:
+        form.coerce({f"f{n}": "aaa" for n in range(256)})
+    assert caught.value.errors == (FieldError("f4", SPENT),)
+    assert clock.checks == CHECKS_IN_BUDGET
+
+
+def test_a_field_checked_alone_under_a_spent_budget_says_so_as_an_answer_error() -> None:
+    """A host checking one field never meets anything but ``AnswerError``."""
+    field = parse_form(fields(1, pattern="^a+$"))["f0"]
+    with pattern_budget(clock=SteppingClock()):
+        for _ in range(CHECKS_IN_BUDGET):
+            field.check("aaa")
+        with pytest.raises(AnswerError) as caught:
+            field.check("aaa")
+    assert caught.value.errors == (FieldError("f0", SPENT),)
+
+
+def test_checking_a_result_stops_where_its_budget_runs_out_and_says_it_was_too_slow() -> None:
+    check = compile_schema({"type": "array", "items": {"type": "string", "pattern": "^a+$"}})
+    clock = SteppingClock()
+    with pattern_budget(clock=clock):
+        verdict = check.judge(["aaa"] * 2000, "structuredContent")
+    assert verdict == Verdict([f"structuredContent.4: 'aaa' {SPENT}"], too_slow=True)
+    assert clock.checks == CHECKS_IN_BUDGET
+    assert check.judge(["aaa"] * 2000, "structuredContent") == Verdict([], too_slow=False)
+
+
+def test_a_budget_spent_where_anyof_hides_the_failure_still_says_too_slow() -> None:
+    """A branch of ``anyOf`` that could not be checked fails quietly when another branch
+    passes; the content was still not checked whole."""
+    schema = {"anyOf": [{"type": "string", "pattern": "^a+$"}, {"type": "string"}]}
+    check = compile_schema({"type": "array", "items": schema})
+    with pattern_budget(clock=SteppingClock()):
+        assert check.judge(["aaa"] * 10, "structuredContent") == Verdict([], too_slow=True)
+
+
+def test_a_huge_whole_bound_is_stated_in_exponent_form_not_in_309_digits() -> None:
+    """A float bound of an integer field is a whole number: written out in full, 1e308
+    made a 364-character message."""
+    field = NumberField(name="n", integer=True, minimum=1e308)
+    with pytest.raises(AnswerError) as caught:
+        field.check(1)
+    assert caught.value.errors == (FieldError("n", "must be at least 1e+308"),)
+    big = NumberField(name="n", integer=True, maximum=12345678901234567890123)
+    with pytest.raises(AnswerError) as caught:
+        big.check(10**23)
+    assert caught.value.errors == (FieldError("n", "must be at most 1.2345678901234568e+22"),)
+    exact = NumberField(name="n", integer=True, minimum=2**53 + 1)
+    with pytest.raises(AnswerError) as caught:
+        exact.check(2**53)
+    assert caught.value.errors == (FieldError("n", "must be at least 9007199254740993"),)
+
+
+# -- with the real slow pattern ----------------------------------------------------------
+
+
+def slow_form(fields_count: int = 256) -> dict[str, Any]:
+    return fields(fields_count, pattern=SLOW_PATTERN, default=SLOW_VALUE)
+
+
+def test_a_form_whose_slow_defaults_all_match_is_refused_not_read_for_seconds() -> None:
+    """The probe's form: every default matches, each after milliseconds. The old code
+    accepted it after seconds (half a minute for longer defaults)."""
+    with pytest.raises(UnsupportedForm) as caught:
+        parse_form(slow_form())
+    [error] = caught.value.errors
+    assert error.message == f"its default {SPENT}"
+
+
+def test_an_answer_whose_slow_values_all_match_is_refused() -> None:
+    form = parse_form(fields(256, pattern=SLOW_PATTERN))
+    with pytest.raises(AnswerError) as caught:
+        form.check({f"f{n}": SLOW_VALUE for n in range(256)})
+    [error] = caught.value.errors
+    assert error.message == SPENT
+
+
+def slow_asking_server() -> MCPServer:
+    mcp = MCPServer("SlowAsker", version="1.0")
+
+    @mcp.tool()
+    async def ask(ctx: Context) -> str:
+        try:
+            result = await ctx.session.elicit_form("Fill this in", slow_form())
+        except MCPError as exc:
+            return json.dumps({"code": exc.code, "message": exc.message})
+        return result.action
+
+    return mcp
+
+
+@pytest.mark.anyio
+async def test_a_client_refuses_a_slow_form_with_invalid_params_and_the_person_never_sees_it() -> (
+    None
+):
+    asked: list[ElicitRequestParams] = []
+
+    async def person(context: ClientRequestContext, params: ElicitRequestParams) -> ElicitResult:
+        asked.append(params)
+        return ElicitResult(action="decline")
+
+    async with Client(slow_asking_server(), mode="legacy", elicitation_callback=person) as client:
+        result = await client.call_tool("ask", {})
+    [content] = result.content
+    assert isinstance(content, TextContent)
+    refusal = json.loads(content.text)
+    assert refusal["code"] == INVALID_PARAMS
+    assert refusal["message"].startswith("The requested form's patterns are too slow to check: f")
+    assert SPENT in refusal["message"]
+    assert asked == []
+
+
+def slow_round_server() -> MCPServer:
+    mcp = MCPServer("SlowRound", version="1.0")
+    question = ElicitRequest(
+        params=ElicitRequestFormParams(message="Fill this in", requested_schema=slow_form())
+    )
+
+    @mcp.tool()
+    async def ask(ctx: Context) -> CallToolResult | InputRequiredResult:
+        if ctx.input_responses is None:
+            return InputRequiredResult(input_requests={f"q{n}": question for n in range(3)})
+        return CallToolResult(content=[TextContent(text="answered")])
+
+    return mcp
+
+
+@pytest.mark.anyio
+async def test_a_round_of_slow_forms_is_refused_at_the_first() -> None:
+    """A 2026-07-28 round of three such forms took the old code a minute, declining each."""
+    async with Client(
+        slow_round_server(), mode="2026-07-28", responder=Headless("decline")
+    ) as client:
+        with pytest.raises(MCPError) as caught:
+            await client.call_tool("ask", {})
+    assert caught.value.code == INVALID_PARAMS
+    assert SPENT in caught.value.message
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("mode", ["legacy", "2026-07-28"])
+async def test_a_result_whose_slow_strings_all_match_is_reported_as_too_slow_to_check(
+    mode: str,
+) -> None:
+    schema: JSONObject = {
+        "type": "object",
+        "properties": {
+            "items": {"type": "array", "items": {"type": "string", "pattern": SLOW_PATTERN}}
+        },
+    }
+    slow: JSONObject = {"content": [], "structuredContent": {"items": [SLOW_VALUE] * 300}}
+    peer: RawPeer
+    async with listing(mode, schema) as (client, peer):
+        with pytest.raises(InvalidServerResultError) as caught:
+            await call_against(client, peer, slow)
+    message = caught.value.message
+    assert (
+        "sent structuredContent for tool 'anything' that could not be checked against " in message
+    )
+    assert "The server's patterns are too slow to check; report it to its authors." in message
+    assert caught.value.data["problems"][-1].endswith(SPENT)

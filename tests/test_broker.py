@@ -769,7 +769,18 @@ async def test_a_slow_person_times_out_no_call_to_any_server(mode: str) -> None:
 # -- failures ------------------------------------------------------------------------------
 
 
-async def test_a_presenter_that_fails_fails_that_call_only() -> None:
+def client_failures(caplog: pytest.LogCaptureFixture) -> str:
+    """The failures the client logged: a handshake-era server hears only a reference."""
+    return "\n".join(
+        f"{type(record.exc_info[1]).__name__}: {record.exc_info[1]}"
+        for record in caplog.records
+        if record.name == "answerback.client" and record.exc_info is not None
+    )
+
+
+async def test_a_presenter_that_fails_fails_that_call_only(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
     async def broken(question: Question) -> Answer:
         raise RuntimeError("the screen is gone")
 
@@ -783,11 +794,14 @@ async def test_a_presenter_that_fails_fails_that_call_only() -> None:
         with pytest.raises(MCPError) as failed:
             await client.call_tool("greet", {"who": "a"})
         greeted = await client.call_tool("greet", {"who": "b"})
-    assert "RuntimeError: the screen is gone" in failed.value.message
+    assert "the client logged the details under reference" in failed.value.message
+    assert "RuntimeError: the screen is gone" in client_failures(caplog)
     assert text_of(greeted) == "Hello, Gil (b)."
 
 
-async def test_a_presenter_answering_the_wrong_type_is_named() -> None:
+async def test_a_presenter_answering_the_wrong_type_is_named(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
     presenter = ScriptedPresenter(name("for a sampling question"))
     async with (
         broker_for(presenter) as broker,
@@ -797,19 +811,23 @@ async def test_a_presenter_answering_the_wrong_type_is_named() -> None:
     ):
         with pytest.raises(MCPError) as failed:
             await client.call_tool("ask_model")
+    assert "the client logged the details under reference" in failed.value.message
     assert "ScriptedPresenter.present returned ElicitResult for a sampling question" in (
-        failed.value.message
+        client_failures(caplog)
     )
 
 
-async def test_a_responder_outside_a_running_broker_says_how_to_run_it() -> None:
+async def test_a_responder_outside_a_running_broker_says_how_to_run_it(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
     broker = Broker(ScriptedPresenter())
     async with Client(
         target("memory", ASKING_SERVER), mode="legacy", responder=broker.responder("asking")
     ) as client:
         with pytest.raises(MCPError) as failed:
             await client.call_tool("greet", {"who": "a"})
-    assert "use it as `async with Broker(presenter)`" in failed.value.message
+    assert "the client logged the details under reference" in failed.value.message
+    assert "use it as `async with Broker(presenter)`" in client_failures(caplog)
 
 
 async def test_logs_reach_a_wrapper_and_the_timers_still_pause() -> None:
@@ -860,7 +878,9 @@ async def test_closing_the_client_takes_its_question_off_the_screen(mode: str) -
     assert [type(exc) for exc in failures] == [ConnectionClosedError]
 
 
-async def test_a_broker_that_stops_answers_cancel_for_the_person_who_left() -> None:
+async def test_a_broker_that_stops_answers_cancel_for_the_person_who_left(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
     """The host stops the broker while a question is on screen and another waits, its
     clients still connected: both are answered "cancel", marked as such, and a question
     asked after that is refused with how to run the broker."""
@@ -880,7 +900,8 @@ async def test_a_broker_that_stops_answers_cancel_for_the_person_who_left() -> N
                 await presenter.until_shown(1)
                 tg.start_soon(greet, "b")
                 await presenter.changes.until(lambda: len(broker.pending()) == 2)
-        with pytest.raises(MCPError, match="The Broker is not running"):
+        with pytest.raises(MCPError, match="the client logged the details under reference"):
             await client.call_tool("greet", {"who": "c"})
+    assert "The Broker is not running" in client_failures(caplog)
     assert sorted(results) == ["No greeting for a.", "No greeting for b."]
     assert presenter.closed == [presenter.shown[0]]

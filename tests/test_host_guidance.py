@@ -146,14 +146,22 @@ async def test_a_callback_that_raises_is_logged_naming_the_request(
     async def broken(context: ClientRequestContext, params: ElicitRequestParams) -> ElicitResult:
         raise RuntimeError("the form renderer crashed")
 
-    caplog.set_level(logging.ERROR, logger="answerback.jsonrpc")
+    # Legacy: on the client's logger, with the reference the server was sent instead.
+    logged_on = "answerback.client" if mode == "legacy" else "answerback.jsonrpc"
+    caplog.set_level(logging.ERROR, logger=logged_on)
     async with Client(mcp, mode=mode, elicitation_callback=broken) as client:
         with pytest.raises(MCPError):
             await client.call_tool("issue_card")
-    [failed] = [record for record in caplog.records if record.name == "answerback.jsonrpc"]
+    [failed] = [record for record in caplog.records if record.name == logged_on]
     asked = (
         r"\(id \d+\)" if mode == "legacy" else r"\(input request 'elicit-[^']+'\)"
     ) + r" from the server 'Library' [\d.]+"
+    referenced = (
+        r" \(reference [0-9a-f]{8}\); the server was sent only the reference"
+        if mode == "legacy"
+        else ""
+    )
     assert re.fullmatch(
-        rf"request handler for 'elicitation/create' {asked} failed", failed.getMessage()
+        rf"request handler for 'elicitation/create' {asked} failed{referenced}",
+        failed.getMessage(),
     ), failed.getMessage()

@@ -364,10 +364,10 @@ async def test_subscribing_to_a_server_that_did_not_declare_it_is_refused_unsent
             with pytest.raises(MethodNotFoundError) as raised:
                 await call("notes://a")
             assert raised.value.message == (
-                f"{call.__name__}() not sent: the server 'hand-driven' 0 does not offer "
-                'resource subscriptions (it did not declare {"resources": {"subscribe": true}}), '
-                "and a client may use only what the server declared. Read the resource again "
-                "when you need it fresh."
+                f"{call.__name__}() not sent: protocol 2026-07-28, which the server "
+                "'hand-driven' 0 speaks, has no resources/subscribe. The server 'hand-driven' "
+                '0 does not offer resource updates either (it did not declare {"resources": '
+                '{"subscribe": true}}): read the resource again when you need it fresh.'
             )
 
         async def answer_list() -> None:

@@ -256,8 +256,12 @@ async def test_error_data_from_the_callback_fails_the_call_verbatim(library: Any
     assert caught.value.data == {"why": "privacy"}
 
 
-async def test_a_raising_callback_fails_the_call_and_the_session_survives(library: Any) -> None:
-    """A bug in the callback is an internal error for that call only."""
+async def test_a_raising_callback_fails_the_call_and_the_session_survives(
+    library: Any, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A bug in the callback is an internal error for that call only; the server is told
+    a reference to the client's log, which holds the exception (its text may hold what
+    the host keeps from servers)."""
     calls = 0
 
     async def flaky(context: ClientRequestContext, params: ElicitRequestParams) -> ElicitResult:
@@ -271,7 +275,9 @@ async def test_a_raising_callback_fails_the_call_and_the_session_survives(librar
         with pytest.raises(MCPError) as caught:
             await client.call_tool("issue_card")
         assert caught.value.code == INTERNAL_ERROR
-        assert "the form renderer crashed" in caught.value.message
+        assert "the client logged the details under reference" in caught.value.message
+        assert "the form renderer crashed" not in caught.value.message
+        assert "the form renderer crashed" in caplog.text
         again = await client.call_tool("issue_card")
     assert again.content == [TextContent(text="Card issued to Ada Lovelace.")]
 

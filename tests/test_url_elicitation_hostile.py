@@ -303,7 +303,9 @@ async def test_a_link_that_cannot_be_opened_is_logged_when_no_host_tells_the_per
     ]
 
 
-async def test_consent_that_is_not_an_answer_fails_without_opening() -> None:
+async def test_consent_that_is_not_an_answer_fails_without_opening(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
     async def sloppy(request: UrlConsentRequest) -> Any:
         return True
 
@@ -312,7 +314,11 @@ async def test_consent_that_is_not_an_answer_fails_without_opening() -> None:
 
     answer = await ask_server(UrlConsent(sloppy, opener=opener), LINK)
     assert answer["error"]["code"] == -32603
-    assert "must return 'accept', 'decline' or 'cancel'" in answer["error"]["message"]
+    # The server hears only a reference; the host's log says what to fix.
+    assert "the client logged the details under reference" in answer["error"]["message"]
+    [logged] = [r for r in caplog.records if r.name == "answerback.client" and r.exc_info]
+    assert logged.exc_info is not None
+    assert "must return 'accept', 'decline' or 'cancel'" in str(logged.exc_info[1])
 
 
 async def test_url_consent_hands_forms_on_or_refuses_them() -> None:

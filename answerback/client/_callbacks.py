@@ -178,10 +178,17 @@ def _declares(declared: ClientCapabilities, capability: str) -> bool:
     return True
 
 
+class WrongAnswerType(TypeError):
+    """A callback or responder method returned something other than its result model or
+    ``ErrorData``. The message is answerback's own, naming only the function and the
+    types, so unlike other exceptions from the host's code it is told to the server as
+    it is: the developer sees what to fix in the call's error, not only in the log."""
+
+
 def checked_answer(
     answer: object, expected: type[ResultT], source: str | Callable[[], str]
 ) -> ResultT | ErrorData:
-    """``answer`` if it is ``expected`` or ``ErrorData``; a ``TypeError`` naming
+    """``answer`` if it is ``expected`` or ``ErrorData``; a ``WrongAnswerType`` naming
     ``source`` (the callback or responder method) otherwise, so the author learns which
     function returned what, instead of the server getting a malformed answer. A callable
     ``source`` is asked for the name only then (``answerer`` walks the responder's
@@ -190,23 +197,68 @@ def checked_answer(
         return answer
     if not isinstance(source, str):
         source = source()
-    raise TypeError(
+    raise WrongAnswerType(
         f"{source} returned {type(answer).__name__}; it must return "
         f"{expected.__name__} or ErrorData."
     )
 
 
-def async_callable_or_none(name: str, value: T | None, what: str) -> T | None:
+def async_callable_or_none(
+    name: str, value: T | None, what: str, *, takes: tuple[str, ...] | None = None
+) -> T | None:
     """``value`` if it is ``None`` or can be called and awaited (``what`` says what it is
     called with); a ``TypeError`` for a plain ``def``, which would otherwise be accepted
-    and fail every request with "can't be used in 'await' expression"."""
+    and fail every request with "can't be used in 'await' expression". With ``takes``
+    (the names of the positional arguments it is called with), also one for a callable
+    that cannot take them (see ``check_arguments``)."""
     callable_or_none(name, value, what)
     if value is not None and is_plain_function(value):
         raise TypeError(
             f"{name} must be {what}, got the plain function {_name_of(value)}: write it as "
             "`async def`."
         )
+    if value is not None and takes is not None:
+        check_arguments(name, value, takes)
     return value
+
+
+def check_arguments(name: str, value: object, takes: tuple[str, ...]) -> None:
+    """A ``TypeError`` naming the signature expected if ``value`` cannot be called with
+    ``len(takes)`` positional arguments: found now, not when the server first asks (and
+    then only as Python's own "takes 1 positional argument but 2 were given").
+
+    Judged by binding to ``inspect.signature``, which sees through bound methods,
+    ``functools.partial`` and ``__call__``, and accepts ``*args``. What it cannot read (a
+    class, some callables written in C) is let through: a callback that would work is
+    never refused."""
+    if isinstance(value, type):
+        return
+    try:
+        signature = inspect.signature(cast("Callable[..., object]", value))
+    except (TypeError, ValueError):
+        return
+    try:
+        signature.bind(*takes)
+    except TypeError:
+        written = signature.replace(
+            parameters=[
+                parameter.replace(annotation=inspect.Parameter.empty)
+                for parameter in signature.parameters.values()
+            ],
+            return_annotation=inspect.Signature.empty,
+        )
+        raise TypeError(
+            f"{name} must accept ({', '.join(takes)}); got {_shown(value)}, which takes {written}."
+        ) from None
+
+
+def _shown(value: object) -> str:
+    """A callable as an error names it: its qualified name, through partials."""
+    if isinstance(value, functools.partial):
+        inner = cast("functools.partial[object]", value).func
+        return f"functools.partial({_shown(inner)}, ...)"
+    name = getattr(value, "__qualname__", None)
+    return name if isinstance(name, str) else f"{type(value).__qualname__} object"
 
 
 def is_plain_function(value: object) -> bool:

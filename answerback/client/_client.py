@@ -297,6 +297,7 @@ class Client:
             max_input_requests=max_input_requests,
             refusal_reasons=reasons,
         )
+        self.session.transport_kind = type(self._transport).__name__
         self.session.on_tools_changed = self._forget_tools
         self.session.on_session_expired = self._set_up_again
         if url_elicitations is not None:
@@ -936,9 +937,28 @@ class Client:
             await self.session.send_request("resources/unsubscribe", params, EmptyResult)
 
     def _check_subscribable(self, call: str) -> None:
+        """Refuse ``call`` before it is sent where it cannot work: on a 2026-07-28
+        connection (no such method; ``listen()`` follows a resource there), or with a
+        server that did not declare subscriptions."""
         resources = self.server_capabilities.resources
-        if resources is None or not resources.subscribe:
-            server = describe_server(self.server_info, starts_sentence=False)
+        offered = resources is not None and bool(resources.subscribe)
+        server = describe_server(self.server_info, starts_sentence=False)
+        version = self.session.modern_version
+        if version is not None:
+            advice = (
+                "Follow the resource in a listen() block instead: `async with "
+                "client.listen(resource_subscriptions=[uri]) as updates:`."
+                if offered
+                else f"{describe_server(self.server_info)} does not offer resource updates "
+                f"either (it did not declare {_SUBSCRIBE}): read the resource again when you "
+                "need it fresh."
+            )
+            raise MethodNotFoundError(
+                f"{call}() not sent: protocol {version}, which {server} speaks, has no "
+                f"resources/subscribe. {advice}",
+                {"reason": f"resources/subscribe does not exist in protocol {version}"},
+            )
+        if not offered:
             raise MethodNotFoundError(
                 f"{call}() not sent: {server} does not offer resource subscriptions (it did "
                 f"not declare {_SUBSCRIBE}), and a client may use only what the server "
@@ -1012,7 +1032,12 @@ class Client:
                 if subscription.honoured is None:
                     failure = exc  # raised by listen() itself, before the block runs
                 elif self.session.endpoint.closed.is_set():
-                    raise  # the connection ended, and says so
+                    # Ended as a legacy listen ends ("Stopped listening for notifications:
+                    # why. Open a new connection."), not as a request the host never sent.
+                    await self.session.endpoint.until_closed(
+                        anyio.lowlevel.checkpoint, "listening for notifications"
+                    )
+                    raise
                 else:  # the stream it reads broke for good, the connection still open
                     server = self.session.server_info
                     raise _listen_lost(server, exc.message) from exc
@@ -1237,8 +1262,30 @@ class Client:
             )
 
     async def set_logging_level(self, level: LoggingLevel) -> None:
-        """Ask the server to send log messages at ``level`` and above."""
+        """Legacy era: ask the server to send log messages at ``level`` and above.
+
+        Raises ``MethodNotFoundError`` without asking a server that did not declare
+        ``logging``, or on a 2026-07-28 connection, which has no ``logging/setLevel``:
+        there every request carries ``Client(log_level=...)``.
+        """
         params = request_params("set_logging_level", SetLevelRequestParams, level=level)
+        server = describe_server(self.server_info, starts_sentence=False)
+        version = self.session.modern_version
+        if version is not None:
+            raise MethodNotFoundError(
+                f"set_logging_level() not sent: protocol {version}, which {server} speaks, "
+                "has no logging/setLevel; each request carries its own log level instead. "
+                f"Pass Client(log_level={level!r}) to receive log messages at that level "
+                "and above.",
+                {"reason": f"logging/setLevel does not exist in protocol {version}"},
+            )
+        if self.server_capabilities.logging is None:
+            raise MethodNotFoundError(
+                f"set_logging_level() not sent: {server} does not send log messages (it "
+                'did not declare {"logging": {}}), and a client may use only what the '
+                "server declared.",
+                {"reason": 'the server did not declare the capability {"logging": {}}'},
+            )
         await self.session.send_request("logging/setLevel", params, EmptyResult)
 
     async def send_roots_list_changed(self) -> None:

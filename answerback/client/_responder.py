@@ -27,6 +27,7 @@ from answerback.client._callbacks import (
     MessageHandler,
     SamplingCallback,
     async_callable_or_none,
+    check_arguments,
     checked_answer,
     is_plain_function,
     refusal,
@@ -87,7 +88,11 @@ class Responder(Protocol):
         return _not_answered(self, "List roots", "roots", "list_roots")
 
     async def on_log(self, params: LoggingMessageNotificationParams) -> None:
-        """A ``notifications/message`` log message from the server."""
+        """A ``notifications/message`` log message from the server; by default kept
+        only in this client's debug log. (A statement body, not just this docstring:
+        mypy takes a protocol method without one for abstract, and would refuse every
+        subclass that does not override it.)"""
+        logger.debug("log message from the server (%s): %r", params.level, params.data)
 
     async def on_notification(self, message: IncomingMessage) -> None:
         """Any other notification, or an error the transport reported."""
@@ -127,13 +132,14 @@ class CallbackResponder(Responder):
         message_handler: MessageHandler | None = None,
     ) -> None:
         for name, callback, takes in (
-            ("elicitation_callback", elicitation_callback, "(context, params)"),
-            ("sampling_callback", sampling_callback, "(context, params)"),
-            ("list_roots_callback", list_roots_callback, "(context)"),
-            ("logging_callback", logging_callback, "(params)"),
-            ("message_handler", message_handler, "(message)"),
+            ("elicitation_callback", elicitation_callback, ("context", "params")),
+            ("sampling_callback", sampling_callback, ("context", "params")),
+            ("list_roots_callback", list_roots_callback, ("context",)),
+            ("logging_callback", logging_callback, ("params",)),
+            ("message_handler", message_handler, ("message",)),
         ):
-            async_callable_or_none(name, callback, f"an async function taking {takes}")
+            what = f"an async function taking ({', '.join(takes)})"
+            async_callable_or_none(name, callback, what, takes=takes)
         instance_or_none(
             "sampling_capabilities",
             sampling_capabilities,
@@ -341,15 +347,23 @@ def _not_answered(responder: Responder, what: str, capability: str, method: str)
 
 
 _ANSWERED_BY = (("elicitation", "elicit"), ("sampling", "sample"), ("roots", "list_roots"))
-_ASYNC_METHODS = ("elicit", "sample", "list_roots", "on_log", "on_notification")
+_ASYNC_METHODS = {
+    "elicit": ("context", "params"),
+    "sample": ("context", "params"),
+    "list_roots": ("context",),
+    "on_log": ("params",),
+    "on_notification": ("message",),
+}
+"""Each method a client awaits, with the arguments it passes."""
 
 
 def checked_responder(name: str, responder: object) -> Responder:
     """``responder`` if a client can answer with it; else a ``TypeError`` that says what
     to fix, now rather than at the server's first request: a ``Responder`` class given
     for an instance, an object that is no ``Responder``, a method written as a plain
-    ``def``, or a capability declared in ``capabilities()`` whose method was not
-    overridden (``Responder``'s default refuses it, contradicting the declaration)."""
+    ``def`` or taking other arguments than the client passes, or a capability declared
+    in ``capabilities()`` whose method was not overridden (``Responder``'s default
+    refuses it, contradicting the declaration)."""
     if isinstance(responder, type):
         kind = responder.__name__
         raise TypeError(
@@ -362,9 +376,11 @@ def checked_responder(name: str, responder: object) -> Responder:
             f"answerback.client.Responder), got {responder!r}"
         )
     kind = type(responder).__name__
-    for method in _ASYNC_METHODS:
-        if is_plain_function(getattr(responder, method)):
+    for method, takes in _ASYNC_METHODS.items():
+        bound = getattr(responder, method)
+        if is_plain_function(bound):
             raise TypeError(f"{kind}.{method} is a plain function: write it as `async def`.")
+        check_arguments(f"{kind}.{method}", bound, takes)
     declared = cast(object, responder.capabilities())
     if isinstance(declared, ClientCapabilities):  # else the session says what is wrong
         for capability, method in _ANSWERED_BY:

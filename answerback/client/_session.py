@@ -22,7 +22,12 @@ from anyio.streams.memory import MemoryObjectReceiveStream
 from pydantic import BaseModel, TypeAdapter
 
 from answerback._options import one_of, positive_int, positive_seconds_or_none
-from answerback.client._callbacks import ClientRequestContext, checked_answer, refusal
+from answerback.client._callbacks import (
+    ClientRequestContext,
+    WrongAnswerType,
+    checked_answer,
+    refusal,
+)
 from answerback.client._form_answers import (
     fitted,
     link_message_too_long,
@@ -49,7 +54,13 @@ from answerback.jsonrpc import (
     RequestId,
 )
 from answerback.jsonrpc._attention import Attention
-from answerback.jsonrpc._endpoint import ResultNotObjectError, as_object, error_from_exception
+from answerback.jsonrpc._endpoint import (
+    ResultNotObjectError,
+    as_object,
+    error_from_exception,
+    new_error_reference,
+    redacted_message,
+)
 from answerback.types import (
     META_CLIENT_CAPABILITIES,
     META_CLIENT_INFO,
@@ -185,9 +196,36 @@ class ClientSession:
         """Parsed forms by their schema's JSON, most recently used last."""
         self.url_elicitations = UrlElicitations()
         """URL-mode elicitation: verdicts, completions, -32042 (``Client`` may replace it)."""
+        self.transport_kind: str | None = None
+        """How the server is reached (the transport's class, as ``Client`` sets it), for
+        the repr; ``None`` for a session used without ``Client``."""
         self.attention = attention_of(responder)
         """The person the responder shares with other connections (a broker's), if any:
         this connection's request timers stand still while they are busy."""
+
+    def __repr__(self) -> str:
+        """The server (once it introduced itself), the protocol version and era, how it
+        is reached and whether the connection is open: what a debugger needs. Never a
+        credential: the transport shows as its kind only, without URL, headers or
+        command line."""
+        shown: list[str] = []
+        if self.server_info is not None:
+            shown.append(server_name(self.server_info).removeprefix("server "))
+        facts = self.negotiation.facts
+        if facts is not None:
+            era = "" if self.modern_version is not None else " (handshake era)"
+            shown.append(f"protocol={facts.protocol_version!r}{era}")
+        if self.transport_kind is not None:
+            shown.append(f"transport={self.transport_kind}")
+        shown.append(f"state={self._state()}")
+        return f"ClientSession({', '.join(shown)})"
+
+    def _state(self) -> str:
+        if self._endpoint is None:
+            return "not connected"
+        if self._endpoint.closing or self._endpoint.closed.is_set():
+            return "closed"
+        return "open" if self.negotiation.facts is not None else "connecting"
 
     def attach(self, endpoint: Endpoint) -> None:
         """Send and receive through ``endpoint`` from now on (``Client`` does this when
@@ -532,17 +570,46 @@ class ClientSession:
         return describe_server(self.server_info, starts_sentence=False)
 
     async def handle_request(self, request: IncomingRequest) -> JSONObject:
-        """Answer a server→client request through the responder."""
+        """Answer a server→client request through the responder.
+
+        What the host's code raises reaches the server only as a reference to this
+        client's log (see ``_unexplained``); an ``MCPError`` it raises, or an
+        ``ErrorData`` it returns, is its message to the server and goes as given."""
         if request.method == "ping":
             return {}
         context = ClientRequestContext(self, request.id, request.meta)
-        if request.method in PERSON_FACING_METHODS:
-            answer = await self._answer_person_facing(context, request.method, request.params)
-        else:
-            answer = await self._answer(context, request.method, request.params)
+        try:
+            if request.method in PERSON_FACING_METHODS:
+                answer = await self._answer_person_facing(context, request.method, request.params)
+            else:
+                answer = await self._answer(context, request.method, request.params)
+        except Exception as exc:
+            if _deliberate(exc):
+                raise
+            raise self._unexplained(request, exc) from exc
         if isinstance(answer, ErrorData):
             raise MCPError.from_error_data(answer)
         return answer.model_dump(mode="json", by_alias=True, exclude_none=True)
+
+    def _unexplained(self, request: IncomingRequest, exc: Exception) -> MCPError:
+        """The error the server gets for an exception answering its ``request``: a
+        reference, its traceback logged here under the same one. Its text may hold what
+        the host keeps from servers (a path, a token), and the server is another program,
+        often someone else's, wherever it runs; the host's developer finds the details in
+        this client's log. (In 2026-07-28 nothing goes to the server: the call fails here,
+        with the exception as its cause.)"""
+        reference = new_error_reference()
+        logger.error(
+            "request handler for %r (id %r) from %s failed (reference %s); the server was "
+            "sent only the reference",
+            request.method,
+            request.id,
+            self._server_named(),
+            reference,
+            exc_info=exc,
+        )
+        message = redacted_message("Internal error", reference, logged_by="client")
+        return MCPError(INTERNAL_ERROR, message, {"reference": reference})
 
     async def _answer_person_facing(
         self, context: ClientRequestContext, method: str, params: JSONObject | None
@@ -930,7 +997,20 @@ def server_name(server: Implementation | None) -> str:
     ``server 'Library' 1.0`` once it introduced itself, else ``server``."""
     if server is None:
         return "server"
-    return f"server {server.name!r} {server.version}"
+    version = server.version.strip()  # some servers send "" (the official SDK's default)
+    return f"server {server.name!r} {version}" if version else f"server {server.name!r}"
+
+
+def _deliberate(exc: BaseException) -> bool:
+    """Whether ``exc`` is an ``MCPError``, alone or alone in nested groups (as a task group
+    in the host's code raises it): the host's own words for the server; or
+    ``WrongAnswerType``, answerback's words naming only a function and types."""
+    while isinstance(exc, BaseExceptionGroup):
+        inner: tuple[BaseException, ...] = cast("BaseExceptionGroup[BaseException]", exc).exceptions
+        if len(inner) != 1:
+            return False
+        exc = inner[0]
+    return isinstance(exc, MCPError | WrongAnswerType)
 
 
 def _session_expired(exc: ConnectionClosedError) -> bool:

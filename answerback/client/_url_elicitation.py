@@ -313,18 +313,26 @@ class UrlConsent:
         not_opened: NotOpened | None = None,
     ) -> None:
         # A plain def passes here and fails every link at its await: refused now.
-        checked_ask = async_callable_or_none("ask", ask, "an async function of the request")
+        checked_ask = async_callable_or_none(
+            "ask", ask, "an async function of the request", takes=("request",)
+        )
         if checked_ask is None:
             raise TypeError("ask must be an async function of the UrlConsentRequest, got None")
         self._ask = checked_ask
         self._forms = async_callable_or_none(
-            "forms", forms, "an async function (context, params), like elicitation_callback"
+            "forms",
+            forms,
+            "an async function (context, params), like elicitation_callback",
+            takes=("context", "params"),
         )
         if not callable(opener):
             raise TypeError(f"opener must be a function of the URL, got {opener!r}")
         self._opener = opener
         self._not_opened = async_callable_or_none(
-            "not_opened", not_opened, "an async function (request, reason)"
+            "not_opened",
+            not_opened,
+            "an async function (request, reason)",
+            takes=("request", "reason"),
         )
 
     async def __call__(

@@ -177,9 +177,10 @@ def new_error_reference() -> str:
     return secrets.token_hex(4)
 
 
-def redacted_message(what: str, reference: str) -> str:
-    """What a peer reads instead of a redacted exception's text."""
-    return f"{what}; the server logged the details under reference {reference}."
+def redacted_message(what: str, reference: str, *, logged_by: str = "server") -> str:
+    """What a peer reads instead of a redacted exception's text; ``logged_by`` names the
+    side whose log holds it."""
+    return f"{what}; the {logged_by} logged the details under reference {reference}."
 
 
 class IncomingRequest:
@@ -574,7 +575,7 @@ class Endpoint:
             if pending.response is None:
                 self._given_up(request_id)
             if pending.response is None and cancellable and self._closed_reason is None:
-                reason = "timed out" if isinstance(exc, RequestTimeoutError) else "cancelled"
+                reason = self._why_given_up(exc, related_request_id)
                 with anyio.CancelScope(shield=True):
                     await self._notify_cancelled(request_id, reason, related_request_id)
             raise
@@ -596,6 +597,20 @@ class Endpoint:
                 {"method": method},
             )
         return result
+
+    def _why_given_up(self, exc: BaseException, related_request_id: RequestId | None) -> str:
+        """The ``reason`` of the ``notifications/cancelled`` for a request given up: when
+        the peer cancelled the request of its own that this one was sent for, who did it
+        and that nothing needs answering, so the peer does not wonder what it did."""
+        if isinstance(exc, RequestTimeoutError):
+            return "timed out"
+        answering = None if related_request_id is None else self._in_flight.get(related_request_id)
+        if answering is not None and answering.cancel_called and not self.closing:
+            return (
+                f"the {self._name} cancelled its request {related_request_id!r}, which this "
+                "one was sent for; nothing needs answering"
+            )
+        return "cancelled"
 
     async def _wait(self, pending: _Pending, timeout: float) -> None:
         # Time our notification callbacks take is ours, not the peer's: while one runs

@@ -24,7 +24,7 @@ import anyio
 
 from answerback import Client
 from answerback.server import MCPServer
-from answerback.types import Icon
+from answerback.types import Icon, Prompt, Resource, Tool
 
 LOGO = Icon(src="https://example.com/library.png", mime_type="image/png", sizes=["48x48"])
 BOOK = Icon(src="data:image/svg+xml;base64,PHN2Zy8+", mime_type="image/svg+xml")
@@ -63,7 +63,7 @@ async def main() -> None:
             print(f"{mode}: {info.name} ({info.title}): {info.description} {info.website_url}")
             for icon in info.icons or []:
                 print(f"  icons: {icon.src} ({icon.mime_type}, {', '.join(icon.sizes or [])})")
-            listed = [
+            listed: list[tuple[str, Tool | Prompt | Resource]] = [
                 *(("tool", t) for t in await client.list_all_tools()),
                 *(("prompt", p) for p in (await client.list_prompts()).prompts),
                 *(("resource", r) for r in (await client.list_resources()).resources),

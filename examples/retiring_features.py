@@ -20,6 +20,7 @@ running when its tool goes finishes; a later one fails as for a tool that never 
 from __future__ import annotations
 
 import logging
+from collections.abc import Sequence
 
 import anyio
 
@@ -67,7 +68,7 @@ async def retire(mcp: MCPServer) -> None:
     await mcp.notify_resources_changed()
 
 
-async def what_is_left(mode: str, client: Client, told: list[str]) -> None:
+async def what_is_left(mode: str, client: Client, told: Sequence[str]) -> None:
     print(f"{mode}: told the {', '.join(method.split('/')[1] for method in told)} changed")
     tools = [tool.name for tool in await client.list_all_tools()]
     prompts = [prompt.name for prompt in (await client.list_prompts()).prompts]

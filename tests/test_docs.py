@@ -6,6 +6,11 @@ interpreter from the repository root, and must exit with status 0. A block fence
 ``python skip`` is a fragment or needs something the tests do not start (an HTTP
 server) and is left out. When a block is followed by a sentence saying what it
 "prints" and then a ``text`` block, the program's output must be exactly that text.
+
+tests/test_docs_types.py type-checks the same programs in strict mode, as a user who
+copies them into a strict project would. A block fenced as ``python mistake`` shows a
+type error on purpose (a wrong log level, whose run-time refusal the text explains): it
+is run here but not type-checked.
 """
 
 from __future__ import annotations
@@ -36,9 +41,18 @@ class Block:
 
 @dataclass(frozen=True)
 class Program:
-    where: str
+    document: str
+    """The Markdown file, relative to the repository."""
+    fence_line: int
+    """The line of the opening fence: the code's first line is the one after it."""
     code: str
     expected_output: str | None
+    type_checked: bool
+    """False for a ``python mistake`` block, which shows a type error on purpose."""
+
+    @property
+    def where(self) -> str:
+        return f"{self.document}:{self.fence_line}"
 
 
 def fenced_blocks(path: Path) -> list[Block]:
@@ -83,8 +97,15 @@ def programs() -> list[Program]:
             following = blocks[position + 1] if position + 1 < len(blocks) else None
             if following is not None and following.info == "text" and "prints" in block.prose_after:
                 expected = following.code
-            where = f"{path.relative_to(REPO)}:{block.line}"
-            found.append(Program(where, block.code, expected))
+            found.append(
+                Program(
+                    document=str(path.relative_to(REPO)),
+                    fence_line=block.line,
+                    code=block.code,
+                    expected_output=expected,
+                    type_checked="mistake" not in words[1:],
+                )
+            )
     return found
 
 

@@ -18,7 +18,7 @@ transports. Building it fails at once instead, alike for every transport and in-
 from __future__ import annotations
 
 import inspect
-from typing import Any
+from typing import Any, ClassVar
 
 from pydantic import BaseModel, ConfigDict, Field
 from pydantic.alias_generators import to_camel
@@ -42,7 +42,9 @@ def _wire_alias(name: str) -> str:
 class MCPModel(BaseModel):
     """Base for wire models: camelCase aliases, lenient about unknown fields."""
 
-    model_config = ConfigDict(
+    # Declared a ClassVar as BaseModel declares it: unannotated, type checkers (pyright
+    # --verifytypes) see it as an unknown attribute of every wire model.
+    model_config: ClassVar[ConfigDict] = ConfigDict(
         alias_generator=_wire_alias,
         validate_by_name=True,
         validate_by_alias=True,

@@ -10,7 +10,6 @@ from answerback.urls._address import AddressKind, address_facts
 from answerback.urls._approved import ApprovedDomains, loopback_site
 from answerback.urls._domains import (
     HostParts,
-    brand_domains,
     brand_token,
     embedded_top_domain,
     is_self_hosted_product,
@@ -339,47 +338,34 @@ def _judge_site(labels: list[LabelJudgement], parts: HostParts, findings: _Findi
 
 
 def _judge_brand_name(name: str, parts: HostParts, findings: _Findings) -> bool:
-    """A site whose whole name is a brand's ("paypal.herokuapp.com", "paypal.com.co"), or
-    the brand glued to "com" ("paypalcom.net"), on a domain the brand does not own: the
-    closer the name, the more convincing. True when it said so."""
+    """A site whose whole name is a brand's, on a domain whose owner lets others make
+    sites under it ("paypal.herokuapp.com", "paypal.com.ru"): the name alone proves
+    nothing there. Under a country's own registry ("apple.com.cn", "sony.co.jp") the
+    brand's own country site is the common case, so that says nothing. True when it
+    said so."""
+    if not parts.shared or brand_token(name) != name:
+        return False
     registrable, suffix = parts.registrable or "", parts.suffix
     first, _, rest = suffix.partition(".")
-    glued = name.removesuffix("com")
-    if glued != name and brand_token(glued) == glued and f"{glued}.com" in top_domains():
-        findings.add(
-            ReasonCode.BRAND_IN_DOMAIN,
-            RiskLevel.WARN,
-            f"{registrable} reads as {glued}.com but is not {glued}'s site; anyone can "
-            "register a name like that.",
-        )
-        return True
-    if brand_token(name) != name or first == name:  # first == name: the brand's own service
+    if first == name:  # the brand's own service: "github.github.io"
         return False
+    where = f"{suffix}, where anyone can make one; it need not be {name}'s"
     if rest and f"{name}.{first}" in top_domains():
-        # "paypal.com.co" is paypal.com with a country after it. A brand that runs sites
-        # under country domains may own this one too; one that does not, never.
-        international = any(domain.count(".") > 1 for domain in brand_domains(name))
+        # "apple.com.de" is apple.com with more after it, on a reseller's domain: no
+        # brand runs its country site there.
         findings.add(
             ReasonCode.BRAND_IN_DOMAIN,
-            RiskLevel.WARN if international else RiskLevel.HIGH_RISK,
+            RiskLevel.HIGH_RISK,
             f"{registrable} reads as {name}.{first} with more after it, but it is a name "
-            f"registered under {suffix}, not one of {name}'s sites"
-            + (" that answerback knows." if international else "; anyone can register one."),
+            f"under {where}.",
         )
-        return True
-    if parts.shared or rest:
-        where = (
-            f"{suffix}, a service where anyone can make a site"
-            if parts.shared
-            else f"{suffix}, where anyone can register a name"
-        )
+    else:
         findings.add(
             ReasonCode.BRAND_IN_DOMAIN,
             RiskLevel.WARN,
-            f"{registrable} is named {name!r} but it is not {name}'s site: it is on {where}.",
+            f"{registrable} is a site on {where}.",
         )
-        return True
-    return False
+    return True
 
 
 def _judge_subdomain(
@@ -551,11 +537,13 @@ def _verdict(
     approved = site is not None and approved_domains is not None and site in approved_domains
     if approved and all(reason.level < RiskLevel.BLOCK for reason in reasons):
         reasons = [reason for reason in reasons if not reason.about_the_site]
+        # "localhost" approved alone covers localhost:9090 too: name what was approved.
+        approved_as = site if site in frozenset(approved_domains or ()) else None
         reasons.append(
             UrlReason(
                 code=ReasonCode.APPROVED,
                 level=RiskLevel.OK,
-                message=f"You approved {_approved_name(display.site, site)} before.",
+                message=f"You approved {_approved_name(display.site, approved_as)} before.",
             )
         )
     ordered = tuple(sorted(reasons, key=lambda reason: -reason.level))

@@ -115,7 +115,7 @@ REQUIRED_MEMBERS = {
     "TokenStore.get",
     "TokenStore.set",
     "TokenStore.delete",
-    "LockingTokenStore.lock",
+    "LockingTokenStore.lock_record",
     "TokenVerifier.verify",
 }
 """Protocol members a subclass must write: their bodies are trivial on purpose (mypy

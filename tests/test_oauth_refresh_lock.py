@@ -12,6 +12,7 @@ clients in one process with two store objects share it too.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import os
 import subprocess
@@ -26,6 +27,7 @@ import anyio
 import httpx2
 import pytest
 from http_support import serve
+from support import ReportingEventLoop
 from test_oauth_client import Fake, fake_app, follow
 
 import answerback
@@ -35,7 +37,7 @@ from answerback.transports.http import LockingTokenStore, TokenStore
 pytestmark = pytest.mark.anyio
 
 REDIRECT_URI = "http://127.0.0.1:1/callback"
-WAITING = "waiting for another program's lock"
+WAITING = "waiting for another task's or program's lock"
 """What FileTokenStore logs (at DEBUG, on answerback.oauth) when another holds the lock."""
 
 PROGRAM = """
@@ -240,9 +242,9 @@ class RecordingStore(InMemoryTokenStore):
         await super().set(key, value)
 
     @asynccontextmanager
-    async def lock(self, key: str) -> AsyncGenerator[None]:
+    async def lock_record(self, key: str) -> AsyncGenerator[None]:
         self.events.append(f"lock {key}")
-        async with super().lock(key):
+        async with super().lock_record(key):
             yield
         self.events.append(f"unlock {key}")
 
@@ -260,6 +262,44 @@ async def test_a_store_that_offers_a_lock_holds_it_across_the_refresh_and_the_sa
     key = f"oauth:tokens:{base}/mcp"
     refresh = store.events[store.events.index(f"lock {key}") :]
     assert refresh == [f"lock {key}", f"set {key}", f"unlock {key}"]
+    assert refreshes(fake) == ["refresh-1"]
+
+
+class StoreWithItsOwnLock:
+    """A store written before ``LockingTokenStore`` existed, guarding its records with
+    an attribute that happens to be called ``lock``."""
+
+    def __init__(self) -> None:
+        self.lock = asyncio.Lock()
+        self.records: dict[str, dict[str, Any]] = {}
+
+    async def get(self, key: str) -> dict[str, Any] | None:
+        async with self.lock:
+            return self.records.get(key)
+
+    async def set(self, key: str, value: dict[str, Any]) -> None:
+        async with self.lock:
+            self.records[key] = value
+
+    async def delete(self, key: str) -> None:
+        async with self.lock:
+            self.records.pop(key, None)
+
+
+@pytest.mark.parametrize(
+    "anyio_backend", [("asyncio", {"loop_factory": ReportingEventLoop})], ids=["asyncio"]
+)  # the store's own lock is an asyncio one
+async def test_a_store_with_an_attribute_named_lock_still_refreshes_as_a_plain_store(
+    fake: Fake, base: str, release: threading.Event
+) -> None:
+    release.set()
+    store = StoreWithItsOwnLock()
+    assert isinstance(store, TokenStore)
+    assert not isinstance(store, LockingTokenStore)
+    for _ in range(2):  # a login, then a refresh
+        auth = OAuth(redirect_uri=REDIRECT_URI, authorize=follow, store=store)
+        async with httpx2.AsyncClient() as http:
+            assert (await http.get(f"{base}/mcp", auth=auth)).text == "hello"
     assert refreshes(fake) == ["refresh-1"]
 
 
@@ -300,20 +340,20 @@ async def test_a_second_holder_of_a_key_waits_for_the_first(kind: str, tmp_path:
                 second_waits.set()
 
     async def hold_first() -> None:
-        async with first.lock("a"):
+        async with first.lock_record("a"):
             order.append("first in")
             first_holds.set()
             await let_go.wait()
             order.append("first out")
 
     async def hold_second() -> None:
-        async with second.lock("a"):
+        async with second.lock_record("a"):
             order.append("second in")
 
     async with anyio.create_task_group() as group:
         group.start_soon(hold_first)
         await first_holds.wait()
-        async with second.lock("b"):  # another key: free
+        async with second.lock_record("b"):  # another key: free
             order.append("other key")
         with watching(Watch()):
             group.start_soon(hold_second)
@@ -334,10 +374,10 @@ async def test_a_file_lock_held_too_long_is_given_up_with_a_warning(
     path = tmp_path / "tokens.json"
     impatient = FileTokenStore(path, lock_timeout=0.05)
     caplog.set_level(logging.WARNING, logger="answerback.oauth")
-    async with FileTokenStore(path).lock("k"), impatient.lock("k"):
+    async with FileTokenStore(path).lock_record("k"), impatient.lock_record("k"):
         await impatient.set("k", {"went": "on"})
     assert await impatient.get("k") == {"went": "on"}
-    assert "held the token lock" in caplog.text
+    assert "another task or program has held the token lock" in caplog.text
     assert "lock_timeout" in caplog.text
 
 

@@ -1,12 +1,15 @@
-"""``ctx.report_progress`` refuses progress that does not increase.
+"""``ctx.report_progress`` does not send progress that does not increase.
 
 The specification says progress MUST increase with each notification: a report not
-above the request's last one (lower, or the same again) raises ``ValueError`` naming
-both values, in either era and whether or not the client asked for progress, and
-nothing of it reaches the client.
+above the request's last one (lower, or the same again) never reaches the client, in
+either era and whether or not the client asked for progress. It does not fail the tool
+(counters that stall on some data are common); the first one of a request logs a
+warning naming both values on the ``answerback.server`` logger.
 """
 
 from __future__ import annotations
+
+import logging
 
 import pytest
 
@@ -49,6 +52,15 @@ async def run(tool: str, steps: list[float], mode: str, asked: bool) -> tuple[st
     return result.text, result.is_error, reported
 
 
+def order_warnings(caplog: pytest.LogCaptureFixture) -> list[str]:
+    """The warnings about dropped progress the server logged."""
+    return [
+        record.getMessage()
+        for record in caplog.records
+        if record.name == "answerback.server" and "was not sent" in record.getMessage()
+    ]
+
+
 @pytest.mark.parametrize("mode", ["legacy", "2026-07-28"])
 @pytest.mark.parametrize("asked", [True, False], ids=["asked", "not-asked"])
 @pytest.mark.parametrize(
@@ -59,27 +71,42 @@ async def run(tool: str, steps: list[float], mode: str, asked: bool) -> tuple[st
         pytest.param([1, 2.5, 2.5], "2.5", "2.5", id="the-same-after-a-rise"),
     ],
 )
-async def test_progress_that_does_not_increase_fails_the_tool(
-    mode: str, asked: bool, steps: list[float], last: str, then: str
+async def test_progress_that_does_not_increase_is_dropped_with_a_warning(
+    mode: str,
+    asked: bool,
+    steps: list[float],
+    last: str,
+    then: str,
+    caplog: pytest.LogCaptureFixture,
 ) -> None:
+    caplog.set_level(logging.WARNING, logger="answerback.server")
     text, is_error, reported = await run("report", steps, mode, asked)
-    assert is_error
-    assert text == (
-        f"Error executing tool: progress {then} is not more than this request's last "
-        f"report, {last}: progress must increase with each report (MCP requires it). "
-        "Report how much is done so far, not the step just finished or what is left; to "
-        "say something new without progress, log it instead."
-    )
-    expected = [(float(step), 10.0, None) for step in steps[:-1]] if asked else []
-    assert reported == expected
+    assert (text, is_error) == ("reported", False)
+    assert reported == ([(float(step), 10.0, None) for step in steps[:-1]] if asked else [])
+    [warning] = order_warnings(caplog)
+    assert warning.startswith(f"progress {then} of request ")
+    assert f"not more than the request's last report, {last}, and MCP requires" in warning
 
 
 @pytest.mark.parametrize("mode", ["legacy", "2026-07-28"])
-async def test_the_session_refuses_it_too(mode: str) -> None:
+async def test_a_request_warns_once_and_later_rises_are_still_sent(
+    mode: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.WARNING, logger="answerback.server")
+    text, is_error, reported = await run("report", [1, 1, 0, 2, 2, 3], mode, True)
+    assert (text, is_error) == ("reported", False)
+    assert [progress for progress, _, _ in reported] == [1, 2, 3]
+    assert len(order_warnings(caplog)) == 1
+
+
+@pytest.mark.parametrize("mode", ["legacy", "2026-07-28"])
+async def test_the_session_drops_it_too(mode: str, caplog: pytest.LogCaptureFixture) -> None:
+    caplog.set_level(logging.WARNING, logger="answerback.server")
     text, is_error, reported = await run("report_on_session", [2, 1], mode, True)
-    assert is_error
-    assert text.startswith("Error executing tool: progress 1 is not more than this request's")
+    assert (text, is_error) == ("reported", False)
     assert reported == [(2.0, None, None)]
+    [warning] = order_warnings(caplog)
+    assert warning.startswith("progress 1 of request ")
 
 
 @pytest.mark.parametrize("mode", ["legacy", "2026-07-28"])

@@ -472,10 +472,11 @@ class Context(Generic[LifespanT]):
         """Report progress, if the client asked for it with a progress token.
 
         A number that is not a finite ``int`` or ``float`` (``TypeError``, or
-        ``ValueError`` for NaN and infinity), a ``progress`` not above the last one this
-        request reported (``ValueError``: it must increase), or a ``message`` that is not
-        a string, is refused whether or not the client asked, so the mistake shows on
-        every client.
+        ``ValueError`` for NaN and infinity) or a ``message`` that is not a string is
+        refused whether or not the client asked, so the mistake shows on every client. A
+        ``progress`` not above the last one this request reported is not sent, since MCP
+        requires progress to increase, and is logged as a warning on the
+        ``answerback.server`` logger (once per request) rather than failing the call.
         """
         check_progress("ctx.report_progress()", progress, total, message)
         await self._session.send_progress(progress, total, message)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import functools
 import json
+import logging
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, TypeVar, cast
@@ -62,6 +63,8 @@ from answerback.types._errors import (
 from answerback.types._sampling_rules import check_sampling_request
 from answerback.types._versions import FEATURE_SINCE, Feature, has_feature, has_method
 
+logger = logging.getLogger("answerback.server")
+
 ResultT = TypeVar("ResultT", bound=BaseModel)
 
 
@@ -96,6 +99,8 @@ class ServerSession:
         """2026-07-28: what earlier rounds sent, so a re-run does not send it again."""
         self._last_progress: float | None = None
         """The progress this request last reported, which the next report must pass."""
+        self._warned_of_progress_order = False
+        """Whether a report that did not increase was logged: once per request is enough."""
 
     def __repr__(self) -> str:
         """Who the client is and what it speaks, for a debugger or a log line: never
@@ -495,19 +500,17 @@ class ServerSession:
         """Report progress, if the client asked for it with a progress token.
 
         Raises ``TypeError`` for a number or message of the wrong type and ``ValueError``
-        for a NaN or infinite number (JSON cannot carry it), or for a ``progress`` not
-        above this request's last one (the specification says it MUST increase with each
-        report, so an equal one is refused too), whether or not the client asked, so the
-        mistake shows on every transport alike.
+        for a NaN or infinite number (JSON cannot carry it), whether or not the client
+        asked, so the mistake shows on every transport alike. A ``progress`` not above
+        this request's last one is not sent (the specification says progress MUST
+        increase) but does not fail the call either: counters that stall on some data (an
+        empty chunk, a retry, a skipped item) are common, so it is only logged, once per
+        request, as a warning on the ``answerback.server`` logger naming both values.
         """
         check_progress("ctx.session.send_progress()", progress, total, message)
         if self._last_progress is not None and progress <= self._last_progress:
-            raise ValueError(
-                f"progress {progress} is not more than this request's last report, "
-                f"{self._last_progress}: progress must increase with each report (MCP "
-                "requires it). Report how much is done so far, not the step just finished "
-                "or what is left; to say something new without progress, log it instead."
-            )
+            self._warn_of_progress_order(progress, self._last_progress)
+            return
         self._last_progress = progress
         token = self._request.progress_token
         send = functools.partial(self._request.send_progress, progress, total, message)
@@ -517,6 +520,22 @@ class ServerSession:
             # The token changes every round (each round is a new request): leave it out.
             report: JSONObject = {"progress": progress, "total": total, "message": message}
             await self._already_sent.send_once("notifications/progress", report, send)
+
+    def _warn_of_progress_order(self, progress: float, last: float) -> None:
+        """Tell the server's author, once for this request, that a report was dropped."""
+        if self._warned_of_progress_order:
+            return
+        self._warned_of_progress_order = True
+        logger.warning(
+            "progress %s of request %r was not sent: it is not more than the request's "
+            "last report, %s, and MCP requires progress to increase with each report "
+            "(later reports of this request that do not increase are dropped without "
+            "another warning). Report how much is done so far, not the step just finished "
+            "or what is left; to say something new without progress, log it instead.",
+            progress,
+            self._request.id,
+            last,
+        )
 
 
 def _check_create_message(

@@ -699,7 +699,7 @@ class OAuth(httpx2.Auth):
         rather than spend the same refresh token at the same instant. A person's login
         is never run inside it (it may take minutes)."""
         if isinstance(self.store, LockingTokenStore):
-            async with self.store.lock(_token_key(resource)):
+            async with self.store.lock_record(_token_key(resource)):
                 yield
         else:
             yield

@@ -7,8 +7,8 @@ talks to storage only through ``TokenStore``, a small async key/value protocol o
 JSON-able records, so a program picks memory (the default), a file, the system keyring,
 or its own database without the OAuth code knowing which.
 
-A store may also offer ``lock(key)`` (``LockingTokenStore``): programs sharing it then
-refresh a token one at a time, which a rotating refresh token (each works once) needs.
+A store may also offer ``lock_record(key)`` (``LockingTokenStore``): programs sharing it
+then refresh a token one at a time, which a rotating refresh token (each works once) needs.
 """
 
 from __future__ import annotations
@@ -46,15 +46,17 @@ class TokenStore(Protocol):
 class LockingTokenStore(TokenStore, Protocol):
     """A ``TokenStore`` that can also hold one key exclusively for a while.
 
-    The OAuth client refreshes a token inside ``lock(key)``: it reads the record again,
-    spends the refresh token and saves the new tokens before anyone else sharing the
-    store may do the same. Without it, two programs refreshing at the same instant spend
-    one refresh token twice, and a server that rotates them refuses the second.
+    The OAuth client refreshes a token inside ``lock_record(key)``: it reads the record
+    again, spends the refresh token and saves the new tokens before anyone else sharing
+    the store may do the same. Without it, two programs refreshing at the same instant
+    spend one refresh token twice, and a server that rotates them refuses the second.
+    The name is one no store has by accident: a store's own ``self.lock =
+    asyncio.Lock()`` must not be taken for this.
     """
 
-    def lock(self, key: str) -> AbstractAsyncContextManager[None]:
+    def lock_record(self, key: str) -> AbstractAsyncContextManager[None]:
         """Until the block ends, no other holder of ``key``'s lock (task, store object
-        or program sharing the records) gets past its own ``lock(key)``. ``get``,
+        or program sharing the records) gets past its own ``lock_record(key)``. ``get``,
         ``set`` and ``delete`` must keep working inside the block."""
         ...
 
@@ -104,7 +106,7 @@ class InMemoryTokenStore:
         """Forget ``key`` (nothing happens if it is not there)."""
         self._records.pop(key, None)
 
-    def lock(self, key: str) -> AbstractAsyncContextManager[None]:
+    def lock_record(self, key: str) -> AbstractAsyncContextManager[None]:
         """Hold ``key`` until the block ends, among the tasks sharing this object (the
         only ones that can see its records)."""
         return self._key_locks.hold(key)

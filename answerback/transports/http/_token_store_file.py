@@ -60,8 +60,9 @@ class FileTokenStore:
     is not valid store JSON (it is left as it is). Permissions are only checked where
     POSIX modes mean something (not on Windows).
 
-    ``lock(key)`` waits at most ``lock_timeout`` seconds for another program's lock on
-    the same key, then goes on without it and logs a warning (see ``lock``).
+    ``lock_record(key)`` waits at most ``lock_timeout`` seconds for another task's or
+    program's lock on the same key, then goes on without it and logs a warning (see
+    ``lock_record``).
     """
 
     def __init__(self, path: str | os.PathLike[str], *, lock_timeout: float = 60.0) -> None:
@@ -117,7 +118,7 @@ class FileTokenStore:
         return sorted(await anyio.to_thread.run_sync(self._read))
 
     @contextlib.asynccontextmanager
-    async def lock(self, key: str) -> AsyncGenerator[None]:
+    async def lock_record(self, key: str) -> AsyncGenerator[None]:
         """Hold ``key`` until the block ends, against every task, store object and
         program using this file: an ``flock`` on a lock file of the key's own beside the
         store file, which the kernel releases when its holder ends, crashed or not.
@@ -147,14 +148,14 @@ class FileTokenStore:
         again after a growing pause, up to ``lock_timeout`` (then warn and give up)."""
         if _try_flock(fd):
             return
-        logger.debug("waiting for another program's lock %s", lock_path)
+        logger.debug("waiting for another task's or program's lock %s", lock_path)
         deadline = anyio.current_time() + self.lock_timeout
         pause = 0.01
         while not _try_flock(fd):
             remaining = deadline - anyio.current_time()
             if remaining <= 0:
                 logger.warning(
-                    "another program has held the token lock %s for over %s seconds; going "
+                    "another task or program has held the token lock %s for over %s seconds; going "
                     "on without it (if it is stuck, end it; if its refreshes are that slow, "
                     "give FileTokenStore a longer lock_timeout)",
                     lock_path,

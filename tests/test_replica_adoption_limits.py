@@ -2,8 +2,9 @@
 to a session another one opened. A full replica taking a session's place ends that
 session everywhere only if no replica has seen it used lately (the shared record says
 when it last was); a session taken up here counts against its caller's share as a new
-one does; and a DELETE for a session never served here ends it without building a
-connection for it first.
+one does, and stops counting once the session is deleted through another replica; and a
+DELETE for a session never served here ends it without building a connection for it
+first.
 
 Two apps run under uvicorn on 127.0.0.1, each with its own ``RedisState`` on one real
 redis-server. The apps' clock is anyio's: a session is made to look unused here by
@@ -251,6 +252,75 @@ async def test_another_callers_session_is_not_taken_up(
         assert counting.connections == started + 1
 
 
+async def test_a_session_deleted_through_another_replica_no_longer_counts_here(
+    http: httpx2.AsyncClient, redis_url: str
+) -> None:
+    """A DELETE through one replica ends only the shared record: a replica that had
+    taken the session up must not go on counting it against its caller's share, and
+    refuse that caller's live session for a session the client has ended."""
+    here = replica(redis_url, "here", auth=NamedBearer())
+    there = replica(redis_url, "there", auth=NamedBearer(), max_sessions_per_principal=1)
+    async with serve(here) as opened_on, serve(there) as limited:
+        first = await newcomer(http, opened_on.url, "alice")
+        assert (await ping(http, limited.url, first, "alice")).status_code == 200
+        headers = session_headers(first) | _bearer("alice")
+        assert (await http.delete(opened_on.url, headers=headers)).status_code == 200
+        second = await newcomer(http, opened_on.url, "alice")
+        answer = await ping(http, limited.url, second, "alice")
+        assert answer.status_code == 200, answer.text
+        assert set(there.sessions) == {second}
+
+
+async def test_a_new_session_is_not_refused_for_one_deleted_through_another_replica(
+    http: httpx2.AsyncClient, redis_url: str
+) -> None:
+    """The same for ``initialize``: the caller's share here is what it still holds."""
+    here = replica(redis_url, "here", auth=NamedBearer())
+    there = replica(redis_url, "there", auth=NamedBearer(), max_sessions_per_principal=1)
+    async with serve(here) as deleting_on, serve(there) as limited:
+        first = await newcomer(http, limited.url, "alice")
+        headers = session_headers(first) | _bearer("alice")
+        assert (await http.delete(deleting_on.url, headers=headers)).status_code == 200
+        second = await newcomer(http, limited.url, "alice")
+        assert set(there.sessions) == {second}
+
+
+async def test_the_marking_sweep_ends_sessions_deleted_through_another_replica(
+    http: httpx2.AsyncClient, redis_url: str
+) -> None:
+    """A GET stream that only listens never reads its session's record, and an unused
+    session taken up here is never named again: the sweep that notes connected sessions
+    as used finds both records gone, ends both here, and the stream closes."""
+    here = replica(redis_url, "here")
+    there = replica(redis_url, "there")
+    async with serve(here) as deleting_on, serve(there) as listening_on:
+        listened = await newcomer(http, deleting_on.url)
+        unused = await newcomer(http, deleting_on.url)
+        assert (await ping(http, listening_on.url, unused)).status_code == 200
+        listen = session_headers(listened) | {"accept": "text/event-stream"}
+        async with http.stream("GET", listening_on.url, headers=listen) as stream:
+            assert stream.status_code == 200
+            for session_id in (listened, unused):
+                deleted = await http.delete(deleting_on.url, headers=session_headers(session_id))
+                assert deleted.status_code == 200
+            await listening_on.call(there._mark_connected_sessions_used)  # pyright: ignore[reportPrivateUsage]
+            assert not there.sessions
+            with anyio.fail_after(PATIENCE_SECONDS):  # keepalives would hold it open
+                async for _ in stream.aiter_bytes():
+                    pass  # until the stream ends
+
+
+async def test_a_connection_given_up_late_does_not_uncount_its_successor() -> None:
+    """A session given up here only and taken up again at once has two connections
+    under one id for a moment: the first one's run ending must not stop the second
+    counting against its caller's share."""
+    app = StreamableHTTPApp(tagged_server(), max_sessions_per_principal=1)
+    given_up = app._new_session("s1", "alice")  # pyright: ignore[reportPrivateUsage]
+    app._new_session("s1", "alice")  # pyright: ignore[reportPrivateUsage]
+    app._give_back_share(given_up)  # pyright: ignore[reportPrivateUsage]
+    assert app._over_share("alice", None) is not None  # pyright: ignore[reportPrivateUsage]
+
+
 # -- a DELETE for a session never served here ------------------------------------------
 
 
@@ -291,7 +361,8 @@ async def test_the_in_memory_store_says_when_a_session_was_last_used() -> None:
     first = await sessions.unused_for("s1")
     assert first is not None
     assert first >= 0
-    await sessions.mark_used(["s1", "never-opened"], 60.0)
+    assert await sessions.mark_used(["s1", "never-opened"], 60.0) == {"never-opened"}
     assert await sessions.unused_for("never-opened") is None
+    assert await sessions.ended(["s1", "never-opened"]) == {"never-opened"}
     await sessions.end("s1")
     assert await sessions.unused_for("s1") is None

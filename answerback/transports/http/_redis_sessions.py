@@ -16,7 +16,7 @@ from typing import Any
 from answerback.jsonrpc import JSONObject
 from answerback.jsonrpc._endpoint import as_object
 from answerback.transports.http._redis_client import milliseconds, reaching
-from answerback.transports.http._redis_link import RedisLink, Script, array_items
+from answerback.transports.http._redis_link import RedisLink, Reply, Script, array_items
 from answerback.transports.http._sessions import SessionRecord
 
 _NOW = """
@@ -38,15 +38,31 @@ return {redis.call('HGETALL', KEYS[1]), redis.call('HGETALL', KEYS[2])}
 _MARK_USED = Script(
     _NOW
     + """
+local ended = {}
 for i = 1, #KEYS, 2 do
   if redis.call('PEXPIRE', KEYS[i], ARGV[1]) == 1 then
     redis.call('HSET', KEYS[i], 'used', now)
     redis.call('PEXPIRE', KEYS[i + 1], ARGV[1])
+  else
+    table.insert(ended, (i + 1) / 2)
   end
 end
-return 0
+return ended
 """
 )
+"""Returns the positions (from 1) of the sessions whose record is gone."""
+_ENDED = Script(
+    """
+local ended = {}
+for i = 1, #KEYS do
+  if redis.call('EXISTS', KEYS[i]) == 0 then
+    table.insert(ended, i)
+  end
+end
+return ended
+"""
+)
+"""The positions (from 1) of the records that are gone, without touching the others."""
 _LAST_USE = Script(_NOW + "return {redis.call('HGET', KEYS[1], 'used'), now}")
 
 
@@ -109,12 +125,21 @@ class RedisSessionManager:
             state=entries,
         )
 
-    async def mark_used(self, session_ids: Sequence[str], idle_seconds: float) -> None:
+    async def mark_used(self, session_ids: Sequence[str], idle_seconds: float) -> set[str]:
         if not session_ids:
-            return
+            return set()
         keys = [key for session_id in session_ids for key in self._keys(session_id)]
         with reaching(self._url):
-            await self._link.eval(_MARK_USED, keys, [milliseconds(idle_seconds)])
+            reply = await self._link.eval(_MARK_USED, keys, [milliseconds(idle_seconds)])
+        return _at_positions(session_ids, reply)
+
+    async def ended(self, session_ids: Sequence[str]) -> set[str]:
+        if not session_ids:
+            return set()
+        keys = [self._keys(session_id)[0] for session_id in session_ids]
+        with reaching(self._url):
+            reply = await self._link.eval(_ENDED, keys, [])
+        return _at_positions(session_ids, reply)
 
     async def unused_for(self, session_id: str) -> float | None:
         key, _ = self._keys(session_id)
@@ -140,3 +165,8 @@ class RedisSessionManager:
     async def end(self, session_id: str) -> None:
         with reaching(self._url):
             await self._link.call("DEL", *self._keys(session_id))
+
+
+def _at_positions(session_ids: Sequence[str], reply: Reply) -> set[str]:
+    """The sessions a script named by their positions among its keys (from 1)."""
+    return {session_ids[int(position) - 1] for position in array_items(reply)}

@@ -220,10 +220,12 @@ class StreamableHTTPApp:
         self.body_timeout_seconds = body_timeout_seconds
         self.max_sessions = max_sessions
         self.max_sessions_per_principal = max_sessions_per_principal or max(max_sessions // 2, 1)
-        self._sessions_of: dict[str, set[str]] = {}
-        """The sessions each authenticated caller has on this process, starting ones
-        included: a session counts from ``_new_session`` until it is ended (a DELETE
-        gives its place back at once, as it does for ``max_sessions``) or its run ends."""
+        self._sessions_of: dict[str, dict[str, LegacySession]] = {}
+        """The sessions each authenticated caller has on this process, by id, starting
+        ones included: a session counts from ``_new_session`` until it is ended (a DELETE
+        gives its place back at once, as it does for ``max_sessions``) or its run ends.
+        Kept as the connection objects, so that a connection given up here whose run
+        ends late does not uncount the one that took the same session up again."""
         self.max_backlog = max_backlog
         self.max_requests_in_flight = max_requests_in_flight
         """A session's requests answered at once: they outlive their POSTs (to be
@@ -354,12 +356,36 @@ class StreamableHTTPApp:
     async def _mark_connected_sessions_used(self) -> None:
         """A client that holds a stream or awaits an answer here sends no request
         meanwhile (a long call, a GET stream that only listens), so the shared record
-        would say its session unused."""
-        connected = [session.id for session in self.sessions.values() if session.has_client]
+        would say its session unused. The sessions whose record is gone (deleted
+        through another replica) end here too: nothing else would end a GET stream
+        that only listens, or stop counting an unused one against its caller's share."""
+        connected = [session for session in self.sessions.values() if session.has_client]
+        unconnected = [session for session in self.sessions.values() if not session.has_client]
         try:
-            await self.state.sessions.mark_used(connected, self.session_idle_seconds)
+            ids = [session.id for session in connected]
+            ended = await self.state.sessions.mark_used(ids, self.session_idle_seconds)
+            ended |= await self.state.sessions.ended([session.id for session in unconnected])
         except StateUnavailable as exc:
             logger.warning("could not note %d sessions as in use: %s", len(connected), exc)
+            return
+        await self._end_ended_elsewhere([*connected, *unconnected], ended)
+
+    async def _end_ended_elsewhere(self, sessions: list[LegacySession], ended: set[str]) -> None:
+        """End here the connections of ``sessions`` whose shared record is gone."""
+        for session in sessions:
+            if session.id in ended and self.sessions.get(session.id) is session:
+                await self._end_session(session, "the client ended the session")
+
+    async def _forget_sessions_ended_elsewhere(self, principal: str | None) -> None:
+        """Before refusing ``principal`` for holding its share here: a DELETE through
+        another replica ends only the shared record, so this process may still count
+        sessions its client has ended (until the next ``_mark_connected_sessions_used``)."""
+        if not self.state.shared or principal is None:
+            return
+        held = self._sessions_of.get(principal, {})
+        running = [session for session in held.values() if self.sessions.get(session.id) is session]
+        ended = await self.state.sessions.ended([session.id for session in running])
+        await self._end_ended_elsewhere(running, ended)
 
     @property
     def _making_room_after(self) -> float:
@@ -482,8 +508,8 @@ class StreamableHTTPApp:
         if session.principal is None:
             return
         held = self._sessions_of.get(session.principal)
-        if held is not None:
-            held.discard(session.id)
+        if held is not None and held.get(session.id) is session:
+            del held[session.id]
             if not held:
                 del self._sessions_of[session.principal]
 
@@ -675,6 +701,13 @@ class StreamableHTTPApp:
             return None
         if session is None:  # unless taken up here while the record was read
             session = self.sessions.get(session_id)
+        if (
+            session is None
+            and record.principal == principal
+            and self._over_share(principal, None) is not None
+        ):
+            await self._forget_sessions_ended_elsewhere(principal)
+            session = self.sessions.get(session_id)  # unless taken up here meanwhile
         if session is None:
             if record.principal != principal:
                 return None  # not found, as on the replica that opened it
@@ -742,15 +775,16 @@ class StreamableHTTPApp:
 
     def _new_session(self, session_id: str, principal: str | None) -> LegacySession:
         """A session's connection, to be run by ``_run_session`` at once."""
-        if principal is not None:
-            self._sessions_of.setdefault(principal, set()).add(session_id)
-        return LegacySession(
+        session = LegacySession(
             session_id,
             self.event_store,
             self.max_backlog,
             principal=principal,
             hooks=self.replication,
         )
+        if principal is not None:
+            self._sessions_of.setdefault(principal, {})[session_id] = session
+        return session
 
     async def _read_message(
         self, request: Request
@@ -975,10 +1009,12 @@ class StreamableHTTPApp:
             return error_response(
                 400, INVALID_REQUEST, "Invalid request: initialize is a request; give it an id."
             )
+        principal = principal_of(request.scope)
+        if self._over_share(principal, request_id) is not None:
+            await self._forget_sessions_ended_elsewhere(principal)
         making_room_from = self._room_for_one(request_id)
         if isinstance(making_room_from, Response):
             return making_room_from
-        principal = principal_of(request.scope)
         over_share = self._over_share(principal, request_id)
         if over_share is not None:
             return over_share
@@ -1419,7 +1455,8 @@ class StreamableHTTPApp:
     async def _end_unserved(self, request: Request, session_id: str) -> Response:
         """A DELETE for a shared session this process has no connection for: its record
         goes (checked as any request naming it is), and with it the session on every
-        replica, each of which finds it gone at its next request for it. No connection
+        replica, each of which finds it gone at its next request for it, or at its next
+        sweep (``_mark_connected_sessions_used``, every 15 s by default). No connection
         is built here only to be ended: that would run the server's ``initialize`` again,
         and take a place, for nothing."""
         record = await self.state.sessions.touch(session_id, self.session_idle_seconds)

@@ -76,10 +76,18 @@ class SessionManager(Protocol):
         ended or expired."""
         ...
 
-    async def mark_used(self, session_ids: Sequence[str], idle_seconds: float) -> None:
+    async def mark_used(self, session_ids: Sequence[str], idle_seconds: float) -> set[str]:
         """Note sessions as used now, their expiry pushed back, as ``touch`` does, without
         reading them: a client is connected to each (a stream open, an answer awaited),
-        which is use, though no request names the session meanwhile."""
+        which is use, though no request names the session meanwhile. Returns those whose
+        record has ended or expired: nothing else tells a replica that a session it
+        serves was deleted through another one."""
+        ...
+
+    async def ended(self, session_ids: Sequence[str]) -> set[str]:
+        """Those of the sessions whose record has ended or expired, the others left as
+        they are (not noted as used): a replica ends its connections for them rather
+        than count them against ``max_sessions`` and their caller's share."""
         ...
 
     async def unused_for(self, session_id: str) -> float | None:
@@ -117,11 +125,15 @@ class InMemorySessionManager:
         await self.mark_used([session_id], idle_seconds)
         return self._records.get(session_id)
 
-    async def mark_used(self, session_ids: Sequence[str], idle_seconds: float) -> None:
+    async def mark_used(self, session_ids: Sequence[str], idle_seconds: float) -> set[str]:
         now = anyio.current_time()
         for session_id in session_ids:
             if session_id in self._records:
                 self._used_at[session_id] = now
+        return await self.ended(session_ids)
+
+    async def ended(self, session_ids: Sequence[str]) -> set[str]:
+        return {session_id for session_id in session_ids if session_id not in self._records}
 
     async def unused_for(self, session_id: str) -> float | None:
         used_at = self._used_at.get(session_id)

@@ -4,8 +4,10 @@ Each check of one value against a server's pattern has a deadline (``PATTERN_SEC
 but a pattern that backtracks for a few milliseconds and then matches never reaches it:
 256 such defaults froze the client's event loop for half a minute, a round of three such
 forms for a minute, a result of 2,000 such strings for a minute and a half. So all the
-checks of one piece of work share ``PATTERN_BUDGET_SECONDS``, and past it the form, the
-answer or the result is refused as too slow to check.
+checks of one piece of work share a budget (``PATTERN_BUDGET_SECONDS`` and
+``PATTERN_SECONDS_PER_CHECK`` for each check), and past it the form, the answer or the
+result is refused as too slow to check. The budget grows with the checks, so a large
+result whose patterns do not backtrack is checked whole.
 
 The budget's own tests give it a fake clock on which each check costs a fixed time, and
 count the checks; the tests with a real slow pattern assert only the refusal, which the
@@ -14,10 +16,12 @@ old code never gave (it accepted everything, seconds later).
 
 from __future__ import annotations
 
+import contextlib
 import json
-from typing import Any
+from typing import Annotated, Any
 
 import pytest
+from pydantic import BaseModel, Field
 from support import RawPeer
 from test_structured_output_validation import call_against, listing
 
@@ -29,6 +33,8 @@ from answerback.forms._fields import NumberField
 from answerback.forms._json_schema import Verdict, compile_schema
 from answerback.forms._patterns import (
     PATTERN_BUDGET_SECONDS,
+    PATTERN_SECONDS_PER_CHECK,
+    PatternBudget,
     PatternBudgetSpent,
     pattern_budget,
     pattern_search,
@@ -52,16 +58,29 @@ milliseconds, far under the one-value deadline, so only the budget stops it."""
 
 SLOW_VALUE = "a" * 14 + "c"
 
-SPENT = (
-    "could not be checked: the server's patterns are too slow to check (together they "
-    f"took more than the {PATTERN_BUDGET_SECONDS:g} s one form, answer or result may spend "
-    "on them); patterns that do not backtrack check in microseconds"
-)
-
 CHECK_COST = 1 / 16
-"""What each check costs on the fake clock: a quarter second buys exactly four."""
+"""What each check costs on the fake clock."""
 
-CHECKS_IN_BUDGET = 4
+ALLOWANCE = 1 / 32
+"""What each check adds to a fake budget: half its cost, so each check uses up 1/32 s of
+the quarter second, which buys exactly eight (in sums that binary floats keep exact)."""
+
+CHECKS_IN_BUDGET = 8
+
+
+def spent_message(per_check: float) -> str:
+    return (
+        "could not be checked: the server's patterns are too slow to check (together they "
+        f"took more than the {PATTERN_BUDGET_SECONDS:g} s, and {per_check * 1e6:g} µs for "
+        "each value, that one form, answer or result may spend on them); a pattern that "
+        "does not backtrack checks a value in microseconds"
+    )
+
+
+SPENT = spent_message(PATTERN_SECONDS_PER_CHECK)
+
+FAKE_SPENT = spent_message(ALLOWANCE)
+"""What a ``fake_budget`` says once spent."""
 
 
 class SteppingClock:
@@ -82,6 +101,11 @@ class SteppingClock:
         return self.reads // 2
 
 
+def fake_budget(clock: SteppingClock) -> contextlib.AbstractContextManager[PatternBudget]:
+    """A budget on ``clock`` that grows by ``ALLOWANCE`` a check."""
+    return pattern_budget(clock=clock, per_check=ALLOWANCE)
+
+
 def fields(count: int, **definition: Any) -> dict[str, Any]:
     """A form of ``count`` alike fields, ``f0`` onwards."""
     properties = {f"f{n}": {"type": "string", **definition} for n in range(count)}
@@ -90,19 +114,19 @@ def fields(count: int, **definition: Any) -> dict[str, Any]:
 
 def test_checks_run_until_the_budget_is_spent_then_stop_without_searching() -> None:
     clock = SteppingClock()
-    with pattern_budget(clock=clock) as budget:
+    with fake_budget(clock) as budget:
         assert all(pattern_search("^a+$", "aaa") for _ in range(CHECKS_IN_BUDGET))
         assert budget.spent_up
         with pytest.raises(PatternBudgetSpent) as caught:
             pattern_search("^a+$", "aaa")
-    assert str(caught.value) == SPENT
+    assert str(caught.value) == FAKE_SPENT
     assert clock.checks == CHECKS_IN_BUDGET, "the check past the budget never ran"
 
 
 def test_a_budget_opened_inside_another_shares_it() -> None:
-    """Nesting never grants more time: an answer checked while a form is read, or a
-    round of forms read under one budget, all draw on the outermost."""
-    with pattern_budget(clock=SteppingClock()) as outer:
+    """Nesting never grants more time: a form read, or an answer checked, under a budget
+    the caller opened draws on the caller's."""
+    with fake_budget(SteppingClock()) as outer:
         pattern_search("^a+$", "aaa")
         with pattern_budget() as inner:
             assert inner is outer
@@ -118,16 +142,33 @@ def test_outside_a_budget_each_value_has_only_its_own_deadline() -> None:
 
 
 def test_reading_a_form_stops_at_the_field_where_its_budget_runs_out() -> None:
-    """Each default is checked twice (alone first, so that a default that times out
-    refuses the form at once): two fields fit in four checks, the third is refused."""
+    """Each default's pattern runs once (it ran twice, halving the budget for defaults):
+    eight fields fit in eight checks, the ninth is refused."""
     clock = SteppingClock()
     schema = fields(256, pattern="^a+$", default="aaa")
-    with pattern_budget(clock=clock), pytest.raises(FormTooSlow) as caught:
+    with fake_budget(clock), pytest.raises(FormTooSlow) as caught:
         parse_form(schema)
     assert isinstance(caught.value, UnsupportedForm)
-    assert caught.value.errors == (FieldError("f2", f"its default {SPENT}"),)
-    assert str(caught.value).startswith("The requested form's patterns are too slow to check: f2")
+    assert caught.value.errors == (FieldError("f8", f"its default {FAKE_SPENT}"),)
+    assert str(caught.value).startswith("The requested form's patterns are too slow to check: f8")
     assert clock.checks == CHECKS_IN_BUDGET
+
+
+def test_each_default_is_checked_against_its_pattern_once() -> None:
+    """Each ran twice (alone, then with the field's other rules), which halved the
+    budget for defaults and doubled the cost of reading every form."""
+    clock = SteppingClock()
+    with pattern_budget(seconds=100.0, clock=clock):
+        parse_form(fields(3, pattern="^a+$", default="aaa"))
+    assert clock.checks == 3
+
+
+def test_a_default_that_does_not_match_its_pattern_is_told_so_with_the_other_rules() -> None:
+    schema = fields(1, pattern="^a+$", default="bbb", maxLength=2)
+    with pytest.raises(UnsupportedForm) as caught:
+        parse_form(schema)
+    message = 'its default "bbb" does not fit the field: must be at most 2 characters; '
+    assert caught.value.errors == (FieldError("f0", message + "must match the pattern ^a+$"),)
 
 
 def test_a_form_read_within_its_budget_is_not_touched_by_the_next_one() -> None:
@@ -135,45 +176,45 @@ def test_a_form_read_within_its_budget_is_not_touched_by_the_next_one() -> None:
     form's whole."""
     schema = fields(2, pattern="^a+$", default="aaa")
     for _ in range(3):
-        with pattern_budget(clock=SteppingClock()):
+        with fake_budget(SteppingClock()):
             assert [field.name for field in parse_form(schema).fields] == ["f0", "f1"]
 
 
 def test_checking_an_answer_stops_at_the_field_where_its_budget_runs_out() -> None:
     form = parse_form(fields(256, pattern="^a+$"))
     clock = SteppingClock()
-    with pattern_budget(clock=clock), pytest.raises(AnswerError) as caught:
+    with fake_budget(clock), pytest.raises(AnswerError) as caught:
         form.check({f"f{n}": "aaa" for n in range(256)})
-    assert caught.value.errors == (FieldError("f4", SPENT),)
+    assert caught.value.errors == (FieldError("f8", FAKE_SPENT),)
     assert clock.checks == CHECKS_IN_BUDGET
 
 
 def test_reading_typed_answers_stops_where_its_budget_runs_out() -> None:
     form = parse_form(fields(256, pattern="^a+$"))
     clock = SteppingClock()
-    with pattern_budget(clock=clock), pytest.raises(AnswerError) as caught:
+    with fake_budget(clock), pytest.raises(AnswerError) as caught:
         form.coerce({f"f{n}": "aaa" for n in range(256)})
-    assert caught.value.errors == (FieldError("f4", SPENT),)
+    assert caught.value.errors == (FieldError("f8", FAKE_SPENT),)
     assert clock.checks == CHECKS_IN_BUDGET
 
 
 def test_a_field_checked_alone_under_a_spent_budget_says_so_as_an_answer_error() -> None:
     """A host checking one field never meets anything but ``AnswerError``."""
     field = parse_form(fields(1, pattern="^a+$"))["f0"]
-    with pattern_budget(clock=SteppingClock()):
+    with fake_budget(SteppingClock()):
         for _ in range(CHECKS_IN_BUDGET):
             field.check("aaa")
         with pytest.raises(AnswerError) as caught:
             field.check("aaa")
-    assert caught.value.errors == (FieldError("f0", SPENT),)
+    assert caught.value.errors == (FieldError("f0", FAKE_SPENT),)
 
 
 def test_checking_a_result_stops_where_its_budget_runs_out_and_says_it_was_too_slow() -> None:
     check = compile_schema({"type": "array", "items": {"type": "string", "pattern": "^a+$"}})
     clock = SteppingClock()
-    with pattern_budget(clock=clock):
+    with fake_budget(clock):
         verdict = check.judge(["aaa"] * 2000, "structuredContent")
-    assert verdict == Verdict([f"structuredContent.4: 'aaa' {SPENT}"], too_slow=True)
+    assert verdict == Verdict([f"structuredContent.8: 'aaa' {FAKE_SPENT}"], too_slow=True)
     assert clock.checks == CHECKS_IN_BUDGET
     assert check.judge(["aaa"] * 2000, "structuredContent") == Verdict([], too_slow=False)
 
@@ -183,8 +224,23 @@ def test_a_budget_spent_where_anyof_hides_the_failure_still_says_too_slow() -> N
     passes; the content was still not checked whole."""
     schema = {"anyOf": [{"type": "string", "pattern": "^a+$"}, {"type": "string"}]}
     check = compile_schema({"type": "array", "items": schema})
-    with pattern_budget(clock=SteppingClock()):
+    with fake_budget(SteppingClock()):
         assert check.judge(["aaa"] * 10, "structuredContent") == Verdict([], too_slow=True)
+
+
+def test_a_check_cut_short_by_the_budget_spends_it_though_the_clock_says_time_is_left() -> None:
+    """A check's deadline is wall-clock time and the budget counts CPU time, so a thread
+    kept waiting (here: a clock that never moves) times out with CPU time left. Checking
+    stops there all the same and says the result was too slow; it went on, listing twenty
+    values that "could not be checked", each another timeout, and did not say so."""
+    check = compile_schema({"type": "array", "items": {"type": "string", "pattern": SLOW_PATTERN}})
+    with pattern_budget(seconds=0.0001, clock=lambda: 0.0) as budget:
+        verdict = check.judge([SLOW_VALUE] * 100, "structuredContent")
+    assert budget.spent_up
+    assert verdict.too_slow
+    [problem] = verdict.problems
+    assert problem.startswith("structuredContent.0: ")
+    assert "the server's patterns are too slow to check" in problem
 
 
 def test_a_huge_whole_bound_is_stated_in_exponent_form_not_in_309_digits() -> None:
@@ -312,3 +368,85 @@ async def test_a_result_whose_slow_strings_all_match_is_reported_as_too_slow_to_
     )
     assert "The server's patterns are too slow to check; report it to its authors." in message
     assert caught.value.data["problems"][-1].endswith(SPENT)
+
+
+# -- a large result whose patterns do not backtrack ----------------------------------------
+
+
+ROW_PATTERNS = {
+    "id": "^[a-f0-9-]{36}$",
+    "date": "^\\d{4}-\\d{2}-\\d{2}$",
+    "sku": "^[A-Z]{3}-\\d{4}$",
+}
+
+TABLE_SCHEMA: JSONObject = {
+    "type": "object",
+    "properties": {
+        "rows": {
+            "type": "array",
+            "items": {
+                "type": "object",
+                "properties": {
+                    name: {"type": "string", "pattern": pattern}
+                    for name, pattern in ROW_PATTERNS.items()
+                },
+            },
+        }
+    },
+}
+
+
+class Row(BaseModel):
+    id: Annotated[str, Field(pattern=ROW_PATTERNS["id"])]
+    date: Annotated[str, Field(pattern=ROW_PATTERNS["date"])]
+    sku: Annotated[str, Field(pattern=ROW_PATTERNS["sku"])]
+
+
+class Table(BaseModel):
+    rows: list[Row]
+
+
+ROWS = 20_000
+"""60,000 plain pattern checks (about 1.7 MB of JSON, far under the 64 MiB message limit):
+at about 8 µs each, twice the quarter second a fixed budget gave a whole result."""
+
+
+def table_rows() -> list[JSONObject]:
+    return [
+        {"id": f"{n:08x}-0000-4000-8000-000000000000", "date": "2026-12-07", "sku": "ABC-1234"}
+        for n in range(ROWS)
+    ]
+
+
+def test_a_large_result_with_plain_patterns_is_checked_whole() -> None:
+    verdict = compile_schema(TABLE_SCHEMA).judge({"rows": table_rows()}, "structuredContent")
+    assert verdict == Verdict([], too_slow=False)
+
+
+@pytest.mark.anyio
+async def test_a_client_accepts_a_large_result_with_plain_patterns() -> None:
+    """It was refused as "too slow to check; report it to its authors"."""
+    rows = table_rows()
+    result: JSONObject = {"content": [], "structuredContent": {"rows": rows}}
+    peer: RawPeer
+    async with listing("legacy", TABLE_SCHEMA) as (client, peer):
+        answered = await call_against(client, peer, result)
+    assert answered.structured_content == {"rows": rows}
+
+
+@pytest.mark.anyio
+async def test_a_server_sends_a_large_result_it_built_with_plain_patterns() -> None:
+    """A result the tool built itself is checked against its output schema by the
+    server (it was refused there, as not fitting), then by the client, which listed the
+    tool."""
+    mcp = MCPServer("Big", version="1.0")
+
+    @mcp.tool()
+    async def table() -> Table | CallToolResult:
+        return CallToolResult(content=[], structured_content={"rows": table_rows()})
+
+    async with Client(mcp, mode="legacy") as client:
+        await client.list_tools()
+        result = await client.call_tool("table", {})
+    assert not result.is_error, result.content
+    assert result.structured_content == {"rows": table_rows()}

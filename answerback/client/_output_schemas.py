@@ -22,7 +22,7 @@ from typing import Any
 
 from answerback.client._session import InvalidServerResultError, describe_server
 from answerback.forms._json_schema import SchemaCheck, compile_schema, cut
-from answerback.forms._patterns import PATTERN_BUDGET_SECONDS
+from answerback.forms._patterns import BUDGET_WORDS
 from answerback.types import CallToolResult, Implementation, Tool
 from answerback.types._errors import shown_problems
 
@@ -109,8 +109,8 @@ class OutputSchemas:
             raise InvalidServerResultError(
                 f"{describe_server(server)} sent structuredContent for tool {name!r} that "
                 "could not be checked against the tool's outputSchema: its patterns took more "
-                f"than the {PATTERN_BUDGET_SECONDS:g} s one result may spend on them "
-                f"({found}). The server's patterns are too slow to check; report it to its "
+                f"than the time one result may spend on them ({BUDGET_WORDS}; {found}). The "
+                "server's patterns are too slow to check; report it to its "
                 "authors.",
                 _data(server, name, problems),
             )

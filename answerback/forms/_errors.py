@@ -58,7 +58,7 @@ class FormTooLarge(UnsupportedForm):
 
 class FormTooSlow(UnsupportedForm):
     """A ``requestedSchema`` whose patterns are too slow to check its own defaults: one
-    past ``PATTERN_SECONDS``, or all of them together past ``PATTERN_BUDGET_SECONDS``.
+    past ``PATTERN_SECONDS``, or all of them together past their budget (``pattern_budget``).
 
     An ``UnsupportedForm``, refused where any other is, at once rather than after the
     client has spent seconds (or, across a form's fields, minutes) on the patterns.

@@ -73,7 +73,7 @@ class Form:
         Raises ``AnswerError`` naming every bad field: a required one left out, one the
         form does not have, null, or a value of the wrong type, length, range, format or
         choice, or one the server's patterns are too slow to check (all the answer's
-        pattern checks share one ``PATTERN_BUDGET_SECONDS``). Defaults are not filled in
+        pattern checks share one ``pattern_budget``). Defaults are not filled in
         here; see ``with_defaults``.
         """
         if isinstance(answer, Mapping):

@@ -35,7 +35,7 @@ if TYPE_CHECKING:
 PROBLEMS_KEPT = 20
 """Problems collected from one result: enough to report, and a bound on the time a
 hostile result can cost in values that fail. Values that pass slowly are bounded by the
-result's pattern budget (``PATTERN_BUDGET_SECONDS``)."""
+result's pattern budget (``pattern_budget``)."""
 
 _PROBLEM_CHARS = 300
 _VALUE_CHARS = 60

@@ -22,6 +22,7 @@ from answerback.forms._fields import (
     MAX_PATTERN_LENGTH,
     BooleanField,
     FormField,
+    FormValue,
     MultiSelectField,
     NumberField,
     Option,
@@ -75,7 +76,7 @@ def parse_form(requested_schema: Mapping[str, Any]) -> Form:
     subset (and why), so a host can tell the server exactly what it could not show;
     first, and at once, ``FormTooLarge`` if the form holds more fields, choices or text
     than ``MAX_FIELDS``, ``MAX_CHOICES`` and ``MAX_TEXT_LENGTH`` allow. Checking the
-    defaults against their patterns shares one ``PATTERN_BUDGET_SECONDS``: past it, or
+    defaults against their patterns shares one budget (``PatternBudget``): past it, or
     past one default's ``PATTERN_SECONDS``, ``FormTooSlow`` (an ``UnsupportedForm``)
     refuses the form at once, naming the field it stopped at.
     """
@@ -403,9 +404,7 @@ def _with_default(field: FormField, default: object, complain: Complain) -> Form
         complain(f"its default {show(default)} does not fit the field: must be {_WITHIN_FLOAT}")
         return field
     try:
-        if isinstance(field, StringField) and isinstance(default, str):
-            field.matches(default)
-        value = field.check(default)
+        value = _checked_default(field, default)
     except PatternTooSlow as exc:
         # At once, whatever else the form holds: each such field would cost the whole
         # deadline (or the rest of the form's budget), and a form may have hundreds.
@@ -417,3 +416,21 @@ def _with_default(field: FormField, default: object, complain: Complain) -> Form
     if isinstance(field, MultiSelectField):
         return replace(field, default=tuple(cast(list[str], value)))
     return replace(field, default=value)  # pyright: ignore[reportArgumentType]
+
+
+def _checked_default(field: FormField, default: object) -> FormValue:
+    """``field.check(default)``, with a string default's pattern run once: on its own, so
+    that a pattern too slow for the default raises ``PatternTooSlow`` (which ``check``
+    would report as an ``AnswerError``), and then not again by ``check``."""
+    if not isinstance(field, StringField) or field.pattern is None or not isinstance(default, str):
+        return field.check(default)
+    mismatch = None if field.matches(default) else f"must match the pattern {field.pattern}"
+    try:
+        value = replace(field, pattern=None).check(default)
+    except AnswerError as exc:
+        if mismatch is None:
+            raise
+        raise AnswerError([*exc.errors, FieldError(field.name, mismatch)]) from None
+    if mismatch is not None:
+        raise AnswerError([FieldError(field.name, mismatch)])
+    return value

@@ -76,6 +76,7 @@ PUBLIC_API: dict[str, list[str]] = {
         "FormField",
         "FormSchemaError",
         "FormTooLarge",
+        "FormTooSlow",
         "FormValue",
         "MAX_CHOICES",
         "MAX_FIELDS",

@@ -11,7 +11,8 @@ answer is caught, field by field, before it costs a tool call.
   ``form.coerce`` reads what a person typed, ``form.check`` judges an answer and
   ``form.with_defaults`` fills in what was left out;
 - both: ``MAX_FIELDS``, ``MAX_CHOICES`` and ``MAX_TEXT_LENGTH`` bound what one form may
-  hold; ``parse_form`` and ``check_message`` refuse more with ``FormTooLarge``.
+  hold; ``parse_form`` and ``check_message`` refuse more with ``FormTooLarge``, and
+  ``parse_form`` refuses a form whose patterns are too slow to check with ``FormTooSlow``.
 
 Pure code: no I/O, nothing here knows about sessions or transports.
 """
@@ -24,6 +25,7 @@ from answerback.forms._errors import (
     FieldError,
     FormSchemaError,
     FormTooLarge,
+    FormTooSlow,
     UnsupportedForm,
 )
 from answerback.forms._fields import (
@@ -53,6 +55,7 @@ __all__ = [
     "FormField",
     "FormSchemaError",
     "FormTooLarge",
+    "FormTooSlow",
     "FormValue",
     "MultiSelectField",
     "NumberField",

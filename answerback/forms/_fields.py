@@ -81,7 +81,7 @@ def show(value: object) -> str:
     return text if len(text) <= 60 else text[:59] + "…"
 
 
-def _number(value: float) -> str:
+def number_text(value: float) -> str:
     """A bound as a message states it: whole numbers in full up to ``_EXACT_DIGITS``
     digits, longer ones in exponent form (``1e+308``, not 309 digits)."""
     if isinstance(value, float):
@@ -141,7 +141,7 @@ class _Field(ABC):
 
         Raises ``AnswerError`` with everything wrong with it; that includes a pattern
         too slow to check it, alone or with the other checks of an open
-        ``pattern_budget`` (a whole answer's, a round's).
+        ``pattern_budget`` (a whole answer's or form's).
         """
         try:
             messages = self.problems(value)
@@ -268,9 +268,9 @@ class _Field(ABC):
                 return f"is not a valid email address: {str(error.cause).rstrip('.')}"
             return FORMAT_HINTS.get(str(limit), error.message)
         if keyword == "minimum":
-            return f"must be at least {_number(limit)}"
+            return f"must be at least {number_text(limit)}"
         if keyword == "maximum":
-            return f"must be at most {_number(limit)}"
+            return f"must be at most {number_text(limit)}"
         return error.message
 
 

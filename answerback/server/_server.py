@@ -955,12 +955,14 @@ class MCPServer:
                     raise SystemExit(130) from None
         elif transport == "streamable-http":
             from answerback.transports.http import HostPolicy, run_uvicorn
+            from answerback.transports.http._uvicorn import refuse_inside_event_loop
 
             if backend != "asyncio":
                 raise ValueError(
                     f"backend={backend!r} cannot serve streamable HTTP: uvicorn runs on "
                     "asyncio. Leave the backend out, or use transport='stdio'."
                 )
+            refuse_inside_event_loop("mcp.run()", "mcp.http_app()")
             if max_message_bytes is not None:
                 raise ValueError(
                     "max_message_bytes is stdio's limit; over streamable HTTP, limit requests "

@@ -64,6 +64,7 @@ import pydantic_core
 from pydantic import BaseModel, TypeAdapter
 
 from answerback.forms._json_schema import SchemaCheck, compile_schema, cut
+from answerback.forms._patterns import BUDGET_WORDS
 from answerback.jsonrpc import JSONObject
 from answerback.jsonrpc._endpoint import new_error_reference, redacted_message
 from answerback.server._functions import (
@@ -460,7 +461,7 @@ class RegisteredTool:
         if validator is False:
             return None
         try:
-            problems = validator.problems(structured, "structured_content")
+            verdict = validator.judge(structured, "structured_content")
         except Exception as exc:  # RecursionError: content nested too deeply to check
             reason = cut(str(exc) or type(exc).__name__)
             logger.warning(
@@ -474,6 +475,23 @@ class RegisteredTool:
             return _error_result(
                 f"Tool {name!r} returned structured_content that could not be checked "
                 f"against its output schema ({reason}): return content nested less deeply."
+            )
+        problems = verdict.problems
+        if verdict.too_slow:
+            # The schema is the server's own, so its author is the one to tell; and the
+            # content is refused, not sent unchecked: a hidden problem may remain.
+            found = shown_problems(problems) if problems else "nothing wrong before it stopped"
+            logger.warning(
+                "tool %r returned structured_content too slow to check against its output "
+                "schema: %s",
+                name,
+                found,
+            )
+            return _error_result(
+                f"Tool {name!r} returned structured_content that is too slow to check "
+                "against its output schema: its patterns took more than the time one result "
+                f"may spend on them ({BUDGET_WORDS}; {found}). Give "
+                "the output schema patterns that do not backtrack, or fewer of them."
             )
         if not problems:
             return None

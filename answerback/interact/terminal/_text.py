@@ -25,6 +25,10 @@ from answerback.forms import (
     SingleSelectField,
     StringField,
 )
+
+# The bound as the forms' own messages write it (``1e+308``, not 309 digits): one rule,
+# so a hint and the error under it never show the same number two ways.
+from answerback.forms._fields import number_text
 from answerback.interact._printable import clean
 from answerback.types import (
     AudioContent,
@@ -48,10 +52,6 @@ _FORMAT_WORDS = {
 }
 
 
-def _number(value: float) -> str:
-    return str(int(value)) if isinstance(value, float) and value.is_integer() else str(value)
-
-
 def field_hint(field: FormField) -> str:
     """What the field expects, in a few words ("whole number, 1 to 12")."""
     match field:
@@ -68,11 +68,11 @@ def field_hint(field: FormField) -> str:
             kind = "whole number" if field.integer else "number"
             low, high = field.minimum, field.maximum
             if low is not None and high is not None:
-                return f"{kind}, {_number(low)} to {_number(high)}"
+                return f"{kind}, {number_text(low)} to {number_text(high)}"
             if low is not None:
-                return f"{kind}, at least {_number(low)}"
+                return f"{kind}, at least {number_text(low)}"
             if high is not None:
-                return f"{kind}, at most {_number(high)}"
+                return f"{kind}, at most {number_text(high)}"
             return kind
         case BooleanField():
             return "yes or no"
@@ -94,7 +94,7 @@ def value_text(value: object) -> str:
     if isinstance(value, bool):
         return "yes" if value else "no"
     if isinstance(value, float):
-        return _number(value)
+        return number_text(value)
     if isinstance(value, list):
         items: list[object] = value  # pyright: ignore[reportUnknownVariableType]
         return ", ".join(str(item) for item in items)

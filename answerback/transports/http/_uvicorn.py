@@ -51,6 +51,50 @@ _HANGUP: signal.Signals | None = getattr(signal, "SIGHUP", None)
 _STOPPING_SIGNALS = (signal.SIGINT, *STOPPING_SIGNALS)
 
 
+_OFF_ASYNCIO_WAY = (
+    "serve {app} with an ASGI server that runs on trio, such as hypercorn's trio worker "
+    "(docs/transports.md, 'Serving HTTP from a trio program'), or run the MCP server in a "
+    "process of its own (mcp.run(transport='streamable-http'))"
+)
+"""What a program on trio does instead of uvicorn, which needs asyncio."""
+
+
+def running_async_library() -> str | None:
+    """The async library running in this thread ("asyncio", "trio"), or ``None``.
+
+    sniffio names it (anyio asks it too); it comes with trio, so without it only asyncio
+    can be running."""
+    with contextlib.suppress(RuntimeError):
+        asyncio.get_running_loop()
+        return "asyncio"
+    try:
+        import sniffio
+    except ImportError:
+        return None
+    try:
+        return sniffio.current_async_library()
+    except sniffio.AsyncLibraryNotFoundError:
+        return None
+
+
+def refuse_inside_event_loop(entry_point: str, app: str) -> None:
+    """Raise ``RuntimeError`` if an event loop already runs in this thread: a blocking
+    entry point (``entry_point``, serving ``app``) starts one of its own, where anyio
+    would only say "Already running asyncio in this thread"."""
+    library = running_async_library()
+    if library is None:
+        return
+    if library == "asyncio":
+        instead = f"in async code, await answerback.transports.http.serve_uvicorn({app})"
+    else:
+        instead = _OFF_ASYNCIO_WAY.format(app=app)
+    raise RuntimeError(
+        f"{entry_point} starts an event loop of its own and blocks until the server stops, "
+        f"so it cannot run inside the {library} program already running in this thread. "
+        f"Instead, {instead}."
+    )
+
+
 class MCPUvicornServer(uvicorn.Server):
     """A ``uvicorn.Server`` that ends the app's MCP sessions before waiting on responses."""
 
@@ -68,6 +112,15 @@ class MCPUvicornServer(uvicorn.Server):
         """Puts back the loop's exception handler ``startup`` wrapped."""
 
     async def serve(self, sockets: list[socket.socket] | None = None) -> None:
+        """Serve until stopped; raises ``RuntimeError`` at once on an event loop other
+        than asyncio (trio), where uvicorn would fail deep inside with an
+        ``AttributeError``."""
+        library = running_async_library()
+        if library != "asyncio":
+            raise RuntimeError(
+                f"uvicorn runs on asyncio, and this program runs {library or 'another loop'}. "
+                f"Instead, {_OFF_ASYNCIO_WAY.format(app='the app')}."
+            )
         try:
             await super().serve(sockets)
         finally:  # also when the serving task was cancelled, and shutdown never ran
@@ -314,7 +367,9 @@ def run_uvicorn(
     ``SystemExit(130)`` after Ctrl-C, and ``SystemExit`` with a one-line message (exit
     status 1) if it cannot listen on ``host:port``, a port already in use for one, or if
     its state cannot start (``StateUnavailable``: Redis down, a wrong password).
+    Raises ``RuntimeError`` when called inside a running event loop.
     """
+    refuse_inside_event_loop("run_uvicorn()", "app")
     try:
         listening = listening_socket(host, port)
     except OSError as exc:

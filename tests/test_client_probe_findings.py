@@ -280,6 +280,38 @@ async def test_an_mcp_error_a_callback_raises_goes_to_the_server_as_given(
     }
 
 
+async def passing_on_another_servers_error(
+    context: ClientRequestContext, params: ElicitRequestParams
+) -> ElicitResult:
+    """Asks another server, as an agent host's callback does, and lets its error out."""
+    other = MCPServer("other")
+
+    @other.tool()
+    def vault() -> str:
+        raise MCPError(INVALID_PARAMS, f"the vault refused {SECRET}")
+
+    async with Client(other) as client:
+        await client.call_tool("vault")
+    return ElicitResult(action="cancel")
+
+
+async def test_an_mcp_error_raised_inside_answerback_is_not_passed_on(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """Another connection's error, let out of the callback, is not the host's message:
+    the server gets the reference; the text stays in the client's log."""
+    caplog.set_level(logging.ERROR, logger="answerback.client")
+    with anyio.fail_after(PATIENCE_SECONDS):
+        async with hand_driven(
+            "legacy", {}, elicitation_callback=passing_on_another_servers_error
+        ) as (_, peer):
+            response = await ask(peer, "elicitation/create", NAME_QUESTION)
+    assert SECRET not in json.dumps(response)
+    assert response["error"]["code"] == INTERNAL_ERROR
+    assert "the client logged the details under reference" in response["error"]["message"]
+    assert SECRET in caplog.text
+
+
 # -- callbacks taking the wrong arguments are refused at construction ------------------
 
 
@@ -349,6 +381,23 @@ def test_a_callback_taking_other_arguments_is_refused_at_once(
     assert str(caught.value) == complaint
 
 
+def injecting(function: Callable[..., Any]) -> Callable[..., Any]:
+    """A decorator whose wrapper takes what the client passes and adds an argument."""
+
+    @functools.wraps(function)
+    async def wrapper(context: ClientRequestContext, params: ElicitRequestParams) -> Any:
+        return await function(context, params, "extra")
+
+    return wrapper
+
+
+@injecting
+async def decorated(
+    context: ClientRequestContext, params: ElicitRequestParams, extra: str
+) -> ElicitResult:
+    return ElicitResult(action="cancel")
+
+
 @pytest.mark.parametrize(
     "callback",
     [
@@ -358,8 +407,17 @@ def test_a_callback_taking_other_arguments_is_refused_at_once(
         Renderer().elicit,
         Renderer(),
         AsyncMock(),
+        decorated,
     ],
-    ids=["*args", "optional-third", "partial", "bound-method", "__call__", "AsyncMock"],
+    ids=[
+        "*args",
+        "optional-third",
+        "partial",
+        "bound-method",
+        "__call__",
+        "AsyncMock",
+        "decorated",
+    ],
 )
 def test_a_callback_that_would_work_is_accepted(callback: Any) -> None:
     Client(MCPServer("x"), elicitation_callback=callback)

@@ -228,13 +228,16 @@ def check_arguments(name: str, value: object, takes: tuple[str, ...]) -> None:
     then only as Python's own "takes 1 positional argument but 2 were given").
 
     Judged by binding to ``inspect.signature``, which sees through bound methods,
-    ``functools.partial`` and ``__call__``, and accepts ``*args``. What it cannot read (a
+    ``functools.partial`` and ``__call__`` (not a decorator's ``__wrapped__``), and
+    accepts ``*args``. What it cannot read (a
     class, some callables written in C) is let through: a callback that would work is
     never refused."""
     if isinstance(value, type):
         return
     try:
-        signature = inspect.signature(cast("Callable[..., object]", value))
+        # Not through ``__wrapped__``: a decorator's wrapper is what the client calls, and
+        # it may take other arguments than the function it wraps.
+        signature = inspect.signature(cast("Callable[..., object]", value), follow_wrapped=False)
     except (TypeError, ValueError):
         return
     try:

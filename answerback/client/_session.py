@@ -10,8 +10,10 @@ from __future__ import annotations
 
 import functools
 import logging
+import os
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import replace
+from pathlib import Path
 from typing import Any, TypeVar, cast, get_args
 
 import anyio
@@ -631,9 +633,9 @@ class ClientSession:
                     self._questions_open,
                     calls,
                 )
-            raise MCPError(
-                BUSY,
-                f"Busy: this client already has {self._questions_open} of your questions "
+            return ErrorData(
+                code=BUSY,
+                message=f"Busy: this client already has {self._questions_open} of your questions "
                 "(elicitation, sampling) waiting for answers, its limit: "
                 f"Client(max_input_requests={self.max_input_requests}) for each of its "
                 f"requests in progress ({calls}). Wait for their answers, then ask again.",
@@ -666,13 +668,17 @@ class ClientSession:
                 )
                 return unknown_mode
             elicit_params = _request_params(ElicitRequestParams, params)
+            if isinstance(elicit_params, ErrorData):
+                return elicit_params
             return await self.answer_elicitation(context, elicit_params)
         if method == "sampling/createMessage":
             sampling_params = _request_params(CreateMessageRequestParams, params)
+            if isinstance(sampling_params, ErrorData):
+                return sampling_params
             return await self.answer_sampling(context, sampling_params)
         if method == "roots/list":
             return await self.answer_list_roots(context)
-        raise MethodNotFoundError(f"Method not found: {method!r}")
+        return MethodNotFoundError(f"Method not found: {method!r}").error
 
     async def _answer_input(
         self, context: ClientRequestContext, question: InputRequest
@@ -727,7 +733,11 @@ class ClientSession:
             except FormTooLarge as exc:
                 logger.warning("refused a link from %s: %s", self._server_named(), exc)
                 return link_message_too_long(exc, params.message)
-            context = replace(context, url_verdict=self.url_elicitations.admit(params))
+            try:
+                verdict = self.url_elicitations.admit(params)
+            except MCPError as blocked:  # answerback's refusal to the server, not a failure
+                return blocked.error
+            context = replace(context, url_verdict=verdict)
         source = functools.partial(answerer, self.responder, "elicit")  # named on failure
         answer = checked_answer(await self.responder.elicit(context, params), ElicitResult, source)
         if form is None or isinstance(answer, ErrorData) or answer.action != "accept":
@@ -1002,15 +1012,37 @@ def server_name(server: Implementation | None) -> str:
 
 
 def _deliberate(exc: BaseException) -> bool:
-    """Whether ``exc`` is an ``MCPError``, alone or alone in nested groups (as a task group
-    in the host's code raises it): the host's own words for the server; or
-    ``WrongAnswerType``, answerback's words naming only a function and types."""
+    """Whether ``exc`` is the host's own words for the server: an ``MCPError`` raised in
+    the host's code (alone, or alone in nested groups, as a task group raises it), or
+    ``WrongAnswerType``, answerback's words naming only a function and types.
+
+    An ``MCPError`` raised inside answerback is not: it came from another connection the
+    host's code used (another server's error, a closed connection's stderr, a URL), and
+    tells this server what is none of its business. (This session's own refusals, a
+    busy client or bad params, are answers it returns, not exceptions.)"""
     while isinstance(exc, BaseExceptionGroup):
         inner: tuple[BaseException, ...] = cast("BaseExceptionGroup[BaseException]", exc).exceptions
         if len(inner) != 1:
             return False
         exc = inner[0]
-    return isinstance(exc, MCPError | WrongAnswerType)
+    if isinstance(exc, WrongAnswerType):
+        return True
+    return isinstance(exc, MCPError) and not _raised_in_answerback(exc)
+
+
+_PACKAGE = str(Path(__file__).resolve().parent.parent) + os.sep
+"""Where answerback's own modules are, to tell where an exception was raised."""
+
+
+def _raised_in_answerback(exc: BaseException) -> bool:
+    """Whether ``exc`` was raised in answerback's code: the innermost frame of its
+    traceback (where ``raise`` ran, however often it was re-raised since)."""
+    trace = exc.__traceback__
+    if trace is None:
+        return False
+    while trace.tb_next is not None:
+        trace = trace.tb_next
+    return str(Path(trace.tb_frame.f_code.co_filename).resolve()).startswith(_PACKAGE)
 
 
 def _session_expired(exc: ConnectionClosedError) -> bool:
@@ -1079,9 +1111,9 @@ class _Renewal:
 
 
 def _request_params(type_: Any, params: JSONObject | None) -> Any:
-    """A server request's params parsed as ``type_``: -32602 naming every problem if
-    they do not fit (the server's mistake, which it is told)."""
+    """A server request's params parsed as ``type_``, or the -32602 naming every problem
+    if they do not fit (the server's mistake, which it is told)."""
     try:
         return parse_as(type_, params or {})
     except pydantic.ValidationError as exc:
-        raise invalid_params(exc) from None
+        return invalid_params(exc).error

@@ -348,7 +348,7 @@ class UrlConsent:
             return await self._forms(context, params)
         verdict = context.url_verdict or judge_url(params.url)
         if verdict.blocked or verdict.canonical_url is None:
-            raise refuse_blocked(verdict)
+            return refuse_blocked(verdict).error
         request = UrlConsentRequest(
             params.message, verdict, params.elicitation_id, context.session.server_info
         )

@@ -575,8 +575,9 @@ class ClientSession:
         """Answer a server→client request through the responder.
 
         What the host's code raises reaches the server only as a reference to this
-        client's log (see ``_unexplained``); an ``MCPError`` it raises, or an
-        ``ErrorData`` it returns, is its message to the server and goes as given."""
+        client's log (see ``_unexplained``); an ``MCPError`` it raises itself, or an
+        ``ErrorData`` it returns, is its message to the server and goes as given
+        (``_deliberate``)."""
         if request.method == "ping":
             return {}
         context = ClientRequestContext(self, request.id, request.meta)

@@ -762,7 +762,12 @@ class ClientSession:
             return _mode_refusal("Sampling with tools", "sampling.tools")
         if params.include_context in ("thisServer", "allServers") and declared.context is None:
             return _mode_refusal("Sampling with context", "sampling.context")
-        check_sampling_request(params.messages, params.max_tokens, params.tools, params.tool_choice)
+        try:
+            check_sampling_request(
+                params.messages, params.max_tokens, params.tools, params.tool_choice
+            )
+        except MCPError as refused:  # the server's mistake, told as it is
+            return refused.error
         source = answerer(self.responder, "sample")
         answer = checked_answer(
             await self.responder.sample(context, params), CreateMessageResult, source

@@ -10,21 +10,28 @@ unused entry that matches being taken::
     ]
 
 Matchers (all optional, all must hold): ``server`` (the display name), ``message`` (a
-substring of the question's message), ``field`` (a field the form has), ``url`` (a host
-name, or a URL whose host is taken: a link matches when the host it opens is that one
-or a subdomain of it, never when the name only appears somewhere in the link; its
-presence also limits the entry to URL questions). ``action`` is ``accept`` (the
-default), ``decline`` or ``cancel``; ``content`` is the form's answer. A question that
-no entry matches is cancelled, with a line on stderr saying so, so a script never waits
-for an answer nobody will give. An accepted or declined link's line names its verdict
-(``judged high risk: ...``). An answer whose ``content`` does not fit its form cancels
-the question too, and the command then fails as for any mistake in the file
-(``AnswersResponder.unfit`` says which).
+substring of the question's message), ``field`` (a field the form has), ``url`` (a site,
+or a URL whose host is taken: a link matches when the host it opens is that one or a
+subdomain of it, never when the name only appears somewhere in the link; a port written
+with it must be the link's too; its presence also limits the entry to URL questions).
+A ``url`` that cannot name one site is refused when the file loads: a public suffix
+(``github.io`` would answer everyone's site there), a wildcard, or a single word other
+than ``localhost`` (the old rule matched words anywhere in the link; a host of one label
+on a private network is written as a URL, ``https://intranet/``). ``action`` is
+``accept`` (the default), ``decline`` or ``cancel``; ``content`` is the form's answer.
+An accepting answer takes a link judged high risk only with ``"risk": "high"``, as a
+person at the terminal must confirm one. A question that no entry matches is cancelled,
+with a line on stderr saying so, so a script never waits for an answer nobody will
+give. An accepted or declined link's line names its verdict (``judged high risk: ...``).
+An answer whose ``content`` does not fit its form, or that would accept a high-risk
+link without saying so, cancels the question too, and the command then fails as for any
+mistake in the file (``AnswersResponder.unfit`` says which).
 """
 
 from __future__ import annotations
 
 import dataclasses
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -43,11 +50,15 @@ from answerback.types import (
     ElicitResult,
     ErrorData,
 )
-from answerback.urls import UrlVerdict, judge_url
+from answerback.urls import RiskLevel, UrlVerdict, judge_url
+from answerback.urls._domains import split_host
 
-_KEYS = {"server", "message", "field", "url", "action", "content"}
+_KEYS = {"server", "message", "field", "url", "action", "content", "risk"}
 _ACTIONS = ("accept", "decline", "cancel")
 PAST = {"accept": "accepted", "decline": "declined", "cancel": "cancelled"}
+_DEFAULT_PORTS = {"http:": "80", "https:": "443"}
+_SUBDOMAINS_TOO = "(its subdomains match too)"
+_GIVE_A_SITE = f'give the site whose links it answers, such as "example.com" {_SUBDOMAINS_TOO}'
 
 
 class AnswersError(Exception):
@@ -63,6 +74,11 @@ class Answer:
     field: str | None = None
     url: str | None = None
     """The host a link must open (or a subdomain of it), in ASCII."""
+    port: str | None = None
+    """The port the link must open, when the answer's ``url`` names one (``"8080"``);
+    None: any port."""
+    high_risk: bool = False
+    """Whether the answer accepts links judged high risk (``"risk": "high"``)."""
     number: int = dataclasses.field(default=0, compare=False)
     """Its place in the file, counted from 1, for messages."""
     used: bool = dataclasses.field(default=False, compare=False)
@@ -81,12 +97,24 @@ class Answer:
                 return False
             if self.url is None:
                 return True
-            opened = _host_of((verdict or judge_url(params.url)).canonical_url or "")
-            return opened is not None and (opened == self.url or opened.endswith("." + self.url))
+            opened = _address_of((verdict or judge_url(params.url)).canonical_url or "")
+            if opened is None or self.port not in (None, opened[1]):
+                return False
+            return opened[0] == self.url or opened[0].endswith("." + self.url)
         if self.url is not None:
             return False
         properties = cast(dict[str, Any], params.requested_schema.get("properties") or {})
         return self.field is None or self.field in properties
+
+    def takes_unasked_risk(self, verdict: UrlVerdict | None) -> bool:
+        """Whether accepting would take a high-risk link that the answer did not say it
+        takes: at the terminal a person confirms such a link, here the file must."""
+        return (
+            self.action == "accept"
+            and not self.high_risk
+            and verdict is not None
+            and verdict.level >= RiskLevel.HIGH_RISK
+        )
 
     def misfit(self, form: Form | None) -> str | None:
         """What is wrong with this answer's ``content`` for ``form``, in the answers
@@ -130,13 +158,19 @@ def load_answers(path: Path) -> list[Answer]:
             value = entry.get(key)
             if value is not None and not isinstance(value, str):
                 raise AnswersError(f'The {where} has "{key}" that is not a string.')
-        url = cast(str | None, entry.get("url"))
-        host = None if url is None else _answered_host(url)
-        if url is not None and not host:
+        risk = entry.get("risk")
+        if risk not in (None, "high"):
             raise AnswersError(
-                f'The {where} has "url" {url!r}, which names no host: give the site whose '
-                'links it answers, such as "example.com" (its subdomains match too).'
+                f'The {where} has "risk" {risk!r}: the only value is "high", which lets it '
+                "accept a link judged high risk; leave it out to have such links cancelled."
             )
+        url = cast(str | None, entry.get("url"))
+        host, port = None, None
+        if url is not None:
+            try:
+                host, port = _answered_site(url)
+            except _NotOneSite as exc:
+                raise AnswersError(f'The {where} has "url" {url!r}, which {exc}.') from None
         answers.append(
             Answer(
                 action=cast(str, action),
@@ -145,28 +179,77 @@ def load_answers(path: Path) -> list[Answer]:
                 message=cast(str | None, entry.get("message")),
                 field=cast(str | None, entry.get("field")),
                 url=host,
+                port=port,
+                high_risk=risk == "high",
                 number=number,
             )
         )
     return answers
 
 
-def _answered_host(written: str) -> str | None:
-    """The host an answer's ``url`` names: a URL's host, or a bare host name."""
-    if "://" in written:
-        return _host_of(written)
-    if any(char in written for char in "/?#@\\"):
-        return None
-    return _host_of(f"https://{written}/")
+class _NotOneSite(ValueError):
+    """Why an answer's ``url`` cannot name one site, in words that follow "which"."""
 
 
-def _host_of(url: str) -> str | None:
-    """The host a URL opens, in ASCII, without a trailing dot; None if it has none."""
+def _answered_site(written: str) -> tuple[str, str | None]:
+    """The host an answer's ``url`` names, in ASCII, and the port written with it (None:
+    every port). A bare host or a URL; only one site's links may match, so a public
+    suffix, a wildcard or a word that no link opens is refused."""
+    as_url = "://" in written
+    if as_url:
+        url, after_scheme = written, written.split("://", 1)[1]
+    elif any(char in written for char in "@\\"):
+        raise _NotOneSite(f"is not a host name or a URL: {_GIVE_A_SITE}")
+    else:
+        url, after_scheme = f"https://{written}", written
+    authority = re.split(r"[/?#\\]", after_scheme, maxsplit=1)[0]
     try:
-        host = ada_url.parse_url(url, ("hostname",)).get("hostname", "")
+        parsed = ada_url.parse_url(url, ("hostname", "host_type"))
+        # A scheme without a default port keeps the port as written, 443 too.
+        port = ada_url.parse_url(f"port-only://{authority}/", ("port",)).get("port", "")
+    except ValueError:
+        raise _NotOneSite(f"is not a host name or a URL: {_GIVE_A_SITE}") from None
+    host = parsed.get("hostname", "").removesuffix(".")
+    if not authority or not host:
+        raise _NotOneSite(f"names no host: {_GIVE_A_SITE}")
+    if parsed.get("host_type") == ada_url.HostType.DEFAULT:
+        _check_one_site(host, as_url)
+    return host, port or None
+
+
+def _check_one_site(host: str, as_url: bool) -> None:
+    """Refuse a host name under which the ``url`` would match no site or many."""
+    if "*" in host:
+        parent = host.removeprefix("*.")
+        site = parent if "*" not in parent and "." in parent else "example.com"
+        raise _NotOneSite(
+            f'has a wildcard: none is needed, write "{site}" {_SUBDOMAINS_TOO}, or leave '
+            '"url" out to answer every link'
+        )
+    parts = split_host(host)
+    if parts.registrable is None and parts.suffix:
+        raise _NotOneSite(
+            f"names a public suffix ({host}): anyone can make a site under it, so it would "
+            f'answer links to all of them; give the site, such as "alice.{host}"'
+        )
+    if "." not in host and host != "localhost" and not as_url:
+        raise _NotOneSite(
+            "names a single word, not a site: a link is matched by the host it opens, not "
+            f'by words in it; give the site, such as "{host}.com" {_SUBDOMAINS_TOO}, or write '
+            f'a host of your own network as a URL, "https://{host}/"'
+        )
+
+
+def _address_of(url: str) -> tuple[str, str] | None:
+    """The host a URL opens, in ASCII, without a trailing dot, and its port (the scheme's
+    own when none is written); None if it has no host."""
+    try:
+        parsed = ada_url.parse_url(url, ("hostname", "port", "protocol"))
     except ValueError:
         return None
-    return host.removesuffix(".") or None
+    host = parsed.get("hostname", "").removesuffix(".")
+    port = parsed.get("port", "") or _DEFAULT_PORTS.get(parsed.get("protocol", ""), "")
+    return (host, port) if host else None
 
 
 def verdict_note(verdict: UrlVerdict | None) -> str:
@@ -196,7 +279,8 @@ class AnswersResponder(Responder):
         self.source = source
         self.report = report
         self.unfit: str | None = None
-        """Why an answer did not fit its form, once one has not: the command then fails."""
+        """Why an answer could not be given (it did not fit its form, or would have
+        accepted a high-risk link unasked), once one could not: the command then fails."""
 
     def capabilities(self) -> ClientCapabilities:
         return ClientCapabilities(elicitation=ElicitationCapability(form={}, url={}))
@@ -211,20 +295,25 @@ class AnswersResponder(Responder):
         for answer in self.answers:
             if answer.matches(self.server, params, verdict):
                 answer.used = True
+                where = f"answer {answer.number} in {self.source}"
+                asked = f"{label} from server {self.server}"
                 if (misfit := answer.misfit(context.form)) is not None:
-                    where = f"answer {answer.number} in {self.source}"
+                    self.report(f"cancelled {asked}: {where} does not fit it")
+                    self.unfit = f"The {where} does not fit {asked}: {misfit}."
+                    return ElicitResult(action="cancel")
+                if answer.takes_unasked_risk(verdict):
+                    note = verdict_note(verdict)
                     self.report(
-                        f"cancelled {label} from server {self.server}: {where} does not fit it"
+                        f'cancelled {asked}: {where} has no "risk": "high" to accept it{note}'
                     )
                     self.unfit = (
-                        f"The {where} does not fit {label} from server {self.server}: {misfit}."
+                        f'The {where} would accept {asked}{note}: add "risk": "high" to the '
+                        'answer if it may accept such a link, or decline it ("action": '
+                        '"decline").'
                     )
                     return ElicitResult(action="cancel")
                 done = PAST[answer.action]
-                self.report(
-                    f"{done} {label} from server {self.server}: from {self.source}"
-                    + verdict_note(verdict)
-                )
+                self.report(f"{done} {asked}: from {self.source}{verdict_note(verdict)}")
                 if answer.action != "accept" or isinstance(params, ElicitRequestURLParams):
                     return ElicitResult(action=cast(Any, answer.action))
                 return ElicitResult(action="accept", content=answer.content or {})

@@ -63,6 +63,7 @@ PUBLIC_API: dict[str, list[str]] = {
         "SamplingCallback",
         "TokenStore",
         "TokenStoreError",
+        "UrlCompletions",
         "UrlConsent",
         "UrlConsentRequest",
         "UrlElicitationLoopError",

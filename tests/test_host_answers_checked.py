@@ -580,7 +580,7 @@ def test_the_client_refuses_a_link_past_the_bound() -> None:
         message="Open this", url="https://example.com/" + "a" * MAX_URL_LENGTH, elicitation_id="e"
     )
     with pytest.raises(InvalidParamsError, match=r"\(too-long\)|characters long"):
-        UrlElicitations().admit(link)
+        UrlElicitations().admit(Client(MCPServer("Links")).session, link)
 
 
 # -- ctx.elicit carries the answer's _meta ------------------------------------------------

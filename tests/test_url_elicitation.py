@@ -38,6 +38,7 @@ from answerback.types import (
     ElicitationCompleteNotification,
     ElicitRequestParams,
     ElicitResult,
+    Implementation,
     TextContent,
     URLElicitationRequiredError,
 )
@@ -209,11 +210,11 @@ async def test_completion_of_an_elicitation_reaches_the_caller(transport: str) -
     """The server's completion notification, sent after the asking call ended, completes
     the wait, calls ``on_complete`` once, and still reaches ``message_handler``; one for
     an id the client never saw is ignored."""
-    completed: list[str] = []
+    completed: list[tuple[str, str | None]] = []
     messages: list[IncomingMessage] = []
 
-    async def on_complete(elicitation_id: str) -> None:
-        completed.append(elicitation_id)
+    async def on_complete(elicitation_id: str, server: Implementation | None) -> None:
+        completed.append((elicitation_id, server.name if server else None))
 
     async def message_handler(message: IncomingMessage) -> None:
         messages.append(message)
@@ -235,7 +236,7 @@ async def test_completion_of_an_elicitation_reaches_the_caller(transport: str) -
             await client.url_elicitations.wait_completed(elicitation_id)
         assert client.url_elicitations.is_completed(elicitation_id)
         assert not client.url_elicitations.is_completed("never-asked")
-    assert completed == [elicitation_id]
+    assert completed == [(elicitation_id, "Links")]
     told = [
         m.params.elicitation_id for m in messages if isinstance(m, ElicitationCompleteNotification)
     ]
@@ -268,7 +269,7 @@ async def test_a_required_link_is_consented_opened_completed_and_the_call_retrie
     person = Person()
     completed: list[str] = []
 
-    async def on_complete(elicitation_id: str) -> None:
+    async def on_complete(elicitation_id: str, server: Implementation | None) -> None:
         completed.append(elicitation_id)
 
     account = uuid.uuid4().hex

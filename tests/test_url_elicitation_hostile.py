@@ -31,16 +31,19 @@ from support import (
 from answerback import Client
 from answerback.client import (
     ClientRequestContext,
+    ClientSession,
     UrlConsent,
     UrlConsentRequest,
     UrlElicitations,
 )
 from answerback.client._url_elicitation import REMEMBERED_ELICITATIONS, ConsentAnswer
 from answerback.jsonrpc import JSONObject
+from answerback.server import MCPServer
 from answerback.types import (
     ElicitRequestParams,
     ElicitRequestURLParams,
     ElicitResult,
+    Implementation,
     InvalidParamsError,
     MCPError,
     URLElicitationRequiredError,
@@ -376,38 +379,47 @@ def test_a_required_elicitation_needs_an_id() -> None:
         URLElicitationRequiredError([link])
 
 
-async def test_completions_count_once_and_only_for_elicitations_seen() -> None:
-    completed: list[str] = []
+def unconnected_session() -> ClientSession:
+    """A client's session, never connected: what the completion bookkeeping keys on."""
+    return Client(MCPServer("Links")).session
 
-    async def on_complete(elicitation_id: str) -> None:
-        completed.append(elicitation_id)
+
+async def test_completions_count_once_and_only_for_elicitations_seen() -> None:
+    completed: list[tuple[str, Implementation | None]] = []
+
+    async def on_complete(elicitation_id: str, server: Implementation | None) -> None:
+        completed.append((elicitation_id, server))
 
     tracker = UrlElicitations(on_complete=on_complete)
+    session = unconnected_session()
     tracker.admit(
-        ElicitRequestURLParams(message="m", url="https://example.com/", elicitation_id="a")
+        session,
+        ElicitRequestURLParams(message="m", url="https://example.com/", elicitation_id="a"),
     )
     for elicitation_id in ["unknown", "a", "a", 7]:
-        await tracker.completed({"elicitationId": elicitation_id})
-    await tracker.completed(None)
-    assert completed == ["a"]
-    assert tracker.is_completed("a")
-    assert not tracker.is_completed("unknown")
+        await tracker.completed(session, {"elicitationId": elicitation_id})
+    await tracker.completed(session, None)
+    assert completed == [("a", None)]  # the session never learnt who its server is
+    assert tracker.completions(session).is_completed("a")
+    assert not tracker.completions(session).is_completed("unknown")
 
 
 async def test_the_oldest_elicitation_is_forgotten_past_the_limit() -> None:
     tracker = UrlElicitations()
+    session = unconnected_session()
     for number in range(REMEMBERED_ELICITATIONS + 1):
         link = ElicitRequestURLParams(
             message="m", url="https://example.com/", elicitation_id=f"e{number}"
         )
-        tracker.admit(link)
-    await tracker.completed({"elicitationId": "e0"})
-    await tracker.completed({"elicitationId": f"e{REMEMBERED_ELICITATIONS}"})
-    assert not tracker.is_completed("e0")
-    assert tracker.is_completed(f"e{REMEMBERED_ELICITATIONS}")
+        tracker.admit(session, link)
+    await tracker.completed(session, {"elicitationId": "e0"})
+    await tracker.completed(session, {"elicitationId": f"e{REMEMBERED_ELICITATIONS}"})
+    assert not tracker.completions(session).is_completed("e0")
+    assert tracker.completions(session).is_completed(f"e{REMEMBERED_ELICITATIONS}")
 
 
 def test_admit_refuses_a_blocked_link_with_the_reasons() -> None:
+    link = ElicitRequestURLParams(message="m", url="javascript:alert(1)")
     with pytest.raises(InvalidParamsError) as caught:
-        UrlElicitations().admit(ElicitRequestURLParams(message="m", url="javascript:alert(1)"))
+        UrlElicitations().admit(unconnected_session(), link)
     assert caught.value.data == {"url": "javascript:alert(1)", "reasons": ["scheme"]}

@@ -33,6 +33,7 @@ from answerback.client._session import (
 )
 from answerback.client._url_elicitation import (
     ConsentAnswer,
+    UrlCompletions,
     UrlConsent,
     UrlConsentRequest,
     UrlElicitationLoopError,
@@ -91,6 +92,7 @@ __all__ = [
     "SamplingCallback",
     "TokenStore",
     "TokenStoreError",
+    "UrlCompletions",
     "UrlConsent",
     "UrlConsentRequest",
     "UrlElicitationLoopError",

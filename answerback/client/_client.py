@@ -49,7 +49,7 @@ from answerback.client._session import (
     describe_server,
     server_name,
 )
-from answerback.client._url_elicitation import UrlElicitations
+from answerback.client._url_elicitation import UrlCompletions, UrlElicitations
 from answerback.jsonrpc import Endpoint, Envelope, JSONObject, ProgressCallback
 from answerback.jsonrpc._attention import Attention, SharesAttention
 from answerback.transports import (
@@ -528,9 +528,12 @@ class Client:
         return self._connected().instructions
 
     @property
-    def url_elicitations(self) -> UrlElicitations:
-        """URL-mode elicitation for this client: completions to wait on, approvals."""
-        return self.session.url_elicitations
+    def url_elicitations(self) -> UrlCompletions:
+        """This client's URL elicitations: which of them its server said have completed
+        (``is_completed``, ``wait_completed``). Only this connection's, even when its
+        ``UrlElicitations`` is shared with other clients; the settings are that
+        ``UrlElicitations`` (``client.session.url_elicitations``)."""
+        return self.session.url_elicitations.completions(self.session)
 
     @property
     def mode(self) -> Mode:

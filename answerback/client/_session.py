@@ -735,7 +735,7 @@ class ClientSession:
                 logger.warning("refused a link from %s: %s", self._server_named(), exc)
                 return link_message_too_long(exc, params.message)
             try:
-                verdict = self.url_elicitations.admit(params)
+                verdict = self.url_elicitations.admit(self, params)
             except MCPError as blocked:  # answerback's refusal to the server, not a failure
                 return blocked.error
             context = replace(context, url_verdict=verdict)
@@ -808,7 +808,7 @@ class ClientSession:
         if method == "notifications/tools/list_changed" and self.on_tools_changed is not None:
             self.on_tools_changed()
         if method == "notifications/elicitation/complete":
-            await self.url_elicitations.completed(params)
+            await self.url_elicitations.completed(self, params)
         meta = as_object((params or {}).get("_meta"))
         subscription = meta.get(META_SUBSCRIPTION_ID) if meta else None
         listener = self.listeners.get(subscription) if isinstance(subscription, str | int) else None

@@ -13,11 +13,16 @@ elicitations it needs first. With ``UrlElicitations(follow_required=True)`` the 
 asks about each through the same callback, waits for the server's
 ``notifications/elicitation/complete``, and retries the call once; the same
 elicitations required again stop with ``UrlElicitationLoopError``.
+
+Completions are kept per connection (``UrlCompletions``): a host may give one
+``UrlElicitations`` to several clients, and no server may complete an elicitation another
+server asked for, nor end the wait before a retry of another server's call.
 """
 
 from __future__ import annotations
 
 import logging
+import weakref
 import webbrowser
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
@@ -26,7 +31,7 @@ from typing import TYPE_CHECKING, Literal, TypeVar, cast
 import anyio
 import anyio.to_thread
 
-from answerback._options import callable_or_none, flag, instance_or_none, positive_seconds_or_none
+from answerback._options import flag, instance_or_none, positive_seconds_or_none
 from answerback.client._callbacks import (
     ClientRequestContext,
     ElicitationCallback,
@@ -54,11 +59,13 @@ logger = logging.getLogger("answerback.client")
 T = TypeVar("T")
 
 ConsentAnswer = Literal["accept", "decline", "cancel"]
-CompletionCallback = Callable[[str], Awaitable[None]]
+CompletionCallback = Callable[[str, Implementation | None], Awaitable[None]]
 
 REMEMBERED_ELICITATIONS = 1024
-"""How many elicitation ids a client remembers for completion; past this the oldest
-are forgotten (a completion for one of them is then ignored, as for any unknown id)."""
+"""How many elicitation ids each connection remembers for completion; past this its
+oldest are forgotten (a completion for one of them is then ignored, as for any unknown
+id). Per connection, so that one server asking often cannot push out another's; a
+connection's ids go with its ``ClientSession``."""
 
 
 def refuse_blocked(verdict: UrlVerdict) -> InvalidParamsError:
@@ -91,11 +98,50 @@ class UrlElicitationLoopError(URLElicitationRequiredError):
         MCPError.__init__(self, URL_ELICITATION_REQUIRED, message, data)
 
 
-class UrlElicitations:
-    """What one client does with URL-mode elicitation: verdicts, completions, -32042.
+class UrlCompletions:
+    """Which of one connection's URL elicitations its server said have completed
+    (2025-11-25 ``notifications/elicitation/complete``): ``client.url_elicitations``.
 
-    Pass one to ``Client(url_elicitations=...)`` (one per client: it tracks that
-    connection's elicitation ids) or use the default one at ``client.url_elicitations``.
+    Only that connection's: when several clients share one ``UrlElicitations``, each
+    client's ids are its own, so asking about an id another server also used answers
+    for this client's server alone. An elicitation asked for again after it completed
+    counts as not completed until the server says so again.
+    """
+
+    def __init__(self, events: dict[str, anyio.Event]) -> None:
+        self._events = events
+
+    def is_completed(self, elicitation_id: str) -> bool:
+        """Whether the server said the elicitation ``elicitation_id`` has completed."""
+        event = self._events.get(elicitation_id)
+        return event is not None and event.is_set()
+
+    async def wait_completed(self, elicitation_id: str) -> None:
+        """Wait until the server says ``elicitation_id`` has completed. Servers need not
+        say so: bound the wait (``anyio.move_on_after``) and let the person retry by
+        hand."""
+        await _tracked(self._events, elicitation_id).wait()
+
+
+def _tracked(events: dict[str, anyio.Event], elicitation_id: str) -> anyio.Event:
+    """The event ``elicitation_id`` completes in one connection's ``events``, made if it
+    is new (then the oldest is forgotten past ``REMEMBERED_ELICITATIONS``)."""
+    event = events.get(elicitation_id)
+    if event is None:
+        if len(events) >= REMEMBERED_ELICITATIONS:
+            del events[next(iter(events))]
+        event = events[elicitation_id] = anyio.Event()
+    return event
+
+
+class UrlElicitations:
+    """What clients do with URL-mode elicitation: verdicts, completions, -32042.
+
+    Pass one to ``Client(url_elicitations=...)``, or leave the client its default one.
+    One may serve several clients (the sites a person approved are the person's,
+    whichever server asks): each connection's elicitation ids are kept apart, so a
+    server can complete only what it asked for itself. ``client.url_elicitations`` (or
+    ``completions(session)``) tells one client's completions.
 
     - ``approved_domains``: sites the person approved before; verdicts count them.
     - ``follow_required``: follow error -32042 on a 2025-11-25 connection (ask about each
@@ -104,8 +150,9 @@ class UrlElicitations:
     - ``completion_timeout_seconds``: how long to wait for the server's completion
       notifications before the retry (``None``: for ever). Servers need not send
       them, so the retry goes ahead when the time is up and the server decides.
-    - ``on_complete(elicitation_id)``: called when the server says an elicitation
-      this client saw has completed.
+    - ``on_complete(elicitation_id, server)``: called when a server says an elicitation
+      it asked about has completed; ``server`` is that server's ``Implementation``
+      (``None`` if it did not say who it is), since ids are only unique per server.
     """
 
     def __init__(
@@ -129,58 +176,64 @@ class UrlElicitations:
             "wait for ever",
             zero_means="retry at once",
         )
-        self._on_complete = callable_or_none(
-            "on_complete", on_complete, "an async function taking (elicitation_id)"
+        self._on_complete = async_callable_or_none(
+            "on_complete",
+            on_complete,
+            "an async function (elicitation_id, server)",
+            takes=("elicitation_id", "server"),
         )
-        self._completions: dict[str, anyio.Event] = {}
+        self._connections: weakref.WeakKeyDictionary[ClientSession, dict[str, anyio.Event]] = (
+            weakref.WeakKeyDictionary()
+        )
+        """Each connection's elicitation ids and their completion; held no longer than
+        its session, so a closed connection's ids do not pile up."""
 
     def judge(self, url: str) -> UrlVerdict:
         """The verdict on ``url``, counting the approved sites."""
         return judge_url(url, approved_domains=self.approved_domains)
 
-    def admit(self, params: ElicitRequestURLParams) -> UrlVerdict:
-        """Judge a URL elicitation before anyone is asked; a blocked link raises
-        ``InvalidParamsError``. An admitted elicitation's id is remembered, so its
-        completion is noticed."""
+    def admit(self, session: ClientSession, params: ElicitRequestURLParams) -> UrlVerdict:
+        """Judge a URL elicitation from ``session``'s server before anyone is asked; a
+        blocked link raises ``InvalidParamsError``. An admitted elicitation's id is
+        remembered for that connection, so its completion is noticed; an id that had
+        completed starts again, since the server asks anew."""
         verdict = self.judge(params.url)
         if verdict.blocked:
             raise refuse_blocked(verdict)
         if params.elicitation_id is not None:
-            self._completion(params.elicitation_id)
+            events = self._events_of(session)
+            earlier = events.get(params.elicitation_id)
+            if earlier is not None and earlier.is_set():
+                del events[params.elicitation_id]
+            _tracked(events, params.elicitation_id)
         return verdict
 
     # -- completion ------------------------------------------------------------------
 
-    def is_completed(self, elicitation_id: str) -> bool:
-        """Whether the server said the elicitation ``elicitation_id`` has completed."""
-        event = self._completions.get(elicitation_id)
-        return event is not None and event.is_set()
+    def completions(self, session: ClientSession) -> UrlCompletions:
+        """Which of ``session``'s elicitations its server said have completed (what
+        ``client.url_elicitations`` gives for the client's own session)."""
+        return UrlCompletions(self._events_of(session))
 
-    async def wait_completed(self, elicitation_id: str) -> None:
-        """Wait until the server says ``elicitation_id`` has completed (2025-11-25
-        ``notifications/elicitation/complete``). Servers need not say so: bound the
-        wait (``anyio.move_on_after``) and let the person retry by hand."""
-        await self._completion(elicitation_id).wait()
-
-    async def completed(self, params: JSONObject | None) -> None:
-        """Take in a ``notifications/elicitation/complete``; one for an id this client
-        never saw, or saw complete already, is ignored, as the specification requires."""
+    async def completed(self, session: ClientSession, params: JSONObject | None) -> None:
+        """Take in ``session``'s ``notifications/elicitation/complete``; one for an id
+        that connection never saw, or saw complete already, is ignored, as the
+        specification requires (another server's id is unknown here)."""
         elicitation_id = (params or {}).get("elicitationId")
-        event = self._completions.get(elicitation_id) if isinstance(elicitation_id, str) else None
+        events = self._connections.get(session, {})
+        event = events.get(elicitation_id) if isinstance(elicitation_id, str) else None
         if event is None or event.is_set():
             logger.debug("ignored completion of unknown elicitation %r", elicitation_id)
             return
         event.set()
         if self._on_complete is not None:
-            await self._on_complete(cast(str, elicitation_id))
+            await self._on_complete(cast(str, elicitation_id), session.server_info)
 
-    def _completion(self, elicitation_id: str) -> anyio.Event:
-        event = self._completions.get(elicitation_id)
-        if event is None:
-            if len(self._completions) >= REMEMBERED_ELICITATIONS:
-                del self._completions[next(iter(self._completions))]
-            event = self._completions[elicitation_id] = anyio.Event()
-        return event
+    def _events_of(self, session: ClientSession) -> dict[str, anyio.Event]:
+        events = self._connections.get(session)
+        if events is None:
+            events = self._connections[session] = {}
+        return events
 
     # -- error -32042 ----------------------------------------------------------------
 
@@ -238,7 +291,6 @@ class UrlElicitations:
     ) -> None:
         """Ask about each required elicitation; any answer but accept ends the call
         with ``exc``. Then wait (bounded) for the server to say each is complete."""
-        completions = [self._completion(elicitation_id) for elicitation_id in required]
         for elicitation_id, params in required.items():
             meta = params.meta.to_wire() if params.meta is not None else None
             context = ClientRequestContext(session, elicitation_id, meta)
@@ -254,9 +306,12 @@ class UrlElicitations:
                     "so the call was not retried."
                 )
                 raise exc
+        # Awaited only now: asking admitted each id afresh, so an id that had completed
+        # before is waited for again, and a completion that came during the asking counts.
+        completions = self.completions(session)
         with anyio.move_on_after(self.completion_timeout_seconds):
-            for completion in completions:
-                await completion.wait()
+            for elicitation_id in required:
+                await completions.wait_completed(elicitation_id)
 
 
 def _ids(exc: URLElicitationRequiredError) -> set[str]:

@@ -519,8 +519,8 @@ def test_an_output_schema_checks_content_as_ecma_262_does() -> None:
             "patternProperties": {"^[^]$": {"type": "integer"}},
         }
     )
-    assert check.problems({"word": "abc", "x": 1}, "content") == []
-    assert check.problems({"word": "é", "\n": "one"}, "content") == [
+    assert check.judge({"word": "abc", "x": 1}, "content").problems == []
+    assert check.judge({"word": "é", "\n": "one"}, "content").problems == [
         "content.word: 'é' does not match '^\\\\w+$'",
         "content.\n: 'one' is not of type 'integer'",
     ]
@@ -537,7 +537,7 @@ def test_a_property_pattern_no_meta_schema_checks_is_named_when_it_cannot_run() 
             "patternProperties": {r"\-": {"type": "integer"}},
         }
     )
-    assert check.problems({"a-b": "x"}, "content") == [
+    assert check.judge({"a-b": "x"}, "content").problems == [
         "content: the property 'a-b' cannot be checked: the pattern \\- is not a regular "
         "expression (JSON Schema's patterns are ECMA-262): a '\\-' outside a class (write "
         "'-' itself) (at character 2)"

@@ -158,8 +158,8 @@ def test_an_integer_written_as_a_float_and_every_complaint_go_to_jsonschema() ->
     check = compile_schema(TypeAdapter(Point).json_schema())
     assert check.plainly_fits is not None
     assert not check.plainly_fits({"x": 1.0, "y": 0})
-    assert check.problems({"x": 1.0, "y": 0}, "structuredContent") == []
-    assert check.problems({"x": "one", "y": 0}, "structuredContent") == [
+    assert check.judge({"x": 1.0, "y": 0}, "structuredContent").problems == []
+    assert check.judge({"x": "one", "y": 0}, "structuredContent").problems == [
         "structuredContent.x: 'one' is not of type 'integer'"
     ]
 

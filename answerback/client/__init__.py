@@ -18,6 +18,7 @@ from answerback.client._callbacks import (
 )
 from answerback.client._client import Client
 from answerback.client._headless import HEADLESS_META, Headless, HeadlessPolicy
+from answerback.client._negotiation import Mode
 from answerback.client._responder import (
     CallbackResponder,
     CheckedForms,
@@ -86,6 +87,7 @@ __all__ = [
     "LockingTokenStore",
     "LoggingCallback",
     "MessageHandler",
+    "Mode",
     "OAuth",
     "Responder",
     "ResponderWrapper",

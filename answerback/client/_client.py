@@ -48,6 +48,7 @@ from answerback.client._session import (
     Subscription,
     describe_server,
     server_name,
+    told_by_server,
 )
 from answerback.client._url_elicitation import UrlCompletions, UrlElicitations
 from answerback.jsonrpc import Endpoint, Envelope, JSONObject, ProgressCallback
@@ -347,7 +348,10 @@ class Client:
         shown = [_shown_target(self._transport), f"mode={self.mode!r}", f"state={self._state()!r}"]
         facts = self.session.negotiation.facts
         if facts is not None:
-            shown += [f"protocol={facts.protocol_version!r}", f"server={facts.server_info.name!r}"]
+            shown += [
+                f"protocol={facts.protocol_version!r}",
+                f"server={told_by_server(facts.server_info.name, quoted=True)}",
+            ]
         return f"Client({', '.join(shown)})"
 
     def _state(self) -> str:

@@ -10,7 +10,7 @@ second run single-flight. ``Client`` only reads the facts it learned.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Literal, cast
+from typing import TYPE_CHECKING, Any, Literal, TypeAlias, cast
 
 from answerback.jsonrpc._endpoint import as_object
 from answerback.types import (
@@ -45,7 +45,11 @@ from answerback.types._versions import (
 if TYPE_CHECKING:
     from answerback.client._session import ClientSession
 
-Mode = Literal["auto", "legacy"] | str
+Mode: TypeAlias = Literal["auto", "legacy"] | str
+"""What ``Client(mode=...)`` takes: ``"auto"``, ``"legacy"``, or a protocol version
+(``"2026-07-28"``, one of ``SUPPORTED_VERSIONS``). The versions are plain ``str`` (the
+``LATEST_VERSION`` constants, a version read from configuration), so the alias takes any
+string; ``Client`` refuses an unknown one at once, listing the choices."""
 
 PROBE_SECONDS = 10.0
 """How long ``mode="auto"`` waits for ``server/discover`` before assuming a legacy server."""

@@ -1009,12 +1009,30 @@ def describe_server(server: Implementation | None, *, starts_sentence: bool = Tr
 
 
 def server_name(server: Implementation | None) -> str:
-    """A server's name after "the", in every error and log line of the client:
-    ``server 'Library' 1.0`` once it introduced itself, else ``server``."""
+    """A server's name after "the", in every error, log line and repr of the client:
+    ``server 'Library' 1.0`` once it introduced itself, else ``server``. The name and
+    version are the server's own words: see ``told_by_server``."""
     if server is None:
         return "server"
-    version = server.version.strip()  # some servers send "" (the official SDK's default)
-    return f"server {server.name!r} {version}" if version else f"server {server.name!r}"
+    name = told_by_server(server.name, quoted=True)
+    version = told_by_server(server.version.strip())  # the official SDK's default is ""
+    return f"server {name} {version}" if version else f"server {name}"
+
+
+_MOST_CHARS_TOLD = 64
+"""How much of a server's name or version is shown: enough for any real one."""
+
+
+def told_by_server(text: str, *, quoted: bool = False) -> str:
+    """``text`` the server said about itself, safe to print: cut to a readable length,
+    and every character that is not printable (newline, escape sequence, bidi override)
+    written out as ``\\n``, ``\\x1b``, ``\\u202e``, so a hostile server can neither
+    forge a log line nor restyle a terminal. ``quoted`` gives ``repr``'s quotes."""
+    if len(text) > _MOST_CHARS_TOLD:
+        text = text[: _MOST_CHARS_TOLD - 1] + "…"
+    if quoted:
+        return repr(text)  # writes out what is not printable, as below
+    return "".join(char if char.isprintable() else ascii(char)[1:-1] for char in text)
 
 
 def _deliberate(exc: BaseException) -> bool:

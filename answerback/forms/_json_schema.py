@@ -59,10 +59,6 @@ class SchemaCheck:
     validator: Validator
     plainly_fits: Callable[[object], bool] | None
 
-    def problems(self, content: object, whole: str) -> list[str]:
-        """What in ``content`` breaks the schema (``judge``'s problems)."""
-        return self.judge(content, whole).problems
-
     def judge(self, content: object, whole: str) -> Verdict:
         """What in ``content`` breaks the schema, at most ``PROBLEMS_KEPT``, each as
         ``where: what`` (``whole`` names the content itself). All its pattern checks

@@ -27,7 +27,7 @@ from answerback.server._context import (
 )
 from answerback.server._form_schema import form_schema
 from answerback.server._roots_guard import PathOutsideRootsError
-from answerback.server._sampling import SampleResult, SamplingLoopError
+from answerback.server._sampling import SampleResult, SamplingLoopError, SamplingTools
 from answerback.server._server import MCPServer
 from answerback.server._session import ServerSession
 from answerback.transports.http import AuthInfo
@@ -64,6 +64,7 @@ __all__ = [
     "ResourceServer",
     "SampleResult",
     "SamplingLoopError",
+    "SamplingTools",
     "ServerSession",
     "TokenVerifier",
     "UrlElicitationResult",

@@ -9,12 +9,13 @@ capability checks.
 
 from __future__ import annotations
 
+import functools
 import os
 import threading
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Generic, Literal, TypeVar, cast
+from typing import Any, Generic, Literal, ParamSpec, TypeVar, cast
 
 import anyio.from_thread
 from pydantic import BaseModel
@@ -63,8 +64,33 @@ from answerback.types import (
 )
 
 ModelT = TypeVar("ModelT", bound=BaseModel)
+P = ParamSpec("P")
+ReturnT = TypeVar("ReturnT")
 LifespanT = DefaultedTypeVar("LifespanT", default=Any)
 """What ``ctx.lifespan_context`` is: ``Context[Pool]`` says; a bare ``Context``, ``Any``."""
+
+
+def _schema_not_response_type(
+    elicit: Callable[P, Awaitable[ReturnT]],
+) -> Callable[P, Awaitable[ReturnT]]:
+    """``elicit`` refusing FastMCP's ``response_type=`` with the answerback spelling.
+
+    Python's own "unexpected keyword argument" names no fix. A ``**kwargs`` catch-all
+    would, but it would also hide every misspelt argument from type checkers; this
+    wrapper keeps the signature they check, and ``inspect.signature`` shows, as written,
+    and leaves any other wrong argument to Python's own error."""
+
+    @functools.wraps(elicit)
+    async def checked(*args: P.args, **kwargs: P.kwargs) -> ReturnT:
+        if "response_type" in kwargs:
+            raise TypeError(
+                "ctx.elicit() takes the model as schema=, not response_type= (FastMCP's "
+                "name): ctx.elicit(message, schema=Booking). For a yes or no, ask with a "
+                "model of one bool field."
+            )
+        return await elicit(*args, **kwargs)
+
+    return checked
 
 
 @dataclass(frozen=True, slots=True)
@@ -246,6 +272,7 @@ class Context(Generic[LifespanT]):
             raise InvalidParamsError(INVALID_STATE_MESSAGE)
         return cast(dict[str, Any], opened)
 
+    @_schema_not_response_type
     async def elicit(self, message: str, schema: type[ModelT]) -> ElicitationResult[ModelT]:
         """Ask the user to fill in a form shaped like ``schema`` and wait for the answer.
 

@@ -52,8 +52,9 @@ _WHOLE_SCRIPT_HOMES: dict[str, frozenset[str]] = {
 _PUNCTUATION_LIKE = frozenset("\u2010\u2019\u2027\u30a0\u058a\u02bb\u02bc")
 _MIDDLE_DOT = "\u00b7"
 # Combining overlays that draw a slash through the letter before them ("com̸evil" reads
-# as "com/evil"): a path separator inside the host.
-_SLASH_OVERLAYS = frozenset("\u0337\u0338")
+# as "com/evil"): a path separator inside the host. The short and long solidus, the
+# long double solidus ("//"), and the reverse solidus (a browser reads "\" as "/").
+_SLASH_OVERLAYS = frozenset("\u0337\u0338\u20eb\u20e5")
 _LDH = frozenset("abcdefghijklmnopqrstuvwxyz0123456789-_")
 
 

@@ -34,8 +34,10 @@ from answerback.forms._json_schema import Verdict, compile_schema
 from answerback.forms._patterns import (
     PATTERN_BUDGET_SECONDS,
     PATTERN_SECONDS_PER_CHECK,
+    PATTERN_SECONDS_PER_COMPILE,
     PatternBudget,
     PatternBudgetSpent,
+    compiled_pattern,
     pattern_budget,
     pattern_search,
 )
@@ -48,6 +50,8 @@ from answerback.types import (
     ElicitRequestFormParams,
     ElicitRequestParams,
     ElicitResult,
+    InputRequest,
+    InputRequests,
     InputRequiredResult,
     TextContent,
 )
@@ -68,12 +72,12 @@ the quarter second, which buys exactly eight (in sums that binary floats keep ex
 CHECKS_IN_BUDGET = 8
 
 
-def spent_message(per_check: float) -> str:
+def spent_message(per_check: float, per_compile: float = PATTERN_SECONDS_PER_COMPILE) -> str:
     return (
         "could not be checked: the server's patterns are too slow to check (together they "
-        f"took more than the {PATTERN_BUDGET_SECONDS:g} s, and {per_check * 1e6:g} µs for "
-        "each value, that one form, answer or result may spend on them); a pattern that "
-        "does not backtrack checks a value in microseconds"
+        f"took more than the {PATTERN_BUDGET_SECONDS:g} s, {per_check * 1e6:g} µs a value "
+        f"and {per_compile * 1e6:g} µs a new pattern, that one form, answer or result may "
+        "spend on them); a pattern that does not backtrack checks a value in microseconds"
     )
 
 
@@ -81,6 +85,13 @@ SPENT = spent_message(PATTERN_SECONDS_PER_CHECK)
 
 FAKE_SPENT = spent_message(ALLOWANCE)
 """What a ``fake_budget`` says once spent."""
+
+
+@pytest.fixture(autouse=True)
+def plain_pattern_compiled() -> None:
+    """The fake-clock tests count checks of ``^a+$``: compiled beforehand, outside any
+    budget, it costs them nothing (a cached pattern is not compiled again)."""
+    compiled_pattern("^a+$")
 
 
 class SteppingClock:
@@ -316,6 +327,9 @@ async def test_a_client_refuses_a_slow_form_with_invalid_params_and_the_person_n
     assert refusal["code"] == INVALID_PARAMS
     assert refusal["message"].startswith("The requested form's patterns are too slow to check: f")
     assert SPENT in refusal["message"]
+    assert refusal["message"].endswith(
+        "Use patterns that do not backtrack, and fewer different ones."
+    )
     assert asked == []
 
 
@@ -450,3 +464,145 @@ async def test_a_server_sends_a_large_result_it_built_with_plain_patterns() -> N
         result = await client.call_tool("table", {})
     assert not result.is_error, result.content
     assert result.structured_content == {"rows": table_rows()}
+
+
+# -- compiling new patterns, and a whole round ----------------------------------------------
+
+
+REPEATING = "^(a{100}){99}"
+"""A pattern that repeats a part 9,900 times (under ``MOST_REPEATS``): the ``regex``
+engine lays each copy out, so it takes a few milliseconds to compile, where an ordinary
+pattern takes a fraction of one. Any suffix makes it a new pattern, compiled afresh."""
+
+ORDINARY = "^[a-z0-9._%+-]+@[a-z0-9.-]+\\.[a-z]{2,}"
+"""An ordinary pattern (an email address), made new by a suffix."""
+
+
+def new_patterns(count: int, stem: str, **definition: Any) -> dict[str, Any]:
+    """A form of ``count`` fields, each with a pattern of its own: ``stem`` and the
+    field's name, so none is in the cache (which is emptied first)."""
+    compiled_pattern.cache_clear()
+    properties = {
+        f"f{n}": {"type": "string", "pattern": f"{stem}(?:f{n})?$", **definition}
+        for n in range(count)
+    }
+    return {"type": "object", "properties": properties}
+
+
+def compile_budget(clock: SteppingClock) -> contextlib.AbstractContextManager[PatternBudget]:
+    """A ``fake_budget`` that also grows by ``ALLOWANCE`` a pattern compiled: on
+    ``clock``, eight compiles (or checks) use it up."""
+    return pattern_budget(clock=clock, per_check=ALLOWANCE, per_compile=ALLOWANCE)
+
+
+COMPILE_SPENT = spent_message(ALLOWANCE, ALLOWANCE)
+
+
+def test_compiling_new_patterns_draws_on_the_form_budget_and_stops_the_form_at_once() -> None:
+    """A form of new patterns was compiled whole, untimed: 256 that repeat a part took
+    more than a second, a round of such forms half a minute."""
+    clock = SteppingClock()
+    with compile_budget(clock), pytest.raises(FormTooSlow) as caught:
+        parse_form(new_patterns(256, "^a+"))
+    assert caught.value.errors == (FieldError("f8", f"its pattern {COMPILE_SPENT}"),)
+    assert clock.checks == CHECKS_IN_BUDGET, "the ninth pattern was never compiled"
+
+
+def test_a_cached_pattern_costs_nothing_and_one_refused_for_the_budget_is_not_cached() -> None:
+    """Only a pattern not in the cache is compiled, and charged for; one the budget
+    stopped before it was compiled is compiled next time, not kept as a failure."""
+    schema = new_patterns(12, "^b+")
+    with compile_budget(SteppingClock()), pytest.raises(FormTooSlow):
+        parse_form(schema)
+    clock = SteppingClock()
+    with compile_budget(clock):
+        compiled = [compiled_pattern(field["pattern"]) for field in schema["properties"].values()]
+    assert clock.checks == 12 - CHECKS_IN_BUDGET, "only the four never compiled were compiled"
+    assert compiled[8].search("bbb")
+
+
+def test_answers_to_a_form_of_cached_patterns_draw_only_for_their_checks() -> None:
+    """Reading the form compiled its patterns; checking an answer finds them cached."""
+    form = parse_form(new_patterns(4, "^c+"))
+    clock = SteppingClock()
+    with compile_budget(clock):
+        form.check({f"f{n}": "ccc" for n in range(4)})
+    assert clock.checks == 4
+
+
+def test_a_form_of_new_patterns_slow_to_compile_is_refused() -> None:
+    """The real cost: 256 patterns of a few milliseconds each. The old code read the form
+    after a second and more, and a round of such forms took half a minute."""
+    with pytest.raises(FormTooSlow) as caught:
+        parse_form(new_patterns(256, REPEATING))
+    [error] = caught.value.errors
+    assert error.message == f"its pattern {SPENT}"
+
+
+def test_a_form_of_four_dozen_new_ordinary_patterns_is_read() -> None:
+    """Compiling them (half a millisecond or so each) draws a small part of the budget."""
+    form = parse_form(new_patterns(48, ORDINARY, default="someone@example.org"))
+    assert len(form.fields) == 48
+
+
+def round_server(questions: InputRequests) -> MCPServer:
+    mcp = MCPServer("Round", version="1.0")
+
+    @mcp.tool()
+    async def ask(ctx: Context) -> CallToolResult | InputRequiredResult:
+        if ctx.input_responses is None:
+            return InputRequiredResult(input_requests=questions)
+        return CallToolResult(content=[TextContent(text=f"answered {len(ctx.input_responses)}")])
+
+    return mcp
+
+
+def form_question(schema: dict[str, Any]) -> InputRequest:
+    return ElicitRequest(
+        params=ElicitRequestFormParams(message="Fill this in", requested_schema=schema)
+    )
+
+
+@pytest.mark.anyio
+async def test_a_round_of_forms_each_within_its_budget_shares_one_and_is_refused() -> None:
+    """As many forms as a round may hold, of sixteen slow defaults each: each alone is
+    read within its budget (a fifth of it or so), and the old code read them all, one
+    budget each, holding the event loop for seconds."""
+    questions = {
+        f"q{n}": form_question(fields(16, pattern=SLOW_PATTERN, default=SLOW_VALUE, title=f"{n}"))
+        for n in range(32)
+    }
+    async with Client(
+        round_server(questions), mode="2026-07-28", responder=Headless("decline")
+    ) as client:
+        with pytest.raises(MCPError) as caught:
+            await client.call_tool("ask", {})
+    assert caught.value.code == INVALID_PARAMS
+    assert SPENT in caught.value.message
+
+
+@pytest.mark.anyio
+async def test_an_honest_round_with_new_patterns_and_its_answers_checked_is_answered() -> None:
+    """Thirty-two forms of three new ordinary patterns each, every answer checked: all in
+    one budget, far within it."""
+    questions = {f"q{n}": form_question(new_patterns(3, f"{ORDINARY}(?:q{n})?")) for n in range(32)}
+
+    async def accept(context: ClientRequestContext, params: ElicitRequestParams) -> ElicitResult:
+        return ElicitResult(action="accept", content={f"f{n}": "me@example.org" for n in range(3)})
+
+    async with Client(
+        round_server(questions), mode="2026-07-28", elicitation_callback=accept
+    ) as client:
+        result = await client.call_tool("ask", {})
+    assert result.content == [TextContent(text="answered 32")]
+
+
+def test_an_output_schema_of_new_patterns_slow_to_compile_is_refused_before_any_result() -> None:
+    """A tool's output schema is compiled when the tool is first called: 256 patterns of
+    a few milliseconds each took the old code more than a second, and a schema may hold
+    thousands. Past the budget the schema cannot be used (the client logs it, and passes
+    that tool's results on unchecked, as for any schema it cannot use)."""
+    properties = new_patterns(256, REPEATING)["properties"]
+    with pytest.raises(PatternBudgetSpent) as caught:
+        compile_schema({"type": "object", "properties": properties})
+    assert str(caught.value) == SPENT

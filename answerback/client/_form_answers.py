@@ -17,6 +17,7 @@ from answerback.forms import (
     FieldError,
     Form,
     FormTooLarge,
+    FormTooSlow,
     UnsupportedForm,
 )
 from answerback.types import ElicitResult, ErrorData
@@ -41,6 +42,8 @@ def unsupported_form(exc: UnsupportedForm) -> ErrorData:
     ``data["errors"]``."""
     if isinstance(exc, FormTooLarge):
         advice = "Ask for less at a time: split the form, or shorten its text."
+    elif isinstance(exc, FormTooSlow):
+        advice = "Use patterns that do not backtrack, and fewer different ones."
     else:
         advice = "Send a flat form as the MCP specification restricts it."
     return ErrorData(

@@ -47,6 +47,7 @@ from answerback.forms import (
     check_message,
     parse_form,
 )
+from answerback.forms._patterns import pattern_budget
 from answerback.jsonrpc import (
     Endpoint,
     Envelope,
@@ -536,29 +537,34 @@ class ClientSession:
         or returns the wrong type fails it with the internal error the legacy path would
         have sent the server (the original exception is chained): the call fails the
         same way in both eras.
+
+        The whole round's patterns (each form's, compiled and run on its defaults, and
+        each answer's checks) share one ``pattern_budget``, as one form's do: a round may
+        hold any number of forms, and each within its own budget still froze the client
+        for seconds. Waiting for the person costs none of it.
         """
         responses: JSONObject = {}
-        for key, input_request in input_requests.items():
-            params = input_request.params
-            meta = None if params is None or params.meta is None else params.meta.to_wire()
-            context = ClientRequestContext(self, key, meta)
-            try:
-                # Cancelled, like a legacy handler, if the connection ends meanwhile.
-                answer = await self.endpoint.until_closed(
-                    functools.partial(self._answer_input, context, input_request),
-                    "waiting for the answer to the server's question",
-                )
-            except MCPError:
-                raise
-            except Exception as exc:
-                answering = (
-                    f"{input_request.method!r} (input request {key!r}) from {self._server_named()}"
-                )
-                error = error_from_exception(exc, answering=answering)
-                raise MCPError.from_error_data(error) from exc
-            if isinstance(answer, ErrorData):
-                raise MCPError.from_error_data(answer)
-            responses[key] = answer.model_dump(mode="json", by_alias=True, exclude_none=True)
+        with pattern_budget():  # the tasks answering each question share it
+            for key, input_request in input_requests.items():
+                params = input_request.params
+                meta = None if params is None or params.meta is None else params.meta.to_wire()
+                context = ClientRequestContext(self, key, meta)
+                try:
+                    # Cancelled, like a legacy handler, if the connection ends meanwhile.
+                    answer = await self.endpoint.until_closed(
+                        functools.partial(self._answer_input, context, input_request),
+                        "waiting for the answer to the server's question",
+                    )
+                except MCPError:
+                    raise
+                except Exception as exc:
+                    server = self._server_named()
+                    answering = f"{input_request.method!r} (input request {key!r}) from {server}"
+                    error = error_from_exception(exc, answering=answering)
+                    raise MCPError.from_error_data(error) from exc
+                if isinstance(answer, ErrorData):
+                    raise MCPError.from_error_data(answer)
+                responses[key] = answer.model_dump(mode="json", by_alias=True, exclude_none=True)
         return responses
 
     async def send_notification(self, method: str, params: JSONObject | None = None) -> None:

@@ -185,8 +185,11 @@ def translate(pattern: str) -> str:
     engine's syntax (its ``VERSION1``, for nested classes), matching exactly the text
     ECMA-262 would. Raises ``PatternError`` naming the construct it cannot translate."""
     # The first pass learns what backreferences may name: groups that come after them.
+    # Without any, it wrote the whole translation, and a second pass would only repeat it.
     first = _Translation(pattern, None)
-    first.run()
+    translated = first.run()
+    if not first.backreferences:
+        return translated
     return _Translation(pattern, first).run()
 
 
@@ -206,6 +209,8 @@ class _Translation:
         self.largest = (0, "", 0)
         """The repeat that asks for the most copies: how many, its count, where it is."""
         self.depth = 0
+        self.backreferences = False
+        """Whether the pattern has any (the first pass writes them as nothing)."""
 
     def run(self) -> str:
         translated, copies = self.disjunction()
@@ -438,6 +443,7 @@ class _Translation:
 
     def backreference(self, number: int, start: int) -> str:
         if self.first is None:
+            self.backreferences = True
             return ""
         if number > self.first.groups:
             self.at = start

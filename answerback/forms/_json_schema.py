@@ -82,7 +82,8 @@ def compile_schema(schema: dict[str, Any]) -> SchemaCheck:
     """The check of ``schema`` in its ``$schema`` dialect (2020-12 without one, the
     specification's default), with timed patterns and no network. Raises
     ``jsonschema.SchemaError`` (or whatever a hostile schema provokes) for a schema that
-    cannot be used."""
+    cannot be used, ``PatternBudgetSpent`` for one whose patterns take longer to compile
+    than one result's budget (a new pattern in every property)."""
     from jsonschema import Draft202012Validator, SchemaError
     from jsonschema.validators import validator_for
     from jsonschema_specifications import REGISTRY  # pyright: ignore[reportMissingTypeStubs]
@@ -99,7 +100,8 @@ def compile_schema(schema: dict[str, Any]) -> SchemaCheck:
             "patterns without a deadline"
         )
     # format_checker is jsonschema's own parameter; its type stubs leave it out.
-    cast(Any, cls).check_schema(schema, format_checker=_pattern_formats())
+    with pattern_budget():
+        cast(Any, cls).check_schema(schema, format_checker=_pattern_formats())
     # REGISTRY holds the dialects' own meta-schemas and retrieves nothing, where
     # jsonschema's default registry would fetch any remote $ref from the network.
     return SchemaCheck(_timed(cls)(schema, registry=REGISTRY), plain_test(schema))

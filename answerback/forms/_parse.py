@@ -75,10 +75,11 @@ def parse_form(requested_schema: Mapping[str, Any]) -> Form:
     Raises ``UnsupportedForm`` listing every field that is outside the restricted
     subset (and why), so a host can tell the server exactly what it could not show;
     first, and at once, ``FormTooLarge`` if the form holds more fields, choices or text
-    than ``MAX_FIELDS``, ``MAX_CHOICES`` and ``MAX_TEXT_LENGTH`` allow. Checking the
-    defaults against their patterns shares one budget (``PatternBudget``): past it, or
-    past one default's ``PATTERN_SECONDS``, ``FormTooSlow`` (an ``UnsupportedForm``)
-    refuses the form at once, naming the field it stopped at.
+    than ``MAX_FIELDS``, ``MAX_CHOICES`` and ``MAX_TEXT_LENGTH`` allow. Compiling the
+    patterns and checking the defaults against them share one budget
+    (``PatternBudget``): past it, or past one default's ``PATTERN_SECONDS``,
+    ``FormTooSlow`` (an ``UnsupportedForm``) refuses the form at once, naming the field
+    it stopped at.
     """
     with pattern_budget():
         return _parse(requested_schema)
@@ -275,6 +276,10 @@ def _string(schema: Mapping[str, Any], common: _Common, complain: Complain) -> S
             compiled_pattern(pattern)  # as the answers will be checked
         except PatternError as exc:
             complain(f'"pattern" {exc}')
+        except PatternTooSlow as exc:
+            # The form's budget is spent compiling (a new pattern in every field): at
+            # once, as for a default too slow to check.
+            raise FormTooSlow([FieldError(common["name"], f"its pattern {exc}")]) from None
     format_ = schema.get("format")
     if format_ is not None and format_ not in FORMATS:
         complain(f'"format" must be one of {", ".join(FORMATS)}, not {show(format_)}')

@@ -8,7 +8,11 @@ and all the checks of one form, answer or result share a budget (``PatternBudget
 many values each just under the deadline freeze the client as surely as one past it.
 
 Those patterns are ECMA-262's, not Python's: each is first translated
-(``answerback.forms._ecma_regex``), once per pattern, cached with its compiled form.
+(``answerback.forms._ecma_regex``), once per pattern, cached with its compiled form. That
+is not free either (about half a millisecond for an ordinary pattern, in the ``regex``
+engine's own Python parser, and a few for one that repeats a part thousands of times), and
+a peer can send a new pattern in every field: so compiling a pattern not yet cached draws
+on the same budget.
 """
 
 from __future__ import annotations
@@ -32,8 +36,10 @@ value is refused as not checkable (``PatternTooSlow``) rather than the client fr
 
 PATTERN_BUDGET_SECONDS = 0.25
 """The pattern time one piece of work may spend, and ``PATTERN_SECONDS_PER_CHECK`` more
-for each check it makes (``PatternBudget``): reading one form (its defaults checked),
-checking one answer, checking one tool result against its output schema.
+for each check it makes and ``PATTERN_SECONDS_PER_COMPILE`` for each pattern it compiles
+(``PatternBudget``): reading one form (its patterns compiled, its defaults checked),
+checking one answer, checking one tool result against its output schema; a 2026-07-28
+round shares one among all its forms and answers.
 ``PATTERN_SECONDS`` alone does not bound that work: a pattern that backtracks for 30 ms
 and then matches never reaches it, and 256 such defaults (or 2,000 such strings in a
 result) froze the event loop for half a minute and more. A quarter of a second is a
@@ -47,8 +53,18 @@ patterns do not backtrack is checked whole, and patterns can make checking it at
 few times slower than checking it without them; while a pattern that backtracks for
 30 ms a value still uses the budget up in nine values, one of 6 ms in about forty."""
 
+PATTERN_SECONDS_PER_COMPILE = 250e-6
+"""What each pattern compiled (one not already cached) adds to its work's budget: about
+half what an ordinary pattern takes to translate and compile (0.4 to 1 ms, mostly in the
+``regex`` engine's own parser, written in Python), so that compiling counts, but only
+beyond that allowance. A form of 48 new ordinary patterns takes 25 to 50 ms to compile
+them, a tenth or a fifth of the budget once their 12 ms are allowed for; new patterns
+sent without end use it up after a few hundred, and ones that repeat a part thousands of
+times (3 to 5 ms each) after fifty to ninety."""
+
 BUDGET_WORDS = (
-    f"{PATTERN_BUDGET_SECONDS:g} s, and {PATTERN_SECONDS_PER_CHECK * 1e6:g} µs for each value"
+    f"{PATTERN_BUDGET_SECONDS:g} s, {PATTERN_SECONDS_PER_CHECK * 1e6:g} µs a value and "
+    f"{PATTERN_SECONDS_PER_COMPILE * 1e6:g} µs a new pattern"
 )
 """The default budget as messages state it."""
 
@@ -68,15 +84,16 @@ class PatternBudgetSpent(PatternTooSlow):
 
 
 class PatternBudget:
-    """The time the pattern checks of one piece of work may take (``pattern_budget``):
-    ``seconds`` plus ``per_check`` for each check begun, so a large result of plain
-    values is never refused, and what counts is the time a pattern takes beyond a plain
-    one's.
+    """The time the pattern checks and compiles of one piece of work may take
+    (``pattern_budget``): ``seconds``, plus ``per_check`` for each check begun and
+    ``per_compile`` for each pattern compiled, so a large result of plain values is never
+    refused, and what counts is the time patterns take beyond plain ones.
 
-    ``clock`` measures what each check costs: the thread's CPU time, so a machine busy
-    with other programs does not use the budget up (tests give a fake one); it is read
-    twice a check. Each check runs with the smaller of ``PATTERN_SECONDS`` and what is
-    left.
+    ``clock`` measures what each check or compile costs: the thread's CPU time, so a
+    machine busy with other programs does not use the budget up (tests give a fake one);
+    it is read twice for each. Each check runs with the smaller of ``PATTERN_SECONDS``
+    and what is left; a compile cannot be stopped, so it is only not begun once nothing
+    is left.
     """
 
     def __init__(
@@ -84,17 +101,20 @@ class PatternBudget:
         seconds: float = PATTERN_BUDGET_SECONDS,
         clock: Callable[[], float] = time.thread_time,
         per_check: float = PATTERN_SECONDS_PER_CHECK,
+        per_compile: float = PATTERN_SECONDS_PER_COMPILE,
     ) -> None:
         self.seconds = seconds
         self.per_check = per_check
+        self.per_compile = per_compile
         self.spent = 0.0
         self.checks = 0
+        self.compiles = 0
         self._clock = clock
 
     @property
     def allowed(self) -> float:
-        """What the checks begun so far may take together."""
-        return self.seconds + self.per_check * self.checks
+        """What the checks and compiles begun so far may take together."""
+        return self.seconds + self.per_check * self.checks + self.per_compile * self.compiles
 
     @property
     def spent_up(self) -> bool:
@@ -128,12 +148,31 @@ class PatternBudget:
         finally:
             self.spent += self._clock() - start
 
+    def compile(self, pattern: str) -> regex.Pattern[str]:
+        """``pattern`` translated and compiled, at the budget's cost; ``PatternBudgetSpent``
+        at once, without compiling, when nothing is left."""
+        import regex  # before the clock starts: the process's first pattern pays no import
+
+        if self.spent_up:
+            raise self._spent()
+        self.compiles += 1
+        start = self._clock()
+        try:
+            translated = translate(pattern)
+            try:
+                return regex.compile(translated, regex.VERSION1)
+            except regex.error as exc:
+                raise PatternError(NOT_ECMA + str(exc)) from None
+        finally:
+            self.spent += self._clock() - start
+
     def _spent(self) -> PatternBudgetSpent:
         return PatternBudgetSpent(
             "could not be checked: the server's patterns are too slow to check (together "
-            f"they took more than the {self.seconds:g} s, and {self.per_check * 1e6:g} µs "
-            "for each value, that one form, answer or result may spend on them); a "
-            "pattern that does not backtrack checks a value in microseconds"
+            f"they took more than the {self.seconds:g} s, {self.per_check * 1e6:g} µs a "
+            f"value and {self.per_compile * 1e6:g} µs a new pattern, that one form, answer "
+            "or result may spend on them); a pattern that does not backtrack checks a value "
+            "in microseconds"
         )
 
 
@@ -145,6 +184,7 @@ def pattern_budget(
     seconds: float = PATTERN_BUDGET_SECONDS,
     clock: Callable[[], float] = time.thread_time,
     per_check: float = PATTERN_SECONDS_PER_CHECK,
+    per_compile: float = PATTERN_SECONDS_PER_COMPILE,
 ) -> Generator[PatternBudget]:
     """One piece of work whose pattern checks share one budget: every ``pattern_search``
     inside it draws on it. Inside another one, the outer budget is shared instead (work
@@ -154,7 +194,7 @@ def pattern_budget(
     if outer is not None:
         yield outer
         return
-    budget = PatternBudget(seconds, clock, per_check)
+    budget = PatternBudget(seconds, clock, per_check, per_compile)
     token = _OPEN_BUDGET.set(budget)
     try:
         yield budget
@@ -172,12 +212,10 @@ def pattern_search(pattern: str, text: str) -> bool:
 
 @lru_cache(maxsize=_PATTERNS_KEPT)
 def compiled_pattern(pattern: str) -> regex.Pattern[str]:
-    """``pattern`` (ECMA-262) translated and compiled once (``regex`` is imported on the
-    first pattern). Raises ``PatternError`` for a pattern that cannot be run."""
-    import regex
-
-    translated = translate(pattern)
-    try:
-        return regex.compile(translated, regex.VERSION1)
-    except regex.error as exc:
-        raise PatternError(NOT_ECMA + str(exc)) from None
+    """``pattern`` (ECMA-262) translated and compiled once, drawing on the open
+    ``pattern_budget`` (outside one, a compile is not refused). The cache runs this only
+    for a pattern it does not hold, so a cached pattern costs nothing; and it keeps no
+    exception, so a pattern refused for the budget's sake is compiled afresh next time.
+    Raises ``PatternError`` for a pattern that cannot be run, ``PatternBudgetSpent`` past
+    the budget."""
+    return (_OPEN_BUDGET.get() or PatternBudget()).compile(pattern)

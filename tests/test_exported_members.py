@@ -110,6 +110,7 @@ PUBLIC_API: dict[str, list[str]] = {
         "Roots",
         "SERVER_CANCELLED",
         "SERVER_DISCONNECTED",
+        "SERVER_NOT_ANSWERING",
         "clean",
     ],
     "answerback.interact.sampling": [

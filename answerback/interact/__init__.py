@@ -16,6 +16,7 @@ from answerback.interact._broker import (
     CONNECTION_CLOSED,
     SERVER_CANCELLED,
     SERVER_DISCONNECTED,
+    SERVER_NOT_ANSWERING,
     Broker,
     BrokerResponder,
 )
@@ -29,6 +30,7 @@ __all__ = [
     "CONNECTION_CLOSED",
     "SERVER_CANCELLED",
     "SERVER_DISCONNECTED",
+    "SERVER_NOT_ANSWERING",
     "Answer",
     "Broker",
     "BrokerResponder",

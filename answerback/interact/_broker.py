@@ -41,6 +41,7 @@ from answerback.client import (
     HEADLESS_META,
     CheckedForms,
     ClientRequestContext,
+    ClientSession,
     FormRenderer,
     Responder,
 )
@@ -63,6 +64,7 @@ from answerback.types import (
     ErrorData,
     ListRootsResult,
     MCPError,
+    RequestTimeoutError,
     RootsCapability,
     SamplingCapability,
 )
@@ -73,6 +75,7 @@ _NAMED: dict[QuestionKind, str] = {"form": "form", "url": "link", "sampling": "s
 
 SERVER_DISCONNECTED = "the server disconnected"
 SERVER_CANCELLED = "the server cancelled the request"
+SERVER_NOT_ANSWERING = "the server stopped answering"
 CALL_ENDED = "the call that asked it was cancelled"
 CONNECTION_CLOSED = "the connection to the server was closed"
 
@@ -139,6 +142,10 @@ class Broker:
         self._overflowing: set[str] = set()
         """Servers whose questions are being cancelled for want of room (warned once)."""
         self._numbers = itertools.count(1)
+        self._speakers: dict[str, list[ClientSession]] = {}
+        """For each name given to ``responder``, the connections that asked under it,
+        by place: the first is shown by the name, the next as ``name (2)`` and so on
+        (see ``_shown_name``)."""
         self._changed: anyio.Event | None = None
         self._task_group: TaskGroup | None = None
 
@@ -154,7 +161,7 @@ class Broker:
         self._changed = anyio.Event()
         self._task_group = anyio.create_task_group()
         await self._task_group.__aenter__()
-        self._task_group.start_soon(self._serve)
+        self._task_group.start_soon(self._serve, self._task_group)
         return self
 
     async def __aexit__(
@@ -192,6 +199,11 @@ class Broker:
         false (a ``SamplingCapability`` declares exactly that), and roots if ``roots``
         is given. A form answer that does not fit is shown again, up to ``attempts``
         times in all (``CheckedForms``).
+
+        Names are how the person tells servers apart, and what ``mute`` and
+        ``cancel_all`` take: while two open connections ask under one name, the later
+        one's questions show as ``name (2)`` (a warning says so), and a server connected
+        again after its connection closed keeps the name.
 
         ``TypeError`` or ``ValueError`` for an empty or non-string ``server``, ``roots``
         that are not a ``Roots``, a ``sampling`` that is neither ``True``, ``False`` nor
@@ -259,7 +271,7 @@ class Broker:
                 "The Broker is not running: use it as `async with Broker(presenter)` around "
                 "the clients it answers for."
             )
-        server = question.server
+        server = question.server = self._shown_name(question.server, question.context.session)
         if server in self._muted:
             if server not in self._muted_said:
                 self._muted_said.add(server)
@@ -296,6 +308,34 @@ class Broker:
         assert asking.answer is not None
         return asking.answer
 
+    def _shown_name(self, server: str, session: ClientSession) -> str:
+        """The name the person knows ``session`` by: ``server``, or ``server (2)``,
+        ``(3)``... while an earlier connection still open asks under that name too (two
+        instances of one server, named after it), so the person can tell them apart and
+        mute or cancel one. A connection keeps its place until it closes; then the next
+        to ask under the name takes it (a server connected again keeps its name)."""
+        speakers = self._speakers.setdefault(server, [])
+        for place, speaker in enumerate(speakers):
+            if speaker is session:
+                return _numbered(server, place)
+        for place, speaker in enumerate(speakers):
+            endpoint = speaker.endpoint
+            if endpoint.closed.is_set() or endpoint.closing:
+                speakers[place] = session
+                return _numbered(server, place)
+        speakers.append(session)
+        shown = _numbered(server, len(speakers) - 1)
+        if shown == server:
+            return shown
+        logger.warning(
+            "two open connections answer through this broker as %r: the questions of the "
+            "later one are shown as %r. Give each broker.responder(...) a name of its own "
+            "to choose how the person knows them.",
+            server,
+            shown,
+        )
+        return shown
+
     # -- the loop ------------------------------------------------------------------
 
     def _wake(self) -> None:
@@ -310,7 +350,7 @@ class Broker:
             except Exception:  # a status line must not break the queue
                 logger.exception("the broker's on_change callback failed")
 
-    async def _serve(self) -> None:
+    async def _serve(self, task_group: TaskGroup) -> None:
         while True:
             asking = self._next()
             if asking is None:
@@ -318,7 +358,7 @@ class Broker:
                 await self._changed.wait()
                 self._changed = anyio.Event()
             else:
-                await self._show(asking)
+                await self._show(asking, task_group)
 
     def _waiting_from(self, server: str) -> int:
         return sum(1 for asking in self._queue if asking.question.server == server)
@@ -341,7 +381,7 @@ class Broker:
             self._last_turn[chosen.question.server] = next(self._turns)
         return chosen
 
-    async def _show(self, asking: _Asking) -> None:
+    async def _show(self, asking: _Asking, task_group: TaskGroup) -> None:
         question = asking.question
         self._shown = asking
         self._pending_changed()
@@ -358,14 +398,22 @@ class Broker:
         finally:
             self._shown = None
             self._pending_changed()
-        if asking.withdrawal is not None:
-            reason = await _confirmed(question.context, asking.withdrawal)
-            try:
-                await self.presenter.withdrawn(question, reason)
-            except Exception:
-                logger.exception("the presenter failed to say a question was withdrawn")
+        if asking.withdrawal == SERVER_CANCELLED:
+            # Whether the server is still there takes a ping, which a frozen server
+            # leaves unanswered: the next question must not wait for it.
+            task_group.start_soon(self._tell_withdrawn, question, asking.withdrawal)
+        elif asking.withdrawal is not None:
+            await self._tell_withdrawn(question, asking.withdrawal)
         elif not asking.scope.cancel_called:
             self._holding = asking.conversation
+
+    async def _tell_withdrawn(self, question: Question, reason: str) -> None:
+        """Tell the person why ``question`` left the screen, once sure of the reason."""
+        reason = await _confirmed(question.context, reason)
+        try:
+            await self.presenter.withdrawn(question, reason)
+        except Exception:
+            logger.exception("the presenter failed to say a question was withdrawn")
 
     def _withdraw(self, asking: _Asking, reason: str) -> None:
         if asking in self._queue:
@@ -571,6 +619,11 @@ class _Renderer(FormRenderer):
         return answer
 
 
+def _numbered(server: str, place: int) -> str:
+    """The name of the connection at ``place`` (from 0) among those asking as ``server``."""
+    return server if place == 0 else f"{server} ({place + 1})"
+
+
 def _refusal(kind: QuestionKind, action: str, reason: str | None) -> Answer:
     """The answer for a question nobody looks at: ``action`` ("cancel" or "decline")
     for elicitation, the person's no (-1) for sampling; ``reason`` marks a policy."""
@@ -614,11 +667,13 @@ PING_SECONDS = 5.0
 
 
 async def _confirmed(context: ClientRequestContext, reason: str) -> str:
-    """``reason``, unless it is ``SERVER_CANCELLED`` and the server no longer answers
-    a ping: then it disconnected. Over Streamable HTTP a dead server breaks the call's
-    stream and the client ends that call's questions as if cancelled, while the
-    connection itself stays open (it has no single stream whose end says so). A
-    server that answers, even with an error, or is slow, is taken at its word."""
+    """``reason``, unless it is ``SERVER_CANCELLED`` and a ping says otherwise: the
+    server disconnected, or it stopped answering (no answer within ``PING_SECONDS``:
+    frozen, or its event loop blocked). Over Streamable HTTP a dead server breaks the
+    call's stream and the client ends that call's questions as if cancelled, while the
+    connection itself stays open (it has no single stream whose end says so); a call
+    the host cancels ends them the same way, whether or not the server is alive. A
+    server that answers, even with an error, is taken at its word."""
     if reason != SERVER_CANCELLED:
         return reason
     session = context.session
@@ -627,6 +682,9 @@ async def _confirmed(context: ClientRequestContext, reason: str) -> str:
             await session.send_request("ping", None, EmptyResult)
         except ConnectionClosedError:
             return CONNECTION_CLOSED if session.endpoint.closing else SERVER_DISCONNECTED
+        except RequestTimeoutError:  # the client's own timeout, shorter than ours
+            return SERVER_NOT_ANSWERING
         except MCPError:
-            pass
-    return reason
+            pass  # an answer, even an error: the server is there
+        return reason
+    return SERVER_NOT_ANSWERING

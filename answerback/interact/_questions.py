@@ -65,7 +65,10 @@ class Question:
 class Presenter(Protocol):
     """Shows one question at a time to a person (terminal, GUI, test script).
 
-    The broker never calls ``present`` twice at once, so a presenter needs no locking.
+    The broker never calls ``present`` twice at once. ``withdrawn`` may come while the
+    next question is on screen (the broker pings a server that withdrew its question
+    before saying why, and shows the next one meanwhile): say it without disturbing
+    that screen, as a log line would.
     """
 
     async def present(self, question: Question) -> Answer:
@@ -78,5 +81,6 @@ class Presenter(Protocol):
 
     async def withdrawn(self, question: Question, reason: str) -> None:
         """The question that was on screen went away (``reason`` in words a person
-        understands, such as "the server disconnected"): tell the person."""
+        understands, such as "the server disconnected"): tell the person. Possibly
+        while another question is on screen (see the class docstring)."""
         ...

@@ -403,6 +403,9 @@ class Endpoint:
         self._stray_answers = 0
         """Answers to no request of ours (see ``_stray_answer``)."""
         self._stray_answers_logged_at = 1
+        self._notification_failures: dict[str, int] = {}
+        """How often the notification handler failed, by method (see
+        ``_notification_failed``)."""
         self._skipped: _Skipped | None = None
         """Answers skipped whose requests are not yet known. One attribute, not three:
         past 30 attributes CPython 3.11 stops sharing the keys of instances' dicts, and
@@ -1084,9 +1087,35 @@ class Endpoint:
             await self._on_notification(method, params, env)
         except BaseException as exc:
             self._reraise_unless_failure(exc)
-            logger.exception("notification handler for %r failed", method)
+            self._notification_failed(method, exc)
         finally:
             self._callbacks.end(started)
+
+    def _notification_failed(self, method: str, exc: BaseException) -> None:
+        """Log the handler's failure on a ``method`` notification, naming the peer (a
+        host has several): the first with its traceback, then a count at 10, 100,
+        1000... A handler that fails on every log message must not fill the log with
+        tracebacks at the peer's pace. Called inside the ``except`` that caught ``exc``."""
+        count = self._notification_failures.get(method, 0) + 1
+        self._notification_failures[method] = count
+        if count == 1:
+            logger.exception(
+                "notification handler for %r from the %s failed (further failures of it "
+                "on this connection are counted, not each logged)",
+                method,
+                self._name,
+            )
+        elif _is_power_of_ten(count):
+            logger.warning(
+                "notification handler for %r from the %s has failed %d times on this "
+                "connection (the latest: %s: %s); the first failure's traceback is logged "
+                "above",
+                method,
+                self._name,
+                count,
+                type(exc).__name__,
+                exc,
+            )
 
     def _reraise_unless_failure(self, exc: BaseException) -> None:
         """Re-raise ``exc`` if it must unwind the task (cancellation, Ctrl-C, exit)
@@ -1172,6 +1201,12 @@ class Endpoint:
 
 
 _FATAL = (KeyboardInterrupt, SystemExit)
+
+
+def _is_power_of_ten(count: int) -> bool:
+    while count > 1 and count % 10 == 0:
+        count //= 10
+    return count == 1
 
 
 def _sole_exception(exc: BaseException) -> BaseException:

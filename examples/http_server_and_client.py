@@ -1,10 +1,10 @@
-"""The Library over streamable HTTP: the seed's server and client, both generations.
+"""The README's Library over streamable HTTP: its server and client, both generations.
 
-This script serves the seed's Library server (``library_server.py``) over streamable
-HTTP on a free port of 127.0.0.1, in its own event loop, then connects the seed's client
-to it: first ``library_client.main`` itself, as the seed wrote it (``mode="legacy"``),
-then the seed's elicitation callback over a 2026-07-28 connection and with
-``mode="auto"``, which discovers that the server speaks 2026-07-28::
+This script serves the Library server (``library_server.py``) over streamable HTTP on a
+free port of 127.0.0.1, in its own event loop, then connects the Library client to it:
+first ``library_client.main`` itself, unchanged (``mode="legacy"``), then the client's
+elicitation callback over a 2026-07-28 connection and with ``mode="auto"``, which
+discovers that the server speaks 2026-07-28::
 
     python examples/http_server_and_client.py
 
@@ -45,10 +45,10 @@ async def serving(app: StreamableHTTPApp) -> AsyncGenerator[str, None]:
 
 async def main() -> None:
     async with serving(mcp.http_app()) as url:
-        print("== the seed client, unchanged (mode='legacy') ==")
+        print("== library_client.main, unchanged (mode='legacy') ==")
         await library_client.main(url)
         for mode in ("2026-07-28", "auto"):
-            print(f"== the seed callback, mode={mode!r} ==")
+            print(f"== library_client's callback, mode={mode!r} ==")
             async with Client(
                 url, mode=mode, elicitation_callback=library_client.handle_elicitation
             ) as client:

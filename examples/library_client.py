@@ -1,4 +1,4 @@
-"""The seed's Library client: answer the server's question with a callback.
+"""The README's Library client: answer the server's question with a callback.
 
 By default it starts ``library_server.py`` as a subprocess and talks to it over stdio::
 
@@ -40,6 +40,10 @@ async def handle_elicitation(
 
 async def main(http_url: str | None) -> None:
     target: Any = http_url if http_url else StdioServer(sys.executable, [str(SERVER)])
+    # mode="legacy" pins the handshake era, so that the question arrives as an
+    # elicitation/create request in the middle of the call, as it does for every client
+    # of a server older than 2026-07-28. Leave it out (mode="auto", as in the README's
+    # program) to speak 2026-07-28 with a server that does: the same callback answers.
     async with Client(target, mode="legacy", elicitation_callback=handle_elicitation) as client:
         result = await client.call_tool("issue_card")
         print(result.content)

@@ -1,4 +1,4 @@
-"""The seed's Library server: a tool that cannot finish without asking the user.
+"""The README's Library server: a tool that cannot finish without asking the user.
 
 Run it over stdio (``python examples/library_server.py``) or over HTTP
 (``python examples/library_server.py --http`` serves http://127.0.0.1:8000/mcp).

@@ -9,7 +9,7 @@ yourself, so the call can outlive the process that started it. Here:
    on a free port of 127.0.0.1;
 2. a first client process calls ``issue_card``, gets the question back, saves what the
    next round needs to a JSON file, and exits;
-3. a second client process reads the file, answers the question with the seed client's
+3. a second client process reads the file, answers the question with the Library client's
    callback, and sends the next round, echoing ``requestState`` unchanged.
 
 Run it::

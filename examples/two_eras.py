@@ -1,7 +1,7 @@
-"""One set of callbacks, both protocol generations: the seed's Library, unchanged.
+"""One set of callbacks, both protocol generations: the README's Library, unchanged.
 
 The Library server (``library_server.py``) and the Library client's elicitation
-callback (``library_client.py``) are used exactly as the seed wrote them. The same
+callback (``library_client.py``) are used exactly as they are written. The same
 callback answers the same tool over a handshake-era connection (``mode="legacy"``: the
 server sends ``elicitation/create`` during the call) and over a 2026-07-28 connection
 (the call comes back with an ``InputRequiredResult``; the client answers it through the

@@ -174,14 +174,14 @@ def test_rounds_by_hand_across_two_client_processes() -> None:
     assert lines[3] == "process 2: [TextContent(type='text', text='Card issued to Ada Lovelace.')]"
 
 
-def test_http_server_and_seed_client_in_both_generations() -> None:
+def test_http_server_and_library_client_in_both_generations() -> None:
     card = "[TextContent(type='text', text='Card issued to Ada Lovelace.')]"
     assert run_example("http_server_and_client.py") == [
-        "== the seed client, unchanged (mode='legacy') ==",
+        "== library_client.main, unchanged (mode='legacy') ==",
         card,
-        "== the seed callback, mode='2026-07-28' ==",
+        "== library_client's callback, mode='2026-07-28' ==",
         f"protocol 2026-07-28: {card}",
-        "== the seed callback, mode='auto' ==",
+        "== library_client's callback, mode='auto' ==",
         f"protocol 2026-07-28: {card}",
     ]
 

@@ -8,6 +8,7 @@ always see which server is asking.
 
 from __future__ import annotations
 
+import ast
 import json
 import os
 import re
@@ -357,14 +358,47 @@ def _meant_url(text: str) -> str | None:
 
 def _runnable(words: list[str]) -> list[str]:
     """``words``, with a Python file typed on its own (``server.py``) and not executable
-    run by this interpreter, as ``answerback run server.py`` runs it: started as a
-    program it fails with "Permission denied". An executable one keeps its ``#!`` line,
-    which may pick its own Python or ``uv run --script``."""
+    run by this interpreter: started as a program it fails with "Permission denied". One
+    that only defines an answerback server (the README's, with no ``mcp.run()``) would
+    end at once as a script, so it is served as ``answerback run server.py`` serves it.
+    An executable one keeps its ``#!`` line, which may pick its own Python or
+    ``uv run --script``."""
     if len(words) == 1 and words[0].endswith(".py"):
         script = Path(words[0])
         if script.is_file() and not os.access(script, os.X_OK):
+            if _only_defines_a_server(script):
+                return [sys.executable, "-m", "answerback", "run", words[0]]
             return [sys.executable, words[0]]
     return words
+
+
+def _only_defines_a_server(script: Path) -> bool:
+    """Whether ``script`` imports answerback and calls nothing that could start a server
+    (no ``run``, ``run_...`` or ``serve...``: ``mcp.run()``, ``anyio.run(main)``). It is
+    read, never run; a file that starts itself, or that cannot be read or parsed, is left
+    to run as a script, where Python reports what is wrong with it."""
+    try:
+        tree = ast.parse(script.read_bytes(), filename=str(script))
+    except (OSError, SyntaxError, ValueError):  # ValueError: a NUL byte, on older Pythons
+        return False
+    imports_answerback = False
+    for node in ast.walk(tree):
+        match node:
+            case ast.Call(func=ast.Attribute(attr=called) | ast.Name(id=called)) if (
+                called == "run" or called.startswith(("run_", "serve"))
+            ):
+                return False
+            case ast.Import(names=aliases):
+                imports_answerback |= any(_is_answerback(alias.name) for alias in aliases)
+            case ast.ImportFrom(module=str(module), level=0):
+                imports_answerback |= _is_answerback(module)
+            case _:
+                pass
+    return imports_answerback
+
+
+def _is_answerback(module: str) -> bool:
+    return module == "answerback" or module.startswith("answerback.")
 
 
 def _url_name(url: str) -> str:

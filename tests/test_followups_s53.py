@@ -2,10 +2,12 @@
 
 - A server's name and version are its own words: every repr, error and log line that
   names the server writes out their control characters and cuts them short, so a
-  hostile server forges no log line and restyles no terminal.
+  hostile server forges no log line and restyles no terminal; a version other than a
+  plain token is quoted, so its words ("verified by answerback") never read as ours.
 - ``ctx.elicit(..., response_type=Model)``, FastMCP's spelling, says to pass
-  ``schema=``; every other wrong keyword keeps Python's own error, and type checkers
-  still see the signature as written.
+  ``schema=Model`` (the caller's own model, or a model of one field for a scalar); every
+  other wrong keyword keeps Python's own error, and type checkers still see the
+  signature as written.
 - The long double solidus (U+20EB) and reverse solidus (U+20E5) overlays in a host read
   as a path separator, as the short and long solidus ones do: high risk.
 - An approved loopback address written in IPv6 form (``[::ffff:127.0.0.1]:8080``) is
@@ -33,8 +35,10 @@ from support import PATIENCE_SECONDS, HandDrivenServer, RawPeer
 
 from answerback import Client
 from answerback.client import InvalidServerResultError
+from answerback.client._session import describe_server
 from answerback.jsonrpc import JSONObject
 from answerback.server import Context, MCPServer
+from answerback.types import Implementation
 from answerback.urls import ApprovedDomains, ReasonCode, RiskLevel, judge_url
 
 pytestmark = pytest.mark.anyio
@@ -92,6 +96,32 @@ async def test_a_servers_version_and_name_are_printed_written_out_and_cut() -> N
             assert str(caught.value).startswith("The server 'Library!!!")
 
 
+async def test_the_clients_repr_writes_out_and_cuts_a_hostile_servers_name() -> None:
+    hostile_name = "Library\n\x1b[2JINFO all checks passed\u202e" + "!" * 5000
+    async with introduced_as({"name": hostile_name, "version": "1.0"}) as (client, _):
+        shown = repr(client)
+    assert not {"\n", "\x1b", "\u202e"} & set(shown)
+    assert "server='Library\\n\\x1b[2JINFO all checks passed\\u202e!!!" in shown
+    assert "!" * 100 not in shown
+
+
+@pytest.mark.parametrize(
+    ("version", "named"),
+    [
+        ("1.0 (verified by answerback)", "The server 'Bank' '1.0 (verified by answerback)'"),
+        ("1.0.2-rc.1+build_7", "The server 'Bank' 1.0.2-rc.1+build_7"),
+        ("1.0\\n", "The server 'Bank' '1.0\\\\n'"),  # a backslash and n, not a newline
+        ("1.0\nx", "The server 'Bank' '1.0\\nx'"),
+        (" 2.1 ", "The server 'Bank' 2.1"),
+        ("", "The server 'Bank'"),
+        ("9" * 100, "The server 'Bank' " + "9" * 63 + "…"),
+    ],
+)
+def test_a_version_is_quoted_unless_it_is_a_plain_token(version: str, named: str) -> None:
+    """A version that is not a plain token is the server's words, and reads as such."""
+    assert describe_server(Implementation(name="Bank", version=version)) == named
+
+
 class Confirm(BaseModel):
     ok: bool
 
@@ -102,11 +132,17 @@ def fastmcp_port() -> MCPServer:
     them be written)."""
     mcp = MCPServer("Port")
     old_spelling: dict[str, Any] = {"response_type": Confirm}
+    old_scalar: dict[str, Any] = {"response_type": bool}
     misspelt: dict[str, Any] = {"schma": Confirm}
 
     @mcp.tool()
     async def old(ctx: Context) -> str:
         await ctx.elicit("Proceed?", **old_spelling)
+        return "asked"
+
+    @mcp.tool()
+    async def scalar(ctx: Context) -> str:
+        await ctx.elicit("Proceed?", **old_scalar)
         return "asked"
 
     @mcp.tool()
@@ -122,6 +158,15 @@ async def test_elicit_with_fastmcps_response_type_says_to_pass_schema() -> None:
         result = await client.call_tool("old", {})
     assert result.is_error
     assert "ctx.elicit() takes the model as schema=, not response_type=" in result.text
+    assert result.text.endswith("ctx.elicit(message, schema=Confirm).")
+
+
+async def test_elicit_with_a_scalar_response_type_says_to_ask_with_a_model_of_one_field() -> None:
+    async with Client(fastmcp_port(), mode="legacy") as client:
+        result = await client.call_tool("scalar", {})
+    assert result.is_error
+    assert "class Answer(BaseModel): value: bool" in result.text
+    assert "ctx.elicit(message, schema=Answer)" in result.text
 
 
 async def test_elicit_with_another_wrong_keyword_keeps_pythons_error() -> None:

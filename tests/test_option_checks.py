@@ -108,7 +108,7 @@ REFUSALS: list[tuple[Build, str, Any, type[Exception], tuple[str, ...]]] = [
     (url_elicitations, "completion_timeout_seconds", -1, ValueError, ("0 or more",)),
     (url_elicitations, "completion_timeout_seconds", "1", TypeError, ("number of seconds",)),
     (url_elicitations, "follow_required", "yes", TypeError, ("True or False",)),
-    (url_elicitations, "on_complete", "x", TypeError, ("async function", "elicitation_id, server")),
+    (url_elicitations, "on_complete", "x", TypeError, ("async function", "id, session)")),
     (url_elicitations, "approved_domains", ["x.org"], TypeError, ("ApprovedDomains(",)),
     # MCPServer
     (server, "name", None, TypeError, ("a string", "server's name")),

@@ -2,10 +2,11 @@
 approved sites in one naturally builds it: each connection's elicitation ids are its own.
 
 A server cannot complete an elicitation another server asked for (not even one with the
-same id), ``on_complete`` hears which server completed it, a -32042 retry waits for its
-own server's completion, and an id asked for again after it completed starts over. The
-servers are in-process, on the 2025-11-25 protocol (2026-07-28 has no completion
-notification).
+same id), ``on_complete`` hears which connection completed it (not merely the name the
+server gives itself, which another can copy), a -32042 retry waits for its own server's
+completion, an id asked for again after it completed starts over, one connection's ids
+cannot push out another's, and a closed client's ids go with it. The servers are
+in-process, on the 2025-11-25 protocol (2026-07-28 has no completion notification).
 """
 
 from __future__ import annotations
@@ -20,14 +21,20 @@ import pytest
 from support import PATIENCE_SECONDS
 
 from answerback import Client
-from answerback.client import ClientRequestContext, IncomingMessage, UrlElicitations
+from answerback.client import (
+    ClientRequestContext,
+    ClientSession,
+    IncomingMessage,
+    UrlCompletions,
+    UrlElicitations,
+)
+from answerback.client._url_elicitation import REMEMBERED_ELICITATIONS
 from answerback.server import Context, MCPServer
 from answerback.types import (
     ElicitationCompleteNotification,
     ElicitRequestParams,
     ElicitRequestURLParams,
     ElicitResult,
-    Implementation,
     URLElicitationRequiredError,
 )
 
@@ -144,37 +151,56 @@ async def test_a_server_cannot_complete_what_another_server_asked_for() -> None:
         assert (await a.call_tool("sign_in", {"elicitation_id": "pay-1"})).text == "accept"
         await b.call_tool("complete", {"elicitation_id": "pay-1"})
         await told_b.received("pay-1")
-        assert not a.url_elicitations.is_completed("pay-1")
-        assert not b.url_elicitations.is_completed("pay-1")
+        assert not a.url_completions.is_completed("pay-1")
+        assert not b.url_completions.is_completed("pay-1")
         await a.call_tool("complete", {"elicitation_id": "pay-1"})
         await told_a.received("pay-1")
-        assert a.url_elicitations.is_completed("pay-1")
-        assert not b.url_elicitations.is_completed("pay-1")
+        assert a.url_completions.is_completed("pay-1")
+        assert not b.url_completions.is_completed("pay-1")
 
 
-async def test_on_complete_hears_which_server_completed_an_id_both_used() -> None:
-    heard: list[tuple[str, str | None]] = []
+async def test_on_complete_hears_which_connection_completed_an_id_both_used() -> None:
+    """A rogue server calling itself "Bank" too cannot pass for the bank: the callback
+    is given the connection, and the names the servers give themselves are equal."""
+    heard: list[tuple[str, ClientSession]] = []
 
-    async def on_complete(elicitation_id: str, server: Implementation | None) -> None:
-        heard.append((elicitation_id, server.name if server else None))
+    async def on_complete(elicitation_id: str, session: ClientSession) -> None:
+        heard.append((elicitation_id, session))
 
-    bank, shop = Site("Bank"), Site("Shop")
+    bank, rogue = Site("Bank"), Site("Bank")
     shared = UrlElicitations(on_complete=on_complete)
-    async with clients(shared, bank, shop) as ([a, b], [told_a, told_b]):
+    async with clients(shared, bank, rogue) as ([a, b], [told_a, told_b]):
         await a.call_tool("sign_in", {"elicitation_id": "sign-in"})
         await b.call_tool("sign_in", {"elicitation_id": "sign-in"})
         await b.call_tool("complete", {"elicitation_id": "sign-in"})
         await told_b.received("sign-in")
-        assert (a.url_elicitations.is_completed("sign-in"), heard) == (
-            False,
-            [("sign-in", "Shop")],
-        )
-        assert b.url_elicitations.is_completed("sign-in")
+        assert heard == [("sign-in", b.session)]
+        assert heard[0][1] is not a.session
+        assert a.server_info == b.server_info
+        assert not a.url_completions.is_completed("sign-in")
+        assert b.url_completions.is_completed("sign-in")
         await a.call_tool("complete", {"elicitation_id": "sign-in"})
         with anyio.fail_after(PATIENCE_SECONDS):
-            await a.url_elicitations.wait_completed("sign-in")
+            await a.url_completions.wait_completed("sign-in")
         await told_a.received("sign-in")
-    assert heard == [("sign-in", "Shop"), ("sign-in", "Bank")]
+    assert [(elicitation_id, session is a.session) for elicitation_id, session in heard] == [
+        ("sign-in", False),
+        ("sign-in", True),
+    ]
+
+
+async def test_the_client_keeps_its_settings_and_its_completions_apart() -> None:
+    """``client.url_elicitations`` is the ``UrlElicitations`` it was given, as
+    ``Client(url_elicitations=...)`` takes it; its completions have a name of their own."""
+    shared = UrlElicitations(follow_required=True)
+    async with clients(shared, Site("Bank")) as ([a], [told]):
+        assert a.url_elicitations is shared
+        completions = a.url_completions
+        assert isinstance(completions, UrlCompletions)
+        await a.call_tool("sign_in", {"elicitation_id": "pay"})
+        await a.call_tool("complete", {"elicitation_id": "pay"})
+        await told.received("pay")
+        assert completions.is_completed("pay")  # a view made earlier follows completions
 
 
 async def test_a_retry_waits_for_its_own_server_to_say_the_link_completed() -> None:
@@ -189,7 +215,7 @@ async def test_a_retry_waits_for_its_own_server_to_say_the_link_completed() -> N
             await person.asked_once.wait()
             await b.call_tool("complete", {"elicitation_id": "connect-ada"})
             await told_b.received("connect-ada")
-            assert not a.url_elicitations.is_completed("connect-ada")
+            assert not a.url_completions.is_completed("connect-ada")
             assert drive.reads == 1  # not retried on the other server's word
             await a.call_tool("complete", {"elicitation_id": "connect-ada"})
 
@@ -208,12 +234,12 @@ async def test_an_id_asked_for_again_after_it_completed_starts_over() -> None:
         await a.call_tool("sign_in", {"elicitation_id": "pay"})
         await a.call_tool("complete", {"elicitation_id": "pay"})
         await told.received("pay")
-        assert a.url_elicitations.is_completed("pay")
+        assert a.url_completions.is_completed("pay")
         await a.call_tool("sign_in", {"elicitation_id": "pay"})
-        assert not a.url_elicitations.is_completed("pay")
+        assert not a.url_completions.is_completed("pay")
         await a.call_tool("complete", {"elicitation_id": "pay"})
         with anyio.fail_after(PATIENCE_SECONDS):
-            await a.url_elicitations.wait_completed("pay")
+            await a.url_completions.wait_completed("pay")
         await told.received("pay", times=2)
 
 
@@ -229,7 +255,7 @@ async def test_a_required_link_asked_for_again_is_waited_for_again() -> None:
 
             async def report_back(times: int = round_number) -> None:
                 await person.asked_once.wait()
-                assert not a.url_elicitations.is_completed("connect-ada")
+                assert not a.url_completions.is_completed("connect-ada")
                 await a.call_tool("complete", {"elicitation_id": "connect-ada"})
                 await told.received("connect-ada", times)
 
@@ -254,14 +280,55 @@ def test_a_shared_instance_does_not_keep_a_finished_client_alive() -> None:
     assert session() is None
 
 
-def test_on_complete_must_take_the_id_and_the_server() -> None:
+async def test_a_shared_instance_does_not_keep_a_client_that_connected_and_closed_alive() -> None:
+    """Nothing the connection left behind (its transport, its tasks, the completion it
+    took in) holds the session once the client is closed and dropped."""
+    shared = UrlElicitations()
+    async with clients(shared, Site("Bank")) as ([client], [told]):
+        await client.call_tool("sign_in", {"elicitation_id": "pay"})
+        await client.call_tool("complete", {"elicitation_id": "pay"})
+        await told.received("pay")
+        session = weakref.ref(client.session)
+    del client
+    gc.collect()
+    assert session() is None
+
+
+async def test_one_connection_asking_often_does_not_push_out_anothers_ids() -> None:
+    """Each connection remembers its own ``REMEMBERED_ELICITATIONS`` newest ids."""
+    shared = UrlElicitations()
+    quiet, busy = Client(Site("Bank").server).session, Client(Site("Rogue").server).session
+
+    def ask(session: ClientSession, elicitation_id: str) -> None:
+        link = ElicitRequestURLParams(
+            message="m", url="https://example.com/", elicitation_id=elicitation_id
+        )
+        shared.admit(session, link)
+
+    asked = 3000
+    ask(quiet, "pay")
+    for number in range(asked):
+        ask(busy, f"spam-{number}")
+    oldest_kept = asked - REMEMBERED_ELICITATIONS
+    for session, elicitation_id in [
+        (quiet, "pay"),
+        (busy, f"spam-{oldest_kept - 1}"),
+        (busy, f"spam-{oldest_kept}"),
+    ]:
+        await shared.completed(session, {"elicitationId": elicitation_id})
+    assert shared.completions(quiet).is_completed("pay")
+    assert not shared.completions(busy).is_completed(f"spam-{oldest_kept - 1}")
+    assert shared.completions(busy).is_completed(f"spam-{oldest_kept}")
+
+
+def test_on_complete_must_take_the_id_and_the_session() -> None:
     async def id_only(elicitation_id: str) -> None:
         del elicitation_id
 
-    def not_async(elicitation_id: str, server: Implementation | None) -> None:
-        del elicitation_id, server
+    def not_async(elicitation_id: str, session: ClientSession) -> None:
+        del elicitation_id, session
 
-    with pytest.raises(TypeError, match=r"must accept \(elicitation_id, server\)"):
+    with pytest.raises(TypeError, match=r"must accept \(elicitation_id, session\)"):
         UrlElicitations(on_complete=id_only)  # pyright: ignore[reportArgumentType]
     with pytest.raises(TypeError, match="async def"):
         UrlElicitations(on_complete=not_async)  # pyright: ignore[reportArgumentType]

@@ -26,6 +26,7 @@ from support import PATIENCE_SECONDS, SERVERS, server_object, target
 from answerback import Client, MCPError
 from answerback.client import (
     ClientRequestContext,
+    ClientSession,
     IncomingMessage,
     UrlConsent,
     UrlConsentRequest,
@@ -38,7 +39,6 @@ from answerback.types import (
     ElicitationCompleteNotification,
     ElicitRequestParams,
     ElicitResult,
-    Implementation,
     TextContent,
     URLElicitationRequiredError,
 )
@@ -210,11 +210,11 @@ async def test_completion_of_an_elicitation_reaches_the_caller(transport: str) -
     """The server's completion notification, sent after the asking call ended, completes
     the wait, calls ``on_complete`` once, and still reaches ``message_handler``; one for
     an id the client never saw is ignored."""
-    completed: list[tuple[str, str | None]] = []
+    completed: list[tuple[str, ClientSession]] = []
     messages: list[IncomingMessage] = []
 
-    async def on_complete(elicitation_id: str, server: Implementation | None) -> None:
-        completed.append((elicitation_id, server.name if server else None))
+    async def on_complete(elicitation_id: str, session: ClientSession) -> None:
+        completed.append((elicitation_id, session))
 
     async def message_handler(message: IncomingMessage) -> None:
         messages.append(message)
@@ -229,14 +229,14 @@ async def test_completion_of_an_elicitation_reaches_the_caller(transport: str) -
     ) as client:
         arguments = {"url": "https://example.com/sign-in", "elicitation_id": elicitation_id}
         await client.call_tool("sign_in", arguments)
-        assert not client.url_elicitations.is_completed(elicitation_id)
+        assert not client.url_completions.is_completed(elicitation_id)
         sent = await client.call_tool("complete_unknown_then", {"elicitation_id": elicitation_id})
         assert sent.structured_content == {"result": True}
         with anyio.fail_after(PATIENCE_SECONDS):
-            await client.url_elicitations.wait_completed(elicitation_id)
-        assert client.url_elicitations.is_completed(elicitation_id)
-        assert not client.url_elicitations.is_completed("never-asked")
-    assert completed == [(elicitation_id, "Links")]
+            await client.url_completions.wait_completed(elicitation_id)
+        assert client.url_completions.is_completed(elicitation_id)
+        assert not client.url_completions.is_completed("never-asked")
+    assert completed == [(elicitation_id, client.session)]
     told = [
         m.params.elicitation_id for m in messages if isinstance(m, ElicitationCompleteNotification)
     ]
@@ -269,7 +269,7 @@ async def test_a_required_link_is_consented_opened_completed_and_the_call_retrie
     person = Person()
     completed: list[str] = []
 
-    async def on_complete(elicitation_id: str, server: Implementation | None) -> None:
+    async def on_complete(elicitation_id: str, session: ClientSession) -> None:
         completed.append(elicitation_id)
 
     account = uuid.uuid4().hex

@@ -43,7 +43,6 @@ from answerback.types import (
     ElicitRequestParams,
     ElicitRequestURLParams,
     ElicitResult,
-    Implementation,
     InvalidParamsError,
     MCPError,
     URLElicitationRequiredError,
@@ -385,10 +384,10 @@ def unconnected_session() -> ClientSession:
 
 
 async def test_completions_count_once_and_only_for_elicitations_seen() -> None:
-    completed: list[tuple[str, Implementation | None]] = []
+    completed: list[tuple[str, ClientSession]] = []
 
-    async def on_complete(elicitation_id: str, server: Implementation | None) -> None:
-        completed.append((elicitation_id, server))
+    async def on_complete(elicitation_id: str, session: ClientSession) -> None:
+        completed.append((elicitation_id, session))
 
     tracker = UrlElicitations(on_complete=on_complete)
     session = unconnected_session()
@@ -399,7 +398,7 @@ async def test_completions_count_once_and_only_for_elicitations_seen() -> None:
     for elicitation_id in ["unknown", "a", "a", 7]:
         await tracker.completed(session, {"elicitationId": elicitation_id})
     await tracker.completed(session, None)
-    assert completed == [("a", None)]  # the session never learnt who its server is
+    assert completed == [("a", session)]
     assert tracker.completions(session).is_completed("a")
     assert not tracker.completions(session).is_completed("unknown")
 

@@ -176,11 +176,23 @@ def test_a_url_answer_that_names_no_host_is_refused_saying_what_to_give(
 def test_a_url_answer_naming_a_public_suffix_is_refused(
     tmp_path: Path, written: str, suffix: str
 ) -> None:
-    """It answered links to anyone's site there."""
+    """It answered links to anyone's site there; a link to the suffix itself is
+    answered by matching something else."""
     assert refusal(tmp_path, written).endswith(
         f"which names a public suffix ({suffix}): anyone can make a site under it, so it "
-        f'would answer links to all of them; give the site, such as "alice.{suffix}".'
+        f'would answer links to all of them; give the site, such as "alice.{suffix}" (a '
+        f'link to {suffix} itself is answered by an entry without "url", matching its '
+        '"message" or "server").'
     )
+
+
+async def test_a_link_to_a_public_suffix_itself_is_answered_by_its_message(
+    tmp_path: Path,
+) -> None:
+    """What the refusal and docs/cli.md say to write for such a site (gov.uk)."""
+    path = answers_file(tmp_path, [{"message": "Pay", "action": "decline"}])
+    action, _ = await answer_link(path, "https://gov.uk/pay")
+    assert action == "decline"
 
 
 @pytest.mark.parametrize(
@@ -194,6 +206,86 @@ def test_a_url_answer_with_a_wildcard_is_refused_saying_subdomains_match(
         f'which has a wildcard: none is needed, write "{site}" (its subdomains match too), '
         'or leave "url" out to answer every link.'
     )
+
+
+@pytest.mark.parametrize(
+    ("written", "suffix"), [("*.github.io", "github.io"), ("*.co.uk", "co.uk")]
+)
+def test_a_wildcard_over_a_public_suffix_suggests_a_site_under_it(
+    tmp_path: Path, written: str, suffix: str
+) -> None:
+    """It suggested the suffix itself, which the file then refused."""
+    assert refusal(tmp_path, written).endswith(
+        f"which has a wildcard over a public suffix ({suffix}): anyone can make a site "
+        f'under it, so it would answer links to all of them; give the site, such as "alice.'
+        f'{suffix}" (its subdomains match too), or leave "url" out to answer every link.'
+    )
+
+
+@pytest.mark.parametrize("written", [".example.com", "https://.example.com/"])
+def test_a_url_answer_with_a_leading_dot_is_refused_saying_subdomains_match(
+    tmp_path: Path, written: str
+) -> None:
+    """Written as a cookie domain, it matched no link, not even example.com's."""
+    assert refusal(tmp_path, written).endswith(
+        'which starts with a dot: none is needed, write "example.com" (its subdomains match too).'
+    )
+
+
+@pytest.mark.parametrize(
+    ("written", "site"), [("example..com", "example.com"), ("a..b.example.com", "a.b.example.com")]
+)
+def test_a_url_answer_with_an_empty_label_is_refused_saying_so(
+    tmp_path: Path, written: str, site: str
+) -> None:
+    """It was called a public suffix, and "alice.example..com" suggested."""
+    assert refusal(tmp_path, written).endswith(
+        f'which has an empty label (two dots in a row): write "{site}".'
+    )
+
+
+@pytest.mark.parametrize(
+    ("written", "address"),
+    [
+        ("8080", "0.0.31.144"),
+        ("1", "0.0.0.1"),
+        ("2130706433", "127.0.0.1"),
+        ("0x7f.1", "127.0.0.1"),
+    ],
+)
+def test_a_bare_number_is_not_taken_for_an_ip_address(
+    tmp_path: Path, written: str, address: str
+) -> None:
+    """``8080``, meant as the port, answered links to 0.0.31.144."""
+    assert refusal(tmp_path, written).endswith(
+        f"which is read as the IP address {address}, not a site: write an address as four "
+        f'numbers ("127.0.0.1") or in a URL ("http://{address}/"), and a port after its '
+        'host ("localhost:8080").'
+    )
+
+
+async def test_an_address_written_as_a_number_in_a_url_is_answered(tmp_path: Path) -> None:
+    path = answers_file(tmp_path, [{"url": "http://2130706433/"}])
+    action, lines = await answer_link(path, "http://127.0.0.1/")
+    assert action == "accept", lines
+
+
+@pytest.mark.parametrize(
+    ("written", "port"),
+    [("localhost:99999", "99999"), ("https://example.com:0/", "0"), ("[::1]:70000", "70000")],
+)
+def test_a_port_out_of_range_is_refused_saying_so(tmp_path: Path, written: str, port: str) -> None:
+    assert refusal(tmp_path, written).endswith(
+        f"which has the port {port}, which no link opens: a port is a number from 1 to 65535."
+    )
+
+
+@pytest.mark.parametrize("written", ["  example.com", "example.com\t", "\nhttps://example.com/ "])
+async def test_blanks_around_a_url_answer_are_ignored(tmp_path: Path, written: str) -> None:
+    """As ``ApprovedDomains`` ignores them: a leading blank was refused, a trailing one not."""
+    path = answers_file(tmp_path, [{"url": written}])
+    action, lines = await answer_link(path, "https://example.com/pay")
+    assert action == "accept", lines
 
 
 @pytest.mark.parametrize("word", ["oauth", "github"])

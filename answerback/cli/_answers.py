@@ -15,9 +15,12 @@ or a URL whose host is taken: a link matches when the host it opens is that one 
 subdomain of it, never when the name only appears somewhere in the link; a port written
 with it must be the link's too; its presence also limits the entry to URL questions).
 A ``url`` that cannot name one site is refused when the file loads: a public suffix
-(``github.io`` would answer everyone's site there), a wildcard, or a single word other
-than ``localhost`` (the old rule matched words anywhere in the link; a host of one label
-on a private network is written as a URL, ``https://intranet/``). ``action`` is
+(``github.io`` would answer everyone's site there; a link to such a site itself is
+answered by ``message`` or ``server``), a wildcard, a leading dot or an empty label, a
+bare number (``8080`` reads as the address 0.0.31.144; an address is written as four
+numbers or in a URL), a port outside 1-65535, or a single word other than
+``localhost`` (the old rule matched words anywhere in the link; a host of one label on a
+private network is written as a URL, ``https://intranet/``). ``action`` is
 ``accept`` (the default), ``decline`` or ``cancel``; ``content`` is the form's answer.
 An accepting answer takes a link judged high risk only with ``"risk": "high"``, as a
 person at the terminal must confirm one. A question that no entry matches is cancelled,
@@ -35,7 +38,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, cast
+from typing import Any, NoReturn, cast
 
 import ada_url
 
@@ -193,8 +196,10 @@ class _NotOneSite(ValueError):
 
 def _answered_site(written: str) -> tuple[str, str | None]:
     """The host an answer's ``url`` names, in ASCII, and the port written with it (None:
-    every port). A bare host or a URL; only one site's links may match, so a public
-    suffix, a wildcard or a word that no link opens is refused."""
+    every port). A bare host or a URL, surrounding blanks ignored (as ``ApprovedDomains``
+    does); only one site's links may match, so a public suffix, a wildcard, a word or a
+    number that no link opens is refused."""
+    written = written.strip()
     as_url = "://" in written
     if as_url:
         url, after_scheme = written, written.split("://", 1)[1]
@@ -203,6 +208,7 @@ def _answered_site(written: str) -> tuple[str, str | None]:
     else:
         url, after_scheme = f"https://{written}", written
     authority = re.split(r"[/?#\\]", after_scheme, maxsplit=1)[0]
+    _check_port(authority.rsplit("@", 1)[-1])
     try:
         parsed = ada_url.parse_url(url, ("hostname", "host_type"))
         # A scheme without a default port keeps the port as written, 443 too.
@@ -212,25 +218,62 @@ def _answered_site(written: str) -> tuple[str, str | None]:
     host = parsed.get("hostname", "").removesuffix(".")
     if not authority or not host:
         raise _NotOneSite(f"names no host: {_GIVE_A_SITE}")
-    if parsed.get("host_type") == ada_url.HostType.DEFAULT:
+    host_type = parsed.get("host_type")
+    if host_type == ada_url.HostType.DEFAULT:
         _check_one_site(host, as_url)
+    elif host_type == ada_url.HostType.IPV4 and not as_url:
+        _check_dotted_quad(authority.split(":", 1)[0], host)
     return host, port or None
+
+
+_PORT_WRITTEN = re.compile(r"(?:\[[^\]]*\]|[^:]*):(\d+)")
+_DOTTED_QUAD = re.compile(r"(?:\d{1,3}\.){3}\d{1,3}\.?")
+
+
+def _check_port(host_and_port: str) -> None:
+    """Refuse a port no link can have, saying so (the parser's refusal reads as a bad
+    host)."""
+    written = _PORT_WRITTEN.fullmatch(host_and_port)
+    digits = written.group(1) if written else None
+    if digits is not None and (len(digits.lstrip("0")) > 5 or not 1 <= int(digits) <= 65535):
+        raise _NotOneSite(
+            f"has the port {digits}, which no link opens: a port is a number from 1 to 65535"
+        )
+
+
+def _check_dotted_quad(written_host: str, address: str) -> None:
+    """Refuse a bare number taken for an IPv4 address (``8080`` is 0.0.31.144): written
+    as a host, only four numbers mean an address."""
+    if not _DOTTED_QUAD.fullmatch(written_host):
+        raise _NotOneSite(
+            f"is read as the IP address {address}, not a site: write an address as four "
+            f'numbers ("127.0.0.1") or in a URL ("http://{address}/"), and a port after '
+            'its host ("localhost:8080")'
+        )
 
 
 def _check_one_site(host: str, as_url: bool) -> None:
     """Refuse a host name under which the ``url`` would match no site or many."""
     if "*" in host:
-        parent = host.removeprefix("*.")
-        site = parent if "*" not in parent and "." in parent else "example.com"
-        raise _NotOneSite(
-            f'has a wildcard: none is needed, write "{site}" {_SUBDOMAINS_TOO}, or leave '
-            '"url" out to answer every link'
-        )
+        _refuse_wildcard(host.removeprefix("*."))
+    labels = host.split(".")
+    if "" in labels:
+        site = ".".join(label for label in labels if label)
+        if not site:
+            raise _NotOneSite(f"names no host: {_GIVE_A_SITE}")
+        _check_one_site(site, as_url)  # what it suggests must be one site itself
+        if labels[0] == "" and "" not in labels[1:]:
+            raise _NotOneSite(
+                f'starts with a dot: none is needed, write "{site}" {_SUBDOMAINS_TOO}'
+            )
+        raise _NotOneSite(f'has an empty label (two dots in a row): write "{site}"')
     parts = split_host(host)
     if parts.registrable is None and parts.suffix:
         raise _NotOneSite(
             f"names a public suffix ({host}): anyone can make a site under it, so it would "
-            f'answer links to all of them; give the site, such as "alice.{host}"'
+            f'answer links to all of them; give the site, such as "alice.{host}" (a link '
+            f'to {host} itself is answered by an entry without "url", matching its '
+            '"message" or "server")'
         )
     if "." not in host and host != "localhost" and not as_url:
         raise _NotOneSite(
@@ -238,6 +281,24 @@ def _check_one_site(host: str, as_url: bool) -> None:
             f'by words in it; give the site, such as "{host}.com" {_SUBDOMAINS_TOO}, or write '
             f'a host of your own network as a URL, "https://{host}/"'
         )
+
+
+def _refuse_wildcard(parent: str) -> NoReturn:
+    """Refuse a wildcard, suggesting what to write instead: its parent name, unless that
+    is a public suffix (which names no one site either)."""
+    if "*" in parent or "." not in parent or "" in parent.split("."):
+        parent = "example.com"
+    parts = split_host(parent)
+    if parts.registrable is None and parts.suffix:
+        raise _NotOneSite(
+            f"has a wildcard over a public suffix ({parent}): anyone can make a site under "
+            f"it, so it would answer links to all of them; give the site, such as "
+            f'"alice.{parent}" {_SUBDOMAINS_TOO}, or leave "url" out to answer every link'
+        )
+    raise _NotOneSite(
+        f'has a wildcard: none is needed, write "{parent}" {_SUBDOMAINS_TOO}, or leave '
+        '"url" out to answer every link'
+    )
 
 
 def _address_of(url: str) -> tuple[str, str] | None:

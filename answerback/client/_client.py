@@ -532,11 +532,17 @@ class Client:
         return self._connected().instructions
 
     @property
-    def url_elicitations(self) -> UrlCompletions:
-        """This client's URL elicitations: which of them its server said have completed
+    def url_elicitations(self) -> UrlElicitations:
+        """How this client handles URL-mode elicitation: the ``UrlElicitations`` given as
+        ``Client(url_elicitations=...)`` (or its default one), perhaps shared with other
+        clients; its completions are ``url_completions``."""
+        return self.session.url_elicitations
+
+    @property
+    def url_completions(self) -> UrlCompletions:
+        """Which of this client's URL elicitations its server said have completed
         (``is_completed``, ``wait_completed``). Only this connection's, even when its
-        ``UrlElicitations`` is shared with other clients; the settings are that
-        ``UrlElicitations`` (``client.session.url_elicitations``)."""
+        ``UrlElicitations`` is shared with other clients."""
         return self.session.url_elicitations.completions(self.session)
 
     @property

@@ -11,6 +11,7 @@ from __future__ import annotations
 import functools
 import logging
 import os
+import re
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import replace
 from pathlib import Path
@@ -1031,14 +1032,19 @@ _MOST_CHARS_TOLD = 64
 
 def told_by_server(text: str, *, quoted: bool = False) -> str:
     """``text`` the server said about itself, safe to print: cut to a readable length,
-    and every character that is not printable (newline, escape sequence, bidi override)
-    written out as ``\\n``, ``\\x1b``, ``\\u202e``, so a hostile server can neither
-    forge a log line nor restyle a terminal. ``quoted`` gives ``repr``'s quotes."""
+    and in ``repr``'s quotes, every character that is not printable (newline, escape
+    sequence, bidi override) written out as ``\\n``, ``\\x1b``, ``\\u202e``, so a
+    hostile server can neither forge a log line nor restyle a terminal, nor have its
+    words (``1.0 (verified by answerback)``) read as answerback's. Without ``quoted``, a
+    plain token (a version such as ``1.0.2-rc.1+build_7``) is shown without the quotes,
+    and empty text as nothing: neither can be mistaken for anything else."""
+    plain = not quoted and _PLAIN_TOKEN.fullmatch(text) is not None
     if len(text) > _MOST_CHARS_TOLD:
         text = text[: _MOST_CHARS_TOLD - 1] + "…"
-    if quoted:
-        return repr(text)  # writes out what is not printable, as below
-    return "".join(char if char.isprintable() else ascii(char)[1:-1] for char in text)
+    return text if plain else repr(text)
+
+
+_PLAIN_TOKEN = re.compile(r"[0-9A-Za-z.+_-]*")
 
 
 def _deliberate(exc: BaseException) -> bool:

@@ -14,9 +14,10 @@ asks about each through the same callback, waits for the server's
 ``notifications/elicitation/complete``, and retries the call once; the same
 elicitations required again stop with ``UrlElicitationLoopError``.
 
-Completions are kept per connection (``UrlCompletions``): a host may give one
-``UrlElicitations`` to several clients, and no server may complete an elicitation another
-server asked for, nor end the wait before a retry of another server's call.
+Completions are kept per connection (``UrlCompletions``, ``client.url_completions``): a
+host may give one ``UrlElicitations`` to several clients, and no server may complete an
+elicitation another server asked for, nor end the wait before a retry of another
+server's call.
 """
 
 from __future__ import annotations
@@ -59,7 +60,7 @@ logger = logging.getLogger("answerback.client")
 T = TypeVar("T")
 
 ConsentAnswer = Literal["accept", "decline", "cancel"]
-CompletionCallback = Callable[[str, Implementation | None], Awaitable[None]]
+CompletionCallback = Callable[[str, "ClientSession"], Awaitable[None]]
 
 REMEMBERED_ELICITATIONS = 1024
 """How many elicitation ids each connection remembers for completion; past this its
@@ -100,15 +101,19 @@ class UrlElicitationLoopError(URLElicitationRequiredError):
 
 class UrlCompletions:
     """Which of one connection's URL elicitations its server said have completed
-    (2025-11-25 ``notifications/elicitation/complete``): ``client.url_elicitations``.
+    (2025-11-25 ``notifications/elicitation/complete``).
 
-    Only that connection's: when several clients share one ``UrlElicitations``, each
-    client's ids are its own, so asking about an id another server also used answers
-    for this client's server alone. An elicitation asked for again after it completed
-    counts as not completed until the server says so again.
+    Made by answerback, not by hand: ``client.url_completions``, or
+    ``UrlElicitations.completions(session)`` for a ``ClientSession`` used without
+    ``Client``. Only that connection's: when several clients share one
+    ``UrlElicitations``, each client's ids are its own, so asking about an id another
+    server also used answers for this client's server alone. An elicitation asked for
+    again after it completed counts as not completed until the server says so again.
     """
 
     def __init__(self, events: dict[str, anyio.Event]) -> None:
+        """``events``: the connection's own record in its ``UrlElicitations``, shared, so
+        this view follows completions that come after it was made."""
         self._events = events
 
     def is_completed(self, elicitation_id: str) -> bool:
@@ -140,7 +145,7 @@ class UrlElicitations:
     Pass one to ``Client(url_elicitations=...)``, or leave the client its default one.
     One may serve several clients (the sites a person approved are the person's,
     whichever server asks): each connection's elicitation ids are kept apart, so a
-    server can complete only what it asked for itself. ``client.url_elicitations`` (or
+    server can complete only what it asked for itself. ``client.url_completions`` (or
     ``completions(session)``) tells one client's completions.
 
     - ``approved_domains``: sites the person approved before; verdicts count them.
@@ -150,9 +155,11 @@ class UrlElicitations:
     - ``completion_timeout_seconds``: how long to wait for the server's completion
       notifications before the retry (``None``: for ever). Servers need not send
       them, so the retry goes ahead when the time is up and the server decides.
-    - ``on_complete(elicitation_id, server)``: called when a server says an elicitation
-      it asked about has completed; ``server`` is that server's ``Implementation``
-      (``None`` if it did not say who it is), since ids are only unique per server.
+    - ``on_complete(elicitation_id, session)``: called when a server says an elicitation
+      it asked about has completed; ``session`` is the ``ClientSession`` of the
+      connection it came on (``session is client.session`` tells which client), since
+      ids are only unique per connection. ``session.server_info`` is only the name the
+      server gives itself, which any server can copy: key follow-up work on the session.
     """
 
     def __init__(
@@ -179,8 +186,8 @@ class UrlElicitations:
         self._on_complete = async_callable_or_none(
             "on_complete",
             on_complete,
-            "an async function (elicitation_id, server)",
-            takes=("elicitation_id", "server"),
+            "an async function (elicitation_id, session)",
+            takes=("elicitation_id", "session"),
         )
         self._connections: weakref.WeakKeyDictionary[ClientSession, dict[str, anyio.Event]] = (
             weakref.WeakKeyDictionary()
@@ -212,7 +219,7 @@ class UrlElicitations:
 
     def completions(self, session: ClientSession) -> UrlCompletions:
         """Which of ``session``'s elicitations its server said have completed (what
-        ``client.url_elicitations`` gives for the client's own session)."""
+        ``client.url_completions`` gives for the client's own session)."""
         return UrlCompletions(self._events_of(session))
 
     async def completed(self, session: ClientSession, params: JSONObject | None) -> None:
@@ -227,7 +234,7 @@ class UrlElicitations:
             return
         event.set()
         if self._on_complete is not None:
-            await self._on_complete(cast(str, elicitation_id), session.server_info)
+            await self._on_complete(cast(str, elicitation_id), session)
 
     def _events_of(self, session: ClientSession) -> dict[str, anyio.Event]:
         events = self._connections.get(session)

@@ -83,14 +83,24 @@ def _schema_not_response_type(
     @functools.wraps(elicit)
     async def checked(*args: P.args, **kwargs: P.kwargs) -> ReturnT:
         if "response_type" in kwargs:
-            raise TypeError(
-                "ctx.elicit() takes the model as schema=, not response_type= (FastMCP's "
-                "name): ctx.elicit(message, schema=Booking). For a yes or no, ask with a "
-                "model of one bool field."
-            )
+            raise TypeError(_response_type_advice(kwargs["response_type"]))
         return await elicit(*args, **kwargs)
 
     return checked
+
+
+def _response_type_advice(given: object) -> str:
+    """What to write instead of ``response_type=given``, naming the caller's own model;
+    a scalar (``bool``, ``str``, as FastMCP also takes) becomes a model of one field."""
+    fix = "ctx.elicit() takes the model as schema=, not response_type= (FastMCP's name): "
+    if isinstance(given, type) and issubclass(given, BaseModel):
+        return f"{fix}ctx.elicit(message, schema={given.__name__})."
+    field_type = given.__name__ if isinstance(given, type) else "str"
+    return (
+        f"{fix}it takes a pydantic model, so ask for a single {field_type} with a model of "
+        f"one field (class Answer(BaseModel): value: {field_type}) and "
+        "ctx.elicit(message, schema=Answer)."
+    )
 
 
 @dataclass(frozen=True, slots=True)

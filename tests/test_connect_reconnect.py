@@ -5,17 +5,17 @@ from __future__ import annotations
 
 import gc
 import weakref
-from contextlib import AsyncExitStack
 from pathlib import Path
 
 import anyio
 import pytest
 from http_support import serve
-from rich.console import Console
 from support import PATIENCE_SECONDS
 
 from answerback.cli._connect import Session
+from answerback.cli._output import PlainConsole
 from answerback.cli._targets import Target
+from answerback.client import Client
 from answerback.interact import Roots
 from answerback.server import MCPServer
 
@@ -41,27 +41,24 @@ async def test_many_reconnects_hold_only_the_connection_in_use(tmp_path: Path) -
             timeout=None,
             log_level="info",
         )
-        session.console = Console(record=True, width=200)
+        session.console = PlainConsole(record=True, width=200)
         (server,) = session.servers
         connect = session._connect  # pyright: ignore[reportPrivateUsage]
         reconnect = session._reconnect  # pyright: ignore[reportPrivateUsage]
-        held: list[weakref.ref[AsyncExitStack]] = []
+        held: list[weakref.ref[Client]] = []
         with anyio.fail_after(PATIENCE_SECONDS):
-            async with AsyncExitStack() as stack:  # as Session.run sets it up
-                session._stack = stack  # pyright: ignore[reportPrivateUsage]
-                await stack.enter_async_context(session.broker)
-                session.task_group = await stack.enter_async_context(anyio.create_task_group())
-                await connect(stack, server)
+            async with session.broker, anyio.create_task_group() as task_group:  # as run does
+                session.task_group = task_group
+                await connect([server])
                 for _ in range(RECONNECTS):
-                    assert server.connection is not None
                     assert server.client is not None
-                    held.append(weakref.ref(server.connection))
+                    held.append(weakref.ref(server.client))
                     await reconnect(["tea"])
                 assert server.client is not None
                 assert (await server.client.call_tool("greet", {"name": "Ada"})).content
                 gc.collect()
-                alive = {id(stack) for ref in held if (stack := ref()) is not None}
-                assert len(alive) <= 1, f"{len(alive)} exit stacks held"
-                session.task_group.cancel_scope.cancel()
+                alive = [client for ref in held if (client := ref()) is not None]
+                assert not alive, f"{len(alive)} replaced clients held"
+                task_group.cancel_scope.cancel()
     said = session.console.export_text()
     assert said.count("Connected to tea") == RECONNECTS + 1, said

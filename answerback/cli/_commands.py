@@ -24,12 +24,13 @@ from answerback.cli._oneshot import (
     list_command,
     one_shot_responder,
 )
+from answerback.cli._output import PlainConsole
 from answerback.cli._targets import Target, TargetError, resolve
 from answerback.interact import Roots
 from answerback.interact._printable import clean
 
 
-class _Output(Console):
+class _Output(PlainConsole):
     """Standard output of ``call`` and ``list``. rich ends a program whose output's
     reader has gone with exit code 1, which here says the tool failed; this stops the
     command instead, with its servers closed, and it exits as a shell reports a program
@@ -42,7 +43,7 @@ class _Output(Console):
 
 def run_command(args: argparse.Namespace) -> int:
     """Run a parsed command other than ``run``; returns the exit code."""
-    err = Console(stderr=True)
+    err = PlainConsole(stderr=True)
     if sys.stdout is None and args.command in ("call", "list"):
         complain(
             "standard output is closed, so the result would be lost: give the command "
@@ -78,10 +79,10 @@ def _dispatch(args: argparse.Namespace, err: Console) -> int:
     if args.command == "connect":
         from answerback.cli._connect import connect
 
-        targets = resolve(args.targets, args.config)
+        targets = resolve(args.targets, args.config, args.mode)
         with authorized(targets, options, tell):
             return connect(targets, roots_of(args), args, err)
-    target = resolve([args.target], args.config)[0]
+    target = resolve([args.target], args.config, args.mode)[0]
     with authorized([target], options, tell):
         return _one_shot(args, target, err)
 

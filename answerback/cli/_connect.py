@@ -17,7 +17,7 @@ import contextlib
 import shlex
 import sys
 from collections.abc import AsyncGenerator, Callable, Iterable
-from contextlib import AsyncExitStack, asynccontextmanager
+from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, cast, get_args
@@ -33,6 +33,8 @@ from prompt_toolkit.completion import (
 )
 from prompt_toolkit.document import Document
 from prompt_toolkit.history import FileHistory, History, InMemoryHistory
+from prompt_toolkit.input.typeahead import get_typeahead, store_typeahead
+from prompt_toolkit.key_binding import KeyPress
 from prompt_toolkit.patch_stdout import patch_stdout
 from rich.console import Console
 from rich.table import Table
@@ -56,6 +58,7 @@ from answerback.cli._oneshot import (
     listing,
     one_shot_responder,
 )
+from answerback.cli._output import PlainConsole
 from answerback.cli._render import (
     log_line,
     print_listing,
@@ -182,6 +185,8 @@ class PromptSeat:
         self.free.set()
         self.prompt_closed: anyio.Event | None = None
         self.saved = ""
+        self.typed_ahead: list[KeyPress] = []
+        """Keys the prompt read before a screen took the terminal, run once it is back."""
         self.one_screen = anyio.Lock()
 
     @asynccontextmanager
@@ -197,6 +202,9 @@ class PromptSeat:
                     self.saved = app.current_buffer.text
                     app.exit(exception=_Suspended())
                 await closed.wait()
+            # Keys the prompt read and had not run yet (the rest of a paste) are the
+            # prompt's: the screen would take them as typed ahead and drop them.
+            self.typed_ahead += get_typeahead(app.input)
             async with self.one_screen:
                 yield
         finally:
@@ -208,9 +216,15 @@ class PromptSeat:
         """The next command line, once no question holds the screen (raises
         ``EOFError`` on Ctrl-D, ``KeyboardInterrupt`` on Ctrl-C)."""
         while True:
-            await self.free.wait()
+            # Waiting lets other tasks run even when the terminal is free, and a screen
+            # may take it meanwhile: the prompt must not start under it (both drew, and
+            # the prompt, closing last, left the screen deaf to every key).
+            while not self.free.is_set():
+                await self.free.wait()
             closed = self.prompt_closed = anyio.Event()
             default, self.saved = self.saved, ""
+            store_typeahead(self.session.app.input, self.typed_ahead)
+            self.typed_ahead = []
             try:
                 return await self.session.prompt_async(
                     message, default=default, handle_sigint=False
@@ -238,6 +252,31 @@ class SeatedPresenter:
 
 
 @dataclass(eq=False)
+class Holding:
+    """One connection's own task, seen from outside: a client's ``async with`` must be
+    left in the task that entered it (anyio's cancel scopes nest per task), so each
+    server's lives in a task of its own, and any one closes, in any order, by telling
+    that task to let go."""
+
+    scope: anyio.CancelScope = field(default_factory=anyio.CancelScope)
+    settled: anyio.Event = field(default_factory=anyio.Event)
+    """Set once it has connected or failed to."""
+    stop: anyio.Event = field(default_factory=anyio.Event)
+    done: anyio.Event = field(default_factory=anyio.Event)
+    """Set once its client has closed."""
+    quiet: bool = False
+    """Its server had gone away: its close failing says nothing new."""
+
+    async def close(self) -> None:
+        """Let go of the connection and wait until it has closed: gracefully once
+        connected, by cancelling while still connecting (a frozen server never answers)."""
+        self.stop.set()
+        if not self.settled.is_set():
+            self.scope.cancel()
+        await self.done.wait()
+
+
+@dataclass(eq=False)
 class Server:
     """One connected server as the session knows it."""
 
@@ -251,9 +290,8 @@ class Server:
     prompts: list[Prompt] = field(default_factory=list[Prompt])
     calls: dict[anyio.CancelScope, str] = field(default_factory=dict[anyio.CancelScope, str])
     """Its calls, reads and prompts running, each with its job's label."""
-    connection: AsyncExitStack | None = None
-    """What closes its client (and stops announcing roots to it): ``reconnect`` closes it,
-    and it holds the next connection."""
+    holding: Holding | None = None
+    """The task holding its connection (the latest one started)."""
 
     @property
     def name(self) -> str:
@@ -357,7 +395,7 @@ class Session:
         self.roots = roots
         self.timeout = timeout
         self.log_level: LoggingLevel = log_level
-        self.console = Console(force_terminal=sys.stdout.isatty(), highlight=False)
+        self.console: Console = PlainConsole(force_terminal=sys.stdout.isatty())
         self.prompt: PromptSession[str] = PromptSession(
             history=command_history(history, self.say),
             completer=SessionCompleter(self.live_servers, lambda: self.servers),
@@ -371,7 +409,6 @@ class Session:
         presenter.controls = self.broker  # Ctrl-X: cancel all from a server; Ctrl-Q: mute it
         self.jobs = 0
         self.task_group: TaskGroup | None = None
-        self._stack: AsyncExitStack | None = None
 
     def live_servers(self) -> list[Server]:
         return [s for s in self.servers if s.client is not None and s.lost is None]
@@ -382,28 +419,76 @@ class Session:
     # -- connecting ------------------------------------------------------------------
 
     async def run(self) -> int:
-        async with AsyncExitStack() as stack:
-            self._stack = stack
-            await stack.enter_async_context(self.broker)
-            self.task_group = await stack.enter_async_context(anyio.create_task_group())
-            for server in self.servers:
-                await self._connect(stack, server)
+        async with self.broker, anyio.create_task_group() as task_group:
+            self.task_group = task_group
+            await self._connect(self.servers)
             if not self.live_servers():
                 self.say("[red]No server could be reached.[/]")
-                self.task_group.cancel_scope.cancel()
+                task_group.cancel_scope.cancel()
                 return ExitCode.CONNECTION
             self.say("Type [bold]help[/] for the commands, [bold]quit[/] to leave.")
             try:
                 await self._loop()
             finally:
-                self.task_group.cancel_scope.cancel()
+                task_group.cancel_scope.cancel()
         return ExitCode.OK
 
-    async def _connect(self, stack: AsyncExitStack, server: Server) -> None:
-        # Its own stack in the session's, entered once: reconnect closes it alone and it
-        # holds the next connection (one entered per connection kept every one closed).
-        if server.connection is None:
-            server.connection = await stack.enter_async_context(AsyncExitStack())
+    async def _connect(self, servers: list[Server]) -> None:
+        """Connect to ``servers`` all at once, each in its own task, and return once
+        each has connected or failed: a server that never answers holds up neither the
+        others nor the prompt for longer than its timeout."""
+        assert self.task_group is not None
+        for server in servers:
+            server.holding = Holding()
+            self.task_group.start_soon(self._hold, server, server.holding)
+        for server in servers:
+            assert server.holding is not None
+            await server.holding.settled.wait()
+
+    async def _hold(self, server: Server, holding: Holding) -> None:
+        """Connect to ``server`` and hold the connection until ``holding`` is told to let
+        go; says how connecting went."""
+        try:
+            with holding.scope:
+                self.say(f"[dim]Connecting to {shown(server.name)}…[/]")  # else a blank
+                try:
+                    client = self._client(server)
+                    async with connected(client, server.target, self.timeout):
+                        await self._connected(server, client, holding)
+                except Exception as exc:
+                    if not holding.settled.is_set():
+                        problem = failure(server.target, exc, timeout=self.timeout)
+                        self.say(f"[red]{shown(str(problem))}[/]")
+                    elif not holding.quiet:
+                        self.say(
+                            f"[yellow]{shown(server.name)}'s connection failed as it closed: "
+                            f"{shown(str(failure(server.target, exc, timeout=self.timeout)))}[/]"
+                        )
+        finally:
+            holding.settled.set()
+            holding.done.set()
+
+    async def _connected(self, server: Server, client: Client, holding: Holding) -> None:
+        """The connection held: announced, roots told to it, its listing asked for in
+        the background (a server that never lists keeps neither the other servers nor
+        the prompt waiting), until ``holding`` is told to let go."""
+        server.client = client
+        detach = self.roots.attach(client)
+        try:
+            version = client.server_info.version
+            self.say(
+                f"Connected to [bold]{shown(server.name)}[/] ({shown(client.server_info.name)}"
+                f"{' ' + shown(version) if version else ''}, protocol {client.protocol_version})"
+            )
+            holding.settled.set()
+            assert self.task_group is not None
+            self.task_group.start_soon(self._first_listing, server, client)
+            await holding.stop.wait()
+        finally:
+            detach()
+
+    def _client(self, server: Server) -> Client:
+        """A client for ``server``, its stderr (stdio) going to its log file."""
         stderr: Any = None
         if server.target.is_stdio:
             try:
@@ -421,31 +506,14 @@ class Session:
             self._show_log,
             self._lost,
         )
-        client = Client(
+        return Client(
             server.target.client_target(stderr),
             responder=responder,
             read_timeout_seconds=self.timeout,
             connect_timeout_seconds=connect_timeout(self.timeout),
             log_level=self.log_level,
+            mode=server.target.mode,
         )
-        self.say(f"[dim]Connecting to {shown(server.name)}…[/]")  # a slow one shows a blank
-        try:
-            await server.connection.enter_async_context(
-                connected(client, server.target, self.timeout)
-            )
-        except Exception as exc:
-            self.say(f"[red]{shown(str(failure(server.target, exc, timeout=self.timeout)))}[/]")
-            return
-        server.client = client
-        server.connection.callback(self.roots.attach(client))
-        self.say(
-            f"Connected to [bold]{shown(server.name)}[/] ({shown(client.server_info.name)} "
-            f"{shown(client.server_info.version)}, protocol {client.protocol_version})"
-        )
-        assert self.task_group is not None
-        # In the background: a server that never lists keeps neither the other servers
-        # nor the prompt waiting.
-        self.task_group.start_soon(self._first_listing, server, client)
 
     async def _first_listing(self, server: Server, client: Client) -> None:
         try:
@@ -618,20 +686,22 @@ class Session:
             if not servers:
                 self.say("Every server is connected: reconnect SERVER connects to one again.")
                 return
-        assert self._stack is not None
         for server in servers:
             self.broker.cancel_all(server.name)
             for scope in list(server.calls):
                 scope.cancel()
+            if server.holding is not None:
+                server.holding.quiet = server.lost is not None
             # No longer its client before it closes: what waited on it (its first
             # listing) fails as it closes, and says nothing of a connection replaced.
             server.client, server.lost = None, None
-            if server.connection is not None:
-                # The connection that went away may fail as it closes: it is gone anyway.
-                with contextlib.suppress(Exception):
-                    await server.connection.aclose()
             server.tools, server.resources, server.templates, server.prompts = [], [], [], []
-            await self._connect(self._stack, server)
+        # Each closes in its own task, so in any order; all at once, as they connect.
+        async with anyio.create_task_group() as closing:
+            for server in servers:
+                if server.holding is not None:
+                    closing.start_soon(server.holding.close)
+        await self._connect(servers)
 
     def _servers_named(self, words: list[str]) -> list[Server]:
         if not words:

@@ -19,11 +19,15 @@ from typing import TYPE_CHECKING, Literal, get_args
 
 from answerback import __version__
 from answerback.types import LoggingLevel
+from answerback.types._versions import SUPPORTED_VERSIONS
 
 if TYPE_CHECKING:
     from rich.console import Console
 
 LoginMode = Literal["auto", "browser", "never"]
+
+MODES = ("auto", "legacy", *SUPPORTED_VERSIONS)
+"""What ``--mode`` and a config entry's ``"mode"`` take: what ``Client(mode=...)`` takes."""
 
 TOKEN_ENV = "ANSWERBACK_TOKEN"
 """A bearer token for every HTTP target, when ``--token`` is not given."""
@@ -78,6 +82,15 @@ def build_parser() -> argparse.ArgumentParser:
     def targets_options(sub: argparse.ArgumentParser) -> None:
         sub.add_argument("--config", metavar="FILE", help="a config file with mcpServers")
         sub.add_argument(
+            "--mode",
+            choices=MODES,
+            metavar="MODE",
+            help="the protocol era for every server named: auto (the newest the server "
+            'speaks; the default, unless a config entry says its own "mode"), legacy (the '
+            "2025-11-25 handshake, which lets tools built on the official SDK ask), or a "
+            f"protocol version ({', '.join(SUPPORTED_VERSIONS)})",
+        )
+        sub.add_argument(
             "--log-level",
             default="info",
             choices=get_args(LoggingLevel),
@@ -95,7 +108,12 @@ def build_parser() -> argparse.ArgumentParser:
     connect = commands.add_parser(
         "connect", help="an interactive session with servers (needs a terminal)"
     )
-    connect.add_argument("targets", nargs="+", metavar="TARGET", help=_TARGET_HELP)
+    connect.add_argument(
+        "targets",
+        nargs="*",
+        metavar="TARGET",
+        help=f"{_TARGET_HELP} (none: every server of the config file)",
+    )
     targets_options(connect)
     connect.add_argument("--history", metavar="FILE", help="where the command history is kept")
     _add_model_options(connect)
@@ -323,10 +341,9 @@ def complain(text: str, err: Console | None = None) -> None:
     """Say on stderr why the command failed, with what a terminal would act on removed
     and credentials hidden. Its imports wait for a failure: ``answerback run`` needs
     them only then."""
-    from rich.console import Console
-
+    from answerback.cli._output import PlainConsole
     from answerback.interact._printable import clean
 
-    err = err or Console(stderr=True)
+    err = err or PlainConsole(stderr=True)
     line = f"answerback: {clean(redacted(text))}"
     err.print(line, markup=False, highlight=False, soft_wrap=True)

@@ -45,6 +45,7 @@ from answerback.client import (
 from answerback.client._callbacks import refused_capability
 from answerback.client._client import DEFAULT_CONNECT_TIMEOUT_SECONDS
 from answerback.client._negotiation import PROBE_SECONDS
+from answerback.client._session import _no_back_channel  # pyright: ignore[reportPrivateUsage]
 from answerback.interact import Roots
 from answerback.interact._printable import clean
 from answerback.jsonrpc import ProgressCallback
@@ -134,6 +135,7 @@ def make_client(
         connect_timeout_seconds=connect_timeout(timeout),
         log_level=log_level,
         refusal_reasons={"sampling": _SAMPLING_REFUSED},
+        mode=target.mode,
     )
 
 
@@ -280,6 +282,13 @@ def failure(
             # The library's words (the server's, or the client's own refusal) tell a
             # program's author which callback to pass; these say what a user can do.
             return CommandFailed(f"{target.name} {_UNDECLARED_SAMPLING[wanting]}", ExitCode.REFUSED)
+    if isinstance(exc, MCPError) and (asked := _asked_without_back_channel(exc)) is not None:
+        return CommandFailed(
+            f"{target.name} refused (error {exc.code}): {asked} Its tool "
+            f"asks the way only the 2025-11-25 handshake carries: connect with --mode legacy "
+            f'(or give its config entry "mode": "legacy") so its tools can ask.',
+            ExitCode.REFUSED,
+        )
     if isinstance(exc, MCPError):
         # Servers built on the TypeScript SDK put the code in the message already.
         message = str(exc).removeprefix(f"MCP error {exc.code}: ")
@@ -310,6 +319,23 @@ _UNDECLARED_SAMPLING = {
 """What a user can do about a refusal for want of a sampling capability the command did
 not declare: it declares sampling only at a terminal (and never tools or context);
 elicitation and roots it always declares."""
+
+
+def _asked_without_back_channel(exc: MCPError) -> str | None:
+    """The server's own words, if ``exc`` refuses a tool that asked on a 2026-07-28
+    connection (``_no_back_channel`` tells it): the library adds advice for a program
+    (``Client(mode=...)``), which the command replaces with its own option. The
+    library's advice is learnt from the library itself, so its wording has one home."""
+    if _no_back_channel(exc) is None:
+        return None
+    probe = MCPError(exc.code, _SERVER_REQUEST)
+    advised = _no_back_channel(probe)
+    advice = "" if advised is None else advised.message.removeprefix(_SERVER_REQUEST).strip()
+    return exc.message.replace(advice, "").rstrip()
+
+
+_SERVER_REQUEST = "elicitation/create"
+"""A request a 2026-07-28 connection cannot carry, named in a probe refusal."""
 
 
 def _reason_alone(exc: BaseException) -> str:

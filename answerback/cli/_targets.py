@@ -20,10 +20,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
 from answerback.cli._echo import EchoWatch
-from answerback.cli._interface import is_interpreter, redacted
+from answerback.cli._interface import MODES, is_interpreter, redacted
 from answerback.cli._json_file import UnreadableFile, read_json
 from answerback.transports import StdioServer
 from answerback.transports.http._client import checked_headers, parsed_endpoint
+from answerback.types._versions import SUPPORTED_VERSIONS
 
 if TYPE_CHECKING:
     from answerback.client import OAuth
@@ -58,6 +59,9 @@ class Target:
     token_from: str | None = None
     """Where the bearer token sent as is came from (``--token``, a config file's
     headers): what to change when the server refuses it."""
+    mode: str = "auto"
+    """The protocol era to speak, as ``Client(mode=...)`` takes it (``--mode``, or the
+    config entry's ``"mode"``)."""
 
     @property
     def is_stdio(self) -> bool:
@@ -118,8 +122,11 @@ def config_entry(path: Path, name: str, entry: object) -> Target:
         )
     url, command = spec.get("url"), spec.get("command")
     _check_type(where, kind, has_url=url is not None, has_command=command is not None)
+    mode = _entry_mode(where, spec.get("mode", "auto"))
     if url is not None:
-        return _http_entry(name, where, url, spec.get("headers"))
+        target = _http_entry(name, where, url, spec.get("headers"))
+        target.mode = mode
+        return target
     if not isinstance(command, str) or not command:
         raise TargetError(f'The {where} needs "command" (a program to run) or "url".')
     args = spec.get("args", [])
@@ -141,7 +148,21 @@ def config_entry(path: Path, name: str, entry: object) -> Target:
                 f'The {where} has "env" entry {variable!r}, which is not a variable name '
                 '(one is not empty, and has no "=").'
             )
-    return Target(name=name, command=[command, *cast(list[str], args)], env=env, cwd=cwd)
+    return Target(name=name, command=[command, *cast(list[str], args)], env=env, cwd=cwd, mode=mode)
+
+
+MODES_SPOKEN = (
+    '"auto" (the newest era the server speaks), "legacy" (the 2025-11-25 handshake, which '
+    "lets tools built on the official SDK ask) or a protocol version "
+    f"({', '.join(SUPPORTED_VERSIONS)})"
+)
+
+
+def _entry_mode(where: str, mode: object) -> str:
+    """A config entry's ``"mode"``, refused naming the entry unless ``Client`` takes it."""
+    if not isinstance(mode, str) or mode not in MODES:
+        raise TargetError(f'The {where} has "mode" {json.dumps(mode)}: use {MODES_SPOKEN}.')
+    return mode
 
 
 def _check_type(where: str, kind: object, *, has_url: bool, has_command: bool) -> None:
@@ -266,11 +287,23 @@ def find_config(explicit: str | None) -> Path | None:
     return None
 
 
-def resolve(texts: list[str], config: str | None = None) -> list[Target]:
-    """Every target the person typed, with distinct display names."""
+def resolve(texts: list[str], config: str | None = None, mode: str | None = None) -> list[Target]:
+    """Every target the person typed, with distinct display names; none typed, every
+    server of the config file, as desktop hosts connect them. ``mode`` (``--mode``)
+    replaces each one's own."""
+    targets = _resolved(texts, config)
+    if mode is not None:
+        for target in targets:
+            target.mode = mode
+    return targets
+
+
+def _resolved(texts: list[str], config: str | None) -> list[Target]:
     config_path = find_config(config)
     configured: dict[str, object] | None = None
     targets: list[Target] = []
+    if not texts:
+        return _every_configured(config_path)
     for text in texts:
         if not text.strip():
             raise TargetError("An empty target: give a URL, a command line or a config name.")
@@ -314,6 +347,36 @@ def resolve(texts: list[str], config: str | None = None) -> list[Target]:
         if len(words) == 1 and _no_program(words[0]):
             raise TargetError(_unknown_name(text, config_path, configured))
         targets.append(Target(name=_command_name(words), command=_runnable(words)))
+    return _distinct(targets)
+
+
+def _every_configured(config_path: Path | None) -> list[Target]:
+    """Every server of the config file; one that cannot be used is refused naming it,
+    with how to leave it out."""
+    if config_path is None:
+        *first, last = DEFAULT_CONFIGS
+        raise TargetError(
+            "No server named, and no config file to take them from (looked for "
+            f"{', '.join(first)} and {last} in {Path.cwd()}): give the servers to connect to "
+            '(URLs, command lines in quotes such as "python server.py", or config names with '
+            "--config FILE)."
+        )
+    configured = load_config(config_path)
+    if not configured:
+        raise TargetError(
+            f"The config file {config_path} lists no servers: add one to it, or name the "
+            "servers to connect to."
+        )
+    targets: list[Target] = []
+    for name, entry in configured.items():
+        try:
+            target = config_entry(config_path, name, entry)
+            targets.append(_in_cwd(target, f"server {name!r} in {config_path}"))
+        except TargetError as exc:
+            others = [other for other in configured if other != name]
+            keep = shlex.join(["answerback", "connect", "--config", str(config_path), *others])
+            instead = f" To connect to the others, name them: {keep}" if others else ""
+            raise TargetError(f"{exc}{instead}") from None
     return _distinct(targets)
 
 

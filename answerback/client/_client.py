@@ -9,9 +9,11 @@ from __future__ import annotations
 
 import functools
 import logging
+import weakref
 from collections import Counter
 from collections.abc import AsyncGenerator, Collection, Mapping, Sequence
 from contextlib import AsyncExitStack, asynccontextmanager
+from contextvars import ContextVar
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, Self, cast
 from urllib.parse import urlsplit
@@ -112,6 +114,13 @@ DEFAULT_CLIENT_INFO = Implementation(name="answerback", version="0.1.0")
 
 
 logger = logging.getLogger("answerback.client")
+
+_OPEN_IN_TASK: ContextVar[tuple[weakref.ref[Client], ...]] = ContextVar(
+    "answerback_open_clients", default=()
+)
+"""The clients the current task has entered and not yet left, in the order entered:
+each must be left in reverse order (see ``Client.__aexit__``). Weakly: every task
+started meanwhile copies the tuple, and must not keep a closed client alive."""
 
 DEFAULT_CONNECT_TIMEOUT_SECONDS = 30.0
 """How long ``initialize`` or ``server/discover`` may go unanswered while connecting."""
@@ -304,6 +313,8 @@ class Client:
         if url_elicitations is not None:
             self.session.url_elicitations = url_elicitations
         self._exit_stack: AsyncExitStack | None = None
+        self._entered_in: int | None = None
+        """The task that connected it, the one that must close it."""
         self._header_parameters: dict[str, dict[str, tuple[str, ...]]] | None = None
         """Tool name → its ``x-mcp-header`` parameters (2026-07-28 over HTTP only)."""
         self._unknown_tools: set[str] = set()
@@ -372,6 +383,8 @@ class Client:
             await self._connect()
         except BaseExceptionGroup as group:
             raise _single_error(group) from None
+        self._entered_in = anyio.get_current_task().id
+        _OPEN_IN_TASK.set((*_OPEN_IN_TASK.get(), weakref.ref(self)))
         if self._logs_unasked and self.session.modern_version is not None:
             logger.warning(
                 "logging_callback is set but log_level is not: a %s server sends log "
@@ -424,14 +437,39 @@ class Client:
         exc: BaseException | None,
         tb: TracebackType | None,
     ) -> None:
-        stack, self._exit_stack = self._exit_stack, None
-        if stack is None:
+        if self._exit_stack is None:
             return
+        self._check_leaving_in_order()
+        stack, self._exit_stack = self._exit_stack, None
+        _OPEN_IN_TASK.set(tuple(ref for ref in _OPEN_IN_TASK.get() if ref() is not self))
         try:
             await stack.__aexit__(exc_type, exc, tb)
         except BaseExceptionGroup as group:
             # The task groups underneath wrap what left the block; show it as it was.
             raise _single_error(group) from None
+
+    def _check_leaving_in_order(self) -> None:
+        """Refuse to close out of order, the client left open: its task groups are
+        anyio cancel scopes, which close only in the task that entered them and in
+        reverse order. Closed otherwise, anyio raised its own RuntimeError and left the
+        task's scopes broken, cancelling the other clients and the task's next work."""
+        how = (
+            "give each client a task of its own (the task holds its 'async with' and "
+            "ends to close it), or close clients entered in one task in reverse order "
+            "(nested 'async with', or one AsyncExitStack); see docs/broker.md"
+        )
+        if anyio.get_current_task().id != self._entered_in:
+            raise RuntimeError(
+                f"{self!r} is closed in a task other than the one that connected it, which "
+                f"anyio cannot do: {how}. It is left open."
+            )
+        opened = [client for ref in _OPEN_IN_TASK.get() if (client := ref()) is not None]
+        if self in opened and opened[-1] is not self:
+            raise RuntimeError(
+                f"{self!r} is closed while {opened[-1]!r}, connected after it in the same "
+                f"task, is still open, which anyio cannot do: close that one first, or "
+                f"{how}. It is left open."
+            )
 
     async def _set_up_again(self) -> None:
         """The session's ``on_session_expired``: the handshake again, then the

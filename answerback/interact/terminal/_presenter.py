@@ -117,7 +117,7 @@ class TerminalPresenter:
         self._opener = checked_opener(opener)
         self.console = instance_or_none(
             "console", console, Console, "a rich Console, such as Console(stderr=True)"
-        ) or Console(highlight=False)
+        ) or Console(highlight=False, emoji=False)
         self._on_screen = callable_or_none(
             "on_screen", on_screen, "a function of each screen's prompt_toolkit Application"
         )

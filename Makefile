@@ -50,8 +50,13 @@ services:
 			install them (apt-get install redis-server haproxy, brew install redis haproxy)"; fi; \
 	fi
 
+# Most of the suite's time is servers and peers starting, so it runs on every core
+# (pytest-xdist; up to four workers, each test file kept on one so its module-scoped
+# servers start once).
+PYTEST_WORKERS := -n auto --maxprocesses 4 --dist loadfile
+
 unit: $(STAMP) $(NODE_STAMP) $(CONFORMANCE_STAMP) tmux services
-	$(BIN)/pytest -q
+	$(BIN)/pytest -q $(PYTEST_WORKERS)
 
 # Users run newer Pythons than the 3.11 the project is developed on, and Python 3.12+ lets
 # a host start tasks eagerly (asyncio.eager_task_factory), which the engine honours, a path
@@ -72,7 +77,7 @@ newer-python: $(STAMP) $(NODE_STAMP) $(CONFORMANCE_STAMP) tmux services
 		&& $(NEWER_VENV)/bin/pip install --quiet -e '.[dev]' \
 		&& touch $(NEWER_VENV)/.installed || exit 1; fi; \
 	echo "the test suite under $$($(NEWER_VENV)/bin/python --version)"; \
-	$(NEWER_VENV)/bin/pytest -q
+	$(NEWER_VENV)/bin/pytest -q $(PYTEST_WORKERS)
 
 # The official MCP conformance suite and the Node (>= 22) it runs on, pinned in
 # conformance/package-lock.json.

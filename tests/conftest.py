@@ -52,16 +52,32 @@ def no_unreported_failures() -> Iterator[None]:
         pytest.fail("asyncio reported failures nobody handled:\n" + "\n".join(found))
 
 
+_FOUND_BY_WORKERS: list[str] = []
+
+
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
-    """Collect what is left, so a failure held by a reference cycle still shows."""
+    """Collect what is left, so a failure held by a reference cycle still shows. A
+    pytest-xdist worker hands what it found to the controller (``pytest_testnodedown``),
+    which reports it: a worker's own exit status does not fail the run."""
     gc.collect()
-    if found := take_unreported_failures():
+    found = take_unreported_failures()
+    workeroutput: dict[str, Any] | None = getattr(session.config, "workeroutput", None)
+    if workeroutput is not None:
+        workeroutput["unreported_failures"] = found
+        return
+    found += _FOUND_BY_WORKERS
+    if found:
         reporter = session.config.pluginmanager.get_plugin("terminalreporter")
         if reporter is not None:
             reporter.write_sep("=", "asyncio reported failures nobody handled", red=True)
             for line in found:
                 reporter.write_line(line)
         session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
+
+def pytest_testnodedown(node: Any, error: object) -> None:
+    """Keep what a pytest-xdist worker found after its last test (its final collection)."""
+    _FOUND_BY_WORKERS.extend(getattr(node, "workeroutput", {}).get("unreported_failures", ()))
 
 
 _TRIO_TIME_LIMIT = pytest.StashKey[float]()

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import importlib.util
+import re
 import sys
 import traceback
 from collections.abc import AsyncGenerator, Callable, Generator
@@ -28,6 +29,14 @@ from answerback.transports import StreamPair, create_stream_pairs
 
 REPO = Path(__file__).resolve().parent.parent
 TESTS = REPO / "tests"
+
+
+def stable_id(value: object) -> str:
+    """``repr(value)`` without a memory address, as a test id: pytest-xdist's workers
+    must each collect the same ids, and ``<object object at 0x7f...>`` differs in each."""
+    return re.sub(r" at 0x[0-9a-fA-F]+", "", repr(value))
+
+
 SERVERS = TESTS / "servers"
 LIBRARY_SERVER = REPO / "examples" / "library_server.py"
 

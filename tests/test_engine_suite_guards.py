@@ -101,3 +101,48 @@ async def test_a_test_failing_inside_serve_still_stops_the_server() -> None:
         gc.collect()
     assert failure.group_contains(RuntimeError, match="the test failed")
     assert [str(w.message) for w in caught if issubclass(w.category, ResourceWarning)] == []
+
+
+FOUND_AT_THE_END = '''
+import asyncio
+import gc
+
+import anyio
+import pytest
+
+pytestmark = pytest.mark.anyio
+
+
+class Unwound(BaseException):
+    """Not an Exception: asyncio's test runner does not re-raise it, only logs it."""
+
+
+async def test_a_failed_task_left_in_a_cycle(anyio_backend_name):
+    if anyio_backend_name != "asyncio":
+        pytest.skip("asyncio tasks only")
+
+    async def fail():
+        raise Unwound("found only by the last collection")
+
+    gc.disable()  # the run's last collection, not an earlier one, finds it
+    task = asyncio.get_running_loop().create_task(fail())
+    await anyio.wait_all_tasks_blocked()
+    cycle: list[object] = [task]
+    cycle.append(cycle)
+'''
+
+
+def test_a_failure_found_after_the_last_test_fails_a_run_on_several_workers(
+    pytester: pytest.Pytester,
+) -> None:
+    """A pytest-xdist worker's own exit status does not fail the run: what its final
+    collection finds must reach the controller, or ``make test`` would pass over it."""
+    pytester.makeini(project_ini(timeout=30))
+    pytester.makeconftest((TESTS / "conftest.py").read_text())
+    pytester.makepyfile(support=(TESTS / "support.py").read_text(), test_suite=FOUND_AT_THE_END)
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "-n", "2")
+    report = result.stdout.str()
+    assert result.parseoutcomes().get("passed") == 1, report  # the test itself passed
+    assert "asyncio reported failures nobody handled" in report
+    assert "found only by the last collection" in report
+    assert result.ret == pytest.ExitCode.TESTS_FAILED

@@ -200,7 +200,7 @@ def test_clients_that_failed_together_do_not_retry_together() -> None:
         ("soon", None),
         ("-3", None),
         ("\u0663", None),  # a digit, but not an ASCII one
-        (email.utils.formatdate(time.time() - 60, usegmt=True), 0.0),
+        ("Wed, 21 Oct 2015 07:28:00 GMT", 0.0),  # a date already past
     ],
 )
 def test_retry_after_reads_seconds_or_a_date(header: str, seconds: float | None) -> None:

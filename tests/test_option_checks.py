@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from support import stable_id
 
 from answerback import Client, StdioServer
 from answerback.client import CallbackResponder, UrlElicitations
@@ -172,7 +173,7 @@ REFUSALS: list[tuple[Build, str, Any, type[Exception], tuple[str, ...]]] = [
 @pytest.mark.parametrize(
     ("build", "option", "value", "error", "words"),
     REFUSALS,
-    ids=[f"{build.__name__}-{option}-{value!r}" for build, option, value, *_ in REFUSALS],
+    ids=[f"{build.__name__}-{option}-{stable_id(value)}" for build, option, value, *_ in REFUSALS],
 )
 def test_a_bad_option_is_refused_when_given(
     build: Build, option: str, value: Any, error: type[Exception], words: tuple[str, ...]

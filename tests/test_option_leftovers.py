@@ -28,7 +28,7 @@ from http_support import (
     session_headers,
 )
 from http_support.apps import http_app
-from support import client_with_hand_driven_server
+from support import client_with_hand_driven_server, stable_id
 
 from answerback import Client, MCPError, StdioServer
 from answerback.interact import Roots
@@ -86,7 +86,7 @@ def directory(tmp_path: Path) -> Path:
 
 @pytest.mark.anyio
 @pytest.mark.parametrize("method", ["add", "remove"])
-@pytest.mark.parametrize("wrong", NOT_PATHS, ids=repr)
+@pytest.mark.parametrize("wrong", NOT_PATHS, ids=stable_id)
 async def test_add_and_remove_refuse_what_is_not_a_path_saying_what_to_pass(
     method: str, wrong: object, directory: Path
 ) -> None:
@@ -127,7 +127,7 @@ async def test_add_and_remove_still_take_paths_and_file_uris(directory: Path) ->
     assert roots.paths == [directory]
 
 
-@pytest.mark.parametrize("wrong", ["client", None, object()], ids=repr)
+@pytest.mark.parametrize("wrong", ["client", None, object()], ids=stable_id)
 def test_attach_refuses_what_is_not_a_client(wrong: object, tmp_path: Path) -> None:
     with pytest.raises(TypeError) as raised:
         Roots([tmp_path]).attach(wrong)  # type: ignore[arg-type]
@@ -135,7 +135,7 @@ def test_attach_refuses_what_is_not_a_client(wrong: object, tmp_path: Path) -> N
     assert "async with Client(" in str(raised.value)
 
 
-@pytest.mark.parametrize("wrong", ["refresh", None, 3], ids=repr)
+@pytest.mark.parametrize("wrong", ["refresh", None, 3], ids=stable_id)
 def test_watch_refuses_what_cannot_be_called(wrong: object, tmp_path: Path) -> None:
     with pytest.raises(TypeError, match=r"Roots\.watch takes an async function"):
         Roots([tmp_path]).watch(wrong)  # type: ignore[arg-type]

@@ -9,6 +9,10 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
+from answerback.cli import _targets
+
 PATIENCE_SECONDS = 60
 
 README_SERVER = '''
@@ -101,3 +105,44 @@ def test_a_file_that_does_not_import_answerback_is_run_as_a_script(tmp_path: Pat
     assert done.returncode == 3
     assert f"cannot talk to other ({sys.executable} other.py)" in done.stderr
     assert "other.py ran as a script" in done.stderr
+
+
+TOOL_THAT_RUNS_A_COMMAND = """
+import subprocess
+
+import anyio.to_thread
+
+from answerback.server import MCPServer
+
+mcp = MCPServer("shell")
+
+
+@mcp.tool()
+async def uptime() -> str:
+    done = await anyio.to_thread.run_sync(lambda: subprocess.run(["uptime"], check=False))
+    return str(done.returncode)
+"""
+
+
+@pytest.mark.parametrize(
+    ("source", "served"),
+    [
+        # A tool's body runs when it is called, not when the file is imported.
+        (TOOL_THAT_RUNS_A_COMMAND, True),
+        (README_SERVER, True),
+        (SELF_STARTING_SERVER, False),
+        (README_SERVER + "\nif __name__ == '__main__':\n    main()\n", False),
+        (README_SERVER + "\nmcp.run()\n", False),
+        ("import anyio\nfrom answerback import Client\n\nanyio.run(main)\n", False),
+        ("import json\n", False),
+    ],
+    ids=["tool-runs-a-command", "readme", "main-block", "calls-main", "run", "client", "plain"],
+)
+def test_only_the_code_run_on_import_decides_how_a_file_starts(
+    tmp_path: Path, source: str, served: bool
+) -> None:
+    """A tool calling ``subprocess.run`` made a plain server look like one that starts
+    itself: run as a script, it ended at once ("exited with code 0")."""
+    script = tmp_path / "server.py"
+    script.write_text(source, encoding="utf-8")
+    assert _targets._only_defines_a_server(script) is served  # pyright: ignore[reportPrivateUsage]

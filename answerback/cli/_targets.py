@@ -15,6 +15,7 @@ import re
 import shlex
 import shutil
 import sys
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
@@ -436,17 +437,21 @@ def _runnable(words: list[str]) -> list[str]:
 
 
 def _only_defines_a_server(script: Path) -> bool:
-    """Whether ``script`` imports answerback and calls nothing that could start a server
-    (no ``run``, ``run_...`` or ``serve...``: ``mcp.run()``, ``anyio.run(main)``). It is
-    read, never run; a file that starts itself, or that cannot be read or parsed, is left
-    to run as a script, where Python reports what is wrong with it."""
+    """Whether ``script`` imports answerback and, in the code that runs when it is
+    imported, starts nothing: no ``if __name__ == "__main__":`` block and no call named
+    ``run``, ``run_...`` or ``serve...`` (``mcp.run()``, ``anyio.run(main)``). Function
+    and class bodies are not looked at: a tool calling ``subprocess.run`` starts nothing
+    by being defined. It is read, never run; a file that starts itself, or that cannot be
+    read or parsed, is left to run as a script, where Python reports what is wrong."""
     try:
         tree = ast.parse(script.read_bytes(), filename=str(script))
     except (OSError, SyntaxError, ValueError):  # ValueError: a NUL byte, on older Pythons
         return False
     imports_answerback = False
-    for node in ast.walk(tree):
+    for node in _run_on_import(tree):
         match node:
+            case ast.If(test=ast.Compare(left=ast.Name(id="__name__"))):
+                return False
             case ast.Call(func=ast.Attribute(attr=called) | ast.Name(id=called)) if (
                 called == "run" or called.startswith(("run_", "serve"))
             ):
@@ -458,6 +463,17 @@ def _only_defines_a_server(script: Path) -> bool:
             case _:
                 pass
     return imports_answerback
+
+
+def _run_on_import(node: ast.AST) -> Iterator[ast.AST]:
+    """``node`` and what under it runs when the module is imported: everything but the
+    bodies of functions, lambdas and classes (a class body runs, but only defines)."""
+    yield node
+    for child in ast.iter_child_nodes(node):
+        if not isinstance(
+            child, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda | ast.ClassDef
+        ):
+            yield from _run_on_import(child)
 
 
 def _is_answerback(module: str) -> bool:

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+from collections import defaultdict
 from typing import Annotated, Any
 
 import pytest
@@ -595,6 +596,90 @@ async def test_an_honest_round_with_new_patterns_and_its_answers_checked_is_answ
     ) as client:
         result = await client.call_tool("ask", {})
     assert result.content == [TextContent(text="answered 32")]
+
+
+ROUND_PATTERN = "^round-[0-9]+$"
+"""The pattern of the form a round asks, new to the cache: reading it draws on the round."""
+
+LOOKUP_PATTERN = "^lookup-[0-9]+$"
+"""The pattern in another server's output schema, new to the cache."""
+
+LOOKUP_SCHEMA: JSONObject = {
+    "type": "object",
+    "properties": {"code": {"type": "string", "pattern": LOOKUP_PATTERN}},
+    "required": ["code"],
+}
+
+UNFIT_LOOKUP: JSONObject = {"content": [], "structuredContent": {"code": "not a lookup code"}}
+
+
+def budgets_drawn_on(monkeypatch: pytest.MonkeyPatch) -> dict[str, list[PatternBudget]]:
+    """Each pattern, and every budget that compiled or ran it, in order."""
+    drawn: dict[str, list[PatternBudget]] = defaultdict(list)
+    compile_pattern, search = PatternBudget.compile, PatternBudget.search
+
+    def compile_recorded(budget: PatternBudget, pattern: str) -> Any:
+        drawn[pattern].append(budget)
+        return compile_pattern(budget, pattern)
+
+    def search_recorded(budget: PatternBudget, pattern: str, text: str) -> bool:
+        drawn[pattern].append(budget)
+        return search(budget, pattern, text)
+
+    monkeypatch.setattr(PatternBudget, "compile", compile_recorded)
+    monkeypatch.setattr(PatternBudget, "search", search_recorded)
+    compiled_pattern.cache_clear()
+    return drawn
+
+
+@pytest.mark.anyio
+async def test_a_rounds_budget_is_not_drawn_on_by_what_the_host_does_while_answering(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The round's budget was open while the host's callback ran, so another server's
+    tool it called had its output schema compiled on it: once the round's patterns had
+    spent it, that schema was logged as unusable and the tool's results went unchecked
+    for the rest of its connection. The budget is spent here by hand, as the round's own
+    slow patterns could leave it; no clock is involved."""
+    drawn = budgets_drawn_on(monkeypatch)
+    question = form_question(
+        {
+            "type": "object",
+            "properties": {
+                "name": {"type": "string"},
+                "ref": {"type": "string", "pattern": ROUND_PATTERN},
+            },
+        }
+    )
+    looked_up: list[InvalidServerResultError] = []
+    lookup: Client
+    peer: RawPeer
+    async with listing("legacy", LOOKUP_SCHEMA) as (lookup, peer):
+
+        async def look_up_then_answer(
+            context: ClientRequestContext, params: ElicitRequestParams
+        ) -> ElicitResult:
+            [round_budget] = drawn[ROUND_PATTERN]  # reading the form compiled it
+            round_budget.spent = round_budget.allowed
+            with pytest.raises(InvalidServerResultError) as caught:
+                await call_against(lookup, peer, UNFIT_LOOKUP)
+            looked_up.append(caught.value)
+            return ElicitResult(action="accept", content={"name": "Ada"})
+
+        async with Client(
+            round_server({"q": question}),
+            mode="2026-07-28",
+            elicitation_callback=look_up_then_answer,
+        ) as client:
+            result = await client.call_tool("ask", {})
+        assert result.content == [TextContent(text="answered 1")]
+        with pytest.raises(InvalidServerResultError) as after_the_round:
+            await call_against(lookup, peer, UNFIT_LOOKUP)
+    [round_budget] = drawn[ROUND_PATTERN]
+    assert all(budget is not round_budget for budget in drawn[LOOKUP_PATTERN])
+    for refusal in [*looked_up, after_the_round.value]:
+        assert "that does not fit the tool's outputSchema" in refusal.message
+        assert "structuredContent.code: 'not a lookup code' does not match" in refusal.message
 
 
 def test_an_output_schema_of_new_patterns_slow_to_compile_is_refused_before_any_result() -> None:

@@ -48,7 +48,7 @@ from answerback.forms import (
     check_message,
     parse_form,
 )
-from answerback.forms._patterns import pattern_budget
+from answerback.forms._patterns import PatternBudget, drawing_on
 from answerback.jsonrpc import (
     Endpoint,
     Envelope,
@@ -540,32 +540,36 @@ class ClientSession:
         same way in both eras.
 
         The whole round's patterns (each form's, compiled and run on its defaults, and
-        each answer's checks) share one ``pattern_budget``, as one form's do: a round may
+        each answer's checks) share one ``PatternBudget``, as one form's do: a round may
         hold any number of forms, and each within its own budget still froze the client
-        for seconds. Waiting for the person costs none of it.
+        for seconds. It is drawn on only while a form is read or an answer checked, never
+        while the responder runs (``answer_elicitation``): the host's callbacks may take
+        minutes and call other servers' tools, whose result checks must not draw on this
+        server's budget, nor be refused once its patterns have spent it. Waiting for the
+        person costs none of it.
         """
         responses: JSONObject = {}
-        with pattern_budget():  # the tasks answering each question share it
-            for key, input_request in input_requests.items():
-                params = input_request.params
-                meta = None if params is None or params.meta is None else params.meta.to_wire()
-                context = ClientRequestContext(self, key, meta)
-                try:
-                    # Cancelled, like a legacy handler, if the connection ends meanwhile.
-                    answer = await self.endpoint.until_closed(
-                        functools.partial(self._answer_input, context, input_request),
-                        "waiting for the answer to the server's question",
-                    )
-                except MCPError:
-                    raise
-                except Exception as exc:
-                    server = self._server_named()
-                    answering = f"{input_request.method!r} (input request {key!r}) from {server}"
-                    error = error_from_exception(exc, answering=answering)
-                    raise MCPError.from_error_data(error) from exc
-                if isinstance(answer, ErrorData):
-                    raise MCPError.from_error_data(answer)
-                responses[key] = answer.model_dump(mode="json", by_alias=True, exclude_none=True)
+        patterns = PatternBudget()
+        for key, input_request in input_requests.items():
+            params = input_request.params
+            meta = None if params is None or params.meta is None else params.meta.to_wire()
+            context = ClientRequestContext(self, key, meta)
+            try:
+                # Cancelled, like a legacy handler, if the connection ends meanwhile.
+                answer = await self.endpoint.until_closed(
+                    functools.partial(self._answer_input, context, input_request, patterns),
+                    "waiting for the answer to the server's question",
+                )
+            except MCPError:
+                raise
+            except Exception as exc:
+                server = self._server_named()
+                answering = f"{input_request.method!r} (input request {key!r}) from {server}"
+                error = error_from_exception(exc, answering=answering)
+                raise MCPError.from_error_data(error) from exc
+            if isinstance(answer, ErrorData):
+                raise MCPError.from_error_data(answer)
+            responses[key] = answer.model_dump(mode="json", by_alias=True, exclude_none=True)
         return responses
 
     async def send_notification(self, method: str, params: JSONObject | None = None) -> None:
@@ -689,12 +693,13 @@ class ClientSession:
         return MethodNotFoundError(f"Method not found: {method!r}").error
 
     async def _answer_input(
-        self, context: ClientRequestContext, question: InputRequest
+        self, context: ClientRequestContext, question: InputRequest, patterns: PatternBudget
     ) -> BaseModel:
         """One 2026-07-28 input request answered by the responder: already parsed with the
-        ``InputRequiredResult`` that carried it, so not dumped and parsed again."""
+        ``InputRequiredResult`` that carried it, so not dumped and parsed again. A form
+        draws on its round's ``patterns``."""
         if isinstance(question, ElicitRequest):
-            return await self.answer_elicitation(context, question.params)
+            return await self.answer_elicitation(context, question.params, patterns=patterns)
         if isinstance(question, CreateMessageRequest):
             return await self.answer_sampling(context, question.params)
         return await self.answer_list_roots(context)
@@ -713,12 +718,20 @@ class ClientSession:
         return form
 
     async def answer_elicitation(
-        self, context: ClientRequestContext, params: ElicitRequestParams
+        self,
+        context: ClientRequestContext,
+        params: ElicitRequestParams,
+        *,
+        patterns: PatternBudget | None = None,
     ) -> ElicitResult | ErrorData:
         """The seam for elicitation: refuse a mode the responder did not declare, a
         form outside the restricted subset or too large to show, and a link whose message
         is longer than a form's may be; then check an accepted form answer (defaults
-        filled in) before it is sent; one that does not fit fails, naming every field."""
+        filled in) before it is sent; one that does not fit fails, naming every field.
+
+        Reading the form and checking the answer draw on ``patterns``, a 2026-07-28
+        round's budget (``answer_input_requests``), or without one each on its own. The
+        responder runs outside it: what it checks draws on budgets of its own."""
         declared = self.capabilities.elicitation
         if declared is None:
             return refusal("Elicitation", "elicitation", self.refusal_reasons.get("elicitation"))
@@ -728,7 +741,8 @@ class ClientSession:
                 return _mode_refusal("Form elicitation", "elicitation.form")
             try:
                 check_message(params.message)
-                form = self._form(params.requested_schema)
+                with drawing_on(patterns):
+                    form = self._form(params.requested_schema)
             except UnsupportedForm as exc:
                 logger.warning("refused a form from %s: %s", self._server_named(), exc)
                 return unsupported_form(exc)
@@ -751,7 +765,8 @@ class ClientSession:
         if form is None or isinstance(answer, ErrorData) or answer.action != "accept":
             return answer
         try:
-            return fitted(form, answer)
+            with drawing_on(patterns):
+                return fitted(form, answer)
         except AnswerError as exc:
             return unfit_answer(exc, source())
 

@@ -202,6 +202,20 @@ def pattern_budget(
         _OPEN_BUDGET.reset(token)
 
 
+@contextmanager
+def drawing_on(budget: PatternBudget | None) -> Generator[None]:
+    """Make ``budget`` the open one for the code inside, whatever is open around it
+    (``None``: none, so each piece of work opens its own). For work done in parts with
+    other code run between them, such as a 2026-07-28 round's forms and answers with the
+    host's callbacks between: its budget is open only while its own parts run, so what
+    those callbacks check (another server's tool result) never draws on it."""
+    token = _OPEN_BUDGET.set(budget)
+    try:
+        yield
+    finally:
+        _OPEN_BUDGET.reset(token)
+
+
 def pattern_search(pattern: str, text: str) -> bool:
     """Whether ``pattern`` matches anywhere in ``text`` (as JSON Schema says), drawing on
     the open ``pattern_budget`` (outside one, the value alone is bounded). Raises

@@ -223,7 +223,9 @@ class PromptSeat:
                 await self.free.wait()
             closed = self.prompt_closed = anyio.Event()
             default, self.saved = self.saved, ""
-            store_typeahead(self.session.app.input, self.typed_ahead)
+            # Before any keys a screen left on closing: those were typed later.
+            left_by_screen = get_typeahead(self.session.app.input)
+            store_typeahead(self.session.app.input, [*self.typed_ahead, *left_by_screen])
             self.typed_ahead = []
             try:
                 return await self.session.prompt_async(

@@ -189,8 +189,13 @@ class TerminalPresenter:
         return ElicitResult(action="accept", content=dict(outcome))
 
     async def withdrawn(self, question: Question, reason: str) -> None:
-        """Say, on one line, that the question on screen went away and why."""
-        self._said(question, f"question withdrawn: {reason}", style="yellow")
+        """Say, on one line, that the question on screen went away and why.
+
+        The broker may show the next question before it knows why this one left, so
+        the line goes above the screen now up (``run_in_terminal``): printed straight
+        to the terminal, it landed on that screen's input line and stayed there."""
+        what = f"question withdrawn: {reason}"
+        await run_in_terminal(lambda: self._said(question, what, style="yellow"))
 
     async def _link(
         self, question: Question, params: ElicitRequestURLParams, keys: ServerKeys | None

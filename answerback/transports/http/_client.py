@@ -1565,7 +1565,9 @@ class StreamableHTTPTransport:
         ``resend_after_reset``, which its caller gives for what is safe to repeat (see
         ``_NOT_RESENT``). A server that stops resets its kept-alive connections idle in
         the pool, and new ones still in its listening queue: a fresh try then says what
-        is true now, the answer, or that nothing is listening. Any other failure is the
+        is true now, the answer, or that nothing is listening. (A try on another of those
+        connections, before its reset reached the pool's check, fails as closed without
+        an answer: after a reset, that is sent again too.) Any other failure is the
         caller's: the server may have read the request, so whether it did its work is
         unknown (``_SentInPart`` when every try failed while being written).
         """
@@ -1588,11 +1590,14 @@ class StreamableHTTPTransport:
                 return await client.send(request, auth=auth, follow_redirects=False, stream=True)
             except (httpx2.ReadError, httpx2.WriteError, httpx2.RemoteProtocolError) as exc:
                 failed = writing is not None and writing.failed
-                if not failed and (
-                    not resend_after_reset
-                    or isinstance(exc, httpx2.RemoteProtocolError)
-                    or not _caused_by(exc, ConnectionResetError, BrokenPipeError)
-                ):
+                closed_unanswered = isinstance(exc, httpx2.RemoteProtocolError)
+                reset = not closed_unanswered and _caused_by(
+                    exc, ConnectionResetError, BrokenPipeError
+                )
+                # After a reset, another kept-alive connection of the same server closing
+                # unanswered is one more of them, its reset not seen by the pool yet.
+                stale = closed_unanswered and resets > 0
+                if not failed and not (resend_after_reset and (reset or stale)):
                     raise
                 unsent = unsent and failed
                 cut_writing += failed

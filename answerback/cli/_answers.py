@@ -267,8 +267,7 @@ def _check_one_site(host: str, as_url: bool) -> None:
                 f'starts with a dot: none is needed, write "{site}" {_SUBDOMAINS_TOO}'
             )
         raise _NotOneSite(f'has an empty label (two dots in a row): write "{site}"')
-    parts = split_host(host)
-    if parts.registrable is None and parts.suffix:
+    if _is_public_suffix(host):
         raise _NotOneSite(
             f"names a public suffix ({host}): anyone can make a site under it, so it would "
             f'answer links to all of them; give the site, such as "alice.{host}" (a link '
@@ -283,13 +282,20 @@ def _check_one_site(host: str, as_url: bool) -> None:
         )
 
 
+def _is_public_suffix(host: str) -> bool:
+    """Whether ``host`` is a public suffix (``github.io``, ``co.uk``): anyone can make a
+    site under it, so it names no one site. A name with no known suffix (``wiki.corp``)
+    is not one."""
+    parts = split_host(host)
+    return parts.registrable is None and bool(parts.suffix)
+
+
 def _refuse_wildcard(parent: str) -> NoReturn:
     """Refuse a wildcard, suggesting what to write instead: its parent name, unless that
     is a public suffix (which names no one site either)."""
     if "*" in parent or "." not in parent or "" in parent.split("."):
         parent = "example.com"
-    parts = split_host(parent)
-    if parts.registrable is None and parts.suffix:
+    if _is_public_suffix(parent):
         raise _NotOneSite(
             f"has a wildcard over a public suffix ({parent}): anyone can make a site under "
             f"it, so it would answer links to all of them; give the site, such as "

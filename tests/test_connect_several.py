@@ -1,6 +1,7 @@
 """``answerback connect`` with several servers: each connects at once, in a task of its
-own, so any one can be reconnected in any order, a frozen one holds up neither the
-others nor the prompt, and a config file's servers are all connected when none is named.
+own, so any one can be reconnected in any order, a frozen one holds up none of the
+others (the prompt waits for it to connect or fail, up to its ``--timeout``), and a
+config file's servers are all connected when none is named.
 Also the protocol era chosen from the command line (``--mode``, a config entry's
 ``"mode"``), and its advice where a tool asks the way only the older era carries.
 

@@ -79,7 +79,7 @@ def _dispatch(args: argparse.Namespace, err: Console) -> int:
     if args.command == "connect":
         from answerback.cli._connect import connect
 
-        targets = resolve(args.targets, args.config, args.mode)
+        targets = resolve(args.targets, args.config, args.mode, args.typed)
         with authorized(targets, options, tell):
             return connect(targets, roots_of(args), args, err)
     target = resolve([args.target], args.config, args.mode)[0]

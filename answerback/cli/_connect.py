@@ -70,6 +70,7 @@ from answerback.cli._render import (
 from answerback.cli._reporting import CommandResponder
 from answerback.cli._targets import Target, state_dir
 from answerback.client import Client, Responder
+from answerback.client._session import told_by_server
 from answerback.interact import Answer, Broker, Presenter, Question, Roots
 from answerback.interact.sampling import ModelSampler
 from answerback.interact.terminal import TerminalPresenter
@@ -477,9 +478,11 @@ class Session:
         server.client = client
         detach = self.roots.attach(client)
         try:
-            version = client.server_info.version
+            # Cut, and quoted unless a plain word, as every other line that quotes them.
+            name = told_by_server(client.server_info.name)
+            version = told_by_server(client.server_info.version.strip())
             self.say(
-                f"Connected to [bold]{shown(server.name)}[/] ({shown(client.server_info.name)}"
+                f"Connected to [bold]{shown(server.name)}[/] ({shown(name)}"
                 f"{' ' + shown(version) if version else ''}, protocol {client.protocol_version})"
             )
             holding.settled.set()

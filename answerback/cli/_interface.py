@@ -56,21 +56,36 @@ class ExitCode(IntEnum):
     """The person stopped the command (Ctrl-C), as a shell reports a program SIGINT ended."""
 
 
+COMMANDS = {
+    "run": "serve an answerback server file (stdio or HTTP)",
+    "connect": "an interactive session with servers (needs a terminal)",
+    "call": "call one tool and print its result",
+    "list": "print a server's tools, resources and prompts",
+    "logout": "forget the tokens kept for a server (log in again next time)",
+}
+"""Each command and what it does, for ``--help`` and for a command line that names none."""
+
+_TARGET_HELP = (
+    'an http(s) URL, a command line in quotes ("python server.py"), a Python file '
+    "(server.py), or a server name from the config file"
+)
+
+
 def build_parser() -> argparse.ArgumentParser:
     """Every command and its options (docs/cli.md describes them)."""
     parser = argparse.ArgumentParser(
         prog="answerback",
         description="Talk to MCP servers as a person (connect, call, list), or run one (run).",
-        epilog='Targets: an http(s) URL, a command line in quotes ("python server.py"), or '
-        "a server name from the config file. Exit codes: 0 ok, 1 the tool reported an "
+        epilog=f"Targets: {_TARGET_HELP}. Exit codes: 0 ok, 1 the tool reported an "
         "error, 2 usage, 3 connection failed, 4 the server refused the request (or replied "
         "malformed, or is no MCP server), 5 authorization failed, 6 the output could not be "
         "written. answerback help COMMAND shows a command's options.",
     )
     parser.add_argument("--version", action="version", version=f"answerback {__version__}")
-    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    # Not required to argparse, whose complaint would name no command: parse lists them.
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND")
 
-    run = commands.add_parser("run", help="serve an answerback server file (stdio or HTTP)")
+    run = commands.add_parser("run", help=COMMANDS["run"])
     run.add_argument(
         "file", metavar="FILE[:OBJ]", help="the Python file, and the server's name in it"
     )
@@ -105,9 +120,7 @@ def build_parser() -> argparse.ArgumentParser:
         )
         _add_auth_options(sub)
 
-    connect = commands.add_parser(
-        "connect", help="an interactive session with servers (needs a terminal)"
-    )
+    connect = commands.add_parser("connect", help=COMMANDS["connect"])
     connect.add_argument(
         "targets",
         nargs="*",
@@ -124,7 +137,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="how long a request may go unanswered (a person answering does not count)",
     )
 
-    one = commands.add_parser("call", help="call one tool and print its result")
+    one = commands.add_parser("call", help=COMMANDS["call"])
     one.add_argument("target", metavar="TARGET", help=_TARGET_HELP)
     # Optional to argparse, which would otherwise call the optional ARG required too.
     one.add_argument("tool", metavar="TOOL", nargs="?", help="the tool to call")
@@ -146,7 +159,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="how long the call may go unanswered (a person answering does not count)",
     )
 
-    listing = commands.add_parser("list", help="print a server's tools, resources and prompts")
+    listing = commands.add_parser("list", help=COMMANDS["list"])
     listing.add_argument("target", metavar="TARGET", help=_TARGET_HELP)
     targets_options(listing)
     listing.add_argument("--json", action="store_true", help="print JSON")
@@ -157,18 +170,12 @@ def build_parser() -> argparse.ArgumentParser:
         help=f"how long the server may take to connect and to list (default {_DEFAULT_WAIT:g})",
     )
 
-    logout = commands.add_parser(
-        "logout", help="forget the tokens kept for a server (log in again next time)"
-    )
+    logout = commands.add_parser("logout", help=COMMANDS["logout"])
     logout.add_argument("target", metavar="TARGET", help="the server's URL or config name")
     logout.add_argument("--config", metavar="FILE", help="a config file with mcpServers")
     return parser
 
 
-_TARGET_HELP = (
-    'an http(s) URL, a command line in quotes ("python server.py"), or a server name from '
-    "the config file"
-)
 _DEFAULT_WAIT = 30.0
 """The client's connect timeout, which ``--timeout`` replaces (kept in step with
 ``answerback.client``'s, which parsing does not import)."""
@@ -178,7 +185,9 @@ def parse(argv: Sequence[str] | None) -> argparse.Namespace:
     """The command line parsed. A tool's arguments may also come after ``call``'s
     options (``call TARGET TOOL --timeout 5 name=Ada``), which argparse alone refuses:
     what it leaves over is taken as more of them. ``help [COMMAND]`` is ``[COMMAND]
-    --help``; a server's command line typed without quotes is refused saying so."""
+    --help``; a server's command line typed without quotes is refused saying so, and
+    no command at all lists them. ``typed`` keeps the words after the command, for a
+    command line suggested to the person to keep every option they gave."""
     words = list(sys.argv[1:] if argv is None else argv)
     if words[:1] == ["help"]:
         words = [*words[1:2], "--help"]
@@ -186,16 +195,25 @@ def parse(argv: Sequence[str] | None) -> argparse.Namespace:
     if (unquoted := _unquoted_command_line(words)) is not None:
         parser.error(unquoted)
     args, extra = parser.parse_known_args(words)
+    if args.command is None:
+        width = max(map(len, COMMANDS))
+        listed = "".join(f"\n  {name:{width}}  {does}" for name, does in COMMANDS.items())
+        parser.error(
+            f"give a COMMAND, one of:{listed}\nanswerback help COMMAND shows a command's options."
+        )
     unknown = [word for word in extra if word.startswith("-")]
     if unknown or (extra and args.command != "call"):
         parser.error(f"unrecognized arguments: {' '.join(unknown or extra)}")
     if extra:
         args.arguments = [*args.arguments, *extra]
     if args.command == "call" and args.tool is None:
-        parser.error(
-            "call needs a TOOL after the TARGET: answerback call TARGET TOOL [ARG ...] "
-            "(answerback list TARGET lists the tools)"
+        # Without the usage line, which is the whole program's and says no TOOL.
+        parser.exit(
+            ExitCode.USAGE,
+            f"{parser.prog}: error: call needs a TOOL after the TARGET: answerback call "
+            "TARGET TOOL [ARG ...] (answerback list TARGET lists the tools)\n",
         )
+    args.typed = words[1:]
     return args
 
 

@@ -16,6 +16,7 @@ from types import ModuleType
 from answerback.server import MCPServer
 
 _USUAL_NAMES = ("mcp", "server", "app")
+_CREATE_ONE = 'create one, for example `mcp = MCPServer("name")`'
 
 
 class RunError(Exception):
@@ -58,21 +59,31 @@ def find_server(module: ModuleType, path: Path, name: str | None) -> MCPServer:
         if isinstance(found, MCPServer):
             return found
         what = "not defined" if found is None else f"a {type(found).__name__}"
-        raise RunError(f"{path}:{name} is {what}, not an MCPServer.")
+        defined = ", ".join(sorted(_servers_in(module)))
+        instead = (
+            f"pick one of the MCPServers it defines ({defined}) with {path}:NAME"
+            if defined
+            else f"{path} defines none at module level: {_CREATE_ONE}"
+        )
+        raise RunError(f"{path}:{name} is {what}, not an MCPServer: {instead}.")
     for usual in _USUAL_NAMES:
         found = getattr(module, usual, None)
         if isinstance(found, MCPServer):
             return found
-    servers = {key: value for key, value in vars(module).items() if isinstance(value, MCPServer)}
+    servers = _servers_in(module)
     if len(servers) == 1:
         return next(iter(servers.values()))
     if not servers:
         raise RunError(
-            f"{path} defines no MCPServer at module level: create one, for example "
-            '`mcp = MCPServer("name")`, or name it with FILE:OBJ.'
+            f"{path} defines no MCPServer at module level: {_CREATE_ONE}, or name it with FILE:OBJ."
         )
     names = ", ".join(sorted(servers))
     raise RunError(f"{path} defines several MCPServers ({names}): pick one with {path}:NAME.")
+
+
+def _servers_in(module: ModuleType) -> dict[str, MCPServer]:
+    """The servers ``module`` defines at its top level, by the names they have there."""
+    return {key: value for key, value in vars(module).items() if isinstance(value, MCPServer)}
 
 
 def parse_http(value: str) -> tuple[str, int]:

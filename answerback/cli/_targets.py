@@ -15,7 +15,7 @@ import re
 import shlex
 import shutil
 import sys
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
@@ -288,23 +288,29 @@ def find_config(explicit: str | None) -> Path | None:
     return None
 
 
-def resolve(texts: list[str], config: str | None = None, mode: str | None = None) -> list[Target]:
+def resolve(
+    texts: list[str],
+    config: str | None = None,
+    mode: str | None = None,
+    options: Sequence[str] = (),
+) -> list[Target]:
     """Every target the person typed, with distinct display names; none typed, every
     server of the config file, as desktop hosts connect them. ``mode`` (``--mode``)
-    replaces each one's own."""
-    targets = _resolved(texts, config)
+    replaces each one's own. ``options`` are the ones the person gave, which a command
+    line suggested instead keeps."""
+    targets = _resolved(texts, config, options)
     if mode is not None:
         for target in targets:
             target.mode = mode
     return targets
 
 
-def _resolved(texts: list[str], config: str | None) -> list[Target]:
+def _resolved(texts: list[str], config: str | None, options: Sequence[str]) -> list[Target]:
     config_path = find_config(config)
     configured: dict[str, object] | None = None
     targets: list[Target] = []
     if not texts:
-        return _every_configured(config_path)
+        return _every_configured(config_path, options)
     for text in texts:
         if not text.strip():
             raise TargetError("An empty target: give a URL, a command line or a config name.")
@@ -351,9 +357,9 @@ def _resolved(texts: list[str], config: str | None) -> list[Target]:
     return _distinct(targets)
 
 
-def _every_configured(config_path: Path | None) -> list[Target]:
+def _every_configured(config_path: Path | None, options: Sequence[str]) -> list[Target]:
     """Every server of the config file; one that cannot be used is refused naming it,
-    with how to leave it out."""
+    with how to leave it out: ``answerback connect`` with ``options`` and the others."""
     if config_path is None:
         *first, last = DEFAULT_CONFIGS
         raise TargetError(
@@ -375,7 +381,10 @@ def _every_configured(config_path: Path | None) -> list[Target]:
             targets.append(_in_cwd(target, f"server {name!r} in {config_path}"))
         except TargetError as exc:
             others = [other for other in configured if other != name]
-            keep = shlex.join(["answerback", "connect", "--config", str(config_path), *others])
+            # The file named even if it was found: the line then works anywhere.
+            named = any(word == "--config" or word.startswith("--config=") for word in options)
+            config = [] if named else ["--config", str(config_path)]
+            keep = shlex.join(["answerback", "connect", *config, *options, *others])
             instead = f" To connect to the others, name them: {keep}" if others else ""
             raise TargetError(f"{exc}{instead}") from None
     return _distinct(targets)

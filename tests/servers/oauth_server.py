@@ -27,7 +27,8 @@ An access token's ``aud`` is the ``resource`` the client asked for (RFC 8707); w
 one, the token has no audience, and a resource server that checks audience refuses it.
 
 It binds a free port on 127.0.0.1, prints ``listening at ISSUER`` once it accepts
-connections, and serves until killed. Run: ``python tests/servers/oauth_server.py --help``.
+connections, and serves until killed (Ctrl-C ends it quietly, exit 130). Run:
+``python tests/servers/oauth_server.py --help``.
 """
 
 from __future__ import annotations
@@ -36,6 +37,7 @@ import argparse
 import json
 import secrets
 import socket
+import sys
 import time
 from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
@@ -785,4 +787,7 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    try:
+        main()
+    except KeyboardInterrupt:  # uvicorn raises Ctrl-C again once it has stopped serving
+        sys.exit(130)  # as answerback's servers end on Ctrl-C: no traceback

@@ -22,13 +22,15 @@ from typing import TYPE_CHECKING, Any, cast
 from answerback.forms._ecma_regex import PatternError
 from answerback.forms._patterns import (
     PatternTooSlow,
-    compiled_pattern,
+    keeping,
+    kept_pattern,
     pattern_budget,
     pattern_search,
 )
 from answerback.forms._plain_schema import plain_test
 
 if TYPE_CHECKING:
+    import regex
     from jsonschema import FormatChecker, ValidationError
     from jsonschema.protocols import Validator
 
@@ -58,6 +60,8 @@ class SchemaCheck:
 
     validator: Validator
     plainly_fits: Callable[[object], bool] | None
+    patterns: dict[str, regex.Pattern[str]]
+    """The schema's own patterns, compiled once (``keeping``)."""
 
     def judge(self, content: object, whole: str) -> Verdict:
         """What in ``content`` breaks the schema, at most ``PROBLEMS_KEPT``, each as
@@ -68,7 +72,7 @@ class SchemaCheck:
         if self.plainly_fits is not None and self.plainly_fits(content):
             return Verdict([], too_slow=False)
         problems: list[str] = []
-        with pattern_budget() as budget:
+        with keeping(self.patterns), pattern_budget() as budget:
             errors = self.validator.iter_errors(cast(Any, content))
             for error in itertools.islice(errors, PROBLEMS_KEPT):
                 problems.append(_problem(error, whole))
@@ -100,11 +104,13 @@ def compile_schema(schema: dict[str, Any]) -> SchemaCheck:
             "patterns without a deadline"
         )
     # format_checker is jsonschema's own parameter; its type stubs leave it out.
-    with pattern_budget():
+    patterns: dict[str, regex.Pattern[str]] = {}
+    with keeping(patterns), pattern_budget():
         cast(Any, cls).check_schema(schema, format_checker=_pattern_formats())
     # REGISTRY holds the dialects' own meta-schemas and retrieves nothing, where
     # jsonschema's default registry would fetch any remote $ref from the network.
-    return SchemaCheck(_timed(cls)(schema, registry=REGISTRY), plain_test(schema))
+    validator = _timed(cls)(schema, registry=REGISTRY)
+    return SchemaCheck(validator, plain_test(schema), patterns)
 
 
 def cut(text: str, most: int = _PROBLEM_CHARS) -> str:
@@ -115,9 +121,10 @@ def cut(text: str, most: int = _PROBLEM_CHARS) -> str:
 @cache
 def _pattern_formats() -> FormatChecker:
     """The formats checked in a schema itself: its patterns, translated from ECMA-262
-    and compiled as they will run (``compiled_pattern``). jsonschema's own check compiles
-    them with ``re``, which refuses ECMA-262 patterns such as ``\\p{Lu}`` (which pydantic
-    and zod write), so such a schema was called unusable and its content went unchecked."""
+    and compiled as they will run (``kept_pattern``: kept with the schema). jsonschema's
+    own check compiles them with ``re``, which refuses ECMA-262 patterns such as
+    ``\\p{Lu}`` (which pydantic and zod write), so such a schema was called unusable and
+    its content went unchecked."""
     from jsonschema import FormatChecker
 
     checker = FormatChecker(formats=())
@@ -127,7 +134,7 @@ def _pattern_formats() -> FormatChecker:
 
 def _compiles(pattern: object) -> bool:
     if isinstance(pattern, str):
-        compiled_pattern(pattern)
+        kept_pattern(pattern)
     return True
 
 

@@ -53,14 +53,21 @@ patterns do not backtrack is checked whole, and patterns can make checking it at
 few times slower than checking it without them; while a pattern that backtracks for
 30 ms a value still uses the budget up in nine values, one of 6 ms in about forty."""
 
-PATTERN_SECONDS_PER_COMPILE = 250e-6
+PATTERN_SECONDS_PER_COMPILE = 400e-6
 """What each pattern compiled (one not already cached) adds to its work's budget: about
-half what an ordinary pattern takes to translate and compile (0.4 to 1 ms, mostly in the
-``regex`` engine's own parser, written in Python), so that compiling counts, but only
-beyond that allowance. A form of 48 new ordinary patterns takes 25 to 50 ms to compile
-them, a tenth or a fifth of the budget once their 12 ms are allowed for; new patterns
-sent without end use it up after a few hundred, and ones that repeat a part thousands of
-times (3 to 5 ms each) after fifty to ninety."""
+what an ordinary pattern takes to translate and compile the first time (0.25 to 1 ms,
+0.45 on average, for a dozen email, date, phone, URL and UUID patterns; mostly in the
+``regex`` engine's own parser, written in Python). So honest new patterns hardly draw on
+the budget, and a form of 256 of them is read on a machine twice as slow; while ones
+that repeat a part thousands of times (3 to 5 ms each) use it up after fifty to ninety.
+Only the first ``PATTERN_COMPILES_ALLOWED`` compiles add to it (see there)."""
+
+PATTERN_COMPILES_ALLOWED = 256
+"""How many compiles of one piece of work add ``PATTERN_SECONDS_PER_COMPILE``: as many
+as a form has fields at most (``MAX_FIELDS``; imported, it would make a cycle). The
+simplest patterns compile in less than that allowance, so without a bound new patterns
+sent without end (an output schema of thousands) would never use the budget up; past
+it, each compile draws on the budget whole."""
 
 BUDGET_WORDS = (
     f"{PATTERN_BUDGET_SECONDS:g} s, {PATTERN_SECONDS_PER_CHECK * 1e6:g} µs a value and "
@@ -86,8 +93,9 @@ class PatternBudgetSpent(PatternTooSlow):
 class PatternBudget:
     """The time the pattern checks and compiles of one piece of work may take
     (``pattern_budget``): ``seconds``, plus ``per_check`` for each check begun and
-    ``per_compile`` for each pattern compiled, so a large result of plain values is never
-    refused, and what counts is the time patterns take beyond plain ones.
+    ``per_compile`` for each pattern compiled (the first ``PATTERN_COMPILES_ALLOWED``),
+    so a large result of plain values is never refused, and what counts is the time
+    patterns take beyond plain ones.
 
     ``clock`` measures what each check or compile costs: the thread's CPU time, so a
     machine busy with other programs does not use the budget up (tests give a fake one);
@@ -114,7 +122,8 @@ class PatternBudget:
     @property
     def allowed(self) -> float:
         """What the checks and compiles begun so far may take together."""
-        return self.seconds + self.per_check * self.checks + self.per_compile * self.compiles
+        compiles = min(self.compiles, PATTERN_COMPILES_ALLOWED)
+        return self.seconds + self.per_check * self.checks + self.per_compile * compiles
 
     @property
     def spent_up(self) -> bool:
@@ -125,7 +134,7 @@ class PatternBudget:
         """Whether ``pattern`` matches anywhere in ``text``; ``PatternTooSlow`` past
         ``PATTERN_SECONDS``, ``PatternBudgetSpent`` once the budget is used up (at once,
         without searching, when nothing is left)."""
-        compiled = compiled_pattern(pattern)
+        compiled = kept_pattern(pattern)
         if self.spent_up:  # before this check's allowance, which would reopen it
             raise self._spent()
         self.checks += 1
@@ -214,6 +223,34 @@ def drawing_on(budget: PatternBudget | None) -> Generator[None]:
         yield
     finally:
         _OPEN_BUDGET.reset(token)
+
+
+_KEPT: ContextVar[dict[str, regex.Pattern[str]] | None] = ContextVar("kept_patterns", default=None)
+
+
+@contextmanager
+def keeping(patterns: dict[str, regex.Pattern[str]]) -> Generator[None]:
+    """Look patterns up in ``patterns`` first for the code inside, and add there those
+    compiled: one output schema's own, kept with it. A schema of more distinct patterns
+    than the shared cache holds (``_PATTERNS_KEPT``) otherwise had them all compiled
+    again for every result it checked (a check runs them in one order, and the least
+    recently used go first), each charged to that result's budget."""
+    token = _KEPT.set(patterns)
+    try:
+        yield
+    finally:
+        _KEPT.reset(token)
+
+
+def kept_pattern(pattern: str) -> regex.Pattern[str]:
+    """``compiled_pattern``, through the patterns kept by the open ``keeping``."""
+    kept = _KEPT.get()
+    if kept is None:
+        return compiled_pattern(pattern)
+    compiled = kept.get(pattern)
+    if compiled is None:
+        compiled = kept[pattern] = compiled_pattern(pattern)
+    return compiled
 
 
 def pattern_search(pattern: str, text: str) -> bool:

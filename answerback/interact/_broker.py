@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import itertools
 import logging
+import weakref
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from types import TracebackType
@@ -142,10 +143,16 @@ class Broker:
         self._overflowing: set[str] = set()
         """Servers whose questions are being cancelled for want of room (warned once)."""
         self._numbers = itertools.count(1)
-        self._speakers: dict[str, list[ClientSession]] = {}
-        """For each name given to ``responder``, the connections that asked under it,
-        by place: the first is shown by the name, the next as ``name (2)`` and so on
-        (see ``_shown_name``)."""
+        self._speakers: dict[str, _Speaker] = {}
+        """The open connections that asked, by the name the person knows each by (see
+        ``_shown_name``); closed ones are dropped at the next question, so a host that
+        names every connection anew does not keep them all."""
+        self._responders: weakref.WeakSet[BrokerResponder] = weakref.WeakSet()
+        """The responders handed out and still in use: their names are not free for
+        numbering (``tea (2)`` would collide with a connection named so by the host)."""
+        self._pings: dict[ClientSession, _Ping] = {}
+        """The ping under way to each server that withdrew a question: one at a time,
+        whatever the number of withdrawals (see ``_verdict``)."""
         self._changed: anyio.Event | None = None
         self._task_group: TaskGroup | None = None
 
@@ -203,16 +210,21 @@ class Broker:
         Names are how the person tells servers apart, and what ``mute`` and
         ``cancel_all`` take: while two open connections ask under one name, the later
         one's questions show as ``name (2)`` (a warning says so), and a server connected
-        again after its connection closed keeps the name.
+        again after its connection closed keeps the name. The broker never numbers a
+        connection with a name given to another responder: the host's own ``"tea (2)"``
+        is shown as that, and a numbered connection holding the name moves on to the
+        next number.
 
         ``TypeError`` or ``ValueError`` for an empty or non-string ``server``, ``roots``
         that are not a ``Roots``, a ``sampling`` that is neither ``True``, ``False`` nor
         a ``SamplingCapability`` (a string is not taken for true), or ``attempts`` that
         are not a positive ``int``."""
         desk = _Desk(self._conversation, self._finished, self._ask)
-        return BrokerResponder(
+        responder = BrokerResponder(
             self, server, roots=roots, sampling=sampling, attempts=attempts, desk=desk
         )
+        self._responders.add(responder)
+        return responder
 
     def pending(self) -> list[Question]:
         """The question on screen (first) and those waiting, in the order they will
@@ -231,25 +243,44 @@ class Broker:
 
     def cancel_all(self, server: str) -> int:
         """Answer "cancel" to everything ``server`` asked that is waiting or on screen
-        (a sampling request is refused as the person's no); returns how many."""
+        (a sampling request is refused as the person's no); returns how many.
+
+        ``server`` is a name given to ``responder`` (it reaches every connection asking
+        under it, ``name (2)`` included), or a numbered name the person was shown
+        (``question.server``: that connection only)."""
         return self._answer_all(server, "cancel")
 
     def mute(self, server: str) -> None:
         """Decline, unseen, everything ``server`` asks from now on (for the session,
         until ``unmute``), and what it asked that is still waiting or on screen. The
-        server can tell: the answer carries the reason (``HEADLESS_META``)."""
-        self._muted.add(server)
-        self._muted_said.discard(server)
+        server can tell: the answer carries the reason (``HEADLESS_META``).
+
+        A name given to ``responder`` mutes every connection under it, now and later;
+        a numbered name (``name (2)``, as shown) mutes that one connection while it is
+        open: the next connection shown by that number may be another server."""
+        speaker = self._speakers.get(server)
+        if speaker is not None and speaker.numbered:
+            speaker.muted = True
+        else:
+            self._muted.add(server)
+        self._muted_said.difference_update(self._known_as(server))
         self._answer_all(server, "decline")
 
     def unmute(self, server: str) -> None:
-        """Show ``server``'s questions again."""
+        """Show ``server``'s questions again (the name as given to ``mute``)."""
         self._muted.discard(server)
-        self._muted_said.discard(server)
+        speaker = self._speakers.get(server)
+        if speaker is not None:
+            speaker.muted = False
+        self._muted_said.difference_update(self._known_as(server))
 
     def is_muted(self, server: str) -> bool:
-        """Whether ``server``'s questions are declined unseen."""
-        return server in self._muted
+        """Whether questions asked under ``server`` (either kind of name, as for
+        ``mute``) are declined unseen."""
+        speaker = self._speakers.get(server)
+        if speaker is None:
+            return server in self._muted
+        return self._muting(speaker, server)
 
     # -- for the responders ----------------------------------------------------------
 
@@ -272,7 +303,7 @@ class Broker:
                 "the clients it answers for."
             )
         server = question.server = self._shown_name(question.server, question.context.session)
-        if server in self._muted:
+        if self._muting(self._speakers[server], server):
             if server not in self._muted_said:
                 self._muted_said.add(server)
                 logger.warning(
@@ -313,20 +344,22 @@ class Broker:
         ``(3)``... while an earlier connection still open asks under that name too (two
         instances of one server, named after it), so the person can tell them apart and
         mute or cancel one. A connection keeps its place until it closes; then the next
-        to ask under the name takes it (a server connected again keeps its name)."""
-        speakers = self._speakers.setdefault(server, [])
-        for place, speaker in enumerate(speakers):
-            if speaker is session:
-                return _numbered(server, place)
-        for place, speaker in enumerate(speakers):
-            endpoint = speaker.endpoint
-            if endpoint.closed.is_set() or endpoint.closing:
-                speakers[place] = session
-                return _numbered(server, place)
-        speakers.append(session)
-        shown = _numbered(server, len(speakers) - 1)
-        if shown == server:
-            return shown
+        to ask under the name takes it (a server connected again keeps its name). A
+        numbered connection holding a name some responder was given moves on to the
+        next number when that one asks: the host's own name comes first."""
+        self._forget_closed()
+        speakers = self._speakers
+        for shown, speaker in speakers.items():
+            if speaker.session is session:
+                return shown
+        holder = speakers.get(server)
+        if holder is not None and holder.numbered:
+            self._renumber(server, holder)
+        if server not in speakers:
+            speakers[server] = _Speaker(server, session, numbered=False)
+            return server
+        shown = self._free_number(server)
+        speakers[shown] = _Speaker(server, session, numbered=True)
         logger.warning(
             "two open connections answer through this broker as %r: the questions of the "
             "later one are shown as %r. Give each broker.responder(...) a name of its own "
@@ -335,6 +368,52 @@ class Broker:
             shown,
         )
         return shown
+
+    def _free_number(self, server: str) -> str:
+        """``server (2)``, ``(3)``...: the first that no open connection shows and no
+        responder was given."""
+        given = {responder.server for responder in self._responders}
+        for place in itertools.count(2):
+            shown = f"{server} ({place})"
+            if shown not in self._speakers and shown not in given:
+                return shown
+        raise AssertionError("unreachable: itertools.count is endless")
+
+    def _renumber(self, shown: str, holder: _Speaker) -> None:
+        """Give ``holder``'s name to the connection that was given it: ``holder`` takes
+        the next free number, its waiting questions too."""
+        del self._speakers[shown]
+        moved = self._free_number(holder.base)
+        self._speakers[moved] = holder
+        for asking in self._queue:
+            if asking.question.context.session is holder.session:
+                asking.question.server = moved
+        logger.warning(
+            "a connection was given the name %r the broker showed another by: that one is "
+            "now shown as %r",
+            shown,
+            moved,
+        )
+
+    def _forget_closed(self) -> None:
+        """Drop the connections that closed, and what the broker kept by their names."""
+        for shown, speaker in list(self._speakers.items()):
+            endpoint = speaker.session.endpoint
+            if endpoint.closed.is_set() or endpoint.closing:
+                del self._speakers[shown]
+                if not any(asking.question.server == shown for asking in self._queue):
+                    self._last_turn.pop(shown, None)
+                    self._overflowing.discard(shown)
+                self._muted_said.discard(shown)
+
+    def _known_as(self, name: str) -> set[str]:
+        """The shown names ``name`` reaches: itself, and the numbered connections of
+        the responders given it."""
+        return {name} | {shown for shown, s in self._speakers.items() if s.base == name}
+
+    def _muting(self, speaker: _Speaker, shown: str) -> bool:
+        """Whether the connection shown as ``shown`` is muted, by either of its names."""
+        return speaker.muted or shown in self._muted or speaker.base in self._muted
 
     # -- the loop ------------------------------------------------------------------
 
@@ -408,12 +487,46 @@ class Broker:
             self._holding = asking.conversation
 
     async def _tell_withdrawn(self, question: Question, reason: str) -> None:
-        """Tell the person why ``question`` left the screen, once sure of the reason."""
-        reason = await _confirmed(question.context, reason)
+        """Tell the person why ``question`` left the screen, once sure of the reason.
+
+        If the broker closes while a ping is under way, the person is still told, with
+        the reason unconfirmed: the question did go away, and the ping's answer cannot
+        come any more (shielded, but only for ``PING_SECONDS``: a presenter that hangs
+        must not hold the host's exit)."""
+        try:
+            reason = await self._verdict(question.context, reason)
+        except anyio.get_cancelled_exc_class():
+            with anyio.CancelScope(shield=True) as last_word:
+                last_word.deadline = anyio.current_time() + PING_SECONDS
+                await self._say_withdrawn(question, reason)
+            raise
+        await self._say_withdrawn(question, reason)
+
+    async def _say_withdrawn(self, question: Question, reason: str) -> None:
         try:
             await self.presenter.withdrawn(question, reason)
         except Exception:
             logger.exception("the presenter failed to say a question was withdrawn")
+
+    async def _verdict(self, context: ClientRequestContext, reason: str) -> str:
+        """``_confirmed``, with one ping at a time to each server: a server cycling ask
+        and withdraw as fast as questions show would otherwise have a ping of its own
+        per withdrawal under way, each held for up to ``PING_SECONDS``. Later
+        withdrawals take the running ping's verdict."""
+        if reason != SERVER_CANCELLED:
+            return reason
+        session = context.session
+        running = self._pings.get(session)
+        if running is not None:
+            await running.done.wait()
+            return running.verdict or reason
+        running = self._pings[session] = _Ping()
+        try:
+            running.verdict = await _confirmed(context, reason)
+        finally:
+            del self._pings[session]
+            running.done.set()
+        return running.verdict
 
     def _withdraw(self, asking: _Asking, reason: str) -> None:
         if asking in self._queue:
@@ -427,12 +540,12 @@ class Broker:
     def _answer_all(self, server: str, action: str) -> int:
         reason = "the person muted this server" if action == "decline" else None
         count = 0
-        for asking in [a for a in self._queue if a.question.server == server]:
+        for asking in [a for a in self._queue if a.asked_by(server)]:
             self._queue.remove(asking)
             asking.settle(_refusal(asking.question.kind, action, reason))
             count += 1
         shown = self._shown
-        if shown is not None and shown.question.server == server and not shown.done.is_set():
+        if shown is not None and shown.asked_by(server) and not shown.done.is_set():
             shown.settle(_refusal(shown.question.kind, action, reason))
             shown.scope.cancel()
             count += 1
@@ -458,6 +571,27 @@ class _Desk:
 
 
 @dataclass(eq=False)
+class _Speaker:
+    """An open connection that asked through the broker, under the name ``base`` given
+    to its responder."""
+
+    base: str
+    session: ClientSession
+    numbered: bool
+    """Shown as ``base (2)`` and so on, not by its own name."""
+    muted: bool = False
+    """Muted by its number: for as long as it is open."""
+
+
+@dataclass(eq=False)
+class _Ping:
+    """A ping under way to a server that withdrew a question, and what it showed."""
+
+    done: anyio.Event = field(default_factory=anyio.Event)
+    verdict: str | None = None
+
+
+@dataclass(eq=False)
 class _Conversation:
     """The questions of one server request: asked, maybe asked again, then done."""
 
@@ -479,6 +613,11 @@ class _Asking:
     failure: Exception | None = None
     withdrawal: str | None = None
     """Why the question went away while on screen, for the person."""
+
+    def asked_by(self, name: str) -> bool:
+        """Whether ``name`` reaches this question: the name shown, or the name its
+        responder was given (``mute`` and ``cancel_all`` take either)."""
+        return name in (self.question.server, self.conversation.server)
 
     @property
     def gone(self) -> bool:
@@ -617,11 +756,6 @@ class _Renderer(FormRenderer):
         answer = await self._desk.ask(question, self._conversation, again=again)
         assert not isinstance(answer, CreateMessageResult), "checked by the broker"
         return answer
-
-
-def _numbered(server: str, place: int) -> str:
-    """The name of the connection at ``place`` (from 0) among those asking as ``server``."""
-    return server if place == 0 else f"{server} ({place + 1})"
 
 
 def _refusal(kind: QuestionKind, action: str, reason: str | None) -> Answer:

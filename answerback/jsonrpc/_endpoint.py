@@ -268,6 +268,7 @@ class _Pending:
         "local",
         "method",
         "on_progress",
+        "progress_failures",
         "response",
     )
 
@@ -283,6 +284,8 @@ class _Pending:
         self.callbacks_at = 0.0
         """Our callbacks' time in all at ``last_activity`` (see ``_CallbackTime``); set
         only for a request with a timeout."""
+        self.progress_failures = 0
+        """How often ``on_progress`` failed (see ``Endpoint._progress_failed``)."""
 
     def resolve(self, response: JSONObject, *, local: bool = False) -> None:
         if self.response is None:
@@ -403,9 +406,9 @@ class Endpoint:
         self._stray_answers = 0
         """Answers to no request of ours (see ``_stray_answer``)."""
         self._stray_answers_logged_at = 1
-        self._notification_failures: dict[str, int] = {}
-        """How often the notification handler failed, by method (see
-        ``_notification_failed``)."""
+        self._notification_failures: dict[str | None, int] = {}
+        """How often the notification handler failed, by method, past
+        ``_METHODS_COUNTED_APART`` all under ``None`` (see ``_notification_failed``)."""
         self._skipped: _Skipped | None = None
         """Answers skipped whose requests are not yet known. One attribute, not three:
         past 30 attributes CPython 3.11 stops sharing the keys of instances' dicts, and
@@ -1078,7 +1081,7 @@ class Endpoint:
                             )
                         except BaseException as exc:
                             self._reraise_unless_failure(exc)
-                            logger.exception("progress callback for %r failed", pending.method)
+                            self._progress_failed(pending, exc)
                         finally:
                             self._callbacks.end(started)
                 return
@@ -1096,25 +1099,55 @@ class Endpoint:
         host has several): the first with its traceback, then a count at 10, 100,
         1000... A handler that fails on every log message must not fill the log with
         tracebacks at the peer's pace. Called inside the ``except`` that caught ``exc``."""
-        count = self._notification_failures.get(method, 0) + 1
-        self._notification_failures[method] = count
+        failures = self._notification_failures
+        counted: str | None = method
+        if method not in failures and len(failures) >= _METHODS_COUNTED_APART:
+            counted = None  # a peer naming a new method each time must not grow this
+        count = failures.get(counted, 0) + 1
+        failures[counted] = count
+        named = repr(method) if counted is not None else f"{method!r} and other methods"
         if count == 1:
             logger.exception(
-                "notification handler for %r from the %s failed (further failures of it "
+                "notification handler for %s from the %s failed (further failures of it "
                 "on this connection are counted, not each logged)",
-                method,
+                named,
                 self._name,
             )
         elif _is_power_of_ten(count):
             logger.warning(
-                "notification handler for %r from the %s has failed %d times on this "
+                "notification handler for %s from the %s has failed %d times on this "
                 "connection (the latest: %s: %s); the first failure's traceback is logged "
                 "above",
-                method,
+                named,
                 self._name,
                 count,
                 type(exc).__name__,
-                exc,
+                _printable_excerpt(str(exc)),
+            )
+
+    def _progress_failed(self, pending: _Pending, exc: BaseException) -> None:
+        """Log the failure of ``pending``'s progress callback: the first with its
+        traceback, then a count at 10, 100, 1000... A callback that fails on every
+        notification of a long call must not fill the log with tracebacks at the peer's
+        pace. Called inside the ``except`` that caught ``exc``."""
+        pending.progress_failures += 1
+        count = pending.progress_failures
+        if count == 1:
+            logger.exception(
+                "progress callback for %r to the %s failed (further failures of it for "
+                "this request are counted, not each logged)",
+                pending.method,
+                self._name,
+            )
+        elif _is_power_of_ten(count):
+            logger.warning(
+                "progress callback for %r to the %s has failed %d times for this request "
+                "(the latest: %s: %s); the first failure's traceback is logged above",
+                pending.method,
+                self._name,
+                count,
+                type(exc).__name__,
+                _printable_excerpt(str(exc)),
             )
 
     def _reraise_unless_failure(self, exc: BaseException) -> None:
@@ -1201,6 +1234,25 @@ class Endpoint:
 
 
 _FATAL = (KeyboardInterrupt, SystemExit)
+
+
+_METHODS_COUNTED_APART = 32
+"""Notification methods whose handler failures are counted each on its own; the rest
+share one count (a custom handler that raises on unknown methods would otherwise let
+a peer grow the counts, and the log, with every new name)."""
+
+_MOST_CHARS_LOGGED = 200
+"""How much of a handler's exception text a count's warning quotes."""
+
+
+def _printable_excerpt(text: str) -> str:
+    """``text`` (which may quote the peer) cut short, with every control, bidi or
+    invisible character written out as ``repr`` writes it (``\\x1b``, ``\\u202e``,
+    ``\\n``), so it can neither forge log lines nor restyle the terminal showing the log.
+    The project's ``clean`` lives in ``interact``, above this layer."""
+    if len(text) > _MOST_CHARS_LOGGED:
+        text = text[: _MOST_CHARS_LOGGED - 1] + "…"
+    return repr(text)[1:-1]
 
 
 def _is_power_of_ten(count: int) -> bool:

@@ -159,6 +159,11 @@ class LinePresenter:
         # reads as the whole exchange.
         self._echo = not self._input.isatty()
         self._lines = _LineReader(self._input)
+        self._mid_line = False
+        """A prompt was written and no line break after it yet (its read is waiting,
+        or was given up when its question went away)."""
+        self._waiting_prompt: str | None = None
+        """The prompt of the read waiting now, written again after a line said meanwhile."""
 
     async def present(self, question: Question) -> Answer:
         """Ask ``question`` line by line and return the answer for the server."""
@@ -189,8 +194,15 @@ class LinePresenter:
             return ElicitResult(action="cancel")
 
     async def withdrawn(self, question: Question, reason: str) -> None:
-        """Say, on one line, that the question went away and why."""
+        """Say, on one line, that the question went away and why.
+
+        The broker may say it while the next question waits at its prompt: the line then
+        starts on a line of its own (after the prompt it was glued to it), and the
+        prompt is written again below it, where the answer is typed."""
+        waiting = self._waiting_prompt
         self._say(f"{clean(question.server)}: question withdrawn: {reason}")
+        if waiting:
+            self._prompt(waiting)
 
     # -- forms -------------------------------------------------------------------------
 
@@ -397,16 +409,28 @@ class LinePresenter:
 
     async def _read(self, prompt: str) -> str:
         if prompt:
-            self._out.print(prompt, end="")
-        line = await self._lines.readline()
+            self._prompt(prompt)
+        self._waiting_prompt = prompt
+        try:
+            line = await self._lines.readline()
+        finally:
+            self._waiting_prompt = None
         if not line:
             raise _EndOfInput
+        self._mid_line = False  # the person's Enter, or the echo below, ends the line
         line = line.rstrip("\r\n")
         if self._echo:
             self._out.print(Text(clean(line, newlines=False)))
         return line
 
+    def _prompt(self, prompt: str) -> None:
+        self._out.print(prompt, end="")
+        self._mid_line = True
+
     def _say(self, line: str, *, bold: bool = False) -> None:
+        if self._mid_line:  # a prompt left waiting on this line: start a fresh one
+            self._out.print()
+            self._mid_line = False
         self._out.print(Text(line, style="bold" if bold else ""))
 
 

@@ -20,8 +20,15 @@ from answerback import Client, MCPError
 from answerback.client import ClientRequestContext
 from answerback.client import _session as client_session
 from answerback.server import Context, MCPServer
+from answerback.server import _connection as connection
 from answerback.server._request_state import PREFIX, RequestStateSealer
-from answerback.types import ElicitRequestParams, ElicitResult, InvalidParamsError
+from answerback.types import (
+    ElicitRequestParams,
+    ElicitResult,
+    InputRequiredResult,
+    InvalidParamsError,
+    ListRootsResult,
+)
 
 pytestmark = pytest.mark.anyio
 
@@ -55,12 +62,39 @@ async def test_the_retry_answer_is_validated_once(monkeypatch: pytest.MonkeyPatc
         validated.append(obj)
         return original(cls, obj, *args, **kwargs)
 
+    checked_again: list[str] = []
+    check = connection._check_input_response  # pyright: ignore[reportPrivateUsage]
+
+    def counting_check(key: str, method: str, response: Any) -> Any:
+        checked_again.append(key)
+        return check(key, method, response)
+
     monkeypatch.setattr(ElicitResult, "model_validate", classmethod(counting))
+    monkeypatch.setattr(connection, "_check_input_response", counting_check)
     async with Client(asking_server(), mode=MODERN, elicitation_callback=accept_ada) as client:
         result = await client.call_tool("greet", {})
     assert result.text == "Hello, Ada!"
-    # On arrival (then the tool is handed that model), not again when the tool asks.
-    assert validated == [{"action": "accept", "content": {"name": "Ada"}}]
+    # On arrival, as part of the request's params (the tool is handed that model): not
+    # again as the answer to what was asked, nor when the tool asks.
+    assert (validated, checked_again) == ([], [])
+
+
+async def test_an_answer_of_another_kind_than_asked_is_refused() -> None:
+    async with Client(asking_server(), mode=MODERN, elicitation_callback=accept_ada) as client:
+        needed = await client.call_tool_round("greet")
+        assert isinstance(needed, InputRequiredResult)
+        assert needed.input_requests
+        (key,) = needed.input_requests
+        with pytest.raises(MCPError) as caught:
+            await client.call_tool_round(
+                "greet",
+                input_responses={key: ListRootsResult(roots=[])},
+                request_state=needed.request_state,
+            )
+    assert caught.value.code == -32602
+    assert f"inputResponses[{key!r}] is not a valid answer to 'elicitation/create'" in (
+        caught.value.message
+    )
 
 
 @pytest.mark.parametrize("mode", ["legacy", MODERN])

@@ -18,11 +18,11 @@ on the same budget.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Generator
-from contextlib import contextmanager
+from collections.abc import Callable
+from contextlib import AbstractContextManager, nullcontext
 from contextvars import ContextVar
 from functools import lru_cache
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Generic, TypeVar
 
 from answerback.forms._ecma_regex import NOT_ECMA, PatternError, translate
 
@@ -187,59 +187,67 @@ class PatternBudget:
 
 _OPEN_BUDGET: ContextVar[PatternBudget | None] = ContextVar("pattern_budget", default=None)
 
+ValueT = TypeVar("ValueT")
+GivenT = TypeVar("GivenT")
 
-@contextmanager
+
 def pattern_budget(
     seconds: float = PATTERN_BUDGET_SECONDS,
     clock: Callable[[], float] = time.thread_time,
     per_check: float = PATTERN_SECONDS_PER_CHECK,
     per_compile: float = PATTERN_SECONDS_PER_COMPILE,
-) -> Generator[PatternBudget]:
+) -> AbstractContextManager[PatternBudget]:
     """One piece of work whose pattern checks share one budget: every ``pattern_search``
     inside it draws on it. Inside another one, the outer budget is shared instead (work
     that checks other work, such as a caller's budget around ``parse_form``), so nesting
     never grants more time."""
     outer = _OPEN_BUDGET.get()
     if outer is not None:
-        yield outer
-        return
+        return nullcontext(outer)
     budget = PatternBudget(seconds, clock, per_check, per_compile)
-    token = _OPEN_BUDGET.set(budget)
-    try:
-        yield budget
-    finally:
-        _OPEN_BUDGET.reset(token)
+    return _Set(_OPEN_BUDGET, budget, budget)
 
 
-@contextmanager
-def drawing_on(budget: PatternBudget | None) -> Generator[None]:
+def drawing_on(budget: PatternBudget | None) -> AbstractContextManager[None]:
     """Make ``budget`` the open one for the code inside, whatever is open around it
     (``None``: none, so each piece of work opens its own). For work done in parts with
     other code run between them, such as a 2026-07-28 round's forms and answers with the
     host's callbacks between: its budget is open only while its own parts run, so what
     those callbacks check (another server's tool result) never draws on it."""
-    token = _OPEN_BUDGET.set(budget)
-    try:
-        yield
-    finally:
-        _OPEN_BUDGET.reset(token)
+    return _Set(_OPEN_BUDGET, budget, None)
 
 
 _KEPT: ContextVar[dict[str, regex.Pattern[str]] | None] = ContextVar("kept_patterns", default=None)
 
 
-@contextmanager
-def keeping(patterns: dict[str, regex.Pattern[str]]) -> Generator[None]:
+def keeping(patterns: dict[str, regex.Pattern[str]]) -> AbstractContextManager[None]:
     """Look patterns up in ``patterns`` first for the code inside, and add there those
     compiled: one output schema's own, kept with it. A schema of more distinct patterns
     than the shared cache holds (``_PATTERNS_KEPT``) otherwise had them all compiled
     again for every result it checked (a check runs them in one order, and the least
     recently used go first), each charged to that result's budget."""
-    token = _KEPT.set(patterns)
-    try:
-        yield
-    finally:
-        _KEPT.reset(token)
+    return _Set(_KEPT, patterns, None)
+
+
+class _Set(Generic[ValueT, GivenT]):
+    """``variable`` set to ``value`` for the code inside, which is given ``given``. A
+    class rather than a generator: these open around every form read and answer checked,
+    twice or three times per question, and a generator's context manager cost four times
+    as much."""
+
+    __slots__ = ("_given", "_token", "_value", "_variable")
+
+    def __init__(self, variable: ContextVar[ValueT], value: ValueT, given: GivenT) -> None:
+        self._variable = variable
+        self._value = value
+        self._given = given
+
+    def __enter__(self) -> GivenT:
+        self._token = self._variable.set(self._value)
+        return self._given
+
+    def __exit__(self, *exc_info: object) -> None:
+        self._variable.reset(self._token)
 
 
 def kept_pattern(pattern: str) -> regex.Pattern[str]:

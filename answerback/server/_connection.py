@@ -61,6 +61,8 @@ from answerback.types import (
     InitializeRequestParams,
     InitializeResult,
     InputRequiredResult,
+    InputResponseRequestParams,
+    InputResponses,
     InvalidParamsError,
     ListPromptsResult,
     ListResourcesResult,
@@ -271,7 +273,7 @@ class Connection:
             return result
 
         return await self._with_questions(
-            client, request, "tools/call", params.name, arguments, params.request_state, run
+            client, request, "tools/call", params.name, arguments, params, run
         )
 
     # -- prompts ---------------------------------------------------------------------
@@ -302,7 +304,7 @@ class Connection:
             return rendered.to_wire()
 
         return await self._with_questions(
-            client, request, "prompts/get", params.name, arguments, params.request_state, run
+            client, request, "prompts/get", params.name, arguments, params, run
         )
 
     # -- resources -------------------------------------------------------------------
@@ -340,7 +342,7 @@ class Connection:
             return self._cacheable(client, ReadResourceResult(contents=[*contents]))
 
         return await self._with_questions(
-            client, request, "resources/read", params.uri, {}, params.request_state, run
+            client, request, "resources/read", params.uri, {}, params, run
         )
 
     async def subscribe(self, client: ClientState | None, request: IncomingRequest) -> JSONObject:
@@ -480,7 +482,7 @@ class Connection:
         method: str,
         name: str,
         arguments: Any,
-        request_state: str | None,
+        params: InputResponseRequestParams,
         run: Callable[[Context], Awaitable[JSONObject]],
     ) -> JSONObject:
         """Run a tool, prompt or resource that may ask the client questions.
@@ -523,10 +525,13 @@ class Connection:
                 "input requests were."
             )
         opened = None
+        request_state = params.request_state
         if request_state is not None and request_state.startswith(STATE_PREFIX):
             opened = seal.open(request_state)
             await claim(opened, self.server.used_states)
-        answers, checked, sent, kept = _recorded_state(opened, raw_responses)
+        answers, checked, sent, kept = _recorded_state(
+            opened, raw_responses, params.input_responses
+        )
         already_sent = AlreadySent(sent)
         memo = Memo(kept)
         context = Context(
@@ -698,12 +703,15 @@ def _agreed(
 
 
 def _recorded_state(
-    state: dict[str, Any] | None, input_responses: JSONObject | None
+    state: dict[str, Any] | None,
+    input_responses: JSONObject | None,
+    validated: InputResponses | None,
 ) -> tuple[dict[str, JSONObject], dict[str, MCPModel], dict[str, int], dict[str, JSONObject]]:
     """The answers so far: those in the opened state plus this retry's responses to the
     questions the state says were asked (unasked keys are ignored, as the spec says),
-    and the latter again as the models they were checked into; the notifications earlier
-    rounds sent; and what they kept in their ``Memo``."""
+    and the latter again as the models they were checked into (``validated``, the
+    params' own models of them, where each is of the kind asked); the notifications
+    earlier rounds sent; and what they kept in their ``Memo``."""
     if state is None:
         return {}, {}, {}, {}
     answers: dict[str, JSONObject] = dict(state.get("answers") or {})
@@ -713,7 +721,12 @@ def _recorded_state(
         response = (input_responses or {}).get(key)
         if response is not None:
             answers[key] = response
-            checked[key] = _check_input_response(key, method, response)
+            model = (validated or {}).get(key)
+            checked[key] = (
+                model
+                if isinstance(model, _RESULT_TYPES[method])
+                else _check_input_response(key, method, response)
+            )
     sent: dict[str, int] = state.get("sent") or {}
     kept: dict[str, JSONObject] = state.get("kept") or {}
     return answers, checked, sent, kept

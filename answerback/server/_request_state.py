@@ -2,8 +2,8 @@
 
 The state travels through the client, so it is attacker-controlled input. It is sealed
 with AES-GCM (authenticated encryption): the client can neither read nor alter it. The
-seal is bound to the request it belongs to (method, tool/prompt/resource name and a
-digest of the arguments) and carries an expiry, so it cannot be replayed on another
+seal is bound to the request it belongs to (method, tool/prompt/resource name and the
+arguments) and carries an expiry, so it cannot be replayed on another
 request or after it lapses. Any failure gets the same answer, so a prober learns nothing
 from which check failed, except a key this server lacks: that is usually a deployment
 mistake (replicas must share their keys), and its message says so.
@@ -65,11 +65,10 @@ _FROM_URLSAFE = bytes.maketrans(b"-_", b"+/")
 
 def binding_for(method: str, name: str, arguments: Any, principal: str | None = None) -> bytes:
     """What a state is bound to: the method, the target's name, the arguments and, on an
-    authenticated server, the caller (so one user's state is worthless to another)."""
-    canonical = canonical_json(arguments)
-    digest = hashlib.sha256(canonical.encode()).hexdigest()
-    caller = "" if principal is None else f"\n{principal}"
-    return f"{method}\n{name}\n{digest}{caller}".encode()
+    authenticated server, the caller (so one user's state is worthless to another). It is
+    the seal's associated data, which AES-GCM authenticates whatever its length, so it is
+    their canonical JSON itself: a digest of it cost a SHA-256 per round, for nothing."""
+    return canonical_json([method, name, arguments, principal]).encode()
 
 
 class RequestStateSealer:
@@ -135,8 +134,8 @@ class RequestStateSealer:
 
 
 class StateSeal:
-    """The sealer bound to one request. The binding (a digest of the arguments) is
-    computed only if state is actually sealed or opened."""
+    """The sealer bound to one request. The binding (the arguments' canonical JSON) is
+    worked out only if state is actually sealed or opened."""
 
     def __init__(
         self,

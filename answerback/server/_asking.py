@@ -25,7 +25,7 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Protocol, cast
+from typing import Any, Protocol, TypeAlias, cast
 
 import anyio
 from pydantic import BaseModel
@@ -131,19 +131,31 @@ def _leaves(group: BaseExceptionGroup[BaseException]) -> Iterator[BaseException]
             yield member
 
 
+QuestionParams: TypeAlias = JSONObject | Callable[[], JSONObject] | None
+"""A question's params, or what makes them when needed: a 2026-07-28 retry asks its
+questions again, and those it answers already never need their params (a parse of the
+question's JSON each, ``FormQuestion.params``)."""
+
+
+def made(params: QuestionParams) -> JSONObject | None:
+    """The params themselves."""
+    return params() if callable(params) else params
+
+
 class Asker(Protocol):
     """Sends one question to the client and returns its raw answer, or the answer as
     the result model the method names if it was validated already.
 
     ``permitted`` raises if the client cannot be asked this (an undeclared capability);
     it is called only when the question would really go out. ``digest`` is the
-    question's ``content_digest`` when the caller already has it (see ``Context.elicit``).
+    question's ``content_digest`` when the caller already has it (see ``Context.elicit``),
+    and then ``params`` may be what makes them (``QuestionParams``).
     """
 
     async def ask(
         self,
         method: str,
-        params: JSONObject | None,
+        params: QuestionParams,
         permitted: Callable[[], None],
         digest: str | None = None,
     ) -> JSONObject | BaseModel: ...
@@ -158,12 +170,12 @@ class LiveAsker:
     async def ask(
         self,
         method: str,
-        params: JSONObject | None,
+        params: QuestionParams,
         permitted: Callable[[], None],
         digest: str | None = None,
     ) -> JSONObject:
         permitted()
-        return await self._request.request(method, params)
+        return await self._request.request(method, made(params))
 
 
 class ReplayAsker:
@@ -183,19 +195,19 @@ class ReplayAsker:
     async def ask(
         self,
         method: str,
-        params: JSONObject | None,
+        params: QuestionParams,
         permitted: Callable[[], None],
         digest: str | None = None,
     ) -> JSONObject | BaseModel:
         if digest is None:
-            digest = content_digest(method, params)
+            digest = content_digest(method, made(params))
         key = f"{_SHORT_NAMES.get(method, 'ask')}-{self._occurrences.next(digest)}-{digest}"
         answer = self._checked.get(key)
         if answer is None:
             answer = self._answers.get(key)
         if answer is None:
             permitted()
-            raise InputNeeded([Question(key, method, params)])
+            raise InputNeeded([Question(key, method, made(params))])
         return answer
 
 

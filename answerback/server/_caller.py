@@ -21,4 +21,6 @@ def caller_of(request: IncomingRequest) -> AuthInfo | None:
     context: object = request.envelope.transport_context
     carried: object = getattr(context, "request", context)  # an SSE stream holds its request
     scope: object = getattr(carried, "scope", None)  # a starlette Request's ASGI scope
+    if scope is None:  # before the ABC check, which costs more: no HTTP request carried it
+        return None
     return auth_of(cast(Mapping[str, Any], scope)) if isinstance(scope, Mapping) else None

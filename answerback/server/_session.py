@@ -31,7 +31,7 @@ from answerback.server._arguments import (
     unsendable,
     wrong_type,
 )
-from answerback.server._asking import AlreadySent, Asker
+from answerback.server._asking import AlreadySent, Asker, QuestionParams
 from answerback.server._form_schema import FormQuestion
 from answerback.types import (
     ClientCapabilities,
@@ -171,7 +171,7 @@ class ServerSession:
         """``elicit_form`` with the params built already (``Context.elicit``)."""
         return await self._ask(
             "elicitation/create",
-            question.params(),
+            question.params,
             ElicitResult,
             self._may_elicit_form,
             question.digest,
@@ -382,7 +382,7 @@ class ServerSession:
     async def _ask(
         self,
         method: str,
-        params: JSONObject | None,
+        params: QuestionParams,
         result_type: type[ResultT],
         permitted: Callable[[], None],
         digest: str | None = None,

@@ -1,9 +1,10 @@
 """2026-07-28 requests when a server stops, and while a call is silent.
 
 Stopping answers every 2026-07-28 request in flight with "Server closed: the server is
-shutting down." at once, as it does a session's, whether its response has started or
-not, and a ``subscriptions/listen`` stream ends with the same answer: nothing is left
-for uvicorn to cut off after its grace period (with a 500 and a traceback in the log).
+shutting down ... Send it again." at once, as it does a session's, whether its response
+has started or not, and a ``subscriptions/listen`` stream ends with the same answer:
+nothing is left for uvicorn to cut off after its grace period (with a 500 and a
+traceback in the log).
 A call that is silent past the quick-answer window starts its SSE answer and writes
 keepalive comments, so that a proxy's read timeout does not end it; a client that
 accepts only JSON still gets a JSON body.
@@ -35,7 +36,9 @@ from answerback.types._errors import SERVER_CLOSED
 pytestmark = pytest.mark.anyio
 
 MODERN = "2026-07-28"
-CLOSED = "Server closed: the server is shutting down."
+CLOSED = (
+    "Server closed: the server is shutting down and did not answer this request. Send it again."
+)
 HOLDING_SERVER = SERVERS / "holding_http_server.py"
 START_LINE = re.compile(
     r"answerback: serving MCP at (http://127\.0\.0\.1:\d+/mcp) \(Ctrl-C to stop\)\n"

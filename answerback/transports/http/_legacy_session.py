@@ -187,6 +187,8 @@ class LegacySession:
         """The calls recorded in the shared state as this process's, until answered."""
         self.unstored = 0
         """Events that could not be stored (the shared state was unreachable)."""
+        self.forgets_events = True
+        """Whether closing forgets the stored events (see ``close``)."""
         self.asked: set[RequestId] = set()
         """The ids of the server's requests sent on this process's streams and not yet
         answered, cancelled or dropped, when no replicas share the session (with
@@ -267,15 +269,19 @@ class LegacySession:
             for channel in (self.incoming_read, self.outgoing, self.outgoing_read):
                 channel.close()
 
-    async def close(self, reason: str) -> None:
+    async def close(self, reason: str, *, forget_events: bool = True) -> None:
         """End every open stream, answering the requests still open with an error, and
-        forget the session's stored events.
+        forget the session's stored events unless ``forget_events`` is false: when
+        replicas share the session and it lives on (this process stops, or gives its
+        connection up), another replica resumes its streams from those events.
 
         Called again by ``run`` as the session's task ends (shielded), which finishes
-        the forgetting if the first call was cancelled part way.
+        the forgetting if the first call was cancelled part way; the first call's
+        ``forget_events`` holds for it.
         """
         if not self.closed:
             self.closed = True
+            self.forgets_events = forget_events
             if self.unsolicited > 1:
                 logger.warning(
                     "session %s ended; its client had sent %d responses that answered no "
@@ -302,8 +308,9 @@ class LegacySession:
             finally:
                 for stream in list(self.streams.values()):
                     self._finish(stream)
-        for stream_id in list(self.stored):
-            await self.forget(stream_id)
+        if self.forgets_events:
+            for stream_id in list(self.stored):
+                await self.forget(stream_id)
 
     def submit(self, envelope: Envelope) -> bool:
         """Hand a client's message to the server; ``False`` if the session has ended."""

@@ -17,7 +17,7 @@ from contextlib import contextmanager
 from typing import Any
 from urllib.parse import parse_qs, unquote, urlsplit
 
-from answerback.transports.http._state import StateUnavailable
+from answerback.transports.http._state import StateFull, StateUnavailable
 
 
 def redis_asyncio() -> Any:
@@ -144,11 +144,21 @@ def reaching(url: str) -> Generator[None]:
     try:
         yield
     except (RedisError, OSError) as exc:
-        if str(exc).startswith("OOM"):
-            raise StateUnavailable(
+        if _out_of_memory(exc):
+            raise StateFull(
                 f"Redis at {safe_url(url)} is full ({exc}): raise its maxmemory or free keys"
             ) from exc
         raise StateUnavailable(f"Redis at {safe_url(url)} failed: {exc}") from exc
+
+
+def _out_of_memory(error: Exception) -> bool:
+    """Whether ``error`` is Redis refusing a write for want of memory: the ``OOM`` reply
+    as answerback's own link reports it, or redis-py's ``OutOfMemoryError``, whose text a
+    pipeline rewrites ("Command # 1 (...) of pipeline caused error: command not
+    allowed when used memory > 'maxmemory'")."""
+    from redis.exceptions import OutOfMemoryError
+
+    return isinstance(error, OutOfMemoryError) or str(error).startswith("OOM")
 
 
 def unreachable(error: StateUnavailable) -> bool:

@@ -208,8 +208,12 @@ class RedisNotificationBus:
                         {self.key: last_id}, count=_BATCH, block=self._block_ms
                     )
                 except RedisError as exc:
-                    logger.warning(
-                        "Reading notifications from Redis failed (%s); retrying in %.1f s",
+                    # The first failure of a run is said; the rest of the outage, which
+                    # the server's own line reports with its end, only at debug level.
+                    logger.log(
+                        logging.WARNING if delay == _FIRST_RETRY_SECONDS else logging.DEBUG,
+                        "Reading notifications from Redis failed (%s); retrying in %.1f s, "
+                        "backing off",
                         exc,
                         delay,
                     )

@@ -160,6 +160,7 @@ class RedisState:
         require_asyncio("RedisState")
         try:
             key = await self._first_key()
+            await self._warn_if_evicting()
             await self.messages.open_inbox()
             yield key
         finally:
@@ -197,6 +198,30 @@ class RedisState:
                 await anyio.sleep(_START_RETRY_SECONDS)
             else:
                 return key
+
+    async def _warn_if_evicting(self) -> None:
+        """Warn once, at start-up, if Redis may evict keys when full: an evicted session,
+        call or answer is lost without an error anywhere, where ``noeviction`` has a
+        full Redis refuse new work (503s, logged) until it has room. A Redis that does
+        not allow ``CONFIG GET`` (a managed one, an ACL user without it) is not asked."""
+        from redis.exceptions import RedisError
+
+        try:
+            reply: Any = await self._redis.config_get("maxmemory-policy")
+        except (RedisError, OSError):
+            return
+        policy = reply.get(b"maxmemory-policy", reply.get("maxmemory-policy"))
+        if isinstance(policy, bytes):
+            policy = policy.decode()
+        if policy is not None and policy != "noeviction":
+            logger.warning(
+                "Redis at %s may evict keys when full (maxmemory-policy %s): an evicted "
+                "key loses a session, a call or an answer without an error. Set "
+                "maxmemory-policy noeviction for answerback's Redis (a full Redis then "
+                "refuses new requests with 503 until it has room).",
+                safe_url(self.url),
+                policy,
+            )
 
     async def agree_question_key(self, used: bytes) -> tuple[bytes, frozenset[bytes]]:
         """Put ``used`` back as the deployment's key if Redis has none (it lost its data),

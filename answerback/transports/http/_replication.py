@@ -39,6 +39,7 @@ from answerback.transports.http._notification_bus import (
 from answerback.transports.http._question_ids import QuestionIds
 from answerback.transports.http._serving import error_response
 from answerback.transports.http._state import ServerState, StateUnavailable
+from answerback.transports.http._state_outage import StateOutage
 from answerback.types._errors import (
     ALREADY_ANSWERED,
     CONNECTION_CLOSED,
@@ -93,8 +94,11 @@ _LIST_CHANGED = frozenset(
 class Replication:
     """The cross-replica side of legacy sessions for one process (``CallHooks`` too)."""
 
-    def __init__(self, state: ServerState, key: bytes) -> None:
+    def __init__(self, state: ServerState, key: bytes, outage: StateOutage | None = None) -> None:
+        """``outage`` hears how each heartbeat and inbox read went, so that an outage
+        of the shared state is logged once, and its end too."""
         self.state = state
+        self.outage = outage or StateOutage()
         self.replica_id = state.replica_id
         self.ids = QuestionIds(state.replica_id, key)
         self._owning: dict[str, LegacySession] = {}
@@ -295,7 +299,7 @@ class Replication:
                 async for session_id, message in self.state.messages.inbox():
                     await deliver(session_id, message)
             except StateUnavailable as exc:
-                logger.warning("inbox unreachable, retrying: %s", exc)
+                self.outage.failed(exc)
                 await anyio.sleep(self.state.replicas.heartbeat_seconds)
 
     async def heartbeat(self) -> None:
@@ -317,7 +321,9 @@ class Replication:
                         del self._owning[session_id]
                 await self.agree_key()
             except StateUnavailable as exc:
-                logger.warning("heartbeat failed: %s", exc)
+                self.outage.failed(exc)
+            else:
+                self.outage.reached()
             await anyio.sleep(interval)
 
     async def _check_owned_calls(self) -> None:

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import os
 import secrets
 from collections.abc import AsyncGenerator, Awaitable, Callable
 from contextlib import asynccontextmanager
@@ -101,7 +102,13 @@ from answerback.transports.http._sse import (
     encode_event_pieces,
     encode_retry,
 )
-from answerback.transports.http._state import InMemoryState, ServerState, StateUnavailable
+from answerback.transports.http._state import (
+    InMemoryState,
+    ServerState,
+    StateFull,
+    StateUnavailable,
+)
+from answerback.transports.http._state_outage import StateOutage
 from answerback.types._errors import CONNECTION_CLOSED, INVALID_REQUEST, PARSE_ERROR
 from answerback.types._versions import LEGACY_VERSIONS, MODERN_VERSIONS, SUPPORTED_VERSIONS
 
@@ -132,6 +139,20 @@ unused for ``MAKING_ROOM_AFTER_SECONDS``): a burst of ``initialize`` requests, w
 caller the server cannot tell apart (no ``auth=``) may send, no longer locks everyone
 else out for a minute. A client sends ``notifications/initialized`` at once; one that
 does so within this grace keeps its session as any used one does."""
+SHUTTING_DOWN = "the server is shutting down and did not answer this request. Send it again"
+"""Why the requests still open when the server stops end: sent again, they are answered
+by another replica, or by this server once it is back."""
+_RECORD_GONE = (
+    "the session's record is gone from the server's shared state: its client deleted it, "
+    "or the server lost it (Redis evicted it or lost its data). Start a new session"
+)
+"""Why a replica ends its connection for a session whose shared record it finds gone:
+a DELETE through another replica and a record Redis dropped look the same here."""
+STATE_RETRY_AFTER_SECONDS = 1
+"""The ``Retry-After`` of a 503 for want of the shared state: about a heartbeat, within
+which the replica notices that it is back."""
+_REQUEST_ID_KEY = "answerback.request_id"
+"""Where a POST's JSON-RPC id is kept in the ASGI scope, for a 503 raised after it was read."""
 _REPLAYED_ID_PREFIX = "answerback-replay-"
 """The ids of the requests a replica replays to rebuild a session's state locally."""
 
@@ -249,6 +270,8 @@ class StreamableHTTPApp:
         self._closing = False
         self.replication: Replication | None = None
         """The cross-replica routing, while the lifespan runs with a shared state."""
+        self.state_outage = StateOutage()
+        """Whether the shared state failed when last used: an outage logged once."""
         self.start_failure: StateUnavailable | None = None
         """Why the state could not start, when the lifespan failed for that: said in one
         line, since it is the deployment's fault (Redis down, a wrong password), not a
@@ -323,7 +346,12 @@ class StreamableHTTPApp:
             self._closing = False
             tg.start_soon(self._reap_idle_sessions)
             if self.state.shared:
-                self.replication = Replication(self.state, key)
+                logger.info(
+                    "replica %s is process %d (named so in other replicas' logs)",
+                    self.state.replica_id,
+                    os.getpid(),
+                )
+                self.replication = Replication(self.state, key, self.state_outage)
                 tg.start_soon(self.replication.heartbeat)
                 tg.start_soon(self.replication.inbox, self._from_inbox)
             try:
@@ -331,7 +359,8 @@ class StreamableHTTPApp:
             finally:
                 self.task_group = None
                 for session in list(self.sessions.values()):
-                    await session.close("the server is shutting down")
+                    # Shared sessions live on: another replica resumes their streams.
+                    await session.close(SHUTTING_DOWN, forget_events=not self.state.shared)
                 self.sessions.clear()
                 tg.cancel_scope.cancel()
                 if self.replication is not None:
@@ -366,7 +395,7 @@ class StreamableHTTPApp:
             ended = await self.state.sessions.mark_used(ids, self.session_idle_seconds)
             ended |= await self.state.sessions.ended([session.id for session in unconnected])
         except StateUnavailable as exc:
-            logger.warning("could not note %d sessions as in use: %s", len(connected), exc)
+            self.state_outage.failed(exc)
             return
         await self._end_ended_elsewhere([*connected, *unconnected], ended)
 
@@ -374,7 +403,7 @@ class StreamableHTTPApp:
         """End here the connections of ``sessions`` whose shared record is gone."""
         for session in sessions:
             if session.id in ended and self.sessions.get(session.id) is session:
-                await self._end_session(session, "the client ended the session")
+                await self._end_session(session, _RECORD_GONE, record_gone=True)
 
     async def _forget_sessions_ended_elsewhere(self, principal: str | None) -> None:
         """Before refusing ``principal`` for holding its share here: a DELETE through
@@ -465,7 +494,7 @@ class StreamableHTTPApp:
             session, "the server needed its place for a new session", everywhere=everywhere
         )
 
-    async def close_sessions(self, reason: str = "the server is shutting down") -> None:
+    async def close_sessions(self, reason: str = SHUTTING_DOWN) -> None:
         """End every session now and refuse new requests (503) until the lifespan restarts.
 
         Requests still open, the sessions' and the 2026-07-28 ones, are answered with an
@@ -479,18 +508,28 @@ class StreamableHTTPApp:
             await self._end_session(session, reason)
 
     async def _end_session(
-        self, session: LegacySession, reason: str, *, everywhere: bool = False
+        self,
+        session: LegacySession,
+        reason: str,
+        *,
+        everywhere: bool = False,
+        record_gone: bool = False,
     ) -> None:
         """End this process's connection for a session; ``everywhere`` (the client
-        deleted it) ends its shared record too, so no replica serves it again."""
+        deleted it) ends its shared record too, so no replica serves it again.
+
+        Its stored events go only with the session (``everywhere``, its shared record
+        found gone, or no replicas sharing it): a shared session ended only here lives
+        on through the other replicas, which resume its streams from those events."""
         if self.sessions.get(session.id) is session:
             del self.sessions[session.id]
         self._give_back_share(session)
+        ends = everywhere or record_gone or not self.state.shared
         try:
             if everywhere or not self.state.shared:
                 await self.state.sessions.end(session.id)
         finally:
-            await session.close(reason)
+            await session.close(reason, forget_events=ends)
 
     async def _run_session(self, session: LegacySession) -> None:
         try:
@@ -562,12 +601,10 @@ class StreamableHTTPApp:
         try:
             return await self._checked_endpoint(request)
         except StateUnavailable as exc:
-            logger.warning("refused a request: the shared server state is unreachable: %s", exc)
-            return error_response(
-                503,
-                CONNECTION_CLOSED,
-                f"Service Unavailable: the server's shared state is unavailable ({exc}). "
-                "Try again later.",
+            # The detail (Redis's address, keys, replies) is the operator's, in the log.
+            self.state_outage.refuse(exc)
+            return _state_unavailable(
+                isinstance(exc, StateFull), request.scope.get(_REQUEST_ID_KEY)
             )
 
     async def _checked_endpoint(self, request: Request) -> Response:
@@ -600,7 +637,9 @@ class StreamableHTTPApp:
             )
         if self._closing:
             return error_response(
-                503, CONNECTION_CLOSED, "Service Unavailable: the server is shutting down."
+                503,
+                CONNECTION_CLOSED,
+                "Service Unavailable: the server is shutting down. Send the request again.",
             )
         if self.task_group is None:
             return error_response(
@@ -621,6 +660,7 @@ class StreamableHTTPApp:
             if isinstance(parsed, Response):
                 return parsed
             read = parsed
+            request.scope[_REQUEST_ID_KEY] = as_request_id(read[0].get("id"))
             if info is not None and self.auth is not None:
                 refusal = await self.auth.authorize(info, read[0])
                 if refusal is not None:
@@ -696,8 +736,8 @@ class StreamableHTTPApp:
         a caller would hold its share once on each replica that took its sessions up."""
         record = await self.state.sessions.touch(session_id, self.session_idle_seconds)
         if record is None:
-            if session is not None:  # deleted through another replica
-                await self._end_session(session, "the client ended the session")
+            if session is not None:  # deleted through another replica, or lost
+                await self._end_session(session, _RECORD_GONE, record_gone=True)
             return None
         if session is None:  # unless taken up here while the record was read
             session = self.sessions.get(session_id)
@@ -762,7 +802,7 @@ class StreamableHTTPApp:
         self.task_group.start_soon(self._run_session, session)
         answer = await session.ask({**record.initialize, "id": f"{_REPLAYED_ID_PREFIX}init"})
         if answer is None or "result" not in answer[0]:
-            await session.close("its record could not be replayed")
+            await session.close("its record could not be replayed", forget_events=False)
             return None
         session.submit(Envelope({"jsonrpc": "2.0", "method": "notifications/initialized"}))
         self.sessions[record.id] = session
@@ -1471,7 +1511,7 @@ class StreamableHTTPApp:
             await adopting.wait()
         session = self.sessions.get(session_id)
         if session is not None:
-            await self._end_session(session, "the client ended the session")
+            await self._end_session(session, "the client ended the session", record_gone=True)
         return Response(status_code=200)
 
 
@@ -1538,6 +1578,20 @@ def _asks_for_progress(message: JSONObject) -> bool:
     params = as_object(message.get("params"))
     meta = as_object(params.get("_meta")) if params is not None else None
     return meta is not None and as_request_id(meta.get("progressToken")) is not None
+
+
+def _state_unavailable(full: bool, request_id: RequestId | None) -> Response:
+    """The 503 for a request refused for want of the shared state: what a client may
+    do (send it again shortly), not the state's internals, which the log has."""
+    why = "is full for now" if full else "cannot be reached for now"
+    return error_response(
+        503,
+        CONNECTION_CLOSED,
+        f"Service Unavailable: the server's shared state {why}. Send the request again "
+        "in a moment.",
+        request_id,
+        headers={"retry-after": str(STATE_RETRY_AFTER_SECONDS)},
+    )
 
 
 def _session_ended(request_id: RequestId | None) -> Response:

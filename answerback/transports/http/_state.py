@@ -28,6 +28,11 @@ class StateUnavailable(Exception):
     served from this process's memory, which the other replicas cannot see."""
 
 
+class StateFull(StateUnavailable):
+    """The shared state answers but refuses to store more (Redis at its ``maxmemory``):
+    refused as when it cannot be reached, though the fix is another (more memory)."""
+
+
 class ServerState(Protocol):
     """The bundle a ``StreamableHTTPApp`` keeps its state in."""
 

@@ -23,6 +23,7 @@ import contextlib
 import errno
 import functools
 import logging
+import os
 import signal
 import socket
 import sys
@@ -361,7 +362,8 @@ def run_uvicorn(
     """Serve ``app`` until Ctrl-C, SIGTERM or SIGHUP: a server program's blocking entry point.
 
     Once listening it writes ``answerback: serving MCP at <url> (Ctrl-C to stop)`` to
-    stderr (``port=0`` picks a free port, and the line shows which), and
+    stderr (``port=0`` picks a free port, and the line shows which; with a shared state,
+    ``as replica <id> (process <pid>)`` follows the url), and
     ``answerback: stopped`` when a signal has stopped it. ``config`` goes to
     ``uvicorn.Config``. Returns after SIGTERM or SIGHUP (or if uvicorn stops by itself); raises
     ``SystemExit(130)`` after Ctrl-C, and ``SystemExit`` with a one-line message (exit
@@ -378,8 +380,14 @@ def run_uvicorn(
     address = f"[{host}]" if ":" in host else host
     url = f"{scheme}://{address}:{listening.getsockname()[1]}{app.path}"
 
+    # A replica names itself, so that other replicas' logs ("replica X stopped ...")
+    # can be traced to a process.
+    replica = (
+        f" as replica {app.state.replica_id} (process {os.getpid()})" if app.state.shared else ""
+    )
+
     def announce() -> None:
-        _say(f"answerback: serving MCP at {url} (Ctrl-C to stop)")
+        _say(f"answerback: serving MCP at {url}{replica} (Ctrl-C to stop)")
 
     server = uvicorn_server(app, host=host, port=port, on_started=announce, **config)
     with (

@@ -14,8 +14,10 @@ from jsonschema import Draft7Validator, Draft202012Validator
 from pydantic import BaseModel, TypeAdapter
 from support import schema_errors
 
+from answerback import Client
 from answerback.forms._json_schema import compile_schema
 from answerback.forms._plain_schema import plain_test
+from answerback.server import MCPServer
 
 TYPES = ["string", "integer", "number", "boolean", "null", "array", "object"]
 KEYS = ["a", "b", "c"]
@@ -75,6 +77,8 @@ plain_schemas: st.SearchStrategy[Any] = st.recursive(
         st.builds(_typed, st.lists(st.sampled_from(TYPES), min_size=1, max_size=3, unique=True)),
         st.just({}),
         st.just({"description": "anything"}),
+        # A vendor's keyword, here one that reads like a schema: every dialect ignores it.
+        st.just({"type": "string", "x-vendor": {"minLength": 5, "type": "integer"}}),
     ),
     _with_children,
     max_leaves=6,
@@ -146,10 +150,34 @@ def test_pydantic_schemas_are_plain_and_their_values_take_the_quick_yes(
         {"not": {"type": "string"}},
         {"anyOf": []},
         {"type": "object", "properties": {"a": False}},
+        # Not ignored though no dialect validates with them: they move a $ref's base.
+        {"type": "object", "id": "https://example.com/other"},
+        {"type": "string", "$anchor": "here"},
+        {"type": "object", "$id": "https://example.com/other"},
     ],
 )
 def test_anything_else_is_left_to_jsonschema(schema: Any) -> None:
     assert plain_test(schema) is None
+
+
+@pytest.mark.anyio
+async def test_an_answerback_tools_plain_result_takes_the_quick_yes() -> None:
+    """Its output schema carries FastMCP's ``x-fastmcp-wrap-result`` mark, which no
+    dialect acts on: it used to send every result of such a tool to jsonschema."""
+    server = MCPServer("plain")
+
+    @server.tool()
+    def echo(text: str) -> str:
+        return text
+
+    async with Client(server, mode="2026-07-28") as client:
+        [tool] = (await client.list_tools()).tools
+    assert tool.output_schema is not None
+    assert "x-fastmcp-wrap-result" in tool.output_schema
+    test = plain_test(tool.output_schema)
+    assert test is not None
+    assert test({"result": "hi"})
+    assert not test({"result": 1})
 
 
 def test_an_integer_written_as_a_float_and_every_complaint_go_to_jsonschema() -> None:

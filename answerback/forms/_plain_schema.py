@@ -13,14 +13,16 @@ jsonschema, so the verdict and its wording are jsonschema's alone
 
 Plain means: ``type`` (one name or a list), ``properties``, ``required``,
 ``additionalProperties`` (a boolean or a plain schema), ``items`` (one plain schema),
-``anyOf`` of plain schemas, a ``$ref`` to the document's own ``$defs`` (not looping), and
-annotations; no other keyword. An integer is an ``int`` here (jsonschema also takes
-``1.0`` in the newer dialects: that case goes to it).
+``anyOf`` of plain schemas, a ``$ref`` to the document's own ``$defs`` (not looping),
+annotations, and keywords no dialect acts on (a vendor's ``x-...``); no other keyword.
+An integer is an ``int`` here (jsonschema also takes ``1.0`` in the newer dialects: that
+case goes to it).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
+from functools import cache
 from typing import Any, cast
 
 Test = Callable[[object], bool]
@@ -77,7 +79,7 @@ def _compiled(schema: object, definitions: _Definitions) -> Test | None:
     if not isinstance(schema, Mapping):
         return None
     node = cast(Mapping[str, Any], schema)
-    keywords = node.keys() - _ANNOTATIONS
+    keywords = {keyword for keyword in node.keys() - _ANNOTATIONS if not _ignored(keyword)}
     if "$ref" in keywords:
         return _referenced(node, keywords, definitions)
     if keywords - _KEYWORDS:
@@ -170,6 +172,31 @@ def _object_test(
         return all(property_tests.get(key, others)(item) for key, item in value.items())
 
     return test
+
+
+@cache
+def _ignored(keyword: str) -> bool:
+    """Whether every dialect jsonschema knows ignores ``keyword``, as JSON Schema has
+    validators ignore keywords they do not know: a vendor's own (``x-...``), such as the
+    ``x-fastmcp-wrap-result`` on every answerback tool returning a plain value, used to
+    send each result of such a tool to jsonschema. Never one that moves a reference's
+    base (``$id``, ``$anchor``, draft 4's ``id``)."""
+    if keyword.startswith("$") or keyword == "id":
+        return False
+    from jsonschema import validators
+
+    return not any(keyword in dialect.VALIDATORS for dialect in _dialects(validators))
+
+
+def _dialects(validators: Any) -> tuple[Any, ...]:
+    return (
+        validators.Draft3Validator,
+        validators.Draft4Validator,
+        validators.Draft6Validator,
+        validators.Draft7Validator,
+        validators.Draft201909Validator,
+        validators.Draft202012Validator,
+    )
 
 
 def _always(_: object) -> bool:

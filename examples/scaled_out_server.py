@@ -1,8 +1,9 @@
 """One replica of a server that asks, scaled out through Redis (docs/deployment.md).
 
-Run the same file several times, on different ports, against one Redis, and put any
-round-robin load balancer in front: a session opened on one replica carries on on the
-others, and the client's answer to ``book_table``'s question may reach any of them.
+Run the same file several times, on different ports, against one Redis, and put a load
+balancer in front (docs/deployment.md has haproxy's and nginx's configurations): a session
+opened on one replica carries on on the others, and the client's answer to ``book_table``'s
+question may reach any of them.
 
     python examples/scaled_out_server.py --port 8001 --redis redis://127.0.0.1:6379/0
     python examples/scaled_out_server.py --port 8002 --redis redis://127.0.0.1:6379/0
@@ -16,6 +17,7 @@ opens on another.
 from __future__ import annotations
 
 import argparse
+import logging
 import os
 
 from pydantic import BaseModel
@@ -52,6 +54,9 @@ def main() -> None:
     key_hex = os.environ.get("ANSWERBACK_STATE_KEY")
     mcp = build_server(bytes.fromhex(key_hex) if key_hex else None)
     state = RedisState(args.redis)
+    logging.basicConfig(  # an operator's log needs each line's time, level and source
+        level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s"
+    )
     mcp.run(transport="streamable-http", host=args.host, port=args.port, state=state)
 
 

@@ -23,6 +23,7 @@ from answerback.server import Context, MCPServer
 from answerback.server import _connection as connection
 from answerback.server._request_state import PREFIX, RequestStateSealer
 from answerback.types import (
+    CallToolRequestParams,
     ElicitRequestParams,
     ElicitResult,
     InputRequiredResult,
@@ -163,3 +164,40 @@ async def test_how_a_function_runs_is_decided_when_it_is_registered(
         assert (await client.call_tool("greet", {})).text == "Hello, Ada!"
         assert (await client.call_tool("plain", {"text": "in a thread"})).text == "IN A THREAD"
     assert asked == []
+
+
+@pytest.mark.parametrize(
+    "response",
+    [
+        {"role": "assistant", "content": {"type": "text", "text": "hi"}, "model": "m", "action": 1},
+        {"roots": [], "action": "x"},
+        {"role": "assistant", "content": {"type": "text", "text": "hi"}, "model": "m", "roots": 1},
+    ],
+    ids=["message with action", "roots with action", "message with roots"],
+)
+def test_input_responses_with_members_the_schema_allows_are_accepted(
+    response: dict[str, Any],
+) -> None:
+    """Extra members are allowed by the schema's results: an answer is taken as the first
+    kind it fits, whatever else it carries."""
+    params = CallToolRequestParams.model_validate(
+        {"name": "t", "inputResponses": {"k": response}, "requestState": "s"}
+    )
+    assert params.input_responses is not None
+    assert "k" in params.input_responses
+
+
+def test_an_answer_that_fits_two_kinds_is_taken_as_the_kind_asked() -> None:
+    """``{"action": ..., "roots": [...]}`` fits an elicitation's answer first; asked for
+    roots, it is checked as a roots list."""
+    answer = {"action": "accept", "roots": [{"uri": "file:///tmp"}]}
+    params = CallToolRequestParams.model_validate(
+        {"name": "t", "inputResponses": {"r": answer}, "requestState": "s"}
+    )
+    state = {"asked": {"r": "roots/list"}}
+    recorded = connection._recorded_state(  # pyright: ignore[reportPrivateUsage]
+        state, {"r": answer}, params.input_responses
+    )
+    checked = recorded[1]["r"]
+    assert isinstance(checked, ListRootsResult)
+    assert [str(root.uri) for root in checked.roots] == ["file:///tmp"]

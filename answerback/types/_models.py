@@ -869,34 +869,15 @@ class URLElicitationRequiredErrorData(MCPModel):
 # --- Input responses (2026-07-28 multi-round-trip requests) ------------------------------
 
 
-def _input_response_kind(value: Any) -> str | None:
-    """The kind of an input response, by the field only its kind has: ``action`` an
-    elicitation's answer, ``roots`` a roots list, else a sampled message. One member is
-    validated instead of all three in turn, and a bad answer's error speaks of its own
-    kind's fields rather than of every kind's."""
-    if isinstance(value, dict):
-        return "elicit" if "action" in value else "roots" if "roots" in value else "sampling"
-    if isinstance(value, ElicitResult):
-        return "elicit"
-    if isinstance(value, ListRootsResult):
-        return "roots"
-    return "sampling" if isinstance(value, CreateMessageResult) else None
-
-
 InputResponse: TypeAlias = Annotated[
-    Annotated[CreateMessageResult, Tag("sampling")]
-    | Annotated[ListRootsResult, Tag("roots")]
-    | Annotated[ElicitResult, Tag("elicit")],
-    Discriminator(
-        _input_response_kind,
-        custom_error_type="input_response",
-        custom_error_message=(
-            "an input response must be an object: an elicitation's answer, a roots list "
-            "or a sampled message"
-        ),
-    ),
+    ElicitResult | ListRootsResult | CreateMessageResult,
+    Field(union_mode="left_to_right"),
 ]
-"""The client's answer to one input request of an ``InputRequiredResult``."""
+"""The client's answer to one input request of an ``InputRequiredResult``: the first
+kind it fits, tried in this order (an elicitation's answer, the usual one, first: one
+validation instead of all three, as pydantic's "smart" union made), accepting exactly
+what the smart union did. The server checks an asked answer as the kind it asked for
+(``_recorded_state``), so an answer that fits two kinds is never taken for the wrong one."""
 
 InputResponses: TypeAlias = dict[str, InputResponse]
 """Answers keyed like the ``inputRequests`` they answer."""

@@ -169,7 +169,83 @@ async def test_a_name_given_later_takes_its_place_from_a_numbered_connection() -
             server_object(ASKING_SERVER), responder=broker.responder("tea (2)")
         ) as literal:
             assert await greeting(literal, "C") == "Hello, Ada for tea (2) (C)."
+            # The turn it had moved with it: the newcomer's place in line is its own.
+            assert "tea (3)" in broker._last_turn  # pyright: ignore[reportPrivateUsage]
             assert await greeting(second, "B") == "Hello, Ada for tea (3) (B)."
+
+
+class HoldingTea2:
+    """Answers at once, except the first question shown as ``tea (2)``, which stays on
+    screen (a person reading it) until something settles it."""
+
+    def __init__(self) -> None:
+        self.held: Question | None = None
+        self.arrived = anyio.Event()
+
+    async def present(self, question: Question) -> Answer:
+        if question.server == "tea (2)" and self.held is None:
+            self.held = question
+            self.arrived.set()
+            await anyio.Event().wait()
+        return ElicitResult(action="accept", content={"name": f"Ada for {question.server}"})
+
+    async def withdrawn(self, question: Question, reason: str) -> None:
+        pass
+
+
+async def test_the_name_on_screen_stays_that_servers_while_the_host_connects_its_own() -> None:
+    """review1 finding 1: the second ``tea``'s question is on screen as ``tea (2)`` when
+    the host's own ``"tea (2)"`` first asks. Before, the queue was renamed but not the
+    card, so the card's mute key (``mute(<the name shown>)``) muted the host's server,
+    never shown, and left the one the person saw asking. Now the name on screen keeps
+    naming that server, and the newcomer is shown numbered."""
+    person = HoldingTea2()
+    queue_changed = anyio.Event()
+
+    def on_change() -> None:
+        nonlocal queue_changed
+        queue_changed.set()
+        queue_changed = anyio.Event()
+
+    results: dict[str, str] = {}
+    async with (
+        Broker(person, on_change=on_change) as broker,
+        Client(server_object(ASKING_SERVER), responder=broker.responder("tea")) as first,
+        Client(server_object(ASKING_SERVER), responder=broker.responder("tea")) as second,
+    ):
+        assert await greeting(first, "A") == "Hello, Ada for tea (A)."
+
+        both_answered = anyio.Event()
+
+        async def greet(key: str, client: Client, who: str) -> None:
+            results[key] = await greeting(client, who)
+            if len(results) == 2:
+                both_answered.set()
+
+        async with anyio.create_task_group() as group:
+            group.start_soon(greet, "second", second, "B")
+            with anyio.fail_after(PATIENCE_SECONDS):
+                await person.arrived.wait()
+            held = person.held
+            assert held is not None
+            # Only now is the host's own "tea (2)" made, connected, and asking.
+            async with Client(
+                server_object(ASKING_SERVER), responder=broker.responder("tea (2)")
+            ) as literal:
+                group.start_soon(greet, "literal", literal, "C")
+                with anyio.fail_after(PATIENCE_SECONDS):
+                    while len(broker.pending()) < 2:
+                        await queue_changed.wait()
+                assert [q.server for q in broker.pending()] == ["tea (2)", "tea (2) (2)"]
+                broker.mute(held.server)  # what the card's mute key does
+                with anyio.fail_after(PATIENCE_SECONDS):
+                    await both_answered.wait()
+                assert results == {
+                    "second": "No greeting for B.",
+                    "literal": "Hello, Ada for tea (2) (2) (C).",
+                }
+                assert await greeting(second, "B") == "No greeting for B."  # muted
+                assert await greeting(literal, "C") == "Hello, Ada for tea (2) (2) (C)."
 
 
 async def test_withdrawals_while_a_ping_is_under_way_wait_for_its_verdict() -> None:

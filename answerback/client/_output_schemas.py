@@ -34,6 +34,12 @@ SCHEMAS_KEPT = 4096
 VALIDATORS_KEPT = 256
 """Compiled validators kept (one per tool called); the oldest built are dropped first."""
 
+PATTERNS_KEPT = 4096
+"""Compiled patterns the kept validators may hold in all (each keeps its schema's own,
+up to ``SCHEMA_PATTERNS_KEPT``); past it, the oldest built are dropped first. Counted by
+validators alone, a server listing hundreds of tools of hundreds of patterns each could
+make the client hold hundreds of MB."""
+
 
 class _Unchecked:
     """A tool whose schema cannot be applied: its results are passed on unchecked."""
@@ -142,10 +148,24 @@ class OutputSchemas:
                 cut(getattr(exc, "message", None) or str(exc)),
             )
             validator = _UNCHECKED
-        if len(self._validators) >= VALIDATORS_KEPT:
-            del self._validators[next(iter(self._validators))]
+        self._make_room(_patterns_held(validator))
         self._validators[name] = validator
         return validator
+
+    def _make_room(self, patterns: int) -> None:
+        """Drop the oldest validators until one more, holding ``patterns`` compiled
+        patterns, fits both ``VALIDATORS_KEPT`` and ``PATTERNS_KEPT``. Counted afresh
+        each time: a validator may have kept more patterns while checking results."""
+        validators = self._validators
+        held = sum(map(_patterns_held, validators.values()))
+        while validators and (
+            len(validators) >= VALIDATORS_KEPT or held + patterns > PATTERNS_KEPT
+        ):
+            held -= _patterns_held(validators.pop(next(iter(validators))))
+
+
+def _patterns_held(validator: SchemaCheck | _Unchecked) -> int:
+    return 0 if isinstance(validator, _Unchecked) else len(validator.patterns)
 
 
 def _data(server: Implementation | None, name: str, problems: list[str]) -> dict[str, Any]:

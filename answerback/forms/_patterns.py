@@ -220,12 +220,19 @@ def drawing_on(budget: PatternBudget | None) -> AbstractContextManager[None]:
 _KEPT: ContextVar[dict[str, regex.Pattern[str]] | None] = ContextVar("kept_patterns", default=None)
 
 
+SCHEMA_PATTERNS_KEPT = 1024
+"""Most compiled patterns one ``keeping`` holds; past it, the shared cache serves. A
+schema is a peer's: unbounded, every validator a client keeps could hold thousands
+(about 10 kB each), hundreds of MB in all."""
+
+
 def keeping(patterns: dict[str, regex.Pattern[str]]) -> AbstractContextManager[None]:
     """Look patterns up in ``patterns`` first for the code inside, and add there those
-    compiled: one output schema's own, kept with it. A schema of more distinct patterns
-    than the shared cache holds (``_PATTERNS_KEPT``) otherwise had them all compiled
-    again for every result it checked (a check runs them in one order, and the least
-    recently used go first), each charged to that result's budget."""
+    compiled, up to ``SCHEMA_PATTERNS_KEPT``: one output schema's own, kept with it. A
+    schema of more distinct patterns than the shared cache holds (``_PATTERNS_KEPT``)
+    otherwise had them all compiled again for every result it checked (a check runs
+    them in one order, and the least recently used go first), each charged to that
+    result's budget."""
     return _Set(_KEPT, patterns, None)
 
 
@@ -257,7 +264,9 @@ def kept_pattern(pattern: str) -> regex.Pattern[str]:
         return compiled_pattern(pattern)
     compiled = kept.get(pattern)
     if compiled is None:
-        compiled = kept[pattern] = compiled_pattern(pattern)
+        compiled = compiled_pattern(pattern)
+        if len(kept) < SCHEMA_PATTERNS_KEPT:
+            kept[pattern] = compiled
     return compiled
 
 

@@ -213,7 +213,8 @@ class Broker:
         again after its connection closed keeps the name. The broker never numbers a
         connection with a name given to another responder: the host's own ``"tea (2)"``
         is shown as that, and a numbered connection holding the name moves on to the
-        next number.
+        next number (unless its question is on screen, under that name: the host's
+        ``"tea (2)"`` is then shown as ``tea (2) (2)`` while it is open).
 
         ``TypeError`` or ``ValueError`` for an empty or non-string ``server``, ``roots``
         that are not a ``Roots``, a ``sampling`` that is neither ``True``, ``False`` nor
@@ -346,7 +347,10 @@ class Broker:
         mute or cancel one. A connection keeps its place until it closes; then the next
         to ask under the name takes it (a server connected again keeps its name). A
         numbered connection holding a name some responder was given moves on to the
-        next number when that one asks: the host's own name comes first."""
+        next number when that one asks: the host's own name comes first. Except while
+        the holder's question is on screen: its card (and the keys that mute or cancel
+        by its name) shows the name, so the newcomer is numbered instead, for as long
+        as it is open."""
         self._forget_closed()
         speakers = self._speakers
         for shown, speaker in speakers.items():
@@ -354,6 +358,17 @@ class Broker:
                 return shown
         holder = speakers.get(server)
         if holder is not None and holder.numbered:
+            if self._on_screen(holder.session):
+                shown = self._free_number(server)
+                speakers[shown] = _Speaker(server, session, numbered=True)
+                logger.warning(
+                    "a connection was given the name %r, which the question on screen "
+                    "shows for another: its questions are shown as %r while it is open. "
+                    "Give each broker.responder(...) a name unlike another's numbered name.",
+                    server,
+                    shown,
+                )
+                return shown
             self._renumber(server, holder)
         if server not in speakers:
             speakers[server] = _Speaker(server, session, numbered=False)
@@ -381,19 +396,32 @@ class Broker:
 
     def _renumber(self, shown: str, holder: _Speaker) -> None:
         """Give ``holder``'s name to the connection that was given it: ``holder`` takes
-        the next free number, its waiting questions too."""
+        the next free number, its waiting questions and its turns, warnings and mute
+        notes too (they are its own, not the newcomer's). Never called while ``holder``
+        has a question on screen (see ``_shown_name``)."""
         del self._speakers[shown]
         moved = self._free_number(holder.base)
         self._speakers[moved] = holder
         for asking in self._queue:
             if asking.question.context.session is holder.session:
                 asking.question.server = moved
+        if shown in self._last_turn:
+            self._last_turn[moved] = self._last_turn.pop(shown)
+        for noted in (self._overflowing, self._muted_said):
+            if shown in noted:
+                noted.discard(shown)
+                noted.add(moved)
         logger.warning(
             "a connection was given the name %r the broker showed another by: that one is "
             "now shown as %r",
             shown,
             moved,
         )
+
+    def _on_screen(self, session: ClientSession) -> bool:
+        """Whether a question of ``session`` is on screen (its screen may be closing)."""
+        shown = self._shown
+        return shown is not None and shown.question.context.session is session
 
     def _forget_closed(self) -> None:
         """Drop the connections that closed, and what the broker kept by their names."""
@@ -539,13 +567,26 @@ class Broker:
 
     def _answer_all(self, server: str, action: str) -> int:
         reason = "the person muted this server" if action == "decline" else None
+        speaker = self._speakers.get(server)
+        if speaker is not None and speaker.numbered:
+            # A numbered name is that connection only, even if some responder was given
+            # the same name (it is then shown numbered, see ``_shown_name``).
+            session = speaker.session
+
+            def reached(asking: _Asking) -> bool:
+                return asking.question.context.session is session
+        else:
+
+            def reached(asking: _Asking) -> bool:
+                return asking.asked_by(server)
+
         count = 0
-        for asking in [a for a in self._queue if a.asked_by(server)]:
+        for asking in [a for a in self._queue if reached(a)]:
             self._queue.remove(asking)
             asking.settle(_refusal(asking.question.kind, action, reason))
             count += 1
         shown = self._shown
-        if shown is not None and shown.asked_by(server) and not shown.done.is_set():
+        if shown is not None and reached(shown) and not shown.done.is_set():
             shown.settle(_refusal(shown.question.kind, action, reason))
             shown.scope.cancel()
             count += 1

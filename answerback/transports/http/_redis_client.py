@@ -17,7 +17,7 @@ from contextlib import contextmanager
 from typing import Any
 from urllib.parse import parse_qs, unquote, urlsplit
 
-from answerback.transports.http._state import StateFull, StateUnavailable
+from answerback.transports.http._state import StateFull, StateRefused, StateUnavailable
 
 
 def redis_asyncio() -> Any:
@@ -138,8 +138,9 @@ def connect(url: str) -> Any:
 @contextmanager
 def reaching(url: str) -> Generator[None]:
     """Turn Redis being unreachable (or failing) into ``StateUnavailable``; a Redis that
-    is full says so, since it is reachable and the fix is another."""
-    from redis.exceptions import RedisError
+    is full, or that refuses a command, says so, since it is reachable and the fix is
+    another."""
+    from redis.exceptions import RedisError, ResponseError
 
     try:
         yield
@@ -148,6 +149,8 @@ def reaching(url: str) -> Generator[None]:
             raise StateFull(
                 f"Redis at {safe_url(url)} is full ({exc}): raise its maxmemory or free keys"
             ) from exc
+        if isinstance(exc, ResponseError):
+            raise StateRefused(safe_url(url), str(exc)) from exc
         raise StateUnavailable(f"Redis at {safe_url(url)} failed: {exc}") from exc
 
 

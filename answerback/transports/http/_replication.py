@@ -323,7 +323,7 @@ class Replication:
             except StateUnavailable as exc:
                 self.outage.failed(exc)
             else:
-                self.outage.reached()
+                self.outage.beat()
             await anyio.sleep(interval)
 
     async def _check_owned_calls(self) -> None:

@@ -106,6 +106,7 @@ from answerback.transports.http._state import (
     InMemoryState,
     ServerState,
     StateFull,
+    StateRefused,
     StateUnavailable,
 )
 from answerback.transports.http._state_outage import StateOutage
@@ -603,9 +604,7 @@ class StreamableHTTPApp:
         except StateUnavailable as exc:
             # The detail (Redis's address, keys, replies) is the operator's, in the log.
             self.state_outage.refuse(exc)
-            return _state_unavailable(
-                isinstance(exc, StateFull), request.scope.get(_REQUEST_ID_KEY)
-            )
+            return _state_unavailable(exc, request.scope.get(_REQUEST_ID_KEY))
 
     async def _checked_endpoint(self, request: Request) -> Response:
         headers = fields_of(request)
@@ -660,7 +659,8 @@ class StreamableHTTPApp:
             if isinstance(parsed, Response):
                 return parsed
             read = parsed
-            request.scope[_REQUEST_ID_KEY] = as_request_id(read[0].get("id"))
+            if "method" in read[0]:  # a response's id is the server's own question's
+                request.scope[_REQUEST_ID_KEY] = as_request_id(read[0].get("id"))
             if info is not None and self.auth is not None:
                 refusal = await self.auth.authorize(info, read[0])
                 if refusal is not None:
@@ -692,10 +692,16 @@ class StreamableHTTPApp:
                 f"supported: {', '.join(SUPPORTED_VERSIONS)}.",
             )
         if read is not None:
-            return await self._post(request, *read)
-        if request.method == "GET":
-            return await self._get(request)
-        return await self._delete(request)
+            response = await self._post(request, *read)
+        elif request.method == "GET":
+            response = await self._get(request)
+        else:
+            response = await self._delete(request)
+        if self.state_outage.since is not None and (
+            in_session or (read is not None and read[0].get("method") == "initialize")
+        ):  # it used the shared state, without error: what failed works again
+            self.state_outage.reached()
+        return response
 
     async def _session_for(self, request: Request) -> LegacySession | Response:
         """The session a request names, checked: known (to this process, or to the
@@ -958,7 +964,8 @@ class StreamableHTTPApp:
                     return flaw.refusal(request_id, failed=False)
                 return Response(status_code=202)  # accepted, and of no use to anyone
             if not session.submit(envelope):
-                return _session_ended(request_id)
+                # No id: a notification has none, a response's is the server's question's.
+                return _session_ended(None)
             if flaw is not None and request_id is not None:
                 return flaw.refusal(request_id, failed=True)
             if method == CANCELLED:
@@ -1580,15 +1587,19 @@ def _asks_for_progress(message: JSONObject) -> bool:
     return meta is not None and as_request_id(meta.get("progressToken")) is not None
 
 
-def _state_unavailable(full: bool, request_id: RequestId | None) -> Response:
+def _state_unavailable(error: StateUnavailable, request_id: RequestId | None) -> Response:
     """The 503 for a request refused for want of the shared state: what a client may
-    do (send it again shortly), not the state's internals, which the log has."""
-    why = "is full for now" if full else "cannot be reached for now"
+    do, not the state's internals, which the log has."""
+    if isinstance(error, StateRefused):  # no moment's wait cures it: the operator must
+        why = "refused this request (the server's log says why)"
+        when = "once the server's operator has corrected it"
+    else:
+        why = "is full for now" if isinstance(error, StateFull) else "cannot be reached for now"
+        when = "in a moment"
     return error_response(
         503,
         CONNECTION_CLOSED,
-        f"Service Unavailable: the server's shared state {why}. Send the request again "
-        "in a moment.",
+        f"Service Unavailable: the server's shared state {why}. Send the request again {when}.",
         request_id,
         headers={"retry-after": str(STATE_RETRY_AFTER_SECONDS)},
     )

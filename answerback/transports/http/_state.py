@@ -28,6 +28,19 @@ class StateUnavailable(Exception):
     served from this process's memory, which the other replicas cannot see."""
 
 
+class StateRefused(StateUnavailable):
+    """The shared state answers but refuses a command with an error reply (Redis's
+    ``NOPERM`` from an ACL, ``WRONGTYPE`` on a key another program wrote): waiting or
+    restarting it will not cure that, a change to its configuration or data will."""
+
+    def __init__(self, where: str, reply: str) -> None:
+        self.where = where
+        """The state's address, without its password."""
+        self.reply = reply
+        """Its error reply."""
+        super().__init__(f"Redis at {where} refused: {reply}")
+
+
 class StateFull(StateUnavailable):
     """The shared state answers but refuses to store more (Redis at its ``maxmemory``):
     refused as when it cannot be reached, though the fix is another (more memory)."""

@@ -6,6 +6,12 @@ second, in several phrasings of one cause, and nothing when it ends. Here an out
 logged once, with what to do, the requests refused meanwhile are counted, and its end
 is logged with how long it lasted and how many were refused.
 
+The end is logged only once what failed works again. A request that used the state
+without error ends any outage. A heartbeat ends one only if Redis was unreachable or
+full, which its own commands meet too; Redis refusing a command (an ACL without it, a
+key of the wrong type) may spare the heartbeat and fail every request, and a heartbeat
+ending that would say "answers again" between each two refusals.
+
 Health checks do not read it, on purpose: every replica shares one Redis, so an outage
 would fail every replica's check at once, and the load balancer would then refuse the
 2026-07-28 calls too, which need no shared state unless they are single-use.
@@ -17,37 +23,53 @@ import logging
 
 import anyio
 
-from answerback.transports.http._state import StateFull, StateUnavailable
+from answerback.transports.http._state import StateFull, StateRefused, StateUnavailable
 
 logger = logging.getLogger("answerback.http")
 
+_BACK_AGAIN: dict[type[StateUnavailable], str] = {
+    StateUnavailable: "answers",
+    StateFull: "has room",
+    StateRefused: "serves requests",
+}
+"""What the end of each kind of outage says the shared state does again."""
+
 
 class StateOutage:
-    """Whether the shared state failed last time this replica used it, since when, and
-    how many requests were refused meanwhile."""
+    """Whether the shared state failed last time this replica used it, since when, why,
+    and how many requests were refused meanwhile."""
 
     def __init__(self) -> None:
         self.since: float | None = None
         """When the outage began (the event loop's clock), or ``None`` while none is."""
-        self.full = False
-        """Whether Redis refuses for want of memory, rather than not answering."""
+        self.cause: type[StateUnavailable] = StateUnavailable
+        """What kind of failure the outage is: unreachable (``StateUnavailable``),
+        full (``StateFull``) or refusing a command (``StateRefused``)."""
         self.refused = 0
 
     def failed(self, error: StateUnavailable) -> None:
         """The shared state failed on some use (a request, a heartbeat, the inbox): the
-        first failure of an outage is logged, with what to do, and so is a change from
-        unreachable to full or back."""
-        full = isinstance(error, StateFull)
-        if self.since is not None and full == self.full:
+        first failure of an outage is logged, with what to do, and so is a change of
+        kind (unreachable, full, refusing a command)."""
+        cause = type(error) if isinstance(error, StateFull | StateRefused) else StateUnavailable
+        if self.since is not None and cause is self.cause:
             return
         if self.since is None:
             self.since = anyio.current_time()
-        self.full = full
-        if full:
+        self.cause = cause
+        if isinstance(error, StateFull):
             logger.warning(
                 "the shared server state is full: %s. Requests that store anything get "
                 "503 until it has room; the end of this is logged.",
                 error,
+            )
+        elif isinstance(error, StateRefused):
+            logger.warning(
+                "Redis refused: %s (Redis at %s). Requests that need that command get 503 "
+                "until Redis allows it: check the ACL of the user in the url, and that no "
+                "other program writes under answerback's keys. The end of this is logged.",
+                error.reply,
+                error.where,
             )
         else:
             logger.warning(
@@ -62,18 +84,26 @@ class StateOutage:
         self.failed(error)
         self.refused += 1
 
+    def beat(self) -> None:
+        """A heartbeat reached the shared state: the end of an outage the heartbeat
+        would have met too (unreachable, full), not of Redis refusing a command."""
+        if self.since is not None and self.cause is not StateRefused:
+            self.reached()
+
     def reached(self) -> None:
-        """The shared state answered: the end of an outage, if one was under way, is
-        logged with how long it lasted and how many requests it refused."""
+        """The shared state answered a request (or, through ``beat``, a heartbeat): the
+        end of an outage, if one was under way, is logged with how long it lasted and
+        how many requests it refused. Callers on a request's path test ``since`` first:
+        while no outage is under way, that one read is all a request pays."""
         if self.since is None:
             return
         lasted = anyio.current_time() - self.since
         logger.warning(
             "the shared server state %s again after %.1f s (requests refused meanwhile: %d)",
-            "has room" if self.full else "answers",
+            _BACK_AGAIN[self.cause],
             lasted,
             self.refused,
         )
         self.since = None
-        self.full = False
+        self.cause = StateUnavailable
         self.refused = 0

@@ -23,9 +23,11 @@ import anyio
 from jsonschema import Draft202012Validator, ValidationError
 
 from answerback import Client, StdioServer
+from answerback.interact import Answer, Question
 from answerback.jsonrpc import Envelope, JSONObject, ReadStream, RequestId, WriteStream
 from answerback.server import MCPServer
 from answerback.transports import StreamPair, create_stream_pairs
+from answerback.types import ElicitResult
 
 REPO = Path(__file__).resolve().parent.parent
 TESTS = REPO / "tests"
@@ -237,3 +239,35 @@ async def client_with_hand_driven_server(
         async with Client(transport, mode="legacy", **options) as client:
             await handshake_done.wait()
             yield client, transport.peer, initialize_params
+
+
+class ScreenPerson:
+    """A person at a broker's screen: answers every form at once with a name, except the
+    hand-driven server's ("frozen"), which stay on screen until withdrawn; records what
+    was shown and withdrawn, and wakes ``until`` on each (also the broker's
+    ``on_change``)."""
+
+    def __init__(self) -> None:
+        self.shown: list[Question] = []
+        self.withdrawals: list[tuple[Question, str]] = []
+        self._changed = anyio.Event()
+
+    async def present(self, question: Question) -> Answer:
+        self.shown.append(question)
+        self.changed()
+        if question.server == "frozen":
+            await anyio.Event().wait()  # only a withdrawal ends this screen
+        return ElicitResult(action="accept", content={"name": f"Ada for {question.server}"})
+
+    async def withdrawn(self, question: Question, reason: str) -> None:
+        self.withdrawals.append((question, reason))
+        self.changed()
+
+    def changed(self) -> None:
+        self._changed.set()
+        self._changed = anyio.Event()
+
+    async def until(self, done: Callable[[], bool]) -> None:
+        with anyio.fail_after(PATIENCE_SECONDS):
+            while not done():
+                await self._changed.wait()

@@ -10,15 +10,14 @@ waits on a clock.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
 from typing import Any
 
 import anyio
 import pytest
 from support import (
-    PATIENCE_SECONDS,
     SERVERS,
     RawPeer,
+    ScreenPerson,
     client_with_hand_driven_server,
     server_object,
 )
@@ -27,12 +26,10 @@ from answerback import Client
 from answerback.interact import (
     SERVER_CANCELLED,
     SERVER_NOT_ANSWERING,
-    Answer,
     Broker,
-    Question,
 )
 from answerback.interact import _broker as broker_module
-from answerback.types import ElicitResult, LoggingMessageNotificationParams, TextContent
+from answerback.types import LoggingMessageNotificationParams, TextContent
 
 pytestmark = pytest.mark.anyio
 
@@ -40,35 +37,7 @@ ASKING_SERVER = SERVERS / "asking_server.py"
 QUESTION_ID = "frozen-question"
 
 
-class Person:
-    """Answers every form at once with a name, except the hand-driven server's, which
-    stays on screen until withdrawn; records what was shown and withdrawn."""
-
-    def __init__(self) -> None:
-        self.shown: list[Question] = []
-        self.withdrawals: list[tuple[Question, str]] = []
-        self._changed = anyio.Event()
-
-    async def present(self, question: Question) -> Answer:
-        self.shown.append(question)
-        self.changed()
-        if question.server == "frozen":
-            await anyio.Event().wait()  # only a withdrawal ends this screen
-        return ElicitResult(action="accept", content={"name": f"Ada for {question.server}"})
-
-    async def withdrawn(self, question: Question, reason: str) -> None:
-        self.withdrawals.append((question, reason))
-        self.changed()
-
-    def changed(self) -> None:
-        """Wakes ``until`` (also the broker's ``on_change``)."""
-        self._changed.set()
-        self._changed = anyio.Event()
-
-    async def until(self, done: Callable[[], bool]) -> None:
-        with anyio.fail_after(PATIENCE_SECONDS):
-            while not done():
-                await self._changed.wait()
+Person = ScreenPerson
 
 
 async def ask_by_hand(peer: RawPeer) -> None:

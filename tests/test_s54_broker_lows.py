@@ -9,7 +9,6 @@ so nothing here waits on a clock.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any
 
 import anyio
@@ -18,6 +17,7 @@ from support import (
     PATIENCE_SECONDS,
     SERVERS,
     RawPeer,
+    ScreenPerson,
     client_with_hand_driven_server,
     server_object,
 )
@@ -31,34 +31,7 @@ pytestmark = pytest.mark.anyio
 ASKING_SERVER = SERVERS / "asking_server.py"
 
 
-class Person:
-    """Answers every form at once, except the hand-driven server's ("frozen"), which
-    stay on screen until withdrawn; records what was shown and withdrawn."""
-
-    def __init__(self) -> None:
-        self.shown: list[Question] = []
-        self.withdrawals: list[tuple[Question, str]] = []
-        self._changed = anyio.Event()
-
-    async def present(self, question: Question) -> Answer:
-        self.shown.append(question)
-        self.changed()
-        if question.server == "frozen":
-            await anyio.Event().wait()  # only a withdrawal ends this screen
-        return ElicitResult(action="accept", content={"name": f"Ada for {question.server}"})
-
-    async def withdrawn(self, question: Question, reason: str) -> None:
-        self.withdrawals.append((question, reason))
-        self.changed()
-
-    def changed(self) -> None:
-        self._changed.set()
-        self._changed = anyio.Event()
-
-    async def until(self, done: Callable[[], bool]) -> None:
-        with anyio.fail_after(PATIENCE_SECONDS):
-            while not done():
-                await self._changed.wait()
+Person = ScreenPerson
 
 
 def text_of(result: Any) -> str:

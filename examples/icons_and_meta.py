@@ -13,6 +13,10 @@ what it was told. Run: ``python examples/icons_and_meta.py``. It prints::
       ... (the same again)
     refused: Invalid argument for mcp.tool(): meta has the key 'io.modelcontextprotocol/cost', ...
 
+All of it is the server's own text, which a hostile server could fill with escape
+sequences that retitle the window or clear the screen, or a bidi override that reorders
+the line: ``clean`` writes those out (``\\x1b``, ``\\u202e``) before the terminal sees them.
+
 A ``_meta`` key takes the form the specification gives (an optional reverse-DNS prefix
 ending in ``/``, then a name): ``com.example/cost``, not ``cost (EUR)``; a prefix such as
 ``io.modelcontextprotocol/`` is MCP's own, so the last line shows one refused.
@@ -23,6 +27,7 @@ from __future__ import annotations
 import anyio
 
 from answerback import Client
+from answerback.interact import clean
 from answerback.server import MCPServer
 from answerback.types import Icon, Prompt, Resource, Tool
 
@@ -56,21 +61,31 @@ def catalogue() -> str:
     return "Dune\nEmma"
 
 
-async def main() -> None:
+def say(text: str) -> None:
+    """Print a line that quotes the server, on one line and with nothing a terminal obeys."""
+    print(clean(text, newlines=False))
+
+
+async def show(server: MCPServer) -> None:
+    """What a client is told of ``server`` in each protocol generation."""
     for mode in ("legacy", "2026-07-28"):
-        async with Client(mcp, mode=mode) as client:
+        async with Client(server, mode=mode) as client:
             info = client.server_info
-            print(f"{mode}: {info.name} ({info.title}): {info.description} {info.website_url}")
+            say(f"{mode}: {info.name} ({info.title}): {info.description} {info.website_url}")
             for icon in info.icons or []:
-                print(f"  icons: {icon.src} ({icon.mime_type}, {', '.join(icon.sizes or [])})")
+                say(f"  icons: {icon.src} ({icon.mime_type}, {', '.join(icon.sizes or [])})")
             listed: list[tuple[str, Tool | Prompt | Resource]] = [
                 *(("tool", t) for t in await client.list_all_tools()),
                 *(("prompt", p) for p in (await client.list_prompts()).prompts),
                 *(("resource", r) for r in (await client.list_resources()).resources),
             ]
             for kind, item in listed:
-                [icon] = item.icons or []
-                print(f"  {kind} {item.name}: icon {icon.mime_type}, _meta {item.meta}")
+                icons = ", ".join(str(icon.mime_type) for icon in item.icons or [])
+                say(f"  {kind} {item.name}: icon {icons}, _meta {item.meta}")
+
+
+async def main() -> None:
+    await show(mcp)
     try:
         mcp.tool(meta={"io.modelcontextprotocol/cost": "free"})
     except ValueError as refused:

@@ -12,7 +12,11 @@ import subprocess
 import sys
 from pathlib import Path
 
+import anyio
 import pytest
+from support import load_module
+
+from answerback.server import MCPServer
 
 REPO = Path(__file__).resolve().parent.parent
 EXAMPLES = REPO / "examples"
@@ -212,6 +216,22 @@ def test_icons_and_meta_reach_the_client_in_both_generations() -> None:
         "'io.modelcontextprotocol/cost', whose prefix 'io.modelcontextprotocol/' the MCP "
         "specification reserves for MCP itself (its second label is 'modelcontextprotocol'). "
         "Use a prefix of your own, in reverse DNS, such as 'com.example/'.",
+    ]
+
+
+def test_icons_and_meta_prints_a_hostile_servers_words_written_out(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """It printed a server's title as sent: an escape sequence retitled the window, a
+    bidi override reordered the line, a line break started a line of the server's."""
+    example = load_module(EXAMPLES / "icons_and_meta.py")
+    evil = "\x1b]0;PWNED\x07\u202eevil\nlegacy: Bank"
+    hostile = MCPServer("hostile", title=evil, description=evil, website_url="https://a.example")
+    anyio.run(example.show, hostile)
+    written_out = "\\x1b]0;PWNED\\x07\\u202eevil\\x0alegacy: Bank"
+    assert capsys.readouterr().out.splitlines() == [
+        f"{mode}: hostile ({written_out}): {written_out} https://a.example"
+        for mode in ("legacy", "2026-07-28")
     ]
 
 

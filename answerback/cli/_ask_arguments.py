@@ -29,6 +29,7 @@ from answerback.cli._arguments import (
 from answerback.cli._render import shown
 from answerback.forms import FormSchemaError, UnsupportedForm, parse_form
 from answerback.forms._limits import cut_description
+from answerback.interact._printable import clean
 from answerback.interact.terminal import ask_form
 from answerback.interact.terminal._inputs import keep_to_one_line
 from answerback.types import Tool
@@ -113,14 +114,13 @@ async def _type_arguments(
         "call it.[/]"
     )
     text = ""
+    asking = f"{clean(tool.name, newlines=False)} arguments: "  # the server's name for it
     line = PromptSession[str]()
     line.default_buffer.on_text_changed += keep_to_one_line  # as a form's text field
     async with screen():
         while True:
             try:
-                text = await line.prompt_async(
-                    f"{tool.name} arguments: ", default=text, handle_sigint=False
-                )
+                text = await line.prompt_async(asking, default=text, handle_sigint=False)
             except EOFError:
                 return None
             except KeyboardInterrupt:

@@ -662,18 +662,19 @@ class Session:
             for scope in list(server.calls):
                 scope.cancel()
             self.say(
-                f"Cancelled {count} question(s) and {len(server.calls)} call(s) of {server.name}."
+                f"Cancelled {count} question(s) and {len(server.calls)} call(s) of "
+                f"{shown(server.name)}."
             )
         elif name == "reconnect":
             await self._reconnect(words)
         elif name == "mute":
             server = self._one_server(words, "mute SERVER")
             self.broker.mute(server.name)
-            self.say(f"Muted {server.name}: its questions are declined unseen.")
+            self.say(f"Muted {shown(server.name)}: its questions are declined unseen.")
         elif name == "unmute":
             server = self._one_server(words, "unmute SERVER")
             self.broker.unmute(server.name)
-            self.say(f"Unmuted {server.name}.")
+            self.say(f"Unmuted {shown(server.name)}.")
         else:
             raise UsageError(f"Unknown command {name!r}: type help for the commands.")
 
@@ -824,7 +825,9 @@ class Session:
             else:
                 amount = f"{progress:g}"
             note = f" {message}" if message else ""
-            self.say(f"[cyan]{shown(server)}: {shown(label)} {amount}{shown(note)}[/]")
+            self.say(
+                f"[cyan]{shown(server)}: {shown(label)} {amount}{shown(note, newlines=False)}[/]"
+            )
 
         return report
 
@@ -859,9 +862,9 @@ class Session:
     async def _roots(self, words: list[str]) -> None:
         try:
             if words[:1] == ["add"] and len(words) == 2:
-                self.say(f"Added root {await self.roots.add(words[1])}")
+                self.say(f"Added root {shown(str(await self.roots.add(words[1])))}")
             elif words[:1] == ["remove"] and len(words) == 2:
-                self.say(f"Removed root {await self.roots.remove(words[1])}")
+                self.say(f"Removed root {shown(str(await self.roots.remove(words[1])))}")
             elif words:
                 raise UsageError("Usage: " + COMMANDS["roots"])
         except ValueError as exc:
@@ -910,12 +913,15 @@ class Session:
             elif server.target.is_stdio and server.client is not None:
                 self.say(f"{shown(server.name)}'s stderr is discarded: its log cannot be written")
         running = self.running()
-        self.say(f"{len(running)} running" + ("" if not running else f": {', '.join(running)}"))
+        self.say(
+            f"{len(running)} running" + ("" if not running else f": {shown(', '.join(running))}")
+        )
         pending = self.broker.pending()
         self.say(f"{len(pending)} question(s) waiting" + ("" if not pending else ":"))
         for question in pending:
             self.say(f"  #{question.number} {shown(question.server)}: {question.kind}")
-        self.say(f"log level {self.log_level}; roots: {', '.join(map(str, self.roots.paths))}")
+        roots = ", ".join(map(str, self.roots.paths))
+        self.say(f"log level {self.log_level}; roots: {shown(roots)}")
 
 
 def asking_person(

@@ -137,13 +137,20 @@ def build_parser() -> argparse.ArgumentParser:
         help="how long a request may go unanswered (a person answering does not count)",
     )
 
-    one = commands.add_parser("call", help=COMMANDS["call"])
+    one = commands.add_parser("call", help=COMMANDS["call"], formatter_class=_ToolRequired)
     one.add_argument("target", metavar="TARGET", help=_TARGET_HELP)
-    # Optional to argparse, which would otherwise call the optional ARG required too.
-    one.add_argument("tool", metavar="TOOL", nargs="?", help="the tool to call")
+    # Optional to argparse, so that parse's own message says where the tools are listed
+    # (argparse's says only "required: TOOL"); _ToolRequired shows it required in usage.
+    one.add_argument(
+        "tool",
+        metavar="TOOL",
+        nargs="?",
+        help="the tool to call (answerback list TARGET lists them)",
+    )
     one.add_argument(
         "arguments",
         nargs="*",
+        default=[],  # else argparse names ARG as required when TARGET is missing
         metavar="ARG",
         help="key=value ... or one JSON object (none given: a tool's required ones are "
         "asked at a terminal)",
@@ -174,6 +181,17 @@ def build_parser() -> argparse.ArgumentParser:
     logout.add_argument("target", metavar="TARGET", help="the server's URL or config name")
     logout.add_argument("--config", metavar="FILE", help="a config file with mcpServers")
     return parser
+
+
+class _ToolRequired(argparse.HelpFormatter):
+    """``call``'s usage line with TOOL as the required word it is (``TARGET TOOL [ARG
+    ...]``): argparse, which takes it as optional, wrote ``[TOOL]``."""
+
+    def _format_args(self, action: argparse.Action, default_metavar: str) -> str:
+        formatted = super()._format_args(action, default_metavar)
+        if action.dest != "tool":
+            return formatted
+        return formatted.removeprefix("[").removesuffix("]")
 
 
 _DEFAULT_WAIT = 30.0

@@ -32,7 +32,7 @@ from answerback.cli._arguments import (
 )
 from answerback.cli._echo import EchoedMessages
 from answerback.cli._interface import TOKEN_ENV, ExitCode, redacted
-from answerback.cli._render import log_line, pretty_json, print_listing, result_text
+from answerback.cli._render import json_output, log_line, print_listing, result_text, shown
 from answerback.cli._reporting import CommandResponder, ReportedHeadless
 from answerback.cli._targets import Target
 from answerback.client import (
@@ -45,7 +45,10 @@ from answerback.client import (
 from answerback.client._callbacks import refused_capability
 from answerback.client._client import DEFAULT_CONNECT_TIMEOUT_SECONDS
 from answerback.client._negotiation import PROBE_SECONDS
-from answerback.client._session import _no_back_channel  # pyright: ignore[reportPrivateUsage]
+from answerback.client._session import (
+    _no_back_channel,  # pyright: ignore[reportPrivateUsage]
+    told_by_server,
+)
 from answerback.interact import Roots
 from answerback.interact._printable import clean
 from answerback.jsonrpc import ProgressCallback
@@ -460,7 +463,7 @@ async def call(
     with printing(out, "The tool was called, but its result"):
         if args.json:
             data = result.model_dump(mode="json", by_alias=True, exclude_none=True)
-            out.file.write(pretty_json(data) + "\n")
+            out.file.write(json_output(data) + "\n")
         else:
             text = result_text(result)
             (err if result.is_error else out).print(
@@ -479,10 +482,10 @@ async def _listed_tool(client: Client, tool: str) -> Tool | None:
     for listed in tools:
         if listed.name == tool:
             return listed
-    names = ", ".join(sorted(t.name for t in tools)) or "none"
-    raise CommandFailed(
-        f"{client.server_info.name} has no tool {tool!r} (its tools: {names}).", ExitCode.REFUSED
-    )
+    # The server's words, each kept to its line: this message is one line.
+    names = ", ".join(sorted(clean(t.name, newlines=False) for t in tools)) or "none"
+    server = told_by_server(client.server_info.name)
+    raise CommandFailed(f"{server} has no tool {tool!r} (its tools: {names}).", ExitCode.REFUSED)
 
 
 MISSING_NAMED = 10
@@ -534,6 +537,8 @@ class ProgressBar:
         return self.update
 
     async def update(self, progress: float, total: float | None, message: str | None) -> None:
+        # The bar's text is rich markup: the server's message is shown, not obeyed.
+        description = shown(message, newlines=False) if message else "working"
         if self.bar is None:
             self.bar = Progress(
                 TextColumn("{task.description}"),
@@ -543,11 +548,9 @@ class ProgressBar:
                 transient=True,
             )
             self.bar.start()
-            self.task = self.bar.add_task(message or "working", total=total)
+            self.task = self.bar.add_task(description, total=total)
         assert self.task is not None
-        self.bar.update(
-            self.task, completed=progress, total=total, description=message or "working"
-        )
+        self.bar.update(self.task, completed=progress, total=total, description=description)
 
     def __exit__(self, *exc: object) -> None:
         if self.bar is not None:
@@ -608,7 +611,7 @@ async def list_command(
                     p.model_dump(mode="json", by_alias=True, exclude_none=True) for p in prompts
                 ],
             }
-            out.file.write(pretty_json(data) + "\n")
+            out.file.write(json_output(data) + "\n")
         else:
             print_listing(out, target.name, tools, resources, templates, prompts)
     return ExitCode.OK

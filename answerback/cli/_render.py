@@ -12,6 +12,7 @@ from __future__ import annotations
 import base64
 import binascii
 import json
+import unicodedata
 from typing import Any
 
 from rich.cells import cell_len, chop_cells
@@ -51,10 +52,11 @@ _LEVEL_STYLES = {
 }
 
 
-def shown(text: str) -> str:
+def shown(text: str, *, newlines: bool = True) -> str:
     """A peer's text as rich markup that prints it as it is: written-out control
-    characters, escaped markup."""
-    return escape(clean(text))
+    characters, escaped markup; without ``newlines``, its line breaks written out too,
+    for text that must stay on its line (a name, a progress message)."""
+    return escape(clean(text, newlines=newlines))
 
 
 def size_text(data: str) -> str:
@@ -117,6 +119,25 @@ def _blob_as_text(blob: str, mime: str) -> str | None:
 
 def pretty_json(value: Any) -> str:
     return json.dumps(value, indent=2, ensure_ascii=False)
+
+
+_JSON_ESCAPED = frozenset(("Cc", "Cf", "Cs"))
+"""What ``json_output`` escapes beyond ASCII: the categories ``clean`` writes out."""
+
+
+def json_output(value: Any) -> str:
+    """``--json``'s text: ``value`` as JSON, with each character JSON leaves raw that a
+    terminal would obey or hide (C1 controls such as U+009B, bidi overrides and other
+    format characters, lone surrogates) written as a ``\\u`` escape, which every JSON
+    reader turns back into that character: a program reads what the server sent, a
+    person's terminal shows it."""
+    text = pretty_json(value)
+    table = {
+        ord(char): json.dumps(char)[1:-1]  # \uXXXX, or a surrogate pair past U+FFFF
+        for char in set(text)
+        if not char.isascii() and unicodedata.category(char) in _JSON_ESCAPED
+    }
+    return text.translate(table) if table else text
 
 
 def result_text(result: CallToolResult) -> str:
@@ -226,16 +247,18 @@ def print_listing(
             table.add_column("name", style="bold")
             table.add_column("description")
             for name, description in rows:
-                table.add_row(shown(name), shown(description))
+                table.add_row(shown(name, newlines=False), shown(description))
             if not rows:
                 table.add_row("[dim](none)[/]", "")
             console.print(table)
         else:
-            heading = clean(f"{server} {title}:")
+            heading = clean(f"{server} {title}:", newlines=False)
             console.print(heading, markup=False, highlight=False, soft_wrap=True)
             for name, description in rows:
                 line = f"  {name}  {description}" if description else f"  {name}"
-                console.print(clean(line), markup=False, highlight=False, soft_wrap=True)
+                console.print(
+                    clean(line, newlines=False), markup=False, highlight=False, soft_wrap=True
+                )
             if not rows:
                 console.print("  (none)", markup=False, highlight=False, soft_wrap=True)
 

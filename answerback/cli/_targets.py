@@ -310,7 +310,7 @@ def _resolved(texts: list[str], config: str | None, options: Sequence[str]) -> l
     configured: dict[str, object] | None = None
     targets: list[Target] = []
     if not texts:
-        return _every_configured(config_path, options)
+        return _every_configured(config_path, options, config_given=config is not None)
     for text in texts:
         if not text.strip():
             raise TargetError("An empty target: give a URL, a command line or a config name.")
@@ -357,9 +357,13 @@ def _resolved(texts: list[str], config: str | None, options: Sequence[str]) -> l
     return _distinct(targets)
 
 
-def _every_configured(config_path: Path | None, options: Sequence[str]) -> list[Target]:
+def _every_configured(
+    config_path: Path | None, options: Sequence[str], *, config_given: bool
+) -> list[Target]:
     """Every server of the config file; one that cannot be used is refused naming it,
-    with how to leave it out: ``answerback connect`` with ``options`` and the others."""
+    with how to leave it out: ``answerback connect`` with ``options`` and the others,
+    and with ``--config`` unless ``options`` give it (``config_given``: as argparse read
+    them, which takes ``--conf`` for ``--config``)."""
     if config_path is None:
         *first, last = DEFAULT_CONFIGS
         raise TargetError(
@@ -382,8 +386,7 @@ def _every_configured(config_path: Path | None, options: Sequence[str]) -> list[
         except TargetError as exc:
             others = [other for other in configured if other != name]
             # The file named even if it was found: the line then works anywhere.
-            named = any(word == "--config" or word.startswith("--config=") for word in options)
-            config = [] if named else ["--config", str(config_path)]
+            config = [] if config_given else ["--config", str(config_path)]
             keep = shlex.join(["answerback", "connect", *config, *options, *others])
             instead = f" To connect to the others, name them: {keep}" if others else ""
             raise TargetError(f"{exc}{instead}") from None

@@ -24,6 +24,9 @@ import anyio
 import pytest
 from support import ReportingEventLoop, take_unreported_failures
 
+pytest_plugins = ["scale_out.fixtures"]
+"""The tests that need a real redis-server share its fixtures (``redis``, ``asyncio_only``)."""
+
 if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
     # Started in the background by a script (`make test &`, nohup), the run ignores
     # SIGINT, and so would every server it starts: the Ctrl-C tests could not stop them.

@@ -170,12 +170,18 @@ async def test_a_proxys_error_page_says_whether_sending_again_is_safe(
     status: int, known: str
 ) -> None:
     """A replica behind a balancer dies before its response starts: the caller learns
-    what that means for the request, not only "HTTP 502 ... not a JSON-RPC answer"."""
+    what that means for the request, not only "HTTP 502 ... not a JSON-RPC answer". (The
+    503's Retry-After, 2 s, is longer than this client waits by itself: it is the
+    caller's to act on.)"""
     app = http_app()
     wrapper = FailOne(app, is_call_of("doomed"), f"html-{status}")
     async with (
         serve(wrapper) as running,
-        Client(running.url, mode="legacy", elicitation_callback=answer_upper) as client,
+        Client(
+            StreamableHTTPTransport(running.url, max_retry_seconds=1),
+            mode="legacy",
+            elicitation_callback=answer_upper,
+        ) as client,
     ):
         with anyio.fail_after(PATIENCE_SECONDS):
             with pytest.raises(ConnectionClosedError) as caught:

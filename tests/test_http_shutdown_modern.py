@@ -103,7 +103,8 @@ async def call_held_with_client(url: str) -> dict[str, Any]:
 async def test_sigterm_answers_a_2026_call_in_flight_at_once(client: str) -> None:
     """A supervisor stops the server (SIGTERM) while a 2026-07-28 call runs: the call
     gets the legacy calls' "Server closed" error, and the server stops with exit status 0
-    and nothing in its log but its last line (no uvicorn traceback)."""
+    and nothing in its log but the call it cut off and its last line (no uvicorn
+    traceback)."""
     command = [sys.executable, str(HOLDING_SERVER), "0"]
     async with await anyio.open_process(command) as process:
         stderr = bytearray()
@@ -129,7 +130,10 @@ async def test_sigterm_answers_a_2026_call_in_flight_at_once(client: str) -> Non
         assert_server_closed(answer, 7)
     else:
         assert answer["error"] == {"code": CONNECTION_CLOSED, "message": CLOSED}
-    assert stderr.decode() == "answerback: stopped\n"
+    assert stderr.decode() == (
+        "stopping with 1 call in progress here; each ends now, its client told that the "
+        "server is shutting down and to send the request again\nanswerback: stopped\n"
+    )
     assert code == 0
 
 

@@ -16,20 +16,15 @@ from typing import Any
 
 import pytest
 from redis.exceptions import ResponseError
-from support import PATIENCE_SECONDS, ReportingEventLoop
+from scale_out.fixtures import asyncio_only
+from support import PATIENCE_SECONDS
 
 from answerback.transports.http._redis_link import RedisLink
 
-pytestmark = pytest.mark.anyio
+pytestmark = [pytest.mark.anyio, asyncio_only]
 
 Answer = Callable[[bytes, asyncio.StreamWriter], Any]
 """What the hand-driven server does with each chunk a connection sends it."""
-
-
-@pytest.fixture
-def anyio_backend() -> tuple[str, dict[str, Any]]:
-    """asyncio only: the link is an asyncio protocol, as redis-py's client is."""
-    return ("asyncio", {"loop_factory": ReportingEventLoop})
 
 
 @asynccontextmanager

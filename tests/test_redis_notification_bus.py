@@ -9,9 +9,8 @@ from __future__ import annotations
 
 import logging
 import secrets
-from collections.abc import AsyncGenerator, Generator, Iterator
+from collections.abc import AsyncGenerator, Generator
 from contextlib import asynccontextmanager, contextmanager
-from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -20,14 +19,17 @@ import pytest
 from redis.asyncio import Redis
 from redis.asyncio.retry import Retry
 from redis.backoff import NoBackoff
-from scale_out.cluster import missing_for_redis, redis_server
-from support import PATIENCE_SECONDS, ReportingEventLoop
+from scale_out.cluster import Redis as RedisServer
+from scale_out.cluster import missing_for_redis
+from scale_out.fixtures import asyncio_only
+from support import PATIENCE_SECONDS
 
 from answerback.transports.http import Notice, RedisNotificationBus
 from answerback.transports.http._redis_notification_bus import CATCH_UP_LIMIT
 
 pytestmark = [
     pytest.mark.anyio,
+    asyncio_only,
     pytest.mark.skipif(missing_for_redis() is not None, reason=str(missing_for_redis())),
 ]
 
@@ -36,15 +38,8 @@ READER = "reader"
 
 
 @pytest.fixture
-def anyio_backend() -> tuple[str, dict[str, Any]]:
-    """asyncio only: redis-py's asyncio client does not run on trio."""
-    return ("asyncio", {"loop_factory": ReportingEventLoop})
-
-
-@pytest.fixture
-def redis_url(tmp_path: Path) -> Iterator[str]:
-    with redis_server(tmp_path) as running:
-        yield running.url
+def redis_url(redis: RedisServer) -> str:
+    return redis.url
 
 
 class Replicas:

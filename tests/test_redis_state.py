@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import AsyncGenerator, AsyncIterator, Callable, Generator, Iterator, Sequence
+from collections.abc import AsyncGenerator, AsyncIterator, Callable, Generator, Sequence
 from contextlib import (
     AbstractAsyncContextManager,
     AsyncExitStack,
@@ -20,7 +20,6 @@ from contextlib import (
     contextmanager,
 )
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any, TypeVar, cast
 
 import anyio
@@ -28,9 +27,9 @@ import httpx2
 import pytest
 from http_support import PATIENCE_SECONDS, read_events, serve
 from pydantic import BaseModel
-from scale_out.cluster import Redis, missing_for_redis, redis_server
+from scale_out.cluster import Redis, missing_for_redis
+from scale_out.fixtures import asyncio_only
 from scale_out.raw import RawSession, answer, error_of
-from support import ReportingEventLoop
 
 from answerback.jsonrpc import JSONObject
 from answerback.server import Context, MCPServer
@@ -51,22 +50,11 @@ from answerback.types import CONNECTION_CLOSED
 
 pytestmark = [
     pytest.mark.anyio,
+    asyncio_only,
     pytest.mark.skipif(missing_for_redis() is not None, reason=str(missing_for_redis())),
 ]
 
 HEARTBEAT_SECONDS = 0.5
-
-
-@pytest.fixture
-def anyio_backend() -> tuple[str, dict[str, Any]]:
-    """asyncio only: redis-py's asyncio client does not run on trio (see the module)."""
-    return ("asyncio", {"loop_factory": ReportingEventLoop})
-
-
-@pytest.fixture
-def redis(tmp_path: Path) -> Iterator[Redis]:
-    with redis_server(tmp_path) as running:
-        yield running
 
 
 @pytest.fixture

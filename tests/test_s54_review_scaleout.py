@@ -7,39 +7,26 @@ only: redis-py's client, which the test itself uses, runs on nothing else.
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import Awaitable, Callable
 from contextlib import AsyncExitStack
-from pathlib import Path
 from typing import Any
 
 import anyio
 import httpx2
 import pytest
 from http_support import PATIENCE_SECONDS, serve
-from scale_out.cluster import Redis, missing_for_redis, redis_server
+from scale_out.cluster import Redis, missing_for_redis
+from scale_out.fixtures import asyncio_only
 from scale_out.raw import RawSession, answer, error_of
-from support import ReportingEventLoop
 from test_s54_scaleout_server import INITIALIZE_PARAMS, asking_server, heard, replica
 
 from answerback.jsonrpc import Envelope
 from answerback.transports.http import RedisState, StreamableHTTPApp
 from answerback.transports.http._redis_client import connect
 
-pytestmark = pytest.mark.anyio
+pytestmark = [pytest.mark.anyio, asyncio_only]
 
 needs_redis = pytest.mark.skipif(missing_for_redis() is not None, reason=str(missing_for_redis()))
-
-
-@pytest.fixture
-def anyio_backend() -> tuple[str, dict[str, Any]]:
-    """asyncio only: redis-py's asyncio client does not run on trio (see the module)."""
-    return ("asyncio", {"loop_factory": ReportingEventLoop})
-
-
-@pytest.fixture
-def redis(tmp_path: Path) -> Iterator[Redis]:
-    with redis_server(tmp_path) as running:
-        yield running
 
 
 class Beats:

@@ -8,10 +8,8 @@ only: redis-py's client, which the test itself uses, runs on nothing else.
 from __future__ import annotations
 
 import json
-import logging
 import os
-from collections.abc import Generator, Iterator
-from contextlib import AsyncExitStack, contextmanager
+from contextlib import AsyncExitStack
 from pathlib import Path
 from typing import Any
 
@@ -20,9 +18,9 @@ import httpx2
 import pytest
 from http_support import PATIENCE_SECONDS, read_events, serve
 from pydantic import BaseModel
-from scale_out.cluster import Redis, missing_for_redis, redis_server, redis_server_path, started
+from scale_out.cluster import Redis, missing_for_redis
+from scale_out.fixtures import asyncio_only, heard, redis_on
 from scale_out.raw import RawSession, error_of
-from support import ReportingEventLoop
 
 from answerback import Client
 from answerback.client import ClientRequestContext
@@ -33,22 +31,11 @@ from answerback.types import CallToolResult, ElicitRequestParams, ElicitResult, 
 
 pytestmark = [
     pytest.mark.anyio,
+    asyncio_only,
     pytest.mark.skipif(missing_for_redis() is not None, reason=str(missing_for_redis())),
 ]
 
 HEARTBEAT_SECONDS = 0.5
-
-
-@pytest.fixture
-def anyio_backend() -> tuple[str, dict[str, Any]]:
-    """asyncio only: redis-py's asyncio client does not run on trio (see the module)."""
-    return ("asyncio", {"loop_factory": ReportingEventLoop})
-
-
-@pytest.fixture
-def redis(tmp_path: Path) -> Iterator[Redis]:
-    with redis_server(tmp_path) as running:
-        yield running
 
 
 class Person(BaseModel):
@@ -77,54 +64,6 @@ INITIALIZE_PARAMS = {
     "capabilities": {},
     "clientInfo": {"name": "s54-test", "version": "1"},
 }
-
-
-class Heard(logging.Handler):
-    """The messages ``answerback.http`` logs, and a wait for one containing a text."""
-
-    def __init__(self) -> None:
-        super().__init__(logging.DEBUG)
-        self.messages: list[str] = []
-        self._waiting: list[tuple[str, anyio.Event]] = []
-
-    def emit(self, record: logging.LogRecord) -> None:
-        message = record.getMessage()
-        self.messages.append(message)
-        for text, event in self._waiting:
-            if text in message:
-                event.set()
-
-    def containing(self, text: str) -> list[str]:
-        return [message for message in self.messages if text in message]
-
-    async def wait_for(self, text: str) -> None:
-        event = anyio.Event()
-        self._waiting.append((text, event))
-        if not self.containing(text):
-            with anyio.fail_after(PATIENCE_SECONDS):
-                await event.wait()
-
-
-@contextmanager
-def heard(name: str = "answerback.http") -> Generator[Heard]:
-    """What the logger ``name`` logs (at every level) while the block runs."""
-    logger = logging.getLogger(name)
-    handler, level = Heard(), logger.level
-    logger.addHandler(handler)
-    logger.setLevel(logging.DEBUG)
-    try:
-        yield handler
-    finally:
-        logger.removeHandler(handler)
-        logger.setLevel(level)
-
-
-def redis_on(port: int, workdir: Path) -> Any:
-    """A redis-server on ``port`` (the one a stopped Redis had), saving nothing."""
-    path = redis_server_path()
-    assert path is not None
-    argv = [path, "--port", str(port), "--bind", "127.0.0.1", "--save", "", "--dir", str(workdir)]
-    return started("redis-server", argv, port, workdir / f"redis-again-{port}.log")
 
 
 def assert_no_internals(body: str, redis: Redis) -> None:
@@ -223,8 +162,7 @@ async def test_a_redis_outage_is_logged_once_with_its_end(redis: Redis, tmp_path
             redis.process.stop()
             refused = [await raw.post(0, raw.request("tools/list")) for _ in range(3)]
             health = await http.get(url)
-            with redis_on(redis.process.port, tmp_path) as again:
-                again.wait_listening()
+            with redis_on(redis.process.port, tmp_path):
                 await log.wait_for("answers again after")
                 healthy = await http.get(url)
                 said = list(log.messages)  # not the replica stopping after Redis

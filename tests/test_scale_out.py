@@ -37,10 +37,10 @@ from scale_out.cluster import (
     missing_for_redis,
     replicas,
 )
+from scale_out.fixtures import asyncio_only
 from scale_out.raw import LEGACY_VERSION, RawSession, answer, error_of
 from scale_out.replica_server import SENTINEL_URI
 from scale_out.router import ReplicaRouter, Route, routed_transport
-from support import ReportingEventLoop
 
 from answerback import Client, MCPError
 from answerback.client import (
@@ -64,6 +64,7 @@ from answerback.types import (
 
 pytestmark = [
     pytest.mark.anyio,
+    asyncio_only,
     pytest.mark.skipif(missing_for_redis() is not None, reason=str(missing_for_redis())),
 ]
 needs_haproxy = pytest.mark.skipif(
@@ -78,11 +79,6 @@ replicas beat every second and count as dead after three missed beats, plus the 
 resume delay (1 s)."""
 MODERN: Final = "2026-07-28"
 REPO = Path(__file__).resolve().parent.parent
-
-
-@pytest.fixture(scope="module")
-def anyio_backend() -> tuple[str, dict[str, Any]]:
-    return ("asyncio", {"loop_factory": ReportingEventLoop})
 
 
 @pytest.fixture(scope="module")

@@ -28,13 +28,11 @@ from scale_out.cluster import (
     free_port,
     missing_for_redis,
     redis_server,
-    redis_server_path,
     replicas,
-    started,
 )
+from scale_out.fixtures import asyncio_only, redis_on
 from scale_out.raw import RawSession, answer, error_of
 from scale_out.router import ReplicaRouter, routed_transport
-from support import ReportingEventLoop
 
 from answerback import Client
 from answerback.client import ClientRequestContext
@@ -47,17 +45,13 @@ from answerback.types import CallToolResult, ElicitRequestParams, ElicitResult, 
 
 pytestmark = [
     pytest.mark.anyio,
+    asyncio_only,
     pytest.mark.skipif(missing_for_redis() is not None, reason=str(missing_for_redis())),
 ]
 
 PATIENCE_SECONDS = 30.0
 """A safety net so a broken test fails instead of hanging; never a claim about speed."""
 PREFIX = "answerback:"
-
-
-@pytest.fixture
-def anyio_backend() -> tuple[str, dict[str, Any]]:
-    return ("asyncio", {"loop_factory": ReportingEventLoop})
 
 
 @asynccontextmanager
@@ -90,17 +84,6 @@ async def until(redis: Any, keys: Sequence[str], holds: Callable[[], Awaitable[b
                 await pubsub.get_message(ignore_subscribe_messages=True, timeout=None)
     finally:
         await pubsub.aclose()
-
-
-@contextmanager
-def redis_on(port: int, workdir: Path) -> Generator[None]:
-    """A redis-server on ``port`` (not a port of its own choosing), saving nothing."""
-    path = redis_server_path()
-    assert path is not None
-    argv = [path, "--port", str(port), "--bind", "127.0.0.1", "--save", "", "--dir", str(workdir)]
-    with started("redis-server", argv, port, workdir / f"redis-{port}.log") as process:
-        process.wait_listening()
-        yield
 
 
 @contextmanager

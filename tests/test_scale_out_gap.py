@@ -18,6 +18,7 @@ import httpx2
 import pytest
 from redis.asyncio import Redis
 from scale_out.cluster import cluster, missing_for_redis, redis_server
+from scale_out.fixtures import asyncio_only
 from scale_out.replica_server import SENTINEL_URI
 from scale_out.router import ReplicaRouter, routed_transport
 
@@ -35,17 +36,13 @@ from answerback.types import ResourceUpdatedNotification, ToolListChangedNotific
 
 pytestmark = [
     pytest.mark.anyio,
+    asyncio_only,
     pytest.mark.skipif(missing_for_redis() is not None, reason=str(missing_for_redis())),
 ]
 
 PATIENCE_SECONDS = 30.0
 """A safety net so a broken test fails instead of hanging; never a claim about speed."""
 TOOLS = "tools"
-
-
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
 
 
 class GetStreams(httpx2.AsyncBaseTransport):

@@ -230,6 +230,8 @@ class MCPServer:
         server whose tools change is one that offers tools, and a client that connects
         while it has none should still list them when told the list changed."""
         self._connections: set[Connection] = set()
+        self._endpoints: set[Endpoint] = set()
+        """The connections' JSON-RPC ends, which count what each still serves."""
         self._origin = secrets.token_hex(8)
         """Names this server's notices on a bus (it drops its own when they come back)."""
         self._buses: list[NotificationBus] = []
@@ -799,10 +801,22 @@ class MCPServer:
         ) as endpoint:
             connection.notify = endpoint.notify
             self._connections.add(connection)
+            self._endpoints.add(endpoint)
             try:
                 await endpoint.closed.wait()
             finally:
                 self._connections.discard(connection)
+                self._endpoints.discard(endpoint)
+
+    def calls_in_progress(self) -> tuple[int, int]:
+        """The clients' requests being answered now, over every connection, and this
+        server's own requests to them (elicitation, sampling, roots) still waiting for
+        their answers: what a server that stops now cuts off, for its operator's log."""
+        endpoints = list(self._endpoints)
+        return (
+            sum(endpoint.in_flight_count for endpoint in endpoints),
+            sum(endpoint.pending_count for endpoint in endpoints),
+        )
 
     @property
     def lifespan_context(self) -> Any:

@@ -23,12 +23,14 @@ question was part of, which could not complete otherwise; so does an answer drop
 because too many waited to be POSTed (the streams are not read while many of the
 server's requests wait for answers, so that is rare). Answers and notifications that
 meet what may pass (a cut connection, a proxy's 502/503/504) are sent again a few
-times. The GET stream is tried again, backing off with jitter, after failures that may
-pass, for as long as the session lasts; a session the server ends while it listens is
-set up again (backing off, and only a few times in a row, when each ends soon after it
-opened). Failing in a row for ``gone_after_seconds``, a session that cannot be set up
-again, or sessions that keep ending at once, tell ``on_server_gone``: a host that only
-listens learns the server is gone.
+times; a request only when the server says it did not handle it (429 or 503 with
+``Retry-After``, as a replica without Redis, or stopping, answers), a few times, after
+the wait it asks for. The GET stream is tried again, backing off with jitter, after
+failures that may pass, for as long as the session lasts; a session the server ends
+while it listens is set up again (backing off, and only a few times in a row, when each
+ends soon after it opened). Failing in a row for ``gone_after_seconds``, a session that
+cannot be set up again, or sessions that keep ending at once, tell ``on_server_gone``: a
+host that only listens learns the server is gone.
 """
 
 from __future__ import annotations
@@ -154,6 +156,13 @@ _IDLE_SECONDS = 2.0
 (uvicorn, Node) close one, so a reused connection is rarely closed under our feet."""
 _DELIVERY_ATTEMPTS = 4
 """Tries of an answer or notification POST, the first included (see ``_deliver``)."""
+_REQUEST_TRIES = 4
+"""Tries of a request the server said it did not handle (429 or 503 with
+``Retry-After``), the first included (see ``_request``): with answerback's one-second
+``Retry-After``, a replica that gets Redis back, or a balancer that moves the request to
+another replica, within about three seconds serves it; past that the caller decides."""
+_NOT_HANDLED = (429, 503)
+"""The statuses that, with a ``Retry-After``, say the server did not handle the request."""
 _RESETS_RESENT = 4
 """Connections reset before an answer, one after the other, that a request is sent again
 after (see ``_send``): a server that stopped resets each of its idle kept-alive ones."""
@@ -335,6 +344,19 @@ class _Call:
     own_task: bool = False
     """Sent in a task of its own (every request but ``initialize``, which the post loop
     sends itself, in order)."""
+    tries: int = 1
+    """The try under way (see ``_REQUEST_TRIES``)."""
+
+
+class _NotHandled(Exception):
+    """The server answered a request with a status saying it did not handle it, and when
+    to send it again: ``wait`` seconds (``Retry-After``); ``said`` is the status and what
+    the server wrote."""
+
+    def __init__(self, said: str, wait: float) -> None:
+        super().__init__(said)
+        self.said = said
+        self.wait = wait
 
 
 @dataclass(slots=True)
@@ -372,7 +394,9 @@ class StreamableHTTPTransport:
     ``headers`` are added to every request. ``timeout`` bounds connecting, sending a
     body and each short POST (answers, notifications, the closing DELETE); response
     streams have no read timeout. A server's ``retry`` hint is obeyed up to
-    ``max_retry_seconds``; a message larger than ``max_message_bytes`` fails the call it
+    ``max_retry_seconds``, and so is the ``Retry-After`` of a 429 or 503 saying a request
+    was not handled, after which the request is sent again (a few times; a longer wait is
+    left to the caller); a message larger than ``max_message_bytes`` fails the call it
     belongs to. Redirects are followed only when they are 307/308 to the same origin.
 
     Pass ``http_client`` to control TLS, proxies, auth and event hooks. It is used as it
@@ -795,7 +819,9 @@ class StreamableHTTPTransport:
         try:
             with call.scope:
                 try:
-                    if await self._post(lanes, message, body, headers, incoming, tg, call, cursor):
+                    if await self._post_until_handled(
+                        lanes, message, body, headers, incoming, tg, call, cursor
+                    ):
                         return
                     if call.modern:  # nothing to resume: a new request would start over
                         reason = cursor.unanswered(resumed=False)
@@ -848,6 +874,39 @@ class StreamableHTTPTransport:
                 incoming.send_nowait(Envelope(notice))
         call.questions.clear()
 
+    async def _post_until_handled(
+        self,
+        lanes: _Lanes,
+        message: JSONObject,
+        body: bytes,
+        headers: dict[str, str],
+        incoming: ChannelSender[Envelope | Exception],
+        tg: TaskGroup,
+        call: _Call,
+        cursor: _Cursor,
+    ) -> bool:
+        """``_post``, sent again while the server says it did not handle the request
+        (a replica without Redis, or stopping, answers so; behind a balancer the next try
+        may reach another), waiting what it asks: only such a status, which promises the
+        request did nothing, so nothing runs twice; at most ``_REQUEST_TRIES`` tries.
+        The wait ends with the call's scope: its caller giving up, or its timeout."""
+        while True:
+            try:
+                return await self._post(lanes, message, body, headers, incoming, tg, call, cursor)
+            except _NotHandled as refused:
+                if call.tries == 1:
+                    logger.info(
+                        "the server did not handle request %r (%s); sending it again after "
+                        "%g s (Retry-After), at most %d more times",
+                        call.request_id,
+                        refused.said,
+                        refused.wait,
+                        _REQUEST_TRIES - 1,
+                    )
+                delay = _backoff(call.tries, refused.wait, self.max_retry_seconds, self._jitter)
+                call.tries += 1
+                await anyio.sleep(delay)
+
     async def _post(
         self,
         lanes: _Lanes,
@@ -859,7 +918,9 @@ class StreamableHTTPTransport:
         call: _Call,
         cursor: _Cursor,
     ) -> bool:
-        """POST a request; return whether it is settled (answered, or failed here)."""
+        """POST a request; return whether it is settled (answered, or failed here).
+        Raises ``_NotHandled`` when the server did not handle it and it may be tried
+        again (see ``_not_handled``)."""
         request_id = call.request_id
         if self._session_ended and message.get("method") != "initialize":
             await self._fail(incoming, request_id, _SESSION_ENDED, {"reason": SESSION_EXPIRED})
@@ -887,6 +948,10 @@ class StreamableHTTPTransport:
                 )
                 await self._fail(incoming, request_id, reason, {"reason": SESSION_EXPIRED})
                 return True
+            wait = self._not_handled(response, call)
+            if wait is not None:
+                raw = await self._read_body(response)  # small: the connection is kept
+                raise _NotHandled(_status_reason(response, raw, self.url), wait)
             if response.is_success:
                 self._reached = True
             new_session = response.headers.get(SESSION_HEADER) if in_session else None
@@ -937,6 +1002,20 @@ class StreamableHTTPTransport:
             if opens_session:
                 tg.start_soon(self._listen_standalone, lanes, incoming)
             return True
+
+    def _not_handled(self, response: httpx2.Response, call: _Call) -> float | None:
+        """How long to wait before trying ``call`` again, if ``response`` says the
+        server did not handle it (429 or 503 with ``Retry-After``: answerback's server
+        says so without Redis, or while stopping), the call has tries left, and the
+        wait is within ``max_retry_seconds``; else ``None``, and the response goes to the
+        caller as it is. A 503 without ``Retry-After`` (a balancer with no server up), a
+        502 or a 504 says nothing of the sort."""
+        if response.status_code not in _NOT_HANDLED or call.tries >= _REQUEST_TRIES:
+            return None
+        wait = _retry_after(response)
+        if wait is None or wait > self.max_retry_seconds:
+            return None
+        return wait
 
     def _cursor(self) -> _Cursor:
         return _Cursor(EventParser(self.max_message_bytes))

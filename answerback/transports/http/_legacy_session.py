@@ -47,6 +47,7 @@ from answerback.transports.http._serving import (
 )
 from answerback.transports.http._sessions import state_entry
 from answerback.transports.http._state import StateUnavailable
+from answerback.transports.http._state_outage import StateOutage
 from answerback.types._errors import CONNECTION_CLOSED, SERVER_CLOSED
 
 logger = logging.getLogger("answerback.http")
@@ -149,8 +150,12 @@ class LegacySession:
         *,
         principal: str | None = None,
         hooks: CallHooks | None = None,
+        outage: StateOutage | None = None,
     ) -> None:
         self.id = session_id
+        self.outage = outage or StateOutage()
+        """The server's view of its shared state, which counts the events and streams
+        this session could not store or forget while it is out."""
         self.store = store
         self.max_backlog = max_backlog
         self.principal = principal
@@ -401,7 +406,8 @@ class LegacySession:
             return await self.store.store_event(self.key(stream_id), data)
         except StateUnavailable as exc:
             self.unstored += 1
-            logger.warning("an event of session %s could not be stored: %s", self.id, exc)
+            if not self.outage.counts("events not stored"):
+                logger.warning("an event of session %s could not be stored: %s", self.id, exc)
             return f"{self.key(stream_id)}_unstored-{self.unstored}"
 
     def _store_now(self, store: ImmediateEventStore, stream_id: str, data: bytes) -> str:
@@ -423,7 +429,8 @@ class LegacySession:
             try:
                 await self.store.forget_stream(self.key(stream_id))
             except StateUnavailable as exc:  # the events expire in the store by themselves
-                logger.warning("could not forget a stream of session %s: %s", self.id, exc)
+                if not self.outage.counts("streams not forgotten"):
+                    logger.warning("could not forget a stream of session %s: %s", self.id, exc)
 
     async def answered_here(self, stream_id: str) -> None:
         """A stream's answer was written to a connection: forget its events

@@ -180,7 +180,8 @@ class Replication:
             try:
                 await self.state.messages.expect_answer(session.id, wire_id, QUESTION_TTL_SECONDS)
             except StateUnavailable as exc:
-                logger.warning("could not record question %s: %s", wire_id, exc)
+                if not self.outage.counts("questions not recorded"):
+                    logger.warning("could not record question %s: %s", wire_id, exc)
             return {**message, "id": wire_id}
         params = as_object(message.get("params"))
         if message.get("method") == CANCELLED and params is not None:
@@ -199,7 +200,8 @@ class Replication:
         try:
             await self.state.messages.end_call(session.id, request_id)
         except StateUnavailable as exc:
-            logger.warning("could not close call %r: %s", request_id, exc)
+            if not self.outage.counts("calls not closed"):
+                logger.warning("could not close call %r: %s", request_id, exc)
 
     # -- any replica's side ----------------------------------------------------------
 

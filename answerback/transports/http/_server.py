@@ -150,8 +150,9 @@ _RECORD_GONE = (
 """Why a replica ends its connection for a session whose shared record it finds gone:
 a DELETE through another replica and a record Redis dropped look the same here."""
 STATE_RETRY_AFTER_SECONDS = 1
-"""The ``Retry-After`` of a 503 for want of the shared state: about a heartbeat, within
-which the replica notices that it is back."""
+"""The ``Retry-After`` of a 503 for want of the shared state (about a heartbeat, within
+which the replica notices that it is back), and of one while stopping (behind a
+balancer, another replica serves the request sent again)."""
 _REQUEST_ID_KEY = "answerback.request_id"
 """Where a POST's JSON-RPC id is kept in the ASGI scope, for a 503 raised after it was read."""
 _REPLAYED_ID_PREFIX = "answerback-replay-"
@@ -269,6 +270,8 @@ class StreamableHTTPApp:
         self.stateless = StatelessConnection()
         self.param_headers = ParamHeaders(server)
         self._closing = False
+        self._stop: tuple[float, int] | None = None
+        """When this server began to stop, and how many calls it was serving then."""
         self.replication: Replication | None = None
         """The cross-replica routing, while the lifespan runs with a shared state."""
         self.state_outage = StateOutage()
@@ -359,10 +362,12 @@ class StreamableHTTPApp:
                 yield
             finally:
                 self.task_group = None
+                self._say_stopping()  # said already if the sessions were closed first
                 for session in list(self.sessions.values()):
                     # Shared sessions live on: another replica resumes their streams.
                     await session.close(SHUTTING_DOWN, forget_events=not self.state.shared)
                 self.sessions.clear()
+                self._say_stopped()
                 tg.cancel_scope.cancel()
                 if self.replication is not None:
                     self.replication = None
@@ -504,9 +509,66 @@ class StreamableHTTPApp:
         ``run_uvicorn`` call this for you.
         """
         self._closing = True
+        self._say_stopping()
         self.stateless.close(reason)
         for session in list(self.sessions.values()):
             await self._end_session(session, reason)
+
+    def _calls_in_progress(self) -> tuple[int, int]:
+        """The calls the server answers now and its questions waiting for answers (see
+        ``MCPServer.calls_in_progress``); none known for a server that does not count."""
+        counted = getattr(self.server, "calls_in_progress", None)
+        return counted() if counted is not None else (0, 0)
+
+    def _say_stopping(self) -> None:
+        """Log, once a stop, what this server still serves as it begins to stop: the
+        operator who drained it learns whether they waited long enough."""
+        if self._stop is not None:
+            return
+        calls, questions = self._calls_in_progress()
+        self._stop = (anyio.current_time(), calls)
+        if calls == 0:
+            logger.info("stopping: no call in progress here")
+            return
+        asking = ""
+        if questions:
+            asking = f" (and {questions} question{'' if questions == 1 else 's'} of the "
+            asking += "server's waiting for a client's answer)"
+        logger.warning(
+            "stopping with %d call%s in progress here%s; each ends now, its client told that "
+            "the server is shutting down and to send the request again",
+            calls,
+            "" if calls == 1 else "s",
+            asking,
+        )
+
+    def _say_stopped(self) -> None:
+        """Log, as the lifespan ends, how the calls in progress at the stop ended: all
+        of them, or how many were still running after uvicorn's grace period (a plain
+        ``def`` tool stuck in its thread), which the server no longer waits for."""
+        if self._stop is None:
+            return
+        began, calls_then = self._stop
+        self._stop = None
+        lasted = anyio.current_time() - began
+        running, _ = self._calls_in_progress()
+        if running:
+            logger.warning(
+                "stopped %.1f s after the stop began, with %d call%s still running: a tool "
+                "that does not stop when cancelled (a plain def tool stuck in its thread) is "
+                "no longer waited for",
+                lasted,
+                running,
+                "" if running == 1 else "s",
+            )
+        elif calls_then:
+            logger.info(
+                "stopped %.1f s after the stop began: the %d call%s in progress then %s ended",
+                lasted,
+                calls_then,
+                "" if calls_then == 1 else "s",
+                "has" if calls_then == 1 else "have",
+            )
 
     async def _end_session(
         self,
@@ -634,11 +696,12 @@ class StreamableHTTPApp:
                 f"Method Not Allowed: the MCP endpoint takes {ALLOW}, not {request.method}.",
                 headers={"allow": ALLOW},
             )
-        if self._closing:
+        if self._closing:  # nothing read yet: the Retry-After says it was not handled
             return error_response(
                 503,
                 CONNECTION_CLOSED,
                 "Service Unavailable: the server is shutting down. Send the request again.",
+                headers={"retry-after": str(STATE_RETRY_AFTER_SECONDS)},
             )
         if self.task_group is None:
             return error_response(
@@ -827,6 +890,7 @@ class StreamableHTTPApp:
             self.max_backlog,
             principal=principal,
             hooks=self.replication,
+            outage=self.state_outage,
         )
         if principal is not None:
             self._sessions_of.setdefault(principal, {})[session_id] = session

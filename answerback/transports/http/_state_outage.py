@@ -6,6 +6,11 @@ second, in several phrasings of one cause, and nothing when it ends. Here an out
 logged once, with what to do, the requests refused meanwhile are counted, and its end
 is logged with how long it lasted and how many were refused.
 
+What the replica could not store meanwhile beside a request (an event of a stream, the
+record of a question or of a call's end, the forgetting of a stream's events) is counted
+too, by kind, into the end's line: logged one by one, an outage under load wrote a line
+per event. Outside a known outage each is logged as it happens.
+
 The end is logged only once what failed works again. A request that used the state
 without error ends any outage. A heartbeat ends one only if Redis was unreachable or
 full, which its own commands meet too; Redis refusing a command (an ACL without it, a
@@ -46,6 +51,8 @@ class StateOutage:
         """What kind of failure the outage is: unreachable (``StateUnavailable``),
         full (``StateFull``) or refusing a command (``StateRefused``)."""
         self.refused = 0
+        self.unsaved: dict[str, int] = {}
+        """What could not be stored meanwhile, by kind (``"events not stored"``...)."""
 
     def failed(self, error: StateUnavailable) -> None:
         """The shared state failed on some use (a request, a heartbeat, the inbox): the
@@ -84,6 +91,15 @@ class StateOutage:
         self.failed(error)
         self.refused += 1
 
+    def counts(self, unsaved: str) -> bool:
+        """Something of kind ``unsaved`` (such as ``"events not stored"``) could not be
+        stored: ``True`` if an outage is under way, and it is counted into the end's
+        line; ``False`` if none is known, and the caller logs it itself."""
+        if self.since is None:
+            return False
+        self.unsaved[unsaved] = self.unsaved.get(unsaved, 0) + 1
+        return True
+
     def beat(self) -> None:
         """A heartbeat reached the shared state: the end of an outage the heartbeat
         would have met too (unreachable, full), not of Redis refusing a command."""
@@ -98,12 +114,15 @@ class StateOutage:
         if self.since is None:
             return
         lasted = anyio.current_time() - self.since
+        unsaved = "".join(f", {what}: {count}" for what, count in self.unsaved.items())
         logger.warning(
-            "the shared server state %s again after %.1f s (requests refused meanwhile: %d)",
+            "the shared server state %s again after %.1f s (requests refused meanwhile: %d%s)",
             _BACK_AGAIN[self.cause],
             lasted,
             self.refused,
+            unsaved,
         )
         self.since = None
         self.cause = StateUnavailable
         self.refused = 0
+        self.unsaved = {}

@@ -1,0 +1,284 @@
+"""Scale-out leftovers an operator's probe found (stop 55, f1), with a real redis-server
+and haproxy: a request the server says it did not handle is sent again; a stopping
+replica says what it still serves; a Redis outage counts what it cost instead of
+logging each event.
+
+These tests need ``redis-server`` (``make services`` installs it) and run on asyncio
+only: redis-py's client, which ``RedisState`` uses, runs on nothing else.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import secrets
+from collections.abc import AsyncGenerator
+from contextlib import AsyncExitStack, asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+from http_support import PATIENCE_SECONDS, RunningServer, read_request_body, replaying, serve
+from scale_out.cluster import Redis, haproxy, missing_for_haproxy, missing_for_redis
+from scale_out.fixtures import asyncio_only, heard, redis_on
+from scale_out.replica_server import Person, build_server
+
+from answerback import Client, MCPError
+from answerback.client import ClientRequestContext
+from answerback.server import Context, MCPServer
+from answerback.transports.http import RedisState, StreamableHTTPApp
+from answerback.transports.http._state import StateUnavailable
+from answerback.transports.http._state_outage import StateOutage
+from answerback.types import CallToolResult, ElicitRequestParams, ElicitResult, TextContent
+
+pytestmark = [
+    pytest.mark.anyio,
+    asyncio_only,
+    pytest.mark.skipif(missing_for_redis() is not None, reason=str(missing_for_redis())),
+]
+
+HEARTBEAT_SECONDS = 0.5
+RESENT = "did not handle request"
+"""What the client logs, once per request, when it sends a request again."""
+
+
+def replica(redis: Redis, name: str, state_key: bytes | None = None) -> StreamableHTTPApp:
+    """A replica of the scale-out tests' server (``whoami``, ``ask_name``...) on ``redis``."""
+    state = RedisState(redis.url, replica_id=name, heartbeat_seconds=HEARTBEAT_SECONDS)
+    return StreamableHTTPApp(build_server(name, state_key), state=state)
+
+
+def text_of(result: CallToolResult) -> str:
+    assert not result.is_error, result
+    block = result.content[0]
+    assert isinstance(block, TextContent), block
+    return block.text
+
+
+async def answer_ada(context: ClientRequestContext, params: ElicitRequestParams) -> ElicitResult:
+    return ElicitResult(action="accept", content=Person(name="Ada").model_dump())
+
+
+# -- 1. a request the server did not handle is sent again ----------------------------------
+
+
+async def test_a_call_refused_without_redis_is_sent_again_once_redis_is_back(
+    redis: Redis, tmp_path: Path
+) -> None:
+    """Redis stops under a legacy session: the call's 503 (Retry-After: 1) says it was
+    not handled, so the client sends it again, logging that once; Redis is back (empty:
+    the session is gone, and set up again) and the call completes."""
+    async with AsyncExitStack() as stack:
+        url = (await stack.enter_async_context(serve(replica(redis, "a")))).url
+        client = await stack.enter_async_context(Client(url, mode="legacy"))
+        assert text_of(await client.call_tool("whoami")) == "a"
+        with heard() as log:
+            redis.process.stop()
+            async with anyio.create_task_group() as group:
+
+                async def bring_redis_back() -> None:
+                    await log.wait_for(RESENT)
+                    stack.enter_context(redis_on(redis.process.port, tmp_path))
+
+                group.start_soon(bring_redis_back)
+                with anyio.fail_after(PATIENCE_SECONDS):
+                    assert text_of(await client.call_tool("whoami")) == "a"
+    [said] = log.containing(RESENT)
+    assert "HTTP 503 Service Unavailable: Service Unavailable: the server's shared state" in said
+    assert "sending it again after 1 s (Retry-After), at most 3 more times" in said
+
+
+async def test_a_call_refused_while_redis_stays_down_fails_as_before(redis: Redis) -> None:
+    """Redis does not come back within the tries: the call fails with the server's
+    503 answer, as it did before the client tried again, and the tries are logged once."""
+    async with AsyncExitStack() as stack:
+        url = (await stack.enter_async_context(serve(replica(redis, "a")))).url
+        client = await stack.enter_async_context(Client(url, mode="legacy"))
+        await client.list_tools()
+        with heard() as log:
+            redis.process.stop()
+            with anyio.fail_after(PATIENCE_SECONDS), pytest.raises(MCPError) as caught:
+                await client.call_tool("whoami")
+            refused = log.containing("requests refused meanwhile")
+    assert caught.value.message == (
+        "Service Unavailable: the server's shared state cannot be reached for now. Send the "
+        "request again in a moment."
+    )
+    assert len(log.containing(RESENT)) == 1
+    assert refused == []  # the outage has not ended: Redis is still down
+
+
+class Recorded:
+    """An ASGI app's POSTs, recorded (their JSON bodies) before it gets them."""
+
+    def __init__(self, app: StreamableHTTPApp) -> None:
+        self.app = app
+        self.bodies: list[dict[str, Any]] = []
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] != "http" or scope["method"] != "POST":
+            await self.app(scope, receive, send)
+            return
+        body = await read_request_body(receive)
+        self.bodies.append(json.loads(body))
+        await self.app(scope, replaying(body, receive), send)
+
+    def retries(self) -> list[dict[str, Any]]:
+        """The 2026-07-28 retries among them: a tool call with the answers to its question."""
+        return [body for body in self.bodies if "inputResponses" in body.get("params", {})]
+
+
+@asynccontextmanager
+async def served(app: StreamableHTTPApp) -> AsyncGenerator[tuple[Recorded, RunningServer]]:
+    recorded = Recorded(app)
+    async with serve(recorded) as running:
+        yield recorded, running
+
+
+@pytest.mark.skipif(missing_for_haproxy() is not None, reason=str(missing_for_haproxy()))
+async def test_a_2026_retry_refused_by_a_stopping_replica_is_served_by_another(
+    redis: Redis, tmp_path: Path
+) -> None:
+    """Behind haproxy, replica a stops (its sessions closed, it still listens): each
+    request it gets, the MRTR retry among them, is refused with 503 and Retry-After, and
+    sent again, to b. The retry's state is single-use across the replicas, so a retry
+    that ran twice would be refused as already used."""
+    key = secrets.token_bytes(32)
+    async with AsyncExitStack() as stack:
+        app_a = replica(redis, "a", key)
+        stopping, running_a = await stack.enter_async_context(served(app_a))
+        serving, running_b = await stack.enter_async_context(served(replica(redis, "b", key)))
+        proxy = stack.enter_context(haproxy([running_a.port, running_b.port], tmp_path))
+        await running_a.call(app_a.close_sessions)
+        with heard() as log:
+            async with Client(
+                f"http://127.0.0.1:{proxy.port}/mcp",
+                mode="2026-07-28",
+                elicitation_callback=answer_ada,
+            ) as client:
+                with anyio.fail_after(PATIENCE_SECONDS):
+                    result = await client.call_tool("ask_name")
+    assert text_of(result) == "Hello, Ada, from b"
+    [retry] = serving.retries()
+    assert stopping.retries() == [retry]  # refused by a, then served by b, once
+    assert len(log.containing(RESENT)) >= 1
+
+
+# -- 3. an outage counts what it could not store, instead of a line each ----------------------
+
+
+def gated_server(gate: anyio.Event, asking: anyio.Event) -> MCPServer:
+    """A server whose tool ``ask_later`` waits for ``gate`` (set ``asking`` first), then
+    asks its client a question."""
+    mcp = MCPServer("gated")
+
+    @mcp.tool()
+    async def ask_later(ctx: Context) -> str:
+        """Ask for a name once the test lets it."""
+        asking.set()
+        await gate.wait()
+        answer = await ctx.elicit("Your name?", schema=Person)
+        return answer.action
+
+    return mcp
+
+
+async def test_what_an_outage_could_not_store_is_counted_into_its_end(
+    redis: Redis, tmp_path: Path
+) -> None:
+    """Redis stops while a call runs, and its tool asks a question then: the question's
+    record and its event cannot be stored. The outage is already logged, so they are not
+    logged one by one but counted into the line that says Redis is back."""
+    gate, asking, asked = anyio.Event(), anyio.Event(), anyio.Event()
+
+    async def wait_for_ever(context: ClientRequestContext, params: ElicitRequestParams) -> Any:
+        asked.set()
+        await anyio.sleep_forever()
+
+    state = RedisState(redis.url, replica_id="a", heartbeat_seconds=HEARTBEAT_SECONDS)
+    app = StreamableHTTPApp(gated_server(gate, asking), state=state)
+    with heard() as log:
+        async with AsyncExitStack() as stack:
+            url = (await stack.enter_async_context(serve(app))).url
+            client = await stack.enter_async_context(
+                Client(url, mode="legacy", elicitation_callback=wait_for_ever)
+            )
+
+            async def call() -> None:  # ended with Redis's data, or cancelled: not the point
+                with contextlib.suppress(MCPError):
+                    await client.call_tool("ask_later")
+
+            async with anyio.create_task_group() as group:
+                group.start_soon(call)
+                with anyio.fail_after(PATIENCE_SECONDS):
+                    await asking.wait()
+                    redis.process.stop()
+                    await log.wait_for("the shared server state is unavailable")
+                    gate.set()
+                    await asked.wait()
+                    with redis_on(redis.process.port, tmp_path):
+                        await log.wait_for("answers again after")
+                        group.cancel_scope.cancel()
+    [back] = log.containing("answers again after")
+    assert "events not stored: " in back, back
+    assert "questions not recorded: 1" in back, back
+    assert log.containing("could not record question") == []
+    assert log.containing("could not be stored") == []
+
+
+async def test_what_cannot_be_stored_outside_an_outage_is_for_the_caller_to_log() -> None:
+    """No outage known: nothing is counted, and the caller logs the failure itself."""
+    outage = StateOutage()
+    assert not outage.counts("events not stored")
+    outage.failed(StateUnavailable("Redis at redis://127.0.0.1:1/0 failed: refused"))
+    assert outage.counts("events not stored")
+    assert outage.counts("events not stored")
+    with heard() as log:
+        outage.reached()
+    assert log.messages[-1].endswith("(requests refused meanwhile: 0, events not stored: 2)")
+    assert not outage.counts("events not stored")  # the outage is over
+
+
+# -- 2. a stopping replica says what it still serves ------------------------------------------
+
+
+async def test_a_stopping_replica_says_what_it_still_serves_and_how_that_ended(
+    redis: Redis,
+) -> None:
+    """The replica stops (as on SIGTERM) while a call waits on its client's
+    answer: it logs that call and its question as it begins to stop, and then that the
+    call has ended; the client gets the error that says to send the request again."""
+    asked = anyio.Event()
+
+    async def hold(context: ClientRequestContext, params: ElicitRequestParams) -> Any:
+        asked.set()
+        await anyio.sleep_forever()
+
+    failures: list[MCPError] = []
+
+    async def call(client: Client) -> None:
+        try:
+            await client.call_tool("ask_name")
+        except MCPError as exc:
+            failures.append(exc)
+
+    with heard() as log, anyio.fail_after(PATIENCE_SECONDS):
+        async with AsyncExitStack() as stack:
+            running = await stack.enter_async_context(serve(replica(redis, "a")))
+            client = await stack.enter_async_context(
+                Client(running.url, mode="legacy", elicitation_callback=hold)
+            )
+            async with anyio.create_task_group() as group:
+                group.start_soon(call, client)
+                await asked.wait()
+                running.server.should_exit = True  # what uvicorn's SIGTERM handler does
+    [failed] = failures
+    assert failed.message.startswith("Server closed: the server is shutting down")
+    assert log.containing("stopping with") == [
+        "stopping with 1 call in progress here (and 1 question of the server's waiting for "
+        "a client's answer); each ends now, its client told that the server is shutting "
+        "down and to send the request again"
+    ]
+    [ended] = log.containing("after the stop began")
+    assert ended.endswith("s after the stop began: the 1 call in progress then has ended")

@@ -17,6 +17,12 @@ every request to the MCP endpoint and serves the routes it brings. What a client
 
 Who the token says the caller is (``AuthInfo``) is kept in the request, where a session
 binds to it and a tool reads it as ``ctx.auth``.
+
+RFC 9728 puts the metadata at the root of the origin, whatever the resource's path, so
+an app mounted under a prefix serves its copy where no client looks: the parent app must
+serve ``routes`` itself. The first request tells whether the app is mounted (its ASGI
+``root_path``), and when the parent is a Starlette app (its router is in the scope) that
+routes nothing to the metadata's path, a warning says what to add.
 """
 
 from __future__ import annotations
@@ -28,7 +34,7 @@ from urllib.parse import urlsplit
 
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
-from starlette.routing import BaseRoute, Route
+from starlette.routing import BaseRoute, Match, Route
 
 from answerback._options import having_methods, http_url, strings, text, text_or_none
 from answerback.server._auth_verifier import (
@@ -64,8 +70,8 @@ class ResourceServer:
     defaults to ``scopes``: the MCP specification wants the minimal set there, since a
     client without a challenge asks for all of it, and a tool's scopes are asked for by
     stepping up when it is called. Serve it with ``mcp.http_app(auth=...)`` or
-    ``mcp.run(..., auth=...)``, whose app must sit at the root of the origin for the
-    metadata's well-known URL to be right.
+    ``mcp.run(..., auth=...)``; an app mounted under a prefix needs its parent to serve
+    ``routes`` at the root of the origin, where clients look for the metadata.
     """
 
     def __init__(
@@ -135,6 +141,8 @@ class ResourceServer:
         self.metadata_path = WELL_KNOWN + path
         self.metadata_url = f"{parts.scheme}://{parts.netloc}{self.metadata_path}"
         self._tools: ScopedTools | None = None
+        self._placement_checked = False
+        """Whether a request has shown where the app is mounted (checked once)."""
 
     def attach(self, server: ScopedTools) -> None:
         """Protect ``server``'s tools by their declared scopes (``mcp.http_app`` does this)."""
@@ -157,6 +165,9 @@ class ResourceServer:
     async def authenticate(self, request: Request) -> AuthInfo | Response:
         """The verified caller, or 401 with a ``Bearer`` challenge naming the metadata
         (403 when a required scope is missing, 503 when the token cannot be checked)."""
+        if not self._placement_checked:
+            self._placement_checked = True
+            self._check_metadata_reachable(request.scope)
         token = _bearer_token(request.headers.get("authorization"))
         if token is None:
             return self._unauthorized(None)
@@ -194,6 +205,38 @@ class ResourceServer:
         if missing:
             return self._insufficient(info, needed, missing, f"the tool {name!r}")
         return None
+
+    def _check_metadata_reachable(self, scope: Mapping[str, Any]) -> None:
+        """Warn when the app is mounted under a prefix and the parent Starlette app routes
+        nothing to the metadata's path: every client would be sent to a 404. Another kind
+        of parent cannot be asked, so it is trusted."""
+        root_path: str = scope.get("root_path", "")
+        origin_root: str = scope.get("app_root_path", root_path)  # the ASGI server's own
+        prefix = root_path.removeprefix(origin_root)
+        parent = scope.get("router")
+        app = scope.get("app")
+        if not prefix or parent is None or parent is getattr(app, "router", None):
+            return  # at the root, or no parent router to ask
+        probe: dict[str, Any] = {
+            "type": "http",
+            "method": "GET",
+            "path": origin_root + self.metadata_path,
+            "root_path": origin_root,
+            "headers": [],
+        }
+        routes: Sequence[BaseRoute] = getattr(parent, "routes", ())
+        if any(route.matches(probe)[0] is Match.FULL for route in routes):
+            return
+        logger.warning(
+            "This protected MCP app is mounted under %r, but clients look for its protected "
+            "resource metadata at %s (RFC 9728: the root of the origin plus the resource's "
+            "path), where the parent app serves nothing: no client can find where to log "
+            "in. Serve the ResourceServer's routes from the parent app, e.g. "
+            "Starlette(routes=[*resource_server.routes, Mount(%r, app=mcp_app)], ...).",
+            prefix,
+            self.metadata_url,
+            prefix,
+        )
 
     # -- answers ----------------------------------------------------------------------
 

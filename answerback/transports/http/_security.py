@@ -4,8 +4,11 @@ more than once.
 
 A web page on an attacker's domain can make a browser send requests to a server on
 127.0.0.1 by pointing its own domain at that address. Checking ``Host`` (and ``Origin``,
-which browsers always set on such requests) stops that. Patterns may end in ``:*`` to
-allow any port.
+which browsers always set on such requests) stops that. A pattern may end in ``:*`` to
+allow the name on any port, the default one (no port in the header) included: a proxy
+on port 443 sends ``mcp.example.com``, not ``mcp.example.com:443``. A refusal names the
+value received and the pattern that would let it in, since the person reading it is
+usually the server's own developer (a test client's ``testserver``, a proxy's name).
 
 A field that must come once (``Host``, ``Mcp-Session-Id``, the mirrored ``Mcp-*``
 headers) and comes twice is refused: a proxy in front may act on one copy, or on both
@@ -24,8 +27,10 @@ from starlette.types import Scope
 
 from answerback._options import strings
 
-LOCAL_HOSTS = ("127.0.0.1:*", "localhost:*", "[::1]:*", "127.0.0.1", "localhost", "[::1]")
+LOCAL_HOSTS = ("127.0.0.1:*", "localhost:*", "[::1]:*")
 LOCAL_ORIGINS = tuple(f"{scheme}://{host}" for scheme in ("http", "https") for host in LOCAL_HOSTS)
+_PATTERNS_SHOWN = 6
+"""The allowed patterns a refusal lists before it says how many more there are."""
 
 
 def _matches(value: str, patterns: Sequence[str]) -> bool:
@@ -33,10 +38,25 @@ def _matches(value: str, patterns: Sequence[str]) -> bool:
         if pattern == "*" or value == pattern:
             return True
         if pattern.endswith(":*"):
+            name = pattern[:-2]
+            if value == name:  # no port: the scheme's default one
+                return True
             host, colon, port = value.rpartition(":")
-            if colon and host == pattern[:-2] and port.isascii() and port.isdigit():
+            if colon and host == name and port.isascii() and port.isdigit():
                 return True
     return False
+
+
+def _shown(value: str) -> str:
+    """A received header value quoted for an error message, cut if long (a Host may be
+    anything up to the head's 64 KiB)."""
+    return repr(value if len(value) <= 100 else value[:97] + "...")
+
+
+def _listed(patterns: Sequence[str]) -> str:
+    shown = ", ".join(repr(pattern) for pattern in patterns[:_PATTERNS_SHOWN])
+    more = len(patterns) - _PATTERNS_SHOWN
+    return shown + (f" and {more} more" if more > 0 else "") if patterns else "none"
 
 
 @dataclass(frozen=True, slots=True)
@@ -70,7 +90,7 @@ class HostPolicy:
         """
         if host in ("127.0.0.1", "localhost", "::1"):
             return cls()
-        named = (f"http://{host}:*", f"https://{host}:*", f"http://{host}", f"https://{host}")
+        named = (f"http://{host}:*", f"https://{host}:*")
         return cls(allowed_hosts=["*"], allowed_origins=[*LOCAL_ORIGINS, *named])
 
     def host_allowed(self, host: str | None) -> bool:
@@ -81,6 +101,35 @@ class HostPolicy:
         """Whether a request with this ``Origin`` header is served (no header: not from a
         browser page, so yes)."""
         return origin is None or _matches(origin.lower(), self.allowed_origins)
+
+    def host_refusal(self, host: str | None) -> str | None:
+        """Why a request with this ``Host`` header gets 421, saying what to allow; ``None``
+        when it is served."""
+        if self.host_allowed(host):
+            return None
+        if host is None:
+            return "Misdirected request: the request has no Host header; send one."
+        name = host.lower()
+        return (
+            f"Misdirected request: this server does not answer to the Host {_shown(host)} "
+            f"(it allows {_listed(self.allowed_hosts)}). If clients reach it by that name, "
+            f"allow it: host_policy=HostPolicy(allowed_hosts=[..., {_shown(name)}]) "
+            "(answerback.transports.http.HostPolicy; a pattern ending in ':*' allows "
+            "any port; '*' allows any host, only behind a proxy that checks it)."
+        )
+
+    def origin_refusal(self, origin: str | None) -> str | None:
+        """Why a request with this ``Origin`` header gets 403, saying what to allow;
+        ``None`` when it is served."""
+        if origin is None or self.origin_allowed(origin):
+            return None
+        return (
+            f"Forbidden: this server does not take requests from web pages at the Origin "
+            f"{_shown(origin)} (it allows {_listed(self.allowed_origins)}). If pages there "
+            "may use it, allow it: host_policy=HostPolicy(allowed_origins=[..., "
+            f"{_shown(origin.lower())}]) (answerback.transports.http.HostPolicy; a pattern "
+            "ending in ':*' allows any port)."
+        )
 
 
 class EndpointHeaders(Headers):

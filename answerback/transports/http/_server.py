@@ -677,12 +677,12 @@ class StreamableHTTPApp:
                 "Bad Request: the request carries more than one Host header field; send "
                 "one (RFC 9112, section 3.2).",
             )
-        if not self.host_policy.host_allowed(headers.get("host")):
-            return error_response(
-                421, INVALID_REQUEST, "Misdirected request: Host header not allowed."
-            )
-        if not self.host_policy.origin_allowed(headers.get("origin")):
-            return error_response(403, INVALID_REQUEST, "Forbidden: Origin not allowed.")
+        refusal = self.host_policy.host_refusal(headers.get("host"))
+        if refusal is not None:
+            return error_response(421, INVALID_REQUEST, refusal)
+        refusal = self.host_policy.origin_refusal(headers.get("origin"))
+        if refusal is not None:
+            return error_response(403, INVALID_REQUEST, refusal)
         info: AuthInfo | None = None
         if self.auth is not None:
             verdict = await self.auth.authenticate(request)
@@ -708,7 +708,9 @@ class StreamableHTTPApp:
                 500,
                 INVALID_REQUEST,
                 "The MCP application's lifespan is not running; run it under an ASGI "
-                "server with lifespan enabled, or pass its lifespan to the parent app.",
+                "server with lifespan enabled. Mounted in a Starlette or FastAPI app, "
+                "give the parent its lifespan: lifespan=mcp_app.app.router.lifespan_context, "
+                "or enter that inside the parent's own lifespan.",
             )
         version = headers.get(VERSION_HEADER)
         in_session = SESSION_HEADER in headers

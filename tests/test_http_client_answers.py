@@ -7,15 +7,20 @@ answered" refusal of the repeat means the first one arrived.
 from __future__ import annotations
 
 import json
+from collections.abc import AsyncGenerator
+from contextlib import asynccontextmanager
 from typing import Any
 
 import anyio
 import pytest
 from http_support import PATIENCE_SECONDS, read_request_body, replaying, serve
-from http_support.apps import http_app
+from http_support.apps import Answer, http_app
+from starlette.applications import Starlette
 
 from answerback import Client
 from answerback.client import ClientRequestContext
+from answerback.server import Context, MCPServer
+from answerback.transports.http import StreamableHTTPApp
 from answerback.transports.http import _client as client_module
 from answerback.types import (
     ConnectionClosedError,
@@ -231,3 +236,65 @@ async def test_an_answer_is_sent_again_a_bounded_number_of_times() -> None:
                 await client.call_tool("echo_elicit", {"tag": "lost"})
         await running.call(app.close_sessions)
     assert wrapper.answers == attempts
+
+
+def answers_to_another_process(asking: StreamableHTTPApp, other: StreamableHTTPApp) -> Any:
+    """Two server processes without shared state behind a balancer, as ``uvicorn
+    --workers 2`` is: the answer's POST, on a connection of its own, reaches the process
+    that did not ask (``other``); every other request reaches ``asking``."""
+
+    @asynccontextmanager
+    async def both_running(app: Starlette) -> AsyncGenerator[None, None]:
+        async with asking.app.router.lifespan_context(app), other.app.router.lifespan_context(app):
+            yield
+
+    lifespans = Starlette(lifespan=both_running)
+
+    async def route(scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] == "lifespan":
+            await lifespans(scope, receive, send)
+        elif scope["method"] != "POST":
+            await asking(scope, receive, send)
+        else:
+            body = await read_request_body(receive)
+            target = other if is_answer(json.loads(body)) else asking
+            await target(scope, replaying(body, receive), send)
+
+    return route
+
+
+async def test_an_answer_another_process_refuses_ends_its_call_naming_the_cause() -> None:
+    """The answer meets 404 (session not found) from a process that does not share
+    sessions, while the call's stream is still open in the process that asked: nothing
+    would ever end that call. It fails, naming the likely cause and the cures, and is
+    cancelled on the server."""
+    cancelled: list[anyio.Event] = []
+    mcp = MCPServer("asks")
+
+    @mcp.tool()
+    async def ask(ctx: Context) -> str:
+        ended = anyio.Event()
+        cancelled.append(ended)
+        try:
+            await ctx.elicit("anything?", schema=Answer)
+        except anyio.get_cancelled_exc_class():
+            ended.set()
+            raise
+        return "answered"
+
+    asking, other = http_app(mcp), http_app(mcp)
+    async with (
+        serve(answers_to_another_process(asking, other)) as running,
+        Client(running.url, mode="legacy", elicitation_callback=answer_upper) as client,
+    ):
+        with anyio.fail_after(PATIENCE_SECONDS):
+            with pytest.raises(ConnectionClosedError) as caught:
+                await client.call_tool("ask", {})
+            await running.call(cancelled[0].wait)
+        await running.call(asking.close_sessions)
+    said = caught.value.error.message
+    assert "did not know the session (HTTP 404)" in said
+    assert "another server process than the one running the call" in said
+    assert "sticky sessions" in said
+    assert "RedisState" in said
+    assert "this call was waiting on it, so it cannot complete" in said

@@ -155,7 +155,8 @@ async def test_a_failed_request_post_fails_that_call_only(fault: str) -> None:
             "HTTP 503 Service Unavailable with a body that is not a JSON-RPC answer "
             "(text/html): the server, or a proxy in front of it, is not taking requests now "
             "(shutting down, overloaded, or down), so the request was not handled; it is "
-            "safe to send it again after 2 s (Retry-After).",
+            "safe to send it again after 2 s (Retry-After); it was not sent again, as the "
+            "server asked to wait 2 s, over the transport's max_retry_seconds of 1 s.",
         ),
         (
             504,

@@ -811,10 +811,13 @@ class MCPServer:
     def calls_in_progress(self) -> tuple[int, int]:
         """The clients' requests being answered now, over every connection, and this
         server's own requests to them (elicitation, sampling, roots) still waiting for
-        their answers: what a server that stops now cuts off, for its operator's log."""
+        their answers: what a server that stops now cuts off, for its operator's log.
+        A 2026-07-28 ``subscriptions/listen`` is a stream the client holds open, not a
+        call: it is left out, or a drained server would never read as idle."""
         endpoints = list(self._endpoints)
+        requests = sum(endpoint.in_flight_count for endpoint in endpoints)
         return (
-            sum(endpoint.in_flight_count for endpoint in endpoints),
+            max(requests - len(self._registry.listeners), 0),
             sum(endpoint.pending_count for endpoint in endpoints),
         )
 

@@ -39,6 +39,7 @@ import contextlib
 import contextvars
 import dataclasses
 import email.utils
+import json
 import logging
 import math
 import random
@@ -103,6 +104,15 @@ _SESSION_LOST_AT_ONCE = (
     "(sticky sessions) or the replicas must share a session store; otherwise check that "
     "the server keeps its sessions"
 )
+_ANSWER_ELSEWHERE = (
+    "the server did not know the session (HTTP 404) when the answer to its request {} "
+    "was POSTed, though the call that asked is still open in that session: most likely "
+    "the POST reached another server process than the one running the call, and the "
+    "processes do not share their sessions (several workers, as with `uvicorn --workers "
+    "2` or `gunicorn -w 2`, or replicas behind a balancer). Run one server process, send "
+    "each session to one process (sticky sessions), or share the state between them "
+    "(RedisState; see the deployment guide, docs/deployment.md)"
+)
 _AGAIN = ": a new session was set up for this request, and the server did not know that one either"
 STAYS_OPEN = (
     "The connection stays open: the next request reaches the server afresh (or says why it cannot)"
@@ -132,6 +142,12 @@ _FINISHED_WITHOUT_ANSWER = (
     "the request did its work is unknown; send it again if repeating it is safe"
 )
 _MAX_REDIRECTS = 5
+_WORDS_READ_BYTES = 4096
+"""The largest body no JSON-RPC answer is searched for the server's words: an error
+explains itself in a line; a larger body is a page or a dump."""
+_WORDS_SHOWN_CHARS = 200
+_EXPLAINING_FIELDS = ("detail", "message", "error_description", "error")
+"""Where web frameworks and OAuth put an error's explanation, the most specific first."""
 _ANSWER_CONNECTIONS = 16
 _POSTED_AT_ONCE = 64
 """Answers and notifications POSTed at once; the rest wait their turn, in order, as
@@ -346,6 +362,11 @@ class _Call:
     sends itself, in order)."""
     tries: int = 1
     """The try under way (see ``_REQUEST_TRIES``)."""
+    first_sent_at: float | None = None
+    """When the first try was sent, for the error after the last one."""
+    waiting_to_resend: bool = False
+    """Between a refused try and the next: the server has not seen the request, so a
+    cancel only ends the wait."""
 
 
 class _NotHandled(Exception):
@@ -464,7 +485,9 @@ class StreamableHTTPTransport:
         )
         self.timeout = positive_seconds("timeout", timeout)
         self.max_retry_seconds = seconds(
-            "max_retry_seconds", max_retry_seconds, "retry at once, whatever the server hints"
+            "max_retry_seconds",
+            max_retry_seconds,
+            "retry at once, whatever the server hints, and never send a refused request again",
         )
         self.max_message_bytes = positive_int("max_message_bytes", max_message_bytes, "bytes")
         self.session_id: str | None = None
@@ -750,7 +773,7 @@ class StreamableHTTPTransport:
         call = self._calls.get(target) if target is not None else None
         if call is None:
             return
-        if call.modern:
+        if call.modern or call.waiting_to_resend:  # nothing to tell a server that lacks it
             call.scope.cancel()
             return
         self._post_soon(tg, lanes, message, body, headers)
@@ -905,7 +928,14 @@ class StreamableHTTPTransport:
                     )
                 delay = _backoff(call.tries, refused.wait, self.max_retry_seconds, self._jitter)
                 call.tries += 1
-                await anyio.sleep(delay)
+                # The next try is a request the server has not seen: a cancel during it
+                # must again guard against overtaking it (see ``_cancel``).
+                call.reached_server = False
+                call.waiting_to_resend = True
+                try:
+                    await anyio.sleep(delay)
+                finally:
+                    call.waiting_to_resend = False
 
     async def _post(
         self,
@@ -931,6 +961,8 @@ class StreamableHTTPTransport:
         sent_session = self.session_id if in_session else None
         timeout = self._timeout(lanes, stream=True)
         resend = message.get("method") != _NOT_RESENT
+        if call.first_sent_at is None:
+            call.first_sent_at = self._clock()
         async with self._open(
             lanes.requests, "POST", headers, body, timeout, resend_after_reset=resend
         ) as response:
@@ -992,10 +1024,16 @@ class StreamableHTTPTransport:
             if answer is None:
                 reason = _status_reason(response, raw, self.url, self._reached)
                 reason += _what_is_known(response)
+                not_resent = self._why_not_sent_again(response, call)
+                reason += f"; {not_resent}" if not_resent else ""
                 data = _refusal_data(response)
                 await self._fail(incoming, request_id, reason, data, cursor.connecting)
                 return True
             self._note_version(answer)
+            error = _error_object(answer)
+            note = self._why_not_sent_again(response, call) if error is not None else ""
+            if error is not None and note:  # the server's words, then why they are final
+                answer = {**answer, "error": {**error, "message": f"{error['message']} ({note})"}}
             with contextlib.suppress(anyio.ClosedResourceError, anyio.BrokenResourceError):
                 # Closed: the connection is ending, and nobody waits for the answer.
                 incoming.send_nowait(Envelope(answer))
@@ -1016,6 +1054,29 @@ class StreamableHTTPTransport:
         if wait is None or wait > self.max_retry_seconds:
             return None
         return wait
+
+    def _why_not_sent_again(self, response: httpx2.Response, call: _Call) -> str:
+        (
+            """For a "not handled" status that goes to the caller, a clause saying that the
+        tries ran out (how many, over how long), or that the wait asked for was over
+        ``max_retry_seconds``; else ``""``."""
+            ""
+        )
+        if response.status_code not in _NOT_HANDLED:
+            return ""
+        wait = _retry_after(response)
+        if wait is None:
+            return ""
+        if call.tries >= _REQUEST_TRIES and call.tries > 1:
+            began = call.first_sent_at if call.first_sent_at is not None else self._clock()
+            lasted = self._clock() - began
+            return f"it was sent {call.tries} times over {lasted:.1f} s, refused each time"
+        if wait > self.max_retry_seconds:
+            return (
+                f"it was not sent again, as the server asked to wait {wait:g} s, over the "
+                f"transport's max_retry_seconds of {self.max_retry_seconds:g} s"
+            )
+        return ""
 
     def _cursor(self) -> _Cursor:
         return _Cursor(EventParser(self.max_message_bytes))
@@ -1519,8 +1580,18 @@ class StreamableHTTPTransport:
                     if response.is_success:
                         return
                     if status == 404 and sent_session is not None:
+                        if asked_on is not None and self._waiting(asked_on):
+                            logger.warning(
+                                "the server at %s does not know the session the answer to "
+                                "its request %r was POSTed in (HTTP 404), though the call "
+                                "that asked is still open in it; the call fails",
+                                self.url,
+                                message.get("id"),
+                            )
+                            await self._answer_lost(lanes, message, asked_on, _ANSWER_ELSEWHERE)
+                            return
                         # The next request meets the same 404 and sets the session up again.
-                        logger.info("session expired; dropped %s", what)
+                        logger.info("the server no longer knows the session; dropped %s", what)
                         return
                     if (
                         status == 409
@@ -1567,12 +1638,7 @@ class StreamableHTTPTransport:
         cancelled on the server, as when its caller gives up. (Only a handshake-era call
         is asked questions over the wire: a 2026-07-28 one gets them in its result.)"""
         question = as_request_id(answer.get("id"))
-        if (
-            call is None
-            or question is None
-            or self._calls.get(call.request_id) is not call
-            or call.scope.cancel_called
-        ):
+        if call is None or question is None or not self._waiting(call):
             return  # a notification, a question of no call's, or a call over or ending
         call.scope.cancel()  # its task ends without failing it: that is done here
         await self._fail(
@@ -1588,6 +1654,10 @@ class StreamableHTTPTransport:
         }
         headers, _ = self._headers_for(notice, None)
         await self._deliver(lanes, notice, encode(notice), headers)
+
+    def _waiting(self, call: _Call) -> bool:
+        """Whether ``call`` is still in flight, neither answered nor ending."""
+        return self._calls.get(call.request_id) is call and not call.scope.cancel_called
 
     @asynccontextmanager
     async def _open(
@@ -1883,8 +1953,10 @@ def _answer_in(raw: bytes, request_id: RequestId) -> JSONObject | None:
     HTTP-level refusal) counts as that request's."""
     envelope = decode(raw) if raw else None
     message = as_object(envelope.message) if isinstance(envelope, Envelope) else None
-    if message is None or not isinstance(message.get("error", {}), dict):
-        return None  # not JSON-RPC: e.g. an OAuth error body ({"error": "invalid_token"})
+    if message is None or ("error" in message and _error_object(message) is None):
+        # Not JSON-RPC: an OAuth error body ({"error": "invalid_token"}), a web
+        # framework's ({"error": {"message": "..."}}, no code).
+        return None
     if "error" in message and message.get("id") is None:
         message = {**message, "id": request_id}
     return message if _is_answer(message, request_id) else None
@@ -1970,9 +2042,54 @@ def _status_reason(response: httpx2.Response, body: bytes, url: str, reached: bo
     said = _error_message_in(body)
     if said is not None:
         return f"{status}: {said}"
-    kind = response.headers.get("content-type", "").split(";")[0] or "no content type"
-    what = "an empty body" if not body else f"a body that is not a JSON-RPC answer ({kind})"
-    return f"{status} with {what}"
+    kind = response.headers.get("content-type", "").split(";")[0].strip().lower()
+    words = _server_words(kind, body)
+    repeated = (status.lower(), response.reason_phrase.lower())  # says nothing more
+    if words is not None and words.lower() not in repeated and f"HTTP {words}" != status:
+        reason = f"{status}: the server said {words!r}"
+    elif not body:
+        reason = f"{status} with an empty body"
+    else:
+        reason = f"{status} with a body that is not a JSON-RPC answer ({kind or 'no content type'})"
+    if response.status_code in (401, 403):
+        reason += (
+            ". If it expects a credential of its own (an API key, a token), send it with "
+            "every request: StreamableHTTPTransport(url, headers={...})"
+        )
+    return reason
+
+
+def _server_words(kind: str, body: bytes) -> str | None:
+    """The server's own explanation in a body that is no JSON-RPC answer: the string a
+    web framework's error carries (Starlette's and FastAPI's ``detail``, or ``message``,
+    ``error_description``, ``error``), or a short plain-text body. Cut short and its
+    whitespace folded; quoted with ``repr``, which writes out every control or invisible
+    character, so a server cannot flood or restyle the terminal showing it."""
+    if not body or len(body) > _WORDS_READ_BYTES:
+        return None
+    said: object = None
+    if kind == "application/json" or kind.endswith("+json"):
+        try:
+            parsed: object = json.loads(body)
+        except ValueError:
+            return None
+        fields = as_object(parsed) or {}
+        for name in _EXPLAINING_FIELDS:
+            value = fields.get(name)
+            nested = as_object(value)  # {"error": {"message": ...}}
+            said = nested.get("message") if nested is not None else value
+            if isinstance(said, str) and said.strip():
+                break
+    elif kind == "text/plain":
+        said = body.decode("utf-8", "replace")
+    if not isinstance(said, str):
+        return None
+    text = " ".join(said.split())
+    if not text:
+        return None
+    if len(text) > _WORDS_SHOWN_CHARS:
+        text = text[: _WORDS_SHOWN_CHARS - 1] + "…"
+    return text
 
 
 def _what_is_known(response: httpx2.Response) -> str:
@@ -2020,8 +2137,20 @@ def _error_reason_in(body: bytes) -> object:
 def _error_member(body: bytes, name: str) -> object:
     envelope = decode(body) if body else None
     message = as_object(envelope.message) if isinstance(envelope, Envelope) else None
-    error = as_object(message.get("error")) if message is not None else None
+    error = _error_object(message) if message is not None else None
     return error.get(name) if error is not None else None
+
+
+def _error_object(message: JSONObject) -> JSONObject | None:
+    """The JSON-RPC error ``message`` carries: an object with an integer ``code`` and a
+    string ``message``, as no other error shape has."""
+    error = as_object(message.get("error"))
+    if error is None:
+        return None
+    code = error.get("code")
+    if not isinstance(code, int) or isinstance(code, bool):
+        return None
+    return error if isinstance(error.get("message"), str) else None
 
 
 def _backoff(
@@ -2030,11 +2159,13 @@ def _backoff(
     """How long to wait after ``failures`` failed attempts in a row: a random time
     (``jitter()``, in [0, 1)) between 0.1 s and a ceiling that doubles from 0.2 s, so
     clients that failed together spread out instead of retrying in lockstep; at least
-    the server's ``Retry-After``; at most ``cap``, but never less than 0.1 s, so a
-    failing server is not hammered."""
+    the server's ``Retry-After``, plus up to a second of the same spread; at most
+    ``cap``, but never less than 0.1 s, so a failing server is not hammered."""
+    spread = jitter()
     ceiling = min(_MIN_RETRY_SECONDS * 2 ** min(failures, 16), cap)
-    delay = _MIN_RETRY_SECONDS + jitter() * max(ceiling - _MIN_RETRY_SECONDS, 0.0)
-    delay = max(delay, retry_after or 0.0)
+    delay = _MIN_RETRY_SECONDS + spread * max(ceiling - _MIN_RETRY_SECONDS, 0.0)
+    if retry_after is not None:  # clients refused together spread out above it too
+        delay = max(delay, retry_after + spread * min(retry_after, 1.0))
     return max(min(delay, cap), _MIN_RETRY_SECONDS)
 
 

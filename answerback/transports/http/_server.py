@@ -26,7 +26,7 @@ import secrets
 from collections.abc import AsyncGenerator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from functools import partial
-from typing import Any, cast
+from typing import Any, Protocol, cast, runtime_checkable
 
 import anyio
 from anyio.abc import TaskGroup
@@ -159,6 +159,13 @@ _REPLAYED_ID_PREFIX = "answerback-replay-"
 """The ids of the requests a replica replays to rebuild a session's state locally."""
 
 
+@runtime_checkable
+class _CountsCalls(Protocol):
+    """A server that can say what a stop now would cut off (``MCPServer`` can)."""
+
+    def calls_in_progress(self) -> tuple[int, int]: ...
+
+
 class _EveryMethod:
     """The endpoint as a plain ASGI app: every HTTP method reaches it, so each gets a
     JSON-RPC error body (a function route answers methods it does not list itself)."""
@@ -270,7 +277,7 @@ class StreamableHTTPApp:
         self.stateless = StatelessConnection()
         self.param_headers = ParamHeaders(server)
         self._closing = False
-        self._stop: tuple[float, int] | None = None
+        self._stop: tuple[float, int | None] | None = None
         """When this server began to stop, and how many calls it was serving then."""
         self.replication: Replication | None = None
         """The cross-replica routing, while the lifespan runs with a shared state."""
@@ -514,19 +521,24 @@ class StreamableHTTPApp:
         for session in list(self.sessions.values()):
             await self._end_session(session, reason)
 
-    def _calls_in_progress(self) -> tuple[int, int]:
+    def _calls_in_progress(self) -> tuple[int, int] | None:
         """The calls the server answers now and its questions waiting for answers (see
-        ``MCPServer.calls_in_progress``); none known for a server that does not count."""
-        counted = getattr(self.server, "calls_in_progress", None)
-        return counted() if counted is not None else (0, 0)
+        ``MCPServer.calls_in_progress``); ``None`` for a server that does not count."""
+        if isinstance(self.server, _CountsCalls):
+            return self.server.calls_in_progress()
+        return None
 
     def _say_stopping(self) -> None:
         """Log, once a stop, what this server still serves as it begins to stop: the
         operator who drained it learns whether they waited long enough."""
         if self._stop is not None:
             return
-        calls, questions = self._calls_in_progress()
-        self._stop = (anyio.current_time(), calls)
+        counted = self._calls_in_progress()
+        self._stop = (anyio.current_time(), None if counted is None else counted[0])
+        if counted is None:  # "none" here would tell the operator they waited long enough
+            logger.info("stopping (this server does not count its calls in progress)")
+            return
+        calls, questions = counted
         if calls == 0:
             logger.info("stopping: no call in progress here")
             return
@@ -551,7 +563,8 @@ class StreamableHTTPApp:
         began, calls_then = self._stop
         self._stop = None
         lasted = anyio.current_time() - began
-        running, _ = self._calls_in_progress()
+        counted = self._calls_in_progress()
+        running = 0 if counted is None else counted[0]
         if running:
             logger.warning(
                 "stopped %.1f s after the stop began, with %d call%s still running: a tool "
@@ -1059,7 +1072,10 @@ class StreamableHTTPApp:
                 return answer
             if changes_state and "result" in answer[0]:
                 key, entry = state_entry(message)
-                await self.state.sessions.set_state(session.id, key, entry)
+                try:
+                    await self.state.sessions.set_state(session.id, key, entry)
+                except StateUnavailable as exc:  # handled already: no Retry-After
+                    return _state_unavailable(exc, request_id, handled=True)
                 session.mirror(key, entry)
             return json_response(answer[1], headers=headers)
         stream = session.open_stream(request_id)
@@ -1372,7 +1388,10 @@ class StreamableHTTPApp:
         return EventStreamResponse(events(), headers=headers)
 
     async def _get(self, request: Request) -> Response:
-        if not acceptance(fields_of(request).joined("accept")).event_stream:
+        accept = fields_of(request).joined("accept")
+        if SESSION_HEADER not in request.headers and _from_a_browser(accept):
+            return Response(_NOT_A_WEB_PAGE, 400, media_type="text/html")
+        if not acceptance(accept).event_stream:
             return error_response(
                 406, INVALID_REQUEST, "Not Acceptable: Accept must include text/event-stream."
             )
@@ -1588,6 +1607,23 @@ class StreamableHTTPApp:
         return Response(status_code=200)
 
 
+_NOT_A_WEB_PAGE = (
+    "<!doctype html><title>MCP endpoint</title><h1>MCP endpoint</h1><p>This address "
+    "serves the Model Context Protocol: it answers MCP clients, not web browsers. Connect "
+    "to it with an MCP client (for example <code>answerback connect</code> followed by "
+    "this address).</p>"
+)
+"""What a person who opens the MCP URL in a browser sees, in place of a JSON-RPC error
+about a missing session header that means nothing to them."""
+
+
+def _from_a_browser(accept: str | None) -> bool:
+    """Whether a GET comes from a web browser: it asks for HTML and not for an event
+    stream, which every MCP client's GET names."""
+    media = (accept or "").lower()
+    return "text/html" in media and "text/event-stream" not in media
+
+
 def _event(data: bytes, event_id: str) -> bytes:
     return encode_event(data.decode(), event_id)
 
@@ -1653,21 +1689,33 @@ def _asks_for_progress(message: JSONObject) -> bool:
     return meta is not None and as_request_id(meta.get("progressToken")) is not None
 
 
-def _state_unavailable(error: StateUnavailable, request_id: RequestId | None) -> Response:
+def _state_unavailable(
+    error: StateUnavailable, request_id: RequestId | None, *, handled: bool = False
+) -> Response:
     """The 503 for a request refused for want of the shared state: what a client may
-    do, not the state's internals, which the log has."""
-    if isinstance(error, StateRefused):  # no moment's wait cures it: the operator must
+    do, not the state's internals, which the log has. ``Retry-After`` promises the
+    request did nothing and a moment's wait may cure it, so a client sends it again on
+    its own: not for one already ``handled`` (only its record failed), nor for a refusal
+    only the operator can cure."""
+    if isinstance(error, StateRefused):
         why = "refused this request (the server's log says why)"
         when = "once the server's operator has corrected it"
     else:
         why = "is full for now" if isinstance(error, StateFull) else "cannot be reached for now"
         when = "in a moment"
+    done = (
+        ", after the request was carried out, so the other replicas do not know of it"
+        if handled
+        else ""
+    )
+    retry = not handled and not isinstance(error, StateRefused)
     return error_response(
         503,
         CONNECTION_CLOSED,
-        f"Service Unavailable: the server's shared state {why}. Send the request again {when}.",
+        f"Service Unavailable: the server's shared state {why}{done}. Send the request "
+        f"again {when}.",
         request_id,
-        headers={"retry-after": str(STATE_RETRY_AFTER_SECONDS)},
+        headers={"retry-after": str(STATE_RETRY_AFTER_SECONDS)} if retry else None,
     )
 
 

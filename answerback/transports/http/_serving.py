@@ -5,6 +5,7 @@ client that hangs up while the server is still working for it."""
 from __future__ import annotations
 
 import logging
+import math
 from collections.abc import Awaitable, Callable
 from contextlib import suppress
 from typing import Any, NamedTuple, TypeVar
@@ -26,6 +27,10 @@ from answerback.types._errors import (
 )
 
 logger = logging.getLogger("answerback.http")
+
+_LAST_WRITE_SECONDS = 1.0
+"""How long a stream the server cancelled may take to write its end: a client that
+stopped reading must not hold the stopping server up."""
 
 T = TypeVar("T")
 
@@ -322,8 +327,32 @@ class EventStreamResponse(StreamingResponse):
                 pass
             cancel_scope.cancel()
 
-        async with anyio.create_task_group() as tg:
-            tg.start_soon(watch, tg.cancel_scope)
-            with suppress(OSError):  # the client went away mid-write
-                await self.stream_response(send)
-            tg.cancel_scope.cancel()
+        try:
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(watch, tg.cancel_scope)
+                with suppress(OSError):  # the client went away mid-write
+                    await self.stream_response(send)
+                tg.cancel_scope.cancel()
+        except anyio.get_cancelled_exc_class():
+            if anyio.current_effective_deadline() == -math.inf:
+                raise  # a cancel scope around the response ended it: its owner's to handle
+            await _end_cut_stream(send)
+
+
+async def _end_cut_stream(send: Send) -> None:
+    """The ASGI server cancelled the task of an open stream, as uvicorn does once its
+    ``timeout_graceful_shutdown`` has passed (an MCP app mounted in another app, served
+    by uvicorn's command line, has no one to end its sessions first): the stream ends as
+    a finished response, with one line in the log, in place of the traceback uvicorn
+    writes for an exception from the application. The client resumes, or learns the
+    server has gone, as after any stream that ended without its answer."""
+    logger.info(
+        "the ASGI server cancelled an open event stream (it stopped, and its graceful "
+        "shutdown timed out); the stream was ended"
+    )
+    with (
+        anyio.CancelScope(shield=True),
+        anyio.move_on_after(_LAST_WRITE_SECONDS),
+        suppress(OSError, RuntimeError),  # the connection is gone, or the response never began
+    ):
+        await send({"type": "http.response.body", "body": b"", "more_body": False})

@@ -331,6 +331,9 @@ async def test_a_call_the_client_cancels_takes_its_question_off_the_screen(mode:
     # retry loop, where the question was being answered, is what ends.
     expected = SERVER_CANCELLED if mode == "legacy" else CALL_ENDED
     assert presenter.withdrawals == [(presenter.shown[0], expected)]
+    # The person may have stopped that call themselves: not told only that the server did.
+    [(_, reason)] = presenter.withdrawals
+    assert "the call that asked it was cancelled" in reason
 
 
 class SlowToClose:
@@ -799,22 +802,24 @@ async def test_a_presenter_that_fails_fails_that_call_only(
     assert text_of(greeted) == "Hello, Gil (b)."
 
 
-async def test_a_presenter_answering_the_wrong_type_is_named(
-    caplog: pytest.LogCaptureFixture,
+async def test_a_presenter_answering_the_wrong_type_is_named_in_the_calls_error(
+    mode: str,
 ) -> None:
+    """As a callback's wrong type is (client-callbacks.md): answerback's own words, naming
+    only the presenter and the types, reach the call in both eras, not a log reference."""
     presenter = ScriptedPresenter(name("for a sampling question"))
     async with (
         broker_for(presenter) as broker,
         Client(
-            target("memory", ASKING_SERVER), mode="legacy", responder=broker.responder("asking")
+            target("memory", ASKING_SERVER), mode=mode, responder=broker.responder("asking")
         ) as client,
     ):
         with pytest.raises(MCPError) as failed:
             await client.call_tool("ask_model")
-    assert "the client logged the details under reference" in failed.value.message
-    assert "ScriptedPresenter.present returned ElicitResult for a sampling question" in (
-        client_failures(caplog)
-    )
+    assert (
+        "Internal error: WrongAnswerType: ScriptedPresenter.present returned ElicitResult for "
+        "a sampling question; it must return CreateMessageResult or ErrorData."
+    ) in failed.value.message
 
 
 async def test_a_responder_outside_a_running_broker_says_how_to_run_it(

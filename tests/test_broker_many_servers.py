@@ -98,7 +98,7 @@ async def test_a_server_slow_to_answer_a_ping_holds_up_no_other_servers_question
 async def test_a_server_that_never_answers_the_ping_is_said_to_have_stopped_answering(
     whose_wait: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Not "the server cancelled the request": all the broker knows is that the server no
+    """Not "the server withdrew it": all the broker knows is that the server no
     longer answers (frozen, or its event loop blocked), whichever wait ends first: the
     broker's, or the client's read timeout."""
     options: dict[str, Any] = {}

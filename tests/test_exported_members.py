@@ -69,6 +69,7 @@ PUBLIC_API: dict[str, list[str]] = {
         "UrlConsentRequest",
         "UrlElicitationLoopError",
         "UrlElicitations",
+        "open_link",
     ],
     "answerback.forms": [
         "AnswerError",
@@ -106,11 +107,15 @@ PUBLIC_API: dict[str, list[str]] = {
         "Presenter",
         "Question",
         "QuestionKind",
+        "REJECTED",
         "RootRefusedError",
         "Roots",
         "SERVER_CANCELLED",
         "SERVER_DISCONNECTED",
         "SERVER_NOT_ANSWERING",
+        "Sampler",
+        "ServerControls",
+        "TYPED_BY_PERSON",
         "clean",
     ],
     "answerback.interact.sampling": [

@@ -41,6 +41,4 @@ async def test_a_withdrawal_said_while_a_prompt_waits_starts_on_a_fresh_line() -
             await presenter.withdrawn(withdrawn_question(), SERVER_CANCELLED)
             tg.cancel_scope.cancel()
         keyboard.write("\n")  # lets the reading thread end
-    assert out.getvalue().endswith(
-        "> \nlibrary: question withdrawn: the server cancelled the request\n> "
-    )
+    assert out.getvalue().endswith(f"> \nlibrary: question withdrawn: {SERVER_CANCELLED}\n> ")

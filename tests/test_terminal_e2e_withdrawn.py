@@ -24,7 +24,8 @@ __all__ = ["terminal"]  # the fixture the tests below take
 WITHDRAWING = SERVERS / "withdrawing_server.py"
 
 WITHDRAWN_ABOVE_THE_FORM = re.compile(
-    r"^withdrawing_server: question withdrawn: the server cancelled the request\n"
+    r"^withdrawing_server: question withdrawn: "
+    r"the server withdrew it, or the call that asked it was cancelled\n"
     r"╭─ Form — from withdrawing_server ─+╮\n"
     r"│ │ Second question: your name\? +│\n"
     r"╰─+╯\n"
@@ -35,7 +36,8 @@ WITHDRAWN_ABOVE_THE_FORM = re.compile(
 """The withdrawn line, then the next form whole, its input line empty."""
 
 LEFT_IN_THE_SCROLLBACK = (
-    r"^withdrawing_server: question withdrawn: the server cancelled the request\n"
+    r"^withdrawing_server: question withdrawn: "
+    r"the server withdrew it, or the call that asked it was cancelled\n"
     r"withdrawing_server: form accepted\n"
     r"The second answer came from Ada\.$"
 )

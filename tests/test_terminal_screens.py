@@ -1458,15 +1458,37 @@ async def test_the_terminal_presenter_opens_a_link_only_after_the_key() -> None:
     ]
 
 
-async def test_a_link_no_browser_can_open_is_answered_cancel() -> None:
+def keys_per_screen(pipe: PipeInput, *keys: str) -> Callable[[Application[Any]], None]:
+    """An ``on_screen`` typing ``keys[n]`` into the n-th screen as it opens."""
+    opened: list[Application[Any]] = []
+
+    def type_into(app: Application[Any]) -> None:
+        opened.append(app)
+        pipe.send_text(keys[len(opened) - 1])
+
+    return type_into
+
+
+@pytest.mark.parametrize(("key", "answer"), [("a", "accept"), ("c", "cancel"), ("d", "decline")])
+async def test_a_link_no_browser_can_open_is_the_persons_to_open_and_answer(
+    key: str, answer: str
+) -> None:
+    """No browser opened it: "cancel" was sent while the person was told to open it
+    themselves. The card comes back: they say they opened it (a), decline, or cancel."""
     opened: list[str] = []
     rich, out = console()
-    presenter = TerminalPresenter(opener=recorder(opened, works=False), console=rich)
     with terminal() as pipe:
-        pipe.send_text("o")
-        assert await call(presenter, "sign_in", {"url": "https://example.com/"}) == "cancel"
+        presenter = TerminalPresenter(
+            opener=recorder(opened, works=False),
+            console=rich,
+            on_screen=keys_per_screen(pipe, "o", key),
+        )
+        assert await call(presenter, "sign_in", {"url": "https://example.com/"}) == answer
     assert opened == ["https://example.com/"]
-    assert "no browser could be opened; open https://example.com/ yourself" in out.getvalue()
+    said = out.getvalue().splitlines()
+    assert said[0] == "library: no browser could be opened; open https://example.com/ yourself"
+    past = {"a": "opened by hand, as the person says", "c": "cancelled", "d": "declined"}
+    assert said[1:] == [f"library: link {past[key]}"]
 
 
 def broken_browser(url: str) -> bool:
@@ -1477,9 +1499,9 @@ async def test_an_opener_that_raises_is_a_link_not_opened() -> None:
     """A browser that fails (``webbrowser.Error``) answered the server an internal error
     in the terminal presenters, while ``UrlConsent`` answered "cancel": one rule now."""
     rich, out = console()
-    presenter = TerminalPresenter(opener=broken_browser, console=rich)
     with terminal() as pipe:
-        pipe.send_text("o")
+        on_screen = keys_per_screen(pipe, "o", "c")
+        presenter = TerminalPresenter(opener=broken_browser, console=rich, on_screen=on_screen)
         assert await call(presenter, "sign_in", {"url": "https://example.com/"}) == "cancel"
     said = " ".join(out.getvalue().split())
     assert "opening the browser failed (Error: could not locate runnable browser" in said
@@ -2069,12 +2091,12 @@ RISKY = "https://accounts.google.com.evil-login.net/signin"
 async def test_a_risky_link_no_browser_opened_is_warned_of_again() -> None:
     """The line that says to open a link by hand repeats the card's verdict."""
     rich, out = console()
-    opened = anyio.Event()
+    shown = [anyio.Event(), anyio.Event()]
     screens: list[Application[Any]] = []
 
     def on_screen(application: Application[Any]) -> None:
         screens.append(application)
-        opened.set()
+        shown[len(screens) - 1].set()
 
     presenter = TerminalPresenter(
         opener=recorder([], works=False), console=rich, on_screen=on_screen
@@ -2082,16 +2104,20 @@ async def test_a_risky_link_no_browser_opened_is_warned_of_again() -> None:
     with terminal() as pipe:
 
         async def open_it() -> None:
-            await opened.wait()
+            await shown[0].wait()
             driven = Driven(screens[0], pipe)
             await driven.shows("open in browser")
             await driven.alone("o")  # each typed alone: "oy" at once opens nothing
             await driven.alone("y")
+            await shown[1].wait()
+            by_hand = Driven(screens[1], pipe)
+            await by_hand.shows("I opened it myself")
+            await by_hand.alone("c")
 
         async with anyio.create_task_group() as group:
             group.start_soon(open_it)
             assert await call(presenter, "sign_in", {"url": RISKY}) == "cancel"
-    said = out.getvalue().replace("\n", " ")
+    said = out.getvalue().removesuffix("library: link cancelled\n").replace("\n", " ")
     assert said.startswith(
         "library: no browser could be opened; it was judged HIGH RISK: The site is "
         "evil-login.net: the 'accounts.google.com' in front of it"

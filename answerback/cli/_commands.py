@@ -4,9 +4,13 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
+import io
 import signal
 import sys
+from collections.abc import Generator
 from pathlib import Path
+from typing import TextIO
 
 from rich.console import Console
 
@@ -43,6 +47,11 @@ class _Output(PlainConsole):
 
 def run_command(args: argparse.Namespace) -> int:
     """Run a parsed command other than ``run``; returns the exit code."""
+    stdout: TextIO | None = sys.stdout
+    if isinstance(stdout, io.TextIOWrapper):
+        # What the terminal's encoding cannot hold is written as a \u escape, as Python
+        # writes it on stderr: strict, one "…" ended a session in a Latin-1 locale.
+        stdout.reconfigure(errors="backslashreplace")
     err = PlainConsole(stderr=True)
     if sys.stdout is None and args.command in ("call", "list"):
         complain(
@@ -105,12 +114,32 @@ def _one_shot(args: argparse.Namespace, target: Target, err: Console) -> int:
             )
         )
     answers = Path(args.answers) if args.answers else None
-    if answers is None and sys.stdin.isatty() and sys.stdout.isatty():
-        from answerback.cli._connect import call_at_terminal
+    if answers is None and sys.stdin.isatty():
+        with terminal_to_draw_on() as screen:
+            if screen is not None:
+                from answerback.cli._connect import call_at_terminal
 
-        return run_async(lambda: call_at_terminal(target, roots, args, out, err))
+                return run_async(lambda: call_at_terminal(target, roots, args, out, err, screen))
     responder = one_shot_responder(target, roots, answers, err, None)
     code = run_async(lambda: call(target, args, responder=responder, out=out, err=err))
     if isinstance(responder.inner, AnswersResponder) and responder.inner.unfit is not None:
         raise AnswersError(responder.inner.unfit)  # the file's mistake, whatever the tool did
     return code
+
+
+@contextlib.contextmanager
+def terminal_to_draw_on() -> Generator[TextIO | None]:
+    """Where ``call`` draws its questions for the person at the keyboard: standard
+    output, else standard error, else the process's terminal (``/dev/tty``), so that
+    ``call ... > result.json`` still asks; ``None`` when there is no terminal at all."""
+    for stream in (sys.stdout, sys.stderr):
+        if stream is not None and stream.isatty():
+            yield stream
+            return
+    try:
+        tty = open("/dev/tty", "w", errors="backslashreplace")  # noqa: SIM115 (closed below)
+    except OSError:  # no controlling terminal (a cron job, a service)
+        yield None
+        return
+    with tty:
+        yield tty

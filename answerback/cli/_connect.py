@@ -15,16 +15,18 @@ from __future__ import annotations
 import argparse
 import contextlib
 import shlex
+import signal
 import sys
 from collections.abc import AsyncGenerator, Callable, Iterable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, cast, get_args
+from typing import Any, TextIO, cast, get_args
 
 import anyio
 from anyio.abc import TaskGroup
 from prompt_toolkit import PromptSession
+from prompt_toolkit.application import create_app_session
 from prompt_toolkit.completion import (
     CompleteEvent,
     Completer,
@@ -35,9 +37,11 @@ from prompt_toolkit.document import Document
 from prompt_toolkit.history import FileHistory, History, InMemoryHistory
 from prompt_toolkit.input.typeahead import get_typeahead, store_typeahead
 from prompt_toolkit.key_binding import KeyPress
+from prompt_toolkit.output import create_output
 from prompt_toolkit.patch_stdout import patch_stdout
 from rich.console import Console
 from rich.table import Table
+from rich.text import Text
 
 from answerback.cli._argument_form import argument_form
 from answerback.cli._arguments import (
@@ -59,6 +63,7 @@ from answerback.cli._oneshot import (
     one_shot_responder,
 )
 from answerback.cli._output import PlainConsole
+from answerback.cli._plain import LineSeat, LineSeatedPresenter, plain_lines
 from answerback.cli._render import (
     log_line,
     print_listing,
@@ -73,7 +78,8 @@ from answerback.client import Client, Responder
 from answerback.client._session import told_by_server
 from answerback.interact import Answer, Broker, Presenter, Question, Roots
 from answerback.interact.sampling import ModelSampler
-from answerback.interact.terminal import TerminalPresenter
+from answerback.interact.terminal import LinePresenter, TerminalPresenter
+from answerback.interact.terminal._screen import ctrl_z_ignored
 from answerback.types import (
     LoggingLevel,
     LoggingMessageNotificationParams,
@@ -392,24 +398,35 @@ class Session:
         timeout: float | None,
         log_level: LoggingLevel,
         sampler: ModelSampler | None = None,
+        plain: bool = False,
     ) -> None:
         self.servers = [Server(target) for target in targets]
         self.sampler = sampler
         self.roots = roots
         self.timeout = timeout
         self.log_level: LoggingLevel = log_level
-        self.console: Console = PlainConsole(force_terminal=sys.stdout.isatty())
-        self.prompt: PromptSession[str] = PromptSession(
-            history=command_history(history, self.say),
-            completer=SessionCompleter(self.live_servers, lambda: self.servers),
-            complete_while_typing=False,
-        )
-        self.seat = PromptSeat(self.prompt)
-        presenter = TerminalPresenter(
-            console=self.console, sampler=sampler.reply if sampler is not None else None
-        )
-        self.broker = Broker(SeatedPresenter(presenter, self.seat))
-        presenter.controls = self.broker  # Ctrl-X: cancel all from a server; Ctrl-Q: mute it
+        reply = sampler.reply if sampler is not None else None
+        self.lines: LinePresenter | None = None
+        """In plain-line mode, what asks the questions and reads the command lines."""
+        self.seat: PromptSeat | LineSeat
+        if plain:
+            # Styled only where the terminal says it can be (never on a dumb one).
+            self.console: Console = PlainConsole()
+            self.lines = LinePresenter(output=sys.stdout, sampler=reply)
+            self.seat = LineSeat(self.lines)
+            self.broker = Broker(LineSeatedPresenter(self.lines, self.seat))
+        else:
+            self.console = PlainConsole(force_terminal=sys.stdout.isatty())
+            prompt: PromptSession[str] = PromptSession(
+                history=command_history(history, self.say),
+                completer=SessionCompleter(self.live_servers, lambda: self.servers),
+                complete_while_typing=False,
+                key_bindings=ctrl_z_ignored(),
+            )
+            self.seat = PromptSeat(prompt)
+            presenter = TerminalPresenter(console=self.console, sampler=reply)
+            self.broker = Broker(SeatedPresenter(presenter, self.seat))
+            presenter.controls = self.broker  # Ctrl-X: cancel all from a server; Ctrl-Q: mute
         self.jobs = 0
         self.task_group: TaskGroup | None = None
 
@@ -417,7 +434,11 @@ class Session:
         return [s for s in self.servers if s.client is not None and s.lost is None]
 
     def say(self, markup: str) -> None:
-        self.console.print(markup, soft_wrap=True)
+        if self.lines is not None:
+            # Above a prompt waiting for a line, which is written again below it.
+            self.lines.note(Text.from_markup(markup).plain)
+        else:
+            self.console.print(markup, soft_wrap=True)
 
     # -- connecting ------------------------------------------------------------------
 
@@ -563,30 +584,57 @@ class Session:
     # -- the prompt ------------------------------------------------------------------
 
     async def _loop(self) -> None:
+        if self.lines is None:
+            with patch_stdout(raw=True):
+                await self._read_commands()
+            return
+        assert self.task_group is not None
+        self.task_group.start_soon(self._interrupts)
+        await self._read_commands()
+
+    async def _interrupts(self) -> None:
+        """Ctrl-C in plain-line mode, where no screen reads it as a key: it cancels the
+        question being asked (or the tool's arguments), and at the prompt stops no call,
+        as on the full screen."""
+        seat = self.seat
+        assert isinstance(seat, LineSeat)
+        with anyio.open_signal_receiver(signal.SIGINT) as interrupts:
+            async for _ in interrupts:
+                if not seat.interrupt() and not self._stops_nothing():
+                    # The terminal dropped the line being typed: a word, a fresh prompt.
+                    self.say("Type quit (or press Ctrl-D) to leave.")
+
+    async def _read_commands(self) -> None:
         warned = False
-        with patch_stdout(raw=True):
-            while True:
-                try:
-                    line = await self.seat.read("answerback> ")
-                except EOFError:
-                    if warned or not self.running():
-                        return
-                    warned = True
-                    self.say(
-                        f"[yellow]{shown(self._running_note())}: Ctrl-D again (or quit) "
-                        "leaves and stops them; cancel SERVER stops one server's.[/]"
-                    )
-                    continue
-                except KeyboardInterrupt:
-                    if self.running():
-                        self.say(
-                            f"[yellow]{shown(self._running_note())}: Ctrl-C at the prompt "
-                            "stops none of them; cancel SERVER stops one server's.[/]"
-                        )
-                    continue
-                warned = False
-                if not await self.run_line(line):
+        while True:
+            try:
+                line = await self.seat.read("answerback> ")
+            except EOFError:
+                if warned or not self.running():
                     return
+                warned = True
+                self.say(
+                    f"[yellow]{shown(self._running_note())}: Ctrl-D again (or quit) "
+                    "leaves and stops them; cancel SERVER stops one server's.[/]"
+                )
+                continue
+            except KeyboardInterrupt:
+                self._stops_nothing()
+                continue
+            warned = False
+            if not await self.run_line(line):
+                return
+
+    def _stops_nothing(self) -> bool:
+        """Ctrl-C at the prompt: it stops no call, and says so (``True``) when some
+        run."""
+        if not self.running():
+            return False
+        self.say(
+            f"[yellow]{shown(self._running_note())}: Ctrl-C at the prompt stops none of "
+            "them; cancel SERVER stops one server's.[/]"
+        )
+        return True
 
     def running(self) -> list[str]:
         """The calls, reads and prompts running, labelled as their jobs print."""
@@ -763,8 +811,10 @@ class Session:
                 finally:
                     del server.calls[scope]
                 style = "red" if failed else "green"
-                self.say(f"[{style}][{number}] {shown(server.name)}: {shown(label)} →[/]")
-                self.say(shown(text))
+                # One piece, so that a plain-line prompt is written again once, below.
+                self.say(
+                    f"[{style}][{number}] {shown(server.name)}: {shown(label)} →[/]\n{shown(text)}"
+                )
             if scope.cancelled_caught:
                 self.say(f"[yellow][{number}] {shown(label)}: cancelled[/]")
 
@@ -812,6 +862,7 @@ class Session:
             say=self.say,
             instead=f"type call {shown(spec)} {shown(left_off_example(tool))} instead",
             screen=self.seat.screen,
+            lines=self.lines,
         )
 
     def _progress(
@@ -940,9 +991,11 @@ def history_file(explicit: str | None) -> Path:
 def connect(targets: list[Target], roots: Roots, args: argparse.Namespace, err: Console) -> int:
     """Run the interactive session until the person quits."""
     if not (sys.stdin.isatty() and sys.stdout.isatty()):
+        which = "output" if sys.stdin.isatty() else "input"
         err.print(
-            "answerback connect needs a terminal; from a script use `answerback call` or "
-            "`answerback list`.",
+            f"answerback connect needs a terminal, and its standard {which} is not one "
+            "(a file or a pipe): run it at a terminal without redirecting it, or from a "
+            "script use `answerback call` or `answerback list`.",
             markup=False,
             highlight=False,
             soft_wrap=True,
@@ -955,19 +1008,51 @@ def connect(targets: list[Target], roots: Roots, args: argparse.Namespace, err: 
         timeout=args.timeout,
         log_level=args.log_level,
         sampler=model_sampler(args),
+        plain=plain_lines(args.plain),
     )
     return run_async(session.run)
 
 
 async def call_at_terminal(
-    target: Target, roots: Roots, args: argparse.Namespace, out: Console, err: Console
+    target: Target,
+    roots: Roots,
+    args: argparse.Namespace,
+    out: Console,
+    err: Console,
+    screen: TextIO,
 ) -> int:
-    """``answerback call`` with a person at the keyboard: questions on the terminal."""
+    """``answerback call`` with a person at the keyboard: questions drawn on ``screen``
+    (standard output, or the terminal when the result goes to a file or a pipe), and
+    what was answered said there; the result goes to ``out`` either way."""
+    drawn_apart = screen is not sys.stdout
+    session = create_app_session(output=create_output(stdout=screen)) if drawn_apart else None
+    with session or contextlib.nullcontext():
+        return await _call_at_terminal(
+            target, roots, args, out, err, PlainConsole(file=screen) if drawn_apart else None
+        )
+
+
+async def _call_at_terminal(
+    target: Target,
+    roots: Roots,
+    args: argparse.Namespace,
+    out: Console,
+    err: Console,
+    screen: Console | None,
+) -> int:
     sampler = model_sampler(args)
-    presenter = TerminalPresenter(sampler=sampler.reply if sampler is not None else None)
+    reply = sampler.reply if sampler is not None else None
+    lines: LinePresenter | None = None
+    if plain_lines(args.plain):
+        # The terminal that ``screen`` was made for: the questions go where it draws.
+        on = cast(TextIO, screen.file) if screen else sys.stderr
+        lines = LinePresenter(output=on, sampler=reply)
+    presenter = lines or TerminalPresenter(sampler=reply, console=screen)
+    said = screen or err
     ended: Exception | None = None
     async with Broker(presenter) as broker:
-        presenter.controls = broker
+        if isinstance(presenter, TerminalPresenter):
+            presenter.controls = broker
         responder = one_shot_responder(
             target, roots, None, err, lambda name: asking_person(broker, name, roots, sampler)
         )
@@ -976,11 +1061,12 @@ async def call_at_terminal(
             return await ask_arguments(
                 tool,
                 server=target.name,
-                say=lambda markup: err.print(markup, soft_wrap=True),
+                say=lambda markup: said.print(markup, soft_wrap=True),
                 instead=(
                     f"put {shown(left_off_example(tool))} after {shown(tool.name)} on the "
                     "command line instead"
                 ),
+                lines=lines,
             )
 
         try:

@@ -129,6 +129,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     targets_options(connect)
     connect.add_argument("--history", metavar="FILE", help="where the command history is kept")
+    _add_plain_option(connect)
     _add_model_options(connect)
     connect.add_argument(
         "--timeout",
@@ -158,6 +159,7 @@ def build_parser() -> argparse.ArgumentParser:
     targets_options(one)
     one.add_argument("--json", action="store_true", help="print the raw result as JSON")
     one.add_argument("--answers", metavar="FILE", help="answer the server's questions from FILE")
+    _add_plain_option(one)
     _add_model_options(one)
     one.add_argument(
         "--timeout",
@@ -333,6 +335,15 @@ def _add_auth_options(sub: argparse.ArgumentParser) -> None:
         default="auto",
         help="log in through the browser when a server asks: auto (only at a terminal, "
         "the default), browser (always), never (fail instead)",
+    )
+
+
+def _add_plain_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--plain",
+        action="store_true",
+        help="ask questions as plain lines instead of full screens (for screen readers "
+        "and editor shells; the default where TERM is dumb)",
     )
 
 

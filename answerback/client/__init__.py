@@ -39,6 +39,7 @@ from answerback.client._url_elicitation import (
     UrlConsentRequest,
     UrlElicitationLoopError,
     UrlElicitations,
+    open_link,
 )
 from answerback.transports.http import (
     AuthorizationError,
@@ -99,6 +100,7 @@ __all__ = [
     "UrlConsentRequest",
     "UrlElicitationLoopError",
     "UrlElicitations",
+    "open_link",
 ]
 
 publish(globals())

@@ -177,6 +177,9 @@ class ClientSession:
         self._warned_questions = False
         """Whether a refusal past ``max_input_requests`` was logged since the questions
         last all got answers (one warning per flood)."""
+        self._warned_content = False
+        """Whether content left out of an answer that may not carry it was logged (once
+        a connection: a host that builds its answers so does it every time)."""
         self.refusal_reasons = dict(refusal_reasons or {})
         """The host's own reason for refusing a capability it does not declare, by
         capability, in place of the advice to a developer (``Client(refusal_reasons=)``)."""
@@ -728,6 +731,7 @@ class ClientSession:
         form outside the restricted subset or too large to show, and a link whose message
         is longer than a form's may be; then check an accepted form answer (defaults
         filled in) before it is sent; one that does not fit fails, naming every field.
+        Any other answer goes without ``content`` (``_without_content``).
 
         Reading the form and checking the answer draw on ``patterns``, a 2026-07-28
         round's budget (``answer_input_requests``), or without one each on its own. The
@@ -762,13 +766,39 @@ class ClientSession:
             context = replace(context, url_verdict=verdict)
         source = functools.partial(answerer, self.responder, "elicit")  # named on failure
         answer = checked_answer(await self.responder.elicit(context, params), ElicitResult, source)
-        if form is None or isinstance(answer, ErrorData) or answer.action != "accept":
+        if isinstance(answer, ErrorData):
             return answer
+        if form is None or answer.action != "accept":
+            return self._without_content(answer, source, link=form is None)
         try:
             with drawing_on(patterns):
                 return fitted(form, answer)
         except AnswerError as exc:
             return unfit_answer(exc, source())
+
+    def _without_content(
+        self, answer: ElicitResult, source: Callable[[], str], *, link: bool
+    ) -> ElicitResult:
+        """``answer`` without ``content``, which only an accepted form may carry (both
+        eras' schemas). What a person typed into a form and then declined is what they
+        chose not to send, and a link's answer has no fields at all: neither may reach
+        the server, whatever the host's code put there. The person's decision goes as
+        they made it; the host's developer learns from one warning per connection."""
+        if answer.content is None:
+            return answer
+        if not self._warned_content:
+            self._warned_content = True
+            answered = f"a {'link' if link else 'form'} with {answer.action!r}"
+            logger.warning(
+                "%s answered %s from %s, with content; the answer was sent without it: "
+                "only an accepted form carries content (what was typed into a form the "
+                "person declined or cancelled stays with them). Leave content out of "
+                "such answers.",
+                source(),
+                answered,
+                self._server_named(),
+            )
+        return answer.model_copy(update={"content": None})
 
     async def answer_sampling(
         self, context: ClientRequestContext, params: CreateMessageRequestParams

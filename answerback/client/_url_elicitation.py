@@ -422,7 +422,7 @@ class UrlConsent:
             )
         if answer != "accept":
             return ElicitResult(action=cast(ConsentAnswer, answer))
-        reason = await open_link(self._opener, verdict.canonical_url)
+        reason = await open_link(verdict, opener=self._opener)
         if reason is None:
             return ElicitResult(action="accept")
         if self._not_opened is not None:
@@ -432,12 +432,22 @@ class UrlConsent:
         return ElicitResult(action="cancel")
 
 
-async def open_link(opener: Opener, url: str) -> str | None:
-    """Open ``url`` with ``opener`` in a worker thread (a browser may take its time);
-    ``None`` once it is open, else why not. An opener that raises is a link not opened,
-    not a failed request: the person said yes, and the server gets an answer it can act
-    on ("cancel"). The caller tells the person why, so only the traceback is logged
-    (at debug level): one warning more would say the same thing twice."""
+async def open_link(verdict: UrlVerdict, *, opener: Opener = webbrowser.open) -> str | None:
+    """Open the link the person accepted: ``None`` once it is open, else why not (then
+    answer ``"cancel"``, tell the person, and show ``verdict.canonical_url`` to open by
+    hand). What ``UrlConsent`` and the terminal presenters do after a yes, for any
+    other presenter to do the same.
+
+    It opens ``verdict.canonical_url``, exactly what was judged and shown, never the
+    server's text as sent; a blocked verdict is not opened. ``opener`` (the system
+    browser by default) runs in a worker thread, since a console browser holds it until
+    it exits. An opener that raises is a link not opened, not a failed request: the
+    person said yes, and the server gets an answer it can act on ("cancel"). The caller
+    tells the person why, so only the traceback is logged (at debug level): one warning
+    more would say the same thing twice."""
+    url = verdict.canonical_url
+    if verdict.blocked or url is None:
+        return "the link was judged never safe to open"
     try:
         if await anyio.to_thread.run_sync(opener, url):
             return None

@@ -151,16 +151,24 @@ class _Field(ABC):
             raise AnswerError(FieldError(self.name, message) for message in messages)
         return self.normalize(value)
 
-    def coerce(self, text: str) -> FormValue | None:
-        """Read typed text as this field's value, checked with the same rules as ``check``.
+    def coerce(self, entered: object) -> FormValue | None:
+        """Read what a person entered as this field's value, checked with the same rules
+        as ``check``.
 
-        Blank text is no answer (``None``): the caller leaves the field out, so its
+        Text (typed at a terminal, an ``<input>``'s value) is read as a person writes
+        it: ``"yes"``, ``"3"``, ``"a, b"``. Anything else is a value a widget already
+        typed (a checkbox's ``True``, a multi-select's list, a number input's ``3``, as
+        a web page posts them in JSON), checked as it is: one of the wrong type is an
+        ``AnswerError`` naming the field, like any other mistake. Blank text and
+        ``None`` are no answer (``None``): the caller leaves the field out, so its
         default applies or ``required`` is reported. Raises ``AnswerError`` otherwise.
         """
-        if not text.strip():
+        if entered is None or (isinstance(entered, str) and not entered.strip()):
             return None
+        if not isinstance(entered, str):
+            return self.check(entered)
         try:
-            value = self._read(text)
+            value = self._read(entered)
         except ValueError as exc:
             raise AnswerError([FieldError(self.name, str(exc))]) from None
         return self.check(value)

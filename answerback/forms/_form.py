@@ -115,26 +115,31 @@ class Form:
                 filled[field.name] = default
         return filled
 
-    def coerce(self, texts: Mapping[str, str]) -> dict[str, FormValue]:
-        """What a person typed for each field, as a checked answer: ``field.coerce`` for
-        each text, defaults for blank or missing ones, then ``check`` of the whole.
+    def coerce(self, entries: Mapping[str, object]) -> dict[str, FormValue]:
+        """What a person entered in each field, as a checked answer: ``field.coerce`` for
+        each entry (text as typed, or a value a widget typed: a GUI's or a web page's
+        form may post both), defaults for blank or missing ones, then ``check`` of the
+        whole.
 
-        Raises ``AnswerError`` naming every field whose text could not be read, plus
-        whatever ``check`` finds in the fields that could. Reading and checking share one
-        pattern budget, as ``check`` alone does.
+        Raises ``AnswerError`` naming every field whose entry could not be read or is of
+        the wrong type, plus whatever ``check`` finds in the fields that could (and one
+        for ``entries`` that are not a mapping, as a page may post). Reading and checking
+        share one pattern budget, as ``check`` alone does.
         """
+        if not isinstance(cast(object, entries), Mapping):
+            raise AnswerError([FieldError(None, "the answer must be an object of field values")])
         with pattern_budget() as budget:
-            return self._coerce(texts, budget)
+            return self._coerce(entries, budget)
 
-    def _coerce(self, texts: Mapping[str, str], budget: PatternBudget) -> dict[str, FormValue]:
+    def _coerce(self, entries: Mapping[str, object], budget: PatternBudget) -> dict[str, FormValue]:
         answer: dict[str, FormValue] = {}
         unreadable: list[FieldError] = []
-        for name, text in texts.items():
+        for name, entry in entries.items():
             if name not in self._by_name:
                 unreadable.append(FieldError(name, "is not a field of this form"))
                 continue
             try:
-                value = self[name].coerce(text)
+                value = self[name].coerce(entry)
             except AnswerError as exc:
                 unreadable.extend(exc.errors)
                 if budget.spent_up:  # every further pattern would say so too

@@ -46,7 +46,7 @@ from answerback.client import (
     FormRenderer,
     Responder,
 )
-from answerback.client._callbacks import is_plain_function
+from answerback.client._callbacks import WrongAnswerType, is_plain_function
 from answerback.forms import AnswerError, parse_form
 from answerback.interact._questions import Answer, Presenter, Question, QuestionKind
 from answerback.interact._roots import Roots
@@ -75,7 +75,11 @@ logger = logging.getLogger("answerback.interact")
 _NAMED: dict[QuestionKind, str] = {"form": "form", "url": "link", "sampling": "sampling request"}
 
 SERVER_DISCONNECTED = "the server disconnected"
-SERVER_CANCELLED = "the server cancelled the request"
+SERVER_CANCELLED = "the server withdrew it, or the call that asked it was cancelled"
+"""A legacy server sent ``notifications/cancelled`` for the question. It does so on its
+own, and also when the host cancelled the call that led to the question; the client
+cannot tell which (nothing on the wire ties a server's request to a call over stdio),
+so the person is told both: one who pressed "stop" is not told the server withdrew."""
 SERVER_NOT_ANSWERING = "the server stopped answering"
 CALL_ENDED = "the call that asked it was cancelled"
 CONNECTION_CLOSED = "the connection to the server was closed"
@@ -813,12 +817,13 @@ def _refusal(kind: QuestionKind, action: str, reason: str | None) -> Answer:
 
 
 def _checked(presenter: Presenter, kind: QuestionKind, answer: object) -> Answer:
-    """``answer`` if its type fits the question; else a ``TypeError`` naming the
-    presenter, so its author learns what it returned for what."""
+    """``answer`` if its type fits the question; else a ``WrongAnswerType`` naming the
+    presenter, so its author learns what it returned for what: worded by answerback,
+    it reaches the call as it is in both eras, as a callback's wrong type does."""
     expected = CreateMessageResult if kind == "sampling" else ElicitResult
     if isinstance(answer, expected | ErrorData):
         return answer
-    raise TypeError(
+    raise WrongAnswerType(
         f"{type(presenter).__name__}.present returned {type(answer).__name__} for a {kind} "
         f"question; it must return {expected.__name__} or ErrorData."
     )

@@ -9,6 +9,7 @@ queueing, withdrawal and timers stay in the broker, so every presenter gets them
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Literal, Protocol, TypeAlias
 
@@ -28,6 +29,18 @@ QuestionKind: TypeAlias = Literal["form", "url", "sampling"]
 Answer: TypeAlias = ElicitResult | CreateMessageResult | ErrorData
 """What a presenter returns: ``ElicitResult`` for a form or a link, ``CreateMessageResult``
 for sampling, or ``ErrorData`` to refuse (for sampling, code -1 is the person's no)."""
+
+Sampler: TypeAlias = Callable[[CreateMessageRequestParams], Awaitable[CreateMessageResult]]
+"""A model that drafts the reply to an approved sampling request, for the person to
+review (``ModelSampler.reply``)."""
+
+TYPED_BY_PERSON = "typed-by-person"
+"""The ``model`` of a sampling reply the person typed: no model wrote it, and the server
+(and the audit log) should know."""
+
+REJECTED = "User rejected sampling request"
+"""The specification's wording for a person's no to sampling (error code -1,
+``USER_REJECTED``)."""
 
 
 @dataclass(eq=False)
@@ -68,7 +81,9 @@ class Presenter(Protocol):
     The broker never calls ``present`` twice at once. ``withdrawn`` may come while the
     next question is on screen (the broker pings a server that withdrew its question
     before saying why, and shows the next one meanwhile): say it without disturbing
-    that screen, as a log line would.
+    that screen, as a log line would. Both run in the broker's task, on its event loop;
+    a toolkit with a thread of its own hands the answer back through an
+    ``anyio.from_thread`` portal.
     """
 
     async def present(self, question: Question) -> Answer:
@@ -83,4 +98,17 @@ class Presenter(Protocol):
         """The question that was on screen went away (``reason`` in words a person
         understands, such as "the server disconnected"): tell the person. Possibly
         while another question is on screen (see the class docstring)."""
+        ...
+
+
+class ServerControls(Protocol):
+    """What acts on all of one server's questions: a ``Broker`` is one. Call it on the
+    broker's event loop (from a GUI thread, through an ``anyio.from_thread`` portal)."""
+
+    def cancel_all(self, server: str) -> int:
+        """Answer "cancel" to everything ``server`` asked that waits or shows."""
+        ...
+
+    def mute(self, server: str) -> None:
+        """Decline, unseen, everything ``server`` asks from now on (and what it asked)."""
         ...

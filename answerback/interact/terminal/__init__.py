@@ -13,15 +13,11 @@ runs on any anyio backend.
 from __future__ import annotations
 
 from answerback._public import publish
+from answerback.interact import REJECTED, TYPED_BY_PERSON, Sampler, ServerControls
 from answerback.interact.terminal._form_screen import FORM_KEYS, FormScreen, ask_form
 from answerback.interact.terminal._line_mode import LinePresenter
-from answerback.interact.terminal._presenter import Opener, ServerControls, TerminalPresenter
-from answerback.interact.terminal._sampling_screen import (
-    REJECTED,
-    TYPED_BY_PERSON,
-    Sampler,
-    SamplingScreen,
-)
+from answerback.interact.terminal._presenter import Opener, TerminalPresenter
+from answerback.interact.terminal._sampling_screen import SamplingScreen
 from answerback.interact.terminal._screen import ServerKeys
 from answerback.interact.terminal._text import FormOutcome
 from answerback.interact.terminal._url_card import UrlCard, UrlDecision

@@ -30,8 +30,8 @@ from anyio.lowlevel import EventLoopToken
 from rich.console import Console
 from rich.text import Text
 
+from answerback.client import open_link
 from answerback.client._callbacks import async_callable_or_none
-from answerback.client._url_elicitation import open_link
 from answerback.forms import (
     AnswerError,
     BooleanField,
@@ -43,7 +43,7 @@ from answerback.forms import (
     SingleSelectField,
 )
 from answerback.interact._printable import clean
-from answerback.interact._questions import Answer, Question
+from answerback.interact._questions import TYPED_BY_PERSON, Answer, Question, Sampler
 from answerback.interact.terminal._presenter import (
     PAST,
     Opener,
@@ -52,7 +52,7 @@ from answerback.interact.terminal._presenter import (
     question_form,
     question_verdict,
 )
-from answerback.interact.terminal._sampling_screen import TYPED_BY_PERSON, Sampler, rejected
+from answerback.interact.terminal._sampling_screen import rejected
 from answerback.interact.terminal._text import (
     FormOutcome,
     describe_content,
@@ -199,10 +199,28 @@ class LinePresenter:
         The broker may say it while the next question waits at its prompt: the line then
         starts on a line of its own (after the prompt it was glued to it), and the
         prompt is written again below it, where the answer is typed."""
+        self.note(f"{clean(question.server)}: question withdrawn: {reason}")
+
+    def note(self, line: str) -> None:
+        """Say a line of the program's own (a call's result, a log line) at any time: it
+        goes on a line of its own, and a prompt waiting for an answer is written again
+        below it, where the answer is typed."""
         waiting = self._waiting_prompt
-        self._say(f"{clean(question.server)}: question withdrawn: {reason}")
+        self._say(line)
         if waiting:
             self._prompt(waiting)
+
+    async def read_line(self, prompt: str) -> str:
+        """A line for the program itself (a command at its prompt), read between
+        questions from the same input; ``EOFError`` at the end of input.
+
+        A read given up (its task cancelled, as when a question comes) is not lost: the
+        next read, the question's, takes its line."""
+        try:
+            return await self._read(prompt)
+        except _EndOfInput:
+            self._end_line()  # what comes next starts on a line of its own
+            raise EOFError from None
 
     # -- forms -------------------------------------------------------------------------
 
@@ -341,7 +359,7 @@ class LinePresenter:
             self._say(f"link {PAST[choice]}")
             return ElicitResult(action="decline" if choice == "decline" else "cancel")
         url = verdict.canonical_url
-        failed = await open_link(self._opener, url)
+        failed = await open_link(verdict, opener=self._opener)
         if failed is not None:
             self._say(f"{failed[0].upper()}{failed[1:]}; {by_hand(verdict)}.")
             return ElicitResult(action="cancel")
@@ -428,10 +446,13 @@ class LinePresenter:
         self._mid_line = True
 
     def _say(self, line: str, *, bold: bool = False) -> None:
-        if self._mid_line:  # a prompt left waiting on this line: start a fresh one
+        self._end_line()  # a prompt left waiting on this line: start a fresh one
+        self._out.print(Text(line, style="bold" if bold else ""))
+
+    def _end_line(self) -> None:
+        if self._mid_line:
             self._out.print()
             self._mid_line = False
-        self._out.print(Text(line, style="bold" if bold else ""))
 
 
 def _by_number(field: FormField, options: tuple[Option, ...], text: str) -> str:

@@ -10,20 +10,20 @@ from __future__ import annotations
 
 import webbrowser
 from collections.abc import Callable
-from typing import Any, Protocol, cast
+from typing import Any, cast
 
 from prompt_toolkit.application import Application, get_app, run_in_terminal
 from rich.console import Console
 from rich.text import Text
 
 from answerback._options import callable_or_none, instance_or_none
+from answerback.client import open_link
 from answerback.client._callbacks import async_callable_or_none
-from answerback.client._url_elicitation import open_link
 from answerback.forms import Form, UnsupportedForm, parse_form
 from answerback.interact._printable import clean
-from answerback.interact._questions import Answer, Question
+from answerback.interact._questions import Answer, Question, Sampler, ServerControls
 from answerback.interact.terminal._form_screen import FormScreen
-from answerback.interact.terminal._sampling_screen import Sampler, SamplingScreen
+from answerback.interact.terminal._sampling_screen import SamplingScreen
 from answerback.interact.terminal._screen import ServerKeys
 from answerback.interact.terminal._text import verdict_words
 from answerback.interact.terminal._url_card import UrlCard
@@ -43,18 +43,6 @@ Opener = Callable[[str], bool]
 
 PAST = {"decline": "declined", "cancel": "cancelled"}
 """How the one-line summaries say a refusal."""
-
-
-class ServerControls(Protocol):
-    """What acts on all of one server's questions: a ``Broker`` is one."""
-
-    def cancel_all(self, server: str) -> int:
-        """Answer "cancel" to everything ``server`` asked that waits or shows."""
-        ...
-
-    def mute(self, server: str) -> None:
-        """Decline, unseen, everything ``server`` asks from now on (and what it asked)."""
-        ...
 
 
 def question_form(question: Question, params: ElicitRequestFormParams) -> Form | ErrorData:
@@ -208,11 +196,22 @@ class TerminalPresenter:
             self._said(question, f"link {PAST[decision]}" if decision != "open" else "link refused")
             return ElicitResult(action="decline" if decision == "decline" else "cancel")
         url = verdict.canonical_url
-        failed = await open_link(self._opener, url)
-        if failed is not None:
-            self._said(question, f"{failed}; {by_hand(verdict)}", style="red")
-            return ElicitResult(action="cancel")
-        self._said(question, f"opened {url} in the browser")
+        failed = await open_link(verdict, opener=self._opener)
+        if failed is None:
+            self._said(question, f"opened {url} in the browser")
+            return ElicitResult(action="accept")
+        # Whole on a line of its own, to copy: the card cuts and boxes a long link.
+        self._said(question, f"{failed}; {by_hand(verdict)}", style="red")
+        card = UrlCard(
+            verdict, message=params.message, server=question.server, server_keys=keys,
+            unopened=failed,
+        )  # fmt: skip
+        self._opening(card.application)
+        decision = await card.run()
+        if decision != "open":
+            self._said(question, f"link {PAST[decision]}")
+            return ElicitResult(action=decision)
+        self._said(question, "link opened by hand, as the person says")
         return ElicitResult(action="accept")
 
     def _said(self, question: Question, what: str, *, style: str = "") -> None:

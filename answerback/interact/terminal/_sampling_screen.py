@@ -10,7 +10,6 @@ editable until it is sent. Denying answers error -1, "User rejected sampling req
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
 from typing import Literal, cast
 
 from prompt_toolkit.application import Application
@@ -27,6 +26,7 @@ from rich.text import Text
 from answerback._options import text
 from answerback.client._callbacks import async_callable_or_none
 from answerback.interact._printable import clean
+from answerback.interact._questions import REJECTED, TYPED_BY_PERSON, Sampler
 from answerback.interact.sampling._provider import SamplingProviderError
 from answerback.interact.terminal._screen import (
     BURST_NOTE,
@@ -51,15 +51,6 @@ from answerback.types import (
     ErrorData,
     TextContent,
 )
-
-Sampler = Callable[[CreateMessageRequestParams], Awaitable[CreateMessageResult]]
-"""A model that drafts the reply to an approved request (the person reviews it)."""
-
-TYPED_BY_PERSON = "typed-by-person"
-"""The ``model`` of a reply the person typed: no model wrote it, and the server should know."""
-
-REJECTED = "User rejected sampling request"
-"""The specification's wording for a person's no (error code -1)."""
 
 REQUEST_KEYS = (("a", "approve"), ("d/Esc", "deny"))
 """The keys while the request is shown."""

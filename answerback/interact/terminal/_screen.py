@@ -104,6 +104,26 @@ TYPED_GAP_SECONDS = 0.02
 before it: a paste's keys are read together (or split into parts read in a row),
 while a person's keys are tens of milliseconds apart at the fastest."""
 
+ESCAPE_WAIT_SECONDS = 0.1
+"""How long a lone Esc waits, twice: for the rest of a key's escape sequence, then for
+a second key of an Alt binding. An Alt key or an arrow comes from the terminal in one
+piece, so a short wait still reads them; prompt_toolkit's 0.5 and 1.0 s made Esc take
+1.5 s to close a screen, and the keys typed meanwhile were lost with it."""
+
+
+def ctrl_z_ignored() -> KeyBindings:
+    """Ctrl-Z doing nothing: prompt_toolkit types it into the line (``\\x1a``, sent with
+    the answer), and stopping the command would leave its servers waiting on a person
+    who cannot see them."""
+    bindings = KeyBindings()
+
+    @bindings.add("c-z")
+    def _ignore(event: KeyPressEvent) -> None:
+        pass
+
+    return bindings
+
+
 BURST_NOTE = "Not pressed: the keys before it came all at once, as a paste. Press it again."
 """What a screen says when a paste's key would have pressed a button."""
 
@@ -206,12 +226,19 @@ class ScreenApplication(Application[T]):
     would avoid the copy, and it would take the session's output out of sight.
 
     Its ``guard`` (a ``KeyGuard``) drops the keys typed before the screen was seen.
+    Ctrl-Z does nothing (``ctrl_z_ignored``), and a lone Esc acts after
+    ``ESCAPE_WAIT_SECONDS``.
     """
 
     def __init__(self, *args: Any, key_bindings: KeyBindingsBase, **kwargs: Any) -> None:
         super().__init__(
-            *args, key_bindings=merge_key_bindings([self._guard_bindings(), key_bindings]), **kwargs
+            *args,
+            key_bindings=merge_key_bindings(
+                [ctrl_z_ignored(), self._guard_bindings(), key_bindings]
+            ),
+            **kwargs,
         )
+        self.ttimeoutlen = self.timeoutlen = ESCAPE_WAIT_SECONDS
         self.guard = KeyGuard()
         renderer = self.renderer
         self.renderer = ScrollbackSparingRenderer(

@@ -6,7 +6,9 @@ The card shows the link as a browser will read it, the registrable domain emphas
 it whole: a link of pages once pushed the site and the verdict off the screen while
 ``o`` still opened it.
 Nothing opens until the person presses the open key; a high-risk link needs a second,
-different key; a blocked link has no open key at all.
+different key; a blocked link has no open key at all. Where no browser opens (SSH, a
+machine without a desktop) the card comes back, asking whether the person opened the
+link themselves: only they can tell the server that.
 """
 
 from __future__ import annotations
@@ -60,6 +62,8 @@ CONFIRM_KEYS = (("y", "open it anyway"), ("n", "go back"), ("c/Esc", "cancel"))
 """The keys once "o" was pressed on a high-risk link."""
 BLOCKED_KEYS = (("d", "decline"), ("c/Esc", "cancel"))
 """A blocked link's keys: there is no way to open it from here."""
+BY_HAND_KEYS = (("a", "I opened it myself"), ("d", "decline"), ("c/Esc", "cancel"))
+"""The keys once no browser opened the link."""
 
 _LEVEL_STYLE = {
     RiskLevel.OK: "bold green",
@@ -80,6 +84,7 @@ class UrlCard:
         message: str,
         server: str,
         server_keys: ServerKeys | None = None,
+        unopened: str | None = None,
     ) -> None:
         if not isinstance(cast(object, verdict), UrlVerdict):
             raise TypeError(
@@ -89,6 +94,9 @@ class UrlCard:
         self._message = text("message", message, "why the server sends the person there")
         self._server = text("server", server, "the asking server's name")
         server_keys = checked_server_keys(server_keys)
+        self.unopened = unopened
+        """Why no browser opened the link, once the person chose to open it: the card
+        then asks whether they opened it themselves."""
         self.confirming = False
         """Whether the card asks for the second key of a high-risk link."""
         self.note = ""
@@ -133,8 +141,9 @@ class UrlCard:
         bindings = KeyBindings()
         confirming = Condition(lambda: self.confirming)
         openable = Condition(lambda: self.can_open)
+        by_hand = Condition(lambda: self.unopened is not None)
 
-        @bindings.add("o", filter=openable & ~confirming)
+        @bindings.add("o", filter=openable & ~confirming & ~by_hand)
         def _open(event: KeyPressEvent) -> None:
             if not self._typed():
                 return
@@ -145,6 +154,11 @@ class UrlCard:
 
         @bindings.add("y", filter=openable & confirming)
         def _confirm(event: KeyPressEvent) -> None:
+            if self._typed():
+                event.app.exit(result="open")
+
+        @bindings.add("a", filter=openable & by_hand)
+        def _opened_by_hand(event: KeyPressEvent) -> None:
             if self._typed():
                 event.app.exit(result="open")
 
@@ -196,6 +210,10 @@ class UrlCard:
             parts.append(reasons)
         if not self.can_open:
             parts.append(Text("This link cannot be opened from here.", style="bold red"))
+        if self.unopened is not None:
+            why = clean(self.unopened)
+            parts += [Text(), Text(f"{why[:1].upper()}{why[1:]}.", style="bold red")]
+            parts.append(Text("Open the link printed above yourself, then press a.", style="bold"))
         if self._message.strip():
             parts += [Text(), Text(f"{clean(self._server)} says:", style="dim")]
             parts.append(quoted(self._message, MESSAGE_LINES_SHOWN))
@@ -208,6 +226,8 @@ class UrlCard:
     def _keys(self) -> StyleAndTextTuples:
         if not self.can_open:
             return key_hints(BLOCKED_KEYS)
+        if self.unopened is not None:
+            return key_hints(BY_HAND_KEYS)
         if self.confirming:
             return [("class:status", "This link is high risk. "), *key_hints(CONFIRM_KEYS)]
         return key_hints(URL_KEYS)

@@ -12,6 +12,7 @@ And the HTTP tests' ``serve`` cleans up after a failing test as after a passing 
 from __future__ import annotations
 
 import gc
+import re
 import tomllib
 import warnings
 
@@ -64,6 +65,13 @@ async def test_hangs(anyio_backend_name):
 '''
 
 
+def suite_conftest() -> str:
+    """The suite's conftest, its nets and fixtures, without the plugins it loads for other
+    tests (they import the suite's own packages, which the small suite does not have)."""
+    text = (TESTS / "conftest.py").read_text()
+    return re.sub(r"(?m)^pytest_plugins = .*\n(\"\"\".*\"\"\"\n)?", "", text)
+
+
 def project_ini(timeout: int) -> str:
     """The project's pytest settings, with a short time limit."""
     settings = tomllib.loads((REPO / "pyproject.toml").read_text())["tool"]["pytest"]
@@ -74,7 +82,7 @@ def project_ini(timeout: int) -> str:
 
 def test_the_nets_fail_what_would_otherwise_pass(pytester: pytest.Pytester) -> None:
     pytester.makeini(project_ini(timeout=3))
-    pytester.makeconftest((TESTS / "conftest.py").read_text())
+    pytester.makeconftest(suite_conftest())
     pytester.makepyfile(support=(TESTS / "support.py").read_text(), test_suite=SUITE)
     result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "-rfEs")
     outcomes = result.parseoutcomes()
@@ -138,7 +146,7 @@ def test_a_failure_found_after_the_last_test_fails_a_run_on_several_workers(
     """A pytest-xdist worker's own exit status does not fail the run: what its final
     collection finds must reach the controller, or ``make test`` would pass over it."""
     pytester.makeini(project_ini(timeout=30))
-    pytester.makeconftest((TESTS / "conftest.py").read_text())
+    pytester.makeconftest(suite_conftest())
     pytester.makepyfile(support=(TESTS / "support.py").read_text(), test_suite=FOUND_AT_THE_END)
     result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "-n", "2")
     report = result.stdout.str()

@@ -122,6 +122,7 @@ class AsyncioBackend:
         self.new_cancel_scope: Callable[[], CancelScope] = cast(
             Callable[[], CancelScope], type(anyio.CancelScope())
         )
+        self._loop = loop
         self._create_task = loop.create_task
         self._tasks: set[asyncio.Task[None]] = set()
         self._context = contextvars.copy_context()
@@ -137,7 +138,11 @@ class AsyncioBackend:
 
     def task_done(self) -> None:
         # Here rather than in a done callback, which costs a loop callback per task.
-        self._tasks.discard(cast("asyncio.Task[None]", asyncio.current_task()))
+        # Given the loop, ``current_task`` skips looking the running loop up (on 3.11,
+        # a ``getpid`` system call each time).
+        task = asyncio.current_task(self._loop)
+        if task is not None:
+            self._tasks.discard(task)
 
     async def open(self) -> None:
         return None

@@ -1,5 +1,6 @@
-"""The served 421 and 403 name what was received and the setting that allows it, as a
-web developer meets them first: Starlette's ``TestClient`` (Host ``testserver``) on an
+"""The served 421 and 403 name what was received and the setting that allows it (what is
+allowed already goes to the log, not to a client that may be anyone), as a web developer
+meets them first: Starlette's ``TestClient`` (Host ``testserver``) on an
 app that mounts the MCP server; and a mounted app whose lifespan was not handed to the
 parent says how to hand it over."""
 
@@ -36,6 +37,7 @@ def test_the_test_clients_host_is_named_with_the_setting_that_allows_it() -> Non
     message = error_of(response)
     assert "the Host 'testserver'" in message
     assert "host_policy=HostPolicy(allowed_hosts=[..., 'testserver'])" in message
+    assert "localhost" not in message
 
 
 def test_a_refused_origin_is_named_with_the_setting_that_allows_it() -> None:
@@ -44,6 +46,7 @@ def test_a_refused_origin_is_named_with_the_setting_that_allows_it() -> None:
         response = client.post("/api/mcp", json=PING, headers=headers)
     assert response.status_code == 403
     assert "HostPolicy(allowed_origins=[..., 'https://app.example'])" in error_of(response)
+    assert "localhost" not in error_of(response)
 
 
 def test_a_forgotten_lifespan_is_answered_with_the_expression_to_pass() -> None:

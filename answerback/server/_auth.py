@@ -207,9 +207,11 @@ class ResourceServer:
         return None
 
     def _check_metadata_reachable(self, scope: Mapping[str, Any]) -> None:
-        """Warn when the app is mounted under a prefix and the parent Starlette app routes
-        nothing to the metadata's path: every client would be sent to a 404. Another kind
-        of parent cannot be asked, so it is trusted."""
+        """Warn when the app is mounted under a prefix and the outermost Starlette app
+        (``scope["router"]``, the only parent that can be asked) routes nothing to the
+        metadata's path: unless something in front of that app serves it, every client
+        is sent to a 404. A parent that is no Starlette app cannot be asked, so it is
+        trusted."""
         root_path: str = scope.get("root_path", "")
         origin_root: str = scope.get("app_root_path", root_path)  # the ASGI server's own
         prefix = root_path.removeprefix(origin_root)
@@ -230,8 +232,9 @@ class ResourceServer:
         logger.warning(
             "This protected MCP app is mounted under %r, but clients look for its protected "
             "resource metadata at %s (RFC 9728: the root of the origin plus the resource's "
-            "path), where the parent app serves nothing: no client can find where to log "
-            "in. Serve the ResourceServer's routes from the parent app, e.g. "
+            "path), where the parent Starlette app serves nothing: if nothing in front of it "
+            "serves that path either, no client can find where to log in. Serve the "
+            "ResourceServer's routes from the parent app, e.g. "
             "Starlette(routes=[*resource_server.routes, Mount(%r, app=mcp_app)], ...).",
             prefix,
             self.metadata_url,

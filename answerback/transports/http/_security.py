@@ -8,7 +8,9 @@ which browsers always set on such requests) stops that. A pattern may end in ``:
 allow the name on any port, the default one (no port in the header) included: a proxy
 on port 443 sends ``mcp.example.com``, not ``mcp.example.com:443``. A refusal names the
 value received and the pattern that would let it in, since the person reading it is
-usually the server's own developer (a test client's ``testserver``, a proxy's name).
+usually the server's own developer (a test client's ``testserver``, a proxy's name). The
+patterns already allowed go to the server's log, not into the refusal: the client may be
+anyone, and they name internal hosts and trusted sites.
 
 A field that must come once (``Host``, ``Mcp-Session-Id``, the mirrored ``Mcp-*``
 headers) and comes twice is refused: a proxy in front may act on one copy, or on both
@@ -17,6 +19,7 @@ joined, while the server acts on another.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -30,7 +33,12 @@ from answerback._options import strings
 LOCAL_HOSTS = ("127.0.0.1:*", "localhost:*", "[::1]:*")
 LOCAL_ORIGINS = tuple(f"{scheme}://{host}" for scheme in ("http", "https") for host in LOCAL_HOSTS)
 _PATTERNS_SHOWN = 6
-"""The allowed patterns a refusal lists before it says how many more there are."""
+"""The allowed patterns a refusal's log line lists before it says how many more there are."""
+_REFUSALS_LOGGED = 32
+"""How many refused values a policy logs: a client sending endless made-up ``Host``
+values must neither grow the server's memory nor flood its log."""
+
+logger = logging.getLogger("answerback.http")
 
 
 def _matches(value: str, patterns: Sequence[str]) -> bool:
@@ -68,6 +76,9 @@ class HostPolicy:
 
     allowed_hosts: Sequence[str] = field(default=LOCAL_HOSTS)
     allowed_origins: Sequence[str] = field(default=LOCAL_ORIGINS)
+    _logged: set[tuple[str, str]] = field(
+        default_factory=set[tuple[str, str]], init=False, repr=False, compare=False
+    )
 
     def __post_init__(self) -> None:
         # A bare string would be taken for a list of its letters, and match "l" or "o".
@@ -104,15 +115,16 @@ class HostPolicy:
 
     def host_refusal(self, host: str | None) -> str | None:
         """Why a request with this ``Host`` header gets 421, saying what to allow; ``None``
-        when it is served."""
+        when it is served. The patterns allowed go to the log, for the operator only."""
         if self.host_allowed(host):
             return None
         if host is None:
             return "Misdirected request: the request has no Host header; send one."
         name = host.lower()
+        self._tell_operator("Host", name, "allowed_hosts", self.allowed_hosts)
         return (
-            f"Misdirected request: this server does not answer to the Host {_shown(host)} "
-            f"(it allows {_listed(self.allowed_hosts)}). If clients reach it by that name, "
+            f"Misdirected request: this server does not answer to the Host {_shown(host)}. "
+            "If clients reach it by that name, "
             f"allow it: host_policy=HostPolicy(allowed_hosts=[..., {_shown(name)}]) "
             "(answerback.transports.http.HostPolicy; a pattern ending in ':*' allows "
             "any port; '*' allows any host, only behind a proxy that checks it)."
@@ -120,15 +132,38 @@ class HostPolicy:
 
     def origin_refusal(self, origin: str | None) -> str | None:
         """Why a request with this ``Origin`` header gets 403, saying what to allow;
-        ``None`` when it is served."""
+        ``None`` when it is served. The patterns allowed go to the log, for the operator
+        only."""
         if origin is None or self.origin_allowed(origin):
             return None
+        self._tell_operator("Origin", origin.lower(), "allowed_origins", self.allowed_origins)
         return (
             f"Forbidden: this server does not take requests from web pages at the Origin "
-            f"{_shown(origin)} (it allows {_listed(self.allowed_origins)}). If pages there "
-            "may use it, allow it: host_policy=HostPolicy(allowed_origins=[..., "
-            f"{_shown(origin.lower())}]) (answerback.transports.http.HostPolicy; a pattern "
-            "ending in ':*' allows any port)."
+            f"{_shown(origin)}. If pages there may use it, allow it: "
+            f"host_policy=HostPolicy(allowed_origins=[..., {_shown(origin.lower())}]) "
+            "(answerback.transports.http.HostPolicy; a pattern ending in ':*' allows any port)."
+        )
+
+    def _tell_operator(self, header: str, value: str, setting: str, allowed: Sequence[str]) -> None:
+        """Log what the refusal leaves out (the patterns allowed), once per refused value
+        and for at most ``_REFUSALS_LOGGED`` values."""
+        seen = (header, _shown(value))  # cut: a long value costs no more than a short one
+        if seen in self._logged or len(self._logged) >= _REFUSALS_LOGGED:
+            return
+        self._logged.add(seen)
+        last = (
+            f"; {_REFUSALS_LOGGED} refused values are logged now, later ones will not be"
+            if len(self._logged) == _REFUSALS_LOGGED
+            else ""
+        )
+        logger.warning(
+            "refused a request with %s %s (HostPolicy %s: %s); add the value there if the "
+            "server should take it%s",
+            header,
+            seen[1],
+            setting,
+            _listed(allowed),
+            last,
         )
 
 

@@ -4,6 +4,7 @@ client that hangs up while the server is still working for it."""
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import math
 from collections.abc import Awaitable, Callable
@@ -333,10 +334,25 @@ class EventStreamResponse(StreamingResponse):
                 with suppress(OSError):  # the client went away mid-write
                     await self.stream_response(send)
                 tg.cancel_scope.cancel()
-        except anyio.get_cancelled_exc_class():
-            if anyio.current_effective_deadline() == -math.inf:
-                raise  # a cancel scope around the response ended it: its owner's to handle
+        except asyncio.CancelledError as exc:
+            if anyio.current_effective_deadline() == -math.inf or not _ended_by_server(exc):
+                raise  # a cancel scope, a timeout or a task's owner ended it: theirs to handle
+            task = asyncio.current_task()
+            if task is not None:
+                task.uncancel()  # handled here: the task's later awaits are not cancelled
             await _end_cut_stream(send)
+
+
+_SERVER_GAVE_UP = "timeout graceful shutdown exceeded"
+"""What uvicorn's cancel says (``Task.cancel(msg=...)``) when it stops waiting for the
+open responses of a server that is stopping."""
+
+
+def _ended_by_server(exc: asyncio.CancelledError) -> bool:
+    """Whether ``exc`` is uvicorn giving up on the stream at shutdown: only that cancel
+    is ended quietly, any other (``asyncio.timeout``, ``task.cancel()``) goes on to the
+    code that asked for it, as asyncio's contract wants."""
+    return any(isinstance(arg, str) and _SERVER_GAVE_UP in arg for arg in exc.args)
 
 
 async def _end_cut_stream(send: Send) -> None:

@@ -78,7 +78,7 @@ def test_the_suggested_command_names_an_abbreviated_config_once(tmp_path: Path) 
     config = tmp_path / "servers.json"
     servers = {"old": {"type": "sse", "url": "http://127.0.0.1:1/sse"}, "tea": {"command": "x"}}
     config.write_text(json.dumps({"mcpServers": servers}), encoding="utf-8")
-    options = ["--conf", str(config), "--token", "secret-token"]
+    options = ["--conf", str(config), "--mode", "legacy"]
     done = answerback("connect", *options)
     assert done.returncode == 2
     suggested = shlex.join(["answerback", "connect", *options, "tea"])

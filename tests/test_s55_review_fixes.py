@@ -249,3 +249,28 @@ async def test_a_server_that_cannot_count_is_not_logged_as_idle() -> None:
         await app.close_sessions()
     assert log.containing("no call in progress") == []
     assert len(log.containing("does not count its calls")) == 1
+
+
+@asyncio_only
+@pytest.mark.parametrize("refused_with_retry_after", [1, 3])
+async def test_a_last_refusal_without_retry_after_still_says_how_often_it_was_sent(
+    refused_with_retry_after: int,
+) -> None:
+    """Tries refused with ``Retry-After`` are sent again; the last refusal has none (a
+    balancer that adds it only sometimes): the error still counts every try."""
+
+    async def on_call(count: int, message: JSONObject, receive: Any, send: Send) -> None:
+        headers, body = refusal(message, "0")
+        if count > refused_with_retry_after:
+            headers = [header for header in headers if header[0] != b"retry-after"]
+        await reply(send, 503, headers, body)
+
+    peer = LegacyPeer(on_call)
+    async with serve(peer) as running, Client(running.url, mode="legacy") as client:
+        with pytest.raises(MCPError) as caught:
+            await client.call_tool("slow")
+    tries = refused_with_retry_after + 1
+    assert peer.calls == tries
+    assert caught.value.message.startswith(
+        f"Service Unavailable: busy. (it was sent {tries} times over "
+    )

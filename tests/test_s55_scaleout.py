@@ -19,6 +19,7 @@ from typing import Any
 
 import anyio
 import pytest
+import redis.asyncio as aioredis
 from http_support import PATIENCE_SECONDS, RunningServer, read_request_body, replaying, serve
 from scale_out.cluster import Redis, haproxy, missing_for_haproxy, missing_for_redis
 from scale_out.fixtures import asyncio_only, heard, redis_on
@@ -28,8 +29,12 @@ from answerback import Client, MCPError
 from answerback.client import ClientRequestContext
 from answerback.server import Context, MCPServer
 from answerback.transports.http import RedisState, StreamableHTTPApp
-from answerback.transports.http._state import StateUnavailable
-from answerback.transports.http._state_outage import StateOutage
+from answerback.transports.http._state import StateRefused, StateUnavailable
+from answerback.transports.http._state_outage import (
+    EVENTS_NOT_STORED,
+    QUESTIONS_NOT_RECORDED,
+    StateOutage,
+)
 from answerback.types import CallToolResult, ElicitRequestParams, ElicitResult, TextContent
 
 pytestmark = [
@@ -227,17 +232,87 @@ async def test_what_an_outage_could_not_store_is_counted_into_its_end(
     assert log.containing("could not be stored") == []
 
 
-async def test_what_cannot_be_stored_outside_an_outage_is_for_the_caller_to_log() -> None:
-    """No outage known: nothing is counted, and the caller logs the failure itself."""
+async def test_what_cannot_be_stored_begins_an_outage_and_is_counted_from_the_first() -> None:
+    """No outage known: the first thing that cannot be stored begins one (logged once,
+    with its error), and is counted with the rest."""
     outage = StateOutage()
-    assert not outage.counts("events not stored")
-    outage.failed(StateUnavailable("Redis at redis://127.0.0.1:1/0 failed: refused"))
-    assert outage.counts("events not stored")
-    assert outage.counts("events not stored")
     with heard() as log:
+        outage.count_unsaved("events not stored", StateUnavailable("Redis at x failed: down"))
+        outage.count_unsaved("events not stored", StateUnavailable("Redis at x failed: down"))
         outage.reached()
+    began, ended = log.messages
+    assert began.startswith("the shared server state is unavailable: Redis at x failed: down.")
+    assert ended.endswith("(requests refused meanwhile: 0, events not stored: 2)")
+    assert outage.since is None  # the outage is over
+
+
+async def test_a_refused_command_no_request_met_ends_when_what_it_refused_is_stored() -> None:
+    """Redis refusing the command that stores events, and no other: a request's success
+    says nothing of it (it would log an end between each two refusals); an event stored
+    again does."""
+    outage = StateOutage()
+    refused = StateRefused("redis://127.0.0.1:1/0", "NOPERM no XADD")
+    with heard() as log:
+        outage.count_unsaved(EVENTS_NOT_STORED, refused)
+        outage.reached()
+        outage.count_unsaved(EVENTS_NOT_STORED, refused)
+        outage.saved(QUESTIONS_NOT_RECORDED)
+        assert len(log.messages) == 1  # begun once, not ended
+        outage.saved(EVENTS_NOT_STORED)
+    assert log.messages[-1].startswith("the shared server state serves requests again after")
     assert log.messages[-1].endswith("(requests refused meanwhile: 0, events not stored: 2)")
-    assert not outage.counts("events not stored")  # the outage is over
+
+
+def logging_server(logged: anyio.Event) -> MCPServer:
+    """A server whose tool ``log_then_wait`` logs two lines to its client, sets
+    ``logged``, and waits for ever."""
+    mcp = MCPServer("logging")
+
+    @mcp.tool()
+    async def log_then_wait(ctx: Context) -> str:
+        """Log twice, then wait until cancelled."""
+        await ctx.info("one")
+        await ctx.info("two")
+        logged.set()
+        await anyio.sleep_forever()
+        return "never"
+
+    return mcp
+
+
+async def test_a_replica_stopped_in_an_outage_that_events_began_logs_what_it_cost(
+    redis: Redis,
+) -> None:
+    """Redis refuses to store events (an ACL without XADD) while everything else works:
+    the first event that cannot be stored begins the outage, so none is logged alone;
+    the replica stops before the outage ends, and logs its counts then."""
+    logged = anyio.Event()
+    state = RedisState(redis.url, replica_id="a", heartbeat_seconds=HEARTBEAT_SECONDS)
+    app = StreamableHTTPApp(logging_server(logged), state=state)
+    admin = aioredis.from_url(redis.url)  # pyright: ignore[reportUnknownMemberType]
+    with heard() as log:
+        async with serve(app) as running, Client(running.url, mode="legacy") as client:
+            await admin.execute_command("ACL", "SETUSER", "default", "-xadd")  # pyright: ignore[reportUnknownMemberType]
+
+            async def call() -> None:  # ended by the stop: not the point
+                with contextlib.suppress(MCPError):
+                    await client.call_tool("log_then_wait")
+
+            async with anyio.create_task_group() as group:
+                group.start_soon(call)
+                with anyio.fail_after(PATIENCE_SECONDS):
+                    await logged.wait()
+                    running.server.should_exit = True  # stops while the outage lasts
+                    await log.wait_for("this server stops while")
+                group.cancel_scope.cancel()
+    await admin.aclose()
+    [began] = log.containing("Redis refused")
+    assert "can't run this command" in began, began
+    [stopped] = log.containing("this server stops while")
+    assert stopped.startswith("this server stops while the shared server state still refuses")
+    assert "events not stored: " in stopped, stopped
+    assert log.containing("could not be stored") == []
+    assert log.containing("serves requests again") == []
 
 
 # -- 2. a stopping replica says what it still serves ------------------------------------------

@@ -273,13 +273,55 @@ def _unquoted_command_line(words: list[str]) -> str | None:
         if not (word.startswith("-") or (word in ("run", "x") and end == 3)):  # uv run, bun x
             break
     end = min(end, len(words))
-    rest = words[end:] if words[0] != "connect" else []
-    line = " ".join(
-        ["answerback", words[0], shlex.quote(shlex.join(words[1:end])), *map(shlex.quote, rest)]
+    rest, hidden = secrets_hidden(words[end:] if words[0] != "connect" else [])
+    line = " ".join(["answerback", words[0], shlex.quote(shlex.join(words[1:end])), *rest])
+    return (
+        f"the server's command line must be one TARGET, in quotes: {line}"
+        + ("" if words[0] != "connect" else " (each server's in its own quotes)")
+        + set_first(hidden)
     )
-    return f"the server's command line must be one TARGET, in quotes: {line}" + (
-        "" if words[0] != "connect" else " (each server's in its own quotes)"
-    )
+
+
+_SECRET_OPTIONS = {"--token": TOKEN_ENV, "--client-secret": CLIENT_SECRET_ENV}
+"""The options whose value is a credential, and the environment variable each also
+reads: a command line suggested to the person names the variable, never the value,
+which would reach the terminal's scrollback and CI logs."""
+
+
+def secrets_hidden(options: Sequence[str]) -> tuple[list[str], list[tuple[str, str]]]:
+    """``options`` as shell words, each credential's value replaced by a reference to its
+    environment variable; and the (variable, option) pairs so replaced. An option may be
+    abbreviated (``--tok``), as argparse, which accepted them, allows."""
+    shown: list[str] = []
+    hidden: list[tuple[str, str]] = []
+    words = iter(options)
+    for word in words:
+        name, equals, _ = word.partition("=")
+        option = next(
+            (full for full in _SECRET_OPTIONS if len(name) > 2 and full.startswith(name)), None
+        )
+        if option is None:
+            shown.append(shlex.quote(word))
+            continue
+        if not equals:
+            next(words, None)  # its value, the next word
+        variable = _SECRET_OPTIONS[option]
+        shown.append(f'{option} "${variable}"')
+        if (variable, option) not in hidden:
+            hidden.append((variable, option))
+    return shown, hidden
+
+
+def set_first(hidden: list[tuple[str, str]]) -> str:
+    """What to do before running a line whose credentials are environment variables
+    (``hidden``, from ``secrets_hidden``); ``""`` if it has none."""
+    if not hidden:
+        return ""
+    variables = " and ".join(variable for variable, _ in hidden)
+    options = " and ".join(option for _, option in hidden)
+    if len(hidden) == 1:
+        return f" (first set {variables} to the value you gave {options}: it is not repeated here)"
+    return f" (first set {variables} to the values you gave {options}: they are not repeated here)"
 
 
 def _bearer_token(text: str) -> str:

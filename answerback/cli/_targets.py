@@ -21,7 +21,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
 from answerback.cli._echo import EchoWatch
-from answerback.cli._interface import MODES, is_interpreter, redacted
+from answerback.cli._interface import (
+    MODES,
+    is_interpreter,
+    redacted,
+    secrets_hidden,
+    set_first,
+)
 from answerback.cli._json_file import UnreadableFile, read_json
 from answerback.transports import StdioServer
 from answerback.transports.http._client import checked_headers, parsed_endpoint
@@ -310,7 +316,7 @@ def _resolved(texts: list[str], config: str | None, options: Sequence[str]) -> l
     configured: dict[str, object] | None = None
     targets: list[Target] = []
     if not texts:
-        return _every_configured(config_path, options, config_given=config is not None)
+        return _every_configured(config_path, options)
     for text in texts:
         if not text.strip():
             raise TargetError("An empty target: give a URL, a command line or a config name.")
@@ -357,13 +363,20 @@ def _resolved(texts: list[str], config: str | None, options: Sequence[str]) -> l
     return _distinct(targets)
 
 
-def _every_configured(
-    config_path: Path | None, options: Sequence[str], *, config_given: bool
-) -> list[Target]:
+def _gives_config(options: Sequence[str]) -> bool:
+    """Whether the typed ``options`` give ``--config``, as argparse reads them: whole, or
+    cut to a prefix no other option shares (``--conf``; the others beginning ``--c`` are
+    ``--client-id`` and ``--client-secret``), with its value after it or after ``=``."""
+    return any(
+        len(spelled := word.split("=", 1)[0]) >= len("--co") and "--config".startswith(spelled)
+        for word in options
+    )
+
+
+def _every_configured(config_path: Path | None, options: Sequence[str]) -> list[Target]:
     """Every server of the config file; one that cannot be used is refused naming it,
     with how to leave it out: ``answerback connect`` with ``options`` and the others,
-    and with ``--config`` unless ``options`` give it (``config_given``: as argparse read
-    them, which takes ``--conf`` for ``--config``)."""
+    and with ``--config`` unless ``options`` give it."""
     if config_path is None:
         *first, last = DEFAULT_CONFIGS
         raise TargetError(
@@ -386,9 +399,14 @@ def _every_configured(
         except TargetError as exc:
             others = [other for other in configured if other != name]
             # The file named even if it was found: the line then works anywhere.
-            config = [] if config_given else ["--config", str(config_path)]
-            keep = shlex.join(["answerback", "connect", *config, *options, *others])
-            instead = f" To connect to the others, name them: {keep}" if others else ""
+            config = [] if _gives_config(options) else ["--config", str(config_path)]
+            instead = ""
+            if others:
+                shown, hidden = secrets_hidden(options)
+                keep = " ".join(
+                    [shlex.join(["answerback", "connect", *config]), *shown, shlex.join(others)]
+                )
+                instead = f" To connect to the others, name them: {keep}{set_first(hidden)}"
             raise TargetError(f"{exc}{instead}") from None
     return _distinct(targets)
 

@@ -31,6 +31,7 @@ from answerback.types._errors import (
     HEADER_MISMATCH,
     INVALID_REQUEST,
     MISSING_REQUIRED_CLIENT_CAPABILITY,
+    SERVER_FAILED,
     UNSUPPORTED_PROTOCOL_VERSION,
 )
 from answerback.types._versions import (
@@ -106,7 +107,8 @@ class Negotiation:
         """Speak ``version`` (2026-07-28 era) and learn about the server.
 
         Returns ``False`` when probing finds a server that is not modern: any error that
-        is not a recognised modern one, or no answer within the probe timeout.
+        is not a recognised modern one nor an HTTP server's failure (a 5xx), or no answer
+        within the probe timeout.
         """
         session = self._session
         session.modern_version = version
@@ -130,8 +132,10 @@ class Negotiation:
                 if probing and any(v in LEGACY_VERSIONS for v in supported):
                     return False
                 raise MCPError(exc.code, self._none_shared(supported), exc.data) from exc
-            if exc.code in _MODERN_ERRORS or exc.code == BUSY:
-                raise  # a server that says it is busy has understood the request
+            if exc.code in _MODERN_ERRORS or exc.code == BUSY or _server_failed(exc):
+                # A server that says it is busy has understood the request; one that
+                # failed (a 5xx) has said nothing of the versions it speaks.
+                raise
             if probing:
                 return False
             if isinstance(exc, ConnectionClosedError):
@@ -270,3 +274,10 @@ def _supported_versions(exc: MCPError) -> list[str] | None:
     if not isinstance(supported, list):
         return None
     return [str(v) for v in cast(list[Any], supported)]
+
+
+def _server_failed(exc: MCPError) -> bool:
+    """Whether ``exc`` is the transport's error for an HTTP 5xx (see ``SERVER_FAILED``)."""
+    data = as_object(exc.data)
+    reason = data.get("reason") if data is not None else None
+    return isinstance(exc, ConnectionClosedError) and reason == SERVER_FAILED

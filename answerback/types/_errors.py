@@ -40,6 +40,10 @@ ALREADY_ANSWERED = "already_answered"
 """The ``reason`` in the data of a 409 refusing an answer the server had already taken:
 an earlier try of the same answer reached it (its response was lost), so the client
 counts it as delivered. Any other refusal of an answer ends the call it belonged to."""
+SERVER_FAILED = "server_failed"
+"""The ``reason`` in a -32000 error's data when an HTTP server answered a request with a
+5xx status (the ``httpStatus`` beside it): the server, or a proxy in front of it, failed or
+is not taking requests, which says nothing of the protocol versions it speaks."""
 SERVER_CLOSED = "server_closed"
 """The ``reason`` in a -32000 error's data when the server answers a request it will not
 finish because it is closing the session or stopping: the peer saying the connection is

@@ -90,7 +90,12 @@ from answerback.transports._pipes import Drained, Held, UntakenMessages, until_d
 from answerback.transports.http._oauth_discovery import Challenge
 from answerback.transports.http._sse import Event, EventParser, MessageTooLarge
 from answerback.types import META_PROTOCOL_VERSION, AuthorizationError
-from answerback.types._errors import ALREADY_ANSWERED, AUTHORIZATION_FAILED, CONNECTION_CLOSED
+from answerback.types._errors import (
+    ALREADY_ANSWERED,
+    AUTHORIZATION_FAILED,
+    CONNECTION_CLOSED,
+    SERVER_FAILED,
+)
 from answerback.types._methods import PERSON_FACING_METHODS
 from answerback.types._versions import SUPPORTED_VERSIONS, is_modern
 
@@ -106,11 +111,12 @@ _SESSION_LOST_AT_ONCE = (
 )
 _ANSWER_ELSEWHERE = (
     "the server did not know the session (HTTP 404) when the answer to its request {} "
-    "was POSTed, though the call that asked is still open in that session: most likely "
-    "the POST reached another server process than the one running the call, and the "
-    "processes do not share their sessions (several workers, as with `uvicorn --workers "
-    "2` or `gunicorn -w 2`, or replicas behind a balancer). Run one server process, send "
-    "each session to one process (sticky sessions), or share the state between them "
+    "was POSTed, though the call that asked is still open here: the server ended the "
+    "session, or (most likely, if the call is still running there) the POST reached "
+    "another server process than the one running the call, and the processes do not "
+    "share their sessions (several workers, as with `uvicorn --workers 2` or `gunicorn "
+    "-w 2`, or replicas behind a balancer). If so, run one server process, send each "
+    "session to one process (sticky sessions), or share the state between them "
     "(RedisState; see the deployment guide, docs/deployment.md)"
 )
 _AGAIN = ": a new session was set up for this request, and the server did not know that one either"
@@ -1021,12 +1027,16 @@ class StreamableHTTPTransport:
                 return answered
             raw = await self._read_body(response)
             answer = _answer_in(raw, request_id)
-            if answer is None:
-                reason = _status_reason(response, raw, self.url, self._reached)
+            # A 5xx's error without an id is the HTTP layer's (a lifespan never started, a
+            # server stopping), not an answer from MCP: failed like any other 5xx, so no
+            # JSON-RPC code in it is read as the server's verdict on the request.
+            if answer is None or (response.status_code >= 500 and _has_no_id(raw)):
+                # The server's own words may end a sentence; what the status says goes on.
+                reason = _status_reason(response, raw, self.url, self._reached).rstrip(".")
                 reason += _what_is_known(response)
                 not_resent = self._why_not_sent_again(response, call)
                 reason += f"; {not_resent}" if not_resent else ""
-                data = _refusal_data(response)
+                data = _failure_data(response)
                 await self._fail(incoming, request_id, reason, data, cursor.connecting)
                 return True
             self._note_version(answer)
@@ -1056,22 +1066,20 @@ class StreamableHTTPTransport:
         return wait
 
     def _why_not_sent_again(self, response: httpx2.Response, call: _Call) -> str:
-        (
-            """For a "not handled" status that goes to the caller, a clause saying that the
-        tries ran out (how many, over how long), or that the wait asked for was over
-        ``max_retry_seconds``; else ``""``."""
-            ""
-        )
+        """For a "not handled" status that goes to the caller, a clause saying how often
+        the request was sent (over how long) when it went more than once, or that the
+        wait asked for was over ``max_retry_seconds``; else ``""``.
+
+        A last refusal without ``Retry-After`` still ends tries that were refused before:
+        the caller learns of them all the same."""
         if response.status_code not in _NOT_HANDLED:
             return ""
         wait = _retry_after(response)
-        if wait is None:
-            return ""
-        if call.tries >= _REQUEST_TRIES and call.tries > 1:
+        if call.tries > 1 and (wait is None or call.tries >= _REQUEST_TRIES):
             began = call.first_sent_at if call.first_sent_at is not None else self._clock()
             lasted = self._clock() - began
             return f"it was sent {call.tries} times over {lasted:.1f} s, refused each time"
-        if wait > self.max_retry_seconds:
+        if wait is not None and wait > self.max_retry_seconds:
             return (
                 f"it was not sent again, as the server asked to wait {wait:g} s, over the "
                 f"transport's max_retry_seconds of {self.max_retry_seconds:g} s"
@@ -1962,6 +1970,13 @@ def _answer_in(raw: bytes, request_id: RequestId) -> JSONObject | None:
     return message if _is_answer(message, request_id) else None
 
 
+def _has_no_id(raw: bytes) -> bool:
+    """Whether the JSON-RPC message in ``raw`` has a null id, or none."""
+    envelope = decode(raw) if raw else None
+    message = as_object(envelope.message) if isinstance(envelope, Envelope) else None
+    return message is not None and message.get("id") is None
+
+
 def _first_said(exc: BaseException) -> str:
     """The first message down ``exc``'s chain of causes, else its type's name: on
     asyncio, httpx2's ``ReadError`` for a reset says nothing, the reset under it does."""
@@ -1993,11 +2008,15 @@ def _caused_by(exc: BaseException, *kinds: type[BaseException]) -> bool:
     return False
 
 
-def _refusal_data(response: httpx2.Response) -> JSONObject | None:
-    """A 401/403 with a Bearer challenge is an authorization failure (the caller gets an
+def _failure_data(response: httpx2.Response) -> JSONObject | None:
+    """The data of the error for a status that brought no answer. A 5xx says the server
+    (or a proxy) failed, which the era negotiation must not take for an older server.
+    A 401/403 with a Bearer challenge is an authorization failure (the caller gets an
     ``AuthorizationError``): no auth, or a token the server refuses. The status and the
     challenge are kept apart, for a caller that words its own advice (the command line's
     options, not ``auth=``)."""
+    if response.status_code >= 500:
+        return {"reason": SERVER_FAILED, "httpStatus": response.status_code}
     if response.status_code not in (401, 403) or "www-authenticate" not in response.headers:
         return None
     challenge = response.headers["www-authenticate"]

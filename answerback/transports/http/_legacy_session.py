@@ -47,7 +47,11 @@ from answerback.transports.http._serving import (
 )
 from answerback.transports.http._sessions import state_entry
 from answerback.transports.http._state import StateUnavailable
-from answerback.transports.http._state_outage import StateOutage
+from answerback.transports.http._state_outage import (
+    EVENTS_NOT_STORED,
+    STREAMS_NOT_FORGOTTEN,
+    StateOutage,
+)
 from answerback.types._errors import CONNECTION_CLOSED, SERVER_CLOSED
 
 logger = logging.getLogger("answerback.http")
@@ -403,12 +407,13 @@ class LegacySession:
                 if opened is not None:
                     return opened
         try:
-            return await self.store.store_event(self.key(stream_id), data)
+            event_id = await self.store.store_event(self.key(stream_id), data)
         except StateUnavailable as exc:
             self.unstored += 1
-            if not self.outage.counts("events not stored"):
-                logger.warning("an event of session %s could not be stored: %s", self.id, exc)
+            self.outage.count_unsaved(EVENTS_NOT_STORED, exc)
             return f"{self.key(stream_id)}_unstored-{self.unstored}"
+        self.outage.saved(EVENTS_NOT_STORED)
+        return event_id
 
     def _store_now(self, store: ImmediateEventStore, stream_id: str, data: bytes) -> str:
         """``store_event`` in a store that keeps events at once, for a message (never a
@@ -429,8 +434,9 @@ class LegacySession:
             try:
                 await self.store.forget_stream(self.key(stream_id))
             except StateUnavailable as exc:  # the events expire in the store by themselves
-                if not self.outage.counts("streams not forgotten"):
-                    logger.warning("could not forget a stream of session %s: %s", self.id, exc)
+                self.outage.count_unsaved(STREAMS_NOT_FORGOTTEN, exc)
+            else:
+                self.outage.saved(STREAMS_NOT_FORGOTTEN)
 
     async def answered_here(self, stream_id: str) -> None:
         """A stream's answer was written to a connection: forget its events

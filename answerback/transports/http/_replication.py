@@ -39,7 +39,11 @@ from answerback.transports.http._notification_bus import (
 from answerback.transports.http._question_ids import QuestionIds
 from answerback.transports.http._serving import error_response
 from answerback.transports.http._state import ServerState, StateUnavailable
-from answerback.transports.http._state_outage import StateOutage
+from answerback.transports.http._state_outage import (
+    CALLS_NOT_CLOSED,
+    QUESTIONS_NOT_RECORDED,
+    StateOutage,
+)
 from answerback.types._errors import (
     ALREADY_ANSWERED,
     CONNECTION_CLOSED,
@@ -180,8 +184,9 @@ class Replication:
             try:
                 await self.state.messages.expect_answer(session.id, wire_id, QUESTION_TTL_SECONDS)
             except StateUnavailable as exc:
-                if not self.outage.counts("questions not recorded"):
-                    logger.warning("could not record question %s: %s", wire_id, exc)
+                self.outage.count_unsaved(QUESTIONS_NOT_RECORDED, exc)
+            else:
+                self.outage.saved(QUESTIONS_NOT_RECORDED)
             return {**message, "id": wire_id}
         params = as_object(message.get("params"))
         if message.get("method") == CANCELLED and params is not None:
@@ -200,8 +205,9 @@ class Replication:
         try:
             await self.state.messages.end_call(session.id, request_id)
         except StateUnavailable as exc:
-            if not self.outage.counts("calls not closed"):
-                logger.warning("could not close call %r: %s", request_id, exc)
+            self.outage.count_unsaved(CALLS_NOT_CLOSED, exc)
+        else:
+            self.outage.saved(CALLS_NOT_CLOSED)
 
     # -- any replica's side ----------------------------------------------------------
 

@@ -380,6 +380,7 @@ class StreamableHTTPApp:
                     self.replication = None
                     with anyio.CancelScope(shield=True), contextlib.suppress(StateUnavailable):
                         await self.state.replicas.stop(self.state.replica_id)
+                self.state_outage.stopping()
 
     async def _reap_idle_sessions(self) -> None:
         """End the sessions idle here too long; with replicas, also note the sessions

@@ -9,13 +9,17 @@ is logged with how long it lasted and how many were refused.
 What the replica could not store meanwhile beside a request (an event of a stream, the
 record of a question or of a call's end, the forgetting of a stream's events) is counted
 too, by kind, into the end's line: logged one by one, an outage under load wrote a line
-per event. Outside a known outage each is logged as it happens.
+per event. Such a failure is as good a sign of an outage as a refused request: the
+first one begins it (logged, with its error), so none is logged on its own. A replica
+that stops during an outage logs the counts then, as no end line will.
 
 The end is logged only once what failed works again. A request that used the state
-without error ends any outage. A heartbeat ends one only if Redis was unreachable or
-full, which its own commands meet too; Redis refusing a command (an ACL without it, a
-key of the wrong type) may spare the heartbeat and fail every request, and a heartbeat
-ending that would say "answers again" between each two refusals.
+without error ends an outage, unless Redis refused a command no request met: then the
+kind it kept from being stored, stored again, ends it. A heartbeat ends one only if
+Redis was unreachable or full, which its own commands meet too; Redis refusing a command
+(an ACL without it, a key of the wrong type) may spare the heartbeat and fail every
+request, and a heartbeat ending that would say "answers again" between each two
+refusals.
 
 Health checks do not read it, on purpose: every replica shares one Redis, so an outage
 would fail every replica's check at once, and the load balancer would then refuse the
@@ -38,6 +42,18 @@ _BACK_AGAIN: dict[type[StateUnavailable], str] = {
     StateRefused: "serves requests",
 }
 """What the end of each kind of outage says the shared state does again."""
+_STILL: dict[type[StateUnavailable], str] = {
+    StateUnavailable: "is still unavailable",
+    StateFull: "is still full",
+    StateRefused: "still refuses a command",
+}
+"""What a replica stopping during each kind of outage says of the shared state."""
+
+# The kinds of what a replica could not store beside a request, as its log names them.
+EVENTS_NOT_STORED = "events not stored"
+STREAMS_NOT_FORGOTTEN = "streams not forgotten"
+QUESTIONS_NOT_RECORDED = "questions not recorded"
+CALLS_NOT_CLOSED = "calls not closed"
 
 
 class StateOutage:
@@ -91,28 +107,37 @@ class StateOutage:
         self.failed(error)
         self.refused += 1
 
-    def counts(self, unsaved: str) -> bool:
+    def count_unsaved(self, unsaved: str, error: StateUnavailable) -> None:
         """Something of kind ``unsaved`` (such as ``"events not stored"``) could not be
-        stored: ``True`` if an outage is under way, and it is counted into the end's
-        line; ``False`` if none is known, and the caller logs it itself."""
-        if self.since is None:
-            return False
+        stored for ``error``: counted into the end's line, the outage beginning with it
+        if none was known."""
+        self.failed(error)
         self.unsaved[unsaved] = self.unsaved.get(unsaved, 0) + 1
-        return True
+
+    def saved(self, kind: str) -> None:
+        """Something of ``kind`` was stored: the end of an outage in which that kind
+        could not be, whatever its cause (the command refused works again)."""
+        if self.since is not None and kind in self.unsaved:
+            self._end()
 
     def beat(self) -> None:
         """A heartbeat reached the shared state: the end of an outage the heartbeat
         would have met too (unreachable, full), not of Redis refusing a command."""
         if self.since is not None and self.cause is not StateRefused:
-            self.reached()
+            self._end()
 
     def reached(self) -> None:
-        """The shared state answered a request (or, through ``beat``, a heartbeat): the
-        end of an outage, if one was under way, is logged with how long it lasted and
-        how many requests it refused. Callers on a request's path test ``since`` first:
-        while no outage is under way, that one read is all a request pays."""
-        if self.since is None:
-            return
+        """The shared state answered a request: the end of an outage, if one was under
+        way, unless Redis refused a command that no request met (one storing events
+        only, say), which a request's success says nothing of: ended then by ``saved``.
+        Callers on a request's path test ``since`` first: while no outage is under way,
+        that one read is all a request pays."""
+        if self.since is not None and (self.cause is not StateRefused or self.refused):
+            self._end()
+
+    def _end(self) -> None:
+        """Log the outage's end, with how long it lasted and what it cost."""
+        assert self.since is not None
         lasted = anyio.current_time() - self.since
         unsaved = "".join(f", {what}: {count}" for what, count in self.unsaved.items())
         logger.warning(
@@ -122,6 +147,26 @@ class StateOutage:
             self.refused,
             unsaved,
         )
+        self._forget()
+
+    def stopping(self) -> None:
+        """The replica stops (its lifespan ends): an outage still under way has no end
+        to log, so what it cost is logged now rather than lost."""
+        if self.since is None:
+            return
+        lasted = anyio.current_time() - self.since
+        unsaved = "".join(f", {what}: {count}" for what, count in self.unsaved.items())
+        logger.warning(
+            "this server stops while the shared server state %s, for %.1f s now "
+            "(requests refused meanwhile: %d%s)",
+            _STILL[self.cause],
+            lasted,
+            self.refused,
+            unsaved,
+        )
+        self._forget()
+
+    def _forget(self) -> None:
         self.since = None
         self.cause = StateUnavailable
         self.refused = 0

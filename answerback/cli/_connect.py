@@ -17,7 +17,7 @@ import contextlib
 import shlex
 import signal
 import sys
-from collections.abc import AsyncGenerator, Callable, Iterable
+from collections.abc import AsyncGenerator, Awaitable, Callable, Iterable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -63,7 +63,13 @@ from answerback.cli._oneshot import (
     one_shot_responder,
 )
 from answerback.cli._output import PlainConsole
-from answerback.cli._plain import LineSeat, LineSeatedPresenter, plain_lines
+from answerback.cli._plain import (
+    LineSeat,
+    LineSeatedPresenter,
+    interruptible,
+    plain_lines,
+    suspend_ignored,
+)
 from answerback.cli._render import (
     log_line,
     print_listing,
@@ -1010,7 +1016,8 @@ def connect(targets: list[Target], roots: Roots, args: argparse.Namespace, err: 
         sampler=model_sampler(args),
         plain=plain_lines(args.plain),
     )
-    return run_async(session.run)
+    with suspend_ignored() if session.lines is not None else contextlib.nullcontext():
+        return run_async(session.run)
 
 
 async def call_at_terminal(
@@ -1026,9 +1033,16 @@ async def call_at_terminal(
     what was answered said there; the result goes to ``out`` either way."""
     drawn_apart = screen is not sys.stdout
     session = create_app_session(output=create_output(stdout=screen)) if drawn_apart else None
-    with session or contextlib.nullcontext():
+    plain = suspend_ignored() if plain_lines(args.plain) else None
+    with session or contextlib.nullcontext(), plain or contextlib.nullcontext():
         return await _call_at_terminal(
-            target, roots, args, out, err, PlainConsole(file=screen) if drawn_apart else None
+            target,
+            roots,
+            args,
+            out,
+            err,
+            PlainConsole(file=screen) if drawn_apart else None,
+            drawn_on=screen,
         )
 
 
@@ -1039,15 +1053,22 @@ async def _call_at_terminal(
     out: Console,
     err: Console,
     screen: Console | None,
+    *,
+    drawn_on: TextIO,
 ) -> int:
     sampler = model_sampler(args)
     reply = sampler.reply if sampler is not None else None
     lines: LinePresenter | None = None
+    seat: LineSeat | None = None
+    presenter: Presenter
     if plain_lines(args.plain):
-        # The terminal that ``screen`` was made for: the questions go where it draws.
-        on = cast(TextIO, screen.file) if screen else sys.stderr
-        lines = LinePresenter(output=on, sampler=reply)
-    presenter = lines or TerminalPresenter(sampler=reply, console=screen)
+        # Where the full screen would draw: the terminal, whichever stream it is (stderr
+        # may be sent away, ``2>/dev/null``, with the person still at the keyboard).
+        lines = LinePresenter(output=drawn_on, sampler=reply)
+        seat = LineSeat(lines)
+        presenter = LineSeatedPresenter(lines, seat)
+    else:
+        presenter = TerminalPresenter(sampler=reply, console=screen)
     said = screen or err
     ended: Exception | None = None
     async with Broker(presenter) as broker:
@@ -1069,8 +1090,12 @@ async def _call_at_terminal(
                 lines=lines,
             )
 
+        def calling() -> Awaitable[int]:
+            return call(target, args, responder=responder, out=out, err=err, ask=ask)
+
         try:
-            return await call(target, args, responder=responder, out=out, err=err, ask=ask)
+            # Plain lines read no Ctrl-C as a key: a signal cancels the question instead.
+            return await (calling() if seat is None else interruptible(seat, calling))
         except Exception as exc:  # out of the broker's task group it would come in a group
             ended = exc  # (a traceback, exit 1) instead of the command's message and code
     assert ended is not None, "the broker ended the call without a word"

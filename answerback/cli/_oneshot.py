@@ -463,7 +463,7 @@ async def call(
     with printing(out, "The tool was called, but its result"):
         if args.json:
             data = result.model_dump(mode="json", by_alias=True, exclude_none=True)
-            out.file.write(json_output(data) + "\n")
+            out.file.write(json_output(data, getattr(out.file, "encoding", None)) + "\n")
         else:
             text = result_text(result)
             (err if result.is_error else out).print(
@@ -611,7 +611,7 @@ async def list_command(
                     p.model_dump(mode="json", by_alias=True, exclude_none=True) for p in prompts
                 ],
             }
-            out.file.write(json_output(data) + "\n")
+            out.file.write(json_output(data, getattr(out.file, "encoding", None)) + "\n")
         else:
             print_listing(out, target.name, tools, resources, templates, prompts)
     return ExitCode.OK

@@ -8,16 +8,19 @@ would run a prompt of its own on a dumb terminal, one that no question can make 
 aside, so it is not used there at all.
 
 The prompt and the questions read the same input, one line at a time. A question that
-arrives while the prompt waits takes the line being read: it is asked below, and the
-prompt comes back once it is answered. Ctrl-C cancels the question being asked (denies
+arrives while the prompt waits is asked below it, and the prompt comes back once it is
+answered; what was typed at the prompt never answers the question (``LinePresenter``
+sets it aside). Ctrl-C cancels the question being asked (denies
 a sampling request), as on the full screen.
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import AsyncGenerator
-from contextlib import asynccontextmanager
+import signal
+import threading
+from collections.abc import AsyncGenerator, Awaitable, Callable, Generator
+from contextlib import asynccontextmanager, contextmanager
 
 import anyio
 from prompt_toolkit.utils import is_dumb_terminal
@@ -34,6 +37,56 @@ def plain_lines(asked: bool) -> bool:
     draw a screen (what prompt_toolkit takes for one: ``TERM`` ``dumb`` or
     ``unknown``)."""
     return asked or is_dumb_terminal(os.environ.get("TERM", ""))
+
+
+@contextmanager
+def suspend_ignored() -> Generator[None]:
+    """Ctrl-Z does nothing while plain lines ask, as on the full screen, where it is a
+    key read like any other: here the terminal would stop the whole session, leaving
+    its servers waiting on questions nobody sees. ``SIGTSTP`` is ignored (servers
+    started meanwhile inherit that) and put back as it was after."""
+    tstp = getattr(signal, "SIGTSTP", None)  # none on Windows, nor a Ctrl-Z that stops
+    if tstp is None or threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = signal.signal(tstp, signal.SIG_IGN)
+    try:
+        yield
+    finally:
+        signal.signal(tstp, previous)
+
+
+async def interruptible(seat: LineSeat, run: Callable[[], Awaitable[int]]) -> int:
+    """``run()``'s exit status, with Ctrl-C read as ``connect --plain`` reads it: it
+    cancels the question ``seat`` holds the terminal for (the command goes on, as on
+    the full screen); with none, it ends ``run`` and raises ``KeyboardInterrupt``, as
+    it would have without this."""
+    interrupted = False
+    failed: Exception | None = None
+    status = 0
+    async with anyio.create_task_group() as group:
+
+        async def watch() -> None:
+            nonlocal interrupted
+            with anyio.open_signal_receiver(signal.SIGINT) as interrupts:
+                async for _ in interrupts:
+                    if not seat.interrupt():
+                        interrupted = True
+                        group.cancel_scope.cancel()
+                        return
+
+        group.start_soon(watch)
+        try:
+            status = await run()
+        except Exception as exc:  # raised here, not as a group from the task group
+            failed = exc
+        finally:
+            group.cancel_scope.cancel()
+    if interrupted:
+        raise KeyboardInterrupt
+    if failed is not None:
+        raise failed
+    return status
 
 
 class Interrupted(Exception):

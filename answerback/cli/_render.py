@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import codecs
 import json
 import unicodedata
 from typing import Any
@@ -125,12 +126,18 @@ _JSON_ESCAPED = frozenset(("Cc", "Cf", "Cs"))
 """What ``json_output`` escapes beyond ASCII: the categories ``clean`` writes out."""
 
 
-def json_output(value: Any) -> str:
+def json_output(value: Any, encoding: str | None = "utf-8") -> str:
     """``--json``'s text: ``value`` as JSON, with each character JSON leaves raw that a
     terminal would obey or hide (C1 controls such as U+009B, bidi overrides and other
     format characters, lone surrogates) written as a ``\\u`` escape, which every JSON
     reader turns back into that character: a program reads what the server sent, a
-    person's terminal shows it."""
+    person's terminal shows it.
+
+    Written in ``encoding`` other than UTF-8 (a latin-1 or ASCII locale), every
+    character past ASCII is escaped: one that encoding cannot hold would otherwise come
+    out as a Python escape (``\\xe9``), which is not JSON."""
+    if not _is_utf8(encoding):
+        return json.dumps(value, indent=2, ensure_ascii=True)
     text = pretty_json(value)
     table = {
         ord(char): json.dumps(char)[1:-1]  # \uXXXX, or a surrogate pair past U+FFFF
@@ -138,6 +145,15 @@ def json_output(value: Any) -> str:
         if not char.isascii() and unicodedata.category(char) in _JSON_ESCAPED
     }
     return text.translate(table) if table else text
+
+
+def _is_utf8(encoding: str | None) -> bool:
+    """Whether text written in ``encoding`` keeps every character (``None``: a stream
+    of text that is not encoded, such as ``io.StringIO``)."""
+    try:
+        return codecs.lookup(encoding or "utf-8").name == "utf-8"
+    except LookupError:
+        return False
 
 
 def result_text(result: CallToolResult) -> str:

@@ -439,7 +439,9 @@ async def open_link(verdict: UrlVerdict, *, opener: Opener = webbrowser.open) ->
     other presenter to do the same.
 
     It opens ``verdict.canonical_url``, exactly what was judged and shown, never the
-    server's text as sent; a blocked verdict is not opened. ``opener`` (the system
+    server's text as sent. A blocked verdict (``verdict.blocked``) is never opened, and
+    must never be offered to open by hand either: check it before asking, and let the
+    person only decline or cancel. ``opener`` (the system
     browser by default) runs in a worker thread, since a console browser holds it until
     it exits. An opener that raises is a link not opened, not a failed request: the
     person said yes, and the server gets an answer it can act on ("cancel"). The caller

@@ -69,6 +69,13 @@ def not_finite(value: float, *path: str) -> ValidationError:
     return ValidationError(f"{value} is not finite", validator="finite", instance=value, path=path)
 
 
+def _is_json_value(value: object) -> bool:
+    """Whether ``value`` is of a type JSON has (``bool`` is an ``int``): anything else
+    is named by its type, since ``show`` writes it as the JSON type it resembles (a
+    tuple as a list)."""
+    return isinstance(value, dict | list | str | int | float | None)
+
+
 def show(value: object) -> str:
     """A value as JSON, cut short: error messages quote what was sent, never all of it."""
     try:
@@ -260,6 +267,9 @@ class _Field(ABC):
         if keyword == "type":
             if error.instance is None:
                 return f"must be {self._expects()}, not null (leave out a field with no answer)"
+            if not _is_json_value(error.instance):
+                # A tuple is shown as JSON shows it, a list: name what it was instead.
+                return f"must be {self._expects()}, not a {type(error.instance).__name__}"
             return f"must be {self._expects()}, not {show(error.instance)}"
         if keyword == "finite":
             return f"must be a finite number, not {error.instance}"

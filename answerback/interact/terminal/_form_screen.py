@@ -13,6 +13,7 @@ from collections.abc import Callable, Mapping
 from typing import Literal, cast
 
 from prompt_toolkit.application import Application, get_app
+from prompt_toolkit.data_structures import Point
 from prompt_toolkit.filters import Condition
 from prompt_toolkit.formatted_text import StyleAndTextTuples
 from prompt_toolkit.key_binding import KeyBindings, KeyPressEvent
@@ -21,13 +22,15 @@ from prompt_toolkit.layout import (
     ConditionalContainer,
     Container,
     Dimension,
-    FormattedTextControl,
     HSplit,
     Layout,
     ScrollablePane,
     VSplit,
     Window,
 )
+from prompt_toolkit.layout.containers import to_container
+from prompt_toolkit.layout.mouse_handlers import MouseHandlers
+from prompt_toolkit.layout.screen import Screen, WritePosition
 from prompt_toolkit.utils import get_cwidth
 from prompt_toolkit.widgets import Button
 from rich.console import RenderableType
@@ -41,6 +44,7 @@ from answerback.interact.terminal._screen import (
     BURST_NOTE,
     GAP,
     STYLE,
+    Fitting,
     Reader,
     ScreenApplication,
     ServerKeys,
@@ -51,6 +55,7 @@ from answerback.interact.terminal._screen import (
     rich_lines,
     run_screen,
     status_line,
+    whole,
     with_server_keys,
     wrapped_text,
 )
@@ -288,26 +293,30 @@ class FormScreen:
     def _layout(self) -> Container:
         # The header stays above the fields, which scroll under it: scrolled with them,
         # who asks and why went out of sight as soon as a lower field had the focus.
-        header = Window(FormattedTextControl(rich_lines(self._header)), dont_extend_height=True)
-        blocks: list[AnyContainer] = [self._field_block(i) for i in self.inputs]
-        fields = HSplit(blocks or [Window(height=0)])
+        header = whole(rich_lines(self._header))
+        blocks = [(i, *self._field_block(i)) for i in self.inputs]
+        fields = HSplit([block for _, block, _ in blocks] or [Window(height=0)])
 
         def fields_height() -> Dimension:
             # As tall as the fields, no taller: the buttons follow them, and a form
-            # taller than the terminal scrolls to the focused field.
-            needed = fields.preferred_height(get_app().output.get_size().columns, 10_000)
-            return Dimension(min=1, max=needed.preferred, preferred=needed.preferred)
+            # taller than the terminal scrolls to the focused field. At least the
+            # focused field's title, description and first row of input, or the
+            # window is too small (``Fitting``).
+            width = get_app().output.get_size().columns
+            needed = fields.preferred_height(width, 10_000).preferred
+            least = 1
+            for field_input, _, head in blocks:
+                if get_app().layout.has_focus(field_input.container):
+                    least += sum(w.preferred_height(width, 10_000).preferred for w in head)
+            return Dimension(min=min(least, needed), max=needed, preferred=needed)
 
-        body = ScrollablePane(fields, height=fields_height, show_scrollbar=False)
-        buttons = VSplit(
+        body = _FieldsPane(fields, [(i, block) for i, block, _ in blocks], height=fields_height)
+        buttons = _Buttons(
             [
                 Button("Accept", handler=self._pressed(self.accept)),
-                Window(width=2),
                 Button("Decline", handler=self._pressed(lambda: self._end("decline"))),
-                Window(width=2),
                 Button("Cancel", handler=self._pressed(lambda: self._end("cancel"))),
-            ],
-            padding=0,
+            ]
         )
         status = ConditionalContainer(
             status_line("class:status", lambda: self.status),
@@ -317,30 +326,36 @@ class FormScreen:
         hints: StyleAndTextTuples = [*key_hints(FORM_KEYS)]
         if required:
             hints += [(GAP, "  "), ("class:hint", " * required")]
-        return HSplit(
+        return Fitting(
             [
                 header,
                 body,
                 status,
-                Window(height=1),
+                Window(height=Dimension(min=0, preferred=1, max=1)),
                 buttons,
                 foot(lambda: hints, self._server_keys),
                 Window(),  # takes the rest of the terminal, below everything
-            ]
+            ],
+            what="this form",
+            keys=(("Ctrl-D", "decline"), ("Esc", "cancel")),
+            takes=frozenset({"c-d", "escape", "c-c"}),
+            server_keys=self._server_keys,
+            least_columns=buttons.preferred_width(10_000).min,
         )
 
-    def _field_block(self, field_input: FieldInput) -> Container:
+    def _field_block(self, field_input: FieldInput) -> tuple[Container, list[Window]]:
+        """The field's rows, and those above its input (its title, its description)."""
         field = field_input.field
         label: StyleAndTextTuples = [("class:label", readable(field.label))]
         marks: StyleAndTextTuples = [("class:required", " *")] if field.required else []
         marks.append(("class:hint", f"  ({field_hint(field)})"))
         # Cut, the "*" and what the field expects kept: a long title cut by the terminal
         # once hid them, and one wrapped whole pushed the other fields off the screen.
-        rows: list[AnyContainer] = [wrapped_text(lambda: label, 2, TITLE_LINES_SHOWN, kept=marks)]
+        head = [wrapped_text(lambda: label, 2, TITLE_LINES_SHOWN, kept=marks)]
         if field.description:
             text: StyleAndTextTuples = [("class:hint", readable(f"  {field.description}"))]
-            rows.append(wrapped_text(lambda: text, 2, DESCRIPTION_LINES_SHOWN))
-        rows.append(field_input.container)
+            head.append(wrapped_text(lambda: text, 2, DESCRIPTION_LINES_SHOWN))
+        rows: list[AnyContainer] = [*head, field_input.container]
 
         def errors() -> StyleAndTextTuples:
             lines = [readable(f"  ✗ {message}") for message in self.errors[field.name]]
@@ -353,7 +368,102 @@ class FormScreen:
             )
         )
         rows.append(Window(height=1))
-        return HSplit(rows)
+        return HSplit(rows), head
+
+
+class _Buttons(Container):
+    """The buttons in a row, or one under another in a window too narrow for the row
+    (prompt_toolkit drew "Window too small..." in its place, and no button)."""
+
+    def __init__(self, buttons: list[Button]) -> None:
+        self._buttons = [to_container(button) for button in buttons]
+        spaced: list[AnyContainer] = []
+        for button in self._buttons:
+            spaced += [Window(width=2), button] if spaced else [button]
+        self._row = VSplit(spaced, padding=0)
+        self._column = HSplit([VSplit([button, Window()]) for button in self._buttons])
+
+    def _shown(self, width: int) -> Container:
+        fits = self._row.preferred_width(width).min <= width
+        return self._row if fits else self._column
+
+    def reset(self) -> None:
+        self._row.reset()
+        self._column.reset()
+
+    def preferred_width(self, max_available_width: int) -> Dimension:
+        row = self._row.preferred_width(max_available_width)
+        least = self._column.preferred_width(max_available_width).min
+        return Dimension(min=least, preferred=row.preferred, max=row.max)
+
+    def preferred_height(self, width: int, max_available_height: int) -> Dimension:
+        return self._shown(width).preferred_height(width, max_available_height)
+
+    def write_to_screen(
+        self,
+        screen: Screen,
+        mouse_handlers: MouseHandlers,
+        write_position: WritePosition,
+        parent_style: str,
+        erase_bg: bool,
+        z_index: int | None,
+    ) -> None:
+        self._shown(write_position.width).write_to_screen(
+            screen, mouse_handlers, write_position, parent_style, erase_bg, z_index
+        )
+
+    def get_children(self) -> list[Container]:
+        return list(self._buttons)
+
+
+class _FieldsPane(ScrollablePane):
+    """The fields, scrolled so that the focused field's title, its ``*`` and what it
+    expects stay in sight above its input: scrolled only as far as the cursor, they
+    went out of sight in a short window (the first field's as soon as the form opened).
+    """
+
+    def __init__(
+        self,
+        fields: Container,
+        blocks: list[tuple[FieldInput, Container]],
+        height: Callable[[], Dimension],
+    ) -> None:
+        super().__init__(fields, height=height, show_scrollbar=False)
+        self._blocks = blocks
+        self._width = 0
+
+    def write_to_screen(
+        self,
+        screen: Screen,
+        mouse_handlers: MouseHandlers,
+        write_position: WritePosition,
+        parent_style: str,
+        erase_bg: bool,
+        z_index: int | None,
+    ) -> None:
+        self._width = write_position.width
+        super().write_to_screen(
+            screen, mouse_handlers, write_position, parent_style, erase_bg, z_index
+        )
+
+    def _make_window_visible(
+        self,
+        visible_height: int,
+        virtual_height: int,
+        visible_win_write_pos: WritePosition,
+        cursor_position: Point | None,
+    ) -> None:
+        super()._make_window_visible(
+            visible_height, virtual_height, visible_win_write_pos, cursor_position
+        )
+        top = 0  # the focused field's first row, in all the fields' rows
+        for field_input, block in self._blocks:
+            if get_app().layout.has_focus(field_input.container):
+                at = cursor_position.y if cursor_position else visible_win_write_pos.ypos
+                if self.vertical_scroll > top and at < top + visible_height:
+                    self.vertical_scroll = top
+                return
+            top += block.preferred_height(self._width, 10_000).preferred
 
 
 async def ask_form(

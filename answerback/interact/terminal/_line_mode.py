@@ -111,6 +111,15 @@ class _LineReader:
         self._read = None
         return self._line
 
+    def take_finished(self) -> str | None:
+        """The line a read finished for a reader that gave up before taking it
+        (``None``: no read has finished); the next ``readline`` then reads afresh."""
+        read = self._read
+        if read is None or not read.is_set():
+            return None
+        self._read = None
+        return self._line
+
     def _read_one(self, read: anyio.Event, token: EventLoopToken) -> None:
         try:
             self._line = self._stream.readline()
@@ -164,10 +173,17 @@ class LinePresenter:
         or was given up when its question went away)."""
         self._waiting_prompt: str | None = None
         """The prompt of the read waiting now, written again after a line said meanwhile."""
+        self._prompt_gave_way = False
+        """``read_line``'s read was given up (for a question, as a rule) and not yet
+        taken over by one."""
+        self._for_prompt: str | None = None
+        """A command line read whole just as a question took over from ``read_line``:
+        the prompt's, given back to it once the question is answered."""
 
     async def present(self, question: Question) -> Answer:
         """Ask ``question`` line by line and return the answer for the server."""
         params = question.params
+        self._take_over_from_prompt()
         try:
             if isinstance(params, CreateMessageRequestParams):
                 return await self._sampling(question, params)
@@ -214,13 +230,37 @@ class LinePresenter:
         """A line for the program itself (a command at its prompt), read between
         questions from the same input; ``EOFError`` at the end of input.
 
-        A read given up (its task cancelled, as when a question comes) is not lost: the
-        next read, the question's, takes its line."""
+        A read given up (its task cancelled, as when a question comes) never answers the
+        question asked next: see ``_take_over_from_prompt``."""
+        held, self._for_prompt = self._for_prompt, None
+        self._prompt_gave_way = False  # a line still being read is this prompt's own
         try:
-            return await self._read(prompt)
+            return await self._read(prompt, held)
+        except anyio.get_cancelled_exc_class():
+            self._prompt_gave_way = True
+            raise
         except _EndOfInput:
             self._end_line()  # what comes next starts on a line of its own
             raise EOFError from None
+
+    def _take_over_from_prompt(self) -> None:
+        """A question takes the input over from ``read_line``, if its read was given up.
+
+        What was typed at the prompt is never the question's answer: the person typed
+        it before seeing the question. A line already read whole goes back to the
+        prompt, the next ``read_line``; at a terminal, a line still being typed is
+        discarded, and a line says so."""
+        if not self._prompt_gave_way:
+            return
+        self._prompt_gave_way = False
+        finished = self._lines.take_finished()
+        if finished is not None:
+            self._for_prompt = finished
+        elif self._input.isatty() and _discard_typed_ahead(self._input):
+            self._say(
+                "(What was being typed at the prompt was set aside: type it again once "
+                "the question is answered.)"
+            )
 
     # -- forms -------------------------------------------------------------------------
 
@@ -234,6 +274,7 @@ class LinePresenter:
     ) -> FormOutcome:
         """Ask each field on its own line, then accept, decline or cancel (also the
         answer when input runs out)."""
+        self._take_over_from_prompt()
         try:
             return await self._ask_form(form, message, previous, problems)
         except _EndOfInput:
@@ -273,6 +314,10 @@ class LinePresenter:
                 if todo:
                     continue
                 return "cancel"
+            self._say("Answer:" if checked else "Answer: (no field answered)")
+            for field in form.fields:
+                if field.name in checked:
+                    self._say(f"  {clean(field.label)}: {prefilled(checked[field.name])}")
             choice = await self._choose(
                 "Send this answer? [a]ccept, [d]ecline, [c]ancel (Enter: accept)",
                 {"": "accept", "a": "accept", "d": "decline", "c": "cancel"},
@@ -361,8 +406,18 @@ class LinePresenter:
         url = verdict.canonical_url
         failed = await open_link(verdict, opener=self._opener)
         if failed is not None:
+            # As the full screen's card: the link printed whole, to open by hand, and
+            # the person says whether they did (over SSH there is never a browser).
             self._say(f"{failed[0].upper()}{failed[1:]}; {by_hand(verdict)}.")
-            return ElicitResult(action="cancel")
+            by_hand_choice = await self._choose(
+                "Open the link above yourself, then: [a] I opened it myself, [d]ecline, [c]ancel",
+                {"a": "accept", "d": "decline", "c": "cancel"},
+            )
+            if by_hand_choice == "accept":
+                self._say("link opened by hand")
+                return ElicitResult(action="accept")
+            self._say(f"link {PAST[by_hand_choice]}")
+            return ElicitResult(action="decline" if by_hand_choice == "decline" else "cancel")
         self._say(f"Opened {url} in the browser.")
         return ElicitResult(action="accept")
 
@@ -425,19 +480,21 @@ class LinePresenter:
                     return choice
             self._say(f"  ✗ type one of: {', '.join(repr(k) for k in keys if k)}")
 
-    async def _read(self, prompt: str) -> str:
+    async def _read(self, prompt: str, ready: str | None = None) -> str:
+        """The next line typed after ``prompt``; ``ready``: a line read before, given
+        back (shown after the prompt, as the terminal showed it above the question)."""
         if prompt:
             self._prompt(prompt)
         self._waiting_prompt = prompt
         try:
-            line = await self._lines.readline()
+            line = await self._lines.readline() if ready is None else ready
         finally:
             self._waiting_prompt = None
         if not line:
             raise _EndOfInput
         self._mid_line = False  # the person's Enter, or the echo below, ends the line
         line = line.rstrip("\r\n")
-        if self._echo:
+        if self._echo or ready is not None:
             self._out.print(Text(clean(line, newlines=False)))
         return line
 
@@ -453,6 +510,20 @@ class LinePresenter:
         if self._mid_line:
             self._out.print()
             self._mid_line = False
+
+
+def _discard_typed_ahead(stream: TextIO) -> bool:
+    """Drop what the terminal holds typed and not yet read (a line half typed); ``False``
+    where that cannot be done (no termios: Windows)."""
+    try:
+        import termios
+    except ImportError:
+        return False
+    try:
+        termios.tcflush(stream.fileno(), termios.TCIFLUSH)
+    except (OSError, ValueError, termios.error):
+        return False
+    return True
 
 
 def _by_number(field: FormField, options: tuple[Option, ...], text: str) -> str:

@@ -17,7 +17,13 @@ from prompt_toolkit.document import Document
 from prompt_toolkit.filters import Condition
 from prompt_toolkit.formatted_text import StyleAndTextTuples
 from prompt_toolkit.key_binding import KeyBindings, KeyPressEvent
-from prompt_toolkit.layout import ConditionalContainer, FormattedTextControl, HSplit, Layout, Window
+from prompt_toolkit.layout import (
+    ConditionalContainer,
+    Dimension,
+    HSplit,
+    Layout,
+    Window,
+)
 from prompt_toolkit.widgets import TextArea
 from rich.console import RenderableType
 from rich.table import Table
@@ -30,7 +36,10 @@ from answerback.interact._questions import REJECTED, TYPED_BY_PERSON, Sampler
 from answerback.interact.sampling._provider import SamplingProviderError
 from answerback.interact.terminal._screen import (
     BURST_NOTE,
+    CARD_COLUMNS,
     STYLE,
+    CardControl,
+    Fitting,
     Reader,
     ScreenApplication,
     ServerKeys,
@@ -38,9 +47,9 @@ from answerback.interact.terminal._screen import (
     checked_server_keys,
     foot,
     key_hints,
-    rich_lines,
     run_screen,
     status_line,
+    whole,
     with_server_keys,
 )
 from answerback.interact.terminal._text import describe_content, quoted, readable, sampling_facts
@@ -59,6 +68,8 @@ LINES_SHOWN_PER_TEXT = 12
 message and the facts must stay on screen."""
 REPLY_KEYS = (("Ctrl-S", "send reply"), ("Esc", "deny"))
 """The keys while the reply is drafted, edited or typed."""
+REPLY_ROWS = 6
+"""The reply editor's rows, in a window tall enough (two at least)."""
 
 Stage = Literal["request", "drafting", "reply"]
 
@@ -94,27 +105,31 @@ class SamplingScreen:
         self.draft: CreateMessageResult | None = None
         """What the sampler drafted, if it did."""
         self.status = ""
-        self.reply = TextArea(multiline=True, prompt=[("class:hint", "> ")], height=6)
+        # Shorter in a short window, so that the request above keeps rows too.
+        self.reply = TextArea(
+            multiline=True,
+            prompt=[("class:hint", "> ")],
+            height=Dimension(min=2, preferred=REPLY_ROWS, max=REPLY_ROWS),
+        )
         reply_shown = Condition(lambda: self.stage == "reply")
-        texts = [("System prompt:", params.system_prompt)] if params.system_prompt else []
+        # The facts too: in a short window the card, cut, may show none of it.
+        facts = "\n".join(f"{name}: {value}" for name, value in sampling_facts(params))
+        texts = [("The request:", facts)]
+        texts += [("System prompt:", params.system_prompt)] if params.system_prompt else []
         texts += [(f"{m.role}:", describe_content(m.content)) for m in params.messages]
         self.reader = Reader(texts)
+        # Whatever a short window cuts, Ctrl-R shows whole.
+        self.shown = CardControl(self._card)
         self.application: Application[CreateMessageResult | ErrorData] = ScreenApplication(
             layout=Layout(
                 self.reader.around(
-                    HSplit(
+                    Fitting(
                         [
-                            Window(
-                                FormattedTextControl(rich_lines(self._card)),
-                                dont_extend_height=True,
-                            ),
+                            Window(self.shown, height=self.shown.height),
                             ConditionalContainer(
                                 HSplit(
                                     [
-                                        Window(
-                                            FormattedTextControl(self._reply_label),
-                                            dont_extend_height=True,
-                                        ),
+                                        whole(self._reply_label),
                                         self.reply,
                                     ]
                                 ),
@@ -126,7 +141,13 @@ class SamplingScreen:
                             ),
                             foot(self._foot, server_keys),
                             Window(),  # takes the rest of the terminal, below everything
-                        ]
+                        ],
+                        what="this sampling request",
+                        # Not "d": it is typed into the reply.
+                        keys=(("Esc", "deny"),),
+                        takes=frozenset({"escape", "c-c"}),
+                        server_keys=server_keys,
+                        least_columns=CARD_COLUMNS,
                     )
                 )
             ),

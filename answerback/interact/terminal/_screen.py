@@ -39,6 +39,7 @@ from prompt_toolkit.formatted_text import (
     OneStyleAndTextTuple,
     StyleAndTextTuples,
     fragment_list_width,
+    split_lines,
 )
 from prompt_toolkit.input.typeahead import clear_typeahead
 from prompt_toolkit.key_binding import (
@@ -53,11 +54,18 @@ from prompt_toolkit.layout import (
     AnyContainer,
     ConditionalContainer,
     Container,
+    Dimension,
     FormattedTextControl,
     HSplit,
+    UIContent,
+    UIControl,
     Window,
 )
+from prompt_toolkit.layout.controls import GetLinePrefixCallable
+from prompt_toolkit.layout.layout import walk
+from prompt_toolkit.layout.mouse_handlers import MouseHandlers
 from prompt_toolkit.layout.processors import Processor, Transformation, TransformationInput
+from prompt_toolkit.layout.screen import Screen, WritePosition
 from prompt_toolkit.renderer import Renderer
 from prompt_toolkit.styles import Style
 from prompt_toolkit.utils import get_cwidth
@@ -68,7 +76,7 @@ from rich.text import Text
 
 from answerback._options import instance_or_none, text
 from answerback.interact._printable import clean
-from answerback.interact.terminal._text import READ_KEY, cut_note
+from answerback.interact.terminal._text import READ_KEY, cut_note, window_note
 
 T = TypeVar("T")
 
@@ -281,7 +289,21 @@ class ScreenApplication(Application[T]):
             # judged by itself, not refused for following the paste's last key.
             self._alone = (True, True)
 
+        def cramped() -> bool:
+            buffer = self.key_processor.key_buffer
+            if not buffer or buffer[-1].key == Keys.CPRResponse:
+                return False
+            key = buffer[-1].key
+            return any(f.cramped and key not in f.takes for f in self._fittings())
+
+        @bindings.add(Keys.Any, eager=True, filter=Condition(cramped))
+        def _refuse(event: KeyPressEvent) -> None:
+            pass  # the screen says the window is too small, and which keys still act
+
         return bindings
+
+    def _fittings(self) -> list[Fitting]:
+        return [c for c in walk(self.layout.container) if isinstance(c, Fitting)]
 
     def _key_taken(self, _: object) -> None:
         # Alone: read by itself (no key read with it, before or behind), and not this
@@ -375,7 +397,7 @@ def rich_lines(build: Callable[[int], RenderableType]) -> Callable[[], StyleAndT
     """
 
     def render() -> StyleAndTextTuples:
-        width = max(20, get_app().output.get_size().columns)
+        width = max(CARD_COLUMNS, get_app().output.get_size().columns)
         buffer = io.StringIO()
         console = Console(
             file=buffer,
@@ -389,6 +411,10 @@ def rich_lines(build: Callable[[int], RenderableType]) -> Callable[[], StyleAndT
         return ANSI(buffer.getvalue().rstrip("\n")).__pt_formatted_text__()
 
     return render
+
+
+CARD_COLUMNS = 20
+"""The narrowest a card is drawn: narrower, rich cannot draw its edges and words."""
 
 
 GAP = "class:gap"
@@ -497,30 +523,47 @@ def foot(hints: Callable[[], StyleAndTextTuples], keys: ServerKeys | None) -> Co
 
 def wrapped(text: Callable[[], StyleAndTextTuples]) -> Window:
     """A foot line, broken between two keys (at a ``GAP``) where the next would pass
-    the terminal's edge, so that no key is cut in two."""
+    the terminal's edge, so that no key is cut in two. It takes all its rows: given
+    fewer in a short terminal, it lost its last keys ("c/Esc cancel")."""
 
     def rows() -> StyleAndTextTuples:
-        width = get_app().output.get_size().columns
-        shown: StyleAndTextTuples = []
-        used = 0
-        group: StyleAndTextTuples = []
-        for fragment in [*text(), (GAP, "")]:
-            if fragment[0] != GAP:
-                group.append(fragment)
-                continue
-            size = fragment_list_width(group)
-            if used and used + size > width:
-                shown[-1] = ("", "\n")  # the gap before this group becomes the break
-                used = 0
-            shown.extend(group)
-            shown.append(fragment)
-            used += size + len(fragment[1])
-            group = []
-        # A key wider than the terminal alone ("Ctrl-X cancel all from a_long_name")
-        # breaks at a word end.
-        return word_wrapped(shown, max(width, 1), 0)
+        return key_rows(text(), get_app().output.get_size().columns)
 
-    return Window(FormattedTextControl(rows), dont_extend_height=True, wrap_lines=True)
+    return Window(FormattedTextControl(rows), height=lambda: _exact(rows()), wrap_lines=True)
+
+
+def key_rows(keys: StyleAndTextTuples, width: int) -> StyleAndTextTuples:
+    """``keys`` (from ``key_hints``) in rows of ``width`` columns, broken at a ``GAP``."""
+    shown: StyleAndTextTuples = []
+    used = 0
+    group: StyleAndTextTuples = []
+    for fragment in [*keys, (GAP, "")]:
+        if fragment[0] != GAP:
+            group.append(fragment)
+            continue
+        size = fragment_list_width(group)
+        if used and used + size > width:
+            shown[-1] = ("", "\n")  # the gap before this group becomes the break
+            used = 0
+        shown.extend(group)
+        shown.append(fragment)
+        used += size + len(fragment[1])
+        group = []
+    # A key wider than the terminal alone ("Ctrl-X cancel all from a_long_name")
+    # breaks at a word end.
+    return word_wrapped(shown, max(width, 1), 0)
+
+
+def _exact(rows: StyleAndTextTuples) -> Dimension:
+    """The height of ``rows``, already broken to the terminal's width, to the row."""
+    return Dimension.exact(sum(text.count("\n") for _, text, *_ in rows) + 1 if rows else 0)
+
+
+def whole(rows: Callable[[], StyleAndTextTuples]) -> Window:
+    """A window of ``rows`` (broken to the terminal's width, as ``rich_lines`` makes
+    them) that takes all of them or, in a window too short, makes its ``Fitting`` say so:
+    given fewer, a form's header lost who asks."""
+    return Window(FormattedTextControl(rows), height=lambda: _exact(rows()))
 
 
 def card(title: Text, parts: Sequence[RenderableType], width: int) -> RenderableType:
@@ -530,6 +573,169 @@ def card(title: Text, parts: Sequence[RenderableType], width: int) -> Renderable
     if title.cell_len + 6 <= width:
         return Panel(Group(*parts), title=title, title_align="left", width=width)
     return Panel(Group(title, *parts), width=width)
+
+
+TAKEN_WHEN_CRAMPED = frozenset({"c-x", "c-q", READ_KEY.replace("Ctrl-", "c-").lower()})
+"""Keys a screen takes while it says the window is too small (``Fitting``), besides its
+own: the server keys, and Ctrl-R, whose reader fits any window."""
+
+
+class Fitting(HSplit):
+    """A screen's parts, one above the other; or, when the window cannot hold what each
+    must show (the least height each asks for, and ``least_columns``), a few words in
+    their place saying so, how big it must be, and the keys that still act. Cut by the
+    terminal instead, a form lost its first field's title and its buttons, and a card
+    its verdict, without a word.
+
+    While it says so, ``ScreenApplication`` drops every key but ``takes`` (in
+    prompt_toolkit's names, "c-d") and ``TAKEN_WHEN_CRAMPED``: the others would type
+    into, or answer, what cannot be seen. ``keys`` are the screen's, as ``key_hints``
+    shows them; ``what`` names the screen ("this form")."""
+
+    def __init__(
+        self,
+        children: Sequence[AnyContainer],
+        *,
+        what: str,
+        keys: Sequence[tuple[str, str]],
+        takes: frozenset[str],
+        server_keys: ServerKeys | None,
+        least_columns: int,
+    ) -> None:
+        self.what = what
+        self.takes = takes | TAKEN_WHEN_CRAMPED
+        self.least_columns = least_columns
+        self.fits = True
+        """Whether the parts were drawn (not the words) the last time it was drawn."""
+        self._drawn_in: int | None = None
+        self._size = (0, 0)  # columns and rows drawn in; rows the parts need
+        self._needed = 0
+        server = server_keys
+
+        def words() -> StyleAndTextTuples:
+            columns, rows = self._size
+            if columns < least_columns:
+                grow = f"at least {least_columns} columns wide (it has {columns})"
+            else:
+                grow = f"at least {self._needed} rows tall (it has {rows})"
+            said = f"This window is too small for {what}: make it {grow}."
+            width = max(columns, 1)
+            shown = word_wrapped([("class:status", said)], width, 0)
+            if _settled():  # the keys, once they are taken, as on the foot
+                shown += [("", "\n"), *key_rows(key_hints(keys), width)]
+                if server is not None:
+                    shown += [("", "\n"), *key_rows(server.hints(), width)]
+            return shown
+
+        # Not a foot of exact rows: in a window this small its last rows may be cut.
+        too_small = Window(FormattedTextControl(words), wrap_lines=True)
+        super().__init__(children, window_too_small=too_small)
+
+    def preferred_height(self, width: int, max_available_height: int) -> Dimension:
+        # Any height will do: the words take the place of parts that do not fit.
+        parts = super().preferred_height(width, max_available_height)
+        return Dimension(min=0, preferred=parts.preferred, max=parts.max)
+
+    @property
+    def cramped(self) -> bool:
+        """Whether the screen shows now that the window is too small."""
+        return self._drawn_in == get_app().render_counter and not self.fits
+
+    def write_to_screen(
+        self,
+        screen: Screen,
+        mouse_handlers: MouseHandlers,
+        write_position: WritePosition,
+        parent_style: str,
+        erase_bg: bool,
+        z_index: int | None,
+    ) -> None:
+        columns, rows = write_position.width, write_position.height
+        self._drawn_in = get_app().render_counter
+        self._size = (columns, rows)
+        self._needed = sum(c.preferred_height(columns, rows).min for c in self.children)
+        self.fits = columns >= self.least_columns and self._needed <= rows
+        shown = super() if self.fits else self.window_too_small
+        shown.write_to_screen(
+            screen, mouse_handlers, write_position, parent_style, erase_bg, z_index
+        )
+
+
+class CardControl(UIControl):
+    """A card drawn by rich (``rich_lines``) in the rows its window is given. Given fewer
+    than it needs, its last rows say how many more there are and how to see them, above
+    its bottom edge: cut by the terminal, a link card lost its verdict and its edge
+    without a word, while ``o`` still opened the link.
+
+    ``facts`` builds the card with only what the person decides on (the card's first
+    rows), which Ctrl-R does not show; ``facts_shown`` says whether the last drawing
+    showed them whole. Without ``facts``, Ctrl-R shows all the card may lose. ``height``
+    is the card window's: at least its top edge, the note and its bottom edge."""
+
+    def __init__(
+        self,
+        build: Callable[[int], RenderableType],
+        facts: Callable[[int], RenderableType] | None = None,
+    ) -> None:
+        self._build = rich_lines(build)
+        self._facts = rich_lines(facts) if facts is not None else None
+        self.facts_shown = True
+        self._drawn_in: int | None = None
+        self._drawn: tuple[tuple[int, Size], list[StyleAndTextTuples]] | None = None
+
+    def _rows(self) -> list[StyleAndTextTuples]:
+        """The whole card's rows, drawn once for each time the screen is."""
+        app = get_app()
+        key = (app.render_counter, app.output.get_size())
+        if self._drawn is None or self._drawn[0] != key:
+            self._drawn = (key, list(split_lines(self._build())))
+        return self._drawn[1]
+
+    def height(self) -> Dimension:
+        rows = len(self._rows())
+        return Dimension(min=min(rows, 3), preferred=rows, max=rows)
+
+    @property
+    def facts_in_sight(self) -> bool:
+        """Whether what the person decides on is on the screen now, whole."""
+        return self._drawn_in == get_app().render_counter and self.facts_shown
+
+    def preferred_height(
+        self,
+        width: int,
+        max_available_height: int,
+        wrap_lines: bool,
+        get_line_prefix: GetLinePrefixCallable | None,
+    ) -> int:
+        return len(self._rows())
+
+    def create_content(self, width: int, height: int) -> UIContent:
+        rows = self._rows()
+        facts_shown = True
+        if len(rows) > height:
+            facts = 1  # the top edge
+            if self._facts is not None:
+                facts = len(list(split_lines(self._facts()))) - 1  # not its bottom edge
+            note: list[StyleAndTextTuples] = []
+            for _ in range(3):  # the note's rows change how much is hidden, which it says
+                kept = max(1, height - 1 - len(note))
+                hidden = len(rows) - 1 - kept
+                note = _boxed(cut_note(hidden) if kept >= facts else window_note(hidden))
+            kept = max(1, height - 1 - len(note))
+            facts_shown = kept >= facts
+            rows = [*rows[:kept], *note, rows[-1]][:height]
+        if facts_shown != self.facts_shown:
+            get_app().invalidate()  # the foot, drawn from the last drawing, says otherwise
+        self.facts_shown = facts_shown
+        self._drawn_in = get_app().render_counter
+        shown = rows
+        return UIContent(get_line=lambda i: shown[i], line_count=len(shown), show_cursor=False)
+
+
+def _boxed(words: str) -> list[StyleAndTextTuples]:
+    """``words`` as rows of a card, between its side edges (``CardControl``'s note)."""
+    rows = list(split_lines(rich_lines(lambda w: Panel(Text(words, style="dim"), width=w))()))
+    return rows[1:-1]
 
 
 def word_wrapped(fragments: StyleAndTextTuples, width: int, indent: int) -> StyleAndTextTuples:
@@ -636,9 +842,9 @@ def status_line(style: str, text: Callable[[], str]) -> Window:
     def rows() -> StyleAndTextTuples:
         width = get_app().output.get_size().columns
         lines = textwrap.wrap(text(), max(width, 1), break_on_hyphens=False)
-        return [(style, "\n".join(lines))]
+        return [(style, "\n".join(lines))] if lines else []
 
-    return Window(FormattedTextControl(rows), dont_extend_height=True, wrap_lines=True)
+    return Window(FormattedTextControl(rows), height=lambda: _exact(rows()), wrap_lines=True)
 
 
 class _WordEnds(Processor):

@@ -223,6 +223,13 @@ def cut_note(rows: int) -> str:
     return f"… {rows} more lines: {READ_KEY} shows them whole"
 
 
+def window_note(rows: int) -> str:
+    """What a card cut by the window's height says when Ctrl-R cannot show the rest."""
+    if rows == 1:
+        return "… 1 more line: a taller window shows it"
+    return f"… {rows} more lines: a taller window shows them"
+
+
 def verdict_words(level_name: str) -> str:
     """A risk level as the card says it ("HIGH_RISK" -> "high risk")."""
     return _LEVEL_WORDS.get(level_name, level_name.lower())

@@ -19,7 +19,7 @@ from prompt_toolkit.application import Application
 from prompt_toolkit.filters import Condition
 from prompt_toolkit.formatted_text import StyleAndTextTuples
 from prompt_toolkit.key_binding import KeyBindings, KeyPressEvent
-from prompt_toolkit.layout import FormattedTextControl, HSplit, Layout, Window
+from prompt_toolkit.layout import Layout, Window
 from rich.console import RenderableType
 from rich.table import Table
 from rich.text import Text
@@ -28,7 +28,11 @@ from answerback._options import text
 from answerback.interact._printable import clean
 from answerback.interact.terminal._screen import (
     BURST_NOTE,
+    CARD_COLUMNS,
+    GAP,
     STYLE,
+    CardControl,
+    Fitting,
     Reader,
     ScreenApplication,
     ServerKeys,
@@ -36,7 +40,6 @@ from answerback.interact.terminal._screen import (
     checked_server_keys,
     foot,
     key_hints,
-    rich_lines,
     run_screen,
     with_server_keys,
 )
@@ -64,6 +67,9 @@ BLOCKED_KEYS = (("d", "decline"), ("c/Esc", "cancel"))
 """A blocked link's keys: there is no way to open it from here."""
 BY_HAND_KEYS = (("a", "I opened it myself"), ("d", "decline"), ("c/Esc", "cancel"))
 """The keys once no browser opened the link."""
+OUT_OF_SIGHT = "The link and its verdict do not fit: make the window taller to open it."
+"""What the key line says instead of the open key while the card is cut above the end
+of its facts (a short window): a key that opened an unseen link was no choice."""
 
 _LEVEL_STYLE = {
     RiskLevel.OK: "bold green",
@@ -108,18 +114,22 @@ class UrlCard:
         if self._message.strip():
             readable.append((says, self._message))
         self.reader = Reader(readable)
+        # Below the facts, only the message may be cut: Ctrl-R shows it whole.
+        self.shown = CardControl(self._card, lambda width: self._card(width, facts_only=True))
         self.application: Application[UrlDecision] = ScreenApplication(
             layout=Layout(
                 self.reader.around(
-                    HSplit(
+                    Fitting(
                         [
-                            Window(
-                                FormattedTextControl(rich_lines(self._card)),
-                                dont_extend_height=True,
-                            ),
+                            Window(self.shown, height=self.shown.height),
                             foot(self._foot, server_keys),
                             Window(),  # takes the rest of the terminal, below everything
-                        ]
+                        ],
+                        what="this link card",
+                        keys=BLOCKED_KEYS,
+                        takes=frozenset({"d", "c", "escape", "c-c"}),
+                        server_keys=server_keys,
+                        least_columns=CARD_COLUMNS,
                     )
                 )
             ),
@@ -140,7 +150,8 @@ class UrlCard:
     def _bindings(self) -> KeyBindings:
         bindings = KeyBindings()
         confirming = Condition(lambda: self.confirming)
-        openable = Condition(lambda: self.can_open)
+        # Never while the link or its verdict is out of sight (a short window).
+        openable = Condition(lambda: self.can_open and self.shown.facts_in_sight)
         by_hand = Condition(lambda: self.unopened is not None)
 
         @bindings.add("o", filter=openable & ~confirming & ~by_hand)
@@ -186,7 +197,7 @@ class UrlCard:
         self.note = "" if typed else BURST_NOTE
         return typed
 
-    def _card(self, width: int) -> RenderableType:
+    def _card(self, width: int, *, facts_only: bool = False) -> RenderableType:
         verdict, display = self.verdict, self.verdict.display
         title = Text("Open a link?", style="bold")
         title.append(" — from ")
@@ -214,7 +225,7 @@ class UrlCard:
             why = clean(self.unopened)
             parts += [Text(), Text(f"{why[:1].upper()}{why[1:]}.", style="bold red")]
             parts.append(Text("Open the link printed above yourself, then press a.", style="bold"))
-        if self._message.strip():
+        if self._message.strip() and not facts_only:
             parts += [Text(), Text(f"{clean(self._server)} says:", style="dim")]
             parts.append(quoted(self._message, MESSAGE_LINES_SHOWN))
         return card(title, parts, width)
@@ -226,6 +237,9 @@ class UrlCard:
     def _keys(self) -> StyleAndTextTuples:
         if not self.can_open:
             return key_hints(BLOCKED_KEYS)
+        if not self.shown.facts_shown:
+            keys = CONFIRM_KEYS[1:] if self.confirming else BLOCKED_KEYS
+            return [("class:status", OUT_OF_SIGHT), (GAP, "  "), *key_hints(keys)]
         if self.unopened is not None:
             return key_hints(BY_HAND_KEYS)
         if self.confirming:

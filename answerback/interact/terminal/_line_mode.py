@@ -249,18 +249,17 @@ class LinePresenter:
         What was typed at the prompt is never the question's answer: the person typed
         it before seeing the question. A line already read whole goes back to the
         prompt, the next ``read_line``; at a terminal, a line still being typed is
-        discarded, and a line says so."""
+        discarded. Nothing says so: whether anything was typed cannot be known without
+        taking it (a terminal gives a half-typed line to no one), and a line on every
+        question that interrupts an idle prompt would mostly say nothing happened."""
         if not self._prompt_gave_way:
             return
         self._prompt_gave_way = False
         finished = self._lines.take_finished()
         if finished is not None:
             self._for_prompt = finished
-        elif self._input.isatty() and _discard_typed_ahead(self._input):
-            self._say(
-                "(What was being typed at the prompt was set aside: type it again once "
-                "the question is answered.)"
-            )
+        elif self._input.isatty():
+            _discard_typed_ahead(self._input)
 
     # -- forms -------------------------------------------------------------------------
 
@@ -512,18 +511,15 @@ class LinePresenter:
             self._mid_line = False
 
 
-def _discard_typed_ahead(stream: TextIO) -> bool:
-    """Drop what the terminal holds typed and not yet read (a line half typed); ``False``
-    where that cannot be done (no termios: Windows)."""
+def _discard_typed_ahead(stream: TextIO) -> None:
+    """Drop what the terminal holds typed and not yet read (a line half typed), where
+    that can be done (not without termios: Windows)."""
     try:
         import termios
     except ImportError:
-        return False
-    try:
+        return
+    with contextlib.suppress(OSError, ValueError, termios.error):
         termios.tcflush(stream.fileno(), termios.TCIFLUSH)
-    except (OSError, ValueError, termios.error):
-        return False
-    return True
 
 
 def _by_number(field: FormField, options: tuple[Option, ...], text: str) -> str:

@@ -53,7 +53,8 @@ def suspend_ignored() -> Generator[None]:
     try:
         yield
     finally:
-        signal.signal(tstp, previous)
+        # None: a handler not set from Python, which cannot be put back; the default is.
+        signal.signal(tstp, signal.SIG_DFL if previous is None else previous)
 
 
 async def interruptible(seat: LineSeat, run: Callable[[], Awaitable[int]]) -> int:

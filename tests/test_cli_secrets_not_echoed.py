@@ -15,6 +15,8 @@ from pathlib import Path
 import pytest
 from test_cli import answerback
 
+from answerback.cli._interface import secrets_hidden
+
 TOKEN = "tok-5ecret-value"
 SECRET = "cl1ent-5ecret-value"
 
@@ -94,3 +96,19 @@ def test_other_options_are_repeated_as_typed(tmp_path: Path) -> None:
     said = " ".join(done.stderr.split())
     expected = shlex.join(["answerback", "connect", "--config", str(config), "--login", "never"])
     assert said.endswith(f"name them: {expected} tea")
+
+
+@pytest.mark.parametrize(
+    ("typed", "shown"),
+    [
+        (["--t", TOKEN], "--t '<not repeated>'"),  # --token or --timeout: argparse refuses it
+        ([f"--client={SECRET}"], "--client '<not repeated>'"),  # --client-id or -secret
+        (["--to", TOKEN], '--token "$ANSWERBACK_TOKEN"'),  # --token alone begins so
+        (["--timeout", "5", "--client-id", "me"], "--timeout 5 --client-id me"),
+    ],
+)
+def test_an_ambiguous_option_is_left_as_typed_and_its_value_not_repeated(
+    typed: list[str], shown: str
+) -> None:
+    words, _ = secrets_hidden(typed)
+    assert " ".join(words) == shown

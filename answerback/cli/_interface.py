@@ -8,6 +8,7 @@ run`` serves a server, and a host that starts servers with it waits for every im
 from __future__ import annotations
 
 import argparse
+import functools
 import math
 import os
 import re
@@ -15,7 +16,7 @@ import shlex
 import sys
 from collections.abc import Sequence
 from enum import IntEnum
-from typing import TYPE_CHECKING, Literal, get_args
+from typing import TYPE_CHECKING, Literal, cast, get_args
 
 from answerback import __version__
 from answerback.types import LoggingLevel
@@ -291,25 +292,51 @@ which would reach the terminal's scrollback and CI logs."""
 def secrets_hidden(options: Sequence[str]) -> tuple[list[str], list[tuple[str, str]]]:
     """``options`` as shell words, each credential's value replaced by a reference to its
     environment variable; and the (variable, option) pairs so replaced. An option may be
-    abbreviated (``--tok``), as argparse, which accepted them, allows."""
+    abbreviated (``--tok``) as argparse allows: to a prefix no other option shares. One
+    that may be a credential's but is ambiguous (``--t``: ``--token`` or ``--timeout``)
+    is left as typed, its value not repeated."""
     shown: list[str] = []
     hidden: list[tuple[str, str]] = []
     words = iter(options)
     for word in words:
         name, equals, _ = word.partition("=")
-        option = next(
-            (full for full in _SECRET_OPTIONS if len(name) > 2 and full.startswith(name)), None
-        )
-        if option is None:
+        exact = name in _long_options()
+        meant = [name] if exact else [o for o in _long_options() if o.startswith(name)]
+        if not any(option in _SECRET_OPTIONS for option in meant):
             shown.append(shlex.quote(word))
             continue
         if not equals:
             next(words, None)  # its value, the next word
+        if len(meant) > 1:  # argparse refuses it as ambiguous; its value may be a secret
+            shown.append(f"{shlex.quote(name)} {_NOT_REPEATED}")
+            continue
+        option = meant[0]
         variable = _SECRET_OPTIONS[option]
         shown.append(f'{option} "${variable}"')
         if (variable, option) not in hidden:
             hidden.append((variable, option))
     return shown, hidden
+
+
+_NOT_REPEATED = "'<not repeated>'"
+"""What an ambiguous option that may be a credential's is shown with in place of its value."""
+
+
+@functools.cache
+def _long_options() -> frozenset[str]:
+    """Every long option of every command: what argparse matches an abbreviation
+    against (a name typed whole is that option, even if another begins with it)."""
+    found: set[str] = set()
+    for action in build_parser()._actions:  # pyright: ignore[reportPrivateUsage]
+        if isinstance(action, argparse._SubParsersAction):  # pyright: ignore[reportPrivateUsage]
+            commands = cast(
+                "argparse._SubParsersAction[argparse.ArgumentParser]",  # pyright: ignore[reportPrivateUsage]
+                action,
+            )
+            for command in commands.choices.values():
+                for option in command._actions:  # pyright: ignore[reportPrivateUsage]
+                    found.update(o for o in option.option_strings if o.startswith("--"))
+    return frozenset(found)
 
 
 def set_first(hidden: list[tuple[str, str]]) -> str:

@@ -29,7 +29,7 @@ from answerback import Client, MCPError
 from answerback.client import ClientRequestContext
 from answerback.server import Context, MCPServer
 from answerback.transports.http import RedisState, StreamableHTTPApp
-from answerback.transports.http._state import StateRefused, StateUnavailable
+from answerback.transports.http._state import StateFull, StateRefused, StateUnavailable
 from answerback.transports.http._state_outage import (
     EVENTS_NOT_STORED,
     QUESTIONS_NOT_RECORDED,
@@ -357,3 +357,19 @@ async def test_a_stopping_replica_says_what_it_still_serves_and_how_that_ended(
     ]
     [ended] = log.containing("after the stop began")
     assert ended.endswith("s after the stop began: the 1 call in progress then has ended")
+
+
+async def test_a_full_redis_no_request_met_ends_when_what_it_refused_is_stored() -> None:
+    """Redis full for what is stored beside requests (an event), while a request's own
+    commands still run: a request's success says nothing of it (it logged "has room
+    again" between each two failures); an event stored again, or a heartbeat, does."""
+    outage = StateOutage()
+    full = StateFull("OOM command not allowed when used memory > 'maxmemory'")
+    with heard() as log:
+        outage.count_unsaved(EVENTS_NOT_STORED, full)
+        outage.reached()
+        outage.count_unsaved(EVENTS_NOT_STORED, full)
+        assert len(log.messages) == 1  # begun once, not ended
+        outage.beat()
+    assert log.messages[-1].startswith("the shared server state has room again after")
+    assert log.messages[-1].endswith("(requests refused meanwhile: 0, events not stored: 2)")

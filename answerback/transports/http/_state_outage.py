@@ -14,12 +14,13 @@ first one begins it (logged, with its error), so none is logged on its own. A re
 that stops during an outage logs the counts then, as no end line will.
 
 The end is logged only once what failed works again. A request that used the state
-without error ends an outage, unless Redis refused a command no request met: then the
-kind it kept from being stored, stored again, ends it. A heartbeat ends one only if
-Redis was unreachable or full, which its own commands meet too; Redis refusing a command
-(an ACL without it, a key of the wrong type) may spare the heartbeat and fail every
-request, and a heartbeat ending that would say "answers again" between each two
-refusals.
+without error ends an outage that a request met, or that was Redis out of reach; one
+that only what is stored beside requests met (Redis full, or refusing a command) ends
+when the kind it kept from being stored is stored again, or, full, at a heartbeat. A
+heartbeat ends one only if Redis was unreachable or full, which its own commands meet
+too; Redis refusing a command (an ACL without it, a key of the wrong type) may spare the
+heartbeat and fail every request, and a heartbeat ending that would say "answers again"
+between each two refusals.
 
 Health checks do not read it, on purpose: every replica shares one Redis, so an outage
 would fail every replica's check at once, and the load balancer would then refuse the
@@ -128,11 +129,14 @@ class StateOutage:
 
     def reached(self) -> None:
         """The shared state answered a request: the end of an outage, if one was under
-        way, unless Redis refused a command that no request met (one storing events
-        only, say), which a request's success says nothing of: ended then by ``saved``.
-        Callers on a request's path test ``since`` first: while no outage is under way,
-        that one read is all a request pays."""
-        if self.since is not None and (self.cause is not StateRefused or self.refused):
+        way, that a request met (one was refused) or that was Redis out of reach. Redis
+        full, or refusing a command, that only what is stored beside requests met (an
+        event, say) is another matter: a request may use only commands Redis still runs
+        (a full Redis still runs those that store nothing new), so its success says
+        nothing of it, and would log an end between each two failures; ``saved`` or
+        the heartbeat ends it then. Callers on a request's path test ``since`` first:
+        while no outage is under way, that one read is all a request pays."""
+        if self.since is not None and (self.cause is StateUnavailable or self.refused):
             self._end()
 
     def _end(self) -> None:

@@ -9,8 +9,10 @@ shows one is left unanswered by typing ``-`` alone. End of input means cancel (f
 sampling: deny).
 
 It needs no prompt_toolkit, so it runs on asyncio and trio alike. Reading blocks a
-thread of its own; when a question is withdrawn, the line being read goes to the next
-question, and a program that ends meanwhile is not held up by the waiting read.
+thread of its own, and a program that ends meanwhile is not held up by the waiting
+read. When a question is withdrawn, what was typed for it answers no other: at a
+terminal it is discarded; from a pipe (a script's answers, in order) the next line goes
+to the next question, as before.
 """
 
 from __future__ import annotations
@@ -164,18 +166,19 @@ class LinePresenter:
             "sampler", sampler, "an async function of the request returning the draft reply"
         )
         self._opener = checked_opener(opener)
+        self._tty = self._input.isatty()
         # Piped answers are not echoed by a terminal: write them out, so the output
         # reads as the whole exchange.
-        self._echo = not self._input.isatty()
+        self._echo = not self._tty
         self._lines = _LineReader(self._input)
         self._mid_line = False
         """A prompt was written and no line break after it yet (its read is waiting,
         or was given up when its question went away)."""
         self._waiting_prompt: str | None = None
         """The prompt of the read waiting now, written again after a line said meanwhile."""
-        self._prompt_gave_way = False
-        """``read_line``'s read was given up (for a question, as a rule) and not yet
-        taken over by one."""
+        self._given_up: Literal["prompt", "question"] | None = None
+        """Whose read was given up (its task cancelled: the prompt's for a question, a
+        question's when withdrawn) and not yet taken over by the next read."""
         self._for_prompt: str | None = None
         """A command line read whole just as a question took over from ``read_line``:
         the prompt's, given back to it once the question is answered."""
@@ -183,7 +186,7 @@ class LinePresenter:
     async def present(self, question: Question) -> Answer:
         """Ask ``question`` line by line and return the answer for the server."""
         params = question.params
-        self._take_over_from_prompt()
+        self._take_over(by_prompt=False)
         try:
             if isinstance(params, CreateMessageRequestParams):
                 return await self._sampling(question, params)
@@ -231,34 +234,38 @@ class LinePresenter:
         questions from the same input; ``EOFError`` at the end of input.
 
         A read given up (its task cancelled, as when a question comes) never answers the
-        question asked next: see ``_take_over_from_prompt``."""
+        question asked next, nor a question's the prompt: see ``_take_over``."""
+        self._take_over(by_prompt=True)
         held, self._for_prompt = self._for_prompt, None
-        self._prompt_gave_way = False  # a line still being read is this prompt's own
         try:
             return await self._read(prompt, held)
         except anyio.get_cancelled_exc_class():
-            self._prompt_gave_way = True
+            self._given_up = "prompt"
             raise
         except _EndOfInput:
             self._end_line()  # what comes next starts on a line of its own
             raise EOFError from None
 
-    def _take_over_from_prompt(self) -> None:
-        """A question takes the input over from ``read_line``, if its read was given up.
+    def _take_over(self, *, by_prompt: bool) -> None:
+        """A read begins (``read_line``'s, ``by_prompt``, or a question's): what was
+        typed for a read given up before it never answers it.
 
-        What was typed at the prompt is never the question's answer: the person typed
-        it before seeing the question. A line already read whole goes back to the
-        prompt, the next ``read_line``; at a terminal, a line still being typed is
-        discarded. Nothing says so: whether anything was typed cannot be known without
-        taking it (a terminal gives a half-typed line to no one), and a line on every
-        question that interrupts an idle prompt would mostly say nothing happened."""
-        if not self._prompt_gave_way:
-            return
-        self._prompt_gave_way = False
-        finished = self._lines.take_finished()
-        if finished is not None:
+        What was typed at the prompt is never a question's answer: the person typed it
+        before seeing the question. A line already read whole goes back to the prompt,
+        the next ``read_line``; at a terminal, a line still being typed is discarded.
+        What was typed for a question that went away (withdrawn, cancelled) answers
+        neither the next question nor the prompt: at a terminal it is discarded, whole
+        or not. Nothing says so: whether anything was typed cannot be known without
+        taking it (a terminal gives a half-typed line to no one), and a line each time
+        would mostly say nothing happened. Input that is not a terminal (a script's
+        answers, one per line) is read on in order, as it was written."""
+        given_up, self._given_up = self._given_up, None
+        if given_up is None or (given_up == "prompt" and by_prompt):
+            return  # nothing given up, or the prompt reads on where it left off
+        finished = self._lines.take_finished() if given_up == "prompt" or self._tty else None
+        if finished is not None and given_up == "prompt":
             self._for_prompt = finished
-        elif self._input.isatty():
+        elif finished is None and self._tty:
             _discard_typed_ahead(self._input)
 
     # -- forms -------------------------------------------------------------------------
@@ -273,7 +280,7 @@ class LinePresenter:
     ) -> FormOutcome:
         """Ask each field on its own line, then accept, decline or cancel (also the
         answer when input runs out)."""
-        self._take_over_from_prompt()
+        self._take_over(by_prompt=False)
         try:
             return await self._ask_form(form, message, previous, problems)
         except _EndOfInput:
@@ -487,6 +494,9 @@ class LinePresenter:
         self._waiting_prompt = prompt
         try:
             line = await self._lines.readline() if ready is None else ready
+        except anyio.get_cancelled_exc_class():
+            self._given_up = "question"  # read_line says "prompt" for its own
+            raise
         finally:
             self._waiting_prompt = None
         if not line:

@@ -17,6 +17,7 @@ old code never gave (it accepted everything, seconds later).
 from __future__ import annotations
 
 import contextlib
+import itertools
 import json
 from collections import defaultdict
 from typing import Annotated, Any
@@ -532,9 +533,12 @@ def test_answers_to_a_form_of_cached_patterns_draw_only_for_their_checks() -> No
 
 
 def test_a_form_of_new_patterns_slow_to_compile_is_refused() -> None:
-    """The real cost: 256 patterns of a few milliseconds each. The old code read the form
-    after a second and more, and a round of such forms took half a minute."""
-    with pytest.raises(FormTooSlow) as caught:
+    """256 patterns of a few milliseconds each: the old code read the form after a second
+    and more, and a round of such forms took half a minute. Each compile costs 2.5 ms on
+    a fake clock, as in the output-schema test below (a fast machine compiles them within
+    the allowance); the budget is the default one."""
+    clock = itertools.count(0.0, 0.0025).__next__
+    with pattern_budget(clock=clock), pytest.raises(FormTooSlow) as caught:
         parse_form(new_patterns(256, REPEATING))
     [error] = caught.value.errors
     assert error.message == f"its pattern {SPENT}"
@@ -686,8 +690,13 @@ def test_an_output_schema_of_new_patterns_slow_to_compile_is_refused_before_any_
     """A tool's output schema is compiled when the tool is first called: 256 patterns of
     a few milliseconds each took the old code more than a second, and a schema may hold
     thousands. Past the budget the schema cannot be used (the client logs it, and passes
-    that tool's results on unchecked, as for any schema it cannot use)."""
+    that tool's results on unchecked, as for any schema it cannot use).
+
+    Each compile costs 2.5 ms on a fake clock (read before and after it): on the real
+    one, a fast idle machine compiled these patterns within the allowance, and the
+    test failed for want of a slow machine. The default budget is the one drawn on."""
     properties = new_patterns(256, REPEATING)["properties"]
-    with pytest.raises(PatternBudgetSpent) as caught:
+    clock = itertools.count(0.0, 0.0025).__next__
+    with pattern_budget(clock=clock), pytest.raises(PatternBudgetSpent) as caught:
         compile_schema({"type": "object", "properties": properties})
     assert str(caught.value) == SPENT

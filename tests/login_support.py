@@ -25,6 +25,7 @@ from pathlib import Path
 from urllib.parse import urlencode, urlsplit
 
 import httpx2
+import uvicorn
 
 from answerback.server import Context, MCPServer, ResourceServer, TokenVerifier
 from answerback.transports.http import uvicorn_server
@@ -100,11 +101,22 @@ def serving_protected(issuer: str, verifier_for: Callable[[str], TokenVerifier])
     resource_server = ResourceServer(url, [issuer], verifier, scopes=["mcp"])
     started = threading.Event()
     server = uvicorn_server(mcp.http_app(auth=resource_server), on_started=started.set)
+    with serving_in_a_thread(server, listening, started, "the protected server"):
+        yield url
+
+
+@contextmanager
+def serving_in_a_thread(
+    server: uvicorn.Server, listening: socket.socket, started: threading.Event, what: str
+) -> Generator[None]:
+    """``server`` serving on ``listening`` in a thread with an asyncio loop of its own
+    (uvicorn runs only on asyncio; the tests run on both backends) once ``started`` is
+    set, until the block ends; then stopped, and the socket closed."""
     thread = threading.Thread(target=asyncio.run, args=(server.serve([listening]),))
     thread.start()
     try:
-        assert started.wait(30), "the protected server did not start"
-        yield url
+        assert started.wait(30), f"{what} did not start"
+        yield
     finally:
         server.should_exit = True
         thread.join(30)

@@ -9,7 +9,6 @@ parent app under uvicorn, and the answerback client logging in through the 401.
 
 from __future__ import annotations
 
-import asyncio
 import logging
 import socket
 import threading
@@ -20,7 +19,7 @@ from typing import Any
 import httpx2
 import pytest
 import uvicorn
-from login_support import opens_as, protected_mcp
+from login_support import opens_as, protected_mcp, serving_in_a_thread
 from oauth_fixtures import AuthServer, running_auth_server
 from starlette.applications import Starlette
 from starlette.routing import Mount
@@ -78,15 +77,8 @@ def serving_mounted(auth_server: AuthServer) -> Generator[str]:
         started.set()
 
     server.startup = startup_then_report  # type: ignore[method-assign]
-    thread = threading.Thread(target=asyncio.run, args=(server.serve([listening]),))
-    thread.start()
-    try:
-        assert started.wait(30), "the mounted app did not start"
+    with serving_in_a_thread(server, listening, started, "the mounted app"):
         yield url
-    finally:
-        server.should_exit = True
-        thread.join(30)
-        listening.close()
 
 
 @pytest.mark.anyio

@@ -848,9 +848,15 @@ class StreamableHTTPTransport:
         try:
             with call.scope:
                 try:
-                    if await self._post_until_handled(
-                        lanes, message, body, headers, incoming, tg, call, cursor
-                    ):
+                    while True:  # sent again while the server says it did not handle it
+                        try:
+                            settled = await self._post(
+                                lanes, message, body, headers, incoming, tg, call, cursor
+                            )
+                            break
+                        except _NotHandled as refused:
+                            await self._wait_to_send_again(call, refused)
+                    if settled:
                         return
                     if call.modern:  # nothing to resume: a new request would start over
                         reason = cursor.unanswered(resumed=False)
@@ -903,45 +909,31 @@ class StreamableHTTPTransport:
                 incoming.send_nowait(Envelope(notice))
         call.questions.clear()
 
-    async def _post_until_handled(
-        self,
-        lanes: _Lanes,
-        message: JSONObject,
-        body: bytes,
-        headers: dict[str, str],
-        incoming: ChannelSender[Envelope | Exception],
-        tg: TaskGroup,
-        call: _Call,
-        cursor: _Cursor,
-    ) -> bool:
-        """``_post``, sent again while the server says it did not handle the request
-        (a replica without Redis, or stopping, answers so; behind a balancer the next try
-        may reach another), waiting what it asks: only such a status, which promises the
-        request did nothing, so nothing runs twice; at most ``_REQUEST_TRIES`` tries.
-        The wait ends with the call's scope: its caller giving up, or its timeout."""
-        while True:
-            try:
-                return await self._post(lanes, message, body, headers, incoming, tg, call, cursor)
-            except _NotHandled as refused:
-                if call.tries == 1:
-                    logger.info(
-                        "the server did not handle request %r (%s); sending it again after "
-                        "%g s (Retry-After), at most %d more times",
-                        call.request_id,
-                        refused.said,
-                        refused.wait,
-                        _REQUEST_TRIES - 1,
-                    )
-                delay = _backoff(call.tries, refused.wait, self.max_retry_seconds, self._jitter)
-                call.tries += 1
-                # The next try is a request the server has not seen: a cancel during it
-                # must again guard against overtaking it (see ``_cancel``).
-                call.reached_server = False
-                call.waiting_to_resend = True
-                try:
-                    await anyio.sleep(delay)
-                finally:
-                    call.waiting_to_resend = False
+    async def _wait_to_send_again(self, call: _Call, refused: _NotHandled) -> None:
+        """Wait what the server asked before ``call`` is POSTed again: it said it did not
+        handle the request (a replica without Redis, or stopping, answers so; behind a
+        balancer the next try may reach another), a status that promises the request did
+        nothing, so nothing runs twice; ``_post`` raises it for at most ``_REQUEST_TRIES``
+        tries. The wait ends with the call's scope: its caller giving up, or its timeout."""
+        if call.tries == 1:
+            logger.info(
+                "the server did not handle request %r (%s); sending it again after "
+                "%g s (Retry-After), at most %d more times",
+                call.request_id,
+                refused.said,
+                refused.wait,
+                _REQUEST_TRIES - 1,
+            )
+        delay = _backoff(call.tries, refused.wait, self.max_retry_seconds, self._jitter)
+        call.tries += 1
+        # The next try is a request the server has not seen: a cancel during it must
+        # again guard against overtaking it (see ``_cancel``).
+        call.reached_server = False
+        call.waiting_to_resend = True
+        try:
+            await anyio.sleep(delay)
+        finally:
+            call.waiting_to_resend = False
 
     async def _post(
         self,

@@ -150,13 +150,17 @@ class Broker:
         self._speakers: dict[str, _Speaker] = {}
         """The open connections that asked, by the name the person knows each by (see
         ``_shown_name``); closed ones are dropped at the next question, so a host that
-        names every connection anew does not keep them all."""
+        names every connection anew does not keep them all, and their sessions are held
+        weakly meanwhile (see ``_Speaker``)."""
         self._responders: weakref.WeakSet[BrokerResponder] = weakref.WeakSet()
         """The responders handed out and still in use: their names are not free for
         numbering (``tea (2)`` would collide with a connection named so by the host)."""
         self._pings: dict[ClientSession, _Ping] = {}
         """The ping under way to each server that withdrew a question: one at a time,
         whatever the number of withdrawals (see ``_verdict``)."""
+        self._warned_content = False
+        """Whether an answer's dropped ``content`` was logged (once: see
+        ``_without_content``)."""
         self._changed: anyio.Event | None = None
         self._task_group: TaskGroup | None = None
 
@@ -364,7 +368,7 @@ class Broker:
         if holder is not None and holder.numbered:
             if self._on_screen(holder.session):
                 shown = self._free_number(server)
-                speakers[shown] = _Speaker(server, session, numbered=True)
+                speakers[shown] = _Speaker(server, weakref.ref(session), numbered=True)
                 logger.warning(
                     "a connection was given the name %r, which the question on screen "
                     "shows for another: its questions are shown as %r while it is open. "
@@ -375,10 +379,10 @@ class Broker:
                 return shown
             self._renumber(server, holder)
         if server not in speakers:
-            speakers[server] = _Speaker(server, session, numbered=False)
+            speakers[server] = _Speaker(server, weakref.ref(session), numbered=False)
             return server
         shown = self._free_number(server)
-        speakers[shown] = _Speaker(server, session, numbered=True)
+        speakers[shown] = _Speaker(server, weakref.ref(session), numbered=True)
         logger.warning(
             "two open connections answer through this broker as %r: the questions of the "
             "later one are shown as %r. Give each broker.responder(...) a name of its own "
@@ -422,7 +426,7 @@ class Broker:
             moved,
         )
 
-    def _on_screen(self, session: ClientSession) -> bool:
+    def _on_screen(self, session: ClientSession | None) -> bool:
         """Whether a question of ``session`` is on screen (its screen may be closing)."""
         shown = self._shown
         return shown is not None and shown.question.context.session is session
@@ -430,8 +434,7 @@ class Broker:
     def _forget_closed(self) -> None:
         """Drop the connections that closed, and what the broker kept by their names."""
         for shown, speaker in list(self._speakers.items()):
-            endpoint = speaker.session.endpoint
-            if endpoint.closed.is_set() or endpoint.closing:
+            if speaker.closed:
                 del self._speakers[shown]
                 if not any(asking.question.server == shown for asking in self._queue):
                     self._last_turn.pop(shown, None)
@@ -499,8 +502,11 @@ class Broker:
         try:
             with asking.scope:
                 try:
-                    answer = _checked(
-                        self.presenter, question.kind, await self.presenter.present(question)
+                    answer = self._without_content(
+                        question,
+                        _checked(
+                            self.presenter, question.kind, await self.presenter.present(question)
+                        ),
                     )
                 except Exception as exc:
                     asking.fail(exc)  # the request fails with it, as a callback's would
@@ -517,6 +523,29 @@ class Broker:
             await self._tell_withdrawn(question, asking.withdrawal)
         elif not asking.scope.cancel_called:
             self._holding = asking.conversation
+
+    def _without_content(self, question: Question, answer: Answer) -> Answer:
+        """``answer`` without ``content`` unless it accepts a form: what the person typed
+        and chose not to send stays with them. Dropped here rather than by the client,
+        whose warning could only name ``BrokerResponder``, so that the warning (once a
+        broker) names the presenter whose code put the content there."""
+        if not isinstance(answer, ElicitResult) or answer.content is None:
+            return answer
+        if question.kind == "form" and answer.action == "accept":
+            return answer
+        if not self._warned_content:
+            self._warned_content = True
+            logger.warning(
+                "%s.present answered a %s with %r from %s, with content; the answer was "
+                "sent without it: only an accepted form carries content (what was typed "
+                "into a form the person declined or cancelled stays with them). Leave "
+                "content out of such answers.",
+                type(self.presenter).__name__,
+                _NAMED[question.kind],
+                answer.action,
+                question.server,
+            )
+        return answer.model_copy(update={"content": None})
 
     async def _tell_withdrawn(self, question: Question, reason: str) -> None:
         """Tell the person why ``question`` left the screen, once sure of the reason.
@@ -618,14 +647,30 @@ class _Desk:
 @dataclass(eq=False)
 class _Speaker:
     """An open connection that asked through the broker, under the name ``base`` given
-    to its responder."""
+    to its responder. Its session is held weakly: the broker keeps the name until the
+    next question (``_forget_closed``), but a closed connection's session, with all it
+    holds, is freed as soon as the host lets go of its client."""
 
     base: str
-    session: ClientSession
+    session_ref: weakref.ref[ClientSession]
     numbered: bool
     """Shown as ``base (2)`` and so on, not by its own name."""
     muted: bool = False
     """Muted by its number: for as long as it is open."""
+
+    @property
+    def session(self) -> ClientSession | None:
+        """The connection's session; ``None`` once freed (it was closed)."""
+        return self.session_ref()
+
+    @property
+    def closed(self) -> bool:
+        """Whether the connection ended (or is ending), from either side, or was freed."""
+        session = self.session_ref()
+        if session is None:
+            return True
+        endpoint = session.endpoint
+        return endpoint.closed.is_set() or endpoint.closing
 
 
 @dataclass(eq=False)

@@ -587,6 +587,8 @@ class Endpoint:
             raise
         finally:
             del self._pending[request_id]
+            if pending.progress_failures:
+                self._progress_failures_in_all(pending)
         response = pending.response
         assert response is not None
         if "error" in response:
@@ -1127,9 +1129,10 @@ class Endpoint:
 
     def _progress_failed(self, pending: _Pending, exc: BaseException) -> None:
         """Log the failure of ``pending``'s progress callback: the first with its
-        traceback, then a count at 10, 100, 1000... A callback that fails on every
-        notification of a long call must not fill the log with tracebacks at the peer's
-        pace. Called inside the ``except`` that caught ``exc``."""
+        traceback, then a count at 10, 100, 1000..., and the total when the request ends
+        (``_progress_failures_in_all``). A callback that fails on every notification of a
+        long call must not fill the log with tracebacks at the peer's pace. Called inside
+        the ``except`` that caught ``exc``."""
         pending.progress_failures += 1
         count = pending.progress_failures
         if count == 1:
@@ -1148,6 +1151,20 @@ class Endpoint:
                 count,
                 type(exc).__name__,
                 _printable_excerpt(str(exc)),
+            )
+
+    def _progress_failures_in_all(self, pending: _Pending) -> None:
+        """Say, as ``pending``'s request ends, how often its progress callback failed in
+        all, unless the last count said it (``_progress_failed`` counts at 10, 100...):
+        20,000 failures are not left reported as 10,000."""
+        count = pending.progress_failures
+        if count > 1 and not _is_power_of_ten(count):
+            logger.warning(
+                "progress callback for %r to the %s failed %d times in all for this "
+                "request; the first failure's traceback is logged above",
+                pending.method,
+                self._name,
+                count,
             )
 
     def _reraise_unless_failure(self, exc: BaseException) -> None:

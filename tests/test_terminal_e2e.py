@@ -68,6 +68,7 @@ class Terminal:
         self.tmux = tmux
         self.socket = socket
         self.home = home
+        self.started = False
 
     def run(self, *args: str) -> str:
         done = subprocess.run(
@@ -91,10 +92,15 @@ class Terminal:
             "BROWSER": "true",  # "open in browser" runs `true`, never a real browser
         }
         exports = " ".join(f"{key}={shlex.quote(value)}" for key, value in env.items())
-        self.run(
-            "new-session", "-d", "-x", "120", "-y", "40", "-c", str(REPO),
-            f"env -i {exports} {command}; echo '[exited' $?']'; sleep 600",
-        )  # fmt: skip
+        shell = f"env -i {exports} {command}; echo '[exited' $?']'; sleep 600"
+        if self.started:
+            # A second command replaces the first in the same pane: killing the session
+            # ends the tmux server, and a new session started while it exits can fail.
+            self.run("respawn-pane", "-k", "-c", str(REPO), shell)
+            self.run("clear-history")
+        else:
+            self.run("new-session", "-d", "-x", "120", "-y", "40", "-c", str(REPO), shell)
+            self.started = True
 
     def screen(self) -> str:
         return self.run("capture-pane", "-p", "-J")
@@ -776,7 +782,6 @@ def test_a_server_run_by_hand_says_how_to_talk_to_it(terminal: Terminal) -> None
     terminal.wait_for(r'^\{"jsonrpc":"2\.0","id":1,"result":\{\}\}$')
     terminal.keys("C-c")
     terminal.wait_for(r"\[exited 130\]")
-    terminal.run("kill-session")
     connect(terminal, command)
     terminal.wait_for(r"Connected to library_server \(Library")
 

@@ -226,3 +226,75 @@ async def test_the_reply_editor_does_not_push_the_request_away_without_a_word() 
             await driven.alone("q")  # back to the reply
             await shows(driven, "Ctrl-S send reply")
             driven.pipe.send_text(ESC)
+
+
+SAMPLING_OUT_OF_SIGHT = (
+    "The request's model, token cap and tools do not fit: make the window taller to approve."
+)
+
+
+def _costly_request() -> CreateMessageRequestParams:
+    """A request with many facts to weigh: the models wanted, the cap, the tools."""
+    return CreateMessageRequestParams.model_validate(
+        {
+            "messages": [{"role": "user", "content": {"type": "text", "text": "Say hello"}}],
+            "maxTokens": 90000,
+            "modelPreferences": {
+                "hints": [{"name": "opus"}],
+                "costPriority": 0.1,
+                "intelligencePriority": 1,
+            },
+            "temperature": 1.5,
+            "stopSequences": ["END"],
+            "tools": [
+                {"name": "delete_files", "inputSchema": {"type": "object"}},
+                {"name": "send_money", "inputSchema": {"type": "object"}},
+            ],
+        }
+    )
+
+
+async def test_a_sampling_card_cut_above_its_facts_says_so_and_does_not_approve() -> None:
+    """In a short window the card showed its title and a note while "a" approved a
+    request whose token cap and tools were out of sight. While they are, the key line
+    says why "a" does not act, and it does not; in a taller window it does."""
+    with window(40, 9) as output:
+        screen = SamplingScreen(_costly_request(), server="s")
+        async with running(screen.application, screen.run) as driven:
+            shown = await shows(driven, "d/Esc deny")
+            said = " ".join(shown.split())
+            assert SAMPLING_OUT_OF_SIGHT in said, shown
+            assert "a approve" not in shown
+            assert re.search(r"more lines: Ctrl-R shows them", said), shown
+            await driven.alone("a")
+            assert screen.stage == "request"
+            output.size = Size(rows=40, columns=40)
+            driven.app.invalidate()
+            shown = await shows(driven, "a approve")
+            assert "send_money" in shown, shown
+            assert SAMPLING_OUT_OF_SIGHT not in " ".join(shown.split())
+            await driven.alone("a")
+            assert screen.stage == "reply"
+            driven.pipe.send_text(ESC)
+
+
+async def test_a_link_card_too_small_while_confirming_lists_the_keys_that_act() -> None:
+    """Shrunk while a high-risk link waited for its "y", the card listed "d decline",
+    which does nothing then. It lists "n" and cancel, and "n" goes back."""
+    with window(40, 30) as output:
+        card = UrlCard(judge_url(HIGH_RISK), message="Sign in", server="s")
+        async with running(card.application, card.run) as driven:
+            await shows(driven, "o open in browser")
+            await driven.alone("o")
+            assert card.confirming
+            output.size = Size(rows=5, columns=40)
+            driven.app.invalidate()
+            shown = await shows(driven, "too small")
+            said = " ".join(shown.split())
+            assert "n go back c/Esc cancel" in said, shown
+            assert "decline" not in said, shown
+            await driven.alone("d")
+            assert card.application.is_running
+            await driven.alone("n")
+            assert not card.confirming
+            driven.pipe.send_text("c")

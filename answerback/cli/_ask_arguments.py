@@ -32,7 +32,7 @@ from answerback.cli._plain import Interrupted
 from answerback.cli._render import shown
 from answerback.forms import FormSchemaError, UnsupportedForm, parse_form
 from answerback.forms._limits import cut_description
-from answerback.interact._printable import clean
+from answerback.interact import clean
 from answerback.interact.terminal import LinePresenter, ask_form
 from answerback.interact.terminal._inputs import keep_to_one_line
 from answerback.interact.terminal._screen import ctrl_z_ignored

@@ -30,8 +30,7 @@ from answerback.cli._oneshot import (
 )
 from answerback.cli._output import PlainConsole
 from answerback.cli._targets import Target, TargetError, resolve
-from answerback.interact import Roots
-from answerback.interact._printable import clean
+from answerback.interact import Roots, clean
 
 
 class _Output(PlainConsole):

@@ -17,6 +17,7 @@ import contextlib
 import shlex
 import signal
 import sys
+import threading
 from collections.abc import AsyncGenerator, Awaitable, Callable, Iterable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
@@ -24,7 +25,7 @@ from pathlib import Path
 from typing import Any, TextIO, cast, get_args
 
 import anyio
-from anyio.abc import TaskGroup
+from anyio.abc import TaskGroup, TaskStatus
 from prompt_toolkit import PromptSession
 from prompt_toolkit.application import create_app_session
 from prompt_toolkit.completion import (
@@ -435,6 +436,9 @@ class Session:
             presenter.controls = self.broker  # Ctrl-X: cancel all from a server; Ctrl-Q: mute
         self.jobs = 0
         self.task_group: TaskGroup | None = None
+        self.foreground: anyio.CancelScope | None = None
+        """The command the prompt waits on (a ``reconnect``, a listing), which Ctrl-C
+        stops."""
 
     def live_servers(self) -> list[Server]:
         return [s for s in self.servers if s.client is not None and s.lost is None]
@@ -445,6 +449,11 @@ class Session:
             self.lines.note(Text.from_markup(markup).plain)
         else:
             self.console.print(markup, soft_wrap=True)
+
+    def _aside(self) -> contextlib.AbstractContextManager[None]:
+        """Around what a command prints on the console itself: in plain lines, a
+        question's prompt waiting for its answer stays the last thing written."""
+        return contextlib.nullcontext() if self.lines is None else self.lines.aside()
 
     # -- connecting ------------------------------------------------------------------
 
@@ -606,7 +615,9 @@ class Session:
         assert isinstance(seat, LineSeat)
         with anyio.open_signal_receiver(signal.SIGINT) as interrupts:
             async for _ in interrupts:
-                if not seat.interrupt() and not self._stops_nothing():
+                if seat.interrupt() or self._stop_foreground():
+                    continue
+                if not self._stops_nothing():
                     # The terminal dropped the line being typed: a word, a fresh prompt.
                     self.say("Type quit (or press Ctrl-D) to leave.")
 
@@ -671,7 +682,11 @@ class Session:
         if words[0] in ("quit", "exit"):
             return False
         try:
-            await self.command(words[0], words[1:], line)
+            with anyio.CancelScope() as self.foreground:
+                async with self._ctrl_c_stops_foreground(words[0]):
+                    await self.command(words[0], words[1:], line)
+            if self.foreground.cancelled_caught:
+                self.say(f"[yellow]Ctrl-C stopped {shown(words[0])}.[/]")
         except UsageError as exc:
             self.say(f"[red]{shown(str(exc))}[/]")
         except Exception as exc:  # a bug, or a server's answer nobody foresaw
@@ -680,7 +695,50 @@ class Session:
                 f"[red]{shown(words[0])} failed ({shown(failed)}); the session carries "
                 "on. This is a bug in answerback: please report it.[/]"
             )
+        finally:
+            self.foreground = None
         return True
+
+    def _stop_foreground(self) -> bool:
+        """Ctrl-C while a command holds the prompt: stop it (``False`` if none does)."""
+        if self.foreground is None:
+            return False
+        self.foreground.cancel()
+        return True
+
+    @asynccontextmanager
+    async def _ctrl_c_stops_foreground(self, command: str) -> AsyncGenerator[None]:
+        """Ctrl-C stopping the command the prompt waits on, rather than the session: on
+        the full screen no prompt reads it as a key then, and it ended the session
+        (plain lines read it as a signal throughout: ``_interrupts``). Not around
+        ``call``, whose argument line and call screen take Ctrl-C as a key themselves
+        (a second SIGINT handler beside theirs would race them)."""
+        if (
+            command == "call"
+            or self.lines is not None
+            or threading.current_thread() is not threading.main_thread()
+        ):
+            yield
+            return
+        failed: Exception | None = None
+        async with anyio.create_task_group() as group:
+
+            async def watch(*, task_status: TaskStatus[None]) -> None:
+                with anyio.open_signal_receiver(signal.SIGINT) as interrupts:
+                    task_status.started()  # Ctrl-C from now on reaches it
+                    async for _ in interrupts:
+                        self.console.print()  # below the "^C" the terminal echoed
+                        self._stop_foreground()
+
+            await group.start(watch)
+            try:
+                yield
+            except Exception as exc:  # raised as itself, not in the group's ExceptionGroup
+                failed = exc
+            finally:
+                group.cancel_scope.cancel()
+        if failed is not None:
+            raise failed
 
     async def command(self, name: str, words: list[str], line: str) -> None:
         if name == "help":
@@ -694,10 +752,11 @@ class Session:
                 except Exception as exc:
                     self.say(f"[red]{shown(self._listing_failure(server, exc))}[/]")
                     continue
-                print_listing(
-                    self.console, server.name, server.tools, server.resources,
-                    server.templates, server.prompts, show=(name,),
-                )  # fmt: skip
+                with self._aside():
+                    print_listing(
+                        self.console, server.name, server.tools, server.resources,
+                        server.templates, server.prompts, show=(name,),
+                    )  # fmt: skip
         elif name == "call":
             await self._call(words, line)
         elif name == "read":
@@ -761,7 +820,17 @@ class Session:
             for server in servers:
                 if server.holding is not None:
                     closing.start_soon(server.holding.close)
-        await self._connect(servers)
+        try:
+            await self._connect(servers)
+        finally:  # stopped (Ctrl-C): those still connecting stop too, and say so
+            for server in servers:
+                holding = server.holding
+                if holding is not None and not holding.settled.is_set():
+                    holding.scope.cancel()
+                    self.say(
+                        f"[yellow]{shown(server.name)} is not connected: reconnect "
+                        f"{shown(server.name)} tries again.[/]"
+                    )
 
     def _servers_named(self, words: list[str]) -> list[Server]:
         if not words:
@@ -961,7 +1030,8 @@ class Session:
             table.add_row(
                 shown(server.name), shown(server.target.describe()), shown(state), protocol
             )
-        self.console.print(table)
+        with self._aside():
+            self.console.print(table)
         for server in self.servers:
             if server.stderr_log is not None:
                 self.say(
@@ -1069,7 +1139,16 @@ async def _call_at_terminal(
         presenter = LineSeatedPresenter(lines, seat)
     else:
         presenter = TerminalPresenter(sampler=reply, console=screen)
-    said = screen or err
+    # The notes on the arguments where the questions are (not on stderr, which may be
+    # sent away); in plain lines, through them, so that a waiting prompt stays last.
+    said = screen or PlainConsole(file=drawn_on)
+
+    def say(markup: str) -> None:
+        if lines is None:
+            said.print(markup, soft_wrap=True)
+        else:
+            lines.note(Text.from_markup(markup).plain)
+
     ended: Exception | None = None
     async with Broker(presenter) as broker:
         if isinstance(presenter, TerminalPresenter):
@@ -1082,7 +1161,7 @@ async def _call_at_terminal(
             return await ask_arguments(
                 tool,
                 server=target.name,
-                say=lambda markup: said.print(markup, soft_wrap=True),
+                say=say,
                 instead=(
                     f"put {shown(left_off_example(tool))} after {shown(tool.name)} on the "
                     "command line instead"

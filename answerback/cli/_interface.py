@@ -19,8 +19,7 @@ from enum import IntEnum
 from typing import TYPE_CHECKING, Literal, cast, get_args
 
 from answerback import __version__
-from answerback.types import LoggingLevel
-from answerback.types._versions import SUPPORTED_VERSIONS
+from answerback.types import SUPPORTED_VERSIONS, LoggingLevel
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -458,7 +457,7 @@ def complain(text: str, err: Console | None = None) -> None:
     and credentials hidden. Its imports wait for a failure: ``answerback run`` needs
     them only then."""
     from answerback.cli._output import PlainConsole
-    from answerback.interact._printable import clean
+    from answerback.interact import clean
 
     err = err or PlainConsole(stderr=True)
     line = f"answerback: {clean(redacted(text))}"

@@ -14,7 +14,7 @@ import sys
 from typing import TextIO
 
 from answerback.cli._interface import redacted
-from answerback.interact._printable import clean
+from answerback.interact import clean
 
 LIBRARY_LOGGER = "answerback"
 

@@ -49,8 +49,7 @@ from answerback.client._session import (
     _no_back_channel,  # pyright: ignore[reportPrivateUsage]
     told_by_server,
 )
-from answerback.interact import Roots
-from answerback.interact._printable import clean
+from answerback.interact import Roots, clean
 from answerback.jsonrpc import ProgressCallback
 from answerback.jsonrpc._endpoint import WHY
 from answerback.types import (

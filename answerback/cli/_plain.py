@@ -25,8 +25,7 @@ from contextlib import asynccontextmanager, contextmanager
 import anyio
 from prompt_toolkit.utils import is_dumb_terminal
 
-from answerback.interact import Answer, Question
-from answerback.interact._printable import clean
+from answerback.interact import Answer, Question, clean
 from answerback.interact.terminal import LinePresenter
 from answerback.interact.terminal._sampling_screen import rejected
 from answerback.types import CreateMessageRequestParams, ElicitResult

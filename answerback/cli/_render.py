@@ -21,7 +21,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from answerback.interact._printable import clean
+from answerback.interact import clean
 from answerback.types import (
     AudioContent,
     BlobResourceContents,

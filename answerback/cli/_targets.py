@@ -31,7 +31,7 @@ from answerback.cli._interface import (
 from answerback.cli._json_file import UnreadableFile, read_json
 from answerback.transports import StdioServer
 from answerback.transports.http._client import checked_headers, parsed_endpoint
-from answerback.types._versions import SUPPORTED_VERSIONS
+from answerback.types import SUPPORTED_VERSIONS
 
 if TYPE_CHECKING:
     from answerback.client import OAuth

@@ -23,7 +23,7 @@ import io
 import sys
 import threading
 import webbrowser
-from collections.abc import Mapping
+from collections.abc import Generator, Mapping
 from typing import Literal, TextIO
 
 import anyio.from_thread
@@ -224,10 +224,22 @@ class LinePresenter:
         """Say a line of the program's own (a call's result, a log line) at any time: it
         goes on a line of its own, and a prompt waiting for an answer is written again
         below it, where the answer is typed."""
+        with self.aside():
+            self._say(line)
+
+    @contextlib.contextmanager
+    def aside(self) -> Generator[None]:
+        """Around what the program writes to the output itself (a table, a listing):
+        it starts on a line of its own, and a prompt waiting for an answer is written
+        again below it. Written after that prompt, it left the person typing the answer
+        on a line under it, far from its question."""
         waiting = self._waiting_prompt
-        self._say(line)
-        if waiting:
-            self._prompt(waiting)
+        self._end_line()
+        try:
+            yield
+        finally:
+            if waiting:
+                self._prompt(waiting)
 
     async def read_line(self, prompt: str) -> str:
         """A line for the program itself (a command at its prompt), read between

@@ -37,6 +37,7 @@ from answerback.interact.sampling._provider import SamplingProviderError
 from answerback.interact.terminal._screen import (
     BURST_NOTE,
     CARD_COLUMNS,
+    GAP,
     STYLE,
     CardControl,
     Fitting,
@@ -70,6 +71,12 @@ REPLY_KEYS = (("Ctrl-S", "send reply"), ("Esc", "deny"))
 """The keys while the reply is drafted, edited or typed."""
 REPLY_ROWS = 6
 """The reply editor's rows, in a window tall enough (two at least)."""
+OUT_OF_SIGHT = (
+    "The request's model, token cap and tools do not fit: make the window taller to approve."
+)
+"""What the key line says instead of the approve key while the card is cut above the
+end of its facts (a short window): approving a request whose cost and tools could not
+be seen was no choice."""
 
 Stage = Literal["request", "drafting", "reply"]
 
@@ -118,8 +125,10 @@ class SamplingScreen:
         texts += [("System prompt:", params.system_prompt)] if params.system_prompt else []
         texts += [(f"{m.role}:", describe_content(m.content)) for m in params.messages]
         self.reader = Reader(texts)
-        # Whatever a short window cuts, Ctrl-R shows whole.
-        self.shown = CardControl(self._card)
+        # Whatever a short window cuts, Ctrl-R shows whole; "a" acts only on facts in sight.
+        self.shown = CardControl(
+            self._card, lambda width: self._card(width, facts_only=True), facts_readable=True
+        )
         self.application: Application[CreateMessageResult | ErrorData] = ScreenApplication(
             layout=Layout(
                 self.reader.around(
@@ -227,8 +236,10 @@ class SamplingScreen:
         bindings = KeyBindings()
         asking = Condition(lambda: self.stage == "request")
         replying = Condition(lambda: self.stage == "reply")
+        # Never while the model, the token cap or the tools are out of sight.
+        facts_in_sight = Condition(lambda: self.shown.facts_in_sight)
 
-        @bindings.add("a", filter=asking)
+        @bindings.add("a", filter=asking & facts_in_sight)
         def _approve(event: KeyPressEvent) -> None:
             # Not by the "a" of a pasted word: typed, or nothing.
             app = self.application
@@ -252,7 +263,7 @@ class SamplingScreen:
 
     # -- what the person sees ----------------------------------------------------------
 
-    def _card(self, width: int) -> RenderableType:
+    def _card(self, width: int, *, facts_only: bool = False) -> RenderableType:
         params = self.params
         title = Text("Sampling request", style="bold")
         title.append(" — from ")
@@ -263,6 +274,8 @@ class SamplingScreen:
         for name, value in sampling_facts(params):
             facts.add_row(Text(name, style="bold"), Text(clean(value), overflow="fold"))
         parts: list[RenderableType] = [facts]
+        if facts_only:
+            return card(title, parts, width)
         if params.system_prompt:
             parts += [Text(), Text("System prompt:", style="bold")]
             parts.append(quoted(params.system_prompt, LINES_SHOWN_PER_TEXT))
@@ -280,6 +293,8 @@ class SamplingScreen:
         return [("class:label", f"{where} (edit it before sending):")]
 
     def _foot(self) -> StyleAndTextTuples:
+        if self.stage == "request" and not self.shown.facts_shown:
+            return [("class:status", OUT_OF_SIGHT), (GAP, "  "), *key_hints(REQUEST_KEYS[1:])]
         if self.stage == "request":
             return key_hints(REQUEST_KEYS)
         if self.stage == "drafting":

@@ -590,14 +590,15 @@ class Fitting(HSplit):
     While it says so, ``ScreenApplication`` drops every key but ``takes`` (in
     prompt_toolkit's names, "c-d") and ``TAKEN_WHEN_CRAMPED``: the others would type
     into, or answer, what cannot be seen. ``keys`` are the screen's, as ``key_hints``
-    shows them; ``what`` names the screen ("this form")."""
+    shows them, or a function giving those that act in the screen's state (a link card
+    waiting for its ``y`` takes no ``d``); ``what`` names the screen ("this form")."""
 
     def __init__(
         self,
         children: Sequence[AnyContainer],
         *,
         what: str,
-        keys: Sequence[tuple[str, str]],
+        keys: Sequence[tuple[str, str]] | Callable[[], Sequence[tuple[str, str]]],
         takes: frozenset[str],
         server_keys: ServerKeys | None,
         least_columns: int,
@@ -622,7 +623,8 @@ class Fitting(HSplit):
             width = max(columns, 1)
             shown = word_wrapped([("class:status", said)], width, 0)
             if _settled():  # the keys, once they are taken, as on the foot
-                shown += [("", "\n"), *key_rows(key_hints(keys), width)]
+                acting = keys() if callable(keys) else keys
+                shown += [("", "\n"), *key_rows(key_hints(acting), width)]
                 if server is not None:
                     shown += [("", "\n"), *key_rows(server.hints(), width)]
             return shown
@@ -669,16 +671,21 @@ class CardControl(UIControl):
 
     ``facts`` builds the card with only what the person decides on (the card's first
     rows), which Ctrl-R does not show; ``facts_shown`` says whether the last drawing
-    showed them whole. Without ``facts``, Ctrl-R shows all the card may lose. ``height``
-    is the card window's: at least its top edge, the note and its bottom edge."""
+    showed them whole. Without ``facts``, Ctrl-R shows all the card may lose; so it does
+    with ``facts_readable`` (the sampling card's reader holds its facts too), and the
+    note then says so wherever the card is cut. ``height`` is the card window's: at
+    least its top edge, the note and its bottom edge."""
 
     def __init__(
         self,
         build: Callable[[int], RenderableType],
         facts: Callable[[int], RenderableType] | None = None,
+        *,
+        facts_readable: bool = False,
     ) -> None:
         self._build = rich_lines(build)
         self._facts = rich_lines(facts) if facts is not None else None
+        self._facts_readable = facts_readable
         self.facts_shown = True
         self._drawn_in: int | None = None
         self._drawn: tuple[tuple[int, Size], list[StyleAndTextTuples]] | None = None
@@ -720,7 +727,8 @@ class CardControl(UIControl):
             for _ in range(3):  # the note's rows change how much is hidden, which it says
                 kept = max(1, height - 1 - len(note))
                 hidden = len(rows) - 1 - kept
-                note = _boxed(cut_note(hidden) if kept >= facts else window_note(hidden))
+                readable = kept >= facts or self._facts_readable
+                note = _boxed(cut_note(hidden) if readable else window_note(hidden))
             kept = max(1, height - 1 - len(note))
             facts_shown = kept >= facts
             rows = [*rows[:kept], *note, rows[-1]][:height]

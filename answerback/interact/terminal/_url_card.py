@@ -126,8 +126,9 @@ class UrlCard:
                             Window(),  # takes the rest of the terminal, below everything
                         ],
                         what="this link card",
-                        keys=BLOCKED_KEYS,
-                        takes=frozenset({"d", "c", "escape", "c-c"}),
+                        # Waiting for "y", "d" does nothing and "n" goes back.
+                        keys=lambda: CONFIRM_KEYS[1:] if self.confirming else BLOCKED_KEYS,
+                        takes=frozenset({"d", "n", "c", "escape", "c-c"}),
                         server_keys=server_keys,
                         least_columns=CARD_COLUMNS,
                     )

@@ -347,7 +347,7 @@ async def test_a_template_value_of_the_wrong_type_is_invalid_params(mode: str) -
 
 async def test_an_unknown_cursor_is_refused() -> None:
     async with Client(handing_back_server()) as client:
-        with pytest.raises(MCPError, match="start again without one"):
+        with pytest.raises(MCPError, match="without a cursor to list from the start"):
             await client.list_tools(cursor="not-a-cursor")
 
 

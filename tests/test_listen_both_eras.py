@@ -315,19 +315,60 @@ async def test_a_uri_stays_subscribed_while_another_legacy_listen_follows_it() -
     assert update.params.uri == NEWS
 
 
-async def test_a_refused_legacy_subscription_raises_before_the_block() -> None:
-    """No resource serves ``films://dune``: the legacy server refuses its
-    ``resources/subscribe``, which raises before the block runs, and the URI asked for
-    with it is unsubscribed again."""
+@pytest.mark.parametrize("mode", ERAS)
+async def test_a_uri_the_server_does_not_serve_is_left_out_in_either_era(
+    mode: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    """No resource serves ``films://dune``: a 2026-07-28 server leaves it out of its
+    acknowledgement, a legacy one refuses its ``resources/subscribe`` (-32002). Either
+    way the block runs without it, with the same warning, and hears ``NEWS``."""
+    caplog.set_level(logging.WARNING, "answerback.client")
+    mcp = library()
+    async with (
+        Client(mcp, mode=mode) as client,
+        client.listen(resource_subscriptions=[NEWS, "films://dune"]) as stream,
+    ):
+        await mcp.notify_resource_updated(NEWS)
+        with anyio.fail_after(PATIENCE_SECONDS):
+            update = await stream.receive()
+        if mode == "legacy":
+            assert server_subscriptions(mcp) == {NEWS}
+    assert stream.honoured.resource_subscriptions == [NEWS]
+    assert isinstance(update, ResourceUpdatedNotification)
+    assert update.params.uri == NEWS
+    warned = [r.getMessage() for r in caplog.records if "listen() stream" in r.getMessage()]
+    assert warned == [
+        "The server 'Library' 0.1.0 did not agree to send updates of 'films://dune' on its "
+        "listen() stream; they will not arrive"
+    ]
+
+
+async def test_a_legacy_subscription_refused_otherwise_raises_before_the_block(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A refusal other than "not served" or "not acceptable" (here the server's own
+    failure, -32603) raises before the block runs, and the URI asked for with it is
+    unsubscribed again."""
+    subscribe = Connection.subscribe
+
+    async def failing(self: Connection, client: Any, request: IncomingRequest) -> JSONObject:
+        if (request.params or {}).get("uri") == "library://hours":
+            raise MCPError(-32603, "Internal error: the subscription store is down")
+        return await subscribe(self, client, request)
+
+    monkeypatch.setitem(
+        connection_module._LEGACY,  # pyright: ignore[reportPrivateUsage]
+        "resources/subscribe",
+        failing,
+    )
     mcp = library()
     updates = Updates()
     async with Client(mcp, mode="legacy", message_handler=updates) as client:
-        with pytest.raises(MCPError) as raised:
-            async with client.listen(resource_subscriptions=[NEWS, "films://dune"]):
+        with pytest.raises(MCPError, match="the subscription store is down"):
+            async with client.listen(resource_subscriptions=[NEWS, "library://hours"]):
                 pytest.fail("the block ran")
         await mcp.notify_resource_updated(NEWS)
         await client.call_tool("echo", {"text": "after"})
-    assert "films://dune" in str(raised.value)
     assert updates.uris == []
 
 

@@ -49,7 +49,10 @@ class ClientRequestContext:
     session: ClientSession
     """The live session: a callback may call the server back through it."""
     request_id: RequestId
-    """The server's id for this request (in 2026-07-28, the input request's key)."""
+    """The server's name for this question: legacy, its request's JSON-RPC id; 2026-07-28,
+    the input request's key, which is the same for every call asking the same question
+    at once (keys are content digests). So it is not unique: a host keeping pending
+    prompts keys them by a counter of its own (contexts compare by value, too)."""
     meta: dict[str, Any] | None
     """The ``_meta`` the server attached to the request, if any."""
     url_verdict: UrlVerdict | None = None

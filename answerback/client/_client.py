@@ -64,10 +64,12 @@ from answerback.transports import (
 from answerback.transports._framing import JSON_DEPTH_LIMIT
 from answerback.transports._headers import header_parameters, parameter_headers
 from answerback.types import (
+    INVALID_PARAMS,
     META_CLIENT_CAPABILITIES,
     META_CLIENT_INFO,
     META_LOG_LEVEL,
     META_PROTOCOL_VERSION,
+    RESOURCE_NOT_FOUND,
     CallToolResult,
     CompleteRequestParams,
     CompleteResult,
@@ -1039,7 +1041,9 @@ class Client:
         list changes unasked: the stream takes those asked for from the session (they
         reach ``message_handler`` too), and ``honoured`` is what the server declared.
         It subscribes (``resources/subscribe``) each asked URI the client has not
-        subscribed yet, and unsubscribes those when the last block following them ends.
+        subscribed yet, and unsubscribes those when the last block following them ends;
+        a URI refused as not served or not acceptable is left out of ``honoured`` with
+        the warning a 2026-07-28 server's leaving it out gets.
 
         The block raises ``ConnectionClosedError`` when the server is gone: the
         connection ended; over HTTP, a 2026-07-28 stream broke for good, or a legacy
@@ -1107,13 +1111,7 @@ class Client:
                 if not subscription.settled.is_set():
                     raise self._listen_unanswered("subscriptions/listen", "acknowledge")
                 if subscription.honoured is not None:
-                    if left_out := _not_honoured(wanted, subscription.honoured):
-                        logger.warning(
-                            "%s did not agree to send %s on its listen() stream; they will "
-                            "not arrive",
-                            describe_server(self.server_info),
-                            ", ".join(left_out),
-                        )
+                    self._warn_not_honoured(_not_honoured(wanted, subscription.honoured))
                     yield ListenStream(subscription.receive, subscription.honoured)
                 tg.cancel_scope.cancel()
         except BaseExceptionGroup as group:
@@ -1138,7 +1136,10 @@ class Client:
         if self._gone is not None:
             raise _listen_lost(self.session.server_info, self._gone)
         uris = list(dict.fromkeys(wanted.resource_subscriptions or ()))
-        await self._follow(uris)
+        if refused := await self._follow(uris):
+            uris = [uri for uri in uris if uri not in refused]
+            self._warn_not_honoured([f"updates of {uri!r}" for uri in refused])
+            wanted = wanted.model_copy(update={"resource_subscriptions": uris or None})
         subscription = Subscription(self.session.server_info)
         self._session_listeners[subscription] = wanted
         endpoint = self.session.endpoint
@@ -1158,9 +1159,21 @@ class Client:
             with anyio.CancelScope(shield=True):  # a cancelled block unsubscribes too
                 await self._unfollow(uris)
 
-    async def _follow(self, uris: list[str]) -> None:
+    def _warn_not_honoured(self, left_out: list[str]) -> None:
+        """Say what a ``listen()`` asked for that will not arrive, alike in both eras."""
+        if left_out:
+            logger.warning(
+                "%s did not agree to send %s on its listen() stream; they will not arrive",
+                describe_server(self.server_info),
+                ", ".join(left_out),
+            )
+
+    async def _follow(self, uris: list[str]) -> list[str]:
         """Legacy ``listen()``: count the block as following each URI and subscribe
-        those the session is not subscribed to yet. A refusal undoes the block's part
+        those the session is not subscribed to yet; returns the URIs the server refused
+        to subscribe as not served (-32002) or not acceptable (-32602), no longer
+        counted: a 2026-07-28 server leaves those out of its acknowledgement, so the
+        block runs without them in both eras. Any other refusal undoes the block's part
         and raises, before the block runs; so does a wait longer than
         ``connect_timeout_seconds``, turns included.
 
@@ -1169,6 +1182,7 @@ class Client:
         blocks. A URI already subscribed needs no turn: once counted, no block's end
         unsubscribes it."""
         self._listened_uris.update(uris)
+        refused: list[str] = []
         try:
             with anyio.move_on_after(self.connect_timeout_seconds) as bounded:
                 for uri in uris:
@@ -1181,6 +1195,11 @@ class Client:
                             await self._send_subscribe(uri)
                         except RequestTimeoutError as exc:
                             raise self._listen_unanswered("resources/subscribe", "answer") from exc
+                        except MCPError as exc:
+                            if exc.code not in (RESOURCE_NOT_FOUND, INVALID_PARAMS):
+                                raise
+                            refused.append(uri)
+                            continue
                         self._subscribed_on_server.add(uri)
             if bounded.cancelled_caught:
                 raise self._listen_unanswered("resources/subscribe", "answer")
@@ -1188,6 +1207,10 @@ class Client:
             with anyio.CancelScope(shield=True):
                 await self._unfollow(uris)
             raise
+        if refused:
+            with anyio.CancelScope(shield=True):
+                await self._unfollow(refused)
+        return refused
 
     async def _send_subscribe(self, uri: str, *, setup: bool = False) -> None:
         """``resources/subscribe`` for a listen (``_follow``) or a session set up again

@@ -528,10 +528,12 @@ class ClientSession:
                 state_only_rounds += 1
             if needed.request_state is not None:
                 attempt["requestState"] = needed.request_state
+        target = params.get("name", params.get("uri"))
+        call = f"{method!r} of {target!r}" if isinstance(target, str) else repr(method)
         raise InputRequiredRoundsExceededError(
-            f"{method!r} still needed input after {max_rounds} rounds; giving up. The server "
-            "may be asking in a loop; raise input_required_max_rounds if it legitimately "
-            "needs more."
+            f"{call} still needed input from {self._server_named()} after {max_rounds} "
+            "rounds; giving up. The server may be asking in a loop; raise "
+            "input_required_max_rounds if it legitimately needs more."
         )
 
     async def answer_input_requests(self, input_requests: InputRequests) -> JSONObject:
@@ -550,9 +552,26 @@ class ClientSession:
         minutes and call other servers' tools, whose result checks must not draw on this
         server's budget, nor be refused once its patterns have spent it. Waiting for the
         person costs none of it.
+
+        What refuses a question whatever the answer (a kind or mode this client did not
+        declare, a form it cannot show) refuses the round before anyone is asked: the
+        person's answers to the round's other questions would be thrown away with it.
         """
         responses: JSONObject = {}
         patterns = PatternBudget()
+        for key, input_request in input_requests.items():
+            refused = self._refusal(input_request, patterns)
+            if refused is not None:
+                problem = refused.message.rstrip(". ")
+                raise MCPError.from_error_data(
+                    refused.model_copy(
+                        update={
+                            "message": f"{problem} (input request {key!r} from "
+                            f"{self._server_named()}; none of the round's questions was "
+                            "put to anyone)."
+                        }
+                    )
+                )
         for key, input_request in input_requests.items():
             params = input_request.params
             meta = None if params is None or params.meta is None else params.meta.to_wire()
@@ -707,6 +726,64 @@ class ClientSession:
             return await self.answer_sampling(context, question.params)
         return await self.answer_list_roots(context)
 
+    def _refusal(self, question: InputRequest, patterns: PatternBudget) -> ErrorData | None:
+        """What refuses a 2026-07-28 input request before the responder sees it, checked
+        for a whole round before any of its questions is asked."""
+        if isinstance(question, ElicitRequest):
+            refused = self._elicitation_refusal(question.params, patterns)
+            return refused if isinstance(refused, ErrorData) else None
+        if isinstance(question, CreateMessageRequest):
+            return self._sampling_refusal(question.params)
+        if self.capabilities.roots is None:
+            return refusal("List roots", "roots", self.refusal_reasons.get("roots"))
+        return None
+
+    def _elicitation_refusal(
+        self, params: ElicitRequestParams, patterns: PatternBudget | None
+    ) -> ErrorData | Form | None:
+        """The refusal of an elicitation in a mode the responder did not declare, of a
+        form outside the restricted subset or too large to show, and of a link whose
+        message is longer than a form's may be; else the form parsed (``None``: a link)."""
+        declared = self.capabilities.elicitation
+        if declared is None:
+            return refusal("Elicitation", "elicitation", self.refusal_reasons.get("elicitation"))
+        if isinstance(params, ElicitRequestFormParams):
+            if declared.form is None and declared.url is not None:
+                return _mode_refusal("Form elicitation", "elicitation.form")
+            try:
+                check_message(params.message)
+                with drawing_on(patterns):
+                    return self._form(params.requested_schema)
+            except UnsupportedForm as exc:
+                logger.warning("refused a form from %s: %s", self._server_named(), exc)
+                return unsupported_form(exc)
+        if declared.url is None:
+            return _mode_refusal("URL elicitation", "elicitation.url")
+        try:
+            check_message(params.message)  # shown beside the link, bounded as a form's
+        except FormTooLarge as exc:
+            logger.warning("refused a link from %s: %s", self._server_named(), exc)
+            return link_message_too_long(exc, params.message)
+        return None
+
+    def _sampling_refusal(self, params: CreateMessageRequestParams) -> ErrorData | None:
+        """The refusal of a sampling request the responder did not declare (tools,
+        context), or whose ``maxTokens`` or tool-use pairing is wrong."""
+        declared = self.capabilities.sampling
+        if declared is None:
+            return refusal("Sampling", "sampling", self.refusal_reasons.get("sampling"))
+        if (params.tools or params.tool_choice) and declared.tools is None:
+            return _mode_refusal("Sampling with tools", "sampling.tools")
+        if params.include_context in ("thisServer", "allServers") and declared.context is None:
+            return _mode_refusal("Sampling with context", "sampling.context")
+        try:
+            check_sampling_request(
+                params.messages, params.max_tokens, params.tools, params.tool_choice
+            )
+        except MCPError as refused:  # the server's mistake, told as it is
+            return refused.error
+        return None
+
     def _form(self, requested_schema: JSONObject) -> Form:
         """The parsed form for a schema, reused: a server asks the same form again and
         again, and parsing it (building its validator) costs more than the rest of an
@@ -736,29 +813,12 @@ class ClientSession:
         Reading the form and checking the answer draw on ``patterns``, a 2026-07-28
         round's budget (``answer_input_requests``), or without one each on its own. The
         responder runs outside it: what it checks draws on budgets of its own."""
-        declared = self.capabilities.elicitation
-        if declared is None:
-            return refusal("Elicitation", "elicitation", self.refusal_reasons.get("elicitation"))
-        form: Form | None = None
-        if isinstance(params, ElicitRequestFormParams):
-            if declared.form is None and declared.url is not None:
-                return _mode_refusal("Form elicitation", "elicitation.form")
-            try:
-                check_message(params.message)
-                with drawing_on(patterns):
-                    form = self._form(params.requested_schema)
-            except UnsupportedForm as exc:
-                logger.warning("refused a form from %s: %s", self._server_named(), exc)
-                return unsupported_form(exc)
+        form = self._elicitation_refusal(params, patterns)
+        if isinstance(form, ErrorData):
+            return form
+        if form is not None:
             context = replace(context, form=form)
-        elif declared.url is None:
-            return _mode_refusal("URL elicitation", "elicitation.url")
         if isinstance(params, ElicitRequestURLParams):
-            try:
-                check_message(params.message)  # shown beside the link, bounded as a form's
-            except FormTooLarge as exc:
-                logger.warning("refused a link from %s: %s", self._server_named(), exc)
-                return link_message_too_long(exc, params.message)
             try:
                 verdict = self.url_elicitations.admit(self, params)
             except MCPError as blocked:  # answerback's refusal to the server, not a failure
@@ -807,19 +867,9 @@ class ClientSession:
         ``maxTokens`` under 1 and messages that break the tool-use pairing rules, before
         the responder sees it; then refuse an answer that uses a tool the request did not
         let the model use (-32603, the client's fault, naming who answered)."""
-        declared = self.capabilities.sampling
-        if declared is None:
-            return refusal("Sampling", "sampling", self.refusal_reasons.get("sampling"))
-        if (params.tools or params.tool_choice) and declared.tools is None:
-            return _mode_refusal("Sampling with tools", "sampling.tools")
-        if params.include_context in ("thisServer", "allServers") and declared.context is None:
-            return _mode_refusal("Sampling with context", "sampling.context")
-        try:
-            check_sampling_request(
-                params.messages, params.max_tokens, params.tools, params.tool_choice
-            )
-        except MCPError as refused:  # the server's mistake, told as it is
-            return refused.error
+        refused = self._sampling_refusal(params)
+        if refused is not None:
+            return refused
         source = answerer(self.responder, "sample")
         answer = checked_answer(
             await self.responder.sample(context, params), CreateMessageResult, source

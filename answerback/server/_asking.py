@@ -160,6 +160,12 @@ class Asker(Protocol):
         digest: str | None = None,
     ) -> JSONObject | BaseModel: ...
 
+    def caught_inside(self, outcome: BaseException | None) -> InputNeeded | None:
+        """The questions to ask after all, if the run caught some of its own (see
+        ``ReplayAsker.caught_inside``); ``outcome`` is what the run raised, or ``None``
+        if it returned."""
+        ...
+
 
 class LiveAsker:
     """Legacy era: a real server→client request, sent as part of the current request."""
@@ -177,6 +183,10 @@ class LiveAsker:
         permitted()
         return await self._request.request(method, made(params))
 
+    def caught_inside(self, outcome: BaseException | None) -> InputNeeded | None:
+        """Never: a live question is answered or fails where it is asked."""
+        return None
+
 
 class ReplayAsker:
     """2026-07-28: answers from the retry's recorded responses, or stops the tool.
@@ -191,6 +201,8 @@ class ReplayAsker:
         self._answers = answers
         self._checked = checked or {}
         self._occurrences = _Occurrences()
+        self._raised: dict[str, Question] = {}
+        """Every question this run stopped for, in the order asked."""
 
     async def ask(
         self,
@@ -207,8 +219,39 @@ class ReplayAsker:
             answer = self._answers.get(key)
         if answer is None:
             permitted()
-            raise InputNeeded([Question(key, method, made(params))])
+            question = self._raised[key] = Question(key, method, made(params))
+            raise InputNeeded([question])
         return answer
+
+    def caught_inside(self, outcome: BaseException | None) -> InputNeeded | None:
+        """Every question this run stopped for, if the run ended while some of them
+        never came out of it (``outcome`` is what it raised, ``None`` if it returned).
+
+        ``InputNeeded`` is a ``BaseException`` so ``except Exception`` lets it through,
+        but asyncio keeps whatever a task raised: ``gather(..., return_exceptions=True)``
+        hands it back as a value and ``task.exception()`` returns it, as does an
+        ``except BaseException``. A run that went on from there built its result (or
+        its failure) without the answers, and the legacy era would have asked: so the
+        round asks them all, and the re-run gets the answers. A failure that came out
+        beside its questions wins as before (``settle``)."""
+        if not self._raised:
+            return None
+        settled = settle(outcome) if outcome is not None else None
+        if settled is not None and not isinstance(settled, (Exception, InputNeeded)):
+            return None  # cancelled or interrupted: nobody waits for this run's answers
+        came_out: set[str] = set()
+        if outcome is not None:
+            leaves = (
+                _leaves(cast(BaseExceptionGroup[BaseException], outcome))
+                if isinstance(outcome, BaseExceptionGroup)
+                else iter([outcome])
+            )
+            for leaf in leaves:
+                if isinstance(leaf, InputNeeded):
+                    came_out.update(question.key for question in leaf.questions)
+        if came_out.issuperset(self._raised):
+            return None
+        return InputNeeded(list(self._raised.values()))
 
 
 class AlreadySent:

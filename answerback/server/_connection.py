@@ -13,6 +13,7 @@ import base64
 import functools
 import inspect
 import itertools
+import json
 import logging
 from collections.abc import Awaitable, Callable, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar, cast
@@ -36,8 +37,14 @@ from answerback.server._asking import (
 )
 from answerback.server._caller import caller_of
 from answerback.server._context import Context
+from answerback.server._older_versions import (
+    fit_capabilities,
+    fit_prompt_result,
+    fit_tool_result,
+    fit_tools,
+)
 from answerback.server._request_state import PREFIX as STATE_PREFIX
-from answerback.server._request_state import StateSeal, check_retry_fits, claim
+from answerback.server._request_state import StateSeal, check_retry_fits
 from answerback.server._roots_guard import RootsCache
 from answerback.server._session import ClientState, ServerSession
 from answerback.server._tools import tool_error_result
@@ -94,7 +101,6 @@ from answerback.types._versions import (
     LEGACY_VERSIONS,
     MODERN_VERSIONS,
     SUPPORTED_VERSIONS,
-    has_feature,
     per_request_refusal,
 )
 
@@ -105,6 +111,7 @@ if TYPE_CHECKING:
 logger = logging.getLogger("answerback.server")
 
 ItemT = TypeVar("ItemT")
+OutcomeT = TypeVar("OutcomeT")
 _ASKERS = {"tools/call": "Tool", "prompts/get": "Prompt", "resources/read": "Resource"}
 """What a method's target is called in an error about it."""
 
@@ -209,7 +216,7 @@ class Connection:
         self.legacy_client = ClientState(version, params.capabilities, params.client_info)
         return InitializeResult(
             protocol_version=version,
-            capabilities=self.server.capabilities,
+            capabilities=fit_capabilities(self.server.capabilities, version),
             server_info=self.server.server_info,
             instructions=self.server.instructions,
         ).to_wire()
@@ -237,10 +244,8 @@ class Connection:
     async def list_tools(self, client: ClientState | None, request: IncomingRequest) -> JSONObject:
         assert client is not None
         tools = [tool.definition for tool in self.registry.tools.values()]
-        if not has_feature(client.protocol_version, "structured_content"):
-            # Before 2025-06-18 tools had no output schema; older clients may reject it.
-            tools = [tool.model_copy(update={"output_schema": None}) for tool in tools]
-        page, next_cursor = self._page(tools, request)
+        tools = fit_tools(tools, client.protocol_version)
+        page, next_cursor = self._page(tools, request, lambda tool: tool.name)
         result = ListToolsResult(tools=page, next_cursor=next_cursor)
         return self._cacheable(client, result)
 
@@ -256,7 +261,7 @@ class Connection:
 
         async def run(context: Context) -> JSONObject:
             try:
-                result = await tool.call(arguments, context)
+                result = await _asking_what_it_caught(context, tool.call(arguments, context))
             except BaseException as raised:
                 failure = settle(raised)
                 if isinstance(failure, MCPError) or not isinstance(failure, Exception):
@@ -268,9 +273,7 @@ class Connection:
                 result = tool_error_result(tool.definition.name, failure, redact=redact)
             if isinstance(result, InputRequiredResult):
                 return self._hand_made(client, context, result, f"Tool {params.name!r}", request)
-            if not has_feature(client.protocol_version, "structured_content"):
-                result.pop("structuredContent", None)
-            return result
+            return fit_tool_result(result, client.protocol_version)
 
         return await self._with_questions(
             client, request, "tools/call", params.name, arguments, params, run
@@ -283,7 +286,7 @@ class Connection:
     ) -> JSONObject:
         assert client is not None
         prompts = [prompt.definition for prompt in self.registry.prompts.values()]
-        page, next_cursor = self._page(prompts, request)
+        page, next_cursor = self._page(prompts, request, lambda prompt: prompt.name)
         return self._cacheable(client, ListPromptsResult(prompts=page, next_cursor=next_cursor))
 
     async def get_prompt(self, client: ClientState | None, request: IncomingRequest) -> JSONObject:
@@ -297,11 +300,11 @@ class Connection:
         arguments = params.arguments or {}
 
         async def run(context: Context) -> JSONObject:
-            rendered = await prompt.render(arguments, context)
+            rendered = await _asking_what_it_caught(context, prompt.render(arguments, context))
             if isinstance(rendered, InputRequiredResult):
                 what = f"Prompt {params.name!r}"
                 return self._hand_made(client, context, rendered, what, request)
-            return rendered.to_wire()
+            return fit_prompt_result(rendered.to_wire(), client.protocol_version)
 
         return await self._with_questions(
             client, request, "prompts/get", params.name, arguments, params, run
@@ -313,14 +316,16 @@ class Connection:
         self, client: ClientState | None, request: IncomingRequest
     ) -> JSONObject:
         assert client is not None
-        page, next_cursor = self._page(self.registry.fixed_resources(), request)
+        resources = self.registry.fixed_resources()
+        page, next_cursor = self._page(resources, request, lambda resource: resource.uri)
         return self._cacheable(client, ListResourcesResult(resources=page, next_cursor=next_cursor))
 
     async def list_resource_templates(
         self, client: ClientState | None, request: IncomingRequest
     ) -> JSONObject:
         assert client is not None
-        page, next_cursor = self._page(self.registry.resource_templates(), request)
+        templates = self.registry.resource_templates()
+        page, next_cursor = self._page(templates, request, lambda template: template.uri_template)
         result = ListResourceTemplatesResult(resource_templates=page, next_cursor=next_cursor)
         return self._cacheable(client, result)
 
@@ -335,7 +340,9 @@ class Connection:
         resource, arguments = found
 
         async def run(context: Context) -> JSONObject:
-            contents = await resource.read(params.uri, arguments, context)
+            contents = await _asking_what_it_caught(
+                context, resource.read(params.uri, arguments, context)
+            )
             if isinstance(contents, InputRequiredResult):
                 what = f"Resource {params.uri!r}"
                 return self._hand_made(client, context, contents, what, request)
@@ -528,7 +535,7 @@ class Connection:
         request_state = params.request_state
         if request_state is not None and request_state.startswith(STATE_PREFIX):
             opened = seal.open(request_state)
-            await claim(opened, self.server.used_states)
+            await seal.claim(opened, self.server.used_states)
         answers, checked, sent, kept = _recorded_state(
             opened, raw_responses, params.input_responses
         )
@@ -631,25 +638,20 @@ class Connection:
         return checked.to_wire()
 
     def _page(
-        self, items: Sequence[ItemT], request: IncomingRequest
+        self, items: Sequence[ItemT], request: IncomingRequest, key: Callable[[ItemT], str]
     ) -> tuple[list[ItemT], str | None]:
-        """One page of a list, and the cursor of the next (opaque to clients)."""
+        """One page of a list, and the cursor of the next (opaque to clients). The
+        cursor names the list and the ``key`` (name or URI) of the page's last item,
+        not a position: an item removed between two pages pushes no other out of the
+        next one."""
         cursor = _params(PaginatedRequestParams, request).cursor
-        start = 0
-        if cursor is not None:
-            try:
-                start = int(base64.urlsafe_b64decode(cursor.encode()).decode())
-            except ValueError:
-                raise InvalidParamsError(
-                    f"Invalid params: unknown cursor {cursor!r}; start again without one."
-                ) from None
-            if not 0 <= start <= len(items):
-                raise InvalidParamsError(f"Invalid params: cursor {cursor!r} is out of range.")
+        start = 0 if cursor is None else _after(cursor, request.method, [*map(key, items)])
         size = self.server.page_size or len(items) or 1
         end = start + size
         if end >= len(items):
             return list(items[start:]), None
-        return list(items[start:end]), base64.urlsafe_b64encode(str(end).encode()).decode()
+        following = json.dumps([request.method, key(items[end - 1])]).encode()
+        return list(items[start:end]), base64.urlsafe_b64encode(following).decode()
 
     def _cacheable(self, client: ClientState, result: MCPModel) -> JSONObject:
         """2026-07-28 lists and reads say how long a client may cache them."""
@@ -692,6 +694,48 @@ SUBSCRIPTIONS_KEPT = 1000
 SUBSCRIBED_URI_CHARS = 4096
 """The longest URI a connection subscribes to (URLs beyond a few KiB are refused by most
 HTTP software anyway)."""
+
+
+async def _asking_what_it_caught(context: Context, work: Awaitable[OutcomeT]) -> OutcomeT:
+    """What a tool, prompt or resource gives, unless on 2026-07-28 it caught some of its
+    own questions (``gather(return_exceptions=True)``, ``except BaseException``): then it
+    raises them, so the round asks them rather than answering without their answers."""
+    try:
+        outcome = await work
+    except BaseException as raised:
+        caught = context.session.questions_caught_inside(raised)
+        if caught is None:
+            raise
+        forget_where_raised(raised)
+        raise caught from None
+    caught = context.session.questions_caught_inside(None)
+    if caught is not None:
+        raise caught
+    return outcome
+
+
+def _after(cursor: str, method: str, keys: list[str]) -> int:
+    """Where the page a ``_page`` cursor asks for starts in ``keys``; -32602 saying to
+    list again from the start for a cursor not made here, made for another list, or
+    continuing after an item the list no longer has."""
+    again = f"call {method} again without a cursor to list from the start."
+    try:
+        made_for, last = json.loads(base64.urlsafe_b64decode(cursor.encode()))
+        if not isinstance(made_for, str) or not isinstance(last, str):
+            raise ValueError(cursor)
+    except (ValueError, TypeError):
+        raise InvalidParamsError(f"Invalid params: unknown cursor {cursor!r}; {again}") from None
+    if made_for != method:
+        raise InvalidParamsError(
+            f"Invalid params: cursor {cursor!r} continues {made_for!r}, not {method}; {again}"
+        )
+    try:
+        return keys.index(last) + 1
+    except ValueError:
+        raise InvalidParamsError(
+            f"Invalid params: cursor {cursor!r} continues after {last!r}, which the list no "
+            f"longer has (it changed); {again}"
+        ) from None
 
 
 def _agreed(

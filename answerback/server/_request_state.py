@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import binascii
 import hashlib
+import logging
 import os
 import secrets
 import time
@@ -38,6 +39,8 @@ from answerback.types import INTERNAL_ERROR, InvalidParamsError, MCPError
 
 if TYPE_CHECKING:
     from answerback.transports.http._used_states import UsedStates
+
+logger = logging.getLogger("answerback.server")
 
 PREFIX = "ab1."
 """Marks state sealed by answerback; other state is the tool author's own."""
@@ -61,6 +64,16 @@ _NONCE_BYTES = 12
 # calls more per token, on every round of every call that asks.
 _TO_URLSAFE = bytes.maketrans(b"+/", b"-_")
 _FROM_URLSAFE = bytes.maketrans(b"-_", b"+/")
+
+
+class StateRefused(InvalidParamsError):
+    """A ``requestState`` that failed a check. The client is told as little as ever;
+    ``reason`` (which check failed) is for the server's log, so an operator can tell a
+    person who took too long from a forgery or a replica without the keys."""
+
+    def __init__(self, message: str, reason: str) -> None:
+        super().__init__(message)
+        self.reason = reason
 
 
 def binding_for(method: str, name: str, arguments: Any, principal: str | None = None) -> bytes:
@@ -112,24 +125,29 @@ class RequestStateSealer:
             key_id = blob[:_KEY_ID_BYTES]
             nonce = blob[_KEY_ID_BYTES : _KEY_ID_BYTES + _NONCE_BYTES]
         except ValueError:
-            raise InvalidParamsError(INVALID_STATE_MESSAGE) from None
+            raise StateRefused(INVALID_STATE_MESSAGE, "it is not base64") from None
         cipher = self._ciphers.get(key_id)
         if cipher is None:
             if len(blob) < _KEY_ID_BYTES + _NONCE_BYTES:
-                raise InvalidParamsError(INVALID_STATE_MESSAGE)
-            raise InvalidParamsError(UNKNOWN_KEY_MESSAGE)
+                raise StateRefused(INVALID_STATE_MESSAGE, "it is too short to be sealed")
+            raise StateRefused(UNKNOWN_KEY_MESSAGE, "no key of this server sealed it")
         try:
             payload: object = from_json(
                 cipher.decrypt(nonce, blob[_KEY_ID_BYTES + _NONCE_BYTES :], binding)
             )
         except (ValueError, InvalidTag):
-            raise InvalidParamsError(INVALID_STATE_MESSAGE) from None
+            reason = "its seal does not match this request (altered, or another request's)"
+            raise StateRefused(INVALID_STATE_MESSAGE, reason) from None
         if not isinstance(payload, dict):
-            raise InvalidParamsError(INVALID_STATE_MESSAGE)
+            raise StateRefused(INVALID_STATE_MESSAGE, "it holds no object")
         state = cast(dict[str, Any], payload)
         expires = state.get("exp")
-        if not isinstance(expires, int | float) or expires < time.time():
-            raise InvalidParamsError(INVALID_STATE_MESSAGE)
+        if not isinstance(expires, int | float):
+            raise StateRefused(INVALID_STATE_MESSAGE, "it carries no expiry")
+        late = time.time() - expires
+        if late > 0:
+            reason = f"it expired {late:.1f} s ago (ttl_seconds={self.ttl_seconds:g})"
+            raise StateRefused(INVALID_STATE_MESSAGE, reason)
         return state
 
 
@@ -162,16 +180,26 @@ class StateSeal:
         return self._sealer.seal(payload, self._binding())
 
     def open(self, token: str) -> dict[str, Any]:
-        return self._sealer.open(token, self._binding())
+        try:
+            return self._sealer.open(token, self._binding())
+        except StateRefused as refused:
+            self._log_refusal(refused.reason)
+            raise
 
+    async def claim(self, state: dict[str, Any], used_states: UsedStates) -> None:
+        """Let an opened state through once if it was sealed single-use; refuse a replay."""
+        state_id = state.get(SINGLE_USE)
+        if state_id is None:
+            return
+        if not isinstance(state_id, str) or not await used_states.claim(state_id, state["exp"]):
+            self._log_refusal("it was already used (single-use state)")
+            raise StateRefused(REPLAYED_STATE_MESSAGE, "already used")
 
-async def claim(state: dict[str, Any], used_states: UsedStates) -> None:
-    """Let an opened state through once if it was sealed single-use; refuse a replay."""
-    state_id = state.get(SINGLE_USE)
-    if state_id is None:
-        return
-    if not isinstance(state_id, str) or not await used_states.claim(state_id, state["exp"]):
-        raise InvalidParamsError(REPLAYED_STATE_MESSAGE)
+    def _log_refusal(self, reason: str) -> None:
+        """Which check a state failed, with the request it came with: never the state
+        itself (nor the arguments, which may hold secrets)."""
+        method, name = self._target[0], self._target[1]
+        logger.warning("refused the requestState of %s %r: %s", method, name, reason)
 
 
 def check_retry_fits(

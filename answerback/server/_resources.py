@@ -6,6 +6,9 @@ anything else is served as JSON, except ``None`` and NaN or Infinity, which are 
 naming the resource (served, they would be the JSON ``null``, which says nothing of what
 went wrong). A URI with ``{name}`` placeholders is a template; the placeholders become
 the function's arguments (``{+name}`` may span ``/``), each a type URI text can become.
+A template may end with an RFC 6570 form-style query, ``{?q,limit}`` (or ``{&q,limit}``
+after a fixed ``?k=v``): its parameters come in any order, and one left out takes the
+function's default.
 """
 
 from __future__ import annotations
@@ -16,7 +19,7 @@ import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, cast
-from urllib.parse import unquote
+from urllib.parse import unquote, unquote_plus
 
 import pydantic
 import pydantic_core
@@ -43,6 +46,15 @@ from answerback.types import (
 
 ResourceContents = TextResourceContents | BlobResourceContents
 _PLACEHOLDER = re.compile(r"\{(\+?)([A-Za-z_][A-Za-z0-9_]*)\}")
+_QUERY = re.compile(r"\{([?&])([A-Za-z_][A-Za-z0-9_]*(?:,[A-Za-z_][A-Za-z0-9_]*)*)\}\Z")
+"""A form-style query expression (``{?a,b}``, or ``{&a,b}`` continuing a fixed query),
+which ends a template."""
+_EXPRESSION = re.compile(r"\{[^{}]*\}")
+_SUPPORTED = (
+    "answerback serves {name}, {+name} (which may span '/') and, at the very end, a "
+    "query {?a,b} (or {&a,b} after a fixed '?k=v'), each name a Python identifier: the "
+    "function's parameter"
+)
 
 _TEXT_SCHEMA_TYPES = frozenset({"string", "integer", "number", "boolean", "null"})
 """The JSON Schema types a template parameter may have: what a URI's text can become
@@ -50,7 +62,61 @@ _TEXT_SCHEMA_TYPES = frozenset({"string", "integer", "number", "boolean", "null"
 
 
 def is_template(uri: str) -> bool:
-    return _PLACEHOLDER.search(uri) is not None
+    return _PLACEHOLDER.search(uri) is not None or _QUERY.search(uri) is not None
+
+
+@dataclass(frozen=True, slots=True)
+class QueryPart:
+    """A template's closing query: the names it may give, and the fixed ``k=v`` pairs a
+    ``{&...}`` template's URI must also have."""
+
+    names: tuple[str, ...]
+    fixed: tuple[tuple[str, str], ...]
+
+    def arguments(self, query: str) -> dict[str, str] | None:
+        """The names ``query`` gives (decoded), or ``None`` if it is not this query's:
+        a pair it does not know, a name given twice, or a fixed pair missing."""
+        given: dict[str, str] = {}
+        for pair in filter(None, query.split("&")):
+            key, _, value = pair.partition("=")
+            key, value = unquote_plus(key), unquote_plus(value)
+            if key in given or (key not in self.names and (key, value) not in self.fixed):
+                return None
+            given[key] = value
+        if any(given.get(key) != value for key, value in self.fixed):
+            return None
+        return {name: value for name, value in given.items() if name in self.names}
+
+
+def _split_query(uri: str) -> tuple[str, QueryPart | None]:
+    """``uri`` without its closing query expression, and that query (``None`` if none)."""
+    found = _QUERY.search(uri)
+    if found is None:
+        return uri, None
+    base, names = uri[: found.start()], tuple(found.group(2).split(","))
+    if found.group(1) == "?":
+        if "?" in base:
+            raise ValueError(
+                f"Invalid argument for mcp.resource(): uri {uri!r} has a fixed query, so "
+                "{?...} would start a second one; continue it with {&...} instead."
+            )
+        return base, QueryPart(names, ())
+    if "?" not in base:
+        raise ValueError(
+            f"Invalid argument for mcp.resource(): uri {uri!r} has no fixed query for "
+            "{&...} to continue; start the query with {?...} instead."
+        )
+    base, _, literal = base.partition("?")
+    if "{" in literal or "}" in literal:
+        raise ValueError(
+            f"Invalid argument for mcp.resource(): uri {uri!r} has a placeholder in its "
+            "fixed query; name it in the {&...} expression instead."
+        )
+    fixed = tuple(
+        (unquote_plus(key), unquote_plus(value))
+        for key, _, value in (pair.partition("=") for pair in filter(None, literal.split("&")))
+    )
+    return base, QueryPart(names, fixed)
 
 
 def template_shape(uri: str) -> str:
@@ -70,6 +136,8 @@ class RegisteredResource:
     parsers: dict[str, TypeAdapter[Any]]
     """A template's parameters by name, each parsing the text a URI gives it to the
     parameter's type; built once, because building one costs far more than a read."""
+    query: QueryPart | None = None
+    """A template's closing query; ``pattern`` then matches the URI before its ``?``."""
 
     @classmethod
     def from_function(
@@ -94,12 +162,18 @@ class RegisteredResource:
             "icons": icons,
             "meta": meta,
         }
-        stray = _PLACEHOLDER.sub("", uri)
+        base, query = _split_query(uri)
+        stray = _PLACEHOLDER.sub("", base)
         if "{" in stray or "}" in stray:
+            expression = _EXPRESSION.search(stray)
+            problem = (
+                f"the template expression {expression.group()!r}, a form it does not serve"
+                if expression
+                else "a brace outside a placeholder"
+            )
             raise ValueError(
-                f"Invalid argument for mcp.resource(): uri {uri!r} has a brace outside a "
-                "placeholder. Write placeholders as {name} or {+name} (a Python identifier: "
-                "the function's parameter); a URI holds no other braces."
+                f"Invalid argument for mcp.resource(): uri {uri!r} has {problem}. "
+                f"{_SUPPORTED}; a URI holds no other braces."
             )
         if not is_template(uri):
             if signature.parameters:
@@ -108,7 +182,8 @@ class RegisteredResource:
                     f"{list(signature.parameters)}; use a template such as 'x://{{id}}'"
                 )
             return cls(Resource(uri=uri, **common), function, signature, None, {})
-        placeholders = [match.group(2) for match in _PLACEHOLDER.finditer(uri)]
+        placeholders = [match.group(2) for match in _PLACEHOLDER.finditer(base)]
+        placeholders += query.names if query is not None else ()
         if len(set(placeholders)) != len(placeholders):
             twice = sorted({name for name in placeholders if placeholders.count(name) > 1})
             raise ValueError(
@@ -139,8 +214,9 @@ class RegisteredResource:
             ResourceTemplate(uri_template=uri, **common),
             function,
             signature,
-            _compile(uri),
+            _compile(base if query is not None else uri),
             parsers,
+            query,
         )
 
     def match(self, uri: str) -> dict[str, str] | None:
@@ -149,16 +225,30 @@ class RegisteredResource:
             return (
                 {} if isinstance(self.definition, Resource) and self.definition.uri == uri else None
             )
-        found = self.pattern.fullmatch(uri)
+        path, _, query = uri.partition("?") if self.query is not None else (uri, "", "")
+        found = self.pattern.fullmatch(path)
         if found is None:
             return None
-        return {name: unquote(value) for name, value in found.groupdict().items()}
+        arguments = {name: unquote(value) for name, value in found.groupdict().items()}
+        if self.query is None:
+            return arguments
+        given = self.query.arguments(query)
+        return None if given is None else arguments | given
 
     async def read(
         self, uri: str, arguments: dict[str, str], context: Any
     ) -> list[ResourceContents] | InputRequiredResult:
         kwargs: dict[str, Any] = {}
         for name, parser in self.parsers.items():
+            if name not in arguments:  # a query parameter the URI leaves out
+                default = self.signature.parameters[name][1]
+                if default is ...:
+                    raise InvalidParamsError(
+                        f"Invalid params: {uri!r} gives the template no {name!r}, which it "
+                        f"needs; add {name}=... to the query."
+                    )
+                kwargs[name] = default
+                continue
             try:
                 kwargs[name] = parser.validate_python(arguments[name])
             except pydantic.ValidationError as exc:

@@ -31,7 +31,7 @@ from answerback.server._arguments import (
     unsendable,
     wrong_type,
 )
-from answerback.server._asking import AlreadySent, Asker, QuestionParams
+from answerback.server._asking import AlreadySent, Asker, InputNeeded, QuestionParams
 from answerback.server._form_schema import FormQuestion
 from answerback.types import (
     ClientCapabilities,
@@ -378,6 +378,11 @@ class ServerSession:
                 f"{what} not supported",
                 {"reason": f"protocol version {version} predates it ({FEATURE_SINCE[feature]})"},
             )
+
+    def questions_caught_inside(self, outcome: BaseException | None) -> InputNeeded | None:
+        """2026-07-28: the questions to ask after all when the run caught some of its
+        own instead of letting them end the round (see ``ReplayAsker.caught_inside``)."""
+        return self._asker.caught_inside(outcome)
 
     async def _ask(
         self,

@@ -9,6 +9,7 @@ second run single-flight. ``Client`` only reads the facts it learned.
 
 from __future__ import annotations
 
+import logging
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal, TypeAlias, cast
 
@@ -45,6 +46,8 @@ from answerback.types._versions import (
 
 if TYPE_CHECKING:
     from answerback.client._session import ClientSession
+
+logger = logging.getLogger("answerback.client")
 
 Mode: TypeAlias = Literal["auto", "legacy"] | str
 """What ``Client(mode=...)`` takes: ``"auto"``, ``"legacy"``, or a protocol version
@@ -100,8 +103,39 @@ class Negotiation:
             await self.initialize()
         elif self.mode in MODERN_VERSIONS:
             await self._discover(self.mode, probing=False)
-        elif not await self._discover(LATEST_VERSION, probing=True):
+        else:
+            try:
+                modern = await self._discover(LATEST_VERSION, probing=True)
+            except MCPError as exc:
+                if not _server_failed(exc):
+                    raise
+                await self._initialize_after_failed_discover(exc)
+                return
+            if not modern:
+                await self.initialize()
+
+    async def _initialize_after_failed_discover(self, failed: MCPError) -> None:
+        """``auto``, after a 5xx to ``server/discover``: a 5xx says nothing of eras, but
+        some servers of the handshake era answer a method they do not know with a 500,
+        so the handshake is tried once. Both failing, the error quotes both answers."""
+        try:
             await self.initialize()
+        except MCPError as exc:
+            both = type(failed).__new__(type(failed))
+            MCPError.__init__(
+                both,
+                failed.code,
+                f"The server failed on 'server/discover' ({LATEST_VERSION}): "
+                f"{failed.message.rstrip('.')}. The handshake tried next ('initialize') "
+                f"failed too: {exc.message}",
+                failed.data,
+            )
+            raise both from exc
+        logger.debug(
+            "server/discover failed (%s) but initialize succeeded: the server speaks the "
+            "handshake era and answers a method it does not know with a 5xx",
+            failed.message,
+        )
 
     async def _discover(self, version: str, *, probing: bool, retried: bool = False) -> bool:
         """Speak ``version`` (2026-07-28 era) and learn about the server.
@@ -277,7 +311,13 @@ def _supported_versions(exc: MCPError) -> list[str] | None:
 
 
 def _server_failed(exc: MCPError) -> bool:
-    """Whether ``exc`` is the transport's error for an HTTP 5xx (see ``SERVER_FAILED``)."""
+    """Whether ``exc`` came with an HTTP 5xx: the transport's own error for one (see
+    ``SERVER_FAILED``), or the server's JSON-RPC error sent with that status, which the
+    transport marks with ``httpStatus`` whatever its code."""
     data = as_object(exc.data)
-    reason = data.get("reason") if data is not None else None
-    return isinstance(exc, ConnectionClosedError) and reason == SERVER_FAILED
+    if data is None:
+        return False
+    if isinstance(exc, ConnectionClosedError) and data.get("reason") == SERVER_FAILED:
+        return True
+    status = data.get("httpStatus")
+    return isinstance(status, int) and not isinstance(status, bool) and status >= 500

@@ -1326,9 +1326,25 @@ message, so could not tell its id."""
 
 
 def _parse_error(raw: object) -> ErrorData:
+    """The error of an answer; a malformed one reported as such, naming what is wrong."""
     error = as_object(raw)
-    if error is not None:
+    if error is None:
+        wrong = ["it is not an object"]
+    else:
         code, message = error.get("code"), error.get("message")
-        if isinstance(code, int) and isinstance(message, str):
+        integer = isinstance(code, int) and not isinstance(code, bool)
+        if isinstance(code, int) and integer and isinstance(message, str):
             return ErrorData(code=code, message=message, data=error.get("data"))
-    return ErrorData(code=INTERNAL_ERROR, message=f"Malformed error response: {raw!r}")
+        wrong: list[str] = []
+        if not integer:
+            wrong.append(f"its code {code!r} is not an integer" if "code" in error else "no code")
+        if not isinstance(message, str):
+            wrong.append(
+                f"its message {message!r} is not a string" if "message" in error else "no message"
+            )
+    return ErrorData(
+        code=INTERNAL_ERROR,
+        message=f"Malformed error response ({', '.join(wrong)}): {raw!r}. The peer breaks "
+        "JSON-RPC 2.0 (an error has an integer code and a string message); report it to "
+        "its authors.",
+    )

@@ -39,6 +39,7 @@ import contextlib
 import contextvars
 import dataclasses
 import email.utils
+import functools
 import json
 import logging
 import math
@@ -192,8 +193,18 @@ _NOT_RESENT = "tools/call"
 """The one method a reset does not send again once it was written whole: a tool may act
 on the world, and a reset can come after the server read the request (a balancer's idle
 timeout, a server that closed abruptly), so whether it ran is unknown, which its error
-then says. Every other request only reads or sets what a second try sets alike. Any
-request whose writing failed is sent again (see ``_Writing``)."""
+then says. Nor is a retry carrying ``requestState`` (``_carries_state``). Every other
+request only reads or sets what a second try sets alike. Any request whose writing failed
+is sent again (see ``_Writing``)."""
+
+
+def _carries_state(message: JSONObject) -> bool:
+    """Whether a request is a 2026-07-28 retry: its rounds may act (a confirmation), and
+    single-use ``requestState`` refuses a second try as a replay, so a reset after it was
+    written whole does not send it again either."""
+    return "requestState" in (as_object(message.get("params")) or {})
+
+
 _MAY_PASS = (502, 503, 504)
 """What a proxy answers while the server behind it restarts or is replaced."""
 _CUT_OFF = (httpx2.RemoteProtocolError, httpx2.ReadError, httpx2.WriteError)
@@ -632,12 +643,7 @@ class StreamableHTTPTransport:
         pools never make a request wait for ever: the request lane has no limit and every
         answer POST ends within ``timeout``. A user's pool may be too small, and then its
         pool timeout turns the wait into an error that says so."""
-        return httpx2.Timeout(
-            connect=self.timeout,
-            read=None if stream else self.timeout,
-            write=self.timeout,
-            pool=None if lanes.requests.owned else self.timeout,
-        )
+        return _httpx_timeout(self.timeout, stream, not lanes.requests.owned)
 
     def _headers(self, *, accept: str = "application/json, text/event-stream") -> dict[str, str]:
         """Legacy-era headers: session and negotiated version once known (no body type:
@@ -958,7 +964,7 @@ class StreamableHTTPTransport:
         in_session = not call.modern and message.get("method") != "server/discover"
         sent_session = self.session_id if in_session else None
         timeout = self._timeout(lanes, stream=True)
-        resend = message.get("method") != _NOT_RESENT
+        resend = message.get("method") != _NOT_RESENT and not _carries_state(message)
         if call.first_sent_at is None:
             call.first_sent_at = self._clock()
         async with self._open(
@@ -1018,7 +1024,7 @@ class StreamableHTTPTransport:
                     tg.start_soon(self._listen_standalone, lanes, incoming)
                 return answered
             raw = await self._read_body(response)
-            answer = _answer_in(raw, request_id)
+            answer = _answer_in(raw, request_id, success=response.is_success)
             # A 5xx's error without an id is the HTTP layer's (a lifespan never started, a
             # server stopping), not an answer from MCP: failed like any other 5xx, so no
             # JSON-RPC code in it is read as the server's verdict on the request.
@@ -1033,6 +1039,9 @@ class StreamableHTTPTransport:
                 return True
             self._note_version(answer)
             error = _error_object(answer)
+            if error is not None and response.status_code >= 500:
+                answer = {**answer, "error": _marked_failed(error, response.status_code)}
+                error = _error_object(answer)
             note = self._why_not_sent_again(response, call) if error is not None else ""
             if error is not None and note:  # the server's words, then why they are final
                 answer = {**answer, "error": {**error, "message": f"{error['message']} ({note})"}}
@@ -1823,7 +1832,10 @@ class StreamableHTTPTransport:
         data = {**cast(JSONObject, data or {}), WHY: f"{alone}."}
         error: JSONObject = {"code": CONNECTION_CLOSED, "message": message, "data": data}
         answer: JSONObject = {"jsonrpc": "2.0", "id": request_id, "error": error}
-        await incoming.send(Envelope(answer, transport_context=LOCAL_FAILURE))
+        with contextlib.suppress(anyio.ClosedResourceError, anyio.BrokenResourceError):
+            # Closed: the client has left (its DELETE ended the session, so the calls
+            # still under way meet a 404), and nobody waits for this answer.
+            await incoming.send(Envelope(answer, transport_context=LOCAL_FAILURE))
 
     async def _terminate(self, lanes: _Lanes) -> None:
         """End the session on the server (DELETE); a server may refuse with 405."""
@@ -1927,6 +1939,18 @@ def _is_session_id(value: str) -> bool:
     return bool(value) and all("!" <= char <= "~" for char in value)
 
 
+@functools.lru_cache(maxsize=16)
+def _httpx_timeout(seconds: float, stream: bool, pool_bounded: bool) -> httpx2.Timeout:
+    """The timeouts of a request (see ``_timeout``), made once: httpx2 checks each of
+    them as it builds one, and every POST needs one."""
+    return httpx2.Timeout(
+        connect=seconds,
+        read=None if stream else seconds,
+        write=seconds,
+        pool=seconds if pool_bounded else None,
+    )
+
+
 def _is_sse(response: httpx2.Response) -> bool:
     content_type = response.headers.get("content-type", "").lower()  # case-insensitive
     return response.is_success and content_type.startswith("text/event-stream")
@@ -1948,15 +1972,20 @@ def _is_unattributed_error(message: JSONObject) -> bool:
     return "method" not in message and "error" in message and message.get("id") is None
 
 
-def _answer_in(raw: bytes, request_id: RequestId) -> JSONObject | None:
+def _answer_in(raw: bytes, request_id: RequestId, *, success: bool) -> JSONObject | None:
     """The answer to ``request_id`` a JSON body holds; an error without an id (an
-    HTTP-level refusal) counts as that request's."""
+    HTTP-level refusal) counts as that request's. A malformed error object (a float
+    code, no message) counts only in a JSON-RPC 2.0 answer with that id sent as a
+    success: the server's malformed answer, which the engine reports as such."""
     envelope = decode(raw) if raw else None
     message = as_object(envelope.message) if isinstance(envelope, Envelope) else None
-    if message is None or ("error" in message and _error_object(message) is None):
-        # Not JSON-RPC: an OAuth error body ({"error": "invalid_token"}), a web
-        # framework's ({"error": {"message": "..."}}, no code).
+    if message is None:
         return None
+    if "error" in message and _error_object(message) is None:
+        answers = message.get("jsonrpc") == "2.0" and _is_answer(message, request_id)
+        # Else not JSON-RPC: an OAuth error body ({"error": "invalid_token"}), a web
+        # framework's ({"error": {"message": "..."}}, no code).
+        return message if success and answers else None
     if "error" in message and message.get("id") is None:
         message = {**message, "id": request_id}
     return message if _is_answer(message, request_id) else None
@@ -2152,6 +2181,20 @@ def _error_member(body: bytes, name: str) -> object:
     return error.get(name) if error is not None else None
 
 
+def _marked_failed(error: JSONObject, status: int) -> JSONObject:
+    """The server's own error for a request, sent with a 5xx status, marked with that
+    status (``httpStatus`` in its data, when its data is an object or absent): whatever
+    its JSON-RPC code, the caller can tell the server failed (setting up a connection,
+    a 5xx says nothing of the protocol eras the server speaks)."""
+    data = error.get("data")
+    if data is None:
+        return {**error, "data": {"httpStatus": status}}
+    fields = as_object(data)
+    if fields is None or "httpStatus" in fields:
+        return error
+    return {**error, "data": {**fields, "httpStatus": status}}
+
+
 def _error_object(message: JSONObject) -> JSONObject | None:
     """The JSON-RPC error ``message`` carries: an object with an integer ``code`` and a
     string ``message``, as no other error shape has."""
@@ -2207,8 +2250,10 @@ def _redirect_target(response: httpx2.Response, url: httpx2.URL) -> httpx2.URL |
     same origin may receive the session id and the caller's headers. Anything else is
     refused, not silently turned into a failed call.
     """
+    if response.status_code not in (307, 308):  # before the header: a lookup scans them all
+        return None
     location = response.headers.get("location")
-    if response.status_code not in (307, 308) or location is None:
+    if location is None:
         return None
     try:
         target = url.join(location)

@@ -23,7 +23,7 @@ import contextlib
 import logging
 import os
 import secrets
-from collections.abc import AsyncGenerator, Awaitable, Callable
+from collections.abc import AsyncGenerator, Awaitable, Callable, Generator
 from contextlib import asynccontextmanager
 from functools import partial
 from typing import Any, Protocol, cast, runtime_checkable
@@ -176,6 +176,29 @@ class _EveryMethod:
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         response = await self.handle(EndpointRequest(scope, receive))
         await response(scope, receive, send)
+
+
+class _StopSteps:
+    """The steps of a stop, each run whatever the one before did: a step that fails is
+    logged with its traceback and the stop goes on (one session's broken event store
+    must not leave the other sessions open, nor skip the stop's log lines); the first
+    failure is raised once every step has run, so the ASGI server still hears of it."""
+
+    def __init__(self) -> None:
+        self.first: Exception | None = None
+
+    @contextlib.contextmanager
+    def step(self, what: str) -> Generator[None]:
+        try:
+            yield
+        except Exception as exc:
+            logger.exception("stopping: %s failed; the rest of the stop goes on", what)
+            if self.first is None:
+                self.first = exc
+
+    def raise_first(self) -> None:
+        if self.first is not None:
+            raise self.first
 
 
 class StreamableHTTPApp:
@@ -370,17 +393,24 @@ class StreamableHTTPApp:
             finally:
                 self.task_group = None
                 self._say_stopping()  # said already if the sessions were closed first
+                steps = _StopSteps()
                 for session in list(self.sessions.values()):
-                    # Shared sessions live on: another replica resumes their streams.
-                    await session.close(SHUTTING_DOWN, forget_events=not self.state.shared)
+                    with steps.step(f"closing session {session.id}"):
+                        # Shared sessions live on: another replica resumes their streams.
+                        await session.close(SHUTTING_DOWN, forget_events=not self.state.shared)
                 self.sessions.clear()
                 self._say_stopped()
                 tg.cancel_scope.cancel()
                 if self.replication is not None:
                     self.replication = None
-                    with anyio.CancelScope(shield=True), contextlib.suppress(StateUnavailable):
+                    with (
+                        steps.step("leaving the replicas"),
+                        anyio.CancelScope(shield=True),
+                        contextlib.suppress(StateUnavailable),
+                    ):
                         await self.state.replicas.stop(self.state.replica_id)
                 self.state_outage.stopping()
+                steps.raise_first()
 
     async def _reap_idle_sessions(self) -> None:
         """End the sessions idle here too long; with replicas, also note the sessions
@@ -519,8 +549,11 @@ class StreamableHTTPApp:
         self._closing = True
         self._say_stopping()
         self.stateless.close(reason)
+        steps = _StopSteps()
         for session in list(self.sessions.values()):
-            await self._end_session(session, reason)
+            with steps.step(f"closing session {session.id}"):
+                await self._end_session(session, reason)
+        steps.raise_first()
 
     def _calls_in_progress(self) -> tuple[int, int] | None:
         """The calls the server answers now and its questions waiting for answers (see

@@ -147,8 +147,10 @@ class MCPUvicornServer(uvicorn.Server):
 
     async def shutdown(self, sockets: list[socket.socket] | None = None) -> None:
         try:
-            await self.mcp_app.close_sessions()
-            await super().shutdown(sockets)
+            try:
+                await self.mcp_app.close_sessions()
+            finally:  # a session that failed to close keeps neither the lifespan nor the sockets
+                await super().shutdown(sockets)
         finally:
             self._restore_exception_handler()
 

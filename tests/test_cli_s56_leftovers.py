@@ -11,7 +11,8 @@ import sys
 from pathlib import Path
 
 import pytest
-from test_cli import TEAROOM
+from test_cli import TEAROOM, script_server
+from test_cli import answerback as run_answerback
 from test_cli_keyboard_fixes import session_of
 from test_terminal_e2e import Terminal, connect
 from test_terminal_e2e import terminal as terminal  # the fixture
@@ -183,3 +184,36 @@ async def test_a_command_typed_wrong_is_said_while_ctrl_c_can_stop_commands(
     said = session.console.export_text()
     assert "Several servers have the tool 'greet': say which" in said, said
     assert "bug" not in said
+
+
+PROGRESSING = """
+import anyio
+from answerback.server import Context, MCPServer
+
+mcp = MCPServer("progressing")
+
+
+@mcp.tool()
+async def slow(ctx: Context) -> str:
+    for step in range(12):
+        await ctx.report_progress(step, 12, "working" if step < 11 else "almost done")
+        await anyio.sleep(0.25)
+    return "done"
+
+
+if __name__ == "__main__":
+    mcp.run()
+"""
+
+
+def test_a_call_in_a_script_asks_for_progress_so_its_timeout_is_kept_alive(
+    tmp_path: Path,
+) -> None:
+    """Outside a terminal ``call`` asked for no progress, so ``--timeout`` cut off a call
+    reporting it (the error said the server sent none); each new progress message is now
+    a line on stderr, a repeated one not again."""
+    server = script_server(tmp_path, "progressing.py", PROGRESSING)
+    done = run_answerback("call", server, "slow", "--timeout", "2")
+    assert (done.returncode, done.stdout.strip()) == (0, "done"), done.stderr
+    lines = done.stderr.splitlines()
+    assert (lines.count("working"), lines.count("almost done")) == (1, 1), done.stderr

@@ -523,17 +523,27 @@ def _together(names: list[str]) -> str:
 
 
 class ProgressBar:
-    """A rich progress bar on stderr while a call reports progress (terminals only)."""
+    """A rich progress bar on stderr while a call reports progress; outside a terminal,
+    each new progress message as a plain line. Progress is asked for either way: it is
+    what keeps ``--timeout`` from cutting off a long call that reports it."""
 
     def __init__(self, err: Console) -> None:
         self.err = err
         self.bar: Progress | None = None
         self.task: TaskID | None = None
+        self.last_message: str | None = None
 
-    def __enter__(self) -> ProgressCallback | None:
-        if not self.err.is_terminal:
-            return None
-        return self.update
+    def __enter__(self) -> ProgressCallback:
+        return self.update if self.err.is_terminal else self.note
+
+    async def note(self, progress: float, total: float | None, message: str | None) -> None:
+        """A progress message as a line of its own, when it changes (a report a second
+        with the same words would fill a script's log)."""
+        if not message or message == self.last_message:
+            return
+        self.last_message = message
+        line = clean(message, newlines=False)
+        self.err.print(line, markup=False, highlight=False, soft_wrap=True)
 
     async def update(self, progress: float, total: float | None, message: str | None) -> None:
         # The bar's text is rich markup: the server's message is shown, not obeyed.

@@ -42,6 +42,8 @@ def fit_tool_result(result: JSONObject, version: str) -> JSONObject:
     """A ``tools/call`` result a ``version`` client can parse: no ``structuredContent``
     before 2025-06-18 (the tool's text content already carries it), and content blocks of
     a kind the version lacks told as text."""
+    if has_feature(version, "resource_links"):  # the newest of these: nothing to fit
+        return result
     if not has_feature(version, "structured_content"):
         result.pop("structuredContent", None)
     content = result.get("content")

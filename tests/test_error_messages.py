@@ -116,7 +116,9 @@ async def test_a_2026_question_the_client_cannot_answer_fails_here_naming_the_ca
         with pytest.raises(MethodNotFoundError) as caught:
             await client.call_tool("anything")
     message = caught.value.message
-    assert message.startswith("Elicitation not supported: the server asked for 'elicitation'")
+    assert message.startswith("Elicitation not supported (input request 'name' from the server")
+    assert "none of the round's questions was put to anyone" in message
+    assert ": the server asked for 'elicitation', which this client did not declare" in message
     assert ELICITATION_FIX in message
 
 
